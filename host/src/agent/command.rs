@@ -1,0 +1,119 @@
+//! Operator commands (`/todos`, `/mode execute`, `/plugins`) and direct tool calls: work on
+//! a session without a model call.
+
+use super::prepare::prepare;
+use super::report::{forward_events, report_failure};
+use super::tool_call::{self, CallEnv};
+use super::{Host, NoOperator, TurnError};
+use crate::events::EventSink;
+use crate::model::ToolCallRequest;
+use crate::runtime::{CallContext, ToolResult};
+use crate::state::Session;
+
+impl Host {
+    /// Runs `/name args`. Built-in commands first, then the plugin that declared `name`.
+    /// The session is committed afterwards, so a command's state change is durable.
+    pub async fn command(
+        &self,
+        session: &mut Session,
+        line: &str,
+        sink: &dyn EventSink,
+    ) -> Result<String, String> {
+        let line = line.trim();
+        let line = line.strip_prefix('/').unwrap_or(line);
+        let (name, args) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        let set = self.plugins();
+        let answer = match name {
+            "help" => Ok(self.help()),
+            "plugins" => Ok(self.plugin_table()),
+            "session" => Ok(format!("session {}", session.id())),
+            _ => {
+                let Some(plugin) = set.plugins().iter().find(|p| p.commands().iter().any(|c| c.name == name))
+                else {
+                    return Err(format!("unknown command `/{name}`; try /help"));
+                };
+                let ctx = CallContext {
+                    session_id: session.id().to_owned(),
+                    model_calls: session.model_calls(),
+                    turn_iteration: 0,
+                };
+                match plugin.command(&ctx, session.bag(), name, args.trim()).await {
+                    Ok(output) => {
+                        forward_events(sink, plugin, output.events);
+                        output.value
+                    }
+                    Err(error) => {
+                        report_failure(sink, &error);
+                        Err(error.to_string())
+                    }
+                }
+            }
+        };
+        session
+            .commit(&**self.sessions().store())
+            .map_err(|error| format!("the command ran but its result could not be saved: {error}"))?;
+        answer
+    }
+
+    fn help(&self) -> String {
+        let mut lines = vec![
+            "/help              this list".to_owned(),
+            "/plugins           the loaded plugins".to_owned(),
+            "/session           this session's id".to_owned(),
+            "/quit              leave (the session is saved; resume with --session ID)".to_owned(),
+        ];
+        for plugin in self.plugins().plugins() {
+            for command in plugin.commands() {
+                lines.push(format!("{:<18} {} ({})", command.usage, command.description, plugin.name()));
+            }
+        }
+        lines.join("\n")
+    }
+
+    fn plugin_table(&self) -> String {
+        let set = self.plugins();
+        if set.plugins().is_empty() {
+            return "no plugins loaded".to_owned();
+        }
+        set.plugins()
+            .iter()
+            .map(|p| {
+                let identity = p.identity();
+                format!("{:<24} {}  sha256:{}", p.label(), identity.path.display(), &identity.hash[..12])
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Calls a tool as if the model had, without a model call: schema validation, hooks,
+    /// the tool, the result. For tests, scripts and front ends that offer tools directly.
+    pub async fn invoke_tool(
+        &self,
+        session: &mut Session,
+        name: &str,
+        arguments: &serde_json::Value,
+        sink: &dyn EventSink,
+    ) -> Result<ToolResult, TurnError> {
+        let set = self.plugins();
+        let ctx = CallContext {
+            session_id: session.id().to_owned(),
+            model_calls: session.model_calls(),
+            turn_iteration: 0,
+        };
+        let prepared = prepare(&self.config().agent.instructions, &set, &ctx, session.bag(), sink).await?;
+        let env = CallEnv {
+            set: &set,
+            prepared: &prepared,
+            ctx: &ctx,
+            bag: session.bag(),
+            sink,
+            approver: &NoOperator,
+            on_ask: self.config().agent.on_ask,
+        };
+        let request =
+            ToolCallRequest { id: "direct".into(), name: name.to_owned(), arguments: arguments.to_string() };
+        let report = tool_call::run(&env, &request).await;
+        session.commit(&**self.sessions().store())?;
+        Ok(report.result)
+    }
+}

@@ -1,0 +1,66 @@
+//! The agent loop and the [`Host`] that owns everything it needs.
+//!
+//! One user turn (see [`turn`]): prompt hooks, then model round trips — each assembled from
+//! the plugins ([`prepare`]), each tool call validated and passed through the hooks
+//! ([`tool_call`]) — until the model stops and no `stop` hook continues, or the iteration
+//! cap is reached. The session is committed after every step.
+
+mod approval;
+mod command;
+mod hooks;
+mod host;
+mod plugin_set;
+mod prepare;
+mod report;
+mod tool_call;
+mod turn;
+
+pub use approval::{ApprovalAnswer, ApprovalRequest, Approver, NoOperator, StandingApprovals};
+pub use hooks::Verdict;
+pub use host::Host;
+pub use plugin_set::PluginSet;
+
+use crate::model::ModelError;
+use crate::state::StoreError;
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnEnd {
+    /// The model stopped and no `stop` hook continued.
+    Done,
+    /// The turn used `agent.max_iterations` model calls.
+    MaxIterations,
+    /// A `user-prompt-submit` hook refused the prompt.
+    Blocked { plugin: String, reason: String },
+}
+
+impl TurnEnd {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            TurnEnd::Done => "done",
+            TurnEnd::MaxIterations => "max_iterations",
+            TurnEnd::Blocked { .. } => "blocked",
+        }
+    }
+}
+
+/// A finished turn.
+#[derive(Debug, Clone)]
+pub struct TurnOutcome {
+    pub end: TurnEnd,
+    /// Model calls made in this turn.
+    pub iterations: u32,
+    /// The model's last reply text.
+    pub reply: String,
+}
+
+/// Why a turn could not finish. Everything committed before the failure stays.
+#[derive(Debug, thiserror::Error)]
+pub enum TurnError {
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the tool `{tool}` is offered by both {first} and {second}; remove one of the plugins")]
+    DuplicateTool { tool: String, first: String, second: String },
+}

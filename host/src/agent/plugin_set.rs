@@ -1,0 +1,115 @@
+//! The plugins a deployment runs, in config order, loaded as one unit: a set is complete
+//! and consistent (unique names, unique tool names) or it is not used at all.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use anyhow::Context as _;
+use serde_json::Value;
+
+use crate::config::{Config, ConfigError};
+use crate::runtime::plugin_spec;
+use crate::runtime::{CallContext, LoadedPlugin, SandboxEngine, resolve_component};
+use crate::state::StateBag;
+
+/// A compiled JSON Schema and the schema itself, as sent to the model.
+pub struct CompiledSchema {
+    pub schema: Arc<Value>,
+    pub validator: jsonschema::Validator,
+}
+
+/// The loaded plugins, in config order, plus what is derived from them.
+pub struct PluginSet {
+    plugins: Vec<Arc<LoadedPlugin>>,
+    /// Schemas by their text: compiled once, whatever call offers them again.
+    schemas: Mutex<HashMap<String, Arc<CompiledSchema>>>,
+}
+
+impl PluginSet {
+    /// Builds (for crate folders), loads and configures every enabled plugin of `config`.
+    /// The first failure is returned as a config error that points at the plugin's entry.
+    pub async fn load(engine: &SandboxEngine, config: &Config) -> anyhow::Result<Self> {
+        let cache_dir = config.resolve(&config.runtime.cache_dir);
+        let mut plugins: Vec<Arc<LoadedPlugin>> = Vec::new();
+        for (index, entry) in config.plugins.iter().enumerate().filter(|(_, p)| p.enabled) {
+            let at = |message: String| -> ConfigError {
+                config.error_at(entry.path.span(), format!("plugin[{index}]"), message)
+            };
+            let path = config.resolve(entry.path.get_ref());
+            let component = resolve_component(&path).map_err(|error| at(error.to_string()))?;
+            let settings = serde_json::to_value(&entry.config)
+                .with_context(|| format!("plugin[{index}].config cannot be expressed as JSON"))?;
+            let spec = plugin_spec(config, entry, &component, &cache_dir, settings);
+            let plugin = LoadedPlugin::load(engine, spec).await.map_err(|error| at(error.to_string()))?;
+            if let Some(other) = plugins.iter().find(|p| p.name() == plugin.name()) {
+                return Err(at(format!(
+                    "two plugins are named `{}`: {} and {}",
+                    plugin.name(),
+                    other.identity().path.display(),
+                    plugin.identity().path.display()
+                ))
+                .into());
+            }
+            tracing::info!(plugin = %plugin.label(), cached = plugin.cache_hit(), "plugin loaded");
+            plugins.push(Arc::new(plugin));
+        }
+        let set = Self { plugins, schemas: Mutex::new(HashMap::new()) };
+        set.check_tool_names().await.map_err(|message| ConfigError {
+            file: config.source.file.clone(),
+            line: None,
+            field: Some("plugin".into()),
+            message,
+        })?;
+        Ok(set)
+    }
+
+    pub fn plugins(&self) -> &[Arc<LoadedPlugin>] {
+        &self.plugins
+    }
+
+    pub fn by_name(&self, name: &str) -> Option<&Arc<LoadedPlugin>> {
+        self.plugins.iter().find(|p| p.name() == name)
+    }
+
+    /// Asks every plugin for its tools in an empty scratch session, so a name offered
+    /// twice is caught at load, not on some later model call.
+    async fn check_tool_names(&self) -> Result<(), String> {
+        let scratch = StateBag::default();
+        let ctx = CallContext { session_id: "load-check".into(), ..CallContext::default() };
+        let mut owners: HashMap<String, String> = HashMap::new();
+        for plugin in self.plugins.iter().filter(|p| p.implements(crate::runtime::Capabilities::PROVIDE)) {
+            let contribution = match plugin.provide(&ctx, &scratch).await {
+                Ok(output) => output.value,
+                // A plugin whose tools depend on state may fail here; its failures are
+                // reported on real calls.
+                Err(error) => {
+                    tracing::debug!(%error, "tool-name check skipped a plugin");
+                    continue;
+                }
+            };
+            for tool in contribution.tools {
+                if let Some(first) = owners.insert(tool.name.clone(), plugin.label()) {
+                    return Err(format!(
+                        "the tool `{}` is offered by both {first} and {}; remove one of the plugins",
+                        tool.name,
+                        plugin.label()
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The compiled schema for `text`, compiling it on first sight.
+    pub fn schema(&self, text: &str) -> Result<Arc<CompiledSchema>, String> {
+        let mut schemas = self.schemas.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(compiled) = schemas.get(text) {
+            return Ok(compiled.clone());
+        }
+        let schema: Value = serde_json::from_str(text).map_err(|error| error.to_string())?;
+        let validator = jsonschema::validator_for(&schema).map_err(|error| error.to_string())?;
+        let compiled = Arc::new(CompiledSchema { schema: Arc::new(schema), validator });
+        schemas.insert(text.to_owned(), compiled.clone());
+        Ok(compiled)
+    }
+}

@@ -1,0 +1,102 @@
+//! Assembling one model call: the system prompt in config order, the union of the
+//! plugins' tools, and this call's injected messages.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::TurnError;
+use super::plugin_set::{CompiledSchema, PluginSet};
+use super::report::{forward_events, report_failure};
+use crate::events::{Event, EventSink};
+use crate::model::{Message, ToolDefinition};
+use crate::runtime::{CallContext, Capabilities, LoadedPlugin, Role};
+use crate::state::StateBag;
+
+/// Everything one model call needs from the plugins.
+pub struct Prepared {
+    pub system: String,
+    pub tools: Vec<ToolDefinition>,
+    pub offered: HashMap<String, OfferedTool>,
+    pub injected: Vec<Message>,
+}
+
+/// A tool on offer for this call, and who runs it.
+pub struct OfferedTool {
+    pub plugin: Arc<LoadedPlugin>,
+    pub mutates: bool,
+    pub schema: Arc<CompiledSchema>,
+}
+
+pub async fn prepare(
+    base_instructions: &str,
+    set: &PluginSet,
+    ctx: &CallContext,
+    bag: &StateBag,
+    sink: &dyn EventSink,
+) -> Result<Prepared, TurnError> {
+    let mut prepared = Prepared {
+        system: base_instructions.to_owned(),
+        tools: Vec::new(),
+        offered: HashMap::new(),
+        injected: Vec::new(),
+    };
+    for plugin in set.plugins().iter().filter(|p| p.implements(Capabilities::PROVIDE)) {
+        let output = match plugin.provide(ctx, bag).await {
+            Ok(output) => output,
+            Err(error) => {
+                report_failure(sink, &error);
+                continue;
+            }
+        };
+        forward_events(sink, plugin, output.events);
+        let contribution = output.value;
+        if let Some(instructions) = contribution.instructions.filter(|text| !text.trim().is_empty()) {
+            prepared.system.push_str("\n\n");
+            prepared.system.push_str(instructions.trim_end());
+        }
+        for tool in contribution.tools {
+            if let Some(first) = prepared.offered.get(&tool.name) {
+                return Err(TurnError::DuplicateTool {
+                    tool: tool.name,
+                    first: first.plugin.label(),
+                    second: plugin.label(),
+                });
+            }
+            let schema = match set.schema(&tool.parameters) {
+                Ok(schema) => schema,
+                Err(error) => {
+                    sink.emit(&Event::Error {
+                        message: format!(
+                            "plugin {} offered tool `{}` with an unusable JSON Schema ({error}); the tool is left out",
+                            plugin.label(),
+                            tool.name
+                        ),
+                        plugin: Some(plugin.label()),
+                    });
+                    continue;
+                }
+            };
+            prepared.tools.push(ToolDefinition {
+                name: tool.name.clone(),
+                description: tool.description,
+                parameters: schema.schema.clone(),
+            });
+            prepared
+                .offered
+                .insert(tool.name, OfferedTool { plugin: plugin.clone(), mutates: tool.mutates, schema });
+        }
+        for message in contribution.messages {
+            let (role, name) = match message.role {
+                Role::System => (crate::model::Role::System, "system"),
+                Role::User => (crate::model::Role::User, "user"),
+            };
+            sink.emit(&Event::InjectedMessage {
+                plugin: plugin.name().to_owned(),
+                role: name.to_owned(),
+                content: message.content.clone(),
+            });
+            prepared.injected.push(Message { role, ..Message::system(message.content) });
+        }
+    }
+    Ok(prepared)
+}

@@ -1,0 +1,18 @@
+//! Passing what plugins say and how they fail onto the event stream.
+
+use crate::events::{Event, EventSink};
+use crate::runtime::{LoadedPlugin, PluginError};
+
+/// Forwards a successful call's events, in the order the plugin emitted them.
+pub fn forward_events(sink: &dyn EventSink, plugin: &LoadedPlugin, events: Vec<(String, String)>) {
+    for (kind, payload) in events {
+        let payload = serde_json::from_str(&payload).unwrap_or(serde_json::Value::Null);
+        sink.emit(&Event::Plugin { plugin: plugin.name().to_owned(), kind, payload });
+    }
+}
+
+/// Reports a failed plugin call; the caller decides what the failure means for the turn.
+pub fn report_failure(sink: &dyn EventSink, error: &PluginError) {
+    tracing::warn!(plugin = error.plugin(), %error, "plugin call failed");
+    sink.emit(&Event::Error { message: error.to_string(), plugin: Some(error.plugin().to_owned()) });
+}

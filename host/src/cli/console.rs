@@ -1,0 +1,103 @@
+//! The interactive console: read a line, run a turn (or a /command), repeat.
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines, Stdin};
+use tokio::sync::Mutex;
+
+use super::Status;
+use super::startup::one_turn;
+use crate::agent::{ApprovalAnswer, ApprovalRequest, Approver, Host};
+use crate::events::EventSink;
+use crate::state::SessionHandle;
+
+/// Lines from stdin, shared by the prompt loop and the approval prompt.
+type Input = Arc<Mutex<Lines<BufReader<Stdin>>>>;
+
+fn stdin_lines() -> Input {
+    Arc::new(Mutex::new(BufReader::new(tokio::io::stdin()).lines()))
+}
+
+async fn read_line(input: &Input, prompt: &str) -> Option<String> {
+    let mut out = tokio::io::stdout();
+    let _ = out.write_all(prompt.as_bytes()).await;
+    let _ = out.flush().await;
+    let mut lines = input.lock().await;
+    tokio::select! {
+        line = lines.next_line() => line.ok().flatten(),
+        _ = tokio::signal::ctrl_c() => None,
+    }
+}
+
+pub async fn run(host: Arc<Host>, session: SessionHandle, sink: &dyn EventSink) -> Status {
+    let input = stdin_lines();
+    let approver = ConsoleApprover { input: input.clone() };
+    println!("Type a message, /help for commands, Ctrl-D to leave.");
+    loop {
+        let Some(line) = read_line(&input, "> ").await else {
+            println!();
+            return Status::Done;
+        };
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        if matches!(line, "/quit" | "/exit") {
+            return Status::Done;
+        }
+        if line.starts_with('/') {
+            let mut session = session.lock().await;
+            match host.command(&mut session, line, sink).await {
+                Ok(text) => println!("{text}"),
+                Err(text) => eprintln!("{text}"),
+            }
+            continue;
+        }
+        one_turn(&host, &session, line, sink, &approver).await;
+    }
+}
+
+/// Asks the operator at the console.
+pub struct ConsoleApprover {
+    input: Input,
+}
+
+impl ConsoleApprover {
+    pub fn new() -> Self {
+        Self { input: stdin_lines() }
+    }
+}
+
+impl Default for ConsoleApprover {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Approver for ConsoleApprover {
+    fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalAnswer> {
+        Box::pin(async move {
+            println!(
+                "\n{} wants to run `{}` {}\n  reason: {} ({})",
+                request.plugin, request.tool, request.arguments, request.reason, request.asked_by
+            );
+            let prompt = "  [y] once  [a] always this tool  [e] always these exact arguments  [n] deny > ";
+            loop {
+                let Some(answer) = read_line(&self.input, prompt).await else {
+                    return ApprovalAnswer::Deny(Some("the operator cancelled".into()));
+                };
+                match answer.trim() {
+                    "y" | "Y" | "yes" => return ApprovalAnswer::AllowOnce,
+                    "a" | "A" => return ApprovalAnswer::AllowToolAlways,
+                    "e" | "E" => return ApprovalAnswer::AllowExactAlways,
+                    "n" | "N" | "no" => {
+                        let why = read_line(&self.input, "  reason for the model (optional) > ").await;
+                        return ApprovalAnswer::Deny(why.filter(|w| !w.trim().is_empty()));
+                    }
+                    _ => continue,
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,71 @@
+//! The command line: `agent-host --config config.toml` opens a console; `--prompt` runs one
+//! turn; `--json` writes the event stream as JSON lines.
+//!
+//! Exit status: 0 the turn finished; 1 the turn failed (model, store); 2 bad config or
+//! arguments; 3 the turn hit `agent.max_iterations`; 4 a hook blocked the prompt.
+
+mod console;
+mod json;
+mod render;
+mod startup;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+/// Run an LLM agent whose tools, modes and policies are sandboxed WebAssembly plugins.
+///
+/// Without --prompt, opens a console session: type a message, or /help for commands.
+/// With no model endpoint configured, runs the offline demo script instead.
+#[derive(Debug, Parser)]
+#[command(name = "agent-host", version, about, long_about = None)]
+pub struct Args {
+    /// The deployment's config file.
+    #[arg(long, short, value_name = "FILE", default_value = "config.toml")]
+    pub config: PathBuf,
+
+    /// Run one turn with this prompt and exit.
+    #[arg(long, short, value_name = "TEXT")]
+    pub prompt: Option<String>,
+
+    /// Write the event stream as JSON lines on stdout (one object per event, see
+    /// `docs/events.md`). Approval requests follow `agent.on_ask`.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Resume the session with this id instead of starting a new one.
+    #[arg(long, short, value_name = "ID")]
+    pub session: Option<String>,
+
+    /// List recent session ids and exit.
+    #[arg(long)]
+    pub list_sessions: bool,
+
+    /// More log output on stderr (repeat for more); `RUST_LOG` overrides.
+    #[arg(long, short, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+/// How a run ended, as the process exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Done = 0,
+    Failed = 1,
+    BadInput = 2,
+    MaxIterations = 3,
+    Blocked = 4,
+}
+
+pub fn main(args: Args) -> ExitCode {
+    startup::init_tracing(args.verbose);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the async runtime: {error}");
+            return ExitCode::from(Status::Failed as u8);
+        }
+    };
+    let status = runtime.block_on(startup::run(args));
+    ExitCode::from(status as u8)
+}

@@ -1,0 +1,131 @@
+//! Renders the event stream for a person: streamed text, tool calls, a live todo
+//! checklist, errors in red.
+
+use std::io::Write;
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+use crate::events::{Event, EventSink};
+
+const DIM: &str = "\x1b[2m";
+const RED: &str = "\x1b[31m";
+const GREEN: &str = "\x1b[32m";
+const YELLOW: &str = "\x1b[33m";
+const RESET: &str = "\x1b[0m";
+
+/// Text output for the console; remembers whether the cursor sits mid-line.
+pub struct ConsoleRenderer {
+    mid_line: Mutex<bool>,
+}
+
+impl ConsoleRenderer {
+    pub fn new() -> Self {
+        Self { mid_line: Mutex::new(false) }
+    }
+
+    fn line(&self, text: &str) {
+        let mut mid_line = self.mid_line.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = std::io::stdout().lock();
+        if *mid_line {
+            let _ = writeln!(out);
+            *mid_line = false;
+        }
+        let _ = writeln!(out, "{text}");
+        let _ = out.flush();
+    }
+}
+
+impl Default for ConsoleRenderer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl EventSink for ConsoleRenderer {
+    fn emit(&self, event: &Event) {
+        match event {
+            Event::SessionStarted { session_id, resumed } => {
+                let how = if *resumed { "resumed" } else { "new" };
+                self.line(&format!(
+                    "{DIM}session {session_id} ({how}; resume with --session {session_id}){RESET}"
+                ));
+            }
+            Event::AssistantDelta { text } => {
+                let mut mid_line = self.mid_line.lock().unwrap_or_else(|p| p.into_inner());
+                let mut out = std::io::stdout().lock();
+                let _ = write!(out, "{text}");
+                let _ = out.flush();
+                *mid_line = !text.ends_with('\n');
+            }
+            Event::ToolCall { name, arguments, .. } => {
+                self.line(&format!("{DIM}→ {name} {}{RESET}", preview(&arguments.to_string(), 120)));
+            }
+            Event::ToolResult { ok, output, .. } => {
+                let (mark, color) = if *ok { ("✓", DIM) } else { ("✗", YELLOW) };
+                self.line(&format!("{color}  {mark} {}{RESET}", preview(output, 160)));
+            }
+            Event::ToolDecision { name, decision, reason, decided_by, .. } if decision == "deny" => {
+                self.line(&format!("{YELLOW}  ⛔ {name} refused by {decided_by}: {reason}{RESET}"));
+            }
+            Event::Continued { plugin, .. } => {
+                self.line(&format!("{DIM}↻ {plugin} keeps the turn going{RESET}"))
+            }
+            Event::PromptBlocked { plugin, reason } => {
+                self.line(&format!("{YELLOW}⛔ {plugin}: {reason}{RESET}"))
+            }
+            Event::Plugin { kind, payload, .. } if kind == "todos-changed" => self.line(&checklist(payload)),
+            Event::Plugin { plugin, kind, payload } if kind == "mode-changed" => {
+                let to = payload["to"].as_str().unwrap_or("?");
+                self.line(&format!("{DIM}[{plugin}] mode → {to}{RESET}"));
+            }
+            Event::Error { message, .. } => self.line(&format!("{RED}error: {message}{RESET}")),
+            Event::TurnEnded { reason, .. } if reason == "max_iterations" => {
+                self.line(&format!("{YELLOW}(stopped: the turn reached agent.max_iterations){RESET}"));
+            }
+            Event::TurnEnded { .. } => self.line(""),
+            Event::PluginLoaded { plugin, cached, .. } => {
+                let how = if *cached { "from cache" } else { "compiled" };
+                self.line(&format!("{DIM}plugin {plugin} loaded ({how}){RESET}"));
+            }
+            Event::PluginRejected { path, error } => {
+                self.line(&format!("{RED}plugin at {path} rejected: {error}{RESET}"))
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `todos-changed` payloads: `{"items": [{"title"|"content", "done"|"status", ...}]}`.
+fn checklist(payload: &Value) -> String {
+    let items = payload["items"].as_array().cloned().unwrap_or_default();
+    let done = items.iter().filter(|item| is_done(item)).count();
+    let mut lines = vec![format!("{DIM}todos {done}/{}{RESET}", items.len())];
+    for item in &items {
+        let title = item["title"].as_str().or_else(|| item["content"].as_str()).unwrap_or("?");
+        let line = if is_done(item) {
+            format!("  {GREEN}✓{RESET} {DIM}{title}{RESET}")
+        } else if item["status"] == "in_progress" {
+            format!("  {YELLOW}▸{RESET} {title}")
+        } else {
+            format!("  ○ {title}")
+        };
+        lines.push(line);
+    }
+    lines.join("\n")
+}
+
+fn is_done(item: &Value) -> bool {
+    item["done"].as_bool().unwrap_or(false)
+        || item["isComplete"].as_bool().unwrap_or(false)
+        || item["status"] == "completed"
+}
+
+fn preview(text: &str, max: usize) -> String {
+    let flat: String = text.chars().map(|c| if c == '\n' { ' ' } else { c }).collect();
+    if flat.chars().count() <= max {
+        flat
+    } else {
+        format!("{}…", flat.chars().take(max).collect::<String>())
+    }
+}

@@ -1,0 +1,158 @@
+//! From arguments to a running host and a session.
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+use super::console::{self, ConsoleApprover};
+use super::json::JsonLines;
+use super::render::ConsoleRenderer;
+use super::{Args, Status};
+use crate::agent::{Approver, Host, NoOperator, TurnEnd};
+use crate::config::Config;
+use crate::events::{Event, EventSink};
+use crate::model::{ModelClient, ScriptedModel};
+use crate::state::SessionHandle;
+
+/// The script the offline demo replays, relative to the config file's folder.
+const DEMO_SCRIPT: &str = "demo/script.toml";
+/// The prompt the offline demo answers.
+const DEMO_PROMPT: &str = "Plan and write a short release note for agent-host, step by step.";
+
+pub fn init_tracing(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info,agent_host=debug",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}
+
+pub async fn run(args: Args) -> Status {
+    let config = match Config::load(&args.config) {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return Status::BadInput;
+        }
+    };
+    let (model, demo) = match choose_model(&config) {
+        Ok(choice) => choice,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            return Status::BadInput;
+        }
+    };
+    let host = match Host::new(config, model).await {
+        Ok(host) => Arc::new(host),
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            return Status::BadInput;
+        }
+    };
+    if args.list_sessions {
+        return list_sessions(&host);
+    }
+    let session = match open_session(&host, args.session.as_deref()) {
+        Ok(session) => session,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return Status::BadInput;
+        }
+    };
+    let sink: Box<dyn EventSink> =
+        if args.json { Box::new(JsonLines) } else { Box::new(ConsoleRenderer::new()) };
+    {
+        let session = session.lock().await;
+        sink.emit(&Event::SessionStarted {
+            session_id: session.id().to_owned(),
+            resumed: session.was_resumed(),
+        });
+    }
+    let interactive = !args.json && std::io::stdin().is_terminal();
+    let prompt = args.prompt.or_else(|| demo.then(|| DEMO_PROMPT.to_owned()));
+    match prompt {
+        Some(prompt) => {
+            let approver: Box<dyn Approver> =
+                if interactive { Box::new(ConsoleApprover::new()) } else { Box::new(NoOperator) };
+            one_turn(&host, &session, &prompt, &*sink, &*approver).await
+        }
+        None if args.json => {
+            eprintln!(
+                "error: --json needs --prompt (the console is for people; the JSON stream for programs)"
+            );
+            Status::BadInput
+        }
+        None => console::run(host, session, &*sink).await,
+    }
+}
+
+/// The configured model, or the offline demo when no endpoint is configured.
+fn choose_model(config: &Config) -> anyhow::Result<(ModelClient, bool)> {
+    if let Some(model) = ModelClient::from_config(config)? {
+        return Ok((model, false));
+    }
+    let script = config.resolve(std::path::Path::new(DEMO_SCRIPT));
+    eprintln!(
+        "No model endpoint configured ([model].base_url, OPENAI_BASE_URL or ${}); running the offline demo from {}.",
+        config.model.api_key_env,
+        script.display()
+    );
+    Ok((ModelClient::Scripted(Arc::new(ScriptedModel::from_file(&script)?)), true))
+}
+
+fn open_session(host: &Host, id: Option<&str>) -> Result<SessionHandle, String> {
+    match id {
+        Some(id) => host.sessions().open(id).map_err(|error| error.to_string())?.ok_or_else(|| {
+            format!("no session with id `{id}` in the session store (list them with --list-sessions)")
+        }),
+        None => host.sessions().create().map_err(|error| error.to_string()),
+    }
+}
+
+fn list_sessions(host: &Host) -> Status {
+    match host.sessions().store().list(50) {
+        Ok(ids) => {
+            for id in ids {
+                println!("{id}");
+            }
+            Status::Done
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            Status::Failed
+        }
+    }
+}
+
+/// One turn, Ctrl-C cancelling it (the session keeps every step completed before).
+pub async fn one_turn(
+    host: &Host,
+    session: &SessionHandle,
+    prompt: &str,
+    sink: &dyn EventSink,
+    approver: &dyn Approver,
+) -> Status {
+    let mut session = session.lock().await;
+    let turn = host.run_turn(&mut session, prompt, sink, approver);
+    let outcome = tokio::select! {
+        outcome = turn => outcome,
+        _ = tokio::signal::ctrl_c() => {
+            sink.emit(&Event::TurnEnded { reason: "cancelled".into(), iterations: 0 });
+            return Status::Failed;
+        }
+    };
+    match outcome {
+        Ok(outcome) => match outcome.end {
+            TurnEnd::Done => Status::Done,
+            TurnEnd::MaxIterations => Status::MaxIterations,
+            TurnEnd::Blocked { .. } => Status::Blocked,
+        },
+        Err(error) => {
+            sink.emit(&Event::Error { message: error.to_string(), plugin: None });
+            sink.emit(&Event::TurnEnded { reason: "error".into(), iterations: 0 });
+            Status::Failed
+        }
+    }
+}

@@ -1,0 +1,232 @@
+//! Reading `config.toml` and turning serde's complaints into errors that say where.
+
+use std::path::Path;
+
+use super::{Config, ConfigError, ConfigSource, Provider};
+
+pub(super) fn load_file(path: &Path) -> Result<Config, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|error| ConfigError {
+        file: path.to_path_buf(),
+        line: None,
+        field: None,
+        message: format!("cannot read the config file: {error}"),
+    })?;
+    parse(&text, path)
+}
+
+pub(super) fn parse(text: &str, file: &Path) -> Result<Config, ConfigError> {
+    let mut config: Config = toml::from_str(text).map_err(|error| {
+        let at = error.span().map(|span| span.start);
+        ConfigError {
+            file: file.to_path_buf(),
+            line: at.map(|offset| line_of(text, offset)),
+            field: at.and_then(|offset| field_at(text, offset)),
+            message: error.message().trim().to_owned(),
+        }
+    })?;
+    let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
+    config.source = ConfigSource { file: file.to_path_buf(), dir, text: text.into() };
+    validate(&config)?;
+    Ok(config)
+}
+
+/// Checks what serde cannot: values in range, files that exist, settings that go together.
+fn validate(config: &Config) -> Result<(), ConfigError> {
+    let whole = |field: &str, message: String| ConfigError {
+        file: config.source.file.clone(),
+        line: line_of_key(&config.source.text, field),
+        field: Some(field.to_owned()),
+        message,
+    };
+    if config.agent.max_iterations == 0 {
+        return Err(whole("agent.max_iterations", "must be at least 1".into()));
+    }
+    check_limits(config, &config.runtime.limits, "runtime.limits")?;
+    if config.model.provider == Provider::Scripted {
+        let Some(script) = &config.model.script else {
+            return Err(whole(
+                "model.script",
+                "provider = \"scripted\" needs `script`, the file of model turns to replay".into(),
+            ));
+        };
+        let resolved = config.resolve(script.get_ref());
+        if !resolved.is_file() {
+            return Err(config.error_at(
+                script.span(),
+                "model.script",
+                format!("no script file at {}", resolved.display()),
+            ));
+        }
+    }
+    for (index, plugin) in config.plugins.iter().enumerate() {
+        let field = format!("plugin[{index}].path");
+        let resolved = config.resolve(plugin.path.get_ref());
+        let usable = resolved.is_file() || resolved.join("Cargo.toml").is_file();
+        if plugin.enabled && !usable {
+            return Err(config.error_at(
+                plugin.path.span(),
+                field,
+                format!(
+                    "no plugin at {}: expected a .wasm component or a crate folder with a \
+                     Cargo.toml",
+                    resolved.display()
+                ),
+            ));
+        }
+        let limits = plugin.limits.over(config.runtime.limits);
+        check_limits(config, &limits, &format!("plugin[{index}].limits"))?;
+    }
+    Ok(())
+}
+
+/// The largest memory cap a plugin may ask for; the pooling allocator reserves this much.
+pub const MAX_MEMORY_MB: u32 = 1024;
+
+fn check_limits(config: &Config, limits: &super::Limits, table: &str) -> Result<(), ConfigError> {
+    let error = |key: &str, message: &str| {
+        let field = format!("{table}.{key}");
+        ConfigError {
+            file: config.source.file.clone(),
+            line: line_of_key(&config.source.text, key),
+            field: Some(field),
+            message: message.to_owned(),
+        }
+    };
+    if limits.memory_mb == 0 || limits.memory_mb > MAX_MEMORY_MB {
+        return Err(error("memory_mb", "must be between 1 and 1024 (MiB)"));
+    }
+    if limits.timeout_ms == 0 {
+        return Err(error("timeout_ms", "must be at least 1 (milliseconds)"));
+    }
+    if limits.max_output_kb == 0 {
+        return Err(error("max_output_kb", "must be at least 1 (KiB)"));
+    }
+    Ok(())
+}
+
+/// The 1-based line holding byte `offset`.
+pub(super) fn line_of(text: &str, offset: usize) -> usize {
+    let offset = offset.min(text.len());
+    text.as_bytes()[..offset].iter().filter(|&&byte| byte == b'\n').count() + 1
+}
+
+/// The first line that sets `key` (the last segment of a dotted field), for errors about
+/// values that serde accepted but the host does not.
+fn line_of_key(text: &str, field: &str) -> Option<usize> {
+    let key = field.rsplit('.').next()?;
+    text.lines().position(|line| key_of(line) == Some(key)).map(|index| index + 1)
+}
+
+/// The dotted field at `offset`: the enclosing table header plus the key on that line.
+fn field_at(text: &str, offset: usize) -> Option<String> {
+    let line_index = line_of(text, offset) - 1;
+    let lines: Vec<&str> = text.lines().collect();
+    let key = lines.get(line_index).and_then(|line| key_of(line));
+    let mut table: Option<String> = None;
+    for (index, line) in lines.iter().enumerate().take(line_index + 1).rev() {
+        let trimmed = line.trim();
+        if let Some(header) = trimmed.strip_prefix("[[").and_then(|h| h.strip_suffix("]]")) {
+            let header = header.trim();
+            let position = lines[..index]
+                .iter()
+                .filter(|l| {
+                    l.trim().strip_prefix("[[").and_then(|h| h.strip_suffix("]]")).map(str::trim)
+                        == Some(header)
+                })
+                .count();
+            table = Some(format!("{header}[{position}]"));
+            break;
+        }
+        if let Some(header) = trimmed.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+            table = Some(array_aware_header(&lines[..index], header.trim()));
+            break;
+        }
+    }
+    match (table, key) {
+        (Some(table), Some(key)) => Some(format!("{table}.{key}")),
+        (None, Some(key)) => Some(key.to_owned()),
+        (Some(table), None) => Some(table),
+        (None, None) => None,
+    }
+}
+
+/// `plugin.limits` under the third `[[plugin]]` reads as `plugin[2].limits`.
+fn array_aware_header(before: &[&str], header: &str) -> String {
+    let mut arrays = before
+        .iter()
+        .rev()
+        .filter_map(|line| line.trim().strip_prefix("[[").and_then(|h| h.strip_suffix("]]")).map(str::trim));
+    if let Some(array) = arrays.next()
+        && let Some(rest) = header.strip_prefix(array).and_then(|r| r.strip_prefix('.'))
+    {
+        let position = before
+            .iter()
+            .filter(|l| {
+                l.trim().strip_prefix("[[").and_then(|h| h.strip_suffix("]]")).map(str::trim) == Some(array)
+            })
+            .count()
+            - 1;
+        return format!("{array}[{position}].{rest}");
+    }
+    header.to_owned()
+}
+
+/// The key a `key = value` line sets.
+fn key_of(line: &str) -> Option<&str> {
+    let trimmed = line.trim_start();
+    if trimmed.starts_with('#') || trimmed.starts_with('[') {
+        return None;
+    }
+    let (key, _) = trimmed.split_once('=')?;
+    Some(key.trim().trim_matches('"'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(text: &str) -> ConfigError {
+        parse(text, Path::new("/tmp/agent-host-test/config.toml")).unwrap_err()
+    }
+
+    #[test]
+    fn unknown_field_names_line_and_field() {
+        let error = error("[agent]\nmax_iterations = 3\nmax_iteratons = 4\n");
+        assert_eq!(error.line, Some(3));
+        assert_eq!(error.field.as_deref(), Some("agent.max_iteratons"));
+        assert!(error.message.contains("unknown field"), "{error}");
+    }
+
+    #[test]
+    fn wrong_type_in_a_plugin_table_names_the_entry() {
+        let text = "[[plugin]]\npath = \"a.wasm\"\n\n[[plugin]]\npath = \"b.wasm\"\n[plugin.limits]\ntimeout_ms = \"soon\"\n";
+        let error = error(text);
+        assert_eq!(error.line, Some(7));
+        assert_eq!(error.field.as_deref(), Some("plugin[1].limits.timeout_ms"));
+        assert!(error.message.contains("invalid type"), "{error}");
+        assert!(error.to_string().starts_with("/tmp/agent-host-test/config.toml:7: "), "{error}");
+    }
+
+    #[test]
+    fn missing_plugin_file_names_its_line() {
+        let error = error("[model]\nprovider = \"openai\"\n\n[[plugin]]\npath = \"nowhere/x.wasm\"\n");
+        assert_eq!(error.line, Some(5));
+        assert_eq!(error.field.as_deref(), Some("plugin[0].path"));
+        assert!(error.message.contains("nowhere/x.wasm"), "{error}");
+    }
+
+    #[test]
+    fn out_of_range_limit_is_refused() {
+        let error = error("[runtime.limits]\nmemory_mb = 0\n");
+        assert_eq!(error.field.as_deref(), Some("runtime.limits.memory_mb"));
+        assert_eq!(error.line, Some(2));
+    }
+
+    #[test]
+    fn defaults_fill_an_empty_file() {
+        let config = parse("", Path::new("config.toml")).unwrap();
+        assert_eq!(config.agent.max_iterations, 10);
+        assert_eq!(config.runtime.limits.memory_mb, 64);
+        assert!(config.plugins.is_empty());
+    }
+}

@@ -1,0 +1,271 @@
+//! `config.toml`: what a deployment runs — the model, the plugins in order, their limits
+//! and grants, where sessions are stored.
+//!
+//! Every field is checked when the file loads; an error names the file, the line and the
+//! field (see [`ConfigError`]). Relative paths are relative to the config file's folder.
+
+mod error;
+mod load;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+pub use error::ConfigError;
+pub use load::MAX_MEMORY_MB;
+
+/// The whole deployment, as loaded from `config.toml`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub agent: AgentConfig,
+    #[serde(default)]
+    pub model: ModelConfig,
+    #[serde(default)]
+    pub storage: StorageConfig,
+    #[serde(default)]
+    pub runtime: RuntimeConfig,
+    /// The plugins, in the order their instructions and hooks apply.
+    #[serde(default, rename = "plugin")]
+    pub plugins: Vec<PluginConfig>,
+    /// Where the file was read from; relative paths resolve against its folder.
+    #[serde(skip)]
+    pub source: ConfigSource,
+}
+
+/// Where a config came from, for error messages and relative paths.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigSource {
+    pub file: PathBuf,
+    pub dir: PathBuf,
+    /// The text as read, so errors found after parsing can still name a line.
+    pub text: std::sync::Arc<str>,
+}
+
+/// The loop's own settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AgentConfig {
+    /// The base of every system prompt; plugin instructions follow in config order.
+    pub instructions: String,
+    /// Model calls allowed in one user turn (the completion loop included).
+    pub max_iterations: u32,
+    /// What an `ask` becomes when nobody can answer (`--prompt` without a terminal, `--json`).
+    pub on_ask: OnAsk,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        Self {
+            instructions: "You are a capable, careful assistant working for the user. Use the \
+                           tools you are given when they help, and answer plainly."
+                .to_owned(),
+            max_iterations: 10,
+            on_ask: OnAsk::Deny,
+        }
+    }
+}
+
+/// The answer to an `ask` when no operator can be asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnAsk {
+    Allow,
+    Deny,
+}
+
+/// Which model to call and how.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ModelConfig {
+    pub provider: Provider,
+    /// The Chat Completions endpoint's base, e.g. `http://localhost:8080/v1`. When absent,
+    /// `OPENAI_BASE_URL` is used; when that is absent too, the host runs its offline demo.
+    pub base_url: Option<String>,
+    pub model: String,
+    /// The name of the environment variable that holds the API key (never the key itself).
+    pub api_key_env: String,
+    /// Seconds before a model request (the whole streamed reply) is given up.
+    pub timeout_secs: u64,
+    /// Retries after a 429, a 5xx or a dropped connection, with exponential backoff.
+    pub max_retries: u32,
+    /// The first backoff delay; it doubles with every retry.
+    pub retry_backoff_ms: u64,
+    /// For `provider = "scripted"`: the file of model turns to replay.
+    pub script: Option<Spanned<PathBuf>>,
+    /// Sampling temperature, when the deployment wants one.
+    pub temperature: Option<f32>,
+}
+
+impl Default for ModelConfig {
+    fn default() -> Self {
+        Self {
+            provider: Provider::Openai,
+            base_url: None,
+            model: "gpt-4.1-mini".to_owned(),
+            api_key_env: "OPENAI_API_KEY".to_owned(),
+            timeout_secs: 120,
+            max_retries: 3,
+            retry_backoff_ms: 500,
+            script: None,
+            temperature: None,
+        }
+    }
+}
+
+/// The model client kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    Openai,
+    Scripted,
+}
+
+/// Where sessions are kept.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StorageConfig {
+    /// The SQLite database holding every session's history and state bag.
+    pub path: PathBuf,
+}
+
+impl Default for StorageConfig {
+    fn default() -> Self {
+        Self { path: PathBuf::from(".agent-host/sessions.db") }
+    }
+}
+
+/// The plugin runtime's settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RuntimeConfig {
+    /// Precompiled components, keyed by the component's hash and the engine's.
+    pub cache_dir: PathBuf,
+    /// Limits for every plugin that does not set its own.
+    pub limits: Limits,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        Self { cache_dir: PathBuf::from(".agent-host/cache"), limits: Limits::default() }
+    }
+}
+
+/// Per-call sandbox limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Linear memory a call may grow to, in MiB.
+    pub memory_mb: u32,
+    /// Wall-clock time a call may take, in milliseconds.
+    pub timeout_ms: u64,
+    /// Text a call may return (a tool result, an instruction), in KiB; longer text is cut
+    /// with a note that says how much.
+    pub max_output_kb: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self { memory_mb: 64, timeout_ms: 2_000, max_output_kb: 256 }
+    }
+}
+
+/// Per-plugin overrides of [`Limits`].
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitOverrides {
+    pub memory_mb: Option<u32>,
+    pub timeout_ms: Option<u64>,
+    pub max_output_kb: Option<u32>,
+}
+
+impl LimitOverrides {
+    pub fn over(&self, base: Limits) -> Limits {
+        Limits {
+            memory_mb: self.memory_mb.unwrap_or(base.memory_mb),
+            timeout_ms: self.timeout_ms.unwrap_or(base.timeout_ms),
+            max_output_kb: self.max_output_kb.unwrap_or(base.max_output_kb),
+        }
+    }
+}
+
+/// One `[[plugin]]` entry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginConfig {
+    /// A `.wasm` component, or a crate folder the host builds for `wasm32-wasip2`.
+    pub path: Spanned<PathBuf>,
+    /// Set to false to keep the entry but not load it.
+    #[serde(default = "enabled_by_default")]
+    pub enabled: bool,
+    /// The plugin's own settings, passed to its `configure` as JSON.
+    #[serde(default)]
+    pub config: toml::Table,
+    #[serde(default)]
+    pub limits: LimitOverrides,
+    #[serde(default)]
+    pub grants: Grants,
+    /// For policy hooks: when this plugin fails (trap, timeout), allow instead of deny.
+    #[serde(default)]
+    pub fail_open: bool,
+}
+
+fn enabled_by_default() -> bool {
+    true
+}
+
+/// Powers beyond pure computation, granted by name. Nothing is granted by default.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Grants {
+    /// Other plugins' state namespaces this plugin may read.
+    pub read_state: Vec<String>,
+    /// Host folders made visible inside the sandbox, by guest path.
+    pub dirs: BTreeMap<String, DirGrant>,
+}
+
+/// A host folder preopened for a plugin.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirGrant {
+    /// The host folder (relative to the config file's folder).
+    pub host: PathBuf,
+    /// Whether the plugin may write there.
+    #[serde(default)]
+    pub write: bool,
+}
+
+impl Config {
+    /// Reads and checks `path`.
+    pub fn load(path: &std::path::Path) -> Result<Self, ConfigError> {
+        load::load_file(path)
+    }
+
+    /// Parses config text; `file` is used for error messages and relative paths.
+    pub fn parse(text: &str, file: &std::path::Path) -> Result<Self, ConfigError> {
+        load::parse(text, file)
+    }
+
+    /// A path from the config, resolved against the config file's folder.
+    pub fn resolve(&self, path: &std::path::Path) -> PathBuf {
+        if path.is_absolute() { path.to_path_buf() } else { self.source.dir.join(path) }
+    }
+
+    /// An error about the value at `span` (from a `Spanned` field), naming file and line.
+    pub fn error_at(
+        &self,
+        span: std::ops::Range<usize>,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> ConfigError {
+        ConfigError {
+            file: self.source.file.clone(),
+            line: Some(load::line_of(&self.source.text, span.start)),
+            field: Some(field.into()),
+            message: message.into(),
+        }
+    }
+}

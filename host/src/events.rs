@@ -1,0 +1,88 @@
+//! The event stream: everything a front end renders, in one documented type.
+//!
+//! `--json` writes each event as one JSON line, `{"type": "...", ...}`; the console renders
+//! the same events as text. Plugin events (`todos-changed`, `mode-changed`, …) arrive as
+//! [`Event::Plugin`] with the plugin's own payload.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// One thing that happened. Serialized with a `type` tag in snake_case.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// A session is ready: new (`resumed: false`) or loaded from the store.
+    SessionStarted { session_id: String, resumed: bool },
+    /// The operator's prompt, as stored.
+    UserMessage { text: String },
+    /// A message a plugin added to the next model call only.
+    InjectedMessage { plugin: String, role: String, content: String },
+    /// A model call is about to be made (`iteration` counts from 1 within the turn).
+    ModelRequest { iteration: u32, tools: usize, messages: usize },
+    /// A piece of the model's reply text, as it streams.
+    AssistantDelta { text: String },
+    /// The model's complete reply.
+    AssistantMessage { text: String, tool_calls: Vec<ToolCallEvent> },
+    /// A tool call is about to run (after hooks allowed it).
+    ToolCall { id: String, name: String, plugin: String, arguments: Value },
+    /// A hook or the operator refused or questioned a call.
+    ToolDecision { id: String, name: String, decision: String, reason: String, decided_by: String },
+    /// A tool call's result as the model will see it.
+    ToolResult { id: String, name: String, ok: bool, output: String },
+    /// A `stop` hook kept the turn going with a message for the model.
+    Continued { plugin: String, message: String },
+    /// A `user-prompt-submit` hook refused the prompt.
+    PromptBlocked { plugin: String, reason: String },
+    /// A plugin's own event.
+    Plugin { plugin: String, kind: String, payload: Value },
+    /// Something went wrong; the session carries on unless the turn ended.
+    Error {
+        message: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        plugin: Option<String>,
+    },
+    /// The turn is over.
+    TurnEnded { reason: String, iterations: u32 },
+    /// A plugin was loaded or reloaded.
+    PluginLoaded { plugin: String, path: String, hash: String, cached: bool },
+    /// A new version of a plugin was refused; the old one keeps serving.
+    PluginRejected { path: String, error: String },
+}
+
+/// A tool call as shown in [`Event::AssistantMessage`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolCallEvent {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// Where events go: the console, a JSON-lines writer, a test's collector.
+pub trait EventSink: Send + Sync {
+    fn emit(&self, event: &Event);
+}
+
+/// Drops every event.
+pub struct NoEvents;
+
+impl EventSink for NoEvents {
+    fn emit(&self, _event: &Event) {}
+}
+
+/// Keeps every event, in order (tests, `agent-host bench`).
+#[derive(Default)]
+pub struct CollectEvents {
+    events: std::sync::Mutex<Vec<Event>>,
+}
+
+impl CollectEvents {
+    pub fn take(&self) -> Vec<Event> {
+        std::mem::take(&mut *self.events.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+impl EventSink for CollectEvents {
+    fn emit(&self, event: &Event) {
+        self.events.lock().unwrap_or_else(|p| p.into_inner()).push(event.clone());
+    }
+}

@@ -1,0 +1,22 @@
+//! agent-host: an LLM agent loop whose behaviour lives in sandboxed WebAssembly plugins.
+//!
+//! The folders follow the architecture (see DESIGN.md):
+//! - [`agent`]: the loop — one user turn, model round trips, tool calls through hooks;
+//! - [`runtime`]: the plugin runtime — wasmtime engine, sandbox limits, the WIT host side;
+//! - [`state`]: the per-session state bag and history, persisted in SQLite;
+//! - [`model`]: the model clients (OpenAI-compatible HTTP, scripted replay);
+//! - [`config`]: `config.toml`, parsed and checked with errors that name file, line and field;
+//! - [`events`]: the event stream every front end renders;
+//! - [`cli`]: the console, `--prompt` and `--json` front ends.
+
+pub mod agent;
+pub mod cli;
+pub mod config;
+pub mod events;
+pub mod model;
+pub mod runtime;
+pub mod state;
+
+pub use agent::{Host, TurnEnd, TurnOutcome};
+pub use config::Config;
+pub use events::{Event, EventSink};

@@ -1,0 +1,62 @@
+//! Model clients: an OpenAI-compatible Chat Completions client (streaming, retries) and a
+//! scripted one that replays a file of turns for demos and tests.
+
+mod assemble;
+mod error;
+mod openai;
+mod scripted;
+mod types;
+
+use std::sync::Arc;
+
+pub use assemble::ReplyAssembler;
+pub use error::ModelError;
+pub use openai::OpenAiClient;
+pub use scripted::ScriptedModel;
+pub use types::{Message, ModelReply, ModelRequest, Role, ToolCallRequest, ToolDefinition};
+
+use crate::config::{Config, Provider};
+
+/// The configured model client.
+#[derive(Clone)]
+pub enum ModelClient {
+    OpenAi(Arc<OpenAiClient>),
+    Scripted(Arc<ScriptedModel>),
+}
+
+impl ModelClient {
+    /// The client `config` asks for, or `None` when it names no endpoint at all (no
+    /// `base_url`, no `OPENAI_BASE_URL`, no API key) — the caller then runs the demo.
+    pub fn from_config(config: &Config) -> anyhow::Result<Option<Self>> {
+        match config.model.provider {
+            Provider::Scripted => {
+                let script = config.model.script.as_ref().expect("validated at load");
+                let path = config.resolve(script.get_ref());
+                Ok(Some(Self::Scripted(Arc::new(ScriptedModel::from_file(&path)?))))
+            }
+            Provider::Openai => {
+                Ok(OpenAiClient::from_config(&config.model)?.map(|client| Self::OpenAi(Arc::new(client))))
+            }
+        }
+    }
+
+    /// One model call. Text is passed to `on_text` as it streams in.
+    pub async fn complete(
+        &self,
+        request: &ModelRequest<'_>,
+        on_text: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<ModelReply, ModelError> {
+        match self {
+            Self::OpenAi(client) => client.complete(request, on_text).await,
+            Self::Scripted(script) => script.complete(request, on_text),
+        }
+    }
+
+    /// A short description for banners: `openai gpt-4.1 at http://…` or `scripted demo.toml`.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::OpenAi(client) => client.describe(),
+            Self::Scripted(script) => script.describe(),
+        }
+    }
+}

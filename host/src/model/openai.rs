@@ -1,0 +1,251 @@
+//! OpenAI-compatible Chat Completions over HTTP: streaming (SSE) or whole replies,
+//! retries with backoff on 429 / 5xx / dropped connections, errors that never show the key.
+
+use std::time::Duration;
+
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+
+use super::{Message, ModelError, ModelReply, ModelRequest, ReplyAssembler, Role};
+use crate::config::ModelConfig;
+
+/// Longest wait a `Retry-After` header may impose.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
+
+pub struct OpenAiClient {
+    http: reqwest::Client,
+    url: String,
+    model: String,
+    api_key: Option<String>,
+    key_env: String,
+    timeout_secs: u64,
+    max_retries: u32,
+    backoff: Duration,
+    temperature: Option<f32>,
+}
+
+impl OpenAiClient {
+    /// The client for `[model]`, or `None` when no endpoint is configured anywhere.
+    /// `base_url` falls back to `OPENAI_BASE_URL`; with neither, a key alone means the
+    /// official endpoint, and no key means no endpoint.
+    pub fn from_config(config: &ModelConfig) -> anyhow::Result<Option<Self>> {
+        let api_key = std::env::var(&config.api_key_env).ok().filter(|key| !key.trim().is_empty());
+        let base_url = config
+            .base_url
+            .clone()
+            .or_else(|| std::env::var("OPENAI_BASE_URL").ok().filter(|url| !url.trim().is_empty()));
+        let base_url = match (base_url, &api_key) {
+            (Some(url), _) => url,
+            (None, Some(_)) => "https://api.openai.com/v1".to_owned(),
+            (None, None) => return Ok(None),
+        };
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(config.timeout_secs))
+            .connect_timeout(Duration::from_secs(10))
+            .build()?;
+        Ok(Some(Self {
+            http,
+            url: format!("{}/chat/completions", base_url.trim_end_matches('/')),
+            model: config.model.clone(),
+            api_key,
+            key_env: config.api_key_env.clone(),
+            timeout_secs: config.timeout_secs,
+            max_retries: config.max_retries,
+            backoff: Duration::from_millis(config.retry_backoff_ms),
+            temperature: config.temperature,
+        }))
+    }
+
+    pub fn describe(&self) -> String {
+        format!("{} at {}", self.model, self.url)
+    }
+
+    pub async fn complete(
+        &self,
+        request: &ModelRequest<'_>,
+        on_text: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<ModelReply, ModelError> {
+        let body = self.body(request);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let retry_after = match self.send(&body).await {
+                Ok(response) => return self.read(response, on_text).await,
+                Err(Failure::Retryable { error, retry_after }) if attempt <= self.max_retries => {
+                    tracing::warn!(%error, attempt, "model call failed; retrying");
+                    retry_after
+                }
+                Err(Failure::Retryable { error, .. } | Failure::Final(error)) => {
+                    return Err(match error {
+                        ModelError::Http { status, body, .. } => {
+                            ModelError::Http { status, attempts: attempt, body }
+                        }
+                        other => other,
+                    });
+                }
+            };
+            let backoff = self.backoff * 2u32.saturating_pow(attempt - 1);
+            tokio::time::sleep(retry_after.unwrap_or(backoff).min(MAX_RETRY_AFTER)).await;
+        }
+    }
+
+    async fn send(&self, body: &Value) -> Result<reqwest::Response, Failure> {
+        let mut builder = self.http.post(&self.url).json(body);
+        if let Some(key) = &self.api_key {
+            builder = builder.bearer_auth(key);
+        }
+        let response = builder.send().await.map_err(|error| self.transport_error(error))?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        if status == reqwest::StatusCode::UNAUTHORIZED || status == reqwest::StatusCode::FORBIDDEN {
+            return Err(Failure::Final(ModelError::Unauthorized {
+                status: status.as_u16(),
+                key_env: self.key_env.clone(),
+            }));
+        }
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let text = response.text().await.unwrap_or_default();
+        let error = ModelError::Http { status: status.as_u16(), attempts: 1, body: short(&text) };
+        if status == reqwest::StatusCode::TOO_MANY_REQUESTS || status.is_server_error() {
+            Err(Failure::Retryable { error, retry_after })
+        } else {
+            Err(Failure::Final(error))
+        }
+    }
+
+    async fn read(
+        &self,
+        response: reqwest::Response,
+        on_text: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<ModelReply, ModelError> {
+        let streamed = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.starts_with("text/event-stream"));
+        if !streamed {
+            let body = response.text().await.map_err(|error| self.body_error(error))?;
+            let reply = ReplyAssembler::from_response(&body)?;
+            if !reply.text.is_empty() {
+                on_text(&reply.text);
+            }
+            return Ok(reply);
+        }
+        let mut events = response.bytes_stream().eventsource();
+        let mut assembler = ReplyAssembler::default();
+        let mut done = false;
+        while let Some(event) = events.next().await {
+            let event = event.map_err(|error| match error {
+                eventsource_stream::EventStreamError::Transport(error) => self.body_error(error),
+                other => ModelError::Stream { detail: other.to_string() },
+            })?;
+            if event.data.trim() == "[DONE]" {
+                done = true;
+                break;
+            }
+            if event.data.trim().is_empty() {
+                continue;
+            }
+            if let Some(text) = assembler.push_chunk(&event.data)? {
+                on_text(&text);
+            }
+        }
+        if !done && !assembler.finished() {
+            return Err(ModelError::Stream {
+                detail: "the stream ended before the reply was complete".into(),
+            });
+        }
+        Ok(assembler.finish())
+    }
+
+    fn body(&self, request: &ModelRequest<'_>) -> Value {
+        let mut messages = Vec::with_capacity(request.history.len() + request.injected.len() + 1);
+        messages.push(json!({ "role": "system", "content": request.system }));
+        messages.extend(request.messages().map(wire_message));
+        let mut body = json!({ "model": self.model, "messages": messages, "stream": true });
+        if !request.tools.is_empty() {
+            body["tools"] = request
+                .tools
+                .iter()
+                .map(|tool| {
+                    json!({ "type": "function", "function": {
+                        "name": tool.name, "description": tool.description, "parameters": tool.parameters
+                    }})
+                })
+                .collect();
+        }
+        if let Some(temperature) = self.temperature {
+            body["temperature"] = json!(temperature);
+        }
+        body
+    }
+
+    fn transport_error(&self, error: reqwest::Error) -> Failure {
+        if error.is_timeout() {
+            return Failure::Final(ModelError::Timeout { secs: self.timeout_secs });
+        }
+        Failure::Retryable {
+            error: ModelError::Unreachable { url: self.url.clone(), detail: root_cause(&error) },
+            retry_after: None,
+        }
+    }
+
+    fn body_error(&self, error: reqwest::Error) -> ModelError {
+        if error.is_timeout() {
+            ModelError::Timeout { secs: self.timeout_secs }
+        } else {
+            ModelError::Stream { detail: root_cause(&error) }
+        }
+    }
+}
+
+enum Failure {
+    Retryable { error: ModelError, retry_after: Option<Duration> },
+    Final(ModelError),
+}
+
+/// A history message in the Chat Completions wire format.
+fn wire_message(message: &Message) -> Value {
+    match message.role {
+        Role::Assistant if !message.tool_calls.is_empty() => json!({
+            "role": "assistant",
+            "content": if message.content.is_empty() { Value::Null } else { json!(message.content) },
+            "tool_calls": message.tool_calls.iter().map(|call| json!({
+                "id": call.id, "type": "function",
+                "function": { "name": call.name, "arguments": call.arguments }
+            })).collect::<Vec<_>>(),
+        }),
+        Role::Tool => json!({
+            "role": "tool",
+            "tool_call_id": message.tool_call_id,
+            "content": message.content,
+        }),
+        role => json!({ "role": role, "content": message.content }),
+    }
+}
+
+/// The innermost error's text: "connection refused", not reqwest's whole chain.
+fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = error;
+    while let Some(source) = cause.source() {
+        cause = source;
+    }
+    cause.to_string()
+}
+
+fn short(text: &str) -> String {
+    let text = text.trim();
+    let mut end = text.len().min(300);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_owned()
+}

@@ -1,0 +1,12 @@
+//! Host-side bindings generated from `wit/plugin.wit`. Kept apart so the generated names
+//! never leak past the runtime module.
+
+wasmtime::component::bindgen!({
+    world: "plugin",
+    path: "../wit",
+    // Calls run on the caller's async task (a fiber per call): WASI I/O stays async and no
+    // call hops threads. The host's own imports are quick and stay synchronous.
+    exports: { default: async },
+});
+
+pub use agent_host::plugin::types;

@@ -1,0 +1,77 @@
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use super::limiter::MemoryCap;
+use super::plugin::PluginIdentity;
+use crate::state::StateBag;
+
+/// Bytes of a guest's stderr kept per call: enough for a panic message.
+const STDERR_CAPACITY: usize = 8 * 1024;
+/// Events one call may emit; more is a misbehaving plugin.
+pub(super) const MAX_EVENTS_PER_CALL: usize = 256;
+/// Size of one state value.
+pub(super) const MAX_STATE_VALUE_BYTES: usize = 4 << 20;
+
+/// The data of one call's store: what the host imports see while a plugin runs.
+pub struct CallState {
+    pub(super) plugin: Arc<PluginIdentity>,
+    pub(super) bag: StateBag,
+    /// Writes to the plugin's own namespace; applied only if the call succeeds.
+    pub(super) writes: BTreeMap<String, Option<String>>,
+    pub(super) events: Vec<(String, String)>,
+    pub(super) read_grants: Arc<[String]>,
+    pub(super) memory: MemoryCap,
+    pub(super) stderr: MemoryOutputPipe,
+    wasi: WasiCtx,
+    table: ResourceTable,
+}
+
+impl CallState {
+    pub(super) fn new(
+        plugin: Arc<PluginIdentity>,
+        bag: StateBag,
+        read_grants: Arc<[String]>,
+        memory: MemoryCap,
+        wasi: &mut wasmtime_wasi::WasiCtxBuilder,
+    ) -> Self {
+        let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
+        wasi.stderr(stderr.clone());
+        Self {
+            plugin,
+            bag,
+            writes: BTreeMap::new(),
+            events: Vec::new(),
+            read_grants,
+            memory,
+            stderr,
+            wasi: wasi.build(),
+            table: ResourceTable::new(),
+        }
+    }
+
+    /// The guest's stderr so far, trimmed: a panic message, usually.
+    pub(super) fn stderr_text(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.contents()).trim().to_owned()
+    }
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+/// A state write a successful call made, for the caller to see (tests, events).
+pub type StateWrite = (String, Option<String>);
+
+/// What a successful call returns: its value and the events it emitted, in order. Its state
+/// writes have already been applied to the session's bag.
+#[derive(Debug)]
+pub struct CallOutput<R> {
+    pub value: R,
+    pub events: Vec<(String, String)>,
+}

@@ -1,0 +1,137 @@
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use wasmtime::component::Linker;
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+use super::bindings;
+use super::call::CallState;
+use crate::config::Limits;
+
+/// How often the epoch advances; deadlines are rounded up to whole ticks.
+pub const TICK: Duration = Duration::from_millis(5);
+
+/// Instances the pool holds at once: one per call in flight, so this bounds concurrency
+/// across every session, not the number of sessions.
+const POOLED_INSTANCES: u32 = 1_000;
+
+/// The one wasmtime engine, its epoch ticker and the linker every plugin is linked with.
+pub struct SandboxEngine {
+    engine: Engine,
+    linker: Linker<CallState>,
+    pooling: bool,
+    ticker: Ticker,
+}
+
+impl SandboxEngine {
+    /// Builds the engine: pooling allocator when the machine lets us reserve the address
+    /// space for it, on-demand allocation otherwise (slower calls, same guarantees).
+    pub fn new() -> anyhow::Result<Self> {
+        let (engine, pooling) = match Engine::new(&base_config(Some(pooling_config()))) {
+            Ok(engine) => (engine, true),
+            Err(error) => {
+                tracing::warn!(%error, "pooling allocator unavailable; allocating on demand");
+                let engine = Engine::new(&base_config(None)).map_err(anyhow::Error::from);
+                (engine.context("cannot create the wasm engine")?, false)
+            }
+        };
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
+            .map_err(anyhow::Error::from)
+            .context("cannot link WASI into the plugin linker")?;
+        bindings::Plugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| state)
+            .map_err(anyhow::Error::from)
+            .context("cannot link the agent-host imports")?;
+        let ticker = Ticker::start(engine.clone());
+        Ok(Self { engine, linker, pooling, ticker })
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    pub(super) fn linker(&self) -> &Linker<CallState> {
+        &self.linker
+    }
+
+    /// Whether calls come from the pooling allocator.
+    pub fn pooling(&self) -> bool {
+        self.pooling
+    }
+
+    /// The epoch ticks a call may run for before it is interrupted.
+    pub(super) fn deadline_ticks(limits: &Limits) -> u64 {
+        let tick = TICK.as_millis() as u64;
+        limits.timeout_ms.div_ceil(tick) + 1
+    }
+
+    /// Stops the ticker thread now rather than at drop (used by tests of shutdown).
+    pub fn shutdown(&mut self) {
+        self.ticker.stop();
+    }
+}
+
+fn base_config(pooling: Option<PoolingAllocationConfig>) -> Config {
+    let mut config = Config::new();
+    config.wasm_component_model(true);
+    config.epoch_interruption(true);
+    config.cranelift_opt_level(wasmtime::OptLevel::Speed);
+    if let Some(pooling) = pooling {
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling));
+    }
+    config
+}
+
+fn pooling_config() -> PoolingAllocationConfig {
+    let mut pool = PoolingAllocationConfig::default();
+    // Rust components built for wasip2 carry a handful of core instances (the program plus
+    // the adapter's shims), one memory and a few tables.
+    pool.total_component_instances(POOLED_INSTANCES);
+    pool.total_core_instances(POOLED_INSTANCES * 8);
+    pool.total_memories(POOLED_INSTANCES);
+    pool.total_tables(POOLED_INSTANCES * 4);
+    pool.max_core_instances_per_component(16);
+    pool.max_memories_per_component(2);
+    pool.max_tables_per_component(8);
+    pool.max_memory_size(crate::config::MAX_MEMORY_MB as usize * 1024 * 1024);
+    pool
+}
+
+/// Advances the engine's epoch every [`TICK`] on its own thread, until stopped or dropped.
+struct Ticker {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Ticker {
+    fn start(engine: Engine) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("wasm-epoch".into())
+            .spawn(move || {
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(TICK);
+                    engine.increment_epoch();
+                }
+            })
+            .expect("the epoch ticker thread must start");
+        Self { stop, thread: Some(thread) }
+    }
+
+    fn stop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

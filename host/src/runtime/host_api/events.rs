@@ -1,0 +1,16 @@
+use crate::runtime::bindings::agent_host::plugin::events::Host;
+use crate::runtime::call::{CallState, MAX_EVENTS_PER_CALL};
+
+impl Host for CallState {
+    fn emit(&mut self, kind: String, payload: String) {
+        if self.events.len() >= MAX_EVENTS_PER_CALL {
+            tracing::warn!(plugin = %self.plugin, "event dropped: more than {MAX_EVENTS_PER_CALL} in one call");
+            return;
+        }
+        if serde_json::from_str::<serde::de::IgnoredAny>(&payload).is_err() {
+            tracing::warn!(plugin = %self.plugin, kind, "event dropped: its payload is not JSON");
+            return;
+        }
+        self.events.push((kind, payload));
+    }
+}

@@ -1,0 +1,15 @@
+use crate::runtime::bindings::agent_host::plugin::log::{Host, Level};
+use crate::runtime::call::CallState;
+
+impl Host for CallState {
+    fn write(&mut self, level: Level, message: String) {
+        let plugin = &*self.plugin;
+        match level {
+            Level::Trace => tracing::trace!(target: "plugin", %plugin, "{message}"),
+            Level::Debug => tracing::debug!(target: "plugin", %plugin, "{message}"),
+            Level::Info => tracing::info!(target: "plugin", %plugin, "{message}"),
+            Level::Warn => tracing::warn!(target: "plugin", %plugin, "{message}"),
+            Level::Error => tracing::error!(target: "plugin", %plugin, "{message}"),
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! The host side of the plugin's imports, one file per WIT interface.
+
+mod events;
+mod log;
+mod state;
+
+impl super::bindings::types::Host for super::call::CallState {}

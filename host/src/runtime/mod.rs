@@ -1,0 +1,56 @@
+//! The plugin runtime: how a component is loaded, called and contained.
+//!
+//! # Lifecycle
+//!
+//! - **One engine.** [`Engine`](engine::SandboxEngine) owns the single `wasmtime::Engine`:
+//!   cranelift, the component model, epoch interruption (a ticker thread advances the epoch
+//!   every [`engine::TICK`]) and, where the machine allows it, the pooling instance
+//!   allocator. Nothing else in the host touches `wasmtime::Config`.
+//! - **Load, once per plugin version.** The component's bytes are hashed; a precompiled
+//!   artifact keyed by that hash and the engine's compatibility hash is loaded from the disk
+//!   cache, or the component is compiled and the artifact written ([`cache`]). The component
+//!   is linked against WASI (with no preopens, no environment, no network unless granted)
+//!   and our `state`, `events` and `log` imports into an `InstancePre`, the plugin is asked
+//!   for its `manifest`, and its `[plugin.config]` goes through `configure`. Only a plugin
+//!   that passed all of that becomes a [`LoadedPlugin`]; anything else is a [`LoadError`]
+//!   naming the plugin, and on hot reload the old version stays live.
+//! - **Call, on a fresh store.** Every call gets a new `Store` whose data is a
+//!   [`CallState`](call::CallState): the session's state bag seen through a write overlay,
+//!   the events the call emits, its WASI context and its limits. The instance comes from the
+//!   pooling allocator (about 20 µs for instantiate + call + teardown). The store is dropped
+//!   when the call returns, so no plugin memory outlives a call and sessions are isolated
+//!   by construction.
+//! - **Limits.** Each call runs under an epoch deadline (`timeout_ms`) and a memory cap
+//!   (`memory_mb`, enforced by a resource limiter that records the hit, so the error says
+//!   "memory limit" rather than a bare `unreachable`). Text a call returns is capped at
+//!   `max_output_kb`.
+//! - **Failure.** A trap, a timeout, a memory-limit hit, a panic (its message is read from
+//!   the guest's stderr) or a malformed return becomes a [`PluginError`] for that call alone,
+//!   naming the plugin and its version. The overlay of that call is discarded, so a failed
+//!   call never leaves half its writes in the bag; the host and the session carry on.
+//! - **Commit.** A call that succeeds hands back its state writes and events; the caller
+//!   applies them to the session, whose step commit makes them durable.
+//! - **Retire.** A `LoadedPlugin` is reference-counted: a hot reload swaps in a new
+//!   [`PluginSet`](crate::agent::PluginSet) while calls in flight keep the old `Arc` and
+//!   finish on the old version.
+
+mod bindings;
+mod cache;
+mod call;
+mod engine;
+mod error;
+mod host_api;
+mod limiter;
+mod outputs;
+mod plugin;
+mod source;
+
+pub use bindings::types::{
+    Capabilities, Contribution, Decision, InjectedMessage, PostToolOutcome, PreToolOutcome, PromptOutcome,
+    Role, StopOutcome, ToolCall, ToolResult, ToolSpec, ToolUse,
+};
+pub use call::{CallOutput, StateWrite};
+pub use engine::SandboxEngine;
+pub use error::{LoadError, PluginError};
+pub use plugin::{CallContext, LoadedPlugin, PluginIdentity, PluginSpec, plugin_spec};
+pub use source::{build_crate, build_workspace, resolve_component};

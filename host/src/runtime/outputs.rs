@@ -1,0 +1,149 @@
+//! Checks on what a plugin returns, before the host uses it: JSON that must be JSON, names
+//! that must be names, and text cut to the plugin's `max_output_kb`.
+
+use super::bindings::types::{
+    Contribution, PluginManifest, PostToolOutcome, PreToolOutcome, PromptOutcome, StopOutcome,
+};
+
+/// A value a plugin call can return.
+pub trait Checked {
+    /// Cuts overlong text to `max_bytes`; an error is a broken contract.
+    fn check(&mut self, _max_bytes: usize) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Whether the call's state writes should be kept. A tool or command that returns an
+    /// error changes nothing.
+    fn commits(&self) -> bool {
+        true
+    }
+}
+
+impl Checked for PluginManifest {}
+
+impl Checked for Result<String, String> {
+    fn check(&mut self, max_bytes: usize) -> Result<(), String> {
+        match self {
+            Ok(text) | Err(text) => cap_text(text, max_bytes),
+        }
+        Ok(())
+    }
+
+    fn commits(&self) -> bool {
+        self.is_ok()
+    }
+}
+
+impl Checked for Option<String> {
+    fn check(&mut self, max_bytes: usize) -> Result<(), String> {
+        if let Some(text) = self {
+            cap_text(text, max_bytes);
+        }
+        Ok(())
+    }
+}
+
+impl Checked for Contribution {
+    fn check(&mut self, max_bytes: usize) -> Result<(), String> {
+        if let Some(text) = &mut self.instructions {
+            cap_text(text, max_bytes);
+        }
+        for message in &mut self.messages {
+            cap_text(&mut message.content, max_bytes);
+        }
+        for tool in &self.tools {
+            if !valid_tool_name(&tool.name) {
+                return Err(format!(
+                    "tool name `{}` must be 1-64 characters of a-z, A-Z, 0-9, `_` and `-`",
+                    tool.name
+                ));
+            }
+            let schema: serde_json::Value = serde_json::from_str(&tool.parameters)
+                .map_err(|error| format!("the schema of tool `{}` is not JSON: {error}", tool.name))?;
+            if !schema.is_object() {
+                return Err(format!("the schema of tool `{}` is not a JSON object", tool.name));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Checked for PromptOutcome {
+    fn check(&mut self, max_bytes: usize) -> Result<(), String> {
+        if let Some(text) = &mut self.context {
+            cap_text(text, max_bytes);
+        }
+        Ok(())
+    }
+}
+
+impl Checked for PreToolOutcome {
+    fn check(&mut self, max_bytes: usize) -> Result<(), String> {
+        if let Some(text) = &mut self.context {
+            cap_text(text, max_bytes);
+        }
+        if let Some(arguments) = &self.updated_arguments {
+            let value: serde_json::Value = serde_json::from_str(arguments)
+                .map_err(|error| format!("updated arguments are not JSON: {error}"))?;
+            if !value.is_object() {
+                return Err("updated arguments are not a JSON object".into());
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Checked for PostToolOutcome {
+    fn check(&mut self, max_bytes: usize) -> Result<(), String> {
+        if let Some(result) = &mut self.replace {
+            cap_text(&mut result.output, max_bytes);
+        }
+        Ok(())
+    }
+}
+
+impl Checked for StopOutcome {
+    fn check(&mut self, max_bytes: usize) -> Result<(), String> {
+        if let StopOutcome::Continue(text) = self {
+            cap_text(text, max_bytes);
+        }
+        Ok(())
+    }
+}
+
+/// Tool names as the OpenAI API accepts them.
+fn valid_tool_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// Cuts `text` to at most `max_bytes` (on a character boundary) and says how much was cut.
+pub fn cap_text(text: &mut String, max_bytes: usize) {
+    if text.len() <= max_bytes {
+        return;
+    }
+    let total = text.len();
+    let mut end = max_bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    text.push_str(&format!("\n[output cut: {end} of {total} bytes shown]"));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cap_text_cuts_on_a_char_boundary_and_says_so() {
+        let mut text = "é".repeat(10);
+        cap_text(&mut text, 5);
+        assert!(text.starts_with("éé\n"), "{text}");
+        assert!(text.ends_with("[output cut: 4 of 20 bytes shown]"), "{text}");
+        let mut short = "fine".to_owned();
+        cap_text(&mut short, 5);
+        assert_eq!(short, "fine");
+    }
+}

@@ -1,0 +1,138 @@
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// One session's plugin state: namespace → key → JSON text.
+///
+/// A cheap handle (`Arc` inside): the session owns it, and each plugin call's store holds a
+/// clone for the duration of the call. Values stay JSON text end to end — plugins send text,
+/// SQLite stores text — so the host never re-serializes them.
+#[derive(Clone, Default)]
+pub struct StateBag {
+    inner: Arc<Mutex<BagData>>,
+}
+
+#[derive(Default)]
+struct BagData {
+    values: BTreeMap<String, BTreeMap<String, String>>,
+    /// Keys changed since the last [`StateBag::take_changes`], for the step commit.
+    dirty: BTreeSet<(String, String)>,
+}
+
+/// A key whose value changed; `value: None` means removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateChange {
+    pub namespace: String,
+    pub key: String,
+    pub value: Option<String>,
+}
+
+impl StateBag {
+    /// A bag holding `entries` (namespace, key, JSON text), nothing dirty.
+    pub fn from_entries(entries: impl IntoIterator<Item = (String, String, String)>) -> Self {
+        let mut values: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+        for (namespace, key, value) in entries {
+            values.entry(namespace).or_default().insert(key, value);
+        }
+        Self { inner: Arc::new(Mutex::new(BagData { values, dirty: BTreeSet::new() })) }
+    }
+
+    pub fn get(&self, namespace: &str, key: &str) -> Option<String> {
+        self.lock().values.get(namespace)?.get(key).cloned()
+    }
+
+    /// Reads a value as JSON (for the host's own use: commands, tests).
+    pub fn get_json(&self, namespace: &str, key: &str) -> Option<serde_json::Value> {
+        serde_json::from_str(&self.get(namespace, key)?).ok()
+    }
+
+    /// Sets (or with `None`, removes) one key.
+    pub fn put(&self, namespace: &str, key: &str, value: Option<String>) {
+        let mut data = self.lock();
+        let current = data.values.entry(namespace.to_owned()).or_default();
+        match value {
+            Some(value) => current.insert(key.to_owned(), value),
+            None => current.remove(key),
+        };
+        data.dirty.insert((namespace.to_owned(), key.to_owned()));
+    }
+
+    /// Applies a call's writes to `namespace` at once.
+    pub fn apply(&self, namespace: &str, writes: BTreeMap<String, Option<String>>) {
+        if writes.is_empty() {
+            return;
+        }
+        let mut data = self.lock();
+        let data = &mut *data;
+        let current = data.values.entry(namespace.to_owned()).or_default();
+        for (key, value) in writes {
+            match value {
+                Some(value) => current.insert(key.clone(), value),
+                None => current.remove(&key),
+            };
+            data.dirty.insert((namespace.to_owned(), key));
+        }
+    }
+
+    /// Every key of a namespace, for `/state`-style inspection and tests.
+    pub fn namespace(&self, namespace: &str) -> BTreeMap<String, String> {
+        self.lock().values.get(namespace).cloned().unwrap_or_default()
+    }
+
+    /// The changes since the last call, with their current values, clearing the dirty set.
+    pub fn take_changes(&self) -> Vec<StateChange> {
+        let mut data = self.lock();
+        let dirty = std::mem::take(&mut data.dirty);
+        dirty
+            .into_iter()
+            .map(|(namespace, key)| {
+                let value = data.values.get(&namespace).and_then(|keys| keys.get(&key)).cloned();
+                StateChange { namespace, key, value }
+            })
+            .collect()
+    }
+
+    /// Puts changes back after a failed commit, so the next commit retries them.
+    pub fn restore_changes(&self, changes: &[StateChange]) {
+        let mut data = self.lock();
+        for change in changes {
+            data.dirty.insert((change.namespace.clone(), change.key.clone()));
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, BagData> {
+        // A panic while holding this lock cannot leave the maps half-updated in a way
+        // that matters more than losing the session, so recover the data.
+        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_are_reported_once_with_their_latest_value() {
+        let bag = StateBag::default();
+        bag.put("todo", "items", Some("[1]".into()));
+        bag.put("todo", "items", Some("[1,2]".into()));
+        bag.put("mode", "current", Some("\"plan\"".into()));
+        bag.put("mode", "current", None);
+        let changes = bag.take_changes();
+        assert_eq!(changes.len(), 2);
+        assert!(changes.contains(&StateChange {
+            namespace: "todo".into(),
+            key: "items".into(),
+            value: Some("[1,2]".into())
+        }));
+        assert!(changes.iter().any(|c| c.namespace == "mode" && c.value.is_none()));
+        assert!(bag.take_changes().is_empty());
+    }
+
+    #[test]
+    fn namespaces_are_separate() {
+        let bag = StateBag::from_entries([("a".into(), "k".into(), "1".into())]);
+        assert_eq!(bag.get("a", "k").as_deref(), Some("1"));
+        assert_eq!(bag.get("b", "k"), None);
+        assert!(bag.take_changes().is_empty(), "loaded entries are not dirty");
+    }
+}

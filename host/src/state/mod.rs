@@ -1,0 +1,17 @@
+//! Per-session state: the bag plugins keep their memory in, and the conversation history.
+//!
+//! A [`Session`] is loaded from the [`SessionStore`] when used and written back after every
+//! step (a model reply, a tool result), so a killed host loses at most the step in flight.
+//! SQLite is the default store; the trait leaves room for a shared, server-backed one.
+
+mod bag;
+mod session;
+mod sessions;
+mod sqlite;
+mod store;
+
+pub use bag::{StateBag, StateChange};
+pub use session::Session;
+pub use sessions::{SessionHandle, Sessions};
+pub use sqlite::SqliteStore;
+pub use store::{SessionStore, Step, StoreError, StoredSession};

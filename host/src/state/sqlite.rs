@@ -1,0 +1,179 @@
+//! The default [`SessionStore`]: one embedded SQLite database in WAL mode. Each step is one
+//! transaction, so a killed process leaves every session at a step boundary.
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::store::{SessionStore, Step, StoreError, StoredSession};
+use crate::model::Message;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS sessions (
+    id          TEXT PRIMARY KEY,
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL,
+    model_calls INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS messages (
+    session_id TEXT NOT NULL,
+    seq        INTEGER NOT NULL,
+    body       TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS state (
+    session_id TEXT NOT NULL,
+    namespace  TEXT NOT NULL,
+    key        TEXT NOT NULL,
+    value      TEXT NOT NULL,
+    PRIMARY KEY (session_id, namespace, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS sessions_by_use ON sessions (updated_at DESC);
+";
+
+pub struct SqliteStore {
+    connection: Mutex<Connection>,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database at `path`.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let failed = |detail: String| StoreError::Open { path: path.display().to_string(), detail };
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|error| failed(error.to_string()))?;
+        }
+        let connection = Connection::open(path).map_err(|error| failed(error.to_string()))?;
+        Self::init(connection).map_err(|error| failed(error.to_string()))
+    }
+
+    /// A private in-memory database (tests, throwaway sessions).
+    pub fn in_memory() -> Result<Self, StoreError> {
+        Self::init(Connection::open_in_memory()?)
+    }
+
+    fn init(connection: Connection) -> Result<Self, StoreError> {
+        // WAL: readers never block the writer. synchronous=NORMAL: a killed process loses
+        // nothing committed; only a power cut may drop the last transactions.
+        connection.pragma_update(None, "journal_mode", "WAL")?;
+        connection.pragma_update(None, "synchronous", "NORMAL")?;
+        connection.busy_timeout(std::time::Duration::from_secs(5))?;
+        connection.execute_batch(SCHEMA)?;
+        Ok(Self { connection: Mutex::new(connection) })
+    }
+
+    fn connection(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.connection.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+fn now() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+impl SessionStore for SqliteStore {
+    fn create(&self, id: &str) -> Result<(), StoreError> {
+        let now = now();
+        self.connection().execute(
+            "INSERT INTO sessions (id, created_at, updated_at) VALUES (?1, ?2, ?2)",
+            params![id, now],
+        )?;
+        Ok(())
+    }
+
+    fn load(&self, id: &str) -> Result<Option<StoredSession>, StoreError> {
+        let connection = self.connection();
+        let Some(model_calls) = connection
+            .query_row("SELECT model_calls FROM sessions WHERE id = ?1", [id], |row| row.get::<_, i64>(0))
+            .optional()?
+        else {
+            return Ok(None);
+        };
+        let mut history = Vec::new();
+        let mut statement =
+            connection.prepare_cached("SELECT seq, body FROM messages WHERE session_id = ?1 ORDER BY seq")?;
+        let rows = statement.query_map([id], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)))?;
+        for row in rows {
+            let (seq, body) = row?;
+            let message: Message = serde_json::from_str(&body).map_err(|error| StoreError::Corrupt {
+                session: id.to_owned(),
+                seq,
+                detail: error.to_string(),
+            })?;
+            history.push(message);
+        }
+        let mut statement =
+            connection.prepare_cached("SELECT namespace, key, value FROM state WHERE session_id = ?1")?;
+        let state = statement
+            .query_map([id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Some(StoredSession { history, state, model_calls: model_calls as u64 }))
+    }
+
+    fn commit(&self, id: &str, step: Step<'_>) -> Result<(), StoreError> {
+        let mut connection = self.connection();
+        let transaction = connection.transaction()?;
+        {
+            let mut insert = transaction.prepare_cached(
+                "INSERT OR REPLACE INTO messages (session_id, seq, body) VALUES (?1, ?2, ?3)",
+            )?;
+            for (offset, message) in step.messages.iter().enumerate() {
+                let body = serde_json::to_string(message).expect("messages always serialize");
+                insert.execute(params![id, (step.first_seq + offset) as i64, body])?;
+            }
+            let mut upsert = transaction.prepare_cached(
+                "INSERT OR REPLACE INTO state (session_id, namespace, key, value) VALUES (?1, ?2, ?3, ?4)",
+            )?;
+            let mut delete = transaction
+                .prepare_cached("DELETE FROM state WHERE session_id = ?1 AND namespace = ?2 AND key = ?3")?;
+            for change in step.changes {
+                match &change.value {
+                    Some(value) => upsert.execute(params![id, change.namespace, change.key, value])?,
+                    None => delete.execute(params![id, change.namespace, change.key])?,
+                };
+            }
+            transaction.execute(
+                "UPDATE sessions SET updated_at = ?2, model_calls = ?3 WHERE id = ?1",
+                params![id, now(), step.model_calls as i64],
+            )?;
+        }
+        transaction.commit()?;
+        Ok(())
+    }
+
+    fn list(&self, limit: usize) -> Result<Vec<String>, StoreError> {
+        let connection = self.connection();
+        let mut statement =
+            connection.prepare_cached("SELECT id FROM sessions ORDER BY updated_at DESC LIMIT ?1")?;
+        let ids = statement.query_map([limit as i64], |row| row.get(0))?.collect::<Result<_, _>>()?;
+        Ok(ids)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::StateChange;
+
+    #[test]
+    fn a_step_round_trips_and_removals_delete() {
+        let store = SqliteStore::in_memory().unwrap();
+        store.create("s1").unwrap();
+        let messages = [Message::user("hi"), Message::assistant("hello", vec![])];
+        let changes = [
+            StateChange { namespace: "todo".into(), key: "items".into(), value: Some("[]".into()) },
+            StateChange { namespace: "todo".into(), key: "gone".into(), value: Some("1".into()) },
+        ];
+        store
+            .commit("s1", Step { first_seq: 0, messages: &messages, changes: &changes, model_calls: 1 })
+            .unwrap();
+        let removal = [StateChange { namespace: "todo".into(), key: "gone".into(), value: None }];
+        store.commit("s1", Step { first_seq: 2, messages: &[], changes: &removal, model_calls: 1 }).unwrap();
+        let loaded = store.load("s1").unwrap().unwrap();
+        assert_eq!(loaded.history, messages);
+        assert_eq!(loaded.state, vec![("todo".into(), "items".into(), "[]".into())]);
+        assert_eq!(loaded.model_calls, 1);
+        assert!(store.load("nope").unwrap().is_none());
+    }
+}

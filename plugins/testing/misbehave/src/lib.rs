@@ -1,0 +1,135 @@
+//! A plugin for the host's own tests. Its well-behaved tools (`echo`, `remember`, `recall`,
+//! `peek`) sit beside one tool per fault the runtime must contain: `trap`, `panic`, `spin`
+//! (endless loop), `grow` (memory bomb), `flood` (enormous output). Config switches make
+//! `configure` fail or `provide` return a schema that is not JSON.
+
+use agent_host_sdk::prelude::*;
+use agent_host_sdk::serde_json;
+use serde::Deserialize;
+
+#[derive(Default)]
+struct Misbehave;
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Config {
+    fail_configure: bool,
+    bad_schema: bool,
+    prefix: String,
+}
+
+#[derive(Deserialize)]
+struct RememberArgs {
+    key: String,
+    value: Value,
+}
+
+#[derive(Deserialize)]
+struct PeekArgs {
+    namespace: String,
+    key: String,
+}
+
+impl Plugin for Misbehave {
+    fn manifest(&self) -> Manifest {
+        Manifest::new("misbehave", env!("CARGO_PKG_VERSION"))
+            .with(Capabilities::PROVIDE | Capabilities::CALL_TOOL)
+            .command("misbehave", "/misbehave", "Says hello without a model call")
+    }
+
+    fn configure(&self, config: Value) -> Result<Value, String> {
+        let parsed: Config = serde_json::from_value(config.clone()).map_err(|e| e.to_string())?;
+        if parsed.fail_configure {
+            return Err("fail_configure is set, so this configuration is refused".into());
+        }
+        Ok(config)
+    }
+
+    fn provide(&self, ctx: &Context) -> Contribution {
+        let config: Config = ctx.config().unwrap_or_default();
+        let echo = ToolSpec::new("echo", "Echoes its text back.").parameters(json!({
+            "type": "object",
+            "properties": { "text": { "type": "string" } },
+            "required": ["text"],
+            "additionalProperties": false
+        }));
+        let mut contribution = Contribution::default()
+            .instructions(format!("{}misbehave instructions", config.prefix))
+            .tool(echo)
+            .tool(ToolSpec::new("remember", "Stores a value.").parameters(json!({
+                "type": "object",
+                "properties": { "key": { "type": "string" }, "value": {} },
+                "required": ["key", "value"]
+            })))
+            .tool(ToolSpec::new("recall", "Returns every remembered value."))
+            .tool(ToolSpec::new("peek", "Reads another plugin's state.").parameters(json!({
+                "type": "object",
+                "properties": { "namespace": { "type": "string" }, "key": { "type": "string" } },
+                "required": ["namespace", "key"]
+            })))
+            .tool(ToolSpec::new("write_then_fail", "Writes state, then fails."))
+            .tool(ToolSpec::new("trap", "Traps."))
+            .tool(ToolSpec::new("panic", "Panics."))
+            .tool(ToolSpec::new("spin", "Never returns."))
+            .tool(ToolSpec::new("grow", "Allocates without end."))
+            .tool(ToolSpec::new("flood", "Returns 8 MiB of text."))
+            .inject("misbehave injected message");
+        if config.bad_schema {
+            contribution.tools[0].parameters = "{not json".into();
+        }
+        contribution
+    }
+
+    fn call_tool(&self, _ctx: &Context, call: ToolCall) -> Result<String, String> {
+        match call.name.as_str() {
+            "echo" => {
+                let args: Value = call.args()?;
+                Ok(args["text"].as_str().unwrap_or_default().to_owned())
+            }
+            "remember" => {
+                let args: RememberArgs = call.args()?;
+                let mut all: serde_json::Map<String, Value> = state::get_or_default("memory")?;
+                all.insert(args.key, args.value);
+                state::set("memory", &all)?;
+                events::emit("remembered", &all);
+                Ok(format!("{} values remembered", all.len()))
+            }
+            "recall" => {
+                let all: Value = state::get("memory")?.unwrap_or(json!({}));
+                Ok(all.to_string())
+            }
+            "peek" => {
+                let args: PeekArgs = call.args()?;
+                let value: Option<Value> = state::read(&args.namespace, &args.key)?;
+                Ok(value.map_or_else(|| "nothing".to_owned(), |v| v.to_string()))
+            }
+            "write_then_fail" => {
+                state::set("memory", &json!({"lost": true}))?;
+                Err("failed after writing".into())
+            }
+            "trap" => std::process::abort(),
+            "panic" => panic!("misbehave panicked on purpose"),
+            "spin" => {
+                let mut counter: u64 = 0;
+                loop {
+                    counter = std::hint::black_box(counter.wrapping_add(1));
+                }
+            }
+            "grow" => {
+                let mut hoard: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    hoard.push(vec![1u8; 1 << 20]);
+                    std::hint::black_box(&hoard);
+                }
+            }
+            "flood" => Ok("x".repeat(8 << 20)),
+            other => Err(format!("no tool named `{other}`")),
+        }
+    }
+
+    fn command(&self, _ctx: &Context, _name: &str, args: &str) -> Result<String, String> {
+        Ok(format!("misbehave says hello {args}"))
+    }
+}
+
+export_plugin!(Misbehave);

@@ -1,0 +1,148 @@
+//! The real binary: one-shot prompts with `--json`, the scripted provider, resume by id
+//! after the process exits, exit statuses.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::support::{FakeModel, Reply, config_text, plugin_block, repo_root};
+
+fn agent_host() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_agent-host"));
+    command.env_remove("OPENAI_API_KEY").env_remove("OPENAI_BASE_URL").env("NO_COLOR", "1");
+    command
+}
+
+fn json_lines(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}")))
+        .collect()
+}
+
+#[test]
+fn scripted_provider_runs_a_turn_and_the_session_resumes_in_a_new_process() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("script.toml"),
+        "[[turn]]\ntext = \"\"\ntool_calls = [{ name = \"remember\", arguments = { key = \"x\", value = 42 } }]\n\n[[turn]]\ntext = \"Stored.\"\n\n[[turn]]\ntext = \"\"\ntool_calls = [{ name = \"recall\" }]\n\n[[turn]]\ntext = \"Recalled.\"\n",
+    )
+    .unwrap();
+    let config = format!(
+        "[model]\nprovider = \"scripted\"\nscript = \"script.toml\"\n\n[storage]\npath = \"s.db\"\n\n[runtime]\ncache_dir = \"{}\"\n\n{}",
+        crate::support::shared_cache_dir().display(),
+        plugin_block("misbehave", "")
+    );
+    std::fs::write(dir.path().join("config.toml"), config).unwrap();
+    let run = |extra: &[&str]| {
+        let output = agent_host()
+            .arg("--config")
+            .arg(dir.path().join("config.toml"))
+            .args(["--json", "--prompt", "hello"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "stderr: {}", String::from_utf8_lossy(&output.stderr));
+        json_lines(&output.stdout)
+    };
+    let first = run(&[]);
+    assert_eq!(first[0]["type"], "session_started");
+    assert_eq!(first[0]["resumed"], false);
+    let id = first[0]["session_id"].as_str().unwrap().to_owned();
+    assert!(first.iter().any(|e| e["type"] == "tool_result" && e["output"] == "1 values remembered"));
+    assert_eq!(first.last().unwrap()["type"], "turn_ended");
+
+    let second = run(&["--session", &id]);
+    assert_eq!(second[0]["resumed"], true);
+    assert!(second.iter().any(|e| e["type"] == "tool_result" && e["output"] == r#"{"x":42}"#), "{second:#?}");
+    assert!(second.iter().any(|e| e["type"] == "assistant_message" && e["text"] == "Recalled."));
+}
+
+#[tokio::test]
+async fn json_stream_is_well_formed_against_a_real_http_endpoint() {
+    let model = FakeModel::start().await;
+    model.push(Reply::tool("echo", r#"{"text":"hi"}"#));
+    model.push(Reply::text("All done."));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.toml"), config_text(&model.url(), &plugin_block("misbehave", "")))
+        .unwrap();
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-host"))
+        .env_remove("OPENAI_API_KEY")
+        .arg("--config")
+        .arg(dir.path().join("config.toml"))
+        .args(["--prompt", "say hi", "--json"])
+        .output()
+        .await
+        .unwrap();
+    assert!(output.status.success(), "stderr: {}", String::from_utf8_lossy(&output.stderr));
+    let events = json_lines(&output.stdout);
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    for expected in [
+        "session_started",
+        "user_message",
+        "injected_message",
+        "model_request",
+        "assistant_delta",
+        "assistant_message",
+        "tool_call",
+        "tool_result",
+        "turn_ended",
+    ] {
+        assert!(types.contains(&expected), "missing {expected} in {types:?}");
+    }
+    assert_eq!(events.last().unwrap()["reason"], "done");
+}
+
+#[test]
+fn an_unreachable_endpoint_is_one_clear_line_and_exit_status_1() {
+    let dir = tempfile::tempdir().unwrap();
+    // Port 9 (discard) on loopback: nothing listens, the connection is refused at once.
+    let config = config_text("http://127.0.0.1:9/v1", &plugin_block("misbehave", ""));
+    std::fs::write(dir.path().join("config.toml"), config).unwrap();
+    let output = agent_host()
+        .arg("--config")
+        .arg(dir.path().join("config.toml"))
+        .args(["--prompt", "hi"])
+        .env("AGENT_HOST_TEST_KEY", "sk-test-secret-never-printed")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let all =
+        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(
+        all.contains("cannot reach the model endpoint at http://127.0.0.1:9/v1/chat/completions"),
+        "{all}"
+    );
+    assert!(!all.contains("sk-test-secret-never-printed"), "the key leaked: {all}");
+}
+
+#[test]
+fn a_bad_config_exits_2_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.toml"), "[agent]\nmax_iterations = 0\n").unwrap();
+    let output = agent_host()
+        .arg("--config")
+        .arg(dir.path().join("config.toml"))
+        .args(["--prompt", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("config.toml:2: `agent.max_iterations`: must be at least 1"), "{stderr}");
+}
+
+#[test]
+fn the_shipped_config_runs_the_offline_demo_without_an_endpoint() {
+    let output = agent_host()
+        .current_dir(repo_root())
+        .args(["--config", "config.toml", "--json"])
+        .env("AGENT_HOST_DEMO_DB", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "stderr: {stderr}");
+    assert!(stderr.contains("No model endpoint configured"), "{stderr}");
+    let events = json_lines(&output.stdout);
+    assert!(events.iter().any(|e| e["type"] == "tool_result"), "the demo uses the stock plugins");
+    assert_eq!(events.last().unwrap()["type"], "turn_ended");
+}

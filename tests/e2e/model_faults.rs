@@ -1,0 +1,117 @@
+//! The model endpoint misbehaving: rate limits and server errors (retried, then a clear
+//! error), a stream cut mid-reply, an event that is not JSON, a reply that never ends.
+//! In every case the session keeps what it had and the next turn works.
+
+use agent_host::TurnEnd;
+
+use crate::support::{FakeModel, Reply, TestHost, config_text, plugin_block};
+
+async fn host(model: &FakeModel, timeout_secs: u64) -> TestHost {
+    let config = config_text(&model.url(), &plugin_block("misbehave", ""))
+        .replace("timeout_secs = 5", &format!("timeout_secs = {timeout_secs}"));
+    TestHost::new(&config).await.unwrap()
+}
+
+/// Runs a turn expected to fail with `expected` in its error, then checks the session
+/// still works and still holds the first prompt.
+async fn fails_then_recovers(model: &FakeModel, test: &TestHost, expected: &str) {
+    let session = test.session();
+    let error = test.turn(&session, "first").await.expect_err("the turn fails").to_string();
+    assert!(error.contains(expected), "{error}");
+    model.push(Reply::text("recovered"));
+    let outcome = test.turn(&session, "second").await.unwrap();
+    assert_eq!(outcome.reply, "recovered");
+    let last = model.requests().last().unwrap().clone();
+    let users: Vec<&str> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(users, ["first", "second"], "the failed turn's prompt is kept");
+}
+
+#[tokio::test]
+async fn rate_limits_and_server_errors_are_retried() {
+    let model = FakeModel::start().await;
+    model.push(Reply::status(429)).push(Reply::status(503)).push(Reply::text("made it"));
+    let test = host(&model, 5).await;
+    let outcome = test.turn(&test.session(), "hi").await.unwrap();
+    assert_eq!(outcome.end, TurnEnd::Done);
+    assert_eq!(outcome.reply, "made it");
+    assert_eq!(model.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn retries_run_out_with_a_clear_error() {
+    let model = FakeModel::start().await;
+    model.push(Reply::status(500)).push(Reply::status(500)).push(Reply::status(500));
+    let test = host(&model, 5).await;
+    fails_then_recovers(&model, &test, "HTTP 500 after 3 attempt(s)").await;
+}
+
+#[tokio::test]
+async fn a_client_error_is_not_retried() {
+    let model = FakeModel::start().await;
+    model.push(Reply::status(400));
+    let test = host(&model, 5).await;
+    fails_then_recovers(&model, &test, "HTTP 400 after 1 attempt(s)").await;
+}
+
+#[tokio::test]
+async fn a_rejected_key_names_the_variable_not_the_key() {
+    let model = FakeModel::start().await;
+    model.push(Reply::status(401));
+    let test = host(&model, 5).await;
+    fails_then_recovers(
+        &model,
+        &test,
+        "rejected the API key (HTTP 401); check the variable `AGENT_HOST_TEST_KEY`",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_stream_cut_mid_reply_is_an_error() {
+    let model = FakeModel::start().await;
+    model.push(Reply::cut("half a sent"));
+    let test = host(&model, 5).await;
+    fails_then_recovers(&model, &test, "the stream ended before the reply was complete").await;
+}
+
+#[tokio::test]
+async fn a_stream_event_that_is_not_json_is_an_error() {
+    let model = FakeModel::start().await;
+    model.push(Reply::not_json());
+    let test = host(&model, 5).await;
+    fails_then_recovers(&model, &test, "a stream chunk is not JSON").await;
+}
+
+#[tokio::test]
+async fn a_reply_that_never_ends_times_out() {
+    let model = FakeModel::start().await;
+    model.push(Reply::hang());
+    let test = host(&model, 1).await;
+    fails_then_recovers(&model, &test, "the model did not finish within 1 s").await;
+}
+
+#[tokio::test]
+async fn the_api_key_is_sent_as_a_bearer_token() {
+    let model = FakeModel::start().await;
+    model.push(Reply::text("ok"));
+    // SAFETY of the environment: only this test sets this variable, before the host reads it.
+    let config = config_text(&model.url(), &plugin_block("misbehave", ""))
+        .replace("AGENT_HOST_TEST_KEY", "AGENT_HOST_TEST_KEY_BEARER");
+    unsafe_set_env("AGENT_HOST_TEST_KEY_BEARER", "sk-fake-bearer");
+    let test = TestHost::new(&config).await.unwrap();
+    test.turn(&test.session(), "hi").await.unwrap();
+    assert_eq!(model.authorizations(), [Some("Bearer sk-fake-bearer".to_owned())]);
+}
+
+#[allow(unsafe_code)]
+fn unsafe_set_env(name: &str, value: &str) {
+    // SAFETY: the variable is unique to one test and read on the same thread right after;
+    // no other thread reads or writes it.
+    unsafe { std::env::set_var(name, value) }
+}

@@ -1,0 +1,152 @@
+//! The runtime's limits, each paired with a call that works right after: a trap, a panic,
+//! an endless loop, a memory bomb, enormous output, a malformed return, a failing
+//! `configure`, writes from a failed call, and state reads without a grant.
+
+use agent_host::Event;
+use agent_host::runtime::ToolResult;
+use serde_json::{Value, json};
+
+use crate::support::{FakeModel, TestHost, plugin_block};
+
+async fn host(extra: &str) -> TestHost {
+    let model = FakeModel::start().await;
+    TestHost::with_plugins(&model, &plugin_block("misbehave", extra)).await
+}
+
+async fn call(
+    test: &TestHost,
+    session: &agent_host::state::SessionHandle,
+    tool: &str,
+    args: Value,
+) -> ToolResult {
+    let mut session = session.lock().await;
+    test.host.invoke_tool(&mut session, tool, &args, &*test.events).await.unwrap()
+}
+
+/// The fault's error text, after checking that the next call works.
+async fn fault_then_recovery(test: &TestHost, tool: &str) -> String {
+    let session = test.session();
+    let failed = call(test, &session, tool, json!({})).await;
+    assert!(!failed.ok, "{tool} should fail: {}", failed.output);
+    let errors: Vec<String> = test
+        .take_events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Error { message, plugin } => {
+                assert_eq!(plugin.as_deref(), Some("misbehave@0.1.0"));
+                Some(message)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(errors.len(), 1, "one error event for the failed call: {errors:?}");
+    let next = call(test, &session, "echo", json!({"text": "still here"})).await;
+    assert!(next.ok && next.output == "still here", "the next call works: {}", next.output);
+    failed.output
+}
+
+#[tokio::test]
+async fn a_trap_is_contained() {
+    let test = host("").await;
+    let error = fault_then_recovery(&test, "trap").await;
+    assert!(error.contains("plugin misbehave@0.1.0 trapped"), "{error}");
+}
+
+#[tokio::test]
+async fn a_panic_reports_its_message() {
+    let test = host("").await;
+    let error = fault_then_recovery(&test, "panic").await;
+    assert!(error.contains("plugin misbehave@0.1.0 panicked: misbehave panicked on purpose"), "{error}");
+}
+
+#[tokio::test]
+async fn an_endless_loop_hits_the_deadline() {
+    let test = host("[plugin.limits]\ntimeout_ms = 150\n").await;
+    let error = fault_then_recovery(&test, "spin").await;
+    assert!(error.contains("plugin misbehave@0.1.0 timed out after 150 ms"), "{error}");
+}
+
+#[tokio::test]
+async fn a_memory_bomb_hits_the_memory_limit() {
+    let test = host("[plugin.limits]\nmemory_mb = 24\n").await;
+    let error = fault_then_recovery(&test, "grow").await;
+    assert!(error.contains("plugin misbehave@0.1.0 hit its memory limit of 24 MiB"), "{error}");
+}
+
+#[tokio::test]
+async fn enormous_output_is_cut_with_a_note() {
+    let test = host("[plugin.limits]\nmax_output_kb = 64\nmemory_mb = 128\n").await;
+    let session = test.session();
+    let result = call(&test, &session, "flood", json!({})).await;
+    assert!(result.ok);
+    assert!(result.output.len() < 70 * 1024);
+    assert!(
+        result.output.ends_with(&format!("[output cut: 65536 of {} bytes shown]", 8 << 20)),
+        "{}",
+        &result.output[result.output.len() - 80..]
+    );
+}
+
+#[tokio::test]
+async fn a_schema_that_is_not_json_is_a_malformed_return() {
+    let test = host("[plugin.config]\nbad_schema = true\n").await;
+    let session = test.session();
+    let result = call(&test, &session, "echo", json!({"text": "x"})).await;
+    assert!(!result.ok);
+    assert!(result.output.contains("no tool named `echo`"), "{}", result.output);
+    let errors: Vec<String> = test
+        .take_events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Error { message, .. } => Some(message),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        errors.iter().any(|m| m.contains("misbehave@0.1.0 returned malformed output")
+            && m.contains("schema of tool `echo` is not JSON")),
+        "{errors:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_failed_call_leaves_the_state_bag_untouched() {
+    let test = host("").await;
+    let session = test.session();
+    assert!(call(&test, &session, "remember", json!({"key": "k", "value": 1})).await.ok);
+    let failed = call(&test, &session, "write_then_fail", json!({})).await;
+    assert_eq!(failed.output, "failed after writing");
+    let trapped = call(&test, &session, "trap", json!({})).await;
+    assert!(!trapped.ok);
+    assert_eq!(call(&test, &session, "recall", json!({})).await.output, r#"{"k":1}"#);
+}
+
+#[tokio::test]
+async fn reading_another_plugins_state_needs_a_grant() {
+    let test = host("").await;
+    let session = test.session();
+    let refused = call(&test, &session, "peek", json!({"namespace": "agent-mode", "key": "mode"})).await;
+    assert!(!refused.ok);
+    assert!(refused.output.contains("read_state = [\"agent-mode\"]"), "{}", refused.output);
+
+    let granted = host("[plugin.grants]\nread_state = [\"agent-mode\"]\n").await;
+    let session = granted.session();
+    session.lock().await.bag().put("agent-mode", "mode", Some("\"plan\"".into()));
+    let read = call(&granted, &session, "peek", json!({"namespace": "agent-mode", "key": "mode"})).await;
+    assert_eq!(read.output, "\"plan\"");
+}
+
+#[tokio::test]
+async fn a_failing_configure_is_a_load_error_naming_plugin_and_entry() {
+    let model = FakeModel::start().await;
+    let config = crate::support::config_text(
+        &model.url(),
+        &plugin_block("misbehave", "[plugin.config]\nfail_configure = true\n"),
+    );
+    let error = TestHost::new(&config).await.err().expect("the load fails").to_string();
+    assert!(
+        error.contains("plugin misbehave@0.1.0 refused its configuration: fail_configure is set"),
+        "{error}"
+    );
+    assert!(error.contains("config.toml:"), "names the file and line: {error}");
+}

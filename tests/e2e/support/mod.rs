@@ -1,0 +1,90 @@
+//! What every end-to-end test shares: plugins built once, a fake model server, a host in a
+//! temporary folder with its own SQLite database.
+
+pub mod fake_model;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use agent_host::agent::NoOperator;
+use agent_host::events::CollectEvents;
+use agent_host::model::ModelClient;
+use agent_host::state::SessionHandle;
+use agent_host::{Config, Event, Host, TurnOutcome};
+
+pub use fake_model::{FakeModel, Reply};
+
+/// The repository's root folder.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("host/ sits in the repository").to_path_buf()
+}
+
+/// Every plugin crate under `plugins/`, built once per test process for wasm32-wasip2.
+pub fn plugin_wasm(package: &str) -> PathBuf {
+    static BUILT: OnceLock<BTreeMap<String, PathBuf>> = OnceLock::new();
+    let built = BUILT.get_or_init(|| {
+        agent_host::runtime::build_workspace(&repo_root().join("plugins"))
+            .unwrap_or_else(|error| panic!("building the plugins failed: {error}"))
+    });
+    built.get(package).unwrap_or_else(|| panic!("no plugin package `{package}` in plugins/")).clone()
+}
+
+/// A host in a temporary folder: `config.toml` written from the text given, SQLite inside.
+pub struct TestHost {
+    pub dir: tempfile::TempDir,
+    pub host: Arc<Host>,
+    pub events: Arc<CollectEvents>,
+}
+
+/// Config text for a deployment pointing at `model_url` with the given `[[plugin]]` blocks.
+pub fn config_text(model_url: &str, plugins: &str) -> String {
+    format!(
+        "[agent]\nmax_iterations = 6\n\n[model]\nbase_url = \"{model_url}\"\nmodel = \"fake\"\napi_key_env = \"AGENT_HOST_TEST_KEY\"\nmax_retries = 2\nretry_backoff_ms = 10\ntimeout_secs = 5\n\n[storage]\npath = \"sessions.db\"\n\n[runtime]\ncache_dir = \"{}\"\n\n{plugins}",
+        shared_cache_dir().display()
+    )
+}
+
+/// One compile cache for the whole test run, so each component is compiled once.
+pub fn shared_cache_dir() -> PathBuf {
+    repo_root().join("target").join("test-compile-cache")
+}
+
+/// A `[[plugin]]` block for a built plugin package, with extra TOML lines appended.
+pub fn plugin_block(package: &str, extra: &str) -> String {
+    format!("[[plugin]]\npath = \"{}\"\n{extra}\n", plugin_wasm(package).display())
+}
+
+impl TestHost {
+    pub async fn new(config: &str) -> anyhow::Result<Self> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, config)?;
+        let config = Config::load(&path)?;
+        let model = ModelClient::from_config(&config)?.expect("test configs name a model");
+        let host = Arc::new(Host::new(config, model).await?);
+        Ok(Self { dir, host, events: Arc::new(CollectEvents::default()) })
+    }
+
+    pub async fn with_plugins(model: &FakeModel, plugins: &str) -> Self {
+        Self::new(&config_text(&model.url(), plugins)).await.expect("the test host starts")
+    }
+
+    pub fn session(&self) -> SessionHandle {
+        self.host.sessions().create().expect("a session")
+    }
+
+    /// Runs one turn on `session` with no operator to ask.
+    pub async fn turn(&self, session: &SessionHandle, prompt: &str) -> anyhow::Result<TurnOutcome> {
+        let mut session = session.lock().await;
+        Ok(self.host.run_turn(&mut session, prompt, &*self.events, &NoOperator).await?)
+    }
+
+    pub fn take_events(&self) -> Vec<Event> {
+        self.events.take()
+    }
+
+    pub fn db_path(&self) -> PathBuf {
+        self.dir.path().join("sessions.db")
+    }
+}
