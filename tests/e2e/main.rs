@@ -3,8 +3,16 @@
 
 mod support;
 
+mod agent_mode;
+mod authoring_guide;
 mod cli;
 mod config_errors;
+mod custom_mode;
+mod fs_tools;
 mod model_faults;
+mod permissions;
 mod round_trip;
 mod sandbox;
+mod shell;
+mod todo;
+mod todo_write;

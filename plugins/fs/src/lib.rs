@@ -1,0 +1,13 @@
+//! Placeholder: being written.
+use agent_host_sdk::prelude::*;
+
+#[derive(Default)]
+struct Stub;
+
+impl Plugin for Stub {
+    fn manifest(&self) -> Manifest {
+        Manifest::new("fs", env!("CARGO_PKG_VERSION"))
+    }
+}
+
+export_plugin!(Stub);
