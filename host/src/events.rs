@@ -27,6 +27,24 @@ pub enum Event {
     ToolCall { id: String, name: String, plugin: String, arguments: Value },
     /// A hook or the operator refused or questioned a call.
     ToolDecision { id: String, name: String, decision: String, reason: String, decided_by: String },
+    /// An `ask` verdict is put to the operator (or to `agent.on_ask` when nobody can answer).
+    ApprovalRequested {
+        id: String,
+        name: String,
+        plugin: String,
+        arguments: Value,
+        reason: String,
+        asked_by: String,
+    },
+    /// The answer to an approval request: `allow_once`, `allow_tool_always`,
+    /// `allow_exact_always`, `deny` or `unanswerable`, with the operator's reason if any.
+    ApprovalAnswered {
+        id: String,
+        name: String,
+        answer: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
     /// A tool call's result as the model will see it.
     ToolResult { id: String, name: String, ok: bool, output: String },
     /// A `stop` hook kept the turn going with a message for the model.

@@ -87,7 +87,11 @@ fn validate(tool: &OfferedTool, name: &str, arguments: &Value) -> Result<(), Too
         .take(MAX_SCHEMA_ERRORS)
         .map(|error| {
             let path = error.instance_path().to_string();
-            if path.is_empty() { error.to_string() } else { format!("at {path}: {error}") }
+            if path.is_empty() {
+                error.to_string()
+            } else {
+                format!("at {path}: {error}")
+            }
         })
         .collect();
     if problems.is_empty() {
@@ -226,7 +230,29 @@ async fn decide(
         reason: reason.clone(),
         asked_by: asked_by.clone(),
     };
+    // In `--json` mode these two events are how a watcher sees the question and its answer.
+    env.sink.emit(&Event::ApprovalRequested {
+        id: request.id.clone(),
+        name: request.name.clone(),
+        plugin: approval.plugin.clone(),
+        arguments: arguments.clone(),
+        reason: reason.clone(),
+        asked_by: asked_by.clone(),
+    });
     let answer = env.approver.decide(&approval).await;
+    let (answer_name, answer_reason) = match &answer {
+        ApprovalAnswer::AllowOnce => ("allow_once", None),
+        ApprovalAnswer::AllowToolAlways => ("allow_tool_always", None),
+        ApprovalAnswer::AllowExactAlways => ("allow_exact_always", None),
+        ApprovalAnswer::Deny(why) => ("deny", why.clone()),
+        ApprovalAnswer::Unanswerable => ("unanswerable", None),
+    };
+    env.sink.emit(&Event::ApprovalAnswered {
+        id: request.id.clone(),
+        name: request.name.clone(),
+        answer: answer_name.to_owned(),
+        reason: answer_reason,
+    });
     let allow = |how: &str| {
         env.sink.emit(&Event::ToolDecision {
             id: request.id.clone(),
