@@ -1,0 +1,43 @@
+//! The completion loop: when the model ends a step while todos are still open, send it back
+//! to work with a reminder, unless the loop is off or the current mode is not one it runs in.
+
+use agent_host_sdk::prelude::*;
+
+use crate::config::Config;
+use crate::item::TodoList;
+use crate::render;
+
+/// Stop or continue, after the model's final text of a step.
+pub fn decide(config: &Config) -> StopOutcome {
+    if !config.loop_enabled || !mode_allows_loop(config) {
+        return StopOutcome::Stop;
+    }
+    let list = match TodoList::load() {
+        Ok(list) => list,
+        Err(error) => {
+            log::warn(&format!("cannot read the todo list, letting the turn end: {error}"));
+            return StopOutcome::Stop;
+        }
+    };
+    let remaining = list.remaining();
+    if remaining.is_empty() {
+        return StopOutcome::Stop;
+    }
+    let text = render::lines(config, remaining);
+    StopOutcome::Continue(config.continue_template.replace("{remaining_todos}", &text))
+}
+
+/// True without `loop_modes`; otherwise only when the mode plugin's current mode is listed.
+fn mode_allows_loop(config: &Config) -> bool {
+    let (Some(modes), Some(plugin)) = (&config.loop_modes, &config.mode_plugin) else {
+        return true;
+    };
+    match state::read::<String>(plugin, "mode") {
+        Ok(Some(mode)) => modes.contains(&mode),
+        Ok(None) => false,
+        Err(error) => {
+            log::warn(&format!("cannot read the mode, so the todo loop stays off: {error}"));
+            false
+        }
+    }
+}
