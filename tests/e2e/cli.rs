@@ -133,12 +133,8 @@ fn a_bad_config_exits_2_naming_the_line() {
 
 #[test]
 fn the_shipped_config_runs_the_offline_demo_without_an_endpoint() {
-    let output = agent_host()
-        .current_dir(repo_root())
-        .args(["--config", "config.toml", "--json"])
-        .env("AGENT_HOST_DEMO_DB", "1")
-        .output()
-        .unwrap();
+    let output =
+        agent_host().current_dir(repo_root()).args(["--config", "config.toml", "--json"]).output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "stderr: {stderr}");
     assert!(stderr.contains("No model endpoint configured"), "{stderr}");

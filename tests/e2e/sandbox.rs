@@ -129,7 +129,13 @@ async fn reading_another_plugins_state_needs_a_grant() {
     assert!(!refused.ok);
     assert!(refused.output.contains("read_state = [\"agent-mode\"]"), "{}", refused.output);
 
-    let granted = host("[plugin.grants]\nread_state = [\"agent-mode\"]\n").await;
+    let model = FakeModel::start().await;
+    let plugins = format!(
+        "{}{}",
+        plugin_block("misbehave", "[plugin.grants]\nread_state = [\"agent-mode\"]\n"),
+        plugin_block("agent-mode", "")
+    );
+    let granted = TestHost::with_plugins(&model, &plugins).await;
     let session = granted.session();
     session.lock().await.bag().put("agent-mode", "mode", Some("\"plan\"".into()));
     let read = call(&granted, &session, "peek", json!({"namespace": "agent-mode", "key": "mode"})).await;
@@ -149,4 +155,35 @@ async fn a_failing_configure_is_a_load_error_naming_plugin_and_entry() {
         "{error}"
     );
     assert!(error.contains("config.toml:"), "names the file and line: {error}");
+}
+
+#[tokio::test]
+async fn a_grant_for_a_plugin_that_is_not_loaded_is_a_load_error() {
+    let model = FakeModel::start().await;
+    let config = crate::support::config_text(
+        &model.url(),
+        &plugin_block("misbehave", "[plugin.grants]\nread_state = [\"agent-mode\"]\n"),
+    );
+    let error = TestHost::new(&config).await.err().expect("the load fails").to_string();
+    assert!(
+        error.contains("granted to read the state of `agent-mode`, but no loaded plugin has that name"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_mode_plugin_setting_without_its_grant_is_a_load_error() {
+    let model = FakeModel::start().await;
+    let plugins = format!(
+        "{}{}",
+        plugin_block("misbehave", "[plugin.config]\nmode_plugin = \"agent-mode\"\n"),
+        plugin_block("agent-mode", "")
+    );
+    let error = TestHost::new(&crate::support::config_text(&model.url(), &plugins))
+        .await
+        .err()
+        .expect("the load fails")
+        .to_string();
+    assert!(error.contains("reads the mode from `agent-mode` but has no grant for it"), "{error}");
+    assert!(error.contains("read_state = [\"agent-mode\"]"), "{error}");
 }

@@ -53,6 +53,7 @@ impl PluginSet {
             tracing::info!(plugin = %plugin.label(), cached = plugin.cache_hit(), "plugin loaded");
             plugins.push(Arc::new(plugin));
         }
+        check_state_grants(config, &plugins)?;
         let set = Self { plugins, schemas: Mutex::new(HashMap::new()) };
         set.check_tool_names().await.map_err(|message| ConfigError {
             file: config.source.file.clone(),
@@ -63,6 +64,7 @@ impl PluginSet {
         Ok(set)
     }
 
+    /// The plugins, in config order.
     pub fn plugins(&self) -> &[Arc<LoadedPlugin>] {
         &self.plugins
     }
@@ -112,4 +114,34 @@ impl PluginSet {
         schemas.insert(text.to_owned(), compiled.clone());
         Ok(compiled)
     }
+}
+
+/// A plugin that reads another's state must be granted it, and the other must be loaded:
+/// otherwise a feature that depends on it (the todo loop reading the current mode) would
+/// silently do nothing. Checked for every `read_state` grant and every `mode_plugin`
+/// setting.
+fn check_state_grants(config: &Config, plugins: &[Arc<LoadedPlugin>]) -> Result<(), ConfigError> {
+    let loaded = |name: &str| plugins.iter().any(|p| p.name() == name);
+    let enabled = config.plugins.iter().enumerate().filter(|(_, p)| p.enabled);
+    for ((index, entry), plugin) in enabled.zip(plugins) {
+        let at = |message: String| config.error_at(entry.path.span(), format!("plugin[{index}]"), message);
+        if let Some(mode_plugin) = entry.config.get("mode_plugin").and_then(|v| v.as_str())
+            && !entry.grants.read_state.iter().any(|granted| granted == mode_plugin)
+        {
+            return Err(at(format!(
+                "{} reads the mode from `{mode_plugin}` but has no grant for it: add \
+                 `read_state = [\"{mode_plugin}\"]` under its [plugin.grants]",
+                plugin.label()
+            )));
+        }
+        for namespace in &entry.grants.read_state {
+            if !loaded(namespace) {
+                return Err(at(format!(
+                    "{} is granted to read the state of `{namespace}`, but no loaded plugin has that name",
+                    plugin.label()
+                )));
+            }
+        }
+    }
+    Ok(())
 }
