@@ -68,6 +68,7 @@ impl Plugin for Misbehave {
                 "required": ["namespace", "key"]
             })))
             .tool(ToolSpec::new("write_then_fail", "Writes state, then fails."))
+            .tool(ToolSpec::new("touch", "Pretends to change a file; marked mutating.").mutating())
             .tool(ToolSpec::new("trap", "Traps."))
             .tool(ToolSpec::new("panic", "Panics."))
             .tool(ToolSpec::new("spin", "Never returns."))
@@ -107,6 +108,7 @@ impl Plugin for Misbehave {
                 state::set("memory", &json!({"lost": true}))?;
                 Err("failed after writing".into())
             }
+            "touch" => Ok("touched".to_owned()),
             "trap" => std::process::abort(),
             "panic" => panic!("misbehave panicked on purpose"),
             "spin" => {

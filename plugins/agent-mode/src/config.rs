@@ -1,0 +1,93 @@
+//! The plugin's `[plugin.config]`: validated once by `configure`, with defaults filled in.
+
+use std::collections::BTreeSet;
+
+use agent_host_sdk::prelude::*;
+use agent_host_sdk::serde_json;
+use serde::{Deserialize, Serialize};
+
+use crate::modes::{DEFAULT_TEMPLATE, Mode, default_modes, render_modes};
+
+/// The normalized configuration every call sees.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// The system-prompt section; must contain `{available_modes}` and `{current_mode}`.
+    pub template: String,
+    /// The modes, in the order they are shown.
+    pub modes: Vec<Mode>,
+    /// The mode a session starts in, and falls back to.
+    pub default_mode: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            template: DEFAULT_TEMPLATE.to_owned(),
+            modes: default_modes(),
+            default_mode: "plan".to_owned(),
+        }
+    }
+}
+
+impl Config {
+    /// The mode called `name` (exact, case-sensitive match).
+    pub fn mode(&self, name: &str) -> Option<&Mode> {
+        self.modes.iter().find(|mode| mode.name == name)
+    }
+
+    /// The mode names, for error messages: "`plan`, `execute`".
+    pub fn names(&self) -> String {
+        self.modes.iter().map(|mode| format!("`{}`", mode.name)).collect::<Vec<_>>().join(", ")
+    }
+
+    /// The instructions for the system prompt in `current` mode.
+    pub fn instructions(&self, current: &str) -> String {
+        self.template
+            .replace("{available_modes}", &render_modes(&self.modes))
+            .replace("{current_mode}", current)
+    }
+}
+
+/// Parses and checks the raw config table.
+pub fn configure(raw: Value) -> Result<Value, String> {
+    let raw = if raw.is_null() { json!({}) } else { raw };
+    let config: Config =
+        serde_json::from_value(raw).map_err(|error| format!("agent-mode configuration: {error}"))?;
+    validate(&config)?;
+    serde_json::to_value(&config).map_err(|error| error.to_string())
+}
+
+fn validate(config: &Config) -> Result<(), String> {
+    if config.modes.is_empty() {
+        return Err("`modes` is empty: configure at least one mode".to_owned());
+    }
+    let mut seen = BTreeSet::new();
+    for (index, mode) in config.modes.iter().enumerate() {
+        if mode.name.trim().is_empty() {
+            return Err(format!("`modes[{index}].name` is blank: every mode needs a name"));
+        }
+        if mode.description.trim().is_empty() {
+            return Err(format!(
+                "`modes[{index}].description` is blank: mode `{}` needs a description",
+                mode.name
+            ));
+        }
+        if !seen.insert(mode.name.as_str()) {
+            return Err(format!("`modes` names `{}` more than once: mode names must be unique", mode.name));
+        }
+    }
+    if config.mode(&config.default_mode).is_none() {
+        return Err(format!(
+            "`default_mode` is `{}`, which is not one of the configured modes ({})",
+            config.default_mode,
+            config.names()
+        ));
+    }
+    for placeholder in ["{available_modes}", "{current_mode}"] {
+        if !config.template.contains(placeholder) {
+            return Err(format!("`template` must contain `{placeholder}`"));
+        }
+    }
+    Ok(())
+}

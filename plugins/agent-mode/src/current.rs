@@ -1,0 +1,94 @@
+//! The session's current mode and the operator's pending switch notice, in the state bag.
+//!
+//! Keys (namespace `agent-mode`): `mode` = the current mode's name as a JSON string (absent
+//! means the default mode); `pending_notice` = `{from, to}` of an operator switch the model
+//! has not been told about yet.
+
+use agent_host_sdk::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+
+/// An outside switch waiting to be announced on the next model call.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PendingNotice {
+    pub from: String,
+    pub to: String,
+}
+
+/// Who made a switch, as the `mode-changed` event reports it.
+#[derive(Clone, Copy)]
+pub enum Switcher {
+    Model,
+    Operator,
+    Host,
+}
+
+impl Switcher {
+    fn as_str(self) -> &'static str {
+        match self {
+            Switcher::Model => "model",
+            Switcher::Operator => "operator",
+            Switcher::Host => "host",
+        }
+    }
+}
+
+/// The stored mode name, or the default when none is stored. May name a mode that is no
+/// longer configured; `provide` repairs that.
+pub fn stored(config: &Config) -> Result<String, String> {
+    Ok(state::get::<String>("mode")?.unwrap_or_else(|| config.default_mode.clone()))
+}
+
+/// Stores `to` as the current mode and emits `mode-changed`. Returns false (and does
+/// nothing) when `to` already is the current mode.
+pub fn switch(from: &str, to: &str, by: Switcher) -> Result<bool, String> {
+    if from == to {
+        return Ok(false);
+    }
+    state::set("mode", to)?;
+    events::emit("mode-changed", &json!({ "from": from, "to": to, "by": by.as_str() }));
+    Ok(true)
+}
+
+/// Records an operator switch for the next model call. Consecutive switches fold into one
+/// notice from the mode the model last knew; a switch back to it cancels the notice.
+pub fn note_operator_switch(from: &str, to: &str) -> Result<(), String> {
+    let known = state::get::<PendingNotice>("pending_notice")?.map_or_else(|| from.to_owned(), |p| p.from);
+    if known == to {
+        state::remove("pending_notice");
+    } else {
+        state::set("pending_notice", &PendingNotice { from: known, to: to.to_owned() })?;
+    }
+    Ok(())
+}
+
+/// Takes the pending notice, if any, so it is shown once.
+pub fn take_notice() -> Result<Option<PendingNotice>, String> {
+    let notice = state::get::<PendingNotice>("pending_notice")?;
+    if notice.is_some() {
+        state::remove("pending_notice");
+    }
+    Ok(notice)
+}
+
+/// Drops any pending notice without showing it.
+pub fn discard_notice() {
+    state::remove("pending_notice");
+}
+
+/// The message for an operator switch.
+pub fn switch_message(notice: &PendingNotice) -> String {
+    format!(
+        "[Mode changed: the user switched the mode from `{}` to `{}`. Follow the `{}` workflow from now on.]",
+        notice.from, notice.to, notice.to
+    )
+}
+
+/// The message for a fallback after the mode set changed.
+pub fn fallback_message(lost: &str, default: &str) -> String {
+    format!(
+        "[Mode changed: the mode `{lost}` is no longer configured, so the session fell back from `{lost}` to \
+         `{default}`. Follow the `{default}` workflow from now on.]"
+    )
+}
