@@ -1,0 +1,77 @@
+//! The snapshot list (namespace `todo-write`, key `todos`) and the checks a write must pass.
+//! A write replaces the whole list; a write that fails a check changes nothing.
+
+use std::collections::HashSet;
+
+use agent_host_sdk::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// Where an item stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+/// One stored item.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Todo {
+    pub id: String,
+    pub content: String,
+    pub status: Status,
+    pub active_form: String,
+}
+
+/// One item as the model sends it; the id is optional for new items.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TodoInput {
+    id: Option<String>,
+    content: String,
+    status: Status,
+    active_form: String,
+}
+
+/// Reads the stored list.
+pub fn load() -> Result<Vec<Todo>, String> {
+    state::get_or_default("todos")
+}
+
+/// Checks a snapshot and turns it into stored items, giving new items fresh ids.
+/// Errors name the offending item by position and content.
+pub fn validate(input: Vec<TodoInput>, max_items: usize) -> Result<Vec<Todo>, String> {
+    if input.len() > max_items {
+        return Err(format!("the list has {} items; at most {max_items} are allowed", input.len()));
+    }
+    let mut next_id: u64 = state::get("next_id")?.unwrap_or(1);
+    let mut seen = HashSet::new();
+    let mut todos = Vec::with_capacity(input.len());
+    for (index, item) in input.into_iter().enumerate() {
+        let content = item.content.trim().to_owned();
+        let name = format!("item {} ({content:?})", index + 1);
+        if content.is_empty() {
+            return Err(format!("item {}: `content` must not be empty", index + 1));
+        }
+        let active_form = item.active_form.trim().to_owned();
+        if active_form.is_empty() {
+            return Err(format!("{name}: `activeForm` must not be empty"));
+        }
+        let id = match item.id.map(|id| id.trim().to_owned()).filter(|id| !id.is_empty()) {
+            Some(id) => id,
+            None => {
+                let id = next_id.to_string();
+                next_id += 1;
+                id
+            }
+        };
+        if !seen.insert(id.clone()) {
+            return Err(format!("{name}: the id `{id}` is used twice"));
+        }
+        todos.push(Todo { id, content, status: item.status, active_form });
+    }
+    state::set("next_id", &next_id)?;
+    Ok(todos)
+}
