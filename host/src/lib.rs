@@ -14,6 +14,7 @@ pub mod cli;
 pub mod config;
 pub mod events;
 pub mod model;
+pub mod reload;
 pub mod runtime;
 pub mod state;
 

@@ -11,6 +11,7 @@ mod custom_mode;
 mod fs_tools;
 mod model_faults;
 mod permissions;
+mod reload;
 mod round_trip;
 mod sandbox;
 mod shell;

@@ -26,6 +26,10 @@ impl Host {
         let answer = match name {
             "help" => Ok(self.help()),
             "plugins" => Ok(self.plugin_table()),
+            "reload" => match self.reload(sink).await {
+                Ok(()) => Ok(format!("reloaded\n{}", self.plugin_table())),
+                Err(error) => Err(format!("reload rejected, the current plugins keep serving: {error:#}")),
+            },
             "session" => Ok(format!("session {}", session.id())),
             _ => {
                 let Some(plugin) = set.plugins().iter().find(|p| p.commands().iter().any(|c| c.name == name))
@@ -58,7 +62,8 @@ impl Host {
     fn help(&self) -> String {
         let mut lines = vec![
             "/help              this list".to_owned(),
-            "/plugins           the loaded plugins".to_owned(),
+            "/plugins           the loaded plugins: version, file, hash, when loaded, last error".to_owned(),
+            "/reload            read config.toml and the plugins again now".to_owned(),
             "/session           this session's id".to_owned(),
             "/quit              leave (the session is saved; resume with --session ID)".to_owned(),
         ];
@@ -72,17 +77,29 @@ impl Host {
 
     fn plugin_table(&self) -> String {
         let set = self.plugins();
-        if set.plugins().is_empty() {
-            return "no plugins loaded".to_owned();
-        }
-        set.plugins()
+        let status = self.reload_status();
+        let mut lines: Vec<String> = set
+            .plugins()
             .iter()
             .map(|p| {
                 let identity = p.identity();
-                format!("{:<24} {}  sha256:{}", p.label(), identity.path.display(), &identity.hash[..12])
+                let loaded = p.loaded_at().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+                format!(
+                    "{:<24} {}  sha256:{}  loaded at {loaded} (unix s){}",
+                    p.label(),
+                    identity.path.display(),
+                    &identity.hash[..12],
+                    if p.cache_hit() { ", from the compile cache" } else { "" }
+                )
             })
-            .collect::<Vec<_>>()
-            .join("\n")
+            .collect();
+        if lines.is_empty() {
+            lines.push("no plugins loaded".to_owned());
+        }
+        if let Some(error) = status.error {
+            lines.push(format!("last reload error: {error}"));
+        }
+        lines.join("\n")
     }
 
     /// Calls a tool as if the model had, without a model call: schema validation, hooks,

@@ -1,21 +1,33 @@
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::SystemTime;
 
 use anyhow::Context as _;
 
 use super::PluginSet;
 use crate::config::Config;
+use crate::events::{Event, EventSink};
 use crate::model::ModelClient;
 use crate::runtime::SandboxEngine;
 use crate::state::{SessionStore, Sessions, SqliteStore};
 
-/// Everything a running deployment needs: the engine, the current plugin set, the
-/// sessions and the model. Shared by every session (`Arc<Host>`).
+/// Everything a running deployment needs: the engine, the current config and plugin set,
+/// the sessions and the model. Shared by every session (`Arc<Host>`).
 pub struct Host {
-    config: Arc<Config>,
+    config: RwLock<Arc<Config>>,
     engine: SandboxEngine,
     plugins: RwLock<Arc<PluginSet>>,
     sessions: Sessions,
     model: ModelClient,
+    last_reload: Mutex<ReloadStatus>,
+    /// Reloads run one at a time, so two saves in a row cannot race each other's swap.
+    reloading: tokio::sync::Mutex<()>,
+}
+
+/// When the plugin set last changed, and the last reload error (until a reload succeeds).
+#[derive(Debug, Clone)]
+pub struct ReloadStatus {
+    pub at: SystemTime,
+    pub error: Option<String>,
 }
 
 impl Host {
@@ -33,18 +45,21 @@ impl Host {
         store: Arc<dyn SessionStore>,
     ) -> anyhow::Result<Self> {
         let engine = SandboxEngine::new().context("cannot start the plugin runtime")?;
-        let plugins = PluginSet::load(&engine, &config).await?;
+        let plugins = PluginSet::load(&engine, &config, None).await?;
         Ok(Self {
-            config: Arc::new(config),
+            config: RwLock::new(Arc::new(config)),
             engine,
             plugins: RwLock::new(Arc::new(plugins)),
             sessions: Sessions::new(store),
             model,
+            last_reload: Mutex::new(ReloadStatus { at: SystemTime::now(), error: None }),
+            reloading: tokio::sync::Mutex::new(()),
         })
     }
 
-    pub fn config(&self) -> &Config {
-        &self.config
+    /// The config new calls use.
+    pub fn config(&self) -> Arc<Config> {
+        self.config.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     pub fn engine(&self) -> &SandboxEngine {
@@ -64,8 +79,54 @@ impl Host {
         self.plugins.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// Swaps in a new plugin set atomically (hot reload).
-    pub fn replace_plugins(&self, set: PluginSet) {
-        *self.plugins.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(set);
+    pub fn reload_status(&self) -> ReloadStatus {
+        self.last_reload.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Reads the config file again and loads the plugin set it names — off the hot path:
+    /// sessions keep running on the current set meanwhile — then swaps both in at once.
+    /// Unchanged plugins are reused; changed ones are compiled (or taken from the compile
+    /// cache) and configured. On any error the current set stays and the error is returned.
+    ///
+    /// The `[agent]` section and the plugins apply at once; `[model]` and `[storage]` are
+    /// read at start-up only.
+    pub async fn reload(&self, sink: &dyn EventSink) -> anyhow::Result<()> {
+        let _one_at_a_time = self.reloading.lock().await;
+        let file = self.config().source.file.clone();
+        let result = async {
+            let config = Config::load(&file)?;
+            let previous = self.plugins();
+            let set = PluginSet::load(&self.engine, &config, Some(&previous)).await?;
+            Ok::<_, anyhow::Error>((config, set))
+        }
+        .await;
+        let mut status = self.last_reload.lock().unwrap_or_else(|p| p.into_inner());
+        match result {
+            Ok((config, set)) => {
+                for plugin in set.freshly_loaded() {
+                    let identity = plugin.identity();
+                    sink.emit(&Event::PluginLoaded {
+                        plugin: plugin.label(),
+                        path: identity.path.display().to_string(),
+                        hash: identity.hash.clone(),
+                        cached: plugin.cache_hit(),
+                    });
+                }
+                *self.config.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(config);
+                *self.plugins.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(set);
+                *status = ReloadStatus { at: SystemTime::now(), error: None };
+                Ok(())
+            }
+            Err(error) => {
+                let message = format!("{error:#}");
+                tracing::warn!(%message, "reload rejected; the current plugins keep serving");
+                sink.emit(&Event::PluginRejected {
+                    path: file.display().to_string(),
+                    error: message.clone(),
+                });
+                status.error = Some(message);
+                Err(error)
+            }
+        }
     }
 }

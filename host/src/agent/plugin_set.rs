@@ -2,12 +2,14 @@
 //! and consistent (unique names, unique tool names) or it is not used at all.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context as _;
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, Grants, Limits};
 use crate::runtime::plugin_spec;
 use crate::runtime::{CallContext, LoadedPlugin, SandboxEngine, resolve_component};
 use crate::state::StateBag;
@@ -18,9 +20,24 @@ pub struct CompiledSchema {
     pub validator: jsonschema::Validator,
 }
 
+/// What a loaded plugin was loaded from; an equal key on reload means the loaded plugin
+/// can be reused as it is, with no compile, instantiate or configure.
+#[derive(Debug, Clone, PartialEq)]
+struct LoadKey {
+    component: PathBuf,
+    hash: String,
+    settings: Value,
+    limits: Limits,
+    grants: Grants,
+    fail_open: bool,
+}
+
 /// The loaded plugins, in config order, plus what is derived from them.
 pub struct PluginSet {
     plugins: Vec<Arc<LoadedPlugin>>,
+    keys: Vec<LoadKey>,
+    /// Which plugins this load compiled or configured anew (the rest were reused).
+    fresh: Vec<bool>,
     /// Schemas by their text: compiled once, whatever call offers them again.
     schemas: Mutex<HashMap<String, Arc<CompiledSchema>>>,
 }
@@ -28,9 +45,17 @@ pub struct PluginSet {
 impl PluginSet {
     /// Builds (for crate folders), loads and configures every enabled plugin of `config`.
     /// The first failure is returned as a config error that points at the plugin's entry.
-    pub async fn load(engine: &SandboxEngine, config: &Config) -> anyhow::Result<Self> {
+    /// Plugins of `previous` whose component, settings, limits and grants are unchanged are
+    /// reused as they are.
+    pub async fn load(
+        engine: &SandboxEngine,
+        config: &Config,
+        previous: Option<&PluginSet>,
+    ) -> anyhow::Result<Self> {
         let cache_dir = config.resolve(&config.runtime.cache_dir);
         let mut plugins: Vec<Arc<LoadedPlugin>> = Vec::new();
+        let mut keys = Vec::new();
+        let mut fresh = Vec::new();
         for (index, entry) in config.plugins.iter().enumerate().filter(|(_, p)| p.enabled) {
             let at = |message: String| -> ConfigError {
                 config.error_at(entry.path.span(), format!("plugin[{index}]"), message)
@@ -39,8 +64,30 @@ impl PluginSet {
             let component = resolve_component(&path).map_err(|error| at(error.to_string()))?;
             let settings = serde_json::to_value(&entry.config)
                 .with_context(|| format!("plugin[{index}].config cannot be expressed as JSON"))?;
-            let spec = plugin_spec(config, entry, &component, &cache_dir, settings);
-            let plugin = LoadedPlugin::load(engine, spec).await.map_err(|error| at(error.to_string()))?;
+            let bytes = std::fs::read(&component)
+                .map_err(|error| at(format!("cannot read {}: {error}", component.display())))?;
+            let key = LoadKey {
+                component: component.clone(),
+                hash: hex::encode(Sha256::digest(&bytes)),
+                settings: settings.clone(),
+                limits: entry.limits.over(config.runtime.limits),
+                grants: entry.grants.clone(),
+                fail_open: entry.fail_open,
+            };
+            let reused = previous
+                .and_then(|set| set.keys.iter().position(|k| *k == key).map(|i| set.plugins[i].clone()));
+            let plugin = match reused {
+                Some(plugin) => {
+                    fresh.push(false);
+                    plugin
+                }
+                None => {
+                    let spec = plugin_spec(config, entry, &component, &cache_dir, settings);
+                    fresh.push(true);
+                    Arc::new(LoadedPlugin::load(engine, spec).await.map_err(|error| at(error.to_string()))?)
+                }
+            };
+            keys.push(key);
             if let Some(other) = plugins.iter().find(|p| p.name() == plugin.name()) {
                 return Err(at(format!(
                     "two plugins are named `{}`: {} and {}",
@@ -51,10 +98,10 @@ impl PluginSet {
                 .into());
             }
             tracing::info!(plugin = %plugin.label(), cached = plugin.cache_hit(), "plugin loaded");
-            plugins.push(Arc::new(plugin));
+            plugins.push(plugin);
         }
         check_state_grants(config, &plugins)?;
-        let set = Self { plugins, schemas: Mutex::new(HashMap::new()) };
+        let set = Self { plugins, keys, fresh, schemas: Mutex::new(HashMap::new()) };
         set.check_tool_names().await.map_err(|message| ConfigError {
             file: config.source.file.clone(),
             line: None,
@@ -62,6 +109,11 @@ impl PluginSet {
             message,
         })?;
         Ok(set)
+    }
+
+    /// The plugins this load compiled or configured anew, as opposed to reused.
+    pub fn freshly_loaded(&self) -> impl Iterator<Item = &Arc<LoadedPlugin>> {
+        self.plugins.iter().zip(&self.fresh).filter(|(_, fresh)| **fresh).map(|(plugin, _)| plugin)
     }
 
     /// The plugins, in config order.

@@ -87,11 +87,7 @@ fn validate(tool: &OfferedTool, name: &str, arguments: &Value) -> Result<(), Too
         .take(MAX_SCHEMA_ERRORS)
         .map(|error| {
             let path = error.instance_path().to_string();
-            if path.is_empty() {
-                error.to_string()
-            } else {
-                format!("at {path}: {error}")
-            }
+            if path.is_empty() { error.to_string() } else { format!("at {path}: {error}") }
         })
         .collect();
     if problems.is_empty() {

@@ -61,8 +61,8 @@ pub async fn run(args: Args) -> Status {
             return Status::BadInput;
         }
     };
-    let sink: Box<dyn EventSink> =
-        if args.json { Box::new(JsonLines) } else { Box::new(ConsoleRenderer::new()) };
+    let sink: Arc<dyn EventSink> =
+        if args.json { Arc::new(JsonLines) } else { Arc::new(ConsoleRenderer::new()) };
     {
         let session = session.lock().await;
         sink.emit(&Event::SessionStarted {
@@ -84,7 +84,17 @@ pub async fn run(args: Args) -> Status {
             );
             Status::BadInput
         }
-        None => console::run(host, session, &*sink).await,
+        None => {
+            // Editing config.toml or a plugin takes effect without a restart.
+            let _watcher = match crate::reload::watch(host.clone(), sink.clone()) {
+                Ok(watcher) => Some(watcher),
+                Err(error) => {
+                    eprintln!("warning: hot reload is off: cannot watch the plugin files: {error}");
+                    None
+                }
+            };
+            console::run(host, session, &*sink).await
+        }
     }
 }
 

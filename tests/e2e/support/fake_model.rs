@@ -86,6 +86,8 @@ impl Reply {
 #[derive(Default)]
 struct Shared {
     replies: Mutex<VecDeque<Reply>>,
+    /// Answers when the queue is empty (load tests); `None` means answer 500.
+    fallback: Mutex<Option<Reply>>,
     requests: Mutex<Vec<Value>>,
     authorizations: Mutex<Vec<Option<String>>>,
 }
@@ -118,6 +120,12 @@ impl FakeModel {
         self
     }
 
+    /// The reply given whenever the queue is empty.
+    pub fn fallback(&self, reply: Reply) -> &Self {
+        *self.shared.fallback.lock().unwrap() = Some(reply);
+        self
+    }
+
     /// Every request body received, in order.
     pub fn requests(&self) -> Vec<Value> {
         self.shared.requests.lock().unwrap().clone()
@@ -134,7 +142,8 @@ async fn answer(State(shared): State<Arc<Shared>>, headers: axum::http::HeaderMa
     shared.requests.lock().unwrap().push(request);
     let authorization = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_owned);
     shared.authorizations.lock().unwrap().push(authorization);
-    let Some(reply) = shared.replies.lock().unwrap().pop_front() else {
+    let queued = shared.replies.lock().unwrap().pop_front();
+    let Some(reply) = queued.or_else(|| shared.fallback.lock().unwrap().clone()) else {
         return (StatusCode::INTERNAL_SERVER_ERROR, "the fake model has no reply queued").into_response();
     };
     match reply.fault {

@@ -1,0 +1,175 @@
+//! Hot reload: config and plugin changes under running sessions, nothing lost.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agent_host::Event;
+use agent_host::events::NoEvents;
+use serde_json::json;
+
+use crate::support::{FakeModel, Reply, TestHost, config_text, plugin_wasm};
+
+/// A deployment whose misbehave component is a private copy, so tests can overwrite it.
+async fn host_with_copy(model: &FakeModel, prefix: &str) -> (TestHost, std::path::PathBuf) {
+    let staging = tempfile::tempdir().unwrap().keep();
+    let component = staging.join("misbehave.wasm");
+    std::fs::copy(plugin_wasm("misbehave"), &component).unwrap();
+    let block =
+        format!("[[plugin]]\npath = \"{}\"\n[plugin.config]\nprefix = \"{prefix}\"\n", component.display());
+    (TestHost::new(&config_text(&model.url(), &block)).await.unwrap(), component)
+}
+
+fn rewrite_prefix(test: &TestHost, from: &str, to: &str) {
+    let path = test.dir.path().join("config.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace(&format!("prefix = \"{from}\""), &format!("prefix = \"{to}\"")))
+        .unwrap();
+}
+
+async fn system_prompt(
+    test: &TestHost,
+    model: &FakeModel,
+    session: &agent_host::state::SessionHandle,
+) -> String {
+    model.push(Reply::text("ok"));
+    test.turn(session, "hi").await.unwrap();
+    model.requests().last().unwrap()["messages"][0]["content"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn a_config_change_applies_on_reload_and_the_session_keeps_its_state() {
+    let model = FakeModel::start().await;
+    let (test, _) = host_with_copy(&model, "v1 ").await;
+    let session = test.session();
+    test.host
+        .invoke_tool(&mut *session.lock().await, "remember", &json!({"key": "k", "value": 7}), &NoEvents)
+        .await
+        .unwrap();
+    assert!(system_prompt(&test, &model, &session).await.ends_with("v1 misbehave instructions"));
+
+    rewrite_prefix(&test, "v1 ", "v2 ");
+    test.host.reload(&*test.events).await.unwrap();
+    assert!(system_prompt(&test, &model, &session).await.ends_with("v2 misbehave instructions"));
+    let recalled =
+        test.host.invoke_tool(&mut *session.lock().await, "recall", &json!({}), &NoEvents).await.unwrap();
+    assert_eq!(recalled.output, r#"{"k":7}"#, "state survives the swap");
+    assert!(
+        test.take_events()
+            .iter()
+            .any(|e| matches!(e, Event::PluginLoaded { plugin, .. } if plugin == "misbehave@0.1.0"))
+    );
+}
+
+#[tokio::test]
+async fn an_unchanged_reload_reuses_the_loaded_plugin() {
+    let model = FakeModel::start().await;
+    let (test, _) = host_with_copy(&model, "").await;
+    let before = test.host.plugins().plugins()[0].clone();
+    test.host.reload(&NoEvents).await.unwrap();
+    assert!(Arc::ptr_eq(&before, &test.host.plugins().plugins()[0]), "nothing changed, nothing reloaded");
+}
+
+#[tokio::test]
+async fn a_broken_or_half_written_component_is_rejected_and_the_old_one_serves() {
+    let model = FakeModel::start().await;
+    let (test, component) = host_with_copy(&model, "").await;
+    let session = test.session();
+    let good = std::fs::read(&component).unwrap();
+    // Half a component: what a reader sees while a copy is still in progress.
+    std::fs::write(&component, &good[..good.len() / 2]).unwrap();
+    let error = test.host.reload(&*test.events).await.unwrap_err().to_string();
+    assert!(error.contains("not a valid component"), "{error}");
+    assert!(test.take_events().iter().any(|e| matches!(e, Event::PluginRejected { .. })));
+    let echo = test
+        .host
+        .invoke_tool(&mut *session.lock().await, "echo", &json!({"text": "old"}), &NoEvents)
+        .await
+        .unwrap();
+    assert_eq!(echo.output, "old", "the old version keeps serving");
+    assert!(test.host.reload_status().error.is_some());
+    std::fs::write(&component, &good).unwrap();
+    test.host.reload(&NoEvents).await.unwrap();
+    assert!(test.host.reload_status().error.is_none());
+}
+
+#[tokio::test]
+async fn a_bad_config_edit_is_rejected_with_its_line() {
+    let model = FakeModel::start().await;
+    let (test, _) = host_with_copy(&model, "").await;
+    let path = test.dir.path().join("config.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("max_iterations = 6", "max_iterations = \"six\"")).unwrap();
+    let error = test.host.reload(&NoEvents).await.unwrap_err().to_string();
+    assert!(error.contains("config.toml:2: `agent.max_iterations`"), "{error}");
+    assert_eq!(test.host.config().agent.max_iterations, 6);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_watcher_reloads_after_the_config_file_is_saved() {
+    let model = FakeModel::start().await;
+    let (test, _) = host_with_copy(&model, "before ").await;
+    let _watcher = agent_host::reload::watch(test.host.clone(), test.events.clone()).unwrap();
+    rewrite_prefix(&test, "before ", "after ");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let config = test.host.plugins().plugins()[0].config().to_owned();
+        if config.contains("after ") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the watcher did not reload within 20 s");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reloads_under_concurrent_sessions_lose_nothing() {
+    let model = FakeModel::start().await;
+    model.fallback(Reply::text("done"));
+    for _ in 0..40 {
+        model.push(Reply::tool("remember", r#"{"key":"turn","value":1}"#));
+    }
+    let (test, _) = host_with_copy(&model, "a ").await;
+    let test = Arc::new(test);
+    let mut sessions = Vec::new();
+    for _ in 0..8 {
+        let test = test.clone();
+        sessions.push(tokio::spawn(async move {
+            let session = test.session();
+            for turn in 0..5 {
+                test.turn(&session, &format!("turn {turn}")).await.expect("no turn fails during reloads");
+            }
+            let session = session.lock().await;
+            (
+                session.history().iter().filter(|m| m.role == agent_host::model::Role::User).count(),
+                session.id().to_owned(),
+            )
+        }));
+    }
+    for round in 0..6 {
+        let (from, to) = if round % 2 == 0 { ("a ", "b ") } else { ("b ", "a ") };
+        rewrite_prefix(&test, from, to);
+        test.host.reload(&NoEvents).await.expect("every reload succeeds");
+        tokio::task::yield_now().await;
+    }
+    for handle in sessions {
+        let (prompts, id) = handle.await.unwrap();
+        assert_eq!(prompts, 5, "session {id} kept all its turns");
+    }
+    let failures = test.take_events().into_iter().filter(|e| matches!(e, Event::Error { .. })).count();
+    assert_eq!(failures, 0);
+}
+
+#[tokio::test]
+async fn a_restart_takes_components_from_the_compile_cache() {
+    let model = FakeModel::start().await;
+    let cache = tempfile::tempdir().unwrap();
+    let config = config_text(&model.url(), &crate::support::plugin_block("misbehave", "")).replace(
+        &crate::support::shared_cache_dir().display().to_string(),
+        &cache.path().display().to_string(),
+    );
+    let first = TestHost::new(&config).await.unwrap();
+    assert!(!first.host.plugins().plugins()[0].cache_hit(), "an empty cache compiles");
+    drop(first);
+    let second = TestHost::new(&config).await.unwrap();
+    assert!(second.host.plugins().plugins()[0].cache_hit(), "a restart loads the precompiled artifact");
+}
