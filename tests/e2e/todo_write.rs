@@ -136,7 +136,7 @@ async fn the_first_call_gets_a_reminder_and_quiet_rounds_get_a_nag() {
     let model = FakeModel::start().await;
     let test = host_with(&model, "[plugin.config]\nnag_after_rounds = 2\nloop_enabled = false\n").await;
     let session = test.session();
-    for _ in 0..3 {
+    for _ in 0..4 {
         model.push(Reply::text("ok"));
         test.turn(&session, "hi").await.unwrap();
     }
@@ -145,12 +145,13 @@ async fn the_first_call_gets_a_reminder_and_quiet_rounds_get_a_nag() {
     assert!(mentions(0, "plan it with TodoWrite"), "the first call gets the reminder");
     assert!(!mentions(1, "plan it with TodoWrite") && !mentions(1, "has not been updated"));
     assert!(mentions(2, "has not been updated for 2 model calls"), "{:?}", texts(&requests[2]));
+    assert!(!mentions(3, "has not been updated"), "one nag per quiet stretch, not every call");
 
     // A write resets the count.
     assert!(write(&test, &session, json!([item("a", "pending", "a")])).await.ok);
     model.push(Reply::text("ok"));
     test.turn(&session, "hi").await.unwrap();
-    assert!(!texts(&model.requests()[3]).iter().any(|t| t.contains("has not been updated")));
+    assert!(!texts(&model.requests()[4]).iter().any(|t| t.contains("has not been updated")));
 }
 
 #[tokio::test]
@@ -189,4 +190,29 @@ async fn loop_modes_without_mode_plugin_is_refused() {
     );
     let error = TestHost::new(&config).await.err().expect("the load fails").to_string();
     assert!(error.contains("loop_modes") && error.contains("mode_plugin"), "{error}");
+}
+
+/// The mode lives in the `misbehave` test plugin's namespace: the host only grants reads of
+/// namespaces a loaded plugin owns, and misbehave never writes a `mode` key itself.
+#[tokio::test]
+async fn the_loop_runs_only_in_the_listed_modes() {
+    let model = FakeModel::start().await;
+    let config = "[plugin.config]\nloop_modes = [\"execute\"]\nmode_plugin = \"misbehave\"\n\
+                  [plugin.grants]\nread_state = [\"misbehave\"]\n";
+    let plugins = format!("{}{}", plugin_block("todo-write", config), plugin_block("misbehave", ""));
+    let test = TestHost::with_plugins(&model, &plugins).await;
+    let session = test.session();
+    assert!(write(&test, &session, json!([item("a", "pending", "a")])).await.ok);
+
+    session.lock().await.bag().put("misbehave", "mode", Some("\"plan\"".into()));
+    model.push(Reply::text("planned"));
+    test.turn(&session, "plan").await.unwrap();
+    assert_eq!(model.requests().len(), 1, "no loop in plan mode");
+
+    session.lock().await.bag().put("misbehave", "mode", Some("\"execute\"".into()));
+    model.push(Reply::text("executed?"));
+    model.push(Reply::tool("TodoWrite", r#"{"todos":[]}"#));
+    model.push(Reply::text("executed"));
+    test.turn(&session, "execute").await.unwrap();
+    assert_eq!(model.requests().len(), 4, "one continue in execute mode, none once the list is empty");
 }

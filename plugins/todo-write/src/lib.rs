@@ -76,20 +76,23 @@ impl Plugin for TodoWrite {
     }
 }
 
-/// A nudge when the model has gone `nag_after_rounds` model calls without writing the list.
+/// A nudge each time the model has gone another `nag_after_rounds` model calls without
+/// writing the list.
 fn nag(config: &Config, model_calls: u64) -> Option<String> {
     if config.nag_after_rounds == 0 {
         return None;
     }
     let last_write: u64 = state::get("last_write").ok().flatten().unwrap_or(0);
-    if model_calls.saturating_sub(last_write) < config.nag_after_rounds {
+    // Once per quiet stretch of `nag_after_rounds` calls, not on every call after it.
+    let quiet = model_calls.saturating_sub(last_write);
+    if quiet == 0 || !quiet.is_multiple_of(config.nag_after_rounds) {
         return None;
     }
     let list = todos::load().unwrap_or_default();
     Some(format!(
         "The TodoWrite list has not been updated for {} model calls. If it no longer matches your \
          progress, update it now. Current list:\n{}",
-        model_calls - last_write,
+        quiet,
         render::list(&list)
     ))
 }
