@@ -139,6 +139,14 @@ fn the_shipped_config_runs_the_offline_demo_without_an_endpoint() {
     assert!(output.status.success(), "stderr: {stderr}");
     assert!(stderr.contains("No model endpoint configured"), "{stderr}");
     let events = json_lines(&output.stdout);
-    assert!(events.iter().any(|e| e["type"] == "tool_result"), "the demo uses the stock plugins");
+    let last_todos = events
+        .iter()
+        .rev()
+        .find(|e| e["type"] == "plugin" && e["kind"] == "todos-changed")
+        .expect("the demo drives the todo plugin");
+    let items = last_todos["payload"]["items"].as_array().unwrap();
+    assert_eq!(items.len(), 3);
+    assert!(items.iter().all(|item| item["isComplete"] == true), "{items:?}");
+    assert!(events.iter().any(|e| e["type"] == "tool_result" && e["output"] == "plan"), "agent-mode answers mode_get");
     assert_eq!(events.last().unwrap()["type"], "turn_ended");
 }

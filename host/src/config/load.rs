@@ -11,7 +11,9 @@ pub(super) fn load_file(path: &Path) -> Result<Config, ConfigError> {
         field: None,
         message: format!("cannot read the config file: {error}"),
     })?;
-    parse(&text, path)
+    // Absolute, so relative paths in the file resolve the same from any working folder.
+    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    parse(&text, &path)
 }
 
 pub(super) fn parse(text: &str, file: &Path) -> Result<Config, ConfigError> {

@@ -18,6 +18,7 @@ pub fn resolve_component(path: &Path) -> Result<PathBuf, LoadError> {
 /// Builds the crate at `dir` in release mode for `wasm32-wasip2` and returns its `.wasm`.
 /// Incremental: an unchanged crate costs one cargo invocation that compiles nothing.
 pub fn build_crate(dir: &Path) -> Result<PathBuf, LoadError> {
+    let dir = &std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let fail = |detail: String| LoadError::Build { path: dir.to_path_buf(), detail };
     ensure_target(dir).map_err(&fail)?;
     let manifest = dir.join("Cargo.toml");
