@@ -20,8 +20,7 @@ struct AddArgs {
 #[derive(Deserialize)]
 struct Completion {
     id: u64,
-    // Asked for so the model says why; the list itself does not keep it.
-    #[allow(dead_code)]
+    /// Asked for so the model checks its work; logged, not stored in the list.
     reason: String,
 }
 
@@ -111,7 +110,12 @@ pub fn call(call: &ToolCall) -> Result<String, String> {
         }
         "todos_complete" => {
             let args: CompleteArgs = call.args()?;
-            let count = args.items.iter().filter(|c| list.complete(c.id)).count();
+            let count = args
+                .items
+                .iter()
+                .filter(|c| list.complete(c.id))
+                .inspect(|c| log::debug(&format!("todo {} completed: {}", c.id, c.reason)))
+                .count();
             if count > 0 {
                 list.save()?;
             }
