@@ -61,7 +61,12 @@ impl PluginSet {
                 config.error_at(entry.path.span(), format!("plugin[{index}]"), message)
             };
             let path = config.resolve(entry.path.get_ref());
-            let component = resolve_component(&path).map_err(|error| at(error.to_string()))?;
+            // A crate folder means a cargo build: seconds, not microseconds, so off the
+            // async workers.
+            let component = tokio::task::spawn_blocking(move || resolve_component(&path))
+                .await
+                .map_err(|error| at(format!("the build was interrupted: {error}")))?
+                .map_err(|error| at(error.to_string()))?;
             let settings = serde_json::to_value(&entry.config)
                 .with_context(|| format!("plugin[{index}].config cannot be expressed as JSON"))?;
             let bytes = std::fs::read(&component)

@@ -17,14 +17,20 @@ const RESET: &str = "\x1b[0m";
 /// Text output for the console; remembers whether the cursor sits mid-line.
 pub struct ConsoleRenderer {
     mid_line: Mutex<bool>,
+    /// Colours only on a terminal, and never with `NO_COLOR` set (no-color.org).
+    color: bool,
 }
 
 impl ConsoleRenderer {
     pub fn new() -> Self {
-        Self { mid_line: Mutex::new(false) }
+        use std::io::IsTerminal;
+        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        Self { mid_line: Mutex::new(false), color }
     }
 
     fn line(&self, text: &str) {
+        let text = if self.color { text.to_owned() } else { strip_colors(text) };
+        let text = text.as_str();
         let mut mid_line = self.mid_line.lock().unwrap_or_else(|p| p.into_inner());
         let mut out = std::io::stdout().lock();
         if *mid_line {
@@ -128,4 +134,9 @@ fn preview(text: &str, max: usize) -> String {
     } else {
         format!("{}…", flat.chars().take(max).collect::<String>())
     }
+}
+
+/// `text` without the ANSI colour codes this renderer uses.
+fn strip_colors(text: &str) -> String {
+    [DIM, RED, GREEN, YELLOW, RESET].iter().fold(text.to_owned(), |text, code| text.replace(code, ""))
 }

@@ -32,6 +32,20 @@ pub fn build_crate(dir: &Path) -> Result<PathBuf, LoadError> {
         .spawn()
         .map_err(|error| fail(format!("cannot run cargo: {error}")))?;
     let stdout = child.stdout.take().expect("stdout is piped");
+    let stderr = child.stderr.take().expect("stderr is piped");
+    // Read stderr on its own thread (a full pipe would stall cargo), showing progress as
+    // crates compile, and keep it for the error message.
+    let crate_name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let progress = std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.trim_start().starts_with("Compiling") {
+                eprintln!("  building plugin {crate_name}: {}", line.trim());
+            }
+            kept.push(line);
+        }
+        kept
+    });
     let mut artifact = None;
     let package_name = package_name(&manifest).map_err(&fail)?;
     for line in BufReader::new(stdout).lines().map_while(Result::ok) {
@@ -39,10 +53,11 @@ pub fn build_crate(dir: &Path) -> Result<PathBuf, LoadError> {
             artifact = Some(path);
         }
     }
-    let output = child.wait_with_output().map_err(|error| fail(error.to_string()))?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let errors: Vec<&str> = stderr.lines().filter(|line| !line.trim().is_empty()).collect();
+    let status = child.wait().map_err(|error| fail(error.to_string()))?;
+    let stderr = progress.join().unwrap_or_default();
+    if !status.success() {
+        let errors: Vec<&str> =
+            stderr.iter().map(String::as_str).filter(|line| !line.trim().is_empty()).collect();
         let tail = errors[errors.len().saturating_sub(30)..].join("\n");
         return Err(fail(format!("cargo build failed:\n{tail}")));
     }
