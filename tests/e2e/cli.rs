@@ -147,6 +147,9 @@ fn the_shipped_config_runs_the_offline_demo_without_an_endpoint() {
     let items = last_todos["payload"]["items"].as_array().unwrap();
     assert_eq!(items.len(), 3);
     assert!(items.iter().all(|item| item["isComplete"] == true), "{items:?}");
-    assert!(events.iter().any(|e| e["type"] == "tool_result" && e["output"] == "plan"), "agent-mode answers mode_get");
+    assert!(
+        events.iter().any(|e| e["type"] == "tool_result" && e["output"] == "plan"),
+        "agent-mode answers mode_get"
+    );
     assert_eq!(events.last().unwrap()["type"], "turn_ended");
 }
