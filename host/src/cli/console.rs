@@ -35,7 +35,8 @@ pub async fn run(host: Arc<Host>, session: SessionHandle, sink: &dyn EventSink) 
     let approver = ConsoleApprover { input: input.clone() };
     println!("Type a message, /help for commands, Ctrl-D to leave.");
     loop {
-        let Some(line) = read_line(&input, "> ").await else {
+        let prompt = prompt_with_mode(&host, &session).await;
+        let Some(line) = read_line(&input, &prompt).await else {
             println!();
             return Status::Done;
         };
@@ -55,6 +56,20 @@ pub async fn run(host: Arc<Host>, session: SessionHandle, sink: &dyn EventSink) 
             continue;
         }
         one_turn(&host, &session, line, sink, &approver).await;
+    }
+}
+
+/// The console prompt, `[mode] > ` when a loaded plugin keeps a current mode (a JSON string
+/// under its own `mode` key, the convention every mode plugin follows), else `> `. Read
+/// before every line, so the badge follows switches by the model, the operator or a reload.
+async fn prompt_with_mode(host: &Host, session: &SessionHandle) -> String {
+    let session = session.lock().await;
+    let mode = host.plugins().plugins().iter().find_map(|plugin| {
+        session.bag().get_json(plugin.name(), "mode").and_then(|mode| mode.as_str().map(str::to_owned))
+    });
+    match mode {
+        Some(mode) => format!("[{mode}] > "),
+        None => "> ".to_owned(),
     }
 }
 
