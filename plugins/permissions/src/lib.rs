@@ -1,13 +1,148 @@
-//! Placeholder: being written.
+//! Permissions: decides every tool call from rules and a preset, cuts oversized results,
+//! and (when asked) keeps an audit log of every call.
+//!
+//! Rules: `{ tool, args? = { path?, command? }, decision, reason? }`. All matching rules
+//! count and the strictest wins (deny, then ask, then allow); shell commands are split into
+//! their parts first, so an allow rule must cover every part while a deny rule needs only
+//! one. What no rule matches falls to `default`, or to the preset.
+
+mod audit;
+mod config;
+mod glob;
+mod rules;
+mod shell_split;
+
 use agent_host_sdk::prelude::*;
 
-#[derive(Default)]
-struct Stub;
+use config::{Config, Preset, Verdict};
+use rules::{Call, Fallback};
 
-impl Plugin for Stub {
-    fn manifest(&self) -> Manifest {
-        Manifest::new("permissions", env!("CARGO_PKG_VERSION"))
+/// State key holding the preset chosen with `/permissions PRESET` for this session.
+const PRESET_KEY: &str = "preset";
+
+#[derive(Default)]
+struct Permissions;
+
+/// The session's preset (from `/permissions`), or the configured one.
+fn session_preset(config: &Config) -> (Preset, bool) {
+    match state::get::<Preset>(PRESET_KEY) {
+        Ok(Some(preset)) => (preset, true),
+        _ => (config.preset, false),
     }
 }
 
-export_plugin!(Stub);
+/// A session preset replaces the configured `default` too: the operator chose a policy.
+fn fallback(config: &Config) -> Fallback {
+    match session_preset(config) {
+        (preset, true) => Fallback::Preset(preset),
+        (preset, false) => config.default.map_or(Fallback::Preset(preset), Fallback::Fixed),
+    }
+}
+
+impl Plugin for Permissions {
+    fn manifest(&self) -> Manifest {
+        Manifest::new("permissions", env!("CARGO_PKG_VERSION"))
+            .with(
+                Capabilities::PROVIDE
+                    | Capabilities::PRE_TOOL_USE
+                    | Capabilities::POST_TOOL_USE
+                    | Capabilities::COMMAND,
+            )
+            .command("permissions", "/permissions [PRESET]", "Shows or switches the permission preset")
+    }
+
+    fn configure(&self, config: Value) -> Result<Value, String> {
+        let config = Config::parse(config)?;
+        serde_json::to_value(config).map_err(|e| e.to_string())
+    }
+
+    fn provide(&self, ctx: &Context) -> Contribution {
+        let Ok(config) = ctx.config::<Config>() else { return Contribution::default() };
+        let (preset, _) = session_preset(&config);
+        let text = match preset {
+            Preset::Trust => "!!! PERMISSIONS: TRUST MODE — every tool call runs without asking, including \
+                              ones that change files or run commands. Double-check before you act. !!!"
+                .to_owned(),
+            other => format!(
+                "Some tool calls need the operator's approval or are refused (preset: {}). \
+                 When a call is refused, read the reason and choose another way; do not retry it unchanged.",
+                other.name()
+            ),
+        };
+        Contribution::default().instructions(text)
+    }
+
+    fn pre_tool_use(&self, ctx: &Context, use_: &ToolUse) -> PreToolOutcome {
+        let config = match ctx.config::<Config>() {
+            Ok(config) => config,
+            // Fail closed: a policy that cannot read its config refuses.
+            Err(error) => {
+                return PreToolOutcome {
+                    decision: Some(Decision::Deny(format!("permissions cannot read its config: {error}"))),
+                    ..Default::default()
+                };
+            }
+        };
+        let arguments: Value = serde_json::from_str(&use_.call.arguments).unwrap_or(Value::Null);
+        let call = Call { tool: &use_.call.name, plugin: &use_.plugin, mutates: use_.mutates, arguments: &arguments };
+        let outcome = rules::decide(&call, &config.rules, fallback(&config));
+        let decision = match outcome.verdict {
+            Verdict::Allow => Decision::Allow,
+            Verdict::Ask => Decision::Ask(outcome.reason),
+            Verdict::Deny => Decision::Deny(format!("refused by permissions: {}", outcome.reason)),
+        };
+        PreToolOutcome { decision: Some(decision), ..Default::default() }
+    }
+
+    fn post_tool_use(&self, ctx: &Context, use_: &ToolUse, result: &ToolResult) -> PostToolOutcome {
+        let Ok(config) = ctx.config::<Config>() else { return PostToolOutcome { replace: None } };
+        if config.audit {
+            if let Err(error) = audit::append(ctx, use_, result) {
+                log::warn(&format!("audit log write failed: {error}"));
+            }
+        }
+        let replace = config.max_result_bytes.and_then(|limit| cut(&result.output, limit)).map(|output| ToolResult {
+            ok: result.ok,
+            output,
+        });
+        PostToolOutcome { replace }
+    }
+
+    fn command(&self, ctx: &Context, _name: &str, args: &str) -> Result<String, String> {
+        let config: Config = ctx.config()?;
+        if args.trim().is_empty() {
+            let (preset, chosen) = session_preset(&config);
+            let source = if chosen { "chosen for this session" } else { "from config" };
+            return Ok(format!(
+                "permission preset: {} ({source}); {} rule(s). Presets: {}",
+                preset.name(),
+                config.rules.len(),
+                Preset::NAMES
+            ));
+        }
+        let preset = Preset::parse(args)?;
+        state::set(PRESET_KEY, &preset)?;
+        events::emit("permissions-changed", &json!({ "preset": preset.name() }));
+        Ok(format!("permission preset is now {} for this session", preset.name()))
+    }
+}
+
+/// The output cut to at most `limit` bytes (on a character boundary) plus a note, or None
+/// when it fits.
+fn cut(output: &str, limit: usize) -> Option<String> {
+    if output.len() <= limit {
+        return None;
+    }
+    let mut end = limit;
+    while !output.is_char_boundary(end) {
+        end -= 1;
+    }
+    let removed = output.len() - end;
+    Some(format!(
+        "{}\n[permissions: result cut to {end} of {} bytes; {removed} bytes removed]",
+        &output[..end],
+        output.len()
+    ))
+}
+
+export_plugin!(Permissions);

@@ -1,7 +1,7 @@
 //! A plugin for the host's own tests. Its well-behaved tools (`echo`, `remember`, `recall`,
 //! `peek`) sit beside one tool per fault the runtime must contain: `trap`, `panic`, `spin`
 //! (endless loop), `grow` (memory bomb), `flood` (enormous output). Config switches make
-//! `configure` fail or `provide` return a schema that is not JSON.
+//! `configure` fail, `provide` return a schema that is not JSON, or `pre_tool_use` abort.
 
 use agent_host_sdk::prelude::*;
 use agent_host_sdk::serde_json;
@@ -16,6 +16,8 @@ struct Config {
     fail_configure: bool,
     bad_schema: bool,
     prefix: String,
+    /// Abort in `pre_tool_use`, to test that a failing policy fails closed.
+    trap_in_pre_tool_use: bool,
 }
 
 #[derive(Deserialize)]
@@ -33,7 +35,7 @@ struct PeekArgs {
 impl Plugin for Misbehave {
     fn manifest(&self) -> Manifest {
         Manifest::new("misbehave", env!("CARGO_PKG_VERSION"))
-            .with(Capabilities::PROVIDE | Capabilities::CALL_TOOL)
+            .with(Capabilities::PROVIDE | Capabilities::CALL_TOOL | Capabilities::PRE_TOOL_USE)
             .command("misbehave", "/misbehave", "Says hello without a model call")
     }
 
@@ -127,6 +129,15 @@ impl Plugin for Misbehave {
             "flood" => Ok("x".repeat(8 << 20)),
             other => Err(format!("no tool named `{other}`")),
         }
+    }
+
+    /// No opinion, unless `trap_in_pre_tool_use` is set: then the hook aborts.
+    fn pre_tool_use(&self, ctx: &Context, _call: &ToolUse) -> PreToolOutcome {
+        let config: Config = ctx.config().unwrap_or_default();
+        if config.trap_in_pre_tool_use {
+            std::process::abort();
+        }
+        PreToolOutcome::default()
     }
 
     fn command(&self, _ctx: &Context, _name: &str, args: &str) -> Result<String, String> {
