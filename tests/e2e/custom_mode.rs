@@ -1,1 +1,128 @@
-//! Being written.
+//! The custom `triage-modes` plugin: per-stage instructions, the forward-only
+//! `advance_stage` tool, the review gate on open todos (read through a `read_state` grant),
+//! and `mode-changed` events.
+
+use agent_host::Event;
+use agent_host::runtime::ToolResult;
+use agent_host::state::SessionHandle;
+use serde_json::{Value, json};
+
+use crate::support::{FakeModel, Reply, TestHost, plugin_block};
+
+const GRANT: &str = "[plugin.grants]\nread_state = [\"todo\"]\n";
+
+/// triage-modes (with `extra`) beside the `todo` plugin it gates on.
+async fn host_with(model: &FakeModel, extra: &str) -> TestHost {
+    let plugins = format!("{}{}", plugin_block("triage-modes", extra), plugin_block("todo", ""));
+    TestHost::with_plugins(model, &plugins).await
+}
+
+async fn advance(test: &TestHost, session: &SessionHandle, to: &str) -> ToolResult {
+    let mut session = session.lock().await;
+    test.host.invoke_tool(&mut session, "advance_stage", &json!({ "to": to }), &*test.events).await.unwrap()
+}
+
+fn set_todos(session: &agent_host::state::Session, items: Value) {
+    session.bag().put("todo", "items", Some(items.to_string()));
+}
+
+fn stage(session: &agent_host::state::Session) -> Option<Value> {
+    session.bag().get_json("triage-modes", "mode")
+}
+
+#[tokio::test]
+async fn each_stage_brings_its_own_instructions() {
+    let model = FakeModel::start().await;
+    model.push(Reply::tool("advance_stage", r#"{"to":"research"}"#));
+    model.push(Reply::text("researching"));
+    let test = host_with(&model, GRANT).await;
+    let session = test.session();
+    test.turn(&session, "the build is red").await.unwrap();
+    let requests = model.requests();
+    let prompt = |i: usize| requests[i]["messages"][0]["content"].as_str().unwrap().to_owned();
+    assert!(prompt(0).contains("You are in the `triage` stage") && prompt(0).contains("You are triaging."));
+    assert!(
+        prompt(1).contains("You are in the `research` stage") && prompt(1).contains("You are researching.")
+    );
+    assert!(!prompt(1).contains("You are triaging."), "only the current stage's instructions");
+    let result = requests[1]["messages"].as_array().unwrap().iter().find(|m| m["role"] == "tool").unwrap();
+    assert_eq!(result["content"], "Stage is now research.");
+}
+
+#[tokio::test]
+async fn stages_only_move_forward() {
+    let test = host_with(&FakeModel::start().await, GRANT).await;
+    let session = test.session();
+    for (to, expected) in [("triage", "behind you"), ("Research", "unknown stage `Research`")] {
+        let refused = advance(&test, &session, to).await;
+        assert!(!refused.ok && refused.output.contains(expected), "{to}: {}", refused.output);
+    }
+    assert!(advance(&test, &session, "research").await.ok);
+    for to in ["research", "triage"] {
+        let refused = advance(&test, &session, to).await;
+        assert!(!refused.ok && refused.output.contains("only move forward"), "{to}: {}", refused.output);
+    }
+    assert_eq!(stage(&*session.lock().await), Some(json!("research")));
+    let mut locked = session.lock().await;
+    assert_eq!(test.host.command(&mut locked, "/stage", &*test.events).await.unwrap(), "stage: research");
+}
+
+#[tokio::test]
+async fn review_stays_closed_while_todos_are_open() {
+    let test = host_with(&FakeModel::start().await, GRANT).await;
+    let session = test.session();
+    assert!(advance(&test, &session, "research").await.ok);
+    set_todos(
+        &*session.lock().await,
+        json!([
+            {"id": 1, "title": "read the CI log", "isComplete": true},
+            {"id": 2, "title": "bisect the failure", "isComplete": false}
+        ]),
+    );
+    let refused = advance(&test, &session, "review").await;
+    assert!(!refused.ok, "{refused:?}");
+    assert!(refused.output.contains("bisect the failure"), "{}", refused.output);
+    assert!(!refused.output.contains("read the CI log"), "only open todos are listed: {}", refused.output);
+    assert_eq!(stage(&*session.lock().await), Some(json!("research")), "the refused switch left no trace");
+
+    set_todos(&*session.lock().await, json!([{"id": 2, "title": "bisect the failure", "isComplete": true}]));
+    let entered = advance(&test, &session, "review").await;
+    assert!(entered.ok, "{entered:?}");
+    assert_eq!(stage(&*session.lock().await), Some(json!("review")));
+
+    let changes: Vec<Value> = test
+        .take_events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Plugin { kind, payload, .. } if kind == "mode-changed" => Some(payload),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            json!({"from": "triage", "to": "research", "by": "model"}),
+            json!({"from": "research", "to": "review", "by": "model"})
+        ]
+    );
+}
+
+#[tokio::test]
+async fn without_the_grant_the_gate_says_which_grant_is_missing() {
+    let test = host_with(&FakeModel::start().await, "").await;
+    let session = test.session();
+    assert!(advance(&test, &session, "research").await.ok, "only review needs the grant");
+    let refused = advance(&test, &session, "review").await;
+    assert!(!refused.ok && refused.output.contains("read_state"), "{}", refused.output);
+}
+
+#[tokio::test]
+async fn a_config_table_is_refused() {
+    let model = FakeModel::start().await;
+    let config = crate::support::config_text(
+        &model.url(),
+        &plugin_block("triage-modes", "[plugin.config]\nstages = [\"a\"]\n"),
+    );
+    let error = TestHost::new(&config).await.err().expect("refused");
+    assert!(format!("{error:#}").contains("takes no configuration"), "{error:#}");
+}
