@@ -1,1 +1,347 @@
-//! Being written.
+//! The `permissions` plugin through the real host: rule precedence, globs, shell-command
+//! splitting, every preset on a mutating tool, `/permissions`, the result cut, the audit
+//! log, fail-closed on a trapping policy, and operator approvals (once, always, deny,
+//! unanswerable) answered by a scripted approver during real turns.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Mutex;
+
+use agent_host::Event;
+use agent_host::agent::{ApprovalAnswer, ApprovalRequest, Approver};
+use agent_host::runtime::ToolResult;
+use agent_host::state::SessionHandle;
+use serde_json::{Value, json};
+
+use crate::support::{FakeModel, Reply, TestHost, plugin_block};
+
+/// The pure splitter, compiled here for the host so its edge cases are tested directly.
+#[path = "../../plugins/permissions/src/shell_split.rs"]
+#[allow(dead_code)]
+mod shell_split;
+
+/// Misbehave (tools `echo`, `remember`, mutating `touch`) plus permissions with `config`.
+async fn host_with(model: &FakeModel, config: &str, misbehave_extra: &str) -> TestHost {
+    let plugins = format!(
+        "{}{}",
+        plugin_block("misbehave", misbehave_extra),
+        plugin_block("permissions", &format!("[plugin.config]\n{config}"))
+    );
+    TestHost::with_plugins(model, &plugins).await
+}
+
+async fn host(config: &str) -> TestHost {
+    host_with(&FakeModel::start().await, config, "").await
+}
+
+async fn call(test: &TestHost, session: &SessionHandle, tool: &str, args: Value) -> ToolResult {
+    let mut session = session.lock().await;
+    test.host.invoke_tool(&mut session, tool, &args, &*test.events).await.expect("the call runs")
+}
+
+/// `remember` takes any extra arguments, so it stands in for a shell or file tool here.
+async fn remember_with(test: &TestHost, extra: Value) -> ToolResult {
+    let mut args = json!({"key": "k", "value": 1});
+    args.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+    call(test, &test.session(), "remember", args).await
+}
+
+fn refused(result: &ToolResult) -> bool {
+    !result.ok && result.output.contains("refused")
+}
+
+#[test]
+fn commands_split_on_every_separator() {
+    let parts: Vec<String> =
+        shell_split::split_command("git status && rm -rf / || ls; cat a | wc\necho 'a;b' & x")
+            .into_iter()
+            .map(|p| p.text)
+            .collect();
+    assert_eq!(parts, ["git status", "rm -rf /", "ls", "cat a", "wc", "echo 'a;b'", "x"]);
+    let opaque: Vec<bool> = shell_split::split_command("ls > out; echo $(id); echo `id`; cat < in; ls")
+        .into_iter()
+        .map(|p| p.opaque)
+        .collect();
+    assert_eq!(opaque, [true, true, true, true, false]);
+}
+
+#[tokio::test]
+async fn deny_beats_ask_beats_allow() {
+    let test = host(
+        r#"rules = [
+  { tool = "echo", decision = "allow" },
+  { tool = "echo", decision = "deny", reason = "echo is off limits" },
+  { tool = "echo", decision = "ask" },
+  { tool = "recall", decision = "allow" },
+  { tool = "recall", decision = "ask", reason = "recall needs a look" },
+]"#,
+    )
+    .await;
+    let session = test.session();
+    let echo = call(&test, &session, "echo", json!({"text": "hi"})).await;
+    assert!(refused(&echo) && echo.output.contains("echo is off limits"), "{}", echo.output);
+    // Ask wins over allow; with nobody to answer, agent.on_ask (deny) decides.
+    let recall = call(&test, &session, "recall", json!({})).await;
+    assert!(refused(&recall) && recall.output.contains("recall needs a look"), "{}", recall.output);
+    assert!(recall.output.contains("nobody could answer"), "{}", recall.output);
+}
+
+#[tokio::test]
+async fn tool_globs_plugin_rules_and_path_globs() {
+    let test = host(
+        r#"default = "deny"
+rules = [
+  { tool = "ec*", decision = "allow" },
+  { tool = "plugin:misbeh*", decision = "deny", reason = "whole plugin" },
+  { tool = "remember", args = { path = "src/*.rs" }, decision = "allow" },
+]"#,
+    )
+    .await;
+    let session = test.session();
+    // `plugin:` matches every tool of the plugin, and deny beats the glob allow.
+    let echo = call(&test, &session, "echo", json!({"text": "hi"})).await;
+    assert!(refused(&echo) && echo.output.contains("whole plugin"), "{}", echo.output);
+
+    let test = host(
+        r#"default = "deny"
+rules = [
+  { tool = "ec*", decision = "allow" },
+  { tool = "remember", args = { path = "src/*.rs" }, decision = "allow" },
+]"#,
+    )
+    .await;
+    let session = test.session();
+    assert!(call(&test, &session, "echo", json!({"text": "hi"})).await.ok);
+    assert!(remember_with(&test, json!({"path": "src/main.rs"})).await.ok);
+    let outside = remember_with(&test, json!({"path": "docs/a.md"})).await;
+    assert!(refused(&outside) && outside.output.contains("default decision"), "{}", outside.output);
+    // A path rule never matches a call without a path.
+    assert!(refused(&remember_with(&test, json!({})).await));
+}
+
+#[tokio::test]
+async fn a_prefix_allow_does_not_stretch_over_chained_commands() {
+    let test = host(
+        r#"default = "deny"
+rules = [
+  { tool = "remember", args = { command = "git status" }, decision = "allow" },
+  { tool = "remember", args = { command = "ls*" }, decision = "allow" },
+  { tool = "remember", args = { command = "rm *" }, decision = "deny", reason = "no deleting" },
+]"#,
+    )
+    .await;
+    for ok in ["git status", "git status -s", "git status && ls -la", "ls | git status"] {
+        let result = remember_with(&test, json!({"command": ok})).await;
+        assert!(result.ok, "`{ok}` should run: {}", result.output);
+    }
+    for bad in
+        ["git status && rm -rf /", "git statusx", "git status; curl x", "ls > /etc/passwd", "ls $(rm x)"]
+    {
+        let result = remember_with(&test, json!({"command": bad})).await;
+        assert!(refused(&result), "`{bad}` should be refused: {}", result.output);
+    }
+    // A deny rule needs only one part.
+    let result = remember_with(&test, json!({"command": "ls\nrm -rf build"})).await;
+    assert!(result.output.contains("no deleting"), "{}", result.output);
+}
+
+#[tokio::test]
+async fn each_preset_on_a_mutating_and_a_read_only_tool() {
+    let cases = [
+        ("read-only", false, "preset is read-only"),
+        ("ask-to-mutate", false, "nobody could answer"),
+        ("accept-edits", false, "nobody could answer"),
+        ("trust", true, ""),
+    ];
+    for (preset, touch_runs, why) in cases {
+        let test = host(&format!("preset = \"{preset}\"")).await;
+        let session = test.session();
+        let echo = call(&test, &session, "echo", json!({"text": "hi"})).await;
+        assert!(echo.ok, "{preset}: echo is read-only and runs: {}", echo.output);
+        let touch = call(&test, &session, "touch", json!({})).await;
+        assert_eq!(touch.ok, touch_runs, "{preset}: {}", touch.output);
+        assert!(touch.output.contains(why), "{preset}: {}", touch.output);
+    }
+}
+
+#[tokio::test]
+async fn the_permissions_command_switches_the_session_preset() {
+    let test = host("preset = \"read-only\"").await;
+    let session = test.session();
+    assert!(!call(&test, &session, "touch", json!({})).await.ok);
+    let mut locked = session.lock().await;
+    let shown = test.host.command(&mut locked, "/permissions", &*test.events).await.unwrap();
+    assert!(shown.contains("read-only (from config)"), "{shown}");
+    let bad = test.host.command(&mut locked, "/permissions yolo", &*test.events).await;
+    assert!(format!("{bad:?}").contains("unknown preset `yolo`"), "{bad:?}");
+    let switched = test.host.command(&mut locked, "/permissions trust", &*test.events).await.unwrap();
+    assert!(switched.contains("trust"), "{switched}");
+    assert_eq!(locked.bag().get_json("permissions", "preset"), Some(json!("trust")));
+    drop(locked);
+    let touch = call(&test, &session, "touch", json!({})).await;
+    assert!(touch.ok, "{}", touch.output);
+    // A fresh session starts from the config again.
+    assert!(!call(&test, &test.session(), "touch", json!({})).await.ok);
+}
+
+#[tokio::test]
+async fn large_results_are_cut_with_a_note() {
+    let test = host("max_result_bytes = 10").await;
+    let result = call(&test, &test.session(), "echo", json!({"text": "a".repeat(100)})).await;
+    assert!(result.ok);
+    assert!(result.output.starts_with(&format!("{}\n", "a".repeat(10))), "{}", result.output);
+    assert!(result.output.contains("cut to 10 of 100 bytes; 90 bytes removed"), "{}", result.output);
+    let small = call(&test, &test.session(), "echo", json!({"text": "short"})).await;
+    assert_eq!(small.output, "short");
+}
+
+#[tokio::test]
+async fn the_audit_log_gets_one_line_per_call() {
+    let audit = tempfile::tempdir().unwrap();
+    let config = format!(
+        "preset = \"read-only\"\naudit = true\n[plugin.grants.dirs]\n\"/audit\" = {{ host = \"{}\", write = true }}",
+        audit.path().display()
+    );
+    let test = host(&config).await;
+    let session = test.session();
+    call(&test, &session, "echo", json!({"text": "hi"})).await;
+    call(&test, &session, "touch", json!({})).await;
+    let text = std::fs::read_to_string(audit.path().join("audit.jsonl")).expect("the audit file");
+    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("JSON lines")).collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert_eq!(lines[0]["tool"], "echo");
+    assert_eq!(lines[0]["ok"], true);
+    assert_eq!(lines[0]["arguments"], json!({"text": "hi"}));
+    assert_eq!(lines[1]["tool"], "touch");
+    assert_eq!(lines[1]["mutates"], true);
+    assert_eq!(lines[1]["ok"], false, "the refused call is audited too");
+    assert_eq!(lines[1]["plugin"], "misbehave");
+}
+
+#[tokio::test]
+async fn a_trapping_policy_fails_closed() {
+    let test = host_with(
+        &FakeModel::start().await,
+        "preset = \"trust\"",
+        "[plugin.config]\ntrap_in_pre_tool_use = true",
+    )
+    .await;
+    let result = call(&test, &test.session(), "echo", json!({"text": "hi"})).await;
+    assert!(!result.ok && result.output.contains("policy plugin failed"), "{}", result.output);
+}
+
+/// Answers approval requests from a script and records what it was asked.
+struct ScriptedApprover {
+    answers: Mutex<VecDeque<ApprovalAnswer>>,
+    asked: Mutex<Vec<String>>,
+}
+
+impl ScriptedApprover {
+    fn new(answers: impl IntoIterator<Item = ApprovalAnswer>) -> Self {
+        Self { answers: Mutex::new(answers.into_iter().collect()), asked: Mutex::new(Vec::new()) }
+    }
+    fn asked(&self) -> Vec<String> {
+        self.asked.lock().unwrap().clone()
+    }
+}
+
+impl Approver for ScriptedApprover {
+    fn decide<'a>(
+        &'a self,
+        request: &'a ApprovalRequest,
+    ) -> Pin<Box<dyn Future<Output = ApprovalAnswer> + Send + 'a>> {
+        self.asked.lock().unwrap().push(request.tool.clone());
+        let answer = self.answers.lock().unwrap().pop_front().expect("the script has an answer");
+        Box::pin(async move { answer })
+    }
+}
+
+/// Runs one turn in which the model calls `touch` once, then finishes; returns what the
+/// tool message said.
+async fn touch_turn(
+    test: &TestHost,
+    model: &FakeModel,
+    session: &SessionHandle,
+    approver: &ScriptedApprover,
+) -> String {
+    model.push(Reply::tool("touch", "{}"));
+    model.push(Reply::text("done"));
+    test.host
+        .run_turn(&mut *session.lock().await, "touch it", &*test.events, approver)
+        .await
+        .expect("the turn runs");
+    let last = model.requests().last().cloned().expect("a request");
+    let messages = last["messages"].as_array().unwrap().clone();
+    let tool = messages.iter().rev().find(|m| m["role"] == "tool").expect("a tool message");
+    tool["content"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn always_answers_persist_for_the_session() {
+    for always in [ApprovalAnswer::AllowToolAlways, ApprovalAnswer::AllowExactAlways] {
+        let model = FakeModel::start().await;
+        let test = host_with(&model, "", "").await;
+        let session = test.session();
+        let approver = ScriptedApprover::new([always.clone()]);
+        assert_eq!(touch_turn(&test, &model, &session, &approver).await, "touched");
+        assert_eq!(touch_turn(&test, &model, &session, &approver).await, "touched");
+        assert_eq!(approver.asked(), ["touch"], "{always:?}: asked once only");
+        let events = test.take_events();
+        assert!(events.iter().any(|e| matches!(e, Event::ApprovalRequested { name, .. } if name == "touch")));
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, Event::ApprovalAnswered { answer, .. } if answer.ends_with("always")))
+        );
+    }
+}
+
+#[tokio::test]
+async fn allow_once_asks_again_and_deny_reasons_reach_the_model() {
+    let model = FakeModel::start().await;
+    let test = host_with(&model, "", "").await;
+    let session = test.session();
+    let approver = ScriptedApprover::new([
+        ApprovalAnswer::AllowOnce,
+        ApprovalAnswer::Deny(Some("not on a Friday".into())),
+    ]);
+    assert_eq!(touch_turn(&test, &model, &session, &approver).await, "touched");
+    let denied = touch_turn(&test, &model, &session, &approver).await;
+    assert!(denied.contains("not on a Friday"), "{denied}");
+    assert_eq!(approver.asked(), ["touch", "touch"]);
+    let answers: Vec<String> = test
+        .take_events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::ApprovalAnswered { answer, .. } => Some(answer),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(answers, ["allow_once", "deny"]);
+}
+
+#[tokio::test]
+async fn unanswerable_requests_fall_to_on_ask_deny() {
+    let model = FakeModel::start().await;
+    let test = host_with(&model, "", "").await;
+    let session = test.session();
+    let approver = ScriptedApprover::new([ApprovalAnswer::Unanswerable]);
+    model.push(Reply::tool("touch", "{}"));
+    model.push(Reply::text("done"));
+    test.host
+        .run_turn(&mut *session.lock().await, "touch it", &*test.events, &approver)
+        .await
+        .expect("the turn runs");
+    assert_eq!(approver.asked(), ["touch"]);
+    let result = test
+        .take_events()
+        .into_iter()
+        .find_map(|e| match e {
+            Event::ToolResult { name, ok, output, .. } if name == "touch" => Some((ok, output)),
+            _ => None,
+        })
+        .expect("a result for touch");
+    assert!(!result.0, "{}", result.1);
+    assert!(result.1.contains("nobody could answer") && result.1.contains("on_ask"), "{}", result.1);
+}
