@@ -21,10 +21,9 @@ pub fn append(ctx: &Context, use_: &ToolUse, result: &ToolResult) -> Result<(), 
         "ok": result.ok,
         "output_bytes": result.output.len(),
     });
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(AUDIT_FILE)
-        .map_err(|e| format!("{AUDIT_FILE}: {e} (grant the folder with [plugin.grants.dirs] \"/audit\")"))?;
+    let mut file =
+        std::fs::OpenOptions::new().create(true).append(true).open(AUDIT_FILE).map_err(|e| {
+            format!("{AUDIT_FILE}: {e} (grant the folder with [plugin.grants.dirs] \"/audit\")")
+        })?;
     writeln!(file, "{line}").map_err(|e| format!("{AUDIT_FILE}: {e}"))
 }

@@ -96,8 +96,7 @@ impl Config {
     /// Parses and checks the `[plugin.config]` table; errors name the field.
     pub fn parse(raw: serde_json::Value) -> Result<Config, String> {
         let raw = if raw.is_null() { serde_json::json!({}) } else { raw };
-        let config: Config =
-            serde_json::from_value(raw).map_err(|e| format!("permissions config: {e}"))?;
+        let config: Config = serde_json::from_value(raw).map_err(|e| format!("permissions config: {e}"))?;
         for (index, rule) in config.rules.iter().enumerate() {
             if rule.tool.trim().is_empty() {
                 return Err(format!("permissions config: rules[{index}].tool is empty"));

@@ -84,7 +84,12 @@ impl Plugin for Permissions {
             }
         };
         let arguments: Value = serde_json::from_str(&use_.call.arguments).unwrap_or(Value::Null);
-        let call = Call { tool: &use_.call.name, plugin: &use_.plugin, mutates: use_.mutates, arguments: &arguments };
+        let call = Call {
+            tool: &use_.call.name,
+            plugin: &use_.plugin,
+            mutates: use_.mutates,
+            arguments: &arguments,
+        };
         let outcome = rules::decide(&call, &config.rules, fallback(&config));
         let decision = match outcome.verdict {
             Verdict::Allow => Decision::Allow,
@@ -96,15 +101,15 @@ impl Plugin for Permissions {
 
     fn post_tool_use(&self, ctx: &Context, use_: &ToolUse, result: &ToolResult) -> PostToolOutcome {
         let Ok(config) = ctx.config::<Config>() else { return PostToolOutcome { replace: None } };
-        if config.audit {
-            if let Err(error) = audit::append(ctx, use_, result) {
-                log::warn(&format!("audit log write failed: {error}"));
-            }
+        if config.audit
+            && let Err(error) = audit::append(ctx, use_, result)
+        {
+            log::warn(&format!("audit log write failed: {error}"));
         }
-        let replace = config.max_result_bytes.and_then(|limit| cut(&result.output, limit)).map(|output| ToolResult {
-            ok: result.ok,
-            output,
-        });
+        let replace = config
+            .max_result_bytes
+            .and_then(|limit| cut(&result.output, limit))
+            .map(|output| ToolResult { ok: result.ok, output });
         PostToolOutcome { replace }
     }
 

@@ -52,7 +52,9 @@ pub fn decide(call: &Call, rules: &[Rule], fallback: Fallback) -> Outcome {
             }
         }
     }
-    if !command_allows.is_empty() && !parts.is_empty() && parts.iter().all(|part| allowed_part(part, &command_allows))
+    if !command_allows.is_empty()
+        && !parts.is_empty()
+        && parts.iter().all(|part| allowed_part(part, &command_allows))
     {
         consider(Verdict::Allow, "every part of the command is allowed by a rule".into());
     }
@@ -103,14 +105,19 @@ fn tool_matches(rule: &Rule, call: &Call) -> bool {
 fn path_matches(rule: &Rule, call: &Call) -> bool {
     match rule.args.as_ref().and_then(|a| a.path.as_deref()) {
         None => true,
-        Some(pattern) => call.arguments.get("path").and_then(Value::as_str).is_some_and(|p| glob_match(pattern, p)),
+        Some(pattern) => {
+            call.arguments.get("path").and_then(Value::as_str).is_some_and(|p| glob_match(pattern, p))
+        }
     }
 }
 
 fn allowed_part(part: &Part, allows: &[&Rule]) -> bool {
     !part.opaque
         && allows.iter().any(|rule| {
-            rule.args.as_ref().and_then(|a| a.command.as_deref()).is_some_and(|p| command_part_matches(p, &part.text))
+            rule.args
+                .as_ref()
+                .and_then(|a| a.command.as_deref())
+                .is_some_and(|p| command_part_matches(p, &part.text))
         })
 }
 
