@@ -1,13 +1,100 @@
-//! Placeholder: being written.
+//! File tools confined to the preopened `/workspace`: `read_file` (line ranges),
+//! `write_file`, `edit_file` (exact text, optionally every occurrence), `list_dir`, `glob`
+//! and `grep`. Paths are relative to the workspace; `..`, other absolute paths and
+//! symlinks leading out are refused with a clear error before WASI would refuse them.
+
+mod glob;
+mod ops;
+mod paths;
+
 use agent_host_sdk::prelude::*;
 
 #[derive(Default)]
-struct Stub;
+struct Fs;
 
-impl Plugin for Stub {
+fn tools() -> Vec<ToolSpec> {
+    let path = json!({ "type": "string", "description": "Path relative to the workspace" });
+    vec![
+        ToolSpec::new(
+            "read_file",
+            "Reads a text file, with line numbers; optionally only lines start_line..=end_line.",
+        )
+        .parameters(json!({
+            "type": "object",
+            "properties": {
+                "path": path,
+                "start_line": { "type": "integer", "minimum": 1 },
+                "end_line": { "type": "integer", "minimum": 1 }
+            },
+            "required": ["path"], "additionalProperties": false
+        })),
+        ToolSpec::new("write_file", "Writes a whole file (creating folders), replacing what was there.")
+            .parameters(json!({
+                "type": "object",
+                "properties": { "path": path, "content": { "type": "string" } },
+                "required": ["path", "content"], "additionalProperties": false
+            }))
+            .mutating(),
+        ToolSpec::new(
+            "edit_file",
+            "Replaces exact text in a file. old_string must occur once, unless replace_all is true.",
+        )
+        .parameters(json!({
+            "type": "object",
+            "properties": {
+                "path": path,
+                "old_string": { "type": "string" },
+                "new_string": { "type": "string" },
+                "replace_all": { "type": "boolean" }
+            },
+            "required": ["path", "old_string", "new_string"], "additionalProperties": false
+        }))
+        .mutating(),
+        ToolSpec::new("list_dir", "Lists a folder (default: the workspace root); folders end with `/`.")
+            .parameters(json!({
+                "type": "object", "properties": { "path": path }, "additionalProperties": false
+            })),
+        ToolSpec::new("glob", "Finds files by path pattern: `*` within a folder name, `**` across folders.")
+            .parameters(json!({
+                "type": "object",
+                "properties": { "pattern": { "type": "string" } },
+                "required": ["pattern"], "additionalProperties": false
+            })),
+        ToolSpec::new(
+            "grep",
+            "Finds lines containing the exact text, optionally only in files matching glob.",
+        )
+        .parameters(json!({
+            "type": "object",
+            "properties": { "text": { "type": "string" }, "glob": { "type": "string" } },
+            "required": ["text"], "additionalProperties": false
+        })),
+    ]
+}
+
+impl Plugin for Fs {
     fn manifest(&self) -> Manifest {
-        Manifest::new("fs", env!("CARGO_PKG_VERSION"))
+        Manifest::new("fs", env!("CARGO_PKG_VERSION")).with(Capabilities::PROVIDE | Capabilities::CALL_TOOL)
+    }
+
+    fn provide(&self, _ctx: &Context) -> Contribution {
+        let mut contribution = Contribution::default()
+            .instructions("File tools work inside the workspace folder; give paths relative to it.");
+        contribution.tools = tools();
+        contribution
+    }
+
+    fn call_tool(&self, _ctx: &Context, call: ToolCall) -> Result<String, String> {
+        match call.name.as_str() {
+            "read_file" => ops::read_file(call.args()?),
+            "write_file" => ops::write_file(call.args()?),
+            "edit_file" => ops::edit_file(call.args()?),
+            "list_dir" => ops::list_dir(call.args()?),
+            "glob" => ops::glob(call.args()?),
+            "grep" => ops::grep(call.args()?),
+            other => Err(format!("the fs plugin has no tool named `{other}`")),
+        }
     }
 }
 
-export_plugin!(Stub);
+export_plugin!(Fs);
