@@ -1,1 +1,115 @@
-//! Being written.
+//! The `fs` plugin through the real host, on a real temporary workspace: reading with line
+//! ranges, writing, exact edits, listing, glob, grep, and refusals for `..`, outside
+//! absolute paths and a symlink that leads out.
+
+use agent_host::runtime::ToolResult;
+use serde_json::{Value, json};
+
+use crate::support::{FakeModel, TestHost, plugin_block};
+
+/// A host with the fs plugin and a workspace folder holding a few files.
+async fn host() -> (TestHost, tempfile::TempDir) {
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(workspace.path().join("src/nested")).unwrap();
+    std::fs::write(workspace.path().join("notes.txt"), "one\ntwo\nthree\nfour\n").unwrap();
+    std::fs::write(workspace.path().join("src/main.rs"), "fn main() {\n    println!(\"hi\");\n}\n").unwrap();
+    std::fs::write(workspace.path().join("src/nested/lib.rs"), "pub fn hi() {}\n").unwrap();
+    let grant = format!(
+        "[plugin.grants.dirs]\n\"/workspace\" = {{ host = \"{}\", write = true }}",
+        workspace.path().display()
+    );
+    let model = FakeModel::start().await;
+    (TestHost::with_plugins(&model, &plugin_block("fs", &grant)).await, workspace)
+}
+
+async fn call(test: &TestHost, tool: &str, args: Value) -> ToolResult {
+    let session = test.session();
+    let mut session = session.lock().await;
+    test.host.invoke_tool(&mut session, tool, &args, &*test.events).await.expect("the call runs")
+}
+
+async fn ok(test: &TestHost, tool: &str, args: Value) -> String {
+    let result = call(test, tool, args).await;
+    assert!(result.ok, "{tool} failed: {}", result.output);
+    result.output
+}
+
+async fn error(test: &TestHost, tool: &str, args: Value) -> String {
+    let result = call(test, tool, args).await;
+    assert!(!result.ok, "{tool} should fail: {}", result.output);
+    result.output
+}
+
+#[tokio::test]
+async fn read_file_with_and_without_a_line_range() {
+    let (test, _workspace) = host().await;
+    let all = ok(&test, "read_file", json!({"path": "notes.txt"})).await;
+    assert_eq!(all.lines().count(), 4);
+    assert!(all.starts_with("     1\tone"), "{all}");
+    let some =
+        ok(&test, "read_file", json!({"path": "/workspace/notes.txt", "start_line": 2, "end_line": 3})).await;
+    assert_eq!(some, "     2\ttwo\n     3\tthree\n");
+    let missing = error(&test, "read_file", json!({"path": "nope.txt"})).await;
+    assert!(missing.contains("nope.txt"), "{missing}");
+}
+
+#[tokio::test]
+async fn write_and_edit_change_the_real_files() {
+    let (test, workspace) = host().await;
+    ok(&test, "write_file", json!({"path": "new/dir/a.txt", "content": "x y x"})).await;
+    assert_eq!(std::fs::read_to_string(workspace.path().join("new/dir/a.txt")).unwrap(), "x y x");
+    let twice =
+        error(&test, "edit_file", json!({"path": "new/dir/a.txt", "old_string": "x", "new_string": "z"}))
+            .await;
+    assert!(twice.contains("occurs 2 times"), "{twice}");
+    let absent =
+        error(&test, "edit_file", json!({"path": "new/dir/a.txt", "old_string": "q", "new_string": "z"}))
+            .await;
+    assert!(absent.contains("not found"), "{absent}");
+    ok(&test, "edit_file", json!({"path": "new/dir/a.txt", "old_string": "y", "new_string": "why"})).await;
+    ok(
+        &test,
+        "edit_file",
+        json!({"path": "new/dir/a.txt", "old_string": "x", "new_string": "z", "replace_all": true}),
+    )
+    .await;
+    assert_eq!(std::fs::read_to_string(workspace.path().join("new/dir/a.txt")).unwrap(), "z why z");
+}
+
+#[tokio::test]
+async fn list_glob_and_grep() {
+    let (test, _workspace) = host().await;
+    assert_eq!(ok(&test, "list_dir", json!({})).await, "notes.txt\nsrc/");
+    assert_eq!(ok(&test, "list_dir", json!({"path": "src"})).await, "main.rs\nnested/");
+    assert_eq!(ok(&test, "glob", json!({"pattern": "**/*.rs"})).await, "src/main.rs\nsrc/nested/lib.rs");
+    assert_eq!(ok(&test, "glob", json!({"pattern": "src/*.rs"})).await, "src/main.rs");
+    let hits = ok(&test, "grep", json!({"text": "hi", "glob": "**/*.rs"})).await;
+    assert_eq!(hits, "src/main.rs:2:     println!(\"hi\");\nsrc/nested/lib.rs:1: pub fn hi() {}");
+    assert!(ok(&test, "grep", json!({"text": "absent"})).await.contains("no lines"));
+}
+
+#[tokio::test]
+async fn paths_outside_the_workspace_are_refused_clearly() {
+    let (test, workspace) = host().await;
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "secret").unwrap();
+    std::os::unix::fs::symlink(outside.path(), workspace.path().join("escape")).unwrap();
+    std::os::unix::fs::symlink("notes.txt", workspace.path().join("inside-link")).unwrap();
+
+    let dotdot = error(&test, "read_file", json!({"path": "../secret.txt"})).await;
+    assert!(dotdot.contains("contains `..`"), "{dotdot}");
+    let absolute = error(&test, "read_file", json!({"path": "/etc/passwd"})).await;
+    assert!(absolute.contains("outside /workspace"), "{absolute}");
+    let link = error(&test, "read_file", json!({"path": "escape/secret.txt"})).await;
+    assert!(link.contains("symlink that leads outside"), "{link}");
+    let write = error(&test, "write_file", json!({"path": "escape/planted.txt", "content": "x"})).await;
+    assert!(write.contains("symlink"), "{write}");
+    assert!(!outside.path().join("planted.txt").exists());
+    std::os::unix::fs::symlink("..", workspace.path().join("up")).unwrap();
+    let relative_link = error(&test, "list_dir", json!({"path": "up"})).await;
+    assert!(relative_link.contains("symlink that leads outside"), "{relative_link}");
+    // A link that stays inside works.
+    assert!(ok(&test, "read_file", json!({"path": "inside-link"})).await.contains("one"));
+    // Walking tools do not follow links out either.
+    assert!(!ok(&test, "grep", json!({"text": "secret"})).await.contains("secret.txt"));
+}
