@@ -345,3 +345,27 @@ async fn unanswerable_requests_fall_to_on_ask_deny() {
     assert!(!result.0, "{}", result.1);
     assert!(result.1.contains("nobody could answer") && result.1.contains("on_ask"), "{}", result.1);
 }
+
+#[tokio::test]
+async fn accept_edits_allows_the_fs_edit_tools_and_read_only_refuses_them() {
+    let workspace = tempfile::tempdir().unwrap();
+    let grant = format!(
+        "[plugin.grants.dirs]\n\"/workspace\" = {{ host = \"{}\", write = true }}",
+        workspace.path().display()
+    );
+    for (preset, writes) in [("accept-edits", true), ("read-only", false)] {
+        let model = FakeModel::start().await;
+        let plugins = format!(
+            "{}{}",
+            plugin_block("fs", &grant),
+            plugin_block("permissions", &format!("[plugin.config]\npreset = \"{preset}\""))
+        );
+        let test = TestHost::with_plugins(&model, &plugins).await;
+        let session = test.session();
+        let write = call(&test, &session, "write_file", json!({"path": "a.txt", "content": preset})).await;
+        assert_eq!(write.ok, writes, "{preset}: {}", write.output);
+        let read = call(&test, &session, "list_dir", json!({})).await;
+        assert!(read.ok, "{preset}: reading is always allowed: {}", read.output);
+    }
+    assert_eq!(std::fs::read_to_string(workspace.path().join("a.txt")).unwrap(), "accept-edits");
+}
