@@ -369,3 +369,33 @@ async fn accept_edits_allows_the_fs_edit_tools_and_read_only_refuses_them() {
     }
     assert_eq!(std::fs::read_to_string(workspace.path().join("a.txt")).unwrap(), "accept-edits");
 }
+
+#[tokio::test]
+async fn trust_mode_puts_a_loud_banner_in_the_instructions() {
+    for (preset, loud) in [("trust", true), ("ask-to-mutate", false)] {
+        let model = FakeModel::start().await;
+        let test = host_with(&model, &format!("preset = \"{preset}\""), "").await;
+        model.push(Reply::text("ok"));
+        test.turn(&test.session(), "hello").await.unwrap();
+        let system = model.requests()[0]["messages"][0]["content"].as_str().unwrap().to_owned();
+        assert_eq!(system.contains("TRUST MODE"), loud, "{preset}: {system}");
+        assert!(system.contains("preset") || loud, "{system}");
+    }
+}
+
+#[tokio::test]
+async fn bad_config_is_refused_naming_the_field() {
+    let model = FakeModel::start().await;
+    for (config, expected) in [
+        ("preset = \"yolo\"", "preset"),
+        ("default = \"maybe\"", "default"),
+        ("rules = [{ tool = \"x\", decision = \"perhaps\" }]", "rules[0]`: unknown variant `perhaps`"),
+        ("max_result_bytes = 0", "max_result_bytes"),
+    ] {
+        let plugins = plugin_block("permissions", &format!("[plugin.config]\n{config}"));
+        let error =
+            TestHost::new(&crate::support::config_text(&model.url(), &plugins)).await.err().expect("refused");
+        let text = format!("{error:#}");
+        assert!(text.contains(expected), "{config}: {text}");
+    }
+}
