@@ -126,3 +126,68 @@ async fn a_config_table_is_refused() {
     let error = TestHost::new(&config).await.err().expect("refused");
     assert!(format!("{error:#}").contains("takes no configuration"), "{error:#}");
 }
+
+/// The fenced blocks of docs/plugin-authoring.md, in order: (info string, body).
+fn guide_blocks() -> Vec<(String, String)> {
+    let guide =
+        std::fs::read_to_string(crate::support::repo_root().join("docs/plugin-authoring.md")).unwrap();
+    let mut blocks = Vec::new();
+    let mut open: Option<(String, String)> = None;
+    for line in guide.lines() {
+        match (&mut open, line.strip_prefix("```")) {
+            (None, Some(info)) => open = Some((info.trim().to_owned(), String::new())),
+            (Some(_), Some("")) => blocks.push(open.take().unwrap()),
+            (Some((_, body)), _) => {
+                body.push_str(line);
+                body.push('\n');
+            }
+            (None, None) => {}
+        }
+    }
+    blocks
+}
+
+/// Runs the authoring guide as written: every `sh` block in order in a fresh folder (with
+/// the checkout beside it as `agent-host/`), every `file=` block written before the next.
+#[test]
+fn the_authoring_guide_runs_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(crate::support::repo_root(), dir.path().join("agent-host")).unwrap();
+    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_agent-host")).parent().unwrap().to_path_buf();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let mut last_output = String::new();
+    let mut commands = 0;
+    for (info, body) in guide_blocks() {
+        if let Some(file) = info.split_whitespace().find_map(|word| word.strip_prefix("file=")) {
+            std::fs::write(dir.path().join(file), &body).unwrap();
+        } else if info == "sh" {
+            commands += 1;
+            let output = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(&body)
+                .current_dir(dir.path())
+                .env("PATH", &path)
+                .env("NO_COLOR", "1")
+                .env_remove("OPENAI_API_KEY")
+                // A nested cargo must not share this test build's target folder or flags.
+                .env_remove("CARGO_TARGET_DIR")
+                .env_remove("CARGO_BUILD_TARGET")
+                .env_remove("RUSTFLAGS")
+                .env_remove("CARGO_ENCODED_RUSTFLAGS")
+                .output()
+                .unwrap();
+            assert!(
+                output.status.success(),
+                "`{}` failed:\n{}\n{}",
+                body.trim(),
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+            last_output = String::from_utf8_lossy(&output.stdout).into_owned();
+        }
+    }
+    assert!(commands >= 3, "the guide's commands were found ({commands})");
+    assert!(dir.path().join("greeter/target/wasm32-wasip2/release/greeter.wasm").is_file());
+    assert!(last_output.contains(r#""output":"Good morning, Ada!""#), "{last_output}");
+    assert!(last_output.contains(r#""kind":"greeted""#), "{last_output}");
+}
