@@ -301,3 +301,46 @@ fn the_console_prompt_shows_the_mode_and_follows_the_models_switch() {
     let plan = stdout.rfind("[plan] > ").unwrap_or_else(|| panic!("no plan badge:\n{stdout}"));
     assert!(execute < plan, "the badge follows the model's switch back to plan:\n{stdout}");
 }
+
+#[tokio::test]
+async fn a_reload_that_drops_the_current_mode_falls_back_and_tells_the_model_once() {
+    let model = FakeModel::start().await;
+    model.push(Reply::text("after reload"));
+    model.push(Reply::text("later"));
+    let test = host_with(&model, CUSTOM).await;
+    let session = test.session();
+    command(&test, &session, "/mode ship").await.unwrap();
+    // The operator edits config.toml: `ship` is gone, `sketch` is the new default.
+    let shrunk = "[plugin.config]\ndefault_mode = \"sketch\"\n[[plugin.config.modes]]\nname = \"sketch\"\ndescription = \"Only sketches.\"\n";
+    let plugins = format!("{}{}", plugin_block("agent-mode", shrunk), plugin_block("misbehave", ""));
+    std::fs::write(test.dir.path().join("config.toml"), config_text(&model.url(), &plugins)).unwrap();
+    test.host.reload(&*test.events).await.unwrap();
+    test.take_events();
+    test.turn(&session, "carry on").await.unwrap();
+    test.turn(&session, "and on").await.unwrap();
+
+    let requests = model.requests();
+    assert_eq!(
+        occurrences(&requests, "[Mode changed:"),
+        1,
+        "one message, not a fallback plus the old notice"
+    );
+    assert_eq!(occurrences(&requests[..1], "`ship` is no longer configured"), 1);
+    assert!(
+        system_prompt(&requests[0]).contains("The current mode is `sketch`")
+            || system_prompt(&requests[0]).contains("sketch")
+    );
+    assert_eq!(session.lock().await.bag().get_json("agent-mode", "mode"), Some(json!("sketch")));
+    assert_eq!(mode_changes(&test), [json!({"from": "ship", "to": "sketch", "by": "host"})]);
+}
+
+#[tokio::test]
+async fn plan_keeps_the_todo_tools_available() {
+    let model = FakeModel::start().await;
+    let plugins = format!("{}{}", plugin_block("agent-mode", ""), plugin_block("todo", ""));
+    let test = TestHost::with_plugins(&model, &plugins).await;
+    let session = test.session();
+    let added = call(&test, &session, "todos_add", json!({"todos": [{"title": "sketch the plan"}]})).await;
+    assert!(added.ok, "todo tools are bookkeeping, not mutation: {added:?}");
+    assert_eq!(call(&test, &session, "mode_get", json!({})).await.output, "plan");
+}
