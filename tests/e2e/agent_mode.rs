@@ -106,6 +106,11 @@ async fn the_default_template_lists_plan_and_execute_and_starts_in_plan() {
     assert!(prompt.contains("#### plan\n\n") && prompt.contains("#### execute\n\n"), "{prompt}");
     assert!(prompt.contains("The current mode is `plan`"), "{prompt}");
     assert!(prompt.contains("mode_get") && prompt.contains("mode_set"), "{prompt}");
+    assert_eq!(
+        session.lock().await.bag().get_json("agent-mode", "mode"),
+        Some(json!("plan")),
+        "written down"
+    );
     let tools: Vec<String> = model.requests()[0]["tools"]
         .as_array()
         .unwrap()

@@ -40,6 +40,14 @@ pub fn stored(config: &Config) -> Result<String, String> {
     Ok(state::get::<String>("mode")?.unwrap_or_else(|| config.default_mode.clone()))
 }
 
+/// Stores `mode` when no mode is stored yet (a session still in its default mode).
+pub fn remember_default(mode: &str) -> Result<(), String> {
+    if state::get::<String>("mode")?.is_none() {
+        state::set("mode", mode)?;
+    }
+    Ok(())
+}
+
 /// Stores `to` as the current mode and emits `mode-changed`. Returns false (and does
 /// nothing) when `to` already is the current mode.
 pub fn switch(from: &str, to: &str, by: Switcher) -> Result<bool, String> {

@@ -101,6 +101,9 @@ impl Plugin for AgentMode {
 /// did not make itself (an operator switch, or a fallback after the mode set changed).
 fn contribution(config: &Config) -> Result<Contribution, String> {
     let stored = current::stored(config)?;
+    // Write the default down on the first call, so the console badge (and any plugin reading
+    // `mode` through a grant) sees the mode without knowing this plugin's default.
+    current::remember_default(&stored)?;
     let mut notices = Vec::new();
     let current = if config.mode(&stored).is_some() {
         stored
