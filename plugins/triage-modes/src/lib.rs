@@ -48,6 +48,12 @@ impl Plugin for TriageModes {
             }
         };
         let stage = &STAGES[current];
+        // Write the first stage down, so the console badge shows it before any advance.
+        if current == 0
+            && let Err(error) = state::set("mode", stage.name)
+        {
+            log::warn(&format!("cannot store the stage: {error}"));
+        }
         let next =
             STAGES.get(current + 1).map_or_else(String::new, |next| format!(" The next is `{}`.", next.name));
         Contribution::default()
