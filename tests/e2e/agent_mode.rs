@@ -273,35 +273,11 @@ async fn a_mode_no_longer_configured_falls_back_to_the_default_once() {
 
 #[test]
 fn the_console_prompt_shows_the_mode_and_follows_the_models_switch() {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("script.toml"),
+    let stdout = crate::support::scripted_console(
         "[[turn]]\ntext = \"\"\ntool_calls = [{ name = \"mode_set\", arguments = { mode = \"plan\" } }]\n\n[[turn]]\ntext = \"Back to planning.\"\n",
-    )
-    .unwrap();
-    let config = format!(
-        "[model]\nprovider = \"scripted\"\nscript = \"script.toml\"\n\n[storage]\npath = \"s.db\"\n\n[runtime]\ncache_dir = \"{}\"\n\n{}",
-        crate::support::shared_cache_dir().display(),
-        plugin_block("agent-mode", "")
+        &plugin_block("agent-mode", ""),
+        "/mode execute\nplease plan again\n",
     );
-    std::fs::write(dir.path().join("config.toml"), config).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agent-host"))
-        .arg("--config")
-        .arg(dir.path().join("config.toml"))
-        .env_remove("OPENAI_API_KEY")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(b"/mode execute\nplease plan again\n").unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(output.status.success(), "stderr: {}", String::from_utf8_lossy(&output.stderr));
-    let stdout = String::from_utf8_lossy(&output.stdout);
     let execute = stdout.find("[execute] > ").unwrap_or_else(|| panic!("no execute badge:\n{stdout}"));
     let plan = stdout.rfind("[plan] > ").unwrap_or_else(|| panic!("no plan badge:\n{stdout}"));
     assert!(execute < plan, "the badge follows the model's switch back to plan:\n{stdout}");

@@ -196,36 +196,11 @@ fn the_authoring_guide_runs_as_written() {
 /// console badge follows the custom plugin's `mode` key the same way.
 #[test]
 fn a_deployment_using_the_custom_plugin_shows_its_stage_in_the_console() {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("script.toml"),
+    let stdout = crate::support::scripted_console(
         "[[turn]]\ntext = \"Triaging.\"\n\n[[turn]]\ntext = \"\"\ntool_calls = [{ name = \"advance_stage\", arguments = { to = \"research\" } }]\n\n[[turn]]\ntext = \"Researching.\"\n",
-    )
-    .unwrap();
-    let config = format!(
-        "[model]\nprovider = \"scripted\"\nscript = \"script.toml\"\n\n[storage]\npath = \"s.db\"\n\n[runtime]\ncache_dir = \"{}\"\n\n{}{}",
-        crate::support::shared_cache_dir().display(),
-        plugin_block("todo", ""),
-        plugin_block("triage-modes", GRANT)
+        &format!("{}{}", plugin_block("todo", ""), plugin_block("triage-modes", GRANT)),
+        "the build is red\nlook into it\n/stage\n",
     );
-    std::fs::write(dir.path().join("config.toml"), config).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agent-host"))
-        .arg("--config")
-        .arg(dir.path().join("config.toml"))
-        .env_remove("OPENAI_API_KEY")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(b"the build is red\nlook into it\n/stage\n").unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(output.status.success(), "stderr: {}", String::from_utf8_lossy(&output.stderr));
-    let stdout = String::from_utf8_lossy(&output.stdout);
     let triage = stdout.find("[triage] > ").unwrap_or_else(|| panic!("no triage badge:\n{stdout}"));
     let research = stdout.find("[research] > ").unwrap_or_else(|| panic!("no research badge:\n{stdout}"));
     assert!(triage < research, "{stdout}");

@@ -37,3 +37,17 @@ pub fn read<T: DeserializeOwned>(namespace: &str, key: &str) -> Result<Option<T>
 fn decode<T: DeserializeOwned>(key: &str, json: &str) -> Result<T, String> {
     serde_json::from_str(json).map_err(|error| format!("stored `{key}` does not fit: {error}"))
 }
+
+/// Whether the mode that `mode_plugin` keeps under its `mode` key is one of `modes` (the
+/// mode-plugin convention). False when no mode is set or the read is not granted; the
+/// latter is also logged, since a feature gated on modes would otherwise silently stay off.
+pub fn mode_is_one_of(mode_plugin: &str, modes: &[String]) -> bool {
+    match read::<String>(mode_plugin, "mode") {
+        Ok(Some(mode)) => modes.contains(&mode),
+        Ok(None) => false,
+        Err(error) => {
+            crate::log::warn(&format!("cannot read the current mode of `{mode_plugin}`: {error}"));
+            false
+        }
+    }
+}

@@ -29,15 +29,8 @@ pub fn decide(config: &Config) -> StopOutcome {
 
 /// True without `loop_modes`; otherwise only when the mode plugin's current mode is listed.
 fn mode_allows_loop(config: &Config) -> bool {
-    let (Some(modes), Some(plugin)) = (&config.loop_modes, &config.mode_plugin) else {
-        return true;
-    };
-    match state::read::<String>(plugin, "mode") {
-        Ok(Some(mode)) => modes.contains(&mode),
-        Ok(None) => false,
-        Err(error) => {
-            log::warn(&format!("cannot read the mode, so the todo loop stays off: {error}"));
-            false
-        }
+    match (&config.loop_modes, &config.mode_plugin) {
+        (Some(modes), Some(plugin)) => state::mode_is_one_of(plugin, modes),
+        _ => true,
     }
 }

@@ -88,3 +88,32 @@ impl TestHost {
         self.dir.path().join("sessions.db")
     }
 }
+
+/// Runs the real binary as a console session (stdin piped, no colours) against a scripted
+/// model with `script` (model turns) and `plugins` (`[[plugin]]` blocks); returns stdout.
+pub fn scripted_console(script: &str, plugins: &str, input: &str) -> String {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("script.toml"), script).unwrap();
+    let config = format!(
+        "[model]\nprovider = \"scripted\"\nscript = \"script.toml\"\n\n[storage]\npath = \"s.db\"\n\n[runtime]\ncache_dir = \"{}\"\n\n{plugins}",
+        shared_cache_dir().display(),
+    );
+    std::fs::write(dir.path().join("config.toml"), config).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agent-host"))
+        .arg("--config")
+        .arg(dir.path().join("config.toml"))
+        .env_remove("OPENAI_API_KEY")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "stderr: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
