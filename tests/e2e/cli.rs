@@ -79,6 +79,7 @@ async fn json_stream_is_well_formed_against_a_real_http_endpoint() {
     let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     for expected in [
         "session_started",
+        "plugin_loaded",
         "user_message",
         "injected_message",
         "model_request",

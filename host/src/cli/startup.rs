@@ -70,6 +70,18 @@ pub async fn run(args: Args) -> Status {
             resumed: session.was_resumed(),
         });
     }
+    if args.json {
+        // Programs reading the stream learn which plugin versions serve this run.
+        for plugin in host.plugins().plugins() {
+            let identity = plugin.identity();
+            sink.emit(&Event::PluginLoaded {
+                plugin: plugin.label(),
+                path: identity.path.display().to_string(),
+                hash: identity.hash.clone(),
+                cached: plugin.cache_hit(),
+            });
+        }
+    }
     let interactive = !args.json && std::io::stdin().is_terminal();
     let prompt = args.prompt.or_else(|| demo.then(|| DEMO_PROMPT.to_owned()));
     match prompt {
