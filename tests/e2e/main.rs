@@ -7,6 +7,7 @@ mod agent_mode;
 mod authoring_guide;
 mod cli;
 mod config_errors;
+mod crash;
 mod custom_mode;
 mod fs_tools;
 mod model_faults;
