@@ -1,1 +1,87 @@
-//! Being written.
+//! The `shell` plugin and the host `process` capability: commands run in the granted
+//! workspace with only the granted environment, are killed on timeout, have their output
+//! capped, and a plugin without `process = true` is refused with the grant named.
+
+use agent_host::runtime::ToolResult;
+use serde_json::{Value, json};
+
+use crate::support::{FakeModel, TestHost, plugin_block};
+
+/// A host with the shell plugin; `grants` goes under its `[plugin.grants]`, `extra` after it.
+async fn host(grants: &str, extra: &str) -> (TestHost, tempfile::TempDir) {
+    let workspace = tempfile::tempdir().unwrap();
+    let block = format!(
+        "[plugin.grants]\n{grants}\n[plugin.grants.dirs]\n\"/workspace\" = {{ host = \"{}\", write = true }}\n{extra}",
+        workspace.path().display()
+    );
+    let model = FakeModel::start().await;
+    (TestHost::with_plugins(&model, &plugin_block("shell", &block)).await, workspace)
+}
+
+async fn call(test: &TestHost, args: Value) -> ToolResult {
+    let session = test.session();
+    let mut session = session.lock().await;
+    test.host.invoke_tool(&mut session, "shell", &args, &*test.events).await.expect("the call runs")
+}
+
+async fn ok(test: &TestHost, args: Value) -> String {
+    let result = call(test, args).await;
+    assert!(result.ok, "shell failed: {}", result.output);
+    result.output
+}
+
+#[tokio::test]
+async fn runs_in_the_granted_workspace() {
+    let (test, workspace) = host("process = true", "").await;
+    let output = ok(&test, json!({"command": "echo hi; pwd"})).await;
+    assert!(output.contains("exit status: 0"), "{output}");
+    assert!(output.contains("hi\n"), "{output}");
+    let real = workspace.path().canonicalize().unwrap();
+    assert!(output.contains(&real.display().to_string()), "{output}");
+    let failing = ok(&test, json!({"command": "echo oops >&2; exit 3"})).await;
+    assert!(failing.contains("exit status: 3"), "{failing}");
+    assert!(failing.contains("stderr:\noops"), "{failing}");
+}
+
+#[tokio::test]
+async fn only_listed_environment_variables_reach_the_process() {
+    // Variables the test process already has (setting one would need `unsafe`): `HOME` is
+    // listed in the grant, cargo's `CARGO_MANIFEST_DIR` is not.
+    let home = std::env::var("HOME").expect("HOME is set");
+    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let (test, _workspace) = host("process = true\nenv = [\"HOME\"]", "").await;
+    let output = ok(&test, json!({"command": "env"})).await;
+    assert!(output.contains(&format!("HOME={home}")), "{output}");
+    assert!(!output.contains("CARGO_MANIFEST_DIR"), "{output}");
+    assert!(!output.contains(&format!("={manifest_dir}\n")), "{output}");
+}
+
+#[tokio::test]
+async fn a_command_past_its_timeout_is_killed() {
+    let (test, _workspace) = host("process = true", "").await;
+    let output =
+        ok(&test, json!({"command": "echo started; sleep 5; echo finished", "timeout_ms": 200})).await;
+    assert!(output.contains("timed out after 200 ms"), "{output}");
+    assert!(output.contains("exit status: none"), "{output}");
+    assert!(output.contains("started"), "{output}");
+    assert!(!output.contains("finished"), "{output}");
+}
+
+#[tokio::test]
+async fn output_past_the_cap_is_cut() {
+    let (test, _workspace) = host("process = true", "[plugin.config]\nmax_output_bytes = 100").await;
+    let output = ok(&test, json!({"command": "yes | head -c 5000"})).await;
+    assert!(output.contains("output cut at 100 bytes"), "{output}");
+    assert_eq!(output.matches("y\n").count(), 50, "{output}");
+    assert!(output.contains("exit status: 0"), "{output}");
+}
+
+#[tokio::test]
+async fn a_plugin_without_the_grant_is_refused() {
+    let (test, workspace) = host("", "").await;
+    let result = call(&test, json!({"command": "touch made-it"})).await;
+    assert!(!result.ok, "{}", result.output);
+    assert!(result.output.contains("may not run processes"), "{}", result.output);
+    assert!(result.output.contains("`process = true`"), "{}", result.output);
+    assert!(!workspace.path().join("made-it").exists());
+}

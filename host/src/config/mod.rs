@@ -225,6 +225,10 @@ pub struct Grants {
     pub read_state: Vec<String>,
     /// Host folders made visible inside the sandbox, by guest path.
     pub dirs: BTreeMap<String, DirGrant>,
+    /// Whether the plugin may run host processes (`sh -c`) in its first writable folder.
+    pub process: bool,
+    /// Environment variables passed on to those processes; all others are withheld.
+    pub env: Vec<String>,
 }
 
 /// A host folder preopened for a plugin.

@@ -5,8 +5,10 @@ wasmtime::component::bindgen!({
     world: "plugin",
     path: "../wit",
     // Calls run on the caller's async task (a fiber per call): WASI I/O stays async and no
-    // call hops threads. The host's own imports are quick and stay synchronous.
+    // call hops threads. The host's own imports are quick and stay synchronous, except
+    // running a process, which waits on the child without blocking the thread.
     exports: { default: async },
+    imports: { "agent-host:plugin/process.run": async },
 });
 
 pub use agent_host::plugin::types;

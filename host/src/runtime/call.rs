@@ -16,6 +16,15 @@ pub(super) const MAX_EVENTS_PER_CALL: usize = 256;
 /// Size of one state value.
 pub(super) const MAX_STATE_VALUE_BYTES: usize = 4 << 20;
 
+/// A plugin's grant to run processes: where they run and which variables they see.
+#[derive(Debug)]
+pub struct ProcessGrant {
+    /// The first writable granted folder, on the host; `None` refuses every run.
+    pub(super) workdir: Option<std::path::PathBuf>,
+    /// Names of the host environment variables passed on.
+    pub(super) env: Vec<String>,
+}
+
 /// The data of one call's store: what the host imports see while a plugin runs.
 pub struct CallState {
     pub(super) plugin: Arc<PluginIdentity>,
@@ -24,6 +33,8 @@ pub struct CallState {
     pub(super) writes: BTreeMap<String, Option<String>>,
     pub(super) events: Vec<(String, String)>,
     pub(super) read_grants: Arc<[String]>,
+    /// What `process.run` may do; `None` when the plugin has no `process` grant.
+    pub(super) process: Option<Arc<ProcessGrant>>,
     pub(super) memory: MemoryCap,
     pub(super) stderr: MemoryOutputPipe,
     wasi: WasiCtx,
@@ -35,6 +46,7 @@ impl CallState {
         plugin: Arc<PluginIdentity>,
         bag: StateBag,
         read_grants: Arc<[String]>,
+        process: Option<Arc<ProcessGrant>>,
         memory: MemoryCap,
         wasi: &mut wasmtime_wasi::WasiCtxBuilder,
     ) -> Self {
@@ -46,6 +58,7 @@ impl CallState {
             writes: BTreeMap::new(),
             events: Vec::new(),
             read_grants,
+            process,
             memory,
             stderr,
             wasi: wasi.build(),

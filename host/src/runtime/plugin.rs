@@ -9,7 +9,7 @@ use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 use super::bindings::types::{self, Capabilities, CommandSpec};
 use super::bindings::{Plugin as PluginBindings, PluginPre};
-use super::call::{CallOutput, CallState};
+use super::call::{CallOutput, CallState, ProcessGrant};
 use super::engine::SandboxEngine;
 use super::error::{LoadError, PluginError};
 use super::limiter::MemoryCap;
@@ -73,6 +73,7 @@ pub struct LoadedPlugin {
     config: String,
     limits: Limits,
     read_grants: Arc<[String]>,
+    process: Option<Arc<ProcessGrant>>,
     dirs: Vec<DirMount>,
     fail_open: bool,
     loaded_at: SystemTime,
@@ -94,7 +95,7 @@ impl LoadedPlugin {
             .map_err(|error| LoadError::Link { path: path.clone(), detail: format!("{error:#}") })?;
         let pre = PluginPre::new(instance_pre)
             .map_err(|error| LoadError::Link { path: path.clone(), detail: format!("{error:#}") })?;
-        let dirs = spec
+        let dirs: Vec<DirMount> = spec
             .grants
             .dirs
             .iter()
@@ -108,6 +109,12 @@ impl LoadedPlugin {
                 write: grant.write,
             })
             .collect();
+        let process = spec.grants.process.then(|| {
+            Arc::new(ProcessGrant {
+                workdir: dirs.iter().find(|mount| mount.write).map(|mount| mount.host.clone()),
+                env: spec.grants.env.clone(),
+            })
+        });
         let provisional = Arc::new(PluginIdentity {
             name: "(loading)".into(),
             version: "?".into(),
@@ -122,6 +129,7 @@ impl LoadedPlugin {
             config: "null".into(),
             limits: spec.limits,
             read_grants: spec.grants.read_state.clone().into(),
+            process,
             dirs,
             fail_open: spec.fail_open,
             loaded_at: SystemTime::now(),
@@ -374,8 +382,14 @@ impl LoadedPlugin {
             })?;
         }
         let memory = MemoryCap::new(self.limits.memory_mb as usize * 1024 * 1024);
-        let state =
-            CallState::new(self.identity.clone(), bag.clone(), self.read_grants.clone(), memory, &mut wasi);
+        let state = CallState::new(
+            self.identity.clone(),
+            bag.clone(),
+            self.read_grants.clone(),
+            self.process.clone(),
+            memory,
+            &mut wasi,
+        );
         let mut store = Store::new(self.pre.engine(), state);
         store.limiter(|state| &mut state.memory);
         store.set_epoch_deadline(SandboxEngine::deadline_ticks(&self.limits));

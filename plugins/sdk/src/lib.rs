@@ -27,6 +27,7 @@
 mod context;
 mod contribution;
 mod manifest;
+pub mod process;
 pub mod state;
 mod tool;
 

@@ -2,6 +2,7 @@
 
 mod events;
 mod log;
+mod process;
 mod state;
 
 impl super::bindings::types::Host for super::call::CallState {}
