@@ -399,3 +399,38 @@ async fn bad_config_is_refused_naming_the_field() {
         assert!(text.contains(expected), "{config}: {text}");
     }
 }
+
+/// agent-mode and permissions both gate a mutating call: in plan mode agent-mode's deny wins
+/// over the permissions plugin's ask (nobody is asked); in execute the permissions preset
+/// decides; with `trust` the call runs.
+#[tokio::test]
+async fn plan_mode_and_permissions_agree_on_a_mutating_call() {
+    let model = FakeModel::start().await;
+    let plugins = format!(
+        "{}{}{}",
+        plugin_block("misbehave", ""),
+        plugin_block("agent-mode", ""),
+        plugin_block("permissions", "[plugin.config]\npreset = \"ask-to-mutate\"\n")
+    );
+    let test = TestHost::with_plugins(&model, &plugins).await;
+    let session = test.session();
+
+    let in_plan = call(&test, &session, "touch", json!({})).await;
+    assert!(refused(&in_plan) && in_plan.output.contains("agent-mode@"), "{}", in_plan.output);
+    assert!(
+        !test.take_events().iter().any(|e| matches!(e, Event::ApprovalRequested { .. })),
+        "a deny means nobody is asked"
+    );
+    assert!(
+        call(&test, &session, "echo", json!({"text": "read-only"})).await.ok,
+        "read-only tools pass in plan"
+    );
+
+    test.host.command(&mut *session.lock().await, "/mode execute", &*test.events).await.unwrap();
+    let in_execute = call(&test, &session, "touch", json!({})).await;
+    assert!(refused(&in_execute) && in_execute.output.contains("permissions@"), "{}", in_execute.output);
+
+    test.host.command(&mut *session.lock().await, "/permissions trust", &*test.events).await.unwrap();
+    let trusted = call(&test, &session, "touch", json!({})).await;
+    assert!(trusted.ok && trusted.output == "touched", "{}", trusted.output);
+}
