@@ -67,6 +67,19 @@ pub enum Event {
     PluginRejected { path: String, error: String },
 }
 
+impl Event {
+    /// The `plugin_loaded` event for `plugin`.
+    pub fn plugin_loaded(plugin: &crate::runtime::LoadedPlugin) -> Self {
+        let identity = plugin.identity();
+        Event::PluginLoaded {
+            plugin: plugin.label(),
+            path: identity.path.display().to_string(),
+            hash: identity.hash.clone(),
+            cached: plugin.cache_hit(),
+        }
+    }
+}
+
 /// A tool call as shown in [`Event::AssistantMessage`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ToolCallEvent {

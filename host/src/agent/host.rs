@@ -104,13 +104,7 @@ impl Host {
         match result {
             Ok((config, set)) => {
                 for plugin in set.freshly_loaded() {
-                    let identity = plugin.identity();
-                    sink.emit(&Event::PluginLoaded {
-                        plugin: plugin.label(),
-                        path: identity.path.display().to_string(),
-                        hash: identity.hash.clone(),
-                        cached: plugin.cache_hit(),
-                    });
+                    sink.emit(&Event::plugin_loaded(plugin));
                 }
                 *self.config.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(config);
                 *self.plugins.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(set);
