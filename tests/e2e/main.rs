@@ -4,7 +4,6 @@
 mod support;
 
 mod agent_mode;
-mod authoring_guide;
 mod cli;
 mod config_errors;
 mod crash;
