@@ -11,4 +11,4 @@ wasmtime::component::bindgen!({
     imports: { "agent-host:plugin/process.run": async },
 });
 
-pub use agent_host::plugin::types;
+pub use self::agent_host::plugin::types;
