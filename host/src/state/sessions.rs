@@ -29,7 +29,9 @@ impl Sessions {
         let id = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
         self.store.create(&id)?;
         let handle = Arc::new(tokio::sync::Mutex::new(Session::new(id.clone())));
-        self.open_map().insert(id, Arc::downgrade(&handle));
+        let mut open = self.open_map();
+        prune(&mut open);
+        open.insert(id, Arc::downgrade(&handle));
         Ok(handle)
     }
 
@@ -44,12 +46,46 @@ impl Sessions {
             return Ok(None);
         };
         let handle = Arc::new(tokio::sync::Mutex::new(Session::resumed(id.to_owned(), stored)));
-        open.retain(|_, weak| weak.strong_count() > 0);
+        prune(&mut open);
         open.insert(id.to_owned(), Arc::downgrade(&handle));
         Ok(Some(handle))
     }
 
     fn open_map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Weak<tokio::sync::Mutex<Session>>>> {
         self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Forgets the sessions nobody holds any more when the map is full and would otherwise grow:
+/// a long-running host that served a million sessions keeps only the live ones, and since
+/// the capacity doubles whenever a sweep frees too little, each insert costs O(1) amortized.
+fn prune(open: &mut HashMap<String, Weak<tokio::sync::Mutex<Session>>>) {
+    if open.len() < SWEEP_FLOOR || open.len() < open.capacity() {
+        return;
+    }
+    open.retain(|_, weak| weak.strong_count() > 0);
+}
+
+/// Below this many entries the map is never swept: it is too small to matter.
+const SWEEP_FLOOR: usize = 64;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::sqlite::SqliteStore;
+
+    #[test]
+    fn sessions_nobody_holds_do_not_accumulate_in_memory() {
+        let sessions = Sessions::new(Arc::new(SqliteStore::in_memory().unwrap()));
+        let kept: Vec<_> = (0..10).map(|_| sessions.create().unwrap()).collect();
+        for _ in 0..2_000 {
+            drop(sessions.create().unwrap());
+        }
+        let open = sessions.open_map().len();
+        assert!(open <= 4 * SWEEP_FLOOR, "{open} entries kept for 10 live sessions");
+        for handle in &kept {
+            let id = handle.try_lock().unwrap().id().to_owned();
+            assert!(Arc::ptr_eq(handle, &sessions.open(&id).unwrap().unwrap()), "a live session is shared");
+        }
     }
 }
