@@ -75,7 +75,8 @@ impl Host {
         lines.join("\n")
     }
 
-    fn plugin_table(&self) -> String {
+    /// The loaded plugins, one line each, and the last reload error: `/plugins`, `--check`.
+    pub fn plugin_table(&self) -> String {
         let set = self.plugins();
         let status = self.reload_status();
         let mut lines: Vec<String> = set

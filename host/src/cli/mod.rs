@@ -42,6 +42,11 @@ pub struct Args {
     #[arg(long)]
     pub list_sessions: bool,
 
+    /// Load the config and every plugin, list what loaded, and exit: 0 when the deployment
+    /// is ready, 2 when it is not (with the reason).
+    #[arg(long)]
+    pub check: bool,
+
     /// More log output on stderr (repeat for more); `RUST_LOG` overrides.
     #[arg(long, short, action = clap::ArgAction::Count)]
     pub verbose: u8,

@@ -54,6 +54,10 @@ pub async fn run(args: Args) -> Status {
     if args.list_sessions {
         return list_sessions(&host);
     }
+    if args.check {
+        println!("{}", host.plugin_table());
+        return Status::Done;
+    }
     let session = match open_session(&host, args.session.as_deref()) {
         Ok(session) => session,
         Err(message) => {
