@@ -1,15 +1,19 @@
-//! What the host costs next to the model: one plugin call, one tool call through the
-//! hooks, one whole turn against a model that answers instantly, and the state bag.
+//! What the host costs next to the model, piece by piece: one plugin call per export
+//! (instantiate + call + teardown), context assembly for one model call with the stock set,
+//! a tool call through the hooks, TodoWrite validating a 20-item list, a whole turn against
+//! a model that answers at once, the state bag, and hot reloads.
 //!
 //! `cargo bench -p agent-host --bench host_overhead` (builds the plugins first).
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use agent_host::agent::NoOperator;
+use agent_host::agent::prepare::prepare;
 use agent_host::events::NoEvents;
 use agent_host::model::ModelClient;
-use agent_host::runtime::CallContext;
+use agent_host::runtime::{CallContext, LoadedPlugin, ToolCall, ToolResult, ToolUse};
 use agent_host::state::StateBag;
 use agent_host::{Config, Host};
 use serde_json::json;
@@ -21,47 +25,128 @@ fn main() {
 struct Fixture {
     runtime: tokio::runtime::Runtime,
     host: Arc<Host>,
+    /// The config file, and its text with `todo` or `todo-write` as the todo flavour.
+    config_path: PathBuf,
+    flavours: [String; 2],
     _dir: tempfile::TempDir,
 }
 
-/// A host with the stock todo and agent-mode plugins and a scripted model that answers
-/// at once, in a temporary folder.
+/// A host with the stock set (todo, agent-mode, permissions, fs) and a scripted model that
+/// answers at once, in a temporary folder. `todo-write` is loaded too, under a second
+/// config text that the reload benchmarks switch to.
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
         let built = agent_host::runtime::build_workspace(&root.join("plugins")).expect("plugins build");
         let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("workspace")).unwrap();
         std::fs::write(dir.path().join("script.toml"), "[[turn]]\ntext = \"done\"\n").unwrap();
-        let config = format!(
-            "[model]\nprovider = \"scripted\"\nscript = \"script.toml\"\n[storage]\npath = \"s.db\"\n\
-             [[plugin]]\npath = \"{}\"\n[[plugin]]\npath = \"{}\"\n",
-            built["todo"].display(),
-            built["agent-mode"].display()
-        );
-        std::fs::write(dir.path().join("config.toml"), config).unwrap();
+        let flavours = ["todo", "todo-write"].map(|todo| stock_config(&built, todo));
+        let config_path = dir.path().join("config.toml");
+        std::fs::write(&config_path, &flavours[1]).unwrap();
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let host = runtime.block_on(async {
-            let config = Config::load(&dir.path().join("config.toml")).unwrap();
+            // Load the todo-write flavour once so both flavours sit in the compile cache.
+            let config = Config::load(&config_path).unwrap();
+            let model = ModelClient::from_config(&config).unwrap().unwrap();
+            Host::new(config, model).await.unwrap();
+            std::fs::write(&config_path, &flavours[0]).unwrap();
+            let config = Config::load(&config_path).unwrap();
             let model = ModelClient::from_config(&config).unwrap().unwrap();
             Arc::new(Host::new(config, model).await.unwrap())
         });
-        Fixture { runtime, host, _dir: dir }
+        Fixture { runtime, host, config_path, flavours, _dir: dir }
     })
 }
 
-/// One `provide` call on the todo plugin: instantiate, call, tear down.
-#[divan::bench]
-fn plugin_call_provide(bencher: divan::Bencher) {
-    let fixture = fixture();
-    let plugin = fixture.host.plugins().by_name("todo").unwrap().clone();
-    let bag = StateBag::default();
-    let ctx = CallContext { session_id: "bench".into(), ..CallContext::default() };
-    bencher.bench(|| fixture.runtime.block_on(plugin.provide(&ctx, &bag)).unwrap());
+fn stock_config(built: &BTreeMap<String, PathBuf>, todo: &str) -> String {
+    format!(
+        "[model]\nprovider = \"scripted\"\nscript = \"script.toml\"\n[storage]\npath = \"s.db\"\n\
+         [runtime]\ncache_dir = \"cache\"\n\
+         [[plugin]]\npath = \"{}\"\n[[plugin]]\npath = \"{}\"\n\
+         [[plugin]]\npath = \"{}\"\n[plugin.config]\npreset = \"ask-to-mutate\"\n\
+         rules = [{{ tool = \"todos_*\", decision = \"allow\" }}]\n\
+         [[plugin]]\npath = \"{}\"\n[plugin.grants.dirs]\n\"/workspace\" = {{ host = \"workspace\", write = true }}\n",
+        built[todo].display(),
+        built["agent-mode"].display(),
+        built["permissions"].display(),
+        built["fs"].display(),
+    )
 }
 
-/// One tool call as the model would make it: every plugin's `provide`, schema validation,
-/// agent-mode's `pre-tool-use`, the tool, the step commit to SQLite.
+fn plugin(name: &str) -> Arc<LoadedPlugin> {
+    fixture().host.plugins().by_name(name).unwrap_or_else(|| panic!("{name} is loaded")).clone()
+}
+
+fn ctx() -> CallContext {
+    CallContext { session_id: "bench".into(), model_calls: 3, turn_iteration: 1 }
+}
+
+fn todo_use() -> ToolUse {
+    ToolUse {
+        call: ToolCall { id: "c1".into(), name: "todos_get_all".into(), arguments: "{}".into() },
+        plugin: "todo".into(),
+        mutates: false,
+    }
+}
+
+/// Each export, on the stock plugin that implements it: instantiate, call, tear down.
+mod export {
+    use super::*;
+
+    #[divan::bench(args = ["todo", "agent-mode", "permissions", "fs"])]
+    fn provide(bencher: divan::Bencher, name: &str) {
+        let (plugin, bag) = (plugin(name), StateBag::default());
+        bencher.bench(|| fixture().runtime.block_on(plugin.provide(&ctx(), &bag)).unwrap());
+    }
+
+    #[divan::bench]
+    fn call_tool_todo(bencher: divan::Bencher) {
+        let (plugin, bag, call) = (plugin("todo"), StateBag::default(), todo_use().call);
+        bencher.bench(|| fixture().runtime.block_on(plugin.call_tool(&ctx(), &bag, &call)).unwrap());
+    }
+
+    #[divan::bench]
+    fn pre_tool_use_permissions(bencher: divan::Bencher) {
+        let (plugin, bag, tool_use) = (plugin("permissions"), StateBag::default(), todo_use());
+        bencher.bench(|| fixture().runtime.block_on(plugin.pre_tool_use(&ctx(), &bag, &tool_use)).unwrap());
+    }
+
+    #[divan::bench]
+    fn post_tool_use_permissions(bencher: divan::Bencher) {
+        let (plugin, bag, tool_use) = (plugin("permissions"), StateBag::default(), todo_use());
+        let result = ToolResult { ok: true, output: "[]".into() };
+        bencher.bench(|| {
+            fixture().runtime.block_on(plugin.post_tool_use(&ctx(), &bag, &tool_use, &result)).unwrap()
+        });
+    }
+
+    #[divan::bench]
+    fn stop_todo(bencher: divan::Bencher) {
+        let (plugin, bag) = (plugin("todo"), StateBag::default());
+        bencher.bench(|| fixture().runtime.block_on(plugin.stop(&ctx(), &bag, "done")).unwrap());
+    }
+
+    #[divan::bench]
+    fn command_permissions(bencher: divan::Bencher) {
+        let (plugin, bag) = (plugin("permissions"), StateBag::default());
+        bencher
+            .bench(|| fixture().runtime.block_on(plugin.command(&ctx(), &bag, "permissions", "")).unwrap());
+    }
+}
+
+/// The system prompt, tools and injected messages for one model call: every stock plugin's
+/// `provide`, schemas from the cache.
+#[divan::bench]
+fn context_assembly_stock_set(bencher: divan::Bencher) {
+    let fixture = fixture();
+    let (set, bag, instructions) = (fixture.host.plugins(), StateBag::default(), "You are helpful.");
+    bencher.bench(|| fixture.runtime.block_on(prepare(instructions, &set, &ctx(), &bag, &NoEvents)).unwrap());
+}
+
+/// One tool call as the model would make it: schema validation, agent-mode's and
+/// permissions' `pre-tool-use`, the tool, permissions' `post-tool-use`, the SQLite commit.
 #[divan::bench]
 fn tool_call_through_hooks(bencher: divan::Bencher) {
     let fixture = fixture();
@@ -75,8 +160,40 @@ fn tool_call_through_hooks(bencher: divan::Bencher) {
     });
 }
 
+/// TodoWrite checking and storing a 20-item snapshot (one item in progress).
+#[divan::bench]
+fn todo_write_validates_20_items(bencher: divan::Bencher) {
+    let fixture = fixture();
+    std::fs::write(&fixture.config_path, &fixture.flavours[1]).unwrap();
+    let config = Config::load(&fixture.config_path).unwrap();
+    let set =
+        fixture.runtime.block_on(agent_host::agent::PluginSet::load(fixture.host.engine(), &config, None));
+    let plugin = set.unwrap().by_name("todo-write").unwrap().clone();
+    std::fs::write(&fixture.config_path, &fixture.flavours[0]).unwrap();
+    let todos: Vec<_> = (0..20)
+        .map(|i| {
+            let status = match i {
+                0..=4 => "completed",
+                5 => "in_progress",
+                _ => "pending",
+            };
+            json!({ "content": format!("Step {i} of the release"), "status": status, "activeForm": format!("Doing step {i}") })
+        })
+        .collect();
+    let call = ToolCall {
+        id: "w".into(),
+        name: "TodoWrite".into(),
+        arguments: json!({ "todos": todos }).to_string(),
+    };
+    let bag = StateBag::default();
+    bencher.bench(|| {
+        let output = fixture.runtime.block_on(plugin.call_tool(&ctx(), &bag, &call)).unwrap();
+        assert!(output.value.is_ok(), "{:?}", output.value);
+    });
+}
+
 /// A whole user turn in a new session against a model that answers at once: session
-/// creation, hooks, context assembly, the model call, stop hooks, three SQLite commits.
+/// creation, context assembly, the model call, stop hooks, the SQLite commits.
 #[divan::bench]
 fn new_session_one_turn(bencher: divan::Bencher) {
     let fixture = fixture();
@@ -97,4 +214,29 @@ fn state_bag_write_and_collect(bencher: divan::Bencher) {
         bag.put("todo", "items", Some("[{\"id\":1,\"title\":\"x\",\"isComplete\":false}]".into()));
         bag.take_changes()
     });
+}
+
+/// Hot reloads: the config read again with nothing changed (every plugin reused), and the
+/// todo flavour swapped for the other one (a changed component, taken from the cache).
+mod reload {
+    use super::*;
+
+    #[divan::bench(sample_count = 20, sample_size = 1)]
+    fn unchanged(bencher: divan::Bencher) {
+        let fixture = fixture();
+        bencher.bench(|| fixture.runtime.block_on(fixture.host.reload(&NoEvents)).unwrap());
+    }
+
+    #[divan::bench(sample_count = 20, sample_size = 1)]
+    fn swap_todo_flavour_cached(bencher: divan::Bencher) {
+        let fixture = fixture();
+        let mut next = 1;
+        bencher.bench_local(|| {
+            std::fs::write(&fixture.config_path, &fixture.flavours[next]).unwrap();
+            fixture.runtime.block_on(fixture.host.reload(&NoEvents)).unwrap();
+            next = 1 - next;
+        });
+        std::fs::write(&fixture.config_path, &fixture.flavours[0]).unwrap();
+        fixture.runtime.block_on(fixture.host.reload(&NoEvents)).unwrap();
+    }
 }

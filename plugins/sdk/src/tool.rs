@@ -24,7 +24,9 @@ impl ToolSpecExt for ToolSpec {
     }
 
     fn parameters(mut self, schema: Value) -> Self {
-        self.parameters = schema.to_string();
+        // `to_string` would go through `Display` and a formatter per token: several times
+        // slower, and `provide` runs before every model call.
+        self.parameters = serde_json::to_string(&schema).expect("a JSON value always serializes");
         self
     }
 
