@@ -133,10 +133,9 @@ impl SessionStore for SqliteStore {
                     None => delete.execute(params![id, change.namespace, change.key])?,
                 };
             }
-            transaction.execute(
-                "UPDATE sessions SET updated_at = ?2, model_calls = ?3 WHERE id = ?1",
-                params![id, now(), step.model_calls as i64],
-            )?;
+            transaction
+                .prepare_cached("UPDATE sessions SET updated_at = ?2, model_calls = ?3 WHERE id = ?1")?
+                .execute(params![id, now(), step.model_calls as i64])?;
         }
         transaction.commit()?;
         Ok(())
