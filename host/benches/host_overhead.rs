@@ -240,3 +240,21 @@ mod reload {
         fixture.runtime.block_on(fixture.host.reload(&NoEvents)).unwrap();
     }
 }
+
+/// One step made durable: a tool result and a state change, one SQLite transaction (WAL).
+#[divan::bench]
+fn sqlite_commit_one_step(bencher: divan::Bencher) {
+    let fixture = fixture();
+    let handle = fixture.host.sessions().create().unwrap();
+    let mut session = handle.try_lock().unwrap();
+    let store = fixture.host.sessions().store().clone();
+    bencher.bench_local(|| {
+        session.push(agent_host::model::Message::tool("call_1", "[{\"id\":1,\"title\":\"step 1\"}]"));
+        session.bag().put(
+            "todo",
+            "items",
+            Some("[{\"id\":1,\"title\":\"step 1\",\"isComplete\":true}]".into()),
+        );
+        session.commit(&*store).unwrap()
+    });
+}

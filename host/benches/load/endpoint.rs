@@ -1,0 +1,78 @@
+//! A fake OpenAI-compatible endpoint that answers at once, scripting the todo workflow:
+//! add four todos, complete them one by one, then a final answer.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use axum::Json;
+use axum::extract::State;
+use axum::routing::post;
+use serde_json::{Value, json};
+
+/// Model calls in one session: one `todos_add`, four `todos_complete`, the final answer.
+pub const MODEL_CALLS_PER_SESSION: u64 = 6;
+/// Tool calls in one session.
+pub const TOOL_CALLS_PER_SESSION: u64 = 5;
+const TODOS: u64 = 4;
+
+#[derive(Default)]
+pub struct Counters {
+    pub requests: AtomicU64,
+}
+
+/// Serves on a loopback port from its own thread and runtime, so the host's runtime only
+/// ever does the host's work. Returns the `/v1` base URL.
+pub fn start(counters: Arc<Counters>) -> String {
+    let listener = std::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).expect("bind loopback");
+    listener.set_nonblocking(true).unwrap();
+    let address = listener.local_addr().unwrap();
+    std::thread::Builder::new()
+        .name("fake-model".into())
+        .spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                let app = axum::Router::new().route("/v1/chat/completions", post(reply)).with_state(counters);
+                axum::serve(listener, app).await.unwrap();
+            });
+        })
+        .unwrap();
+    format!("http://{address}/v1")
+}
+
+/// The next step of the workflow, from how many tool results the turn holds so far.
+async fn reply(State(counters): State<Arc<Counters>>, Json(request): Json<Value>) -> Json<Value> {
+    counters.requests.fetch_add(1, Ordering::Relaxed);
+    let messages = request["messages"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let turn_start = messages.iter().rposition(|m| m["role"] == "user").map_or(0, |i| i + 1);
+    let step = messages[turn_start..].iter().filter(|m| m["role"] == "tool").count() as u64;
+    let message = match step {
+        0 => tool_call(
+            "todos_add",
+            json!({ "todos": (1..=TODOS).map(|n| json!({ "title": format!("step {n}") })).collect::<Vec<_>>() }),
+            step,
+        ),
+        n if n <= TODOS => {
+            tool_call("todos_complete", json!({ "items": [{ "id": n, "reason": "done" }] }), step)
+        }
+        _ => json!({ "role": "assistant", "content": "All four steps are done." }),
+    };
+    Json(json!({
+        "id": "bench",
+        "object": "chat.completion",
+        "choices": [{ "index": 0, "message": message, "finish_reason": "stop" }],
+    }))
+}
+
+fn tool_call(name: &str, arguments: Value, step: u64) -> Value {
+    json!({
+        "role": "assistant",
+        "content": null,
+        "tool_calls": [{
+            "id": format!("call_{step}"),
+            "type": "function",
+            "function": { "name": name, "arguments": arguments.to_string() },
+        }],
+    })
+}

@@ -1,0 +1,249 @@
+//! Load benchmark: the real host with the stock plugins (todo, agent-mode, permissions, fs)
+//! against a fake model endpoint on loopback that answers at once. Every session is a full
+//! todo workflow: add four todos, complete them one by one, final answer (six model calls,
+//! five tool calls). Prints throughput, host overhead per model call and memory.
+//!
+//! `cargo bench -p agent-host --bench load` (defaults), or with figures of your own:
+//! `cargo bench -p agent-host --bench load -- --serial 1000 --sessions 100000 --concurrency 50`.
+
+mod endpoint;
+mod timing;
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use agent_host::agent::NoOperator;
+use agent_host::model::ModelClient;
+use agent_host::{Config, Host, TurnEnd};
+use timing::{Breakdown, TimingSink, memory_kib, quantile};
+
+const KEY_VARIABLE: &str = "AGENT_HOST_BENCH_KEY";
+
+struct Options {
+    serial: usize,
+    sessions: usize,
+    concurrency: usize,
+}
+
+impl Options {
+    /// `--serial N`, `--sessions N`, `--concurrency C`; cargo's own `--bench` is ignored.
+    fn parse() -> Self {
+        let mut options = Options { serial: 1_000, sessions: 5_000, concurrency: 50 };
+        let mut args = std::env::args().skip(1);
+        while let Some(arg) = args.next() {
+            let mut value = || -> usize {
+                args.next().and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{arg} needs a number"))
+            };
+            match arg.as_str() {
+                "--serial" => options.serial = value(),
+                "--sessions" => options.sessions = value(),
+                "--concurrency" => options.concurrency = value().max(1),
+                _ => {}
+            }
+        }
+        options
+    }
+}
+
+/// What a batch of sessions measured.
+#[derive(Default)]
+struct Batch {
+    completed: usize,
+    failures: Vec<String>,
+    overheads: Vec<Duration>,
+    breakdown: Breakdown,
+}
+
+fn main() -> anyhow::Result<()> {
+    let options = Options::parse();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let built = agent_host::runtime::build_workspace(&root.join("plugins"))?;
+    let dir = tempfile::tempdir()?;
+    std::fs::create_dir(dir.path().join("workspace"))?;
+    set_bench_key();
+    let base_url = endpoint::start(Arc::default());
+    let config_path = dir.path().join("config.toml");
+    std::fs::write(&config_path, config_text(&base_url, &built))?;
+
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let host = runtime.block_on(async {
+        let config = Config::load(&config_path)?;
+        let model = ModelClient::from_config(&config)?.expect("an endpoint is configured");
+        anyhow::Ok(Arc::new(Host::new(config, model).await?))
+    })?;
+
+    println!("agent-host load benchmark: stock plugins (todo, agent-mode, permissions, fs), SQLite store");
+    println!(
+        "each session: {} model calls, {} tool calls; fake endpoint on loopback answers at once\n",
+        endpoint::MODEL_CALLS_PER_SESSION,
+        endpoint::TOOL_CALLS_PER_SESSION
+    );
+    runtime.block_on(run_batch(&host, 200, 4));
+    let (rss_before, _) = memory_kib();
+
+    let mut failed = 0;
+    for (label, sessions, concurrency) in
+        [("one at a time", options.serial, 1), ("concurrent", options.sessions, options.concurrency)]
+    {
+        if sessions == 0 {
+            continue;
+        }
+        let started = Instant::now();
+        let batch = runtime.block_on(run_batch(&host, sessions, concurrency));
+        report(label, concurrency, started.elapsed(), batch, &mut failed);
+    }
+
+    let (rss_after, peak) = memory_kib();
+    let idle = options.serial + options.sessions;
+    println!(
+        "memory: peak RSS {} MiB; RSS {} MiB after warm-up, {} MiB after {idle} more sessions",
+        peak >> 10,
+        rss_before >> 10,
+        rss_after >> 10
+    );
+    println!(
+        "        growth per idle session: {:.2} KiB (sessions live in SQLite; none is held in memory)",
+        rss_after.saturating_sub(rss_before) as f64 / idle.max(1) as f64
+    );
+    anyhow::ensure!(failed == 0, "{failed} sessions failed");
+    Ok(())
+}
+
+fn report(label: &str, concurrency: usize, elapsed: Duration, mut batch: Batch, failed: &mut usize) {
+    let seconds = elapsed.as_secs_f64();
+    batch.overheads.sort_unstable();
+    println!("{label} (concurrency {concurrency}): {} sessions in {seconds:.2} s", batch.completed);
+    println!(
+        "  {:.0} sessions/s, {:.0} model calls/s",
+        batch.completed as f64 / seconds,
+        (batch.completed as u64 * endpoint::MODEL_CALLS_PER_SESSION) as f64 / seconds
+    );
+    println!(
+        "  host overhead per model call: p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs",
+        micros(quantile(&batch.overheads, 0.50)),
+        micros(quantile(&batch.overheads, 0.99)),
+        micros(quantile(&batch.overheads, 1.0)),
+    );
+    let per_call = |total: Duration| micros(total) / batch.overheads.len().max(1) as f64;
+    println!(
+        "  where it goes, per model call: {:.0} µs storing the reply and pre-tool hooks, {:.0} µs in tools and \
+         post-tool hooks, {:.0} µs storing results and assembling the next call",
+        per_call(batch.breakdown.reply_to_tool),
+        per_call(batch.breakdown.in_tools),
+        per_call(batch.breakdown.tool_to_request),
+    );
+    println!("  failed sessions: {}", batch.failures.len());
+    for failure in batch.failures.iter().take(5) {
+        println!("    {failure}");
+    }
+    *failed += batch.failures.len();
+}
+
+fn micros(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e6
+}
+
+/// Runs `sessions` workflows, `concurrency` at a time.
+async fn run_batch(host: &Arc<Host>, sessions: usize, concurrency: usize) -> Batch {
+    let next = Arc::new(AtomicUsize::new(0));
+    let total = Arc::new(Mutex::new(Batch::default()));
+    let workers: Vec<_> = (0..concurrency)
+        .map(|_| {
+            let (host, next, total) = (host.clone(), next.clone(), total.clone());
+            tokio::spawn(async move {
+                let mut batch = Batch::default();
+                while next.fetch_add(1, Ordering::Relaxed) < sessions {
+                    match one_session(&host).await {
+                        Ok((overheads, breakdown)) => {
+                            batch.completed += 1;
+                            batch.overheads.extend(overheads);
+                            batch.breakdown += breakdown;
+                        }
+                        Err(error) => batch.failures.push(format!("{error:#}")),
+                    }
+                }
+                let mut total = total.lock().unwrap();
+                total.completed += batch.completed;
+                total.failures.extend(batch.failures);
+                total.overheads.extend(batch.overheads);
+                total.breakdown += batch.breakdown;
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.await.expect("a worker panicked");
+    }
+    Arc::try_unwrap(total).ok().expect("workers are done").into_inner().unwrap()
+}
+
+/// One full todo workflow in a new session; checks it ended with every todo complete.
+async fn one_session(host: &Host) -> anyhow::Result<(Vec<Duration>, Breakdown)> {
+    let sink = TimingSink::default();
+    let start = Instant::now();
+    let handle = host.sessions().create()?;
+    let mut session = handle.lock().await;
+    let outcome = host.run_turn(&mut session, "Plan four steps, then do them.", &sink, &NoOperator).await?;
+    let end = Instant::now();
+    anyhow::ensure!(
+        outcome.end == TurnEnd::Done && u64::from(outcome.iterations) == endpoint::MODEL_CALLS_PER_SESSION,
+        "session {} ended {:?} after {} model calls",
+        session.id(),
+        outcome.end,
+        outcome.iterations
+    );
+    let items = session.bag().get_json("todo", "items").unwrap_or_default();
+    let items = items.as_array().map(Vec::as_slice).unwrap_or_default();
+    anyhow::ensure!(
+        items.len() == 4 && items.iter().all(|item| item["isComplete"] == true),
+        "session {} ended with todos {items:?}",
+        session.id()
+    );
+    Ok((sink.overhead_per_model_call(start, end), sink.breakdown()))
+}
+
+#[allow(unsafe_code)]
+fn set_bench_key() {
+    // SAFETY: called from `main` before the runtime, the endpoint or any other thread starts.
+    unsafe { std::env::set_var(KEY_VARIABLE, "bench-key") }
+}
+
+fn config_text(base_url: &str, built: &std::collections::BTreeMap<String, std::path::PathBuf>) -> String {
+    format!(
+        r#"
+[model]
+provider = "openai"
+base_url = "{base_url}"
+api_key_env = "{KEY_VARIABLE}"
+max_retries = 0
+
+[storage]
+path = "sessions.db"
+
+[runtime]
+cache_dir = "cache"
+
+[[plugin]]
+path = "{todo}"
+
+[[plugin]]
+path = "{mode}"
+
+[[plugin]]
+path = "{permissions}"
+[plugin.config]
+preset = "ask-to-mutate"
+rules = [{{ tool = "todos_*", decision = "allow" }}]
+
+[[plugin]]
+path = "{fs}"
+[plugin.grants.dirs]
+"/workspace" = {{ host = "workspace", write = true }}
+"#,
+        todo = built["todo"].display(),
+        mode = built["agent-mode"].display(),
+        permissions = built["permissions"].display(),
+        fs = built["fs"].display(),
+    )
+}

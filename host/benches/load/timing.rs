@@ -1,0 +1,116 @@
+//! What one session cost the host: the time between model calls, measured from the
+//! events the agent loop emits, and the process's resident memory.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use agent_host::{Event, EventSink};
+
+/// Records when each model call started and ended.
+#[derive(Default)]
+pub struct TimingSink {
+    marks: Mutex<Vec<(Mark, Instant)>>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Mark {
+    RequestSent,
+    ReplyRead,
+    ToolStarted,
+    ToolAnswered,
+}
+
+/// Where the host's time between model calls went, summed over sessions.
+#[derive(Default, Clone, Copy)]
+pub struct Breakdown {
+    /// From a reply to its first tool starting: storing the reply, validation, pre-tool hooks.
+    pub reply_to_tool: Duration,
+    /// The tools themselves and their post-tool hooks.
+    pub in_tools: Duration,
+    /// From the last result to the next request: storing results, every plugin's `provide`.
+    pub tool_to_request: Duration,
+}
+
+impl std::ops::AddAssign for Breakdown {
+    fn add_assign(&mut self, other: Self) {
+        self.reply_to_tool += other.reply_to_tool;
+        self.in_tools += other.in_tools;
+        self.tool_to_request += other.tool_to_request;
+    }
+}
+
+impl EventSink for TimingSink {
+    fn emit(&self, event: &Event) {
+        let mark = match event {
+            Event::ModelRequest { .. } => Mark::RequestSent,
+            Event::AssistantMessage { .. } => Mark::ReplyRead,
+            Event::ToolCall { .. } => Mark::ToolStarted,
+            Event::ToolResult { .. } => Mark::ToolAnswered,
+            _ => return,
+        };
+        self.marks.lock().unwrap().push((mark, Instant::now()));
+    }
+}
+
+impl TimingSink {
+    /// Host time charged to each model call of a turn that ran from `start` to `end`:
+    /// everything since the previous reply (or the start) until the request went out, and
+    /// for the last call also what followed its reply. Waiting for the model is left out.
+    pub fn overhead_per_model_call(&self, start: Instant, end: Instant) -> Vec<Duration> {
+        let marks = self.marks.lock().unwrap();
+        let mut overheads = Vec::new();
+        let mut since = start;
+        for &(mark, at) in marks.iter() {
+            match mark {
+                Mark::RequestSent => overheads.push(at - since),
+                Mark::ReplyRead => since = at,
+                Mark::ToolStarted | Mark::ToolAnswered => {}
+            }
+        }
+        if let Some(last) = overheads.last_mut() {
+            *last += end - since;
+        }
+        overheads
+    }
+}
+
+impl TimingSink {
+    /// The turn's time between model calls, split by what the host was doing.
+    pub fn breakdown(&self) -> Breakdown {
+        let marks = self.marks.lock().unwrap();
+        let mut breakdown = Breakdown::default();
+        for pair in marks.windows(2) {
+            let ((from, start), (to, end)) = (pair[0], pair[1]);
+            let span = end - start;
+            match (from, to) {
+                (Mark::ReplyRead, Mark::ToolStarted) => breakdown.reply_to_tool += span,
+                (Mark::ToolStarted, Mark::ToolAnswered) => breakdown.in_tools += span,
+                (Mark::ToolAnswered, Mark::RequestSent) => breakdown.tool_to_request += span,
+                _ => {}
+            }
+        }
+        breakdown
+    }
+}
+
+/// The value at quantile `q` (0..=1) of sorted samples.
+pub fn quantile(sorted: &[Duration], q: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let index = ((sorted.len() - 1) as f64 * q).round() as usize;
+    sorted[index]
+}
+
+/// Resident and peak resident memory of this process, in KiB (Linux `/proc`).
+pub fn memory_kib() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
