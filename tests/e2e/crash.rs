@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use crate::support::{FakeModel, Reply, plugin_block, shared_cache_dir};
 
-/// Runs of one session that are killed.
+/// Runs of one session, each killed unless it finishes before its delay.
 const KILLED_RUNS: u64 = 12;
 /// Kill delays for one run alone: from before the host is up to the end of a turn.
 const SINGLE_RUN_WINDOW_MS: u64 = 300;
