@@ -40,3 +40,14 @@ fn toml_syntax_errors_say_where() {
     let error = load_error("[agent\nmax_iterations = 3\n");
     assert!(error.contains("config.toml:1"), "{error}");
 }
+
+#[test]
+fn a_key_pasted_as_the_variable_name_is_refused_without_repeating_it() {
+    let key = "sk-proj-pasted-by-mistake-0123";
+    let error = load_error(&format!("[model]\nmodel = \"m\"\napi_key_env = \"{key}\"\n"));
+    assert!(
+        error.contains("config.toml:3: `model.api_key_env`: must be the name of the environment variable"),
+        "{error}"
+    );
+    assert!(!error.contains(key), "the key is repeated: {error}");
+}

@@ -1,6 +1,11 @@
-//! `kill -9` at varied points of a turn, over many runs of the real binary sharing one
-//! session: after every kill the database loads, state and history agree (no half-written
+//! `kill -9` at random points of a turn, over many runs of the real binary: one session
+//! killed run after run, then several sessions run side by side and killed at the same
+//! instant. After every kill the database loads, state and history agree (no half-written
 //! step), and the next run repairs any interrupted tool call and resumes the session.
+//!
+//! The kill delays come from a seed taken from the clock and printed; set
+//! `AGENT_HOST_CRASH_SEED` to that number to replay the same delays (the process timing
+//! around them is the machine's, so a replay is close, not exact).
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -8,12 +13,22 @@ use std::time::Duration;
 
 use agent_host::model::Role;
 use agent_host::state::{SessionStore, SqliteStore, StoredSession};
+use futures_util::future::join_all;
 use serde_json::Value;
 
 use crate::support::{FakeModel, Reply, plugin_block, shared_cache_dir};
 
-/// Runs that are killed; each kill lands a little later in the turn than the one before.
+/// Runs of one session, each killed unless it finishes before its delay.
 const KILLED_RUNS: u64 = 12;
+/// Kill delays for one run alone: from before the host is up to the end of a turn.
+const SINGLE_RUN_WINDOW_MS: u64 = 300;
+/// Sessions run side by side and killed at once, and how many times that is done.
+const SIDE_BY_SIDE: usize = 4;
+const GROUP_KILLS: u64 = 5;
+/// Kill delays for the group: the processes share two cores, so a turn takes longer.
+const GROUP_WINDOW_MS: u64 = 500;
+/// The variable that replays a run's kill delays.
+const SEED_VARIABLE: &str = "AGENT_HOST_CRASH_SEED";
 /// Remember calls scripted per run, so a turn spans several model calls and commits.
 const CALLS_PER_RUN: usize = 6;
 
@@ -34,6 +49,30 @@ fn script_run(model: &FakeModel, run: u64) {
     for call in 0..CALLS_PER_RUN {
         let arguments = format!(r#"{{"key":"r{run}c{call}","value":{call}}}"#);
         model.push(Reply::tool("remember", &arguments).with_id(&format!("r{run}c{call}")));
+    }
+}
+
+/// SplitMix64: a few lines of well-mixed numbers from one seed, so the delays replay.
+struct Delays(u64);
+
+impl Delays {
+    /// The seed from [`SEED_VARIABLE`], or from the clock; printed either way.
+    fn from_env_or_clock(test: &str) -> (Self, u64) {
+        let seed =
+            std::env::var(SEED_VARIABLE).ok().and_then(|v| v.trim().parse().ok()).unwrap_or_else(|| {
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
+            });
+        eprintln!("{test}: seed {seed} (replay with {SEED_VARIABLE}={seed})");
+        (Self(seed), seed)
+    }
+
+    /// A delay from 0 to `max_ms` milliseconds.
+    fn next(&mut self, max_ms: u64) -> Duration {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        Duration::from_millis((z ^ (z >> 31)) % (max_ms + 1))
     }
 }
 
@@ -103,12 +142,38 @@ fn assert_every_call_answered(stored: &StoredSession, context: &str) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigkill_at_varied_points_of_a_turn_loses_nothing_and_the_session_resumes() {
-    let model = FakeModel::start().await;
+/// Whether a kill landed mid-turn: after some steps of the turn were committed, before its
+/// final reply.
+fn killed_mid_turn(stored: &StoredSession, before: usize) -> bool {
+    stored.history.len() > before && stored.history.last().is_some_and(|m| m.content != "Noted.")
+}
+
+/// A fresh deployment in a temporary folder, pointed at `model`.
+fn deployment(model: &FakeModel) -> tempfile::TempDir {
     model.fallback(Reply::text("Noted."));
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("config.toml"), config(&model.url())).unwrap();
+    dir
+}
+
+/// The last run of a session, not killed: it ends the turn and answers every call a kill
+/// left open. Returns the calls repaired over the session's life and its message count.
+async fn finish_and_check(dir: &Path, id: &str, before: usize, context: &str) -> (usize, usize) {
+    run_to_completion(dir, Some(id)).await;
+    let stored = load(&dir.join("crash.db"), id);
+    assert!(stored.history.len() > before, "{context}: the last run added to the history");
+    assert_every_call_answered(&stored, context);
+    assert_state_matches_history(&stored, context);
+    assert_eq!(stored.history.last().unwrap().content, "Noted.", "{context}");
+    let repaired = stored.history.iter().filter(|m| m.content.starts_with(INTERRUPTED)).count();
+    (repaired, stored.history.len())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_at_random_points_of_a_turn_loses_nothing_and_the_session_resumes() {
+    let (mut delays, seed) = Delays::from_env_or_clock("crash (one session)");
+    let model = FakeModel::start().await;
+    let dir = deployment(&model);
     let db = dir.path().join("crash.db");
 
     script_run(&model, 0);
@@ -118,37 +183,92 @@ async fn sigkill_at_varied_points_of_a_turn_loses_nothing_and_the_session_resume
     assert_state_matches_history(&stored, "first run");
     let mut count = stored.history.len();
 
-    let mut interrupted_mid_turn = 0;
+    let (mut killed, mut mid_turn) = (0, 0);
     for run in 1..=KILLED_RUNS {
         script_run(&model, run);
         let mut child = command(dir.path(), Some(&id)).spawn().expect("the binary starts");
-        let delay = Duration::from_millis(run * 300 / KILLED_RUNS);
+        let delay = delays.next(SINGLE_RUN_WINDOW_MS);
         let finished = tokio::time::timeout(delay, child.wait()).await.is_ok();
         if !finished {
             child.kill().await.expect("SIGKILL is delivered");
+            killed += 1;
         }
-        let context = format!("after run {run} (killed after {delay:?}: {})", !finished);
+        let context = format!("seed {seed}, run {run} (killed after {delay:?}: {})", !finished);
         stored = load(&db, &id);
         assert!(stored.history.len() >= count, "{context}: history shrank");
-        // Killed after some steps were committed but before the turn's final reply.
-        let grew = stored.history.len() > count;
-        if !finished && grew && stored.history.last().is_some_and(|m| m.content != "Noted.") {
-            interrupted_mid_turn += 1;
+        if !finished && killed_mid_turn(&stored, count) {
+            mid_turn += 1;
         }
         count = stored.history.len();
         assert_state_matches_history(&stored, &context);
     }
 
     script_run(&model, KILLED_RUNS + 1);
-    run_to_completion(dir.path(), Some(&id)).await;
-    stored = load(&db, &id);
-    assert!(stored.history.len() > count, "the last run added to the history");
-    assert_every_call_answered(&stored, "after the last run");
-    assert_state_matches_history(&stored, "after the last run");
-    assert_eq!(stored.history.last().unwrap().content, "Noted.");
-    let repaired = stored.history.iter().filter(|m| m.content.starts_with(INTERRUPTED)).count();
+    let (repaired, messages) =
+        finish_and_check(dir.path(), &id, count, &format!("seed {seed}, last run")).await;
     eprintln!(
-        "crash: {KILLED_RUNS} kills, {interrupted_mid_turn} landed mid-turn, {repaired} calls repaired, {} messages, losses: 0",
-        stored.history.len()
+        "crash (one session): {KILLED_RUNS} runs, {killed} killed, {mid_turn} mid-turn, {repaired} calls repaired, {messages} messages, losses: 0"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_killed_at_the_same_instant_all_resume_intact() {
+    let (mut delays, seed) = Delays::from_env_or_clock("crash (side by side)");
+    let model = FakeModel::start().await;
+    let dir = deployment(&model);
+    let db = dir.path().join("crash.db");
+
+    for session in 0..SIDE_BY_SIDE {
+        script_run(&model, 100 + session as u64);
+    }
+    let ids = join_all((0..SIDE_BY_SIDE).map(|_| run_to_completion(dir.path(), None))).await;
+    let mut counts: Vec<usize> = ids.iter().map(|id| load(&db, id).history.len()).collect();
+
+    let (mut killed, mut mid_turn) = (0, 0);
+    for round in 1..=GROUP_KILLS {
+        let mut children = Vec::new();
+        for (session, id) in ids.iter().enumerate() {
+            script_run(&model, round * 1000 + session as u64);
+            children.push(command(dir.path(), Some(id)).spawn().expect("the binary starts"));
+        }
+        let delay = delays.next(GROUP_WINDOW_MS);
+        tokio::time::sleep(delay).await;
+        // Every process still running is killed now, back to back.
+        let mut running = Vec::new();
+        for child in &mut children {
+            running.push(child.try_wait().expect("the child's status").is_none());
+            let _ = child.start_kill();
+        }
+        for child in &mut children {
+            child.wait().await.expect("the child is reaped");
+        }
+        for (session, id) in ids.iter().enumerate() {
+            let context = format!("seed {seed}, round {round} (killed after {delay:?}), session {session}");
+            let stored = load(&db, id);
+            assert!(stored.history.len() >= counts[session], "{context}: history shrank");
+            if running[session] {
+                killed += 1;
+                mid_turn += usize::from(killed_mid_turn(&stored, counts[session]));
+            }
+            counts[session] = stored.history.len();
+            assert_state_matches_history(&stored, &context);
+        }
+    }
+
+    for session in 0..SIDE_BY_SIDE {
+        script_run(&model, 9000 + session as u64);
+    }
+    let contexts: Vec<String> =
+        (0..SIDE_BY_SIDE).map(|session| format!("seed {seed}, last run of session {session}")).collect();
+    let finished = join_all(
+        ids.iter()
+            .zip(&counts)
+            .zip(&contexts)
+            .map(|((id, &before), context)| finish_and_check(dir.path(), id, before, context)),
+    )
+    .await;
+    let (repaired, messages) = finished.iter().fold((0, 0), |(r, m), (fixed, count)| (r + fixed, m + count));
+    eprintln!(
+        "crash (side by side): {SIDE_BY_SIDE} sessions x {GROUP_KILLS} rounds, {killed} processes killed, {mid_turn} mid-turn, {repaired} calls repaired, {messages} messages, losses: 0"
     );
 }

@@ -1,10 +1,14 @@
 //! The model endpoint misbehaving: rate limits and server errors (retried, then a clear
-//! error), a stream cut mid-reply, an event that is not JSON, a reply that never ends.
-//! In every case the session keeps what it had and the next turn works.
+//! error), a stream cut mid-reply, an event that is not JSON, a reply that never ends, an
+//! empty reply, and a reply whose tool calls are broken (arguments that are not JSON, an
+//! unknown tool, one id twice). In every case the session keeps what it had and the next
+//! turn works.
 
-use agent_host::TurnEnd;
+use agent_host::state::{SessionStore, SqliteStore};
+use agent_host::{Event, TurnEnd};
+use serde_json::{Value, json};
 
-use crate::support::{FakeModel, Reply, TestHost, config_text, plugin_block};
+use crate::support::{FakeModel, Reply, TestHost, config_text, plugin_block, scripted_console};
 
 async fn host(model: &FakeModel, timeout_secs: u64) -> TestHost {
     let config = config_text(&model.url(), &plugin_block("misbehave", ""))
@@ -94,6 +98,80 @@ async fn a_reply_that_never_ends_times_out() {
     model.push(Reply::hang());
     let test = host(&model, 1).await;
     fails_then_recovers(&model, &test, "the model did not finish within 1 s").await;
+}
+
+/// An empty reply (no text, no tool calls) is an empty final answer: the turn ends as
+/// usual, the reply is kept in the history, and the next turn goes on from there.
+#[tokio::test]
+async fn an_empty_reply_is_an_empty_answer_and_the_session_continues() {
+    let model = FakeModel::start().await;
+    model.push(Reply::text(""));
+    let test = host(&model, 5).await;
+    let session = test.session();
+    let outcome = test.turn(&session, "first").await.unwrap();
+    assert_eq!((outcome.end, outcome.iterations, outcome.reply.as_str()), (TurnEnd::Done, 1, ""));
+    let events = test.take_events();
+    assert!(events.iter().any(|e| matches!(e, Event::AssistantMessage { text, tool_calls } if text.is_empty() && tool_calls.is_empty())));
+    assert!(!events.iter().any(|e| matches!(e, Event::Error { .. })), "{events:?}");
+
+    model.push(Reply::text("second answer"));
+    assert_eq!(test.turn(&session, "second").await.unwrap().reply, "second answer");
+    let sent: Vec<(String, String)> = model.requests()[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .map(|m| (m["role"].as_str().unwrap().to_owned(), m["content"].as_str().unwrap().to_owned()))
+        .collect();
+    let expected = [("user", "first"), ("assistant", ""), ("user", "second")];
+    assert_eq!(sent, expected.map(|(role, text)| (role.to_owned(), text.to_owned())));
+    let id = session.lock().await.id().to_owned();
+    let stored = SqliteStore::open(&test.db_path()).unwrap().load(&id).unwrap().unwrap();
+    assert_eq!(stored.history.len(), 4, "both turns, the empty answer included, are stored");
+}
+
+#[test]
+fn the_console_says_when_the_reply_was_empty() {
+    let stdout = scripted_console("[[turn]]\ntext = \"\"\n", &plugin_block("misbehave", ""), "hello\n");
+    assert!(stdout.contains("(the model sent an empty reply)"), "{stdout}");
+}
+
+/// Broken tool calls are each answered with an error the model can act on, a repeated id
+/// gets its own result, every call that can run runs once, and the next turn works.
+#[tokio::test]
+async fn broken_tool_calls_are_answered_and_the_session_continues() {
+    let model = FakeModel::start().await;
+    model.push(
+        Reply::tool("remember", "{\"key\": \"a\", ")
+            .and_tool("forget_everything", "{}")
+            .and_tool("remember", r#"{"key":"b","value":1}"#)
+            .with_id("dup")
+            .and_tool("remember", r#"{"key":"c","value":2}"#)
+            .with_id("dup"),
+    );
+    model.push(Reply::text("handled"));
+    let test = host(&model, 5).await;
+    let session = test.session();
+    assert_eq!(test.turn(&session, "go").await.unwrap().reply, "handled");
+
+    let id = session.lock().await.id().to_owned();
+    let stored = SqliteStore::open(&test.db_path()).unwrap().load(&id).unwrap().unwrap();
+    let results: Vec<(&str, &str)> = stored
+        .history
+        .iter()
+        .filter_map(|m| Some((m.tool_call_id.as_deref()?, m.content.as_str())))
+        .collect();
+    assert_eq!(results.len(), 4, "one result per call: {results:?}");
+    assert!(results[0].1.contains("the arguments for `remember` are not valid JSON"), "{results:?}");
+    assert!(results[1].1.contains("there is no tool named `forget_everything`"), "{results:?}");
+    assert_eq!(results[2], ("dup", "1 values remembered"));
+    assert_ne!(results[3].0, "dup", "the repeated id was made unique");
+    assert_eq!(results[3].1, "2 values remembered");
+    let memory = stored.state.iter().find(|(ns, key, _)| ns == "misbehave" && key == "memory").unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&memory.2).unwrap(), json!({"b": 1, "c": 2}));
+
+    model.push(Reply::tool("recall", "{}")).push(Reply::text("still here"));
+    assert_eq!(test.turn(&session, "again").await.unwrap().reply, "still here");
 }
 
 #[tokio::test]

@@ -1,6 +1,7 @@
 //! The runtime's limits, each paired with a call that works right after: a trap, a panic,
-//! an endless loop, a memory bomb, enormous output, a malformed return, a failing
-//! `configure`, writes from a failed call, and state reads without a grant.
+//! an endless loop, a memory bomb, enormous output, malformed returns (a schema or rewritten
+//! arguments that are not JSON, text that is not UTF-8), a failing `configure`, writes from
+//! a failed call, and state reads without a grant.
 
 use agent_host::Event;
 use agent_host::runtime::ToolResult;
@@ -107,6 +108,33 @@ async fn a_schema_that_is_not_json_is_a_malformed_return() {
             && m.contains("schema of tool `echo` is not JSON")),
         "{errors:?}"
     );
+}
+
+#[tokio::test]
+async fn a_result_that_is_not_utf8_is_malformed_and_names_the_plugin() {
+    let test = host("").await;
+    let error = fault_then_recovery(&test, "bad_utf8").await;
+    assert!(error.contains("plugin misbehave@0.1.0 returned malformed output"), "{error}");
+    assert!(error.contains("invalid utf-8 sequence"), "says what was malformed: {error}");
+}
+
+#[tokio::test]
+async fn rewritten_arguments_that_are_not_json_fail_closed() {
+    let test = host("[plugin.config]\nbad_updated_arguments = true\n").await;
+    let session = test.session();
+    let refused = call(&test, &session, "remember", json!({"key": "k", "value": 1})).await;
+    assert!(!refused.ok, "{}", refused.output);
+    assert!(
+        refused.output.contains("the policy plugin failed, so the call is refused"),
+        "{}",
+        refused.output
+    );
+    assert!(
+        refused.output.contains("misbehave@0.1.0 returned malformed output: updated arguments are not JSON"),
+        "{}",
+        refused.output
+    );
+    assert_eq!(session.lock().await.bag().get("misbehave", "memory"), None, "the tool did not run");
 }
 
 #[tokio::test]

@@ -85,3 +85,23 @@ async fn a_plugin_without_the_grant_is_refused() {
     assert!(result.output.contains("`process = true`"), "{}", result.output);
     assert!(!workspace.path().join("made-it").exists());
 }
+
+#[tokio::test]
+async fn the_grant_without_a_writable_folder_says_what_is_missing() {
+    let read_only = tempfile::tempdir().unwrap();
+    let block = format!(
+        "[plugin.grants]\nprocess = true\n[plugin.grants.dirs]\n\"/workspace\" = {{ host = \"{}\" }}\n",
+        read_only.path().display()
+    );
+    let model = FakeModel::start().await;
+    let test = TestHost::with_plugins(&model, &plugin_block("shell", &block)).await;
+    let result = call(&test, json!({"command": "touch made-it"})).await;
+    assert!(!result.ok, "{}", result.output);
+    assert!(
+        result.output.contains("plugin `shell` has no workspace to run processes in"),
+        "{}",
+        result.output
+    );
+    assert!(result.output.contains("`write = true` under its [plugin.grants.dirs]"), "{}", result.output);
+    assert!(!read_only.path().join("made-it").exists());
+}

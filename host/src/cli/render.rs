@@ -64,6 +64,12 @@ impl EventSink for ConsoleRenderer {
                 let _ = out.flush();
                 *mid_line = !text.ends_with('\n');
             }
+            Event::AssistantMessage { text, tool_calls }
+                if text.trim().is_empty() && tool_calls.is_empty() =>
+            {
+                // Otherwise the operator sees the turn end with nothing at all.
+                self.line(&format!("{DIM}(the model sent an empty reply){RESET}"));
+            }
             Event::ToolCall { name, arguments, .. } => {
                 self.line(&format!("{DIM}→ {name} {}{RESET}", preview(&arguments.to_string(), 120)));
             }

@@ -44,6 +44,15 @@ fn validate(config: &Config) -> Result<(), ConfigError> {
         return Err(whole("agent.max_iterations", "must be at least 1".into()));
     }
     check_limits(config, &config.runtime.limits, "runtime.limits")?;
+    if !is_variable_name(&config.model.api_key_env) {
+        // The value is not repeated: a key pasted here by mistake must not reach a log.
+        return Err(whole(
+            "model.api_key_env",
+            "must be the name of the environment variable that holds the API key (letters, digits \
+             and `_`, such as OPENAI_API_KEY), not the key itself"
+                .into(),
+        ));
+    }
     if config.model.provider == Provider::Scripted {
         let Some(script) = &config.model.script else {
             return Err(whole(
@@ -114,6 +123,12 @@ pub(super) fn line_of(text: &str, offset: usize) -> usize {
 
 /// The first line that sets `key` (the last segment of a dotted field), for errors about
 /// values that serde accepted but the host does not.
+/// A portable environment variable name: `[A-Za-z_][A-Za-z0-9_]*`.
+fn is_variable_name(name: &str) -> bool {
+    name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 fn line_of_key(text: &str, field: &str) -> Option<usize> {
     let key = field.rsplit('.').next()?;
     text.lines().position(|line| key_of(line) == Some(key)).map(|index| index + 1)

@@ -1,4 +1,5 @@
-/// Why a model call failed. None of these ever contains the API key.
+/// Why a model call failed. None of these ever contains the API key: text the endpoint
+/// sent back goes through [`ModelError::redact`] first.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
     #[error("cannot reach the model endpoint at {url}: {detail}")]
@@ -13,4 +14,53 @@ pub enum ModelError {
     Stream { detail: String },
     #[error("scripted model: {detail}")]
     Script { detail: String },
+}
+
+/// What stands in for a secret that an endpoint echoed back.
+pub const REDACTED: &str = "[redacted]";
+
+impl ModelError {
+    /// The error with every occurrence of `secret` replaced by [`REDACTED`]. An endpoint may
+    /// quote the request, `Authorization` header included, in an error body or event (some
+    /// gateways and debugging proxies do); that text reaches the console, the logs and the
+    /// event stream, so the key is taken out first.
+    pub fn redact(self, secret: &str) -> Self {
+        if secret.is_empty() {
+            return self;
+        }
+        let scrub = |text: String| redact(&text, secret);
+        match self {
+            Self::Unreachable { url, detail } => Self::Unreachable { url: scrub(url), detail: scrub(detail) },
+            Self::Http { status, attempts, body } => Self::Http { status, attempts, body: scrub(body) },
+            Self::Stream { detail } => Self::Stream { detail: scrub(detail) },
+            other @ (Self::Unauthorized { .. } | Self::Timeout { .. } | Self::Script { .. }) => other,
+        }
+    }
+}
+
+/// `text` with every occurrence of `secret` (when not empty) replaced by [`REDACTED`].
+pub fn redact(text: &str, secret: &str) -> String {
+    if secret.is_empty() { text.to_owned() } else { text.replace(secret, REDACTED) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redact_takes_the_secret_out_of_text_the_endpoint_sent() {
+        let echoed =
+            ModelError::Http { status: 500, attempts: 3, body: "you sent: Bearer sk-42 (sk-42)".into() };
+        assert_eq!(
+            echoed.redact("sk-42").to_string(),
+            "the model endpoint answered HTTP 500 after 3 attempt(s): you sent: Bearer [redacted] ([redacted])"
+        );
+        let stream = ModelError::Stream { detail: "the endpoint sent an error: key sk-42".into() };
+        assert!(!stream.redact("sk-42").to_string().contains("sk-42"));
+        let untouched = ModelError::Stream { detail: "nothing secret".into() };
+        assert_eq!(
+            untouched.redact("").to_string(),
+            "the model's reply broke off or could not be read: nothing secret"
+        );
+    }
 }

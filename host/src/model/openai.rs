@@ -1,5 +1,6 @@
 //! OpenAI-compatible Chat Completions over HTTP: streaming (SSE) or whole replies,
-//! retries with backoff on 429 / 5xx / dropped connections, errors that never show the key.
+//! retries with backoff on 429 / 5xx / dropped connections, errors that never show the key
+//! (not even when the endpoint echoes it back).
 
 use std::time::Duration;
 
@@ -7,6 +8,7 @@ use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
+use super::error::redact;
 use super::{Message, ModelError, ModelReply, ModelRequest, ReplyAssembler, Role};
 use crate::config::ModelConfig;
 
@@ -71,7 +73,7 @@ impl OpenAiClient {
         loop {
             attempt += 1;
             let retry_after = match self.send(&body).await {
-                Ok(response) => return self.read(response, on_text).await,
+                Ok(response) => return self.read(response, on_text).await.map_err(|e| self.redact(e)),
                 Err(Failure::Retryable { error, retry_after }) if attempt <= self.max_retries => {
                     tracing::warn!(%error, attempt, "model call failed; retrying");
                     retry_after
@@ -113,6 +115,11 @@ impl OpenAiClient {
             .and_then(|value| value.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
         let text = response.text().await.unwrap_or_default();
+        // Redacted before it is cut, so no part of an echoed key survives at the cut.
+        let text = match &self.api_key {
+            Some(key) => redact(&text, key),
+            None => text,
+        };
         let error = ModelError::Http { status: status.as_u16(), attempts: 1, body: short(&text) };
         if status == reqwest::StatusCode::TOO_MANY_REQUESTS || status.is_server_error() {
             Err(Failure::Retryable { error, retry_after })
@@ -186,6 +193,14 @@ impl OpenAiClient {
             body["temperature"] = json!(temperature);
         }
         body
+    }
+
+    /// `error` without the API key, whatever the endpoint echoed back.
+    fn redact(&self, error: ModelError) -> ModelError {
+        match &self.api_key {
+            Some(key) => error.redact(key),
+            None => error,
+        }
     }
 
     fn transport_error(&self, error: reqwest::Error) -> Failure {

@@ -4,13 +4,15 @@
 //! Rules: `{ tool, args? = { path?, command? }, decision, reason? }`. All matching rules
 //! count and the strictest wins (deny, then ask, then allow); shell commands are split into
 //! their parts first, so an allow rule must cover every part while a deny rule needs only
-//! one. What no rule matches falls to `default`, or to the preset.
+//! one; deny and ask rules also see each part unquoted and unwrapped (`'rm'`, `/bin/rm`,
+//! `sudo rm`, `sh -c 'rm ...'`). What no rule matches falls to `default`, or to the preset.
 
 mod audit;
 mod config;
 mod glob;
 mod rules;
 mod shell_split;
+mod shell_words;
 
 use agent_host_sdk::prelude::*;
 

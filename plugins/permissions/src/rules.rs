@@ -6,6 +6,10 @@ use serde_json::Value;
 use crate::config::{Preset, Rule, Verdict};
 use crate::glob::{glob_match, is_glob};
 use crate::shell_split::{Part, split_command};
+use crate::shell_words::{Runs, what_runs};
+
+/// How deep scripts inside scripts (`sh -c "bash -c '...'"`) are opened for deny rules.
+const MAX_SCRIPT_DEPTH: usize = 4;
 
 /// What the decision is about.
 pub struct Call<'a> {
@@ -35,6 +39,7 @@ pub fn decide(call: &Call, rules: &[Rule], fallback: Fallback) -> Outcome {
     };
     let command = call.arguments.get("command").and_then(Value::as_str);
     let parts = command.map(split_command).unwrap_or_default();
+    let seen = deny_forms(&parts);
     // Allow rules with a command pattern vouch for a command line only together: every part
     // must be matched by one of them.
     let mut command_allows: Vec<&Rule> = Vec::new();
@@ -44,9 +49,9 @@ pub fn decide(call: &Call, rules: &[Rule], fallback: Fallback) -> Outcome {
             None => consider(rule.decision, reason),
             Some(_) if command.is_none() => {}
             Some(_) if rule.decision == Verdict::Allow => command_allows.push(rule),
-            // Deny and ask rules fire when any part matches.
+            // Deny and ask rules fire when any part matches, as written or as it runs.
             Some(pattern) => {
-                if parts.iter().any(|part| command_part_matches(pattern, &part.text)) {
+                if seen.iter().any(|form| command_part_matches(pattern, form)) {
                     consider(rule.decision, reason);
                 }
             }
@@ -109,6 +114,24 @@ fn path_matches(rule: &Rule, call: &Call) -> bool {
             call.arguments.get("path").and_then(Value::as_str).is_some_and(|p| glob_match(pattern, p))
         }
     }
+}
+
+/// Every form of every part a deny or ask rule must see: the part as written, and what it
+/// runs (unquoted, unwrapped; a script given to a shell split and opened in turn).
+fn deny_forms(parts: &[Part]) -> Vec<String> {
+    let mut forms = Vec::new();
+    let mut pending: Vec<(String, usize)> = parts.iter().map(|part| (part.text.clone(), 0)).collect();
+    while let Some((text, depth)) = pending.pop() {
+        match what_runs(&text) {
+            Runs::Command(line) => forms.push(line),
+            Runs::Script(script) if depth < MAX_SCRIPT_DEPTH => {
+                pending.extend(split_command(&script).into_iter().map(|part| (part.text, depth + 1)));
+            }
+            Runs::Script(script) => forms.push(script),
+        }
+        forms.push(text);
+    }
+    forms
 }
 
 fn allowed_part(part: &Part, allows: &[&Rule]) -> bool {

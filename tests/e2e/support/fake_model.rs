@@ -25,6 +25,9 @@ pub struct Reply {
 enum Fault {
     None,
     Status(u16),
+    /// An error status whose body repeats the request's `Authorization` header, as some
+    /// gateways and debugging proxies do.
+    StatusEchoingAuth(u16),
     CutMidStream,
     NotJson,
     Hang,
@@ -65,6 +68,11 @@ impl Reply {
     /// Answers with an HTTP error status.
     pub fn status(code: u16) -> Self {
         Self { fault: Fault::Status(code), ..Self::text("") }
+    }
+
+    /// Answers with an HTTP error status whose body quotes the `Authorization` header.
+    pub fn status_echoing_auth(code: u16) -> Self {
+        Self { fault: Fault::StatusEchoingAuth(code), ..Self::text("") }
     }
 
     /// Streams part of the text, then ends the stream without finishing the reply.
@@ -141,7 +149,7 @@ async fn answer(State(shared): State<Arc<Shared>>, headers: axum::http::HeaderMa
     let request: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
     shared.requests.lock().unwrap().push(request);
     let authorization = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    shared.authorizations.lock().unwrap().push(authorization);
+    shared.authorizations.lock().unwrap().push(authorization.clone());
     let queued = shared.replies.lock().unwrap().pop_front();
     let Some(reply) = queued.or_else(|| shared.fallback.lock().unwrap().clone()) else {
         return (StatusCode::INTERNAL_SERVER_ERROR, "the fake model has no reply queued").into_response();
@@ -149,6 +157,11 @@ async fn answer(State(shared): State<Arc<Shared>>, headers: axum::http::HeaderMa
     match reply.fault {
         Fault::Status(code) => {
             return (StatusCode::from_u16(code).unwrap(), format!("scripted status {code}")).into_response();
+        }
+        Fault::StatusEchoingAuth(code) => {
+            let sent = authorization.unwrap_or_default();
+            let body = format!("scripted status {code}; you sent: {sent}");
+            return (StatusCode::from_u16(code).unwrap(), body).into_response();
         }
         Fault::Hang => {
             let first = futures_util::stream::once(async {

@@ -1,7 +1,10 @@
 //! A plugin for the host's own tests. Its well-behaved tools (`echo`, `remember`, `recall`,
 //! `peek`) sit beside one tool per fault the runtime must contain: `trap`, `panic`, `spin`
-//! (endless loop), `grow` (memory bomb), `flood` (enormous output). Config switches make
-//! `configure` fail, `provide` return a schema that is not JSON, or `pre_tool_use` abort.
+//! (endless loop), `grow` (memory bomb), `flood` (enormous output), `bad_utf8` (a result
+//! that is not UTF-8); and tools that try what a sandboxed plugin must not do without a
+//! grant: `read_file`, `connect`, `env`. `whoami` returns the session id the host gave.
+//! Config switches make `configure` fail, `provide` return a schema that is not JSON,
+//! `pre_tool_use` abort, or `pre_tool_use` rewrite arguments into text that is not JSON.
 
 use agent_host_sdk::prelude::*;
 use agent_host_sdk::serde_json;
@@ -18,12 +21,20 @@ struct Config {
     prefix: String,
     /// Abort in `pre_tool_use`, to test that a failing policy fails closed.
     trap_in_pre_tool_use: bool,
+    /// Answer `pre_tool_use` with updated arguments that are not JSON.
+    bad_updated_arguments: bool,
 }
 
 #[derive(Deserialize)]
 struct RememberArgs {
     key: String,
     value: Value,
+}
+
+/// The one argument of `read_file`, `connect` and `env`.
+#[derive(Deserialize)]
+struct TargetArgs {
+    target: String,
 }
 
 #[derive(Deserialize)]
@@ -76,6 +87,11 @@ impl Plugin for Misbehave {
             .tool(ToolSpec::new("spin", "Never returns."))
             .tool(ToolSpec::new("grow", "Allocates without end."))
             .tool(ToolSpec::new("flood", "Returns 8 MiB of text."))
+            .tool(ToolSpec::new("bad_utf8", "Returns bytes that are not UTF-8 as its text."))
+            .tool(ToolSpec::new("whoami", "Returns the session id of the call."))
+            .tool(target_tool("read_file", "Reads a file by path."))
+            .tool(target_tool("connect", "Opens a TCP connection to host:port."))
+            .tool(target_tool("env", "Reads an environment variable."))
             .inject("misbehave injected message");
         if config.bad_schema {
             contribution.tools[0].parameters = "{not json".into();
@@ -83,7 +99,7 @@ impl Plugin for Misbehave {
         contribution
     }
 
-    fn call_tool(&self, _ctx: &Context, call: ToolCall) -> Result<String, String> {
+    fn call_tool(&self, ctx: &Context, call: ToolCall) -> Result<String, String> {
         match call.name.as_str() {
             "echo" => {
                 let args: Value = call.args()?;
@@ -127,15 +143,41 @@ impl Plugin for Misbehave {
                 }
             }
             "flood" => Ok("x".repeat(8 << 20)),
+            "bad_utf8" => {
+                // SAFETY: none — breaking `String`'s UTF-8 invariant is the point: the host
+                // must refuse the result when it lifts it across the component boundary.
+                #[allow(unsafe_code)]
+                let text = unsafe { String::from_utf8_unchecked(vec![b'o', b'k', 0xff, 0xfe]) };
+                Ok(text)
+            }
+            "whoami" => Ok(ctx.session_id().to_owned()),
+            "read_file" => {
+                let args: TargetArgs = call.args()?;
+                std::fs::read_to_string(&args.target).map_err(|e| format!("read {}: {e}", args.target))
+            }
+            "connect" => {
+                let args: TargetArgs = call.args()?;
+                std::net::TcpStream::connect(&args.target)
+                    .map(|_| format!("connected to {}", args.target))
+                    .map_err(|e| format!("connect {}: {e}", args.target))
+            }
+            "env" => {
+                let args: TargetArgs = call.args()?;
+                std::env::var(&args.target).map_err(|e| format!("env {}: {e}", args.target))
+            }
             other => Err(format!("no tool named `{other}`")),
         }
     }
 
-    /// No opinion, unless `trap_in_pre_tool_use` is set: then the hook aborts.
+    /// No opinion, unless `trap_in_pre_tool_use` is set (the hook aborts) or
+    /// `bad_updated_arguments` is (the hook rewrites the arguments into text that is not JSON).
     fn pre_tool_use(&self, ctx: &Context, _call: &ToolUse) -> PreToolOutcome {
         let config: Config = ctx.config().unwrap_or_default();
         if config.trap_in_pre_tool_use {
             std::process::abort();
+        }
+        if config.bad_updated_arguments {
+            return PreToolOutcome { updated_arguments: Some("{not json".into()), ..Default::default() };
         }
         PreToolOutcome::default()
     }
@@ -143,6 +185,15 @@ impl Plugin for Misbehave {
     fn command(&self, _ctx: &Context, _name: &str, args: &str) -> Result<String, String> {
         Ok(format!("misbehave says hello {args}"))
     }
+}
+
+/// A tool taking one string argument, `target`.
+fn target_tool(name: &str, description: &str) -> ToolSpec {
+    ToolSpec::new(name, description).parameters(json!({
+        "type": "object",
+        "properties": { "target": { "type": "string" } },
+        "required": ["target"]
+    }))
 }
 
 export_plugin!(Misbehave);
