@@ -10,7 +10,7 @@ mod command;
 mod hooks;
 mod host;
 mod plugin_set;
-mod prepare;
+pub mod prepare;
 mod report;
 mod tool_call;
 mod turn;
