@@ -15,5 +15,6 @@ mod reload;
 mod round_trip;
 mod sandbox;
 mod shell;
+mod swap;
 mod todo;
 mod todo_write;
