@@ -15,6 +15,7 @@ mod reload;
 mod round_trip;
 mod sandbox;
 mod shell;
+mod source_plugin;
 mod swap;
 mod todo;
 mod todo_write;
