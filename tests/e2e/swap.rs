@@ -2,9 +2,13 @@
 //! call sees the new plugin's tools and instructions, every session keeps its whole state
 //! bag (the old plugin's namespace too), and swapping back picks up where it left off.
 
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
 use agent_host::Event;
 use agent_host::state::SessionHandle;
 use serde_json::{Value, json};
+use tokio::sync::Notify;
 
 use crate::support::{FakeModel, Reply, TestHost, config_text, plugin_block};
 
@@ -118,6 +122,36 @@ async fn todo_and_todo_write_swap_under_open_sessions_and_keep_their_lists() {
     assert!(!restored[0].contains("other work"), "sessions stay apart: {}", restored[0]);
     assert_eq!(session.lock().await.bag().get_json("todo", "items"), Some(todo_items));
     assert_eq!(assert_nothing_failed(&test), ["todos_add", "todos_add", "TodoWrite"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_call_in_flight_during_a_swap_runs_on_the_plugins_that_offered_it() {
+    let model = FakeModel::start().await;
+    let gate = Arc::new(Notify::new());
+    model.push(Reply::tool("todos_add", r#"{"todos":[{"title":"read the log"}]}"#).held_until(&gate));
+    model.push(Reply::text("Noted."));
+    let test = Arc::new(TestHost::with_plugins(&model, &plugin_block("todo", NO_LOOP)).await);
+    let session = test.session();
+    let turn = tokio::spawn({
+        let (test, session) = (test.clone(), session.clone());
+        async move { test.turn(&session, "plan the fix").await }
+    });
+    // The model has been asked (offered the todo tools) and has not answered yet.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while model.requests().is_empty() {
+        assert!(Instant::now() < deadline, "the turn never called the model");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    redeploy(&test, &model, &plugin_block("todo-write", NO_LOOP)).await;
+    gate.notify_one();
+    turn.await.unwrap().expect("the turn survives the swap");
+
+    let requests = model.requests();
+    assert_eq!(offered(&requests[0]), TODO_TOOLS);
+    assert_eq!(offered(&requests[1]), ["TodoWrite"], "the next model call sees the new plugin");
+    assert_eq!(assert_nothing_failed(&test), ["todos_add"], "the call in flight ran on the old set");
+    let items = session.lock().await.bag().get_json("todo", "items").unwrap();
+    assert_eq!(items[0]["title"], "read the log");
 }
 
 const GRANT: &str = "[plugin.grants]\nread_state = [\"todo\"]\n";
