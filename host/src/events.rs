@@ -61,6 +61,9 @@ pub enum Event {
     },
     /// The turn is over.
     TurnEnded { reason: String, iterations: u32 },
+    /// A crate-folder plugin is being built: one step of cargo's progress, such as
+    /// `Compiling triage-modes v0.1.0 (...)`.
+    PluginBuilding { path: String, progress: String },
     /// A plugin was loaded or reloaded.
     PluginLoaded { plugin: String, path: String, hash: String, cached: bool },
     /// A new version of a plugin was refused; the old one keeps serving.
@@ -98,6 +101,18 @@ pub struct NoEvents;
 
 impl EventSink for NoEvents {
     fn emit(&self, _event: &Event) {}
+}
+
+/// Shows plugin build progress on stderr and drops every other event: for the start-up
+/// load, before any front end exists.
+pub struct BuildProgressOnStderr;
+
+impl EventSink for BuildProgressOnStderr {
+    fn emit(&self, event: &Event) {
+        if let Event::PluginBuilding { path, progress } = event {
+            eprintln!("  building plugin {path}: {progress}");
+        }
+    }
 }
 
 /// Keeps every event, in order (tests, `agent-host bench`).

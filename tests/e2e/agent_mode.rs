@@ -313,6 +313,41 @@ async fn a_reload_that_drops_the_current_mode_falls_back_and_tells_the_model_onc
 }
 
 #[tokio::test]
+async fn a_reload_that_adds_a_mode_keeps_the_current_one_and_offers_the_new_one() {
+    let model = FakeModel::start().await;
+    model.push(Reply::text("shipping"));
+    model.push(Reply::tool("mode_set", r#"{"mode":"review"}"#));
+    model.push(Reply::text("reviewing"));
+    let test = host_with(&model, CUSTOM).await;
+    let session = test.session();
+    command(&test, &session, "/mode ship").await.unwrap();
+    test.turn(&session, "go").await.unwrap();
+    // The operator adds a `review` mode to config.toml while the session is in `ship`.
+    let grown = format!(
+        "{CUSTOM}\n[[plugin.config.modes]]\nname = \"review\"\ndescription = \"Read it over.\"\nallow_mutating = false\n"
+    );
+    let plugins = format!("{}{}", plugin_block("agent-mode", &grown), plugin_block("misbehave", ""));
+    std::fs::write(test.dir.path().join("config.toml"), config_text(&model.url(), &plugins)).unwrap();
+    test.host.reload(&*test.events).await.unwrap();
+    test.turn(&session, "look it over").await.unwrap();
+
+    let requests = model.requests();
+    assert!(!system_prompt(&requests[0]).contains("#### review"), "not configured yet");
+    let prompt = system_prompt(&requests[1]);
+    assert!(prompt.contains("#### review\n\nRead it over.\nNOW=ship"), "{prompt}");
+    assert_eq!(occurrences(&requests, "[Mode changed:"), 1, "only the operator's switch, before the reload");
+    assert!(system_prompt(&requests[2]).contains("NOW=review"));
+    assert!(!call(&test, &session, "touch", json!({})).await.ok, "the new mode's rules apply");
+    assert_eq!(
+        mode_changes(&test),
+        [
+            json!({"from": "draft", "to": "ship", "by": "operator"}),
+            json!({"from": "ship", "to": "review", "by": "model"})
+        ]
+    );
+}
+
+#[tokio::test]
 async fn plan_keeps_the_todo_tools_available() {
     let model = FakeModel::start().await;
     let plugins = format!("{}{}", plugin_block("agent-mode", ""), plugin_block("todo", ""));

@@ -17,5 +17,7 @@ mod round_trip;
 mod sandbox;
 mod secrets;
 mod shell;
+mod source_plugin;
+mod swap;
 mod todo;
 mod todo_write;

@@ -173,3 +173,41 @@ async fn a_restart_takes_components_from_the_compile_cache() {
     let second = TestHost::new(&config).await.unwrap();
     assert!(second.host.plugins().plugins()[0].cache_hit(), "a restart loads the precompiled artifact");
 }
+
+#[tokio::test]
+async fn the_plugins_and_reload_commands_show_what_serves_and_the_last_error() {
+    let model = FakeModel::start().await;
+    let (test, component) = host_with_copy(&model, "").await;
+    let session = test.session();
+    let mut session = session.lock().await;
+    let serving = test.host.plugins().plugins()[0].identity().clone();
+    let listed = format!("{}  sha256:{}", serving.path.display(), &serving.hash[..12]);
+    let table = test.host.command(&mut session, "/plugins", &NoEvents).await.unwrap();
+    assert!(table.starts_with("misbehave@0.1.0") && table.contains(&listed), "{table}");
+    assert!(!table.contains("last reload error"), "{table}");
+
+    std::fs::write(&component, b"not a component").unwrap();
+    let refused = test.host.command(&mut session, "/reload", &NoEvents).await.unwrap_err();
+    assert!(refused.starts_with("reload rejected, the current plugins keep serving"), "{refused}");
+    assert!(refused.contains("not a valid component"), "{refused}");
+    let table = test.host.command(&mut session, "/plugins", &NoEvents).await.unwrap();
+    assert!(table.contains(&listed), "the old version still serves: {table}");
+    assert!(table.contains("last reload error:") && table.contains("not a valid component"), "{table}");
+}
+
+#[tokio::test]
+async fn a_limits_change_in_the_runtime_section_applies_on_reload() {
+    let model = FakeModel::start().await;
+    let limits = |kb: u32| format!("[runtime]\nlimits = {{ memory_mb = 128, max_output_kb = {kb} }}\n");
+    let config = config_text(&model.url(), &crate::support::plugin_block("misbehave", ""));
+    let test = TestHost::new(&config.replace("[runtime]\n", &limits(64))).await.unwrap();
+    let session = test.session();
+    let flood = || async {
+        let mut session = session.lock().await;
+        test.host.invoke_tool(&mut session, "flood", &json!({}), &NoEvents).await.unwrap().output
+    };
+    assert!(flood().await.contains("[output cut: 65536 of"));
+    std::fs::write(test.dir.path().join("config.toml"), config.replace("[runtime]\n", &limits(16))).unwrap();
+    test.host.reload(&NoEvents).await.unwrap();
+    assert!(flood().await.contains("[output cut: 16384 of"), "the plugin runs under the new limit");
+}

@@ -5,7 +5,7 @@ use anyhow::Context as _;
 
 use super::PluginSet;
 use crate::config::Config;
-use crate::events::{Event, EventSink};
+use crate::events::{BuildProgressOnStderr, Event, EventSink};
 use crate::model::ModelClient;
 use crate::runtime::SandboxEngine;
 use crate::state::{SessionStore, Sessions, SqliteStore};
@@ -45,7 +45,7 @@ impl Host {
         store: Arc<dyn SessionStore>,
     ) -> anyhow::Result<Self> {
         let engine = SandboxEngine::new().context("cannot start the plugin runtime")?;
-        let plugins = PluginSet::load(&engine, &config, None).await?;
+        let plugins = PluginSet::load(&engine, &config, None, &BuildProgressOnStderr).await?;
         Ok(Self {
             config: RwLock::new(Arc::new(config)),
             engine,
@@ -96,7 +96,7 @@ impl Host {
         let result = async {
             let config = Config::load(&file)?;
             let previous = self.plugins();
-            let set = PluginSet::load(&self.engine, &config, Some(&previous)).await?;
+            let set = PluginSet::load(&self.engine, &config, Some(&previous), sink).await?;
             Ok::<_, anyhow::Error>((config, set))
         }
         .await;

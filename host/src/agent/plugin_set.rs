@@ -10,6 +10,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::config::{Config, ConfigError, Grants, Limits};
+use crate::events::{Event, EventSink};
 use crate::runtime::plugin_spec;
 use crate::runtime::{CallContext, LoadedPlugin, SandboxEngine, resolve_component};
 use crate::state::StateBag;
@@ -46,11 +47,12 @@ impl PluginSet {
     /// Builds (for crate folders), loads and configures every enabled plugin of `config`.
     /// The first failure is returned as a config error that points at the plugin's entry.
     /// Plugins of `previous` whose component, settings, limits and grants are unchanged are
-    /// reused as they are.
+    /// reused as they are. A crate folder's build reports its progress to `sink`.
     pub async fn load(
         engine: &SandboxEngine,
         config: &Config,
         previous: Option<&PluginSet>,
+        sink: &dyn EventSink,
     ) -> anyhow::Result<Self> {
         let cache_dir = config.resolve(&config.runtime.cache_dir);
         let mut plugins: Vec<Arc<LoadedPlugin>> = Vec::new();
@@ -61,12 +63,7 @@ impl PluginSet {
                 config.error_at(entry.path.span(), format!("plugin[{index}]"), message)
             };
             let path = config.resolve(entry.path.get_ref());
-            // A crate folder means a cargo build: seconds, not microseconds, so off the
-            // async workers.
-            let component = tokio::task::spawn_blocking(move || resolve_component(&path))
-                .await
-                .map_err(|error| at(format!("the build was interrupted: {error}")))?
-                .map_err(|error| at(error.to_string()))?;
+            let component = build(path, sink).await.map_err(&at)?;
             let settings = serde_json::to_value(&entry.config)
                 .with_context(|| format!("plugin[{index}].config cannot be expressed as JSON"))?;
             let bytes = std::fs::read(&component)
@@ -171,6 +168,27 @@ impl PluginSet {
         schemas.insert(text.to_owned(), compiled.clone());
         Ok(compiled)
     }
+}
+
+/// The component for a configured plugin path: the `.wasm` itself, or a crate folder built
+/// for it. A build takes seconds, not microseconds, so it runs off the async workers, and its
+/// progress lines come back over a channel to be shown as `plugin_building` events.
+async fn build(path: PathBuf, sink: &dyn EventSink) -> Result<PathBuf, String> {
+    let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let shown = path.display().to_string();
+    let build = tokio::task::spawn_blocking(move || {
+        resolve_component(&path, &|line| {
+            let _ = progress_tx.send(line.to_owned());
+        })
+    });
+    // The channel closes when the build is over and drops its sender.
+    while let Some(progress) = progress_rx.recv().await {
+        sink.emit(&Event::PluginBuilding { path: shown.clone(), progress });
+    }
+    build
+        .await
+        .map_err(|error| format!("the build was interrupted: {error}"))?
+        .map_err(|error| error.to_string())
 }
 
 /// A plugin that reads another's state must be granted it, and the other must be loaded:

@@ -96,6 +96,9 @@ impl EventSink for ConsoleRenderer {
                 self.line(&format!("{YELLOW}(stopped: the turn reached agent.max_iterations){RESET}"));
             }
             Event::TurnEnded { .. } => self.line(""),
+            Event::PluginBuilding { path, progress } => {
+                self.line(&format!("{DIM}building plugin {path}: {progress}{RESET}"))
+            }
             Event::PluginLoaded { plugin, cached, .. } => {
                 let how = if *cached { "from cache" } else { "compiled" };
                 self.line(&format!("{DIM}plugin {plugin} loaded ({how}){RESET}"));

@@ -53,4 +53,4 @@ pub use call::{CallOutput, StateWrite};
 pub use engine::SandboxEngine;
 pub use error::{LoadError, PluginError};
 pub use plugin::{CallContext, LoadedPlugin, PluginIdentity, PluginSpec, plugin_spec};
-pub use source::{build_crate, build_workspace, resolve_component};
+pub use source::{Progress, build_crate, build_workspace, resolve_component};

@@ -9,19 +9,25 @@ use super::error::LoadError;
 
 const TARGET: &str = "wasm32-wasip2";
 
+/// Where a build reports its progress: one line per step, such as cargo's
+/// `Compiling triage-modes v0.1.0 (...)`. Called from the thread that reads cargo's output.
+pub type Progress<'a> = &'a (dyn Fn(&str) + Sync);
+
 /// The component file for a configured plugin path: the path itself for a `.wasm`, or the
 /// freshly built artifact for a crate folder.
-pub fn resolve_component(path: &Path) -> Result<PathBuf, LoadError> {
-    if path.join("Cargo.toml").is_file() { build_crate(path) } else { Ok(path.to_path_buf()) }
+pub fn resolve_component(path: &Path, progress: Progress<'_>) -> Result<PathBuf, LoadError> {
+    if path.join("Cargo.toml").is_file() { build_crate(path, progress) } else { Ok(path.to_path_buf()) }
 }
 
-/// Builds the crate at `dir` in release mode for `wasm32-wasip2` and returns its `.wasm`.
-/// Incremental: an unchanged crate costs one cargo invocation that compiles nothing.
-pub fn build_crate(dir: &Path) -> Result<PathBuf, LoadError> {
+/// Builds the crate at `dir` in release mode for `wasm32-wasip2` and returns its `.wasm`,
+/// reporting each crate cargo compiles to `progress`. Incremental: an unchanged crate costs
+/// one cargo invocation that compiles nothing (and reports nothing).
+pub fn build_crate(dir: &Path, progress: Progress<'_>) -> Result<PathBuf, LoadError> {
     let dir = &std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let fail = |detail: String| LoadError::Build { path: dir.to_path_buf(), detail };
     ensure_target(dir).map_err(&fail)?;
     let manifest = dir.join("Cargo.toml");
+    let package_name = package_name(&manifest).map_err(&fail)?;
     tracing::info!(crate_dir = %dir.display(), "building plugin for {TARGET}");
     let mut child = cargo(dir)
         .args(["build", "--release", "--target", TARGET, "--message-format=json-render-diagnostics"])
@@ -33,31 +39,35 @@ pub fn build_crate(dir: &Path) -> Result<PathBuf, LoadError> {
         .map_err(|error| fail(format!("cannot run cargo: {error}")))?;
     let stdout = child.stdout.take().expect("stdout is piped");
     let stderr = child.stderr.take().expect("stderr is piped");
-    // Read stderr on its own thread (a full pipe would stall cargo), showing progress as
-    // crates compile, and keep it for the error message.
-    let crate_name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let progress = std::thread::spawn(move || {
-        let mut kept = Vec::new();
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if line.trim_start().starts_with("Compiling") {
-                eprintln!("  building plugin {crate_name}: {}", line.trim());
+    let (artifact, stderr) = std::thread::scope(|scope| {
+        // Read stderr on its own thread (a full pipe would stall cargo), reporting progress
+        // as crates compile, and keep it for the error message.
+        let reader = scope.spawn(move || {
+            let mut kept = Vec::new();
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if line.trim_start().starts_with("Compiling") {
+                    progress(line.trim());
+                }
+                kept.push(line);
             }
-            kept.push(line);
+            kept
+        });
+        let mut artifact = None;
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(path) = wasm_artifact(&line, &package_name) {
+                artifact = Some(path);
+            }
         }
-        kept
+        (artifact, reader.join().unwrap_or_default())
     });
-    let mut artifact = None;
-    let package_name = package_name(&manifest).map_err(&fail)?;
-    for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-        if let Some(path) = wasm_artifact(&line, &package_name) {
-            artifact = Some(path);
-        }
-    }
     let status = child.wait().map_err(|error| fail(error.to_string()))?;
-    let stderr = progress.join().unwrap_or_default();
     if !status.success() {
-        let errors: Vec<&str> =
-            stderr.iter().map(String::as_str).filter(|line| !line.trim().is_empty()).collect();
+        // The compiler's messages, without the progress lines around them.
+        let errors: Vec<&str> = stderr
+            .iter()
+            .map(String::as_str)
+            .filter(|line| !line.trim().is_empty() && !line.trim_start().starts_with("Compiling"))
+            .collect();
         let tail = errors[errors.len().saturating_sub(30)..].join("\n");
         return Err(fail(format!("cargo build failed:\n{tail}")));
     }

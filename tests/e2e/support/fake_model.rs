@@ -19,6 +19,8 @@ pub struct Reply {
     tool_calls: Vec<(String, String, String)>,
     stream: bool,
     fault: Fault,
+    /// Answered only once this is notified: holds a model call in flight while the test acts.
+    gate: Option<Arc<tokio::sync::Notify>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -36,7 +38,7 @@ enum Fault {
 impl Reply {
     /// A streamed text reply.
     pub fn text(text: &str) -> Self {
-        Self { text: text.to_owned(), tool_calls: Vec::new(), stream: true, fault: Fault::None }
+        Self { text: text.to_owned(), tool_calls: Vec::new(), stream: true, fault: Fault::None, gate: None }
     }
 
     /// A streamed reply with one tool call (`arguments` is sent as given, JSON or not).
@@ -62,6 +64,12 @@ impl Reply {
     /// Sends the reply as one JSON body instead of a stream.
     pub fn whole(mut self) -> Self {
         self.stream = false;
+        self
+    }
+
+    /// Holds the answer until `gate` is notified (the request is recorded at once).
+    pub fn held_until(mut self, gate: &Arc<tokio::sync::Notify>) -> Self {
+        self.gate = Some(gate.clone());
         self
     }
 
@@ -154,6 +162,9 @@ async fn answer(State(shared): State<Arc<Shared>>, headers: axum::http::HeaderMa
     let Some(reply) = queued.or_else(|| shared.fallback.lock().unwrap().clone()) else {
         return (StatusCode::INTERNAL_SERVER_ERROR, "the fake model has no reply queued").into_response();
     };
+    if let Some(gate) = &reply.gate {
+        gate.notified().await;
+    }
     match reply.fault {
         Fault::Status(code) => {
             return (StatusCode::from_u16(code).unwrap(), format!("scripted status {code}")).into_response();

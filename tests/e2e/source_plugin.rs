@@ -1,0 +1,203 @@
+//! A plugin given as a crate folder, edited while the host runs: the watcher rebuilds it
+//! with cargo's progress shown, and the next model call is served by the new build; an edit
+//! that does not compile is rejected with the compiler's message and the old build serves on.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use agent_host::Event;
+
+use crate::support::{FakeModel, Reply, TestHost, config_text, repo_root};
+
+/// A copy of `plugins/triage-modes` laid out as an author's own crate named `package`: the
+/// SDK by absolute path, the plugins workspace's lock file, release profile and toolchain,
+/// and its target folder shared with `plugins/target`, so the SDK and its dependencies are
+/// already built and only the copy compiles. Each test names its copy differently: crates
+/// of one name in one target folder build to one file.
+fn author_crate(package: &str) -> tempfile::TempDir {
+    let root = repo_root();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    for file in std::fs::read_dir(root.join("plugins/triage-modes/src")).unwrap() {
+        let file = file.unwrap().path();
+        std::fs::copy(&file, dir.path().join("src").join(file.file_name().unwrap())).unwrap();
+    }
+    let workspace: toml::Table =
+        toml::from_str(&std::fs::read_to_string(root.join("plugins/Cargo.toml")).unwrap()).unwrap();
+    let manifest = format!(
+        "[package]\nname = \"{package}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
+         [lib]\ncrate-type = [\"cdylib\"]\n\n\
+         [dependencies]\nagent-host-sdk = {{ path = \"{}\" }}\nserde = {{ version = \"1\", features = [\"derive\"] }}\n\n\
+         [workspace]\n\n{}",
+        root.join("plugins/sdk").display(),
+        toml::to_string(&toml::Table::from_iter([("profile".to_owned(), workspace["profile"].clone())]))
+            .unwrap(),
+    );
+    std::fs::write(dir.path().join("Cargo.toml"), manifest).unwrap();
+    std::fs::copy(root.join("plugins/Cargo.lock"), dir.path().join("Cargo.lock")).unwrap();
+    std::fs::copy(root.join("rust-toolchain.toml"), dir.path().join("rust-toolchain.toml")).unwrap();
+    std::fs::create_dir(dir.path().join(".cargo")).unwrap();
+    let target = root.join("plugins/target");
+    std::fs::write(
+        dir.path().join(".cargo/config.toml"),
+        format!("[build]\ntarget-dir = \"{}\"\n", target.display()),
+    )
+    .unwrap();
+    dir
+}
+
+/// Edits one source file of the crate as an editor would: read, change, save.
+fn edit(dir: &Path, file: &str, from: &str, to: &str) {
+    let path = dir.join("src").join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{file} has no `{from}`");
+    std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+}
+
+/// Collects events until one matches `done`; returns all of them. The deadline only guards
+/// against a hang: a cold build of the SDK on a busy machine takes a while.
+async fn events_until(test: &TestHost, done: impl Fn(&Event) -> bool) -> Vec<Event> {
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let mut seen = Vec::new();
+    loop {
+        seen.extend(test.take_events());
+        if seen.iter().any(&done) {
+            return seen;
+        }
+        assert!(Instant::now() < deadline, "no reload after the edit; events so far: {seen:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn system_prompt(
+    test: &TestHost,
+    model: &FakeModel,
+    session: &agent_host::state::SessionHandle,
+) -> String {
+    model.push(Reply::text("ok"));
+    test.turn(session, "the build is red").await.unwrap();
+    model.requests().last().unwrap()["messages"][0]["content"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_crate_folder_plugin_is_rebuilt_and_serves_the_next_call() {
+    let source = author_crate("triage-modes-edited");
+    let model = FakeModel::start().await;
+    let block = format!("[[plugin]]\npath = \"{}\"\n", source.path().display());
+    let test = TestHost::new(&config_text(&model.url(), &block)).await.expect("the crate builds and loads");
+    let _watcher = agent_host::reload::watch(test.host.clone(), test.events.clone()).unwrap();
+    let session = test.session();
+    assert!(system_prompt(&test, &model, &session).await.contains("You are triaging. Work out"));
+
+    edit(source.path(), "stages.rs", "You are triaging.", "You are triaging, freshly rebuilt.");
+    let events =
+        events_until(&test, |e| matches!(e, Event::PluginLoaded { .. } | Event::PluginRejected { .. })).await;
+    let progress: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::PluginBuilding { progress, .. } => Some(progress.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        progress.iter().any(|line| line.starts_with("Compiling triage-modes-edited v0.1.0")),
+        "the rebuild shows its progress: {events:?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::PluginLoaded { plugin, .. } if plugin == "triage-modes@0.1.0")),
+        "{events:?}"
+    );
+    assert!(system_prompt(&test, &model, &session).await.contains("You are triaging, freshly rebuilt."));
+
+    // A save in the middle of an edit: the compiler refuses it, the last good build serves on.
+    edit(source.path(), "lib.rs", "impl Plugin for TriageModes {", "impl Plugin for TriageModes {{");
+    let events = events_until(&test, |e| matches!(e, Event::PluginRejected { .. })).await;
+    let error = events
+        .iter()
+        .find_map(|e| match e {
+            Event::PluginRejected { error, .. } => Some(error.clone()),
+            _ => None,
+        })
+        .unwrap();
+    let canonical = std::fs::canonicalize(source.path()).unwrap();
+    assert!(error.contains(&format!("plugin at {}", canonical.display())), "names the plugin: {error}");
+    assert!(error.contains("src/lib.rs") && error.contains("error"), "the compiler's message: {error}");
+    assert!(error.contains("could not compile `triage-modes-edited`"), "{error}");
+    assert_eq!(test.host.reload_status().error.as_deref(), Some(error.as_str()));
+    assert!(system_prompt(&test, &model, &session).await.contains("You are triaging, freshly rebuilt."));
+}
+
+/// The console's stdout, read as it comes (the prompt has no newline to wait for).
+struct Output(Arc<Mutex<String>>);
+
+impl Output {
+    fn of(stdout: impl Read + Send + 'static) -> Self {
+        let seen = Arc::new(Mutex::new(String::new()));
+        let sink = seen.clone();
+        std::thread::spawn(move || {
+            let mut stdout = stdout;
+            let mut buffer = [0u8; 4096];
+            while let Ok(read @ 1..) = stdout.read(&mut buffer) {
+                sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buffer[..read]));
+            }
+        });
+        Self(seen)
+    }
+
+    fn text(&self) -> String {
+        self.0.lock().unwrap().clone()
+    }
+
+    /// Waits until the output holds `needle` `times` times. The deadline only guards against a hang.
+    async fn wait_for(&self, needle: &str, times: usize) {
+        let deadline = Instant::now() + Duration::from_secs(300);
+        while self.text().matches(needle).count() < times {
+            assert!(Instant::now() < deadline, "no `{needle}` in the console:\n{}", self.text());
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_running_console_shows_the_rebuild_and_answers_with_the_edited_plugin() {
+    let source = author_crate("triage-modes-console");
+    let model = FakeModel::start().await;
+    model.push(Reply::text("Triaged.")).push(Reply::text("Triaged again."));
+    let dir = tempfile::tempdir().unwrap();
+    let block = format!("[[plugin]]\npath = \"{}\"\n", source.path().display());
+    std::fs::write(dir.path().join("config.toml"), config_text(&model.url(), &block)).unwrap();
+    let mut console = Command::new(env!("CARGO_BIN_EXE_agent-host"))
+        .arg("--config")
+        .arg(dir.path().join("config.toml"))
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut input = console.stdin.take().unwrap();
+    let output = Output::of(console.stdout.take().unwrap());
+
+    input.write_all(b"the build is red\n").unwrap();
+    output.wait_for("Triaged.", 1).await;
+    edit(source.path(), "stages.rs", "You are triaging.", "You are triaging, saved in the editor.");
+    output.wait_for("plugin triage-modes@0.1.0 loaded", 1).await;
+    input.write_all(b"still red\n").unwrap();
+    output.wait_for("Triaged again.", 1).await;
+    drop(input);
+    assert!(console.wait().unwrap().success());
+
+    let text = output.text();
+    let building = text.find("Compiling triage-modes-console v0.1.0").expect("the console shows the build");
+    assert!(building < text.find("plugin triage-modes@0.1.0 loaded").unwrap(), "{text}");
+    assert_eq!(text.matches("plugin triage-modes@0.1.0 loaded").count(), 1, "one save, one swap: {text}");
+    let requests = model.requests();
+    let prompt = |i: usize| requests[i]["messages"][0]["content"].as_str().unwrap().to_owned();
+    assert!(prompt(0).contains("You are triaging. Work out"), "{}", prompt(0));
+    assert!(prompt(1).contains("You are triaging, saved in the editor."), "{}", prompt(1));
+}
