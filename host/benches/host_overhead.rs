@@ -166,8 +166,12 @@ fn todo_write_validates_20_items(bencher: divan::Bencher) {
     let fixture = fixture();
     std::fs::write(&fixture.config_path, &fixture.flavours[1]).unwrap();
     let config = Config::load(&fixture.config_path).unwrap();
-    let set =
-        fixture.runtime.block_on(agent_host::agent::PluginSet::load(fixture.host.engine(), &config, None));
+    let set = fixture.runtime.block_on(agent_host::agent::PluginSet::load(
+        fixture.host.engine(),
+        &config,
+        None,
+        &NoEvents,
+    ));
     let plugin = set.unwrap().by_name("todo-write").unwrap().clone();
     std::fs::write(&fixture.config_path, &fixture.flavours[0]).unwrap();
     let todos: Vec<_> = (0..20)
