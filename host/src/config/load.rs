@@ -5,11 +5,21 @@ use std::path::Path;
 use super::{Config, ConfigError, ConfigSource, Provider};
 
 pub(super) fn load_file(path: &Path) -> Result<Config, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|error| ConfigError {
+    let bytes = std::fs::read(path).map_err(|error| ConfigError {
         file: path.to_path_buf(),
         line: None,
         field: None,
         message: format!("cannot read the config file: {error}"),
+    })?;
+    let text = String::from_utf8(bytes).map_err(|error| {
+        // Name the line of the first bad byte: the rest of the file may be fine.
+        let good = &error.as_bytes()[..error.utf8_error().valid_up_to()];
+        ConfigError {
+            file: path.to_path_buf(),
+            line: Some(good.iter().filter(|&&byte| byte == b'\n').count() + 1),
+            field: None,
+            message: format!("the config file is not UTF-8 text: {}", error.utf8_error()),
+        }
     })?;
     // Absolute, so relative paths in the file resolve the same from any working folder.
     let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
@@ -222,6 +232,17 @@ mod tests {
         let error = error("[runtime.limits]\nmemory_mb = 0\n");
         assert_eq!(error.field.as_deref(), Some("runtime.limits.memory_mb"));
         assert_eq!(error.line, Some(2));
+    }
+
+    #[test]
+    fn text_that_is_not_utf8_names_the_line_of_the_bad_byte() {
+        // Found by fuzzing (tests/e2e/fuzz/config.rs): the error named no line.
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        std::fs::write(&file, b"[agent]\nmax_iterations = 3\ninstructions = \"caf\xe9\"\n").unwrap();
+        let error = load_file(&file).unwrap_err();
+        assert_eq!(error.line, Some(3), "{error}");
+        assert!(error.to_string().contains("config.toml:3: the config file is not UTF-8"), "{error}");
     }
 
     #[test]
