@@ -4,12 +4,15 @@
 //! Rules: `{ tool, args? = { path?, command? }, decision, reason? }`. All matching rules
 //! count and the strictest wins (deny, then ask, then allow); shell commands are split into
 //! their parts first, so an allow rule must cover every part while a deny rule needs only
-//! one. What no rule matches falls to `default`, or to the preset.
+//! one — and a deny rule also sees every command the line runs however it is written
+//! (quoted, escaped, behind `env` or `sudo`, inside `$(…)` or `sh -c`). What no rule
+//! matches falls to `default`, or to the preset.
 
 mod audit;
 mod config;
 mod glob;
 mod rules;
+mod shell_commands;
 mod shell_split;
 
 use agent_host_sdk::prelude::*;

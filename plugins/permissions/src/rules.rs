@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::config::{Preset, Rule, Verdict};
 use crate::glob::{glob_match, is_glob};
+use crate::shell_commands::{Command, commands_run};
 use crate::shell_split::{Part, split_command};
 
 /// What the decision is about.
@@ -35,6 +36,8 @@ pub fn decide(call: &Call, rules: &[Rule], fallback: Fallback) -> Outcome {
     };
     let command = call.arguments.get("command").and_then(Value::as_str);
     let parts = command.map(split_command).unwrap_or_default();
+    // Deny and ask rules look at every command the line may run, however it is written.
+    let runs = command.map(commands_run).unwrap_or_default();
     // Allow rules with a command pattern vouch for a command line only together: every part
     // must be matched by one of them.
     let mut command_allows: Vec<&Rule> = Vec::new();
@@ -44,10 +47,23 @@ pub fn decide(call: &Call, rules: &[Rule], fallback: Fallback) -> Outcome {
             None => consider(rule.decision, reason),
             Some(_) if command.is_none() => {}
             Some(_) if rule.decision == Verdict::Allow => command_allows.push(rule),
-            // Deny and ask rules fire when any part matches.
+            // Deny and ask rules fire when any part or any command it runs matches, and
+            // when a command names its program only at run time.
             Some(pattern) => {
                 if parts.iter().any(|part| command_part_matches(pattern, &part.text)) {
                     consider(rule.decision, reason);
+                } else if let Some(run) = runs.iter().find(|run| command_part_matches(pattern, &run.text)) {
+                    consider(
+                        rule.decision,
+                        format!("{reason} (`{}` runs `{}`)", command.unwrap_or_default(), run.text),
+                    );
+                } else if let Some(Command { text, .. }) = runs.iter().find(|run| run.dynamic) {
+                    consider(
+                        rule.decision,
+                        format!(
+                            "{reason} (`{text}` names its program only when it runs, so the rule cannot be checked)"
+                        ),
+                    );
                 }
             }
         }
