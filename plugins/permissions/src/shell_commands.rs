@@ -128,7 +128,6 @@ enum FrameKind {
     Top,
     /// `$(…)`, `<(…)` or `>(…)`.
     Paren,
-    Backtick,
 }
 
 impl Frame {
@@ -200,14 +199,28 @@ fn segments(line: &str) -> Vec<String> {
             continue;
         }
         if c == '`' {
-            if frame.kind == FrameKind::Backtick {
-                flush(frame, &mut done);
-                stack.pop();
-            } else {
-                frame.text.push_str(" $_ ");
-                stack.push(Frame::new(FrameKind::Backtick));
+            // The shell unescapes `\$`, `\``, `\\` and `\"` in the text between backticks,
+            // then reads the result as a command line of its own: so do we.
+            let mut inner = String::new();
+            let mut end = i + 1;
+            while end < chars.len() && chars[end] != '`' {
+                match (chars[end], chars.get(end + 1)) {
+                    ('\\', Some(&escaped)) => {
+                        if !matches!(escaped, '$' | '`' | '\\' | '"') {
+                            inner.push('\\');
+                        }
+                        inner.push(escaped);
+                        end += 2;
+                    }
+                    (other, _) => {
+                        inner.push(other);
+                        end += 1;
+                    }
+                }
             }
-            i += 1;
+            frame.text.push_str(" $_ ");
+            done.extend(segments(&inner));
+            i = end + 1;
             continue;
         }
         if frame.in_double {
