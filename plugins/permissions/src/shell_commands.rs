@@ -84,10 +84,12 @@ fn resolve(words: &[Word], depth: usize, commands: &mut Vec<Command>) {
     }
     if WRAPPERS.contains(&name.as_str()) {
         // The wrapped command starts at the first word that is not an option or an
-        // assignment, or at the word after it (when an option took an argument: `-u root`).
+        // assignment, or at the word after it when that word may be an argument: of an
+        // option (`sudo -u root rm`) or a number (`timeout 5 rm`, `nice -n 5 rm`).
         if let Some(first) = args.iter().position(|w| !w.text.starts_with('-') && !is_assignment(&w.text)) {
             resolve(&args[first..], depth + 1, commands);
-            if first + 1 < args.len() {
+            let maybe_argument = first > 0 || args[first].text.starts_with(|c: char| c.is_ascii_digit());
+            if maybe_argument && first + 1 < args.len() {
                 resolve(&args[first + 1..], depth + 1, commands);
             }
         }

@@ -267,6 +267,7 @@ const FOUND_DODGES: &[&str] = &[
     "env -i X=1 rm -rf /",
     "sudo -u root rm -rf /",
     "nice -n 5 rm -rf /",
+    "timeout 5 rm -rf /",
     "echo \"$(rm -rf /)\"",
     "echo `rm -rf /`",
     "echo x \"`\\\"rm\\\" -rf /`\"",
@@ -297,7 +298,9 @@ async fn found_deny_dodges_are_refused() {
         );
     }
     // Reading commands as the shell does refuses nothing that runs no denied command.
-    for line in ["echo 'rm -rf /'", "git commit -m \"rm it\"", "ls rm", "echo \"$HOME\" && ls -la"] {
+    // `env ls "$HOME"` was a finding: the word after the wrapped program was read as a
+    // program too, and `$HOME` as one named only at run time.
+    for line in ["echo 'rm -rf /'", "git commit -m \"rm it\"", "ls rm", "echo \"$HOME\" && ls -la", "env ls \"$HOME\""] {
         let session = test.session();
         let mut locked = session.lock().await;
         let arguments = json!({"key": "k", "value": 1, "command": line});
