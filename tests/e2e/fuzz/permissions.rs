@@ -52,6 +52,7 @@ fn disguise(word: &str, how: u8) -> String {
         7 => format!("/bin/{word}"),
         8 => format!("/usr/bin/{word}"),
         9 => format!("{first}\\\n{rest}"),
+        10 => format!("{word}${{IFS}}"),
         _ => word.to_owned(),
     }
 }
@@ -122,15 +123,17 @@ struct Written {
     text: String,
     /// Written exactly as the rule names it: no disguise, prefix or wrapper.
     plain: bool,
-    /// Its output runs as a command (`$(…)` or backticks standing alone).
-    runs_output: bool,
+    /// Its program is known only at run time: its output runs as a command (`$(…)` or
+    /// backticks standing alone) or its name holds an expansion (`${IFS}`). Deny rules
+    /// refuse such a command whatever it is.
+    unreadable: bool,
 }
 
 fn written() -> impl Strategy<Value = Written> {
     let pick = prop::sample::select((0..COMMANDS.len()).collect::<Vec<_>>());
     (
         pick,
-        prop_oneof![3 => Just(99u8), 2 => 0u8..10],
+        prop_oneof![3 => Just(99u8), 2 => 0u8..11],
         prop_oneof![3 => Just(99usize), 1 => 0..PREFIXES.len()],
         prop::option::weighted(0.2, prop::sample::select(ARGUMENTS.to_vec())),
         prop_oneof![3 => Just(99u8), 2 => 0u8..13],
@@ -140,8 +143,9 @@ fn written() -> impl Strategy<Value = Written> {
             let prefix_text = PREFIXES.get(prefix).copied().unwrap_or("");
             let command = format!("{prefix_text}{}{args}{}", disguise(word, how), argument.unwrap_or(""));
             let (text, runs_output) = wrap(&command, wrapper);
+            let unreadable = runs_output || how == 10;
             let plain = how == 99 && prefix == 99 && wrapper == 99;
-            Written { kind, text, plain, runs_output }
+            Written { kind, text, plain, unreadable }
         })
 }
 
@@ -221,13 +225,42 @@ fn deny_rules_cannot_be_dodged() {
                     "{}",
                     result.output
                 );
-            } else if !parts.iter().any(|part| part.runs_output) {
+            } else if !parts.iter().any(|part| part.unreadable) {
                 prop_assert!(result.ok, "nothing denied, yet refused:\n{}\n{}", line, result.output);
             }
             Ok(())
         })
         .unwrap();
     super::report("permissions (deny rules)", &runner);
+}
+
+/// Lines of shell punctuation, quotes and words in any order: the policy never traps and
+/// always decides, and refuses whatever holds a denied program name plainly as a word.
+#[test]
+fn random_lines_never_trap() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let test = runtime.block_on(host(DENY_RULES));
+    let session = test.session();
+    let mut runner = super::runner(100);
+    let token = prop::sample::select(vec![
+        "rm", "ls", "git", "status", " ", "\t", "\n", ";", "&", "&&", "|", "||", "'", "\"", "\\", "$", "$(",
+        ")", "(", "`", "{", "}", "<", ">", "#", "=", "*", "$'", "é", "\u{0}", "-rf", "/",
+    ]);
+    let line =
+        prop_oneof![prop::collection::vec(token, 0..30).prop_map(|tokens| tokens.concat()), "\\PC{0,60}"];
+    runner
+        .run(&line, |line| {
+            let result = run(&runtime, &test, &session, &line);
+            test.take_events();
+            check_no_trap(&result)?;
+            prop_assert!(result.ok || result.output.contains("refused by permissions"), "{}", result.output);
+            if line.split_whitespace().next() == Some("rm") {
+                prop_assert!(!result.ok, "`{}` ran", line);
+            }
+            Ok(())
+        })
+        .unwrap();
+    super::report("permissions (random lines)", &runner);
 }
 
 #[test]
@@ -300,7 +333,13 @@ async fn found_deny_dodges_are_refused() {
     // Reading commands as the shell does refuses nothing that runs no denied command.
     // `env ls "$HOME"` was a finding: the word after the wrapped program was read as a
     // program too, and `$HOME` as one named only at run time.
-    for line in ["echo 'rm -rf /'", "git commit -m \"rm it\"", "ls rm", "echo \"$HOME\" && ls -la", "env ls \"$HOME\""] {
+    for line in [
+        "echo 'rm -rf /'",
+        "git commit -m \"rm it\"",
+        "ls rm",
+        "echo \"$HOME\" && ls -la",
+        "env ls \"$HOME\"",
+    ] {
         let session = test.session();
         let mut locked = session.lock().await;
         let arguments = json!({"key": "k", "value": 1, "command": line});
