@@ -46,7 +46,7 @@ pub(super) fn parse(text: &str, file: &Path) -> Result<Config, ConfigError> {
 fn validate(config: &Config) -> Result<(), ConfigError> {
     let whole = |field: &str, message: String| ConfigError {
         file: config.source.file.clone(),
-        line: line_of_key(&config.source.text, field),
+        line: line_of_field(&config.source.text, field),
         field: Some(field.to_owned()),
         message,
     };
@@ -99,7 +99,9 @@ fn check_limits(config: &Config, limits: &super::Limits, table: &str) -> Result<
         let field = format!("{table}.{key}");
         ConfigError {
             file: config.source.file.clone(),
-            line: line_of_key(&config.source.text, key),
+            // The plugin's own value, else the inherited `[runtime.limits]` one.
+            line: line_of_field(&config.source.text, &field)
+                .or_else(|| line_of_field(&config.source.text, &format!("runtime.limits.{key}"))),
             field: Some(field),
             message: message.to_owned(),
         }
@@ -122,11 +124,32 @@ pub(super) fn line_of(text: &str, offset: usize) -> usize {
     text.as_bytes()[..offset].iter().filter(|&&byte| byte == b'\n').count() + 1
 }
 
-/// The first line that sets `key` (the last segment of a dotted field), for errors about
-/// values that serde accepted but the host does not.
-fn line_of_key(text: &str, field: &str) -> Option<usize> {
-    let key = field.rsplit('.').next()?;
-    text.lines().position(|line| key_of(line) == Some(key)).map(|index| index + 1)
+/// The line of the value at a dotted `field` (`plugin[1].limits.memory_mb`), for errors
+/// about values that serde accepted but the host does not. Read from the document's spans,
+/// so a value in an inline table (`limits = { memory_mb = 0 }`) or under another table
+/// than the first with that key is found where it is; `None` when the text does not set it.
+fn line_of_field(text: &str, field: &str) -> Option<usize> {
+    use toml::de::{DeTable, DeValue};
+    let document = DeTable::parse(text).ok()?;
+    let mut table = document.get_ref();
+    let mut segments = field.split('.').peekable();
+    while let Some(segment) = segments.next() {
+        let (key, index) = match segment.split_once('[') {
+            Some((key, rest)) => (key, Some(rest.strip_suffix(']')?.parse::<usize>().ok()?)),
+            None => (segment, None),
+        };
+        let (_, mut value) = table.iter().find(|(name, _)| name.get_ref() == key)?;
+        if let Some(index) = index {
+            let DeValue::Array(items) = value.get_ref() else { return None };
+            value = items.get(index)?;
+        }
+        if segments.peek().is_none() {
+            return Some(line_of(text, value.span().start));
+        }
+        let DeValue::Table(inner) = value.get_ref() else { return None };
+        table = inner;
+    }
+    None
 }
 
 /// The dotted field at `offset`: the enclosing table header plus the key on that line.
@@ -243,6 +266,18 @@ mod tests {
         let error = load_file(&file).unwrap_err();
         assert_eq!(error.line, Some(3), "{error}");
         assert!(error.to_string().contains("config.toml:3: the config file is not UTF-8"), "{error}");
+    }
+
+    #[test]
+    fn a_limit_in_an_inline_table_names_its_own_line() {
+        // Found by fuzzing (tests/e2e/fuzz/config.rs): the line was looked up by key at the
+        // start of a line, so a value in an inline table had none, and a value under a later
+        // table got the line of the first table with that key.
+        let inline = error("[runtime]\nlimits = { memory_mb = 0 }\n");
+        assert_eq!((inline.line, inline.field.as_deref()), (Some(2), Some("runtime.limits.memory_mb")));
+        let text = "[runtime.limits]\nmemory_mb = 64\n\n[[plugin]]\npath = \"/\"\nenabled = false\nlimits = { timeout_ms = 5, memory_mb = 2048 }\n";
+        let later = error(text);
+        assert_eq!((later.line, later.field.as_deref()), (Some(7), Some("plugin[0].limits.memory_mb")));
     }
 
     #[test]
