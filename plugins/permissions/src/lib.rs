@@ -14,6 +14,7 @@ mod glob;
 mod rules;
 mod shell_commands;
 mod shell_split;
+mod shell_words;
 
 use agent_host_sdk::prelude::*;
 

@@ -9,6 +9,8 @@
 //! be read before it runs — a program named by a variable, a substitution or a glob — is
 //! reported as `dynamic`, and deny and ask rules treat it as a match.
 
+use crate::shell_words::{Word, words};
+
 /// A command the line may run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Command {
@@ -48,14 +50,6 @@ fn collect(line: &str, depth: usize, commands: &mut Vec<Command>) {
     for segment in segments(line) {
         resolve(&words(&segment), depth, commands);
     }
-}
-
-/// A word after quote removal.
-#[derive(Debug, Clone)]
-struct Word {
-    text: String,
-    /// Holds an unquoted expansion (`$`, a glob, a brace list) or a substitution.
-    dynamic: bool,
 }
 
 /// Adds the command `words` runs (and the ones a wrapper, `sh -c` or `eval` in it runs).
@@ -250,129 +244,4 @@ fn segments(line: &str) -> Vec<String> {
         flush(&mut frame, &mut done);
     }
     done
-}
-
-/// The words of one simple command, with quotes and escapes removed.
-fn words(segment: &str) -> Vec<Word> {
-    let chars: Vec<char> = segment.chars().collect();
-    let mut words = Vec::new();
-    let mut word: Option<Word> = None;
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        let next = chars.get(i + 1).copied();
-        if c.is_whitespace() {
-            words.extend(word.take());
-            i += 1;
-            continue;
-        }
-        let current = word.get_or_insert_with(|| Word { text: String::new(), dynamic: false });
-        match c {
-            '\\' => {
-                if let Some(escaped) = next {
-                    current.text.push(escaped);
-                }
-                i += 2;
-            }
-            '\'' => {
-                let end = chars[i + 1..].iter().position(|&q| q == '\'').map_or(chars.len(), |p| i + 1 + p);
-                current.text.extend(&chars[i + 1..end]);
-                i = end + 1;
-            }
-            '$' if next == Some('\'') => {
-                i = ansi_c(&chars, i + 2, &mut current.text);
-            }
-            '"' => {
-                i += 1;
-                while i < chars.len() && chars[i] != '"' {
-                    match (chars[i], chars.get(i + 1)) {
-                        ('\\', Some(&escaped)) if matches!(escaped, '$' | '`' | '"' | '\\') => {
-                            current.text.push(escaped);
-                            i += 2;
-                        }
-                        ('$', Some(&after))
-                            if after.is_alphanumeric()
-                                || matches!(after, '_' | '{' | '(' | '@' | '*' | '#' | '?' | '!' | '-') =>
-                        {
-                            current.dynamic = true;
-                            current.text.push('$');
-                            i += 1;
-                        }
-                        (other, _) => {
-                            current.text.push(other);
-                            i += 1;
-                        }
-                    }
-                }
-                i += 1;
-            }
-            '$' | '*' | '?' | '[' => {
-                current.dynamic |= c != '$' || next.is_some_and(|n| !n.is_whitespace());
-                current.text.push(c);
-                i += 1;
-            }
-            '{' if chars[i + 1..]
-                .iter()
-                .take_while(|ch| !ch.is_whitespace())
-                .any(|&ch| ch == ',' || ch == '.') =>
-            {
-                // A brace list (`{r,}m`) expands into other words.
-                current.dynamic = true;
-                current.text.push(c);
-                i += 1;
-            }
-            _ => {
-                current.text.push(c);
-                i += 1;
-            }
-        }
-    }
-    words.extend(word);
-    words
-}
-
-/// Decodes a `$'…'` string from `start` (after the opening quote) into `out`; returns the
-/// index after the closing quote.
-fn ansi_c(chars: &[char], start: usize, out: &mut String) -> usize {
-    let mut i = start;
-    while i < chars.len() && chars[i] != '\'' {
-        if chars[i] != '\\' || i + 1 >= chars.len() {
-            out.push(chars[i]);
-            i += 1;
-            continue;
-        }
-        let escape = chars[i + 1];
-        i += 2;
-        let simple = match escape {
-            'n' => Some('\n'),
-            't' => Some('\t'),
-            'r' => Some('\r'),
-            'a' => Some('\u{7}'),
-            'b' => Some('\u{8}'),
-            'e' | 'E' => Some('\u{1b}'),
-            'f' => Some('\u{c}'),
-            'v' => Some('\u{b}'),
-            'x' | 'u' | 'U' | '0'..='7' => None,
-            other => Some(other),
-        };
-        if let Some(decoded) = simple {
-            out.push(decoded);
-            continue;
-        }
-        let (radix, max, mut digits) = match escape {
-            'x' => (16, 2, String::new()),
-            'u' => (16, 4, String::new()),
-            'U' => (16, 8, String::new()),
-            octal => (8, 2, octal.to_string()),
-        };
-        while digits.len() < max + usize::from(radix == 8) && i < chars.len() && chars[i].is_digit(radix) {
-            digits.push(chars[i]);
-            i += 1;
-        }
-        match u32::from_str_radix(&digits, radix).ok().and_then(char::from_u32) {
-            Some(decoded) => out.push(decoded),
-            None => out.push_str(&digits),
-        }
-    }
-    i + 1
 }
