@@ -56,10 +56,14 @@ fn validate(config: &Config) -> Result<(), ConfigError> {
     check_limits(config, &config.runtime.limits, "runtime.limits")?;
     if config.model.provider == Provider::Scripted {
         let Some(script) = &config.model.script else {
-            return Err(whole(
-                "model.script",
-                "provider = \"scripted\" needs `script`, the file of model turns to replay".into(),
-            ));
+            // `script` is missing, so name the line that asked for it.
+            return Err(ConfigError {
+                line: line_of_field(&config.source.text, "model.provider"),
+                ..whole(
+                    "model.script",
+                    "provider = \"scripted\" needs `script`, the file of model turns to replay".into(),
+                )
+            });
         };
         let resolved = config.resolve(script.get_ref());
         if !resolved.is_file() {
@@ -278,6 +282,14 @@ mod tests {
         let text = "[runtime.limits]\nmemory_mb = 64\n\n[[plugin]]\npath = \"/\"\nenabled = false\nlimits = { timeout_ms = 5, memory_mb = 2048 }\n";
         let later = error(text);
         assert_eq!((later.line, later.field.as_deref()), (Some(7), Some("plugin[0].limits.memory_mb")));
+    }
+
+    #[test]
+    fn a_missing_script_names_the_provider_line() {
+        // Noticed while widening the fuzzed values: the error named no line, as the missing
+        // key has none.
+        let error = error("[agent]\nmax_iterations = 2\n[model]\nprovider = \"scripted\"\n");
+        assert_eq!((error.line, error.field.as_deref()), (Some(4), Some("model.script")), "{error}");
     }
 
     #[test]

@@ -31,6 +31,8 @@ fn value() -> impl Strategy<Value = String> {
         "[a-z_]{1,10}".prop_map(|s| format!("\"{s}\"")),
         Just("[1, \"two\", { three = 3 }]".to_owned()),
         Just("{ memory_mb = 0 }".to_owned()),
+        prop::sample::select(vec!["\"scripted\"", "\"openai\"", "\"allow\"", "\"deny\"", "0", "1025"])
+            .prop_map(str::to_owned),
         Just("\"\u{0}\u{202e}\u{fffd}\"".to_owned()),
         "\\PC{0,12}",
     ]
