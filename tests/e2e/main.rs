@@ -9,6 +9,7 @@ mod config_errors;
 mod crash;
 mod custom_mode;
 mod fs_tools;
+mod fuzz;
 mod hostile;
 mod model_faults;
 mod permissions;

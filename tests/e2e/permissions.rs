@@ -21,11 +21,6 @@ use crate::support::{FakeModel, Reply, TestHost, plugin_block};
 #[allow(dead_code)]
 mod shell_split;
 
-/// The pure unquoter and unwrapper, likewise.
-#[path = "../../plugins/permissions/src/shell_words.rs"]
-#[allow(dead_code)]
-mod shell_words;
-
 /// Misbehave (tools `echo`, `remember`, mutating `touch`) plus permissions with `config`.
 async fn host_with(model: &FakeModel, config: &str, misbehave_extra: &str) -> TestHost {
     let plugins = format!(
@@ -149,31 +144,6 @@ rules = [
     // A deny rule needs only one part.
     let result = remember_with(&test, json!({"command": "ls\nrm -rf build"})).await;
     assert!(result.output.contains("no deleting"), "{}", result.output);
-}
-
-#[test]
-fn commands_are_seen_unquoted_and_unwrapped() {
-    use shell_words::{Runs, what_runs, words};
-    assert_eq!(words(r#"'r'm "-rf" a\ b "x\"y" '' c"#), ["rm", "-rf", "a b", "x\"y", "", "c"]);
-    let runs = |part: &str| match what_runs(part) {
-        Runs::Command(line) => line,
-        Runs::Script(script) => format!("script: {script}"),
-    };
-    for dodge in [
-        r"\rm -rf x",
-        "/bin/rm -rf x",
-        "FOO=1 rm -rf x",
-        "command rm -rf x",
-        "env -i FOO=1 rm -rf x",
-        "sudo -u root rm -rf x",
-        "nohup nice -n 5 timeout 10 rm -rf x",
-        "xargs -n 1 rm -rf x",
-    ] {
-        assert_eq!(runs(dodge), "rm -rf x", "{dodge}");
-    }
-    assert_eq!(runs("bash -lc 'rm -rf x; ls'"), "script: rm -rf x; ls");
-    assert_eq!(runs("eval rm -rf x"), "script: rm -rf x");
-    assert_eq!(runs("echo rm -rf x"), "echo rm -rf x");
 }
 
 #[tokio::test]

@@ -5,11 +5,21 @@ use std::path::Path;
 use super::{Config, ConfigError, ConfigSource, Provider};
 
 pub(super) fn load_file(path: &Path) -> Result<Config, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|error| ConfigError {
+    let bytes = std::fs::read(path).map_err(|error| ConfigError {
         file: path.to_path_buf(),
         line: None,
         field: None,
         message: format!("cannot read the config file: {error}"),
+    })?;
+    let text = String::from_utf8(bytes).map_err(|error| {
+        // Name the line of the first bad byte: the rest of the file may be fine.
+        let good = &error.as_bytes()[..error.utf8_error().valid_up_to()];
+        ConfigError {
+            file: path.to_path_buf(),
+            line: Some(good.iter().filter(|&&byte| byte == b'\n').count() + 1),
+            field: None,
+            message: format!("the config file is not UTF-8 text: {}", error.utf8_error()),
+        }
     })?;
     // Absolute, so relative paths in the file resolve the same from any working folder.
     let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
@@ -36,7 +46,7 @@ pub(super) fn parse(text: &str, file: &Path) -> Result<Config, ConfigError> {
 fn validate(config: &Config) -> Result<(), ConfigError> {
     let whole = |field: &str, message: String| ConfigError {
         file: config.source.file.clone(),
-        line: line_of_key(&config.source.text, field),
+        line: line_of_field(&config.source.text, field),
         field: Some(field.to_owned()),
         message,
     };
@@ -55,10 +65,14 @@ fn validate(config: &Config) -> Result<(), ConfigError> {
     }
     if config.model.provider == Provider::Scripted {
         let Some(script) = &config.model.script else {
-            return Err(whole(
-                "model.script",
-                "provider = \"scripted\" needs `script`, the file of model turns to replay".into(),
-            ));
+            // `script` is missing, so name the line that asked for it.
+            return Err(ConfigError {
+                line: line_of_field(&config.source.text, "model.provider"),
+                ..whole(
+                    "model.script",
+                    "provider = \"scripted\" needs `script`, the file of model turns to replay".into(),
+                )
+            });
         };
         let resolved = config.resolve(script.get_ref());
         if !resolved.is_file() {
@@ -98,7 +112,9 @@ fn check_limits(config: &Config, limits: &super::Limits, table: &str) -> Result<
         let field = format!("{table}.{key}");
         ConfigError {
             file: config.source.file.clone(),
-            line: line_of_key(&config.source.text, key),
+            // The plugin's own value, else the inherited `[runtime.limits]` one.
+            line: line_of_field(&config.source.text, &field)
+                .or_else(|| line_of_field(&config.source.text, &format!("runtime.limits.{key}"))),
             field: Some(field),
             message: message.to_owned(),
         }
@@ -121,17 +137,38 @@ pub(super) fn line_of(text: &str, offset: usize) -> usize {
     text.as_bytes()[..offset].iter().filter(|&&byte| byte == b'\n').count() + 1
 }
 
-/// The first line that sets `key` (the last segment of a dotted field), for errors about
-/// values that serde accepted but the host does not.
 /// A portable environment variable name: `[A-Za-z_][A-Za-z0-9_]*`.
 fn is_variable_name(name: &str) -> bool {
     name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-fn line_of_key(text: &str, field: &str) -> Option<usize> {
-    let key = field.rsplit('.').next()?;
-    text.lines().position(|line| key_of(line) == Some(key)).map(|index| index + 1)
+/// The line of the value at a dotted `field` (`plugin[1].limits.memory_mb`), for errors
+/// about values that serde accepted but the host does not. Read from the document's spans,
+/// so a value in an inline table (`limits = { memory_mb = 0 }`) or under another table
+/// than the first with that key is found where it is; `None` when the text does not set it.
+fn line_of_field(text: &str, field: &str) -> Option<usize> {
+    use toml::de::{DeTable, DeValue};
+    let document = DeTable::parse(text).ok()?;
+    let mut table = document.get_ref();
+    let mut segments = field.split('.').peekable();
+    while let Some(segment) = segments.next() {
+        let (key, index) = match segment.split_once('[') {
+            Some((key, rest)) => (key, Some(rest.strip_suffix(']')?.parse::<usize>().ok()?)),
+            None => (segment, None),
+        };
+        let (_, mut value) = table.iter().find(|(name, _)| name.get_ref() == key)?;
+        if let Some(index) = index {
+            let DeValue::Array(items) = value.get_ref() else { return None };
+            value = items.get(index)?;
+        }
+        if segments.peek().is_none() {
+            return Some(line_of(text, value.span().start));
+        }
+        let DeValue::Table(inner) = value.get_ref() else { return None };
+        table = inner;
+    }
+    None
 }
 
 /// The dotted field at `offset`: the enclosing table header plus the key on that line.
@@ -237,6 +274,37 @@ mod tests {
         let error = error("[runtime.limits]\nmemory_mb = 0\n");
         assert_eq!(error.field.as_deref(), Some("runtime.limits.memory_mb"));
         assert_eq!(error.line, Some(2));
+    }
+
+    #[test]
+    fn text_that_is_not_utf8_names_the_line_of_the_bad_byte() {
+        // Found by fuzzing (tests/e2e/fuzz/config.rs): the error named no line.
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        std::fs::write(&file, b"[agent]\nmax_iterations = 3\ninstructions = \"caf\xe9\"\n").unwrap();
+        let error = load_file(&file).unwrap_err();
+        assert_eq!(error.line, Some(3), "{error}");
+        assert!(error.to_string().contains("config.toml:3: the config file is not UTF-8"), "{error}");
+    }
+
+    #[test]
+    fn a_limit_in_an_inline_table_names_its_own_line() {
+        // Found by fuzzing (tests/e2e/fuzz/config.rs): the line was looked up by key at the
+        // start of a line, so a value in an inline table had none, and a value under a later
+        // table got the line of the first table with that key.
+        let inline = error("[runtime]\nlimits = { memory_mb = 0 }\n");
+        assert_eq!((inline.line, inline.field.as_deref()), (Some(2), Some("runtime.limits.memory_mb")));
+        let text = "[runtime.limits]\nmemory_mb = 64\n\n[[plugin]]\npath = \"/\"\nenabled = false\nlimits = { timeout_ms = 5, memory_mb = 2048 }\n";
+        let later = error(text);
+        assert_eq!((later.line, later.field.as_deref()), (Some(7), Some("plugin[0].limits.memory_mb")));
+    }
+
+    #[test]
+    fn a_missing_script_names_the_provider_line() {
+        // Noticed while widening the fuzzed values: the error named no line, as the missing
+        // key has none.
+        let error = error("[agent]\nmax_iterations = 2\n[model]\nprovider = \"scripted\"\n");
+        assert_eq!((error.line, error.field.as_deref()), (Some(4), Some("model.script")), "{error}");
     }
 
     #[test]

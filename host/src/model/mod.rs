@@ -5,6 +5,7 @@ mod assemble;
 mod error;
 mod openai;
 mod scripted;
+mod sse;
 mod types;
 
 use std::sync::Arc;
@@ -13,6 +14,7 @@ pub use assemble::ReplyAssembler;
 pub use error::ModelError;
 pub use openai::OpenAiClient;
 pub use scripted::ScriptedModel;
+pub use sse::read_event_stream;
 pub use types::{Message, ModelReply, ModelRequest, Role, ToolCallRequest, ToolDefinition};
 
 use crate::config::{Config, Provider};

@@ -4,8 +4,6 @@
 
 use std::time::Duration;
 
-use eventsource_stream::Eventsource;
-use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 use super::error::redact;
@@ -146,31 +144,7 @@ impl OpenAiClient {
             }
             return Ok(reply);
         }
-        let mut events = response.bytes_stream().eventsource();
-        let mut assembler = ReplyAssembler::default();
-        let mut done = false;
-        while let Some(event) = events.next().await {
-            let event = event.map_err(|error| match error {
-                eventsource_stream::EventStreamError::Transport(error) => self.body_error(error),
-                other => ModelError::Stream { detail: other.to_string() },
-            })?;
-            if event.data.trim() == "[DONE]" {
-                done = true;
-                break;
-            }
-            if event.data.trim().is_empty() {
-                continue;
-            }
-            if let Some(text) = assembler.push_chunk(&event.data)? {
-                on_text(&text);
-            }
-        }
-        if !done && !assembler.finished() {
-            return Err(ModelError::Stream {
-                detail: "the stream ended before the reply was complete".into(),
-            });
-        }
-        Ok(assembler.finish())
+        super::read_event_stream(response.bytes_stream(), |error| self.body_error(error), on_text).await
     }
 
     fn body(&self, request: &ModelRequest<'_>) -> Value {

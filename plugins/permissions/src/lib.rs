@@ -4,13 +4,15 @@
 //! Rules: `{ tool, args? = { path?, command? }, decision, reason? }`. All matching rules
 //! count and the strictest wins (deny, then ask, then allow); shell commands are split into
 //! their parts first, so an allow rule must cover every part while a deny rule needs only
-//! one; deny and ask rules also see each part unquoted and unwrapped (`'rm'`, `/bin/rm`,
-//! `sudo rm`, `sh -c 'rm ...'`). What no rule matches falls to `default`, or to the preset.
+//! one — and a deny rule also sees every command the line runs however it is written
+//! (quoted, escaped, behind `env` or `sudo`, inside `$(…)` or `sh -c`). What no rule
+//! matches falls to `default`, or to the preset.
 
 mod audit;
 mod config;
 mod glob;
 mod rules;
+mod shell_commands;
 mod shell_split;
 mod shell_words;
 

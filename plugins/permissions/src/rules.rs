@@ -5,11 +5,8 @@ use serde_json::Value;
 
 use crate::config::{Preset, Rule, Verdict};
 use crate::glob::{glob_match, is_glob};
+use crate::shell_commands::{Command, commands_run};
 use crate::shell_split::{Part, split_command};
-use crate::shell_words::{Runs, what_runs};
-
-/// How deep scripts inside scripts (`sh -c "bash -c '...'"`) are opened for deny rules.
-const MAX_SCRIPT_DEPTH: usize = 4;
 
 /// What the decision is about.
 pub struct Call<'a> {
@@ -39,7 +36,8 @@ pub fn decide(call: &Call, rules: &[Rule], fallback: Fallback) -> Outcome {
     };
     let command = call.arguments.get("command").and_then(Value::as_str);
     let parts = command.map(split_command).unwrap_or_default();
-    let seen = deny_forms(&parts);
+    // Deny and ask rules look at every command the line may run, however it is written.
+    let runs = command.map(commands_run).unwrap_or_default();
     // Allow rules with a command pattern vouch for a command line only together: every part
     // must be matched by one of them.
     let mut command_allows: Vec<&Rule> = Vec::new();
@@ -49,10 +47,23 @@ pub fn decide(call: &Call, rules: &[Rule], fallback: Fallback) -> Outcome {
             None => consider(rule.decision, reason),
             Some(_) if command.is_none() => {}
             Some(_) if rule.decision == Verdict::Allow => command_allows.push(rule),
-            // Deny and ask rules fire when any part matches, as written or as it runs.
+            // Deny and ask rules fire when any part or any command it runs matches, and
+            // when a command names its program only at run time.
             Some(pattern) => {
-                if seen.iter().any(|form| command_part_matches(pattern, form)) {
+                if parts.iter().any(|part| command_part_matches(pattern, &part.text)) {
                     consider(rule.decision, reason);
+                } else if let Some(run) = runs.iter().find(|run| command_part_matches(pattern, &run.text)) {
+                    consider(
+                        rule.decision,
+                        format!("{reason} (`{}` runs `{}`)", command.unwrap_or_default(), run.text),
+                    );
+                } else if let Some(Command { text, .. }) = runs.iter().find(|run| run.dynamic) {
+                    consider(
+                        rule.decision,
+                        format!(
+                            "{reason} (`{text}` names its program only when it runs, so the rule cannot be checked)"
+                        ),
+                    );
                 }
             }
         }
@@ -114,24 +125,6 @@ fn path_matches(rule: &Rule, call: &Call) -> bool {
             call.arguments.get("path").and_then(Value::as_str).is_some_and(|p| glob_match(pattern, p))
         }
     }
-}
-
-/// Every form of every part a deny or ask rule must see: the part as written, and what it
-/// runs (unquoted, unwrapped; a script given to a shell split and opened in turn).
-fn deny_forms(parts: &[Part]) -> Vec<String> {
-    let mut forms = Vec::new();
-    let mut pending: Vec<(String, usize)> = parts.iter().map(|part| (part.text.clone(), 0)).collect();
-    while let Some((text, depth)) = pending.pop() {
-        match what_runs(&text) {
-            Runs::Command(line) => forms.push(line),
-            Runs::Script(script) if depth < MAX_SCRIPT_DEPTH => {
-                pending.extend(split_command(&script).into_iter().map(|part| (part.text, depth + 1)));
-            }
-            Runs::Script(script) => forms.push(script),
-        }
-        forms.push(text);
-    }
-    forms
 }
 
 fn allowed_part(part: &Part, allows: &[&Rule]) -> bool {

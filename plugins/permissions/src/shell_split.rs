@@ -11,14 +11,16 @@ pub struct Part {
     pub opaque: bool,
 }
 
-/// Splits on `&&`, `||`, `;`, `|`, `&` and newlines. Quotes are respected, but a
-/// substitution or redirection anywhere (even in quotes) marks its part opaque: being
-/// conservative costs an extra question, being clever costs a deleted disk.
+/// Splits on `&&`, `||`, `;`, `|`, `&` and newlines. Quotes are read as the shell reads
+/// them — nothing is special in `'…'`, a backslash escapes in `"…"` and `$'…'` — and a
+/// backslash-newline joins two lines. A substitution or redirection anywhere (even in
+/// quotes) marks its part opaque: being conservative costs an extra question, being clever
+/// costs a deleted disk.
 pub fn split_command(line: &str) -> Vec<Part> {
     let mut parts = Vec::new();
     let mut current = String::new();
     let mut opaque = false;
-    let mut quote: Option<char> = None;
+    let mut quote: Option<Quote> = None;
     let chars: Vec<char> = line.chars().collect();
     let mut i = 0;
     let flush = |current: &mut String, opaque: &mut bool, parts: &mut Vec<Part>| {
@@ -35,17 +37,44 @@ pub fn split_command(line: &str) -> Vec<Part> {
         if c == '`' || (c == '$' && next == Some('(')) || c == '>' || c == '<' {
             opaque = true;
         }
+        // A backslash-newline disappears before anything else reads the line (but not
+        // inside single quotes).
+        if c == '\\' && next == Some('\n') && !matches!(quote, Some(Quote::Single)) {
+            i += 2;
+            continue;
+        }
         match quote {
-            Some(q) => {
-                if c == q {
+            Some(Quote::Single) => {
+                current.push(c);
+                if c == '\'' {
                     quote = None;
                 }
+            }
+            Some(escaping @ (Quote::Double | Quote::AnsiC)) => {
                 current.push(c);
+                let closing = if escaping == Quote::Double { '"' } else { '\'' };
+                if c == '\\'
+                    && let Some(escaped) = next
+                {
+                    current.push(escaped);
+                    i += 1;
+                } else if c == closing {
+                    quote = None;
+                }
             }
             None => match c {
-                '\'' | '"' => {
-                    quote = Some(c);
+                '\'' => {
+                    quote = Some(Quote::Single);
                     current.push(c);
+                }
+                '"' => {
+                    quote = Some(Quote::Double);
+                    current.push(c);
+                }
+                '$' if next == Some('\'') => {
+                    quote = Some(Quote::AnsiC);
+                    current.push_str("$'");
+                    i += 1;
                 }
                 '\\' if next.is_some() => {
                     current.push(c);
@@ -65,4 +94,15 @@ pub fn split_command(line: &str) -> Vec<Part> {
     }
     flush(&mut current, &mut opaque, &mut parts);
     parts
+}
+
+/// The quoting the splitter is inside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Quote {
+    /// `'…'`: nothing is special until the closing quote.
+    Single,
+    /// `"…"`: a backslash escapes the next character.
+    Double,
+    /// `$'…'`: a backslash escapes the next character, even a `'`.
+    AnsiC,
 }

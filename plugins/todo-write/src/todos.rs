@@ -40,13 +40,34 @@ pub fn load() -> Result<Vec<Todo>, String> {
     state::get_or_default("todos")
 }
 
-/// Checks a snapshot and turns it into stored items, giving new items fresh ids.
-/// Errors name the offending item by position and content.
+/// Checks a snapshot and turns it into stored items, giving new items fresh ids (never one
+/// the snapshot gives another item). At most one item may be in progress. Errors name the
+/// offending item by position and content.
 pub fn validate(input: Vec<TodoInput>, max_items: usize) -> Result<Vec<Todo>, String> {
     if input.len() > max_items {
         return Err(format!("the list has {} items; at most {max_items} are allowed", input.len()));
     }
+    let in_progress: Vec<usize> = input
+        .iter()
+        .enumerate()
+        .filter(|(_, item)| item.status == Status::InProgress)
+        .map(|(i, _)| i + 1)
+        .collect();
+    if in_progress.len() > 1 {
+        let items: Vec<String> = in_progress.iter().map(|i| i.to_string()).collect();
+        return Err(format!(
+            "items {} are all in_progress; keep one item in_progress at a time and mark the others \
+             pending or completed",
+            items.join(", ")
+        ));
+    }
     let mut next_id: u64 = state::get("next_id")?.unwrap_or(1);
+    // A fresh id never takes one the snapshot gives another item.
+    let given: HashSet<String> = input
+        .iter()
+        .filter_map(|item| item.id.as_deref().map(str::trim).filter(|id| !id.is_empty()))
+        .map(str::to_owned)
+        .collect();
     let mut seen = HashSet::new();
     let mut todos = Vec::with_capacity(input.len());
     for (index, item) in input.into_iter().enumerate() {
@@ -62,6 +83,9 @@ pub fn validate(input: Vec<TodoInput>, max_items: usize) -> Result<Vec<Todo>, St
         let id = match item.id.map(|id| id.trim().to_owned()).filter(|id| !id.is_empty()) {
             Some(id) => id,
             None => {
+                while given.contains(&next_id.to_string()) {
+                    next_id += 1;
+                }
                 let id = next_id.to_string();
                 next_id += 1;
                 id
