@@ -7,6 +7,7 @@
 //! `cargo bench -p agent-host --bench load -- --serial 1000 --sessions 100000 --concurrency 50`.
 
 mod endpoint;
+mod startup;
 mod timing;
 
 use std::path::Path;
@@ -74,7 +75,16 @@ fn main() -> anyhow::Result<()> {
         anyhow::Ok(Arc::new(Host::new(config, model).await?))
     })?;
 
-    println!("agent-host load benchmark: stock plugins (todo, agent-mode, permissions, fs), SQLite store");
+    println!("agent-host load benchmark: stock plugins (todo, agent-mode, permissions, fs), SQLite store\n");
+    for (label, runs, cold) in [("cold (empty compile cache)", 5, true), ("warm", 20, false)] {
+        let times = startup::measure(&config_path, &dir.path().join("cache"), runs, cold)?;
+        println!(
+            "start-up to ready, {label}: median {:.0} ms, fastest {:.0} ms ({runs} runs of `agent-host --check`)",
+            millis(quantile(&times, 0.5)),
+            millis(times[0])
+        );
+    }
+    println!();
     println!(
         "each session: {} model calls, {} tool calls; fake endpoint on loopback answers at once\n",
         endpoint::MODEL_CALLS_PER_SESSION,
@@ -139,6 +149,10 @@ fn report(label: &str, concurrency: usize, elapsed: Duration, mut batch: Batch, 
         println!("    {failure}");
     }
     *failed += batch.failures.len();
+}
+
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e3
 }
 
 fn micros(duration: Duration) -> f64 {
