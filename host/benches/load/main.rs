@@ -101,7 +101,11 @@ fn main() -> anyhow::Result<()> {
             continue;
         }
         let started = Instant::now();
-        let batch = runtime.block_on(run_batch(&host, sessions, concurrency));
+        let batch = if sessions >= LONG_RUN {
+            long_run(&runtime, &host, sessions, concurrency)
+        } else {
+            runtime.block_on(run_batch(&host, sessions, concurrency))
+        };
         report(label, concurrency, started.elapsed(), batch, &mut failed);
     }
 
@@ -119,6 +123,37 @@ fn main() -> anyhow::Result<()> {
     );
     anyhow::ensure!(failed == 0, "{failed} sessions failed");
     Ok(())
+}
+
+/// From this many sessions on, a phase runs in tenths with throughput and memory printed
+/// after each, so drift (slower sessions, growing memory) shows.
+const LONG_RUN: usize = 20_000;
+
+fn long_run(
+    runtime: &tokio::runtime::Runtime,
+    host: &Arc<Host>,
+    sessions: usize,
+    concurrency: usize,
+) -> Batch {
+    let tenth = sessions / 10;
+    let mut total = Batch::default();
+    for part in 1..=10 {
+        let count = if part == 10 { sessions - 9 * tenth } else { tenth };
+        let started = Instant::now();
+        let batch = runtime.block_on(run_batch(host, count, concurrency));
+        let (rss, _) = memory_kib();
+        println!(
+            "  {:>3}% done: {:.0} sessions/s over the last tenth, RSS {} MiB",
+            part * 10,
+            batch.completed as f64 / started.elapsed().as_secs_f64(),
+            rss >> 10
+        );
+        total.completed += batch.completed;
+        total.failures.extend(batch.failures);
+        total.overheads.extend(batch.overheads);
+        total.breakdown += batch.breakdown;
+    }
+    total
 }
 
 fn report(label: &str, concurrency: usize, elapsed: Duration, mut batch: Batch, failed: &mut usize) {
