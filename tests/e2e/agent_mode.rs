@@ -7,7 +7,7 @@ use agent_host::runtime::ToolResult;
 use agent_host::state::SessionHandle;
 use serde_json::{Value, json};
 
-use crate::support::{FakeModel, Reply, TestHost, config_text, plugin_block};
+use crate::support::{FakeModel, Reply, TestHost, config_text, plugin_block, system_prompt};
 
 /// Two custom modes, `draft` (read-only, the default) and `ship`.
 const CUSTOM: &str = r#"
@@ -39,11 +39,6 @@ async fn call(test: &TestHost, session: &SessionHandle, tool: &str, args: Value)
 async fn command(test: &TestHost, session: &SessionHandle, line: &str) -> Result<String, String> {
     let mut session = session.lock().await;
     test.host.command(&mut session, line, &*test.events).await
-}
-
-/// The system prompt of one model request.
-fn system_prompt(request: &Value) -> String {
-    request["messages"][0]["content"].as_str().unwrap().to_owned()
 }
 
 /// How many messages across all requests contain `needle`.
@@ -102,7 +97,7 @@ async fn the_default_template_lists_plan_and_execute_and_starts_in_plan() {
     let test = host_with(&model, "").await;
     let session = test.session();
     test.turn(&session, "hi").await.unwrap();
-    let prompt = system_prompt(&model.requests()[0]);
+    let prompt = system_prompt(&model.requests()[0]).to_owned();
     assert!(prompt.contains("#### plan\n\n") && prompt.contains("#### execute\n\n"), "{prompt}");
     assert!(prompt.contains("The current mode is `plan`"), "{prompt}");
     assert!(prompt.contains("mode_get") && prompt.contains("mode_set"), "{prompt}");

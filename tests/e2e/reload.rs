@@ -26,16 +26,6 @@ fn rewrite_prefix(test: &TestHost, from: &str, to: &str) {
         .unwrap();
 }
 
-async fn system_prompt(
-    test: &TestHost,
-    model: &FakeModel,
-    session: &agent_host::state::SessionHandle,
-) -> String {
-    model.push(Reply::text("ok"));
-    test.turn(session, "hi").await.unwrap();
-    model.requests().last().unwrap()["messages"][0]["content"].as_str().unwrap().to_owned()
-}
-
 #[tokio::test]
 async fn a_config_change_applies_on_reload_and_the_session_keeps_its_state() {
     let model = FakeModel::start().await;
@@ -45,11 +35,15 @@ async fn a_config_change_applies_on_reload_and_the_session_keeps_its_state() {
         .invoke_tool(&mut *session.lock().await, "remember", &json!({"key": "k", "value": 7}), &NoEvents)
         .await
         .unwrap();
-    assert!(system_prompt(&test, &model, &session).await.ends_with("v1 misbehave instructions"));
+    assert!(
+        test.system_prompt_of_a_turn(&model, &session, "hi").await.ends_with("v1 misbehave instructions")
+    );
 
     rewrite_prefix(&test, "v1 ", "v2 ");
     test.host.reload(&*test.events).await.unwrap();
-    assert!(system_prompt(&test, &model, &session).await.ends_with("v2 misbehave instructions"));
+    assert!(
+        test.system_prompt_of_a_turn(&model, &session, "hi").await.ends_with("v2 misbehave instructions")
+    );
     let recalled =
         test.host.invoke_tool(&mut *session.lock().await, "recall", &json!({}), &NoEvents).await.unwrap();
     assert_eq!(recalled.output, r#"{"k":7}"#, "state survives the swap");

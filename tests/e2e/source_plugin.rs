@@ -72,16 +72,6 @@ async fn events_until(test: &TestHost, done: impl Fn(&Event) -> bool) -> Vec<Eve
     }
 }
 
-async fn system_prompt(
-    test: &TestHost,
-    model: &FakeModel,
-    session: &agent_host::state::SessionHandle,
-) -> String {
-    model.push(Reply::text("ok"));
-    test.turn(session, "the build is red").await.unwrap();
-    model.requests().last().unwrap()["messages"][0]["content"].as_str().unwrap().to_owned()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_edited_crate_folder_plugin_is_rebuilt_and_serves_the_next_call() {
     let source = author_crate("triage-modes-edited");
@@ -90,7 +80,11 @@ async fn an_edited_crate_folder_plugin_is_rebuilt_and_serves_the_next_call() {
     let test = TestHost::new(&config_text(&model.url(), &block)).await.expect("the crate builds and loads");
     let _watcher = agent_host::reload::watch(test.host.clone(), test.events.clone()).unwrap();
     let session = test.session();
-    assert!(system_prompt(&test, &model, &session).await.contains("You are triaging. Work out"));
+    assert!(
+        test.system_prompt_of_a_turn(&model, &session, "the build is red")
+            .await
+            .contains("You are triaging. Work out")
+    );
 
     edit(source.path(), "stages.rs", "You are triaging.", "You are triaging, freshly rebuilt.");
     let events =
@@ -112,7 +106,11 @@ async fn an_edited_crate_folder_plugin_is_rebuilt_and_serves_the_next_call() {
             .any(|e| matches!(e, Event::PluginLoaded { plugin, .. } if plugin == "triage-modes@0.1.0")),
         "{events:?}"
     );
-    assert!(system_prompt(&test, &model, &session).await.contains("You are triaging, freshly rebuilt."));
+    assert!(
+        test.system_prompt_of_a_turn(&model, &session, "the build is red")
+            .await
+            .contains("You are triaging, freshly rebuilt.")
+    );
 
     // A save in the middle of an edit: the compiler refuses it, the last good build serves on.
     edit(source.path(), "lib.rs", "impl Plugin for TriageModes {", "impl Plugin for TriageModes {{");
@@ -129,7 +127,11 @@ async fn an_edited_crate_folder_plugin_is_rebuilt_and_serves_the_next_call() {
     assert!(error.contains("src/lib.rs") && error.contains("error"), "the compiler's message: {error}");
     assert!(error.contains("could not compile `triage-modes-edited`"), "{error}");
     assert_eq!(test.host.reload_status().error.as_deref(), Some(error.as_str()));
-    assert!(system_prompt(&test, &model, &session).await.contains("You are triaging, freshly rebuilt."));
+    assert!(
+        test.system_prompt_of_a_turn(&model, &session, "the build is red")
+            .await
+            .contains("You are triaging, freshly rebuilt.")
+    );
 }
 
 /// The console's stdout, read as it comes (the prompt has no newline to wait for).

@@ -10,7 +10,7 @@ use agent_host::state::SessionHandle;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
-use crate::support::{FakeModel, Reply, TestHost, config_text, plugin_block};
+use crate::support::{FakeModel, Reply, TestHost, config_text, plugin_block, system_prompt};
 
 /// Rewrites config.toml to run `plugins` and reloads, as an operator saving the file would.
 async fn redeploy(test: &TestHost, model: &FakeModel, plugins: &str) {
@@ -26,10 +26,6 @@ fn offered(request: &Value) -> Vec<String> {
         .unwrap_or_default();
     names.sort();
     names
-}
-
-fn system_prompt(request: &Value) -> &str {
-    request["messages"][0]["content"].as_str().unwrap()
 }
 
 /// Every message text of one request that contains `needle`.

@@ -80,6 +80,18 @@ impl TestHost {
         Ok(self.host.run_turn(&mut session, prompt, &*self.events, &NoOperator).await?)
     }
 
+    /// Runs one turn the model answers with "ok" and returns the system prompt it was sent.
+    pub async fn system_prompt_of_a_turn(
+        &self,
+        model: &FakeModel,
+        session: &SessionHandle,
+        prompt: &str,
+    ) -> String {
+        model.push(Reply::text("ok"));
+        self.turn(session, prompt).await.unwrap();
+        system_prompt(model.requests().last().unwrap()).to_owned()
+    }
+
     pub fn take_events(&self) -> Vec<Event> {
         self.events.take()
     }
@@ -116,4 +128,9 @@ pub fn scripted_console(script: &str, plugins: &str, input: &str) -> String {
     let output = child.wait_with_output().unwrap();
     assert!(output.status.success(), "stderr: {}", String::from_utf8_lossy(&output.stderr));
     String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The system prompt of one request the fake model received.
+pub fn system_prompt(request: &serde_json::Value) -> &str {
+    request["messages"][0]["content"].as_str().expect("every request starts with the system prompt")
 }
