@@ -17,9 +17,10 @@
 //! - **Call, on a fresh store.** Every call gets a new `Store` whose data is a
 //!   [`CallState`](call::CallState): the session's state bag seen through a write overlay,
 //!   the events the call emits, its WASI context and its limits. The instance comes from the
-//!   pooling allocator (about 20 µs for instantiate + call + teardown). The store is dropped
-//!   when the call returns, so no plugin memory outlives a call and sessions are isolated
-//!   by construction.
+//!   pooling allocator (about 15 µs for instantiate + a near-empty call + teardown, see
+//!   BENCHMARKS.md). The store is dropped when the call returns and its pool slot is reset to
+//!   the component's initial image (the touched pages restored in place), so no plugin memory
+//!   outlives a call and sessions are isolated by construction.
 //! - **Limits.** Each call runs under an epoch deadline (`timeout_ms`) and a memory cap
 //!   (`memory_mb`, enforced by a resource limiter that records the hit, so the error says
 //!   "memory limit" rather than a bare `unreachable`). Text a call returns is capped at
