@@ -190,9 +190,17 @@ fn run(
     })
 }
 
-fn check_no_trap(result: &ToolResult) -> Result<(), TestCaseError> {
+/// One fuzzed line through the policy: its events drained, and the policy must not have trapped.
+fn decided(
+    runtime: &tokio::runtime::Runtime,
+    test: &TestHost,
+    session: &SessionHandle,
+    line: &str,
+) -> Result<ToolResult, TestCaseError> {
+    let result = run(runtime, test, session, line);
+    test.take_events();
     prop_assert!(!result.output.contains("policy plugin failed"), "the policy trapped: {}", result.output);
-    Ok(())
+    Ok(result)
 }
 
 pub const DENY_RULES: &str = r#"default = "allow"
@@ -215,9 +223,7 @@ fn deny_rules_cannot_be_dodged() {
     let mut runner = super::runner(150);
     runner
         .run(&line(), |(line, parts)| {
-            let result = run(&runtime, &test, &session, &line);
-            test.take_events();
-            check_no_trap(&result)?;
+            let result = decided(&runtime, &test, &session, &line)?;
             if parts.iter().any(|part| part.kind == Kind::Denied) {
                 prop_assert!(!result.ok, "a denied command ran:\n{}\n{}", line, result.output);
                 prop_assert!(
@@ -250,9 +256,7 @@ fn random_lines_never_trap() {
         prop_oneof![prop::collection::vec(token, 0..30).prop_map(|tokens| tokens.concat()), "\\PC{0,60}"];
     runner
         .run(&line, |line| {
-            let result = run(&runtime, &test, &session, &line);
-            test.take_events();
-            check_no_trap(&result)?;
+            let result = decided(&runtime, &test, &session, &line)?;
             prop_assert!(result.ok || result.output.contains("refused by permissions"), "{}", result.output);
             if line.split_whitespace().next() == Some("rm") {
                 prop_assert!(!result.ok, "`{}` ran", line);
@@ -271,9 +275,7 @@ fn prefix_allows_never_stretch_over_chained_commands() {
     let mut runner = super::runner(150);
     runner
         .run(&line(), |(line, parts)| {
-            let result = run(&runtime, &test, &session, &line);
-            test.take_events();
-            check_no_trap(&result)?;
+            let result = decided(&runtime, &test, &session, &line)?;
             if parts.iter().any(|part| part.kind != Kind::Allowed) {
                 prop_assert!(!result.ok, "an allow rule stretched over:\n{}\n{}", line, result.output);
             } else if parts.iter().all(|part| part.plain) && !line.contains(['<', '>', '`', '$']) {
