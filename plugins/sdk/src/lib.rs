@@ -24,6 +24,7 @@
 //! The host runs every call on a fresh instance, so a plugin keeps nothing in memory between
 //! calls: what it must remember goes into the session's state bag through [`state`].
 
+pub mod completion_loop;
 mod context;
 mod contribution;
 mod manifest;

@@ -9,7 +9,8 @@ use crate::todos::{self, Status};
 
 /// Stop or continue, after the model's final text of a step.
 pub fn decide(config: &Config) -> StopOutcome {
-    if !config.loop_enabled || !mode_allows_loop(config) {
+    let settings = config.completion_loop();
+    if !settings.may_continue() {
         return StopOutcome::Stop;
     }
     let todos = match todos::load() {
@@ -24,13 +25,5 @@ pub fn decide(config: &Config) -> StopOutcome {
         return StopOutcome::Stop;
     }
     let text = render::lines(open).join("\n");
-    StopOutcome::Continue(config.continue_template.replace("{remaining_todos}", &text))
-}
-
-/// True without `loop_modes`; otherwise only when the mode plugin's current mode is listed.
-fn mode_allows_loop(config: &Config) -> bool {
-    match (&config.loop_modes, &config.mode_plugin) {
-        (Some(modes), Some(plugin)) => state::mode_is_one_of(plugin, modes),
-        _ => true,
-    }
+    settings.continue_with(&text)
 }

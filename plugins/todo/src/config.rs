@@ -1,5 +1,6 @@
 //! The plugin's `[plugin.config]`: validated once by `configure`, with defaults filled in.
 
+use agent_host_sdk::completion_loop::LoopSettings;
 use agent_host_sdk::prelude::*;
 use agent_host_sdk::serde_json;
 use serde::{Deserialize, Serialize};
@@ -56,16 +57,23 @@ impl Default for Config {
     }
 }
 
+impl Config {
+    /// The completion-loop settings, as the SDK reads them.
+    pub fn completion_loop(&self) -> LoopSettings<'_> {
+        LoopSettings {
+            enabled: self.loop_enabled,
+            continue_template: &self.continue_template,
+            loop_modes: self.loop_modes.as_deref(),
+            mode_plugin: self.mode_plugin.as_deref(),
+        }
+    }
+}
+
 /// Parses and checks the raw config table.
 pub fn configure(raw: Value) -> Result<Value, String> {
     let raw = if raw.is_null() { json!({}) } else { raw };
     let config: Config =
         serde_json::from_value(raw).map_err(|error| format!("todo configuration: {error}"))?;
-    if config.loop_modes.is_some() && config.mode_plugin.is_none() {
-        return Err("`loop_modes` needs `mode_plugin` to say which plugin holds the current mode".to_owned());
-    }
-    if !config.continue_template.contains("{remaining_todos}") {
-        return Err("`continue_template` must contain `{remaining_todos}`".to_owned());
-    }
+    config.completion_loop().check()?;
     serde_json::to_value(&config).map_err(|error| error.to_string())
 }
