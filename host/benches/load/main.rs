@@ -57,6 +57,16 @@ struct Batch {
     breakdown: Breakdown,
 }
 
+impl Batch {
+    /// Adds another batch's sessions to this one.
+    fn absorb(&mut self, other: Batch) {
+        self.completed += other.completed;
+        self.failures.extend(other.failures);
+        self.overheads.extend(other.overheads);
+        self.breakdown += other.breakdown;
+    }
+}
+
 fn main() -> anyhow::Result<()> {
     let options = Options::parse();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
@@ -148,10 +158,7 @@ fn long_run(
             batch.completed as f64 / started.elapsed().as_secs_f64(),
             rss >> 10
         );
-        total.completed += batch.completed;
-        total.failures.extend(batch.failures);
-        total.overheads.extend(batch.overheads);
-        total.breakdown += batch.breakdown;
+        total.absorb(batch);
     }
     total
 }
@@ -214,10 +221,7 @@ async fn run_batch(host: &Arc<Host>, sessions: usize, concurrency: usize) -> Bat
                     }
                 }
                 let mut total = total.lock().unwrap();
-                total.completed += batch.completed;
-                total.failures.extend(batch.failures);
-                total.overheads.extend(batch.overheads);
-                total.breakdown += batch.breakdown;
+                total.absorb(batch);
             })
         })
         .collect();
