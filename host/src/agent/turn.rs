@@ -104,10 +104,11 @@ impl Host {
                     unanswered_ask |= report.unanswered_ask;
                     results.push(Message::tool(call.id.clone(), report.result.output));
                 }
+                // One step: the batch's results become durable together.
                 for result in results {
                     session.push(result);
-                    session.commit(&*store)?;
                 }
+                session.commit(&*store)?;
                 if unanswered_ask {
                     // An approval nobody could give ends the turn: the model must not keep
                     // retrying what the operator has not seen.

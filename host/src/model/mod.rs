@@ -7,6 +7,7 @@ mod openai;
 mod scripted;
 mod sse;
 mod types;
+mod wire;
 
 use std::sync::Arc;
 

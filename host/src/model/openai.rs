@@ -4,10 +4,8 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
-
 use super::error::redact;
-use super::{Message, ModelError, ModelReply, ModelRequest, ReplyAssembler, Role};
+use super::{ModelError, ModelReply, ModelRequest, ReplyAssembler, wire};
 use crate::config::ModelConfig;
 
 /// Longest wait a `Retry-After` header may impose.
@@ -15,7 +13,8 @@ const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
 
 pub struct OpenAiClient {
     http: reqwest::Client,
-    url: String,
+    /// Parsed once: a request reuses it rather than parsing the text again.
+    url: reqwest::Url,
     model: String,
     api_key: Option<String>,
     key_env: String,
@@ -40,13 +39,19 @@ impl OpenAiClient {
             (None, Some(_)) => "https://api.openai.com/v1".to_owned(),
             (None, None) => return Ok(None),
         };
+        let url = format!("{}/chat/completions", base_url.trim_end_matches('/'));
+        let url = reqwest::Url::parse(&url).map_err(|error| {
+            anyhow::anyhow!(
+                "the model endpoint `{url}` (`[model] base_url` or OPENAI_BASE_URL) is not a URL: {error}"
+            )
+        })?;
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(config.timeout_secs))
             .connect_timeout(Duration::from_secs(10))
             .build()?;
         Ok(Some(Self {
             http,
-            url: format!("{}/chat/completions", base_url.trim_end_matches('/')),
+            url,
             model: config.model.clone(),
             api_key,
             key_env: config.api_key_env.clone(),
@@ -66,7 +71,7 @@ impl OpenAiClient {
         request: &ModelRequest<'_>,
         on_text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<ModelReply, ModelError> {
-        let body = self.body(request);
+        let body = bytes::Bytes::from(wire::request_body(&self.model, self.temperature, request));
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -90,8 +95,12 @@ impl OpenAiClient {
         }
     }
 
-    async fn send(&self, body: &Value) -> Result<reqwest::Response, Failure> {
-        let mut builder = self.http.post(&self.url).json(body);
+    async fn send(&self, body: &bytes::Bytes) -> Result<reqwest::Response, Failure> {
+        let mut builder = self
+            .http
+            .post(self.url.clone())
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.clone());
         if let Some(key) = &self.api_key {
             builder = builder.bearer_auth(key);
         }
@@ -147,28 +156,6 @@ impl OpenAiClient {
         super::read_event_stream(response.bytes_stream(), |error| self.body_error(error), on_text).await
     }
 
-    fn body(&self, request: &ModelRequest<'_>) -> Value {
-        let mut messages = Vec::with_capacity(request.history.len() + request.injected.len() + 1);
-        messages.push(json!({ "role": "system", "content": request.system }));
-        messages.extend(request.messages().map(wire_message));
-        let mut body = json!({ "model": self.model, "messages": messages, "stream": true });
-        if !request.tools.is_empty() {
-            body["tools"] = request
-                .tools
-                .iter()
-                .map(|tool| {
-                    json!({ "type": "function", "function": {
-                        "name": tool.name, "description": tool.description, "parameters": tool.parameters
-                    }})
-                })
-                .collect();
-        }
-        if let Some(temperature) = self.temperature {
-            body["temperature"] = json!(temperature);
-        }
-        body
-    }
-
     /// `error` without the API key, whatever the endpoint echoed back.
     fn redact(&self, error: ModelError) -> ModelError {
         match &self.api_key {
@@ -182,7 +169,7 @@ impl OpenAiClient {
             return Failure::Final(ModelError::Timeout { secs: self.timeout_secs });
         }
         Failure::Retryable {
-            error: ModelError::Unreachable { url: self.url.clone(), detail: root_cause(&error) },
+            error: ModelError::Unreachable { url: self.url.to_string(), detail: root_cause(&error) },
             retry_after: None,
         }
     }
@@ -199,26 +186,6 @@ impl OpenAiClient {
 enum Failure {
     Retryable { error: ModelError, retry_after: Option<Duration> },
     Final(ModelError),
-}
-
-/// A history message in the Chat Completions wire format.
-fn wire_message(message: &Message) -> Value {
-    match message.role {
-        Role::Assistant if !message.tool_calls.is_empty() => json!({
-            "role": "assistant",
-            "content": if message.content.is_empty() { Value::Null } else { json!(message.content) },
-            "tool_calls": message.tool_calls.iter().map(|call| json!({
-                "id": call.id, "type": "function",
-                "function": { "name": call.name, "arguments": call.arguments }
-            })).collect::<Vec<_>>(),
-        }),
-        Role::Tool => json!({
-            "role": "tool",
-            "tool_call_id": message.tool_call_id,
-            "content": message.content,
-        }),
-        role => json!({ "role": role, "content": message.content }),
-    }
 }
 
 /// The innermost error's text: "connection refused", not reqwest's whole chain.

@@ -13,6 +13,8 @@ pub struct Session {
     model_calls: u64,
     /// How much of `history` the store already has.
     persisted: usize,
+    /// The model-call count the store already has.
+    persisted_model_calls: u64,
     resumed: bool,
 }
 
@@ -24,6 +26,7 @@ impl Session {
             bag: StateBag::default(),
             model_calls: 0,
             persisted: 0,
+            persisted_model_calls: 0,
             resumed: false,
         }
     }
@@ -36,6 +39,7 @@ impl Session {
             bag: StateBag::from_entries(stored.state),
             model_calls: stored.model_calls,
             persisted,
+            persisted_model_calls: stored.model_calls,
             resumed: true,
         }
     }
@@ -74,10 +78,17 @@ impl Session {
         self.model_calls += 1;
     }
 
-    /// Makes everything since the last commit durable, in one transaction. On failure the
-    /// changes stay pending and the next commit retries them.
+    /// Makes everything since the last commit durable, in one transaction; nothing at all
+    /// when nothing changed. On failure the changes stay pending and the next commit
+    /// retries them.
     pub fn commit(&mut self, store: &dyn SessionStore) -> Result<(), StoreError> {
         let changes = self.bag.take_changes();
+        if changes.is_empty()
+            && self.persisted == self.history.len()
+            && self.persisted_model_calls == self.model_calls
+        {
+            return Ok(());
+        }
         let step = Step {
             first_seq: self.persisted,
             messages: &self.history[self.persisted..],
@@ -87,6 +98,7 @@ impl Session {
         match store.commit(&self.id, step) {
             Ok(()) => {
                 self.persisted = self.history.len();
+                self.persisted_model_calls = self.model_calls;
                 Ok(())
             }
             Err(error) => {

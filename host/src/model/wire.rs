@@ -1,0 +1,184 @@
+//! The Chat Completions request body, serialized straight from the borrowed request: no
+//! copy of the history into a JSON tree on every round trip.
+
+use serde::ser::{Serialize, SerializeSeq, Serializer};
+
+use super::{Message, ModelRequest, Role, ToolCallRequest, ToolDefinition};
+
+/// `POST /chat/completions` body for `request`, as bytes ready to send.
+pub fn request_body(model: &str, temperature: Option<f32>, request: &ModelRequest<'_>) -> Vec<u8> {
+    let body = ChatRequest {
+        model,
+        messages: Messages(request),
+        stream: true,
+        tools: Tools(request.tools),
+        temperature,
+    };
+    serde_json::to_vec(&body).expect("a request body is plain data and always serializes")
+}
+
+#[derive(serde::Serialize)]
+struct ChatRequest<'a> {
+    model: &'a str,
+    messages: Messages<'a>,
+    stream: bool,
+    #[serde(skip_serializing_if = "Tools::is_empty")]
+    tools: Tools<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f32>,
+}
+
+/// The system prompt, then the history, then this call's injected messages.
+struct Messages<'a>(&'a ModelRequest<'a>);
+
+impl Serialize for Messages<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let request = self.0;
+        let mut seq = serializer.serialize_seq(Some(1 + request.history.len() + request.injected.len()))?;
+        seq.serialize_element(&WireMessage::text(Role::System, request.system))?;
+        for message in request.messages() {
+            seq.serialize_element(&WireMessage::from(message))?;
+        }
+        seq.end()
+    }
+}
+
+/// One message in the wire format: an assistant message with tool calls has `null` content
+/// when it said nothing; a tool result names the call it answers.
+#[derive(serde::Serialize)]
+struct WireMessage<'a> {
+    role: Role,
+    content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_calls: Option<Calls<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+}
+
+impl<'a> WireMessage<'a> {
+    fn text(role: Role, content: &'a str) -> Self {
+        Self { role, content: Some(content), tool_calls: None, tool_call_id: None }
+    }
+}
+
+impl<'a> From<&'a Message> for WireMessage<'a> {
+    fn from(message: &'a Message) -> Self {
+        match message.role {
+            Role::Assistant if !message.tool_calls.is_empty() => Self {
+                role: Role::Assistant,
+                content: (!message.content.is_empty()).then_some(message.content.as_str()),
+                tool_calls: Some(Calls(&message.tool_calls)),
+                tool_call_id: None,
+            },
+            Role::Tool => Self {
+                tool_call_id: message.tool_call_id.as_deref(),
+                ..Self::text(Role::Tool, &message.content)
+            },
+            role => Self::text(role, &message.content),
+        }
+    }
+}
+
+struct Calls<'a>(&'a [ToolCallRequest]);
+
+impl Serialize for Calls<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|call| Typed {
+            kind: "function",
+            function: WireCall { name: &call.name, arguments: &call.arguments },
+            id: Some(&call.id),
+        }))
+    }
+}
+
+struct Tools<'a>(&'a [ToolDefinition]);
+
+impl Tools<'_> {
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Serialize for Tools<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|tool| Typed { kind: "function", function: tool, id: None }))
+    }
+}
+
+/// `{"id"?, "type": "function", "function": {...}}`, the wrapper both tool calls and tool
+/// definitions wear.
+#[derive(serde::Serialize)]
+struct Typed<'a, F> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a str>,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: F,
+}
+
+#[derive(serde::Serialize)]
+struct WireCall<'a> {
+    name: &'a str,
+    arguments: &'a str,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_body_carries_every_message_in_the_wire_format() {
+        let history = vec![
+            Message::user("hi"),
+            Message::assistant(
+                "",
+                vec![ToolCallRequest { id: "c1".into(), name: "todos_add".into(), arguments: "{}".into() }],
+            ),
+            Message::tool("c1", "added"),
+            Message::assistant("done", Vec::new()),
+        ];
+        let injected = vec![Message::system("list: empty")];
+        let tools = vec![ToolDefinition {
+            name: "todos_add".into(),
+            description: "add".into(),
+            parameters: Arc::new(json!({"type": "object"})),
+        }];
+        let request = ModelRequest {
+            session_id: "s",
+            system: "be brief",
+            history: &history,
+            injected: &injected,
+            tools: &tools,
+        };
+        let body: serde_json::Value =
+            serde_json::from_slice(&request_body("m", Some(0.5), &request)).unwrap();
+        assert_eq!(
+            body,
+            json!({
+                "model": "m",
+                "stream": true,
+                "temperature": 0.5,
+                "messages": [
+                    {"role": "system", "content": "be brief"},
+                    {"role": "user", "content": "hi"},
+                    {"role": "assistant", "content": null, "tool_calls": [
+                        {"id": "c1", "type": "function", "function": {"name": "todos_add", "arguments": "{}"}}
+                    ]},
+                    {"role": "tool", "tool_call_id": "c1", "content": "added"},
+                    {"role": "assistant", "content": "done"},
+                    {"role": "system", "content": "list: empty"},
+                ],
+                "tools": [{"type": "function", "function": {
+                    "name": "todos_add", "description": "add", "parameters": {"type": "object"}
+                }}],
+            })
+        );
+        let bare = ModelRequest { tools: &[], ..request };
+        let body: serde_json::Value = serde_json::from_slice(&request_body("m", None, &bare)).unwrap();
+        assert!(body.get("tools").is_none() && body.get("temperature").is_none());
+    }
+}
