@@ -13,7 +13,7 @@ use agent_host::agent::NoOperator;
 use agent_host::agent::prepare::prepare;
 use agent_host::events::NoEvents;
 use agent_host::model::ModelClient;
-use agent_host::runtime::{CallContext, LoadedPlugin, ToolCall, ToolResult, ToolUse};
+use agent_host::runtime::{CallContext, LoadedPlugin, ProvideMemo, ToolCall, ToolResult, ToolUse};
 use agent_host::state::StateBag;
 use agent_host::{Config, Host};
 use serde_json::json;
@@ -98,7 +98,10 @@ mod export {
     #[divan::bench(args = ["todo", "agent-mode", "permissions", "fs"])]
     fn provide(bencher: divan::Bencher, name: &str) {
         let (plugin, bag) = (plugin(name), StateBag::default());
-        bencher.bench(|| fixture().runtime.block_on(plugin.provide(&ctx(), &bag)).unwrap());
+        // A fresh memo each time, so every iteration is a real call.
+        bencher.bench(|| {
+            fixture().runtime.block_on(plugin.provide(&ctx(), &bag, &ProvideMemo::default())).unwrap()
+        });
     }
 
     #[divan::bench]
@@ -137,12 +140,28 @@ mod export {
 }
 
 /// The system prompt, tools and injected messages for one model call: every stock plugin's
-/// `provide`, schemas from the cache.
+/// `provide` (none reused), schemas from the cache.
 #[divan::bench]
 fn context_assembly_stock_set(bencher: divan::Bencher) {
     let fixture = fixture();
     let (set, bag, instructions) = (fixture.host.plugins(), StateBag::default(), "You are helpful.");
-    bencher.bench(|| fixture.runtime.block_on(prepare(instructions, &set, &ctx(), &bag, &NoEvents)).unwrap());
+    bencher.bench(|| {
+        let memo = ProvideMemo::default();
+        fixture.runtime.block_on(prepare(instructions, &set, &ctx(), &bag, &memo, &NoEvents)).unwrap()
+    });
+}
+
+/// The same on a later model call whose state is unchanged: contributions the plugins declared
+/// reusable come from the session's memo.
+#[divan::bench]
+fn context_assembly_stock_set_reused(bencher: divan::Bencher) {
+    let fixture = fixture();
+    let (set, bag, instructions) = (fixture.host.plugins(), StateBag::default(), "You are helpful.");
+    let memo = ProvideMemo::default();
+    fixture.runtime.block_on(prepare(instructions, &set, &ctx(), &bag, &memo, &NoEvents)).unwrap();
+    bencher.bench(|| {
+        fixture.runtime.block_on(prepare(instructions, &set, &ctx(), &bag, &memo, &NoEvents)).unwrap()
+    });
 }
 
 /// One tool call as the model would make it: schema validation, agent-mode's and

@@ -14,6 +14,7 @@ mod hostile;
 mod model_faults;
 mod permissions;
 mod reload;
+mod reuse;
 mod round_trip;
 mod sandbox;
 mod secrets;

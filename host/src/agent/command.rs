@@ -118,7 +118,15 @@ impl Host {
             model_calls: session.model_calls(),
             turn_iteration: 0,
         };
-        let prepared = prepare(&self.config().agent.instructions, &set, &ctx, session.bag(), sink).await?;
+        let prepared = prepare(
+            &self.config().agent.instructions,
+            &set,
+            &ctx,
+            session.bag(),
+            session.provide_memo(),
+            sink,
+        )
+        .await?;
         let env = CallEnv {
             set: &set,
             prepared: &prepared,

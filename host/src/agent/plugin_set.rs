@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use crate::config::{Config, ConfigError, Grants, Limits};
 use crate::events::{Event, EventSink};
 use crate::runtime::plugin_spec;
-use crate::runtime::{CallContext, LoadedPlugin, SandboxEngine, resolve_component};
+use crate::runtime::{CallContext, LoadedPlugin, ProvideMemo, SandboxEngine, resolve_component};
 use crate::state::StateBag;
 
 /// A compiled JSON Schema and the schema itself, as sent to the model.
@@ -134,7 +134,7 @@ impl PluginSet {
         let ctx = CallContext { session_id: "load-check".into(), ..CallContext::default() };
         let mut owners: HashMap<String, String> = HashMap::new();
         for plugin in self.plugins.iter().filter(|p| p.implements(crate::runtime::Capabilities::PROVIDE)) {
-            let contribution = match plugin.provide(&ctx, &scratch).await {
+            let contribution = match plugin.provide(&ctx, &scratch, &ProvideMemo::default()).await {
                 Ok(output) => output.value,
                 // A plugin whose tools depend on state may fail here; its failures are
                 // reported on real calls.

@@ -9,7 +9,7 @@ use super::plugin_set::{CompiledSchema, PluginSet};
 use super::report::{forward_events, report_failure};
 use crate::events::{Event, EventSink};
 use crate::model::{Message, ToolDefinition};
-use crate::runtime::{CallContext, Capabilities, LoadedPlugin, Role};
+use crate::runtime::{CallContext, Capabilities, LoadedPlugin, ProvideMemo, Role};
 use crate::state::StateBag;
 
 /// Everything one model call needs from the plugins.
@@ -32,6 +32,7 @@ pub async fn prepare(
     set: &PluginSet,
     ctx: &CallContext,
     bag: &StateBag,
+    memo: &ProvideMemo,
     sink: &dyn EventSink,
 ) -> Result<Prepared, TurnError> {
     let mut prepared = Prepared {
@@ -41,7 +42,7 @@ pub async fn prepare(
         injected: Vec::new(),
     };
     for plugin in set.plugins().iter().filter(|p| p.implements(Capabilities::PROVIDE)) {
-        let output = match plugin.provide(ctx, bag).await {
+        let output = match plugin.provide(ctx, bag, memo).await {
             Ok(output) => output,
             Err(error) => {
                 report_failure(sink, &error);

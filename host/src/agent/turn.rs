@@ -46,8 +46,15 @@ impl Host {
             let set = self.plugins();
             ctx.turn_iteration = iteration;
             ctx.model_calls = session.model_calls();
-            let prepared =
-                prepare(&self.config().agent.instructions, &set, &ctx, session.bag(), sink).await?;
+            let prepared = prepare(
+                &self.config().agent.instructions,
+                &set,
+                &ctx,
+                session.bag(),
+                session.provide_memo(),
+                sink,
+            )
+            .await?;
             sink.emit(&Event::ModelRequest {
                 iteration,
                 tools: prepared.tools.len(),

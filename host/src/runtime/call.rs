@@ -7,6 +7,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::limiter::MemoryCap;
 use super::plugin::PluginIdentity;
+use super::reuse::StateRead;
 use crate::state::StateBag;
 
 /// Bytes of a guest's stderr kept per call: enough for a panic message.
@@ -37,6 +38,11 @@ pub struct CallState {
     pub(super) process: Option<Arc<ProcessGrant>>,
     pub(super) memory: MemoryCap,
     pub(super) stderr: MemoryOutputPipe,
+    /// What the call read from the bag, recorded only for `provide` (the one export whose
+    /// result can be reused).
+    pub(super) reads: Option<Vec<StateRead>>,
+    /// Whether the call declared its contribution reusable (`reuse.until-state-changes`).
+    pub(super) reusable: bool,
     wasi: WasiCtx,
     table: ResourceTable,
 }
@@ -61,9 +67,31 @@ impl CallState {
             process,
             memory,
             stderr,
+            reads: None,
+            reusable: false,
             wasi: wasi.build(),
             table: ResourceTable::new(),
         }
+    }
+
+    /// Reads `key` of `namespace` from the bag, noting it when reads are recorded.
+    pub(super) fn read_bag(&mut self, namespace: &str, key: &str) -> Option<String> {
+        let value = self.bag.get(namespace, key);
+        if let Some(reads) = &mut self.reads {
+            reads.push(StateRead {
+                namespace: namespace.to_owned(),
+                key: key.to_owned(),
+                value: value.clone(),
+            });
+        }
+        value
+    }
+
+    /// The reads a reusable call depends on: `Some` only when it declared itself reusable
+    /// and had no effects (no writes, no events).
+    pub(super) fn take_reuse(&mut self) -> Option<Vec<StateRead>> {
+        let effects = !self.writes.is_empty() || !self.events.is_empty();
+        if self.reusable && !effects { self.reads.take() } else { None }
     }
 
     /// The guest's stderr so far, trimmed: a panic message, usually.

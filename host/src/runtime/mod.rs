@@ -29,6 +29,10 @@
 //!   the guest's stderr) or a malformed return becomes a [`PluginError`] for that call alone,
 //!   naming the plugin and its version. The overlay of that call is discarded, so a failed
 //!   call never leaves half its writes in the bag; the host and the session carry on.
+//! - **Reuse.** `provide` runs before every model call. A plugin whose contribution depends
+//!   only on its config and the state it reads says so (`reuse.until-state-changes`); the
+//!   host keeps that contribution per session with the values read ([`ProvideMemo`]) and
+//!   skips the call while they hold. A call with effects (writes, events) is never reused.
 //! - **Commit.** A call that succeeds hands back its state writes and events; the caller
 //!   applies them to the session, whose step commit makes them durable.
 //! - **Retire.** A `LoadedPlugin` is reference-counted: a hot reload swaps in a new
@@ -44,6 +48,7 @@ mod host_api;
 mod limiter;
 mod outputs;
 mod plugin;
+mod reuse;
 mod source;
 
 pub use bindings::types::{
@@ -54,4 +59,5 @@ pub use call::{CallOutput, StateWrite};
 pub use engine::SandboxEngine;
 pub use error::{LoadError, PluginError};
 pub use plugin::{CallContext, LoadedPlugin, PluginIdentity, PluginSpec, plugin_spec};
+pub use reuse::ProvideMemo;
 pub use source::{Progress, build_crate, build_workspace, resolve_component};

@@ -1,6 +1,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
 use wasmtime::component::Component;
@@ -13,6 +14,7 @@ use super::call::{CallOutput, CallState, ProcessGrant};
 use super::engine::SandboxEngine;
 use super::error::{LoadError, PluginError};
 use super::limiter::MemoryCap;
+use super::reuse::ProvideMemo;
 use super::{cache, outputs::Checked};
 use crate::config::{Grants, Limits};
 use crate::state::StateBag;
@@ -67,6 +69,9 @@ struct DirMount {
 /// Cheap to share: calls in flight keep an `Arc` to the version they started on.
 pub struct LoadedPlugin {
     identity: Arc<PluginIdentity>,
+    /// Unique to this load: what a session's [`ProvideMemo`] keys contributions by, so a
+    /// reloaded plugin (new code or new config) never sees its predecessor's.
+    load_id: u64,
     capabilities: Capabilities,
     commands: Vec<CommandSpec>,
     pre: PluginPre<CallState>,
@@ -121,8 +126,10 @@ impl LoadedPlugin {
             path: path.clone(),
             hash: hash.clone(),
         });
+        static LOADS: AtomicU64 = AtomicU64::new(0);
         let mut plugin = Self {
             identity: provisional,
+            load_id: LOADS.fetch_add(1, Ordering::Relaxed),
             capabilities: Capabilities::empty(),
             commands: Vec::new(),
             pre,
@@ -225,18 +232,27 @@ impl LoadedPlugin {
         self.finish(store, result, bag)
     }
 
+    /// `provide`, or the contribution `memo` kept from an earlier call that declared itself
+    /// reusable, when every state value that call read is unchanged in `bag`.
     pub async fn provide(
         &self,
         ctx: &CallContext,
         bag: &StateBag,
+        memo: &ProvideMemo,
     ) -> Result<CallOutput<types::Contribution>, PluginError> {
+        if let Some(value) = memo.reuse(self.load_id, bag) {
+            return Ok(CallOutput { value, events: Vec::new() });
+        }
         let ctx = self.context(ctx);
-        let output = {
+        let (output, reads) = {
             let (mut store, instance) = self.instantiate(bag).await?;
+            store.data_mut().reads = Some(Vec::new());
             let result = instance.agent_host_plugin_guest().call_provide(&mut store, &ctx).await;
-            self.finish(store, result, bag)
+            self.settle(store, result, bag)
         }?;
-        self.checked(output)
+        let output = self.checked(output)?;
+        memo.keep(self.load_id, reads.map(|reads| (reads, &output.value)));
+        Ok(output)
     }
 
     pub async fn call_tool(
@@ -408,12 +424,24 @@ impl LoadedPlugin {
         result: wasmtime::Result<R>,
         bag: &StateBag,
     ) -> Result<CallOutput<R>, PluginError> {
+        self.settle(store, result, bag).map(|(output, _)| output)
+    }
+
+    /// [`Self::finish`], also handing back what the call read when it declared its result
+    /// reusable (see [`CallState::take_reuse`]).
+    fn settle<R: Checked>(
+        &self,
+        store: Store<CallState>,
+        result: wasmtime::Result<R>,
+        bag: &StateBag,
+    ) -> Result<(CallOutput<R>, Option<Vec<super::reuse::StateRead>>), PluginError> {
         let value = result.map_err(|error| self.classify(&store, error))?;
-        let state = store.into_data();
+        let mut state = store.into_data();
+        let reads = state.take_reuse();
         if value.commits() {
             bag.apply(&self.identity.name, state.writes);
         }
-        Ok(CallOutput { value, events: state.events })
+        Ok((CallOutput { value, events: state.events }, reads))
     }
 
     fn classify(&self, store: &Store<CallState>, error: wasmtime::Error) -> PluginError {

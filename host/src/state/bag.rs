@@ -40,6 +40,11 @@ impl StateBag {
         self.lock().values.get(namespace)?.get(key).cloned()
     }
 
+    /// Whether `key` holds exactly `value` (`None`: is absent), without copying it.
+    pub fn holds(&self, namespace: &str, key: &str, value: Option<&str>) -> bool {
+        self.lock().values.get(namespace).and_then(|keys| keys.get(key)).map(String::as_str) == value
+    }
+
     /// Reads a value as JSON (for the host's own use: commands, tests).
     pub fn get_json(&self, namespace: &str, key: &str) -> Option<serde_json::Value> {
         serde_json::from_str(&self.get(namespace, key)?).ok()

@@ -1,6 +1,7 @@
 use super::StateBag;
 use super::store::{SessionStore, Step, StoreError};
 use crate::model::Message;
+use crate::runtime::ProvideMemo;
 
 /// One conversation: its history, its plugins' state bag, its counters.
 ///
@@ -16,6 +17,8 @@ pub struct Session {
     /// The model-call count the store already has.
     persisted_model_calls: u64,
     resumed: bool,
+    /// Contributions plugins declared reusable; a cache, so not persisted.
+    provide_memo: ProvideMemo,
 }
 
 impl Session {
@@ -28,6 +31,7 @@ impl Session {
             persisted: 0,
             persisted_model_calls: 0,
             resumed: false,
+            provide_memo: ProvideMemo::default(),
         }
     }
 
@@ -41,6 +45,7 @@ impl Session {
             persisted,
             persisted_model_calls: stored.model_calls,
             resumed: true,
+            provide_memo: ProvideMemo::default(),
         }
     }
 
@@ -54,6 +59,10 @@ impl Session {
 
     pub fn bag(&self) -> &StateBag {
         &self.bag
+    }
+
+    pub fn provide_memo(&self) -> &ProvideMemo {
+        &self.provide_memo
     }
 
     pub fn model_calls(&self) -> u64 {

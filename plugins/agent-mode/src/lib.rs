@@ -125,7 +125,10 @@ fn contribution(config: &Config) -> Result<Contribution, String> {
     for notice in notices {
         contribution = contribution.inject(notice);
     }
-    Ok(contribution)
+    // Depends on the config and the stored mode and notice only; a call that takes a notice
+    // or writes the default has effects and is not reused, so an outside switch is still
+    // announced exactly once.
+    Ok(contribution.reusable())
 }
 
 export_plugin!(AgentMode);

@@ -81,7 +81,7 @@ impl Plugin for Fs {
         let mut contribution = Contribution::default()
             .instructions("File tools work inside the workspace folder; give paths relative to it.");
         contribution.tools = tools();
-        contribution
+        contribution.reusable()
     }
 
     fn call_tool(&self, _ctx: &Context, call: ToolCall) -> Result<String, String> {

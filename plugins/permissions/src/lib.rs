@@ -73,7 +73,7 @@ impl Plugin for Permissions {
                 other.name()
             ),
         };
-        Contribution::default().instructions(text)
+        Contribution::default().instructions(text).reusable()
     }
 
     fn pre_tool_use(&self, ctx: &Context, use_: &ToolUse) -> PreToolOutcome {

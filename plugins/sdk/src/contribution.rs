@@ -34,6 +34,17 @@ impl Contribution {
         self.messages.push(InjectedMessage { role, content: content.into() });
         self
     }
+
+    /// Tells the host this contribution depends only on the plugin's configuration and the
+    /// state this `provide` call read (`state::get`, `state::read`): not on
+    /// [`Context::model_calls`](crate::Context), the turn iteration, the clock, random
+    /// numbers or files. The host then reuses it, without calling `provide`, until a value
+    /// read changes or the plugin is reloaded. A call that also writes state or emits events
+    /// is not reused. Call it in `provide`, on the contribution you return.
+    pub fn reusable(self) -> Self {
+        crate::bindings::agent_host::plugin::reuse::until_state_changes();
+        self
+    }
 }
 
 #[allow(clippy::derivable_impls)]

@@ -71,7 +71,7 @@ impl Plugin for Shell {
     }
 
     fn provide(&self, _ctx: &Context) -> Contribution {
-        Contribution::default().tool(tool())
+        Contribution::default().tool(tool()).reusable()
     }
 
     fn call_tool(&self, ctx: &Context, call: ToolCall) -> Result<String, String> {

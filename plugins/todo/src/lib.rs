@@ -39,10 +39,14 @@ impl Plugin for Todo {
         if config.inject_list {
             match TodoList::load() {
                 Ok(list) => contribution = contribution.inject(render::list_message(&config, &list.items)),
-                Err(error) => log::warn(&format!("cannot show the todo list: {error}")),
+                Err(error) => {
+                    log::warn(&format!("cannot show the todo list: {error}"));
+                    return contribution;
+                }
             }
         }
-        contribution
+        // The list is state and the rest is config: reused until the list changes.
+        contribution.reusable()
     }
 
     fn call_tool(&self, _ctx: &Context, call: ToolCall) -> Result<String, String> {

@@ -72,6 +72,9 @@ impl Plugin for TriageModes {
                     }),
                 ),
             )
+            // Depends on the stored stage only. (At the first stage the call also writes the
+            // stage down, an effect, so the host runs it every time; later stages are reused.)
+            .reusable()
     }
 
     fn call_tool(&self, _ctx: &Context, call: ToolCall) -> Result<String, String> {

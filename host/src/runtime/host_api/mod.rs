@@ -3,6 +3,7 @@
 mod events;
 mod log;
 mod process;
+mod reuse;
 mod state;
 
 impl super::bindings::types::Host for super::call::CallState {}

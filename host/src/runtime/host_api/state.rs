@@ -5,7 +5,10 @@ impl Host for CallState {
     fn get(&mut self, key: String) -> Option<String> {
         match self.writes.get(&key) {
             Some(written) => written.clone(),
-            None => self.bag.get(&self.plugin.name, &key),
+            None => {
+                let plugin = self.plugin.clone();
+                self.read_bag(&plugin.name, &key)
+            }
         }
     }
 
@@ -38,6 +41,6 @@ impl Host for CallState {
                 self.plugin.name
             ));
         }
-        Ok(self.bag.get(&namespace, &key))
+        Ok(self.read_bag(&namespace, &key))
     }
 }

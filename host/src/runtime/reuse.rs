@@ -1,0 +1,73 @@
+//! Reusing `provide` contributions: a plugin that calls `reuse.until-state-changes` says its
+//! contribution depends only on its configuration and the state it read, so the host keeps
+//! that contribution with the values read and skips the call while they are unchanged.
+//!
+//! The check is by value, not by version: a key written back with the same text keeps the
+//! contribution, a key removed or changed drops it. Nothing to invalidate, nothing to miss.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::bindings::types::Contribution;
+use crate::state::StateBag;
+
+/// One state value a call read: namespace, key and what it held (`None`: absent).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct StateRead {
+    pub namespace: String,
+    pub key: String,
+    pub value: Option<String>,
+}
+
+/// One session's reusable contributions, by plugin load. Lives as long as the session is in
+/// memory; a session read back from the store starts empty, which only costs one call each.
+#[derive(Default)]
+pub struct ProvideMemo {
+    entries: Mutex<HashMap<u64, Kept>>,
+    reused: AtomicU64,
+}
+
+struct Kept {
+    reads: Vec<StateRead>,
+    contribution: Contribution,
+}
+
+impl ProvideMemo {
+    /// The contribution kept for the plugin load `load_id`, if every value it read still
+    /// holds in `bag`.
+    pub(super) fn reuse(&self, load_id: u64, bag: &StateBag) -> Option<Contribution> {
+        let entries = self.lock();
+        let kept = entries.get(&load_id)?;
+        let unchanged =
+            kept.reads.iter().all(|read| bag.holds(&read.namespace, &read.key, read.value.as_deref()));
+        if !unchanged {
+            return None;
+        }
+        self.reused.fetch_add(1, Ordering::Relaxed);
+        Some(kept.contribution.clone())
+    }
+
+    /// Keeps `contribution` for `load_id` (with the reads it depends on), or with `None`
+    /// forgets whatever was kept: the last call did not declare itself reusable.
+    pub(super) fn keep(&self, load_id: u64, kept: Option<(Vec<StateRead>, &Contribution)>) {
+        let mut entries = self.lock();
+        match kept {
+            Some((reads, contribution)) => {
+                entries.insert(load_id, Kept { reads, contribution: contribution.clone() });
+            }
+            None => {
+                entries.remove(&load_id);
+            }
+        }
+    }
+
+    /// How many `provide` calls this memo answered instead of the plugin (tests, benches).
+    pub fn reused(&self) -> u64 {
+        self.reused.load(Ordering::Relaxed)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Kept>> {
+        self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}

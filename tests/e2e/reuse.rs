@@ -1,0 +1,123 @@
+//! `provide` reuse (`reuse.until-state-changes`, contract 0.1.1): what a plugin declared
+//! reusable is served from the session's memo while the state it read is unchanged, and
+//! recomputed the moment that state changes; a plugin built against 0.1.0 still loads and is
+//! simply called every time.
+
+use serde_json::Value;
+
+use crate::support::{FakeModel, Reply, TestHost, plugin_block, system_prompt};
+
+/// The stock trio whose `provide` declares itself reusable.
+async fn stock_host(model: &FakeModel) -> TestHost {
+    let plugins = format!(
+        "{}{}{}",
+        plugin_block("todo", ""),
+        plugin_block("agent-mode", ""),
+        plugin_block(
+            "permissions",
+            "[plugin.config]\nrules = [{ tool = \"todos_*\", decision = \"allow\" }]"
+        ),
+    );
+    TestHost::with_plugins(model, &plugins).await
+}
+
+/// The content of every message in one request.
+fn contents(request: &Value) -> Vec<&str> {
+    request["messages"].as_array().unwrap().iter().filter_map(|m| m["content"].as_str()).collect()
+}
+
+/// The todo list message injected into one request.
+fn injected_list(request: &Value) -> &str {
+    contents(request)
+        .into_iter()
+        .rfind(|c| c.starts_with("### Current todo list"))
+        .unwrap_or_else(|| panic!("no todo list in {request}"))
+}
+
+#[tokio::test]
+async fn contributions_are_reused_until_the_state_they_read_changes() {
+    let model = FakeModel::start().await;
+    model.push(Reply::text("hello"));
+    model.push(Reply::text("still here"));
+    model.push(Reply::tool("todos_add", r#"{"todos": [{"title": "write the report"}]}"#));
+    model.push(Reply::tool("todos_complete", r#"{"items": [{"id": 1, "reason": "written"}]}"#));
+    model.push(Reply::text("done"));
+    let test = stock_host(&model).await;
+    let session = test.session();
+    let reused = || async { session.lock().await.provide_memo().reused() };
+
+    // The first call runs every plugin (agent-mode also writes its default mode down, an
+    // effect, so its contribution is not kept yet).
+    test.turn(&session, "hi").await.unwrap();
+    assert_eq!(reused().await, 0);
+    // Nothing changed since: todo and permissions come from the memo; agent-mode ran again
+    // (its first call had an effect) and is kept from now on.
+    test.turn(&session, "again").await.unwrap();
+    assert_eq!(reused().await, 2);
+
+    // A turn that changes the todo list: three model calls. Before the first, nothing
+    // changed (3 reused); after `todos_add` and after `todos_complete` the list differs, so
+    // todo runs again while agent-mode and permissions are reused (2 each).
+    test.turn(&session, "work").await.unwrap();
+    assert_eq!(reused().await, 2 + 3 + 2 + 2);
+
+    // The model saw the list as it was at every call, never a stale copy.
+    let requests = model.requests();
+    assert_eq!(requests.len(), 5);
+    assert!(injected_list(&requests[2]).ends_with("- none yet"), "{}", injected_list(&requests[2]));
+    assert!(
+        injected_list(&requests[3]).ends_with("- 1 [open] write the report"),
+        "{}",
+        injected_list(&requests[3])
+    );
+    assert!(
+        injected_list(&requests[4]).ends_with("- 1 [done] write the report"),
+        "{}",
+        injected_list(&requests[4])
+    );
+    // And every plugin's instructions were there each time, reused or not.
+    let first = system_prompt(&requests[0]);
+    assert!(requests.iter().all(|r| system_prompt(r) == first), "the system prompt never changed here");
+}
+
+#[tokio::test]
+async fn an_outside_change_to_state_a_contribution_read_is_seen_on_the_next_call() {
+    let model = FakeModel::start().await;
+    let test = stock_host(&model).await;
+    let session = test.session();
+    test.system_prompt_of_a_turn(&model, &session, "one").await;
+    let before = test.system_prompt_of_a_turn(&model, &session, "two").await;
+    assert!(before.contains("preset: ask-to-mutate"), "{before}");
+
+    // `/permissions read-only` writes the session preset that permissions' `provide` reads.
+    {
+        let mut locked = session.lock().await;
+        test.host.command(&mut locked, "/permissions read-only", &*test.events).await.unwrap();
+    }
+    let after = test.system_prompt_of_a_turn(&model, &session, "three").await;
+    assert!(after.contains("preset: read-only"), "the reused contribution was dropped: {after}");
+}
+
+#[tokio::test]
+async fn a_plugin_built_against_contract_0_1_0_loads_and_is_called_every_time() {
+    let model = FakeModel::start().await;
+    model.push(Reply::tool("legacy_count", "{}"));
+    model.push(Reply::text("counted"));
+    model.push(Reply::text("hello"));
+    let test = TestHost::with_plugins(&model, &plugin_block("contract-0-1-0", "")).await;
+    let session = test.session();
+    test.turn(&session, "count").await.unwrap();
+    test.turn(&session, "and now?").await.unwrap();
+
+    let requests = model.requests();
+    assert!(
+        system_prompt(&requests[0]).contains("legacy_count was called 0 times"),
+        "{}",
+        system_prompt(&requests[0])
+    );
+    assert!(contents(&requests[1]).contains(&"call number 1"), "its tool ran: {:?}", contents(&requests[1]));
+    assert!(system_prompt(&requests[1]).contains("legacy_count was called 1 times"));
+    assert!(system_prompt(&requests[2]).contains("legacy_count was called 1 times"));
+    assert_eq!(requests[0]["tools"][0]["function"]["name"], "legacy_count");
+    assert_eq!(session.lock().await.provide_memo().reused(), 0, "it never declared reuse");
+}
