@@ -5,6 +5,7 @@
 //! SQLite is the default store; the trait leaves room for a shared, server-backed one.
 
 mod bag;
+mod checkpoint;
 mod session;
 mod sessions;
 mod sqlite;

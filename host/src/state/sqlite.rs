@@ -7,6 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::checkpoint::{self, Checkpointer};
 use super::store::{SessionStore, Step, StoreError, StoredSession};
 use crate::model::Message;
 
@@ -35,6 +36,8 @@ CREATE INDEX IF NOT EXISTS sessions_by_use ON sessions (updated_at DESC);
 
 pub struct SqliteStore {
     connection: Mutex<Connection>,
+    /// Checkpoints the WAL in the background (file databases only).
+    checkpointer: Option<Checkpointer>,
 }
 
 impl SqliteStore {
@@ -45,7 +48,13 @@ impl SqliteStore {
             std::fs::create_dir_all(parent).map_err(|error| failed(error.to_string()))?;
         }
         let connection = Connection::open(path).map_err(|error| failed(error.to_string()))?;
-        Self::init(connection).map_err(|error| failed(error.to_string()))
+        let mut store = Self::init(connection).map_err(|error| failed(error.to_string()))?;
+        store
+            .connection()
+            .pragma_update(None, "wal_autocheckpoint", checkpoint::FALLBACK_PAGES)
+            .map_err(|error| failed(error.to_string()))?;
+        store.checkpointer = Some(Checkpointer::start(path).map_err(|error| failed(error.to_string()))?);
+        Ok(store)
     }
 
     /// A private in-memory database (tests, throwaway sessions).
@@ -60,7 +69,7 @@ impl SqliteStore {
         connection.pragma_update(None, "synchronous", "NORMAL")?;
         connection.busy_timeout(std::time::Duration::from_secs(5))?;
         connection.execute_batch(SCHEMA)?;
-        Ok(Self { connection: Mutex::new(connection) })
+        Ok(Self { connection: Mutex::new(connection), checkpointer: None })
     }
 
     fn connection(&self) -> std::sync::MutexGuard<'_, Connection> {
@@ -153,7 +162,11 @@ impl SessionStore for SqliteStore {
                 .prepare_cached("UPDATE sessions SET updated_at = ?2, model_calls = ?3 WHERE id = ?1")?
                 .execute(params![id, now(), step.model_calls as i64])?;
             Ok(())
-        })
+        })?;
+        if let Some(checkpointer) = &self.checkpointer {
+            checkpointer.committed();
+        }
+        Ok(())
     }
 
     fn list(&self, limit: usize) -> Result<Vec<String>, StoreError> {
@@ -189,5 +202,26 @@ mod tests {
         assert_eq!(loaded.state, vec![("todo".into(), "items".into(), "[]".into())]);
         assert_eq!(loaded.model_calls, 1);
         assert!(store.load("nope").unwrap().is_none());
+    }
+
+    #[test]
+    fn commits_reach_the_database_file_without_a_commit_checkpointing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let store = SqliteStore::open(&path).unwrap();
+        store.create("s1").unwrap();
+        let messages = [Message::user("hi")];
+        store.commit("s1", Step { first_seq: 0, messages: &messages, changes: &[], model_calls: 0 }).unwrap();
+        // Far below the fallback threshold, so only the background thread can have copied
+        // the step out of the WAL. Read the database file alone (a copy, without its WAL).
+        let copy = dir.path().join("copy.db");
+        let checkpointed = (0..100).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            std::fs::copy(&path, &copy).unwrap();
+            let copy = Connection::open(&copy).unwrap();
+            let count = copy.query_row("SELECT count(*) FROM messages", [], |row| row.get::<_, i64>(0));
+            count.is_ok_and(|count| count == 1)
+        });
+        assert!(checkpointed, "the step never reached the database file");
     }
 }
