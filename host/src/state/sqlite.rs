@@ -31,7 +31,9 @@ CREATE TABLE IF NOT EXISTS state (
     value      TEXT NOT NULL,
     PRIMARY KEY (session_id, namespace, key)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS sessions_by_use ON sessions (updated_at DESC);
+-- No index on updated_at: every step updates it, and keeping an index in step cost a page
+-- write per commit; listing recent sessions scans instead (rare, and fast enough).
+DROP INDEX IF EXISTS sessions_by_use;
 ";
 
 pub struct SqliteStore {
