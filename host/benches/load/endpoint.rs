@@ -43,6 +43,29 @@ pub fn start(counters: Arc<Counters>) -> String {
     format!("http://{address}/v1")
 }
 
+/// Bare round trips to the endpoint, one at a time, through the same HTTP client the host
+/// uses and with no host work in between: the floor under every model call of the bench.
+pub async fn round_trips(base_url: &str, count: usize) -> Vec<std::time::Duration> {
+    let client = reqwest::Client::new();
+    let url = format!("{base_url}/chat/completions");
+    let body = r#"{"model":"fake","stream":true,"messages":[{"role":"user","content":"hi"}]}"#;
+    let mut times = Vec::with_capacity(count);
+    for _ in 0..count {
+        let started = std::time::Instant::now();
+        let response = client
+            .post(&url)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(body)
+            .send()
+            .await
+            .expect("the fake endpoint answers");
+        response.bytes().await.expect("the fake endpoint sends a body");
+        times.push(started.elapsed());
+    }
+    times.sort_unstable();
+    times
+}
+
 /// The next step of the workflow, from how many tool results the turn holds so far. Only the
 /// message roles are read (borrowed, nothing else kept) and every answer is rendered once, so
 /// the endpoint costs next to nothing and the bench measures the host.

@@ -101,6 +101,15 @@ fn main() -> anyhow::Result<()> {
         endpoint::TOOL_CALLS_PER_SESSION
     );
     runtime.block_on(run_batch(&host, 200, 4));
+    let floor = runtime.block_on(endpoint::round_trips(&base_url, 2_000));
+    let floor_p50 = quantile(&floor, 0.5);
+    println!(
+        "endpoint round trip alone (same HTTP client, no host work): p50 {:.0} µs, p99 {:.0} µs;\n  \
+         so one at a time no host could exceed {:.0} sessions/s here\n",
+        micros(floor_p50),
+        micros(quantile(&floor, 0.99)),
+        1.0 / (floor_p50.as_secs_f64() * endpoint::MODEL_CALLS_PER_SESSION as f64)
+    );
     let (rss_before, _) = memory_kib();
 
     let mut failed = 0;
@@ -117,6 +126,17 @@ fn main() -> anyhow::Result<()> {
             runtime.block_on(run_batch(&host, sessions, concurrency))
         };
         report(label, concurrency, started.elapsed(), batch, &mut failed);
+        if concurrency == 1 {
+            // The overhead above starts at the request event; building the body, the HTTP
+            // client and reading the reply fall on the model's side of it. This line charges
+            // the host with everything but the endpoint's bare round trip.
+            let per_call = started.elapsed().as_secs_f64()
+                / (sessions as f64 * endpoint::MODEL_CALLS_PER_SESSION as f64);
+            println!(
+                "  all-in host cost per model call (wall time per call minus the bare round trip): {:.0} µs",
+                per_call * 1e6 - micros(floor_p50)
+            );
+        }
     }
 
     let (rss_after, peak) = memory_kib();
