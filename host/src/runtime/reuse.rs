@@ -71,3 +71,48 @@ impl ProvideMemo {
         self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn contribution(text: &str) -> Contribution {
+        Contribution { instructions: Some(text.into()), tools: Vec::new(), messages: Vec::new() }
+    }
+
+    fn read(key: &str, value: Option<&str>) -> StateRead {
+        StateRead { namespace: "todo".into(), key: key.into(), value: value.map(str::to_owned) }
+    }
+
+    #[test]
+    fn a_kept_contribution_holds_while_every_value_read_holds() {
+        let (memo, bag) = (ProvideMemo::default(), StateBag::default());
+        bag.put("todo", "items", Some("[]".into()));
+        memo.keep(
+            7,
+            Some((vec![read("items", Some("[]")), read("absent", None)], &contribution("list: []"))),
+        );
+        assert_eq!(memo.reuse(7, &bag).and_then(|c| c.instructions).as_deref(), Some("list: []"));
+        assert!(memo.reuse(8, &bag).is_none(), "another plugin load sees nothing");
+
+        // Written back with the same text: still the same contribution.
+        bag.put("todo", "items", Some("[]".into()));
+        assert!(memo.reuse(7, &bag).is_some());
+        // A key that was absent appears, or a value read changes: recompute.
+        bag.put("todo", "absent", Some("1".into()));
+        assert!(memo.reuse(7, &bag).is_none());
+        bag.put("todo", "absent", None);
+        bag.put("todo", "items", Some("[1]".into()));
+        assert!(memo.reuse(7, &bag).is_none());
+        assert_eq!(memo.reused(), 2);
+    }
+
+    #[test]
+    fn a_call_that_did_not_declare_reuse_forgets_what_was_kept() {
+        let (memo, bag) = (ProvideMemo::default(), StateBag::default());
+        memo.keep(1, Some((Vec::new(), &contribution("a"))));
+        assert!(memo.reuse(1, &bag).is_some());
+        memo.keep(1, None);
+        assert!(memo.reuse(1, &bag).is_none());
+    }
+}
