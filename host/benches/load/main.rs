@@ -8,6 +8,7 @@
 
 mod endpoint;
 mod startup;
+mod targets;
 mod timing;
 
 use std::path::Path;
@@ -85,9 +86,13 @@ fn main() -> anyhow::Result<()> {
         anyhow::Ok(Arc::new(Host::new(config, model).await?))
     })?;
 
+    let mut figures = targets::Figures::default();
     println!("agent-host load benchmark: stock plugins (todo, agent-mode, permissions, fs), SQLite store\n");
     for (label, runs, cold) in [("cold (empty compile cache)", 5, true), ("warm", 20, false)] {
         let times = startup::measure(&config_path, &dir.path().join("cache"), runs, cold)?;
+        if !cold {
+            figures.warm_start = Some(quantile(&times, 0.5));
+        }
         println!(
             "start-up to ready, {label}: median {:.0} ms, fastest {:.0} ms ({runs} runs of `agent-host --check`)",
             millis(quantile(&times, 0.5)),
@@ -125,7 +130,12 @@ fn main() -> anyhow::Result<()> {
         } else {
             runtime.block_on(run_batch(&host, sessions, concurrency))
         };
-        report(label, concurrency, started.elapsed(), batch, &mut failed);
+        let throughput = report(label, concurrency, started.elapsed(), batch, &mut failed);
+        if concurrency == 1 {
+            figures.serial = Some(throughput);
+        } else {
+            figures.concurrent = Some((concurrency, throughput));
+        }
         if concurrency == 1 {
             // The overhead above starts at the request event; building the body, the HTTP
             // client and reading the reply fall on the model's side of it. This line charges
@@ -147,10 +157,12 @@ fn main() -> anyhow::Result<()> {
         rss_before >> 10,
         rss_after >> 10
     );
+    let kib_per_idle_session = rss_after.saturating_sub(rss_before) as f64 / idle.max(1) as f64;
     println!(
-        "        growth per idle session: {:.2} KiB (sessions live in SQLite; none is held in memory)",
-        rss_after.saturating_sub(rss_before) as f64 / idle.max(1) as f64
+        "        growth per idle session: {kib_per_idle_session:.2} KiB (sessions live in SQLite; none is held in memory)"
     );
+    figures.kib_per_idle_session = Some(kib_per_idle_session);
+    targets::print(&figures);
     anyhow::ensure!(failed == 0, "{failed} sessions failed");
     Ok(())
 }
@@ -183,7 +195,13 @@ fn long_run(
     total
 }
 
-fn report(label: &str, concurrency: usize, elapsed: Duration, mut batch: Batch, failed: &mut usize) {
+fn report(
+    label: &str,
+    concurrency: usize,
+    elapsed: Duration,
+    mut batch: Batch,
+    failed: &mut usize,
+) -> targets::Throughput {
     let seconds = elapsed.as_secs_f64();
     batch.overheads.sort_unstable();
     println!("{label} (concurrency {concurrency}): {} sessions in {seconds:.2} s", batch.completed);
@@ -211,6 +229,11 @@ fn report(label: &str, concurrency: usize, elapsed: Duration, mut batch: Batch, 
         println!("    {failure}");
     }
     *failed += batch.failures.len();
+    targets::Throughput {
+        sessions_per_second: batch.completed as f64 / seconds,
+        overhead_p50: quantile(&batch.overheads, 0.50),
+        overhead_p99: quantile(&batch.overheads, 0.99),
+    }
 }
 
 fn millis(duration: Duration) -> f64 {
