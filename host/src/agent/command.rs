@@ -1,7 +1,6 @@
 //! Operator commands (`/todos`, `/mode execute`, `/plugins`) and direct tool calls: work on
 //! a session without a model call.
 
-use super::prepare::prepare;
 use super::report::{forward_events, report_failure};
 use super::tool_call::{self, CallEnv};
 use super::{Host, NoOperator, TurnError};
@@ -118,15 +117,7 @@ impl Host {
             model_calls: session.model_calls(),
             turn_iteration: 0,
         };
-        let prepared = prepare(
-            &self.config().agent.instructions,
-            &set,
-            &ctx,
-            session.bag(),
-            session.provide_memo(),
-            sink,
-        )
-        .await?;
+        let prepared = self.prepare_call(&set, &ctx, session, sink).await?;
         let env = CallEnv {
             set: &set,
             prepared: &prepared,

@@ -27,6 +27,21 @@ pub struct OfferedTool {
     pub schema: Arc<CompiledSchema>,
 }
 
+impl super::Host {
+    /// [`prepare`] for one model call of `session`: the configured base instructions, the
+    /// session's bag and its memo of reusable contributions.
+    pub(super) async fn prepare_call(
+        &self,
+        set: &PluginSet,
+        ctx: &CallContext,
+        session: &crate::state::Session,
+        sink: &dyn EventSink,
+    ) -> Result<Prepared, TurnError> {
+        prepare(&self.config().agent.instructions, set, ctx, session.bag(), session.provide_memo(), sink)
+            .await
+    }
+}
+
 pub async fn prepare(
     base_instructions: &str,
     set: &PluginSet,

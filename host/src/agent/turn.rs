@@ -2,7 +2,6 @@
 
 use std::collections::HashSet;
 
-use super::prepare::prepare;
 use super::report::{forward_events, report_failure};
 use super::tool_call::{self, CallEnv};
 use super::{Approver, Host, TurnEnd, TurnError, TurnOutcome};
@@ -46,15 +45,7 @@ impl Host {
             let set = self.plugins();
             ctx.turn_iteration = iteration;
             ctx.model_calls = session.model_calls();
-            let prepared = prepare(
-                &self.config().agent.instructions,
-                &set,
-                &ctx,
-                session.bag(),
-                session.provide_memo(),
-                sink,
-            )
-            .await?;
+            let prepared = self.prepare_call(&set, &ctx, session, sink).await?;
             sink.emit(&Event::ModelRequest {
                 iteration,
                 tools: prepared.tools.len(),
