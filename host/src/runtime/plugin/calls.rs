@@ -1,0 +1,279 @@
+//! Calling a loaded plugin: one method per export, each on a fresh store from the pool,
+//! with the call's limits armed; a failure classified into a [`PluginError`] naming the plugin.
+
+use wasmtime::{Store, Trap};
+use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
+
+use super::{CallContext, LoadedPlugin};
+use crate::runtime::bindings::Plugin as PluginBindings;
+use crate::runtime::bindings::types;
+use crate::runtime::call::{CallOutput, CallState};
+use crate::runtime::engine::SandboxEngine;
+use crate::runtime::error::PluginError;
+use crate::runtime::limiter::MemoryCap;
+use crate::runtime::outputs::Checked;
+use crate::runtime::reuse::{ProvideMemo, StateRead};
+use crate::state::StateBag;
+
+impl LoadedPlugin {
+    pub(super) async fn manifest(
+        &self,
+        bag: &StateBag,
+    ) -> Result<CallOutput<types::PluginManifest>, PluginError> {
+        let (mut store, instance) = self.instantiate(bag).await?;
+        let result = instance.agent_host_plugin_guest().call_manifest(&mut store).await;
+        self.finish(store, result, bag)
+    }
+
+    pub(super) async fn configure(
+        &self,
+        bag: &StateBag,
+        config: &str,
+    ) -> Result<CallOutput<Result<String, String>>, PluginError> {
+        let (mut store, instance) = self.instantiate(bag).await?;
+        let result = instance.agent_host_plugin_guest().call_configure(&mut store, &config.to_owned()).await;
+        self.finish(store, result, bag)
+    }
+
+    /// `provide`, or the contribution `memo` kept from an earlier call that declared itself
+    /// reusable, when every state value that call read is unchanged in `bag`.
+    pub async fn provide(
+        &self,
+        ctx: &CallContext,
+        bag: &StateBag,
+        memo: &ProvideMemo,
+    ) -> Result<CallOutput<types::Contribution>, PluginError> {
+        if let Some(value) = memo.reuse(self.load_id, bag) {
+            return Ok(CallOutput { value, events: Vec::new() });
+        }
+        let ctx = self.context(ctx);
+        let (output, reads) = {
+            let (mut store, instance) = self.instantiate(bag).await?;
+            store.data_mut().reads = Some(Vec::new());
+            let result = instance.agent_host_plugin_guest().call_provide(&mut store, &ctx).await;
+            self.settle(store, result, bag)
+        }?;
+        let output = self.checked(output)?;
+        memo.keep(self.load_id, reads.map(|reads| (reads, &output.value)));
+        Ok(output)
+    }
+
+    pub async fn call_tool(
+        &self,
+        ctx: &CallContext,
+        bag: &StateBag,
+        call: &types::ToolCall,
+    ) -> Result<CallOutput<Result<String, String>>, PluginError> {
+        let ctx = self.context(ctx);
+        let output = {
+            let (mut store, instance) = self.instantiate(bag).await?;
+            let result = instance.agent_host_plugin_guest().call_call_tool(&mut store, &ctx, call).await;
+            self.finish(store, result, bag)
+        }?;
+        self.checked(output)
+    }
+
+    pub async fn session_start(
+        &self,
+        ctx: &CallContext,
+        bag: &StateBag,
+    ) -> Result<CallOutput<Option<String>>, PluginError> {
+        let ctx = self.context(ctx);
+        let output = {
+            let (mut store, instance) = self.instantiate(bag).await?;
+            let result = instance.agent_host_plugin_guest().call_session_start(&mut store, &ctx).await;
+            self.finish(store, result, bag)
+        }?;
+        self.checked(output)
+    }
+
+    pub async fn user_prompt_submit(
+        &self,
+        ctx: &CallContext,
+        bag: &StateBag,
+        prompt: &str,
+    ) -> Result<CallOutput<types::PromptOutcome>, PluginError> {
+        let ctx = self.context(ctx);
+        let output = {
+            let (mut store, instance) = self.instantiate(bag).await?;
+            let result =
+                instance.agent_host_plugin_guest().call_user_prompt_submit(&mut store, &ctx, prompt).await;
+            self.finish(store, result, bag)
+        }?;
+        self.checked(output)
+    }
+
+    pub async fn pre_tool_use(
+        &self,
+        ctx: &CallContext,
+        bag: &StateBag,
+        tool_use: &types::ToolUse,
+    ) -> Result<CallOutput<types::PreToolOutcome>, PluginError> {
+        let ctx = self.context(ctx);
+        let output = {
+            let (mut store, instance) = self.instantiate(bag).await?;
+            let result =
+                instance.agent_host_plugin_guest().call_pre_tool_use(&mut store, &ctx, tool_use).await;
+            self.finish(store, result, bag)
+        }?;
+        self.checked(output)
+    }
+
+    pub async fn post_tool_use(
+        &self,
+        ctx: &CallContext,
+        bag: &StateBag,
+        tool_use: &types::ToolUse,
+        result: &types::ToolResult,
+    ) -> Result<CallOutput<types::PostToolOutcome>, PluginError> {
+        let ctx = self.context(ctx);
+        let output = {
+            let (mut store, instance) = self.instantiate(bag).await?;
+            let result = instance
+                .agent_host_plugin_guest()
+                .call_post_tool_use(&mut store, &ctx, tool_use, result)
+                .await;
+            self.finish(store, result, bag)
+        }?;
+        self.checked(output)
+    }
+
+    pub async fn stop(
+        &self,
+        ctx: &CallContext,
+        bag: &StateBag,
+        reply: &str,
+    ) -> Result<CallOutput<types::StopOutcome>, PluginError> {
+        let ctx = self.context(ctx);
+        let output = {
+            let (mut store, instance) = self.instantiate(bag).await?;
+            let result = instance.agent_host_plugin_guest().call_stop(&mut store, &ctx, reply).await;
+            self.finish(store, result, bag)
+        }?;
+        self.checked(output)
+    }
+
+    pub async fn command(
+        &self,
+        ctx: &CallContext,
+        bag: &StateBag,
+        name: &str,
+        args: &str,
+    ) -> Result<CallOutput<Result<String, String>>, PluginError> {
+        let ctx = self.context(ctx);
+        let output = {
+            let (mut store, instance) = self.instantiate(bag).await?;
+            let result = instance.agent_host_plugin_guest().call_command(&mut store, &ctx, name, args).await;
+            self.finish(store, result, bag)
+        }?;
+        self.checked(output)
+    }
+
+    fn context(&self, ctx: &CallContext) -> types::CallContext {
+        types::CallContext {
+            session_id: ctx.session_id.clone(),
+            config: self.config.clone(),
+            model_calls: ctx.model_calls,
+            turn_iteration: ctx.turn_iteration,
+        }
+    }
+
+    /// Caps and checks what a call returned; see [`Checked`].
+    fn checked<R: Checked>(&self, mut output: CallOutput<R>) -> Result<CallOutput<R>, PluginError> {
+        let max_bytes = self.limits.max_output_kb as usize * 1024;
+        output
+            .value
+            .check(max_bytes)
+            .map_err(|detail| PluginError::Malformed { plugin: self.label(), detail })?;
+        Ok(output)
+    }
+
+    /// A fresh store and instance for one call, with the call's limits armed.
+    async fn instantiate(&self, bag: &StateBag) -> Result<(Store<CallState>, PluginBindings), PluginError> {
+        let mut wasi = WasiCtxBuilder::new();
+        for mount in &self.dirs {
+            let perms = if mount.write { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
+            wasi.preopened_dir(&mount.host, &mount.guest, perms).map_err(|error| {
+                PluginError::Instantiate {
+                    plugin: self.label(),
+                    detail: format!("cannot open granted folder {}: {error}", mount.host.display()),
+                }
+            })?;
+        }
+        let memory = MemoryCap::new(self.limits.memory_mb as usize * 1024 * 1024);
+        let state = CallState::new(
+            self.identity.clone(),
+            bag.clone(),
+            self.read_grants.clone(),
+            self.process.clone(),
+            memory,
+            &mut wasi,
+        );
+        let mut store = Store::new(self.pre.engine(), state);
+        store.limiter(|state| &mut state.memory);
+        store.set_epoch_deadline(SandboxEngine::deadline_ticks(&self.limits));
+        store.epoch_deadline_trap();
+        let instance = self.pre.instantiate_async(&mut store).await.map_err(|error| {
+            PluginError::Instantiate { plugin: self.label(), detail: format!("{error:#}") }
+        })?;
+        Ok((store, instance))
+    }
+
+    /// Ends a call: classifies a failure, or applies the state writes (only if the value
+    /// says the call succeeded, see [`Checked::commits`]) and hands back the events.
+    fn finish<R: Checked>(
+        &self,
+        store: Store<CallState>,
+        result: wasmtime::Result<R>,
+        bag: &StateBag,
+    ) -> Result<CallOutput<R>, PluginError> {
+        self.settle(store, result, bag).map(|(output, _)| output)
+    }
+
+    /// [`Self::finish`], also handing back what the call read when it declared its result
+    /// reusable (see [`CallState::take_reuse`]).
+    fn settle<R: Checked>(
+        &self,
+        store: Store<CallState>,
+        result: wasmtime::Result<R>,
+        bag: &StateBag,
+    ) -> Result<(CallOutput<R>, Option<Vec<StateRead>>), PluginError> {
+        let value = result.map_err(|error| self.classify(&store, error))?;
+        let mut state = store.into_data();
+        let reads = state.take_reuse();
+        if value.commits() {
+            bag.apply(&self.identity.name, state.writes);
+        }
+        Ok((CallOutput { value, events: state.events }, reads))
+    }
+
+    fn classify(&self, store: &Store<CallState>, error: wasmtime::Error) -> PluginError {
+        let plugin = self.label();
+        let state = store.data();
+        if state.memory.hit() {
+            return PluginError::MemoryLimit { plugin, limit_mb: (state.memory.max_bytes() >> 20) as u32 };
+        }
+        let stderr = state.stderr_text();
+        match error.downcast_ref::<Trap>() {
+            Some(Trap::Interrupt) => PluginError::Timeout { plugin, timeout_ms: self.limits.timeout_ms },
+            Some(trap) => match panic_message(&stderr) {
+                Some(message) => PluginError::Panic { plugin, message },
+                None if stderr.is_empty() => PluginError::Trap { plugin, detail: trap.to_string() },
+                None => PluginError::Trap { plugin, detail: format!("{trap} (stderr: {stderr})") },
+            },
+            // Not a trap: the call returned, but its result could not be read (invalid
+            // UTF-8, out-of-bounds pointers) — the plugin broke the contract.
+            None => PluginError::Malformed { plugin, detail: format!("{error:#}") },
+        }
+    }
+}
+
+/// The message of a Rust panic, as the guest's std printed it to stderr.
+fn panic_message(stderr: &str) -> Option<String> {
+    let start = stderr.find("panicked at ")?;
+    let rest = &stderr[start..];
+    // "panicked at src/lib.rs:12:5:\nthe message\nnote: run with ..."
+    let message = rest.split_once('\n').map(|(_, message)| message).unwrap_or(rest);
+    let message = message.split("\nnote:").next().unwrap_or(message).trim();
+    Some(if message.is_empty() { rest.trim().to_owned() } else { message.to_owned() })
+}
