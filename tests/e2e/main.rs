@@ -10,6 +10,7 @@ mod crash;
 mod custom_mode;
 mod fs_tools;
 mod fuzz;
+mod hook_filter;
 mod hostile;
 mod model_faults;
 mod permissions;

@@ -61,7 +61,8 @@ impl Host {
     fn help(&self) -> String {
         let mut lines = vec![
             "/help              this list".to_owned(),
-            "/plugins           the loaded plugins: version, file, hash, when loaded, last error".to_owned(),
+            "/plugins           the loaded plugins: version, file, hash, when loaded, calls made, last error"
+                .to_owned(),
             "/reload            read config.toml and the plugins again now".to_owned(),
             "/session           this session's id".to_owned(),
             "/quit              leave (the session is saved; resume with --session ID)".to_owned(),
@@ -85,11 +86,12 @@ impl Host {
                 let identity = p.identity();
                 let loaded = p.loaded_at().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
                 format!(
-                    "{:<24} {}  sha256:{}  loaded at {loaded} (unix s){}",
+                    "{:<24} {}  sha256:{}  loaded at {loaded} (unix s){}; calls: {}",
                     p.label(),
                     identity.path.display(),
                     &identity.hash[..12],
-                    if p.cache_hit() { ", from the compile cache" } else { "" }
+                    if p.cache_hit() { ", from the compile cache" } else { "" },
+                    p.calls().summary()
                 )
             })
             .collect();

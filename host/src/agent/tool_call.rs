@@ -12,7 +12,7 @@ use super::report::{forward_events, report_failure};
 use crate::config::OnAsk;
 use crate::events::{Event, EventSink};
 use crate::model::ToolCallRequest;
-use crate::runtime::{CallContext, Capabilities, Decision, ToolCall, ToolResult, ToolUse};
+use crate::runtime::{CallContext, Decision, ToolCall, ToolResult, ToolUse};
 use crate::state::StateBag;
 
 /// Errors from schema validation shown to the model, at most.
@@ -114,7 +114,10 @@ async fn gate_and_run(
     };
     let mut verdict = Verdict::Allow;
     let mut added_context: Vec<String> = Vec::new();
-    for hook in env.set.plugins().iter().filter(|p| p.implements(Capabilities::PRE_TOOL_USE)) {
+    for hook in env.set.plugins() {
+        if !hook.sees_pre_tool_use(&tool_use) {
+            continue;
+        }
         let outcome = match hook.pre_tool_use(env.ctx, env.bag, &tool_use).await {
             Ok(output) => {
                 forward_events(env.sink, hook, output.events);
@@ -174,7 +177,10 @@ async fn gate_and_run(
             }
         }
     };
-    for hook in env.set.plugins().iter().filter(|p| p.implements(Capabilities::POST_TOOL_USE)) {
+    for hook in env.set.plugins() {
+        if !hook.sees_post_tool_use(&tool_use, &result) {
+            continue;
+        }
         match hook.post_tool_use(env.ctx, env.bag, &tool_use, &result).await {
             Ok(output) => {
                 forward_events(env.sink, hook, output.events);

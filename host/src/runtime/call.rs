@@ -5,6 +5,7 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
+use super::hook_filter::HookFilters;
 use super::limiter::MemoryCap;
 use super::plugin::PluginIdentity;
 use super::reuse::StateRead;
@@ -43,6 +44,9 @@ pub struct CallState {
     pub(super) reads: Option<Vec<StateRead>>,
     /// Whether the call declared its contribution reusable (`reuse.until-state-changes`).
     pub(super) reusable: bool,
+    /// The tool hooks' filters declared so far, recorded only for `configure` (the one
+    /// export whose declarations last: as long as the configuration they depend on).
+    pub(super) hook_filters: Option<HookFilters>,
     wasi: WasiCtx,
     table: ResourceTable,
 }
@@ -69,6 +73,7 @@ impl CallState {
             stderr,
             reads: None,
             reusable: false,
+            hook_filters: None,
             wasi: wasi.build(),
             table: ResourceTable::new(),
         }

@@ -42,8 +42,10 @@
 mod bindings;
 mod cache;
 mod call;
+mod call_counts;
 mod engine;
 mod error;
+mod hook_filter;
 mod host_api;
 mod limiter;
 mod outputs;
@@ -56,6 +58,7 @@ pub use bindings::types::{
     Role, StopOutcome, ToolCall, ToolResult, ToolSpec, ToolUse,
 };
 pub use call::{CallOutput, StateWrite};
+pub use call_counts::{CallCounts, Export};
 pub use engine::SandboxEngine;
 pub use error::{LoadError, PluginError};
 pub use plugin::{CallContext, LoadedPlugin, PluginIdentity, PluginSpec, plugin_spec};

@@ -7,11 +7,13 @@ use std::time::SystemTime;
 use wasmtime::component::Component;
 
 use super::bindings::PluginPre;
-use super::bindings::types::{Capabilities, CommandSpec};
+use super::bindings::types::{Capabilities, CommandSpec, ToolResult, ToolUse};
 use super::cache;
 use super::call::{CallState, ProcessGrant};
+use super::call_counts::CallCounts;
 use super::engine::SandboxEngine;
 use super::error::LoadError;
+use super::hook_filter::HookFilters;
 use crate::config::{Grants, Limits};
 use crate::state::StateBag;
 
@@ -72,6 +74,9 @@ pub struct LoadedPlugin {
     load_id: u64,
     capabilities: Capabilities,
     commands: Vec<CommandSpec>,
+    /// Which tool calls the tool hooks see, as `configure` declared.
+    hook_filters: HookFilters,
+    calls: CallCounts,
     pre: PluginPre<CallState>,
     config: String,
     limits: Limits,
@@ -130,6 +135,8 @@ impl LoadedPlugin {
             load_id: LOADS.fetch_add(1, Ordering::Relaxed),
             capabilities: Capabilities::empty(),
             commands: Vec::new(),
+            hook_filters: HookFilters::default(),
+            calls: CallCounts::default(),
             pre,
             config: "null".into(),
             limits: spec.limits,
@@ -156,18 +163,19 @@ impl LoadedPlugin {
         plugin.capabilities = manifest.capabilities;
         plugin.commands = manifest.commands;
         let config_text = spec.config.to_string();
-        let configured = plugin
+        let (configured, hook_filters) = plugin
             .configure(&scratch, &config_text)
             .await
-            .map_err(|source| LoadError::Call { plugin: plugin.label(), source })?
-            .value
-            .map_err(|message| LoadError::Configure { plugin: plugin.label(), message })?;
+            .map_err(|source| LoadError::Call { plugin: plugin.label(), source })?;
+        let configured =
+            configured.value.map_err(|message| LoadError::Configure { plugin: plugin.label(), message })?;
         serde_json::from_str::<serde::de::IgnoredAny>(&configured).map_err(|error| LoadError::Manifest {
             plugin: plugin.label(),
             path: plugin.identity.path.clone(),
             detail: format!("`configure` returned text that is not JSON: {error}"),
         })?;
         plugin.config = configured;
+        plugin.hook_filters = hook_filters;
         Ok(plugin)
     }
 
@@ -186,6 +194,17 @@ impl LoadedPlugin {
 
     pub fn implements(&self, capability: Capabilities) -> bool {
         self.capabilities.contains(capability)
+    }
+
+    /// Whether the host must call `pre-tool-use` for `tool_use`: the plugin implements it
+    /// and its filter lets the call through.
+    pub fn sees_pre_tool_use(&self, tool_use: &ToolUse) -> bool {
+        self.implements(Capabilities::PRE_TOOL_USE) && self.hook_filters.pre_tool_use_sees(tool_use)
+    }
+
+    /// Whether the host must call `post-tool-use` for `tool_use` ending in `result`.
+    pub fn sees_post_tool_use(&self, tool_use: &ToolUse, result: &ToolResult) -> bool {
+        self.implements(Capabilities::POST_TOOL_USE) && self.hook_filters.post_tool_use_sees(tool_use, result)
     }
 
     pub fn commands(&self) -> &[CommandSpec] {
@@ -207,6 +226,11 @@ impl LoadedPlugin {
 
     pub fn loaded_at(&self) -> SystemTime {
         self.loaded_at
+    }
+
+    /// How many times each export was called since load.
+    pub fn calls(&self) -> &CallCounts {
+        &self.calls
     }
 
     /// Whether the compiled component came from the disk cache.

@@ -29,6 +29,8 @@ impl Plugin for AgentMode {
     }
 
     fn configure(&self, config: Value) -> Result<Value, String> {
+        // The mode's only rule is about tools that change things; the others need no call.
+        hook_filter::only(ToolHook::PreToolUse, &ToolFilter::mutating_only());
         config::configure(config)
     }
 

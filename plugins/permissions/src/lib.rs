@@ -57,6 +57,15 @@ impl Plugin for Permissions {
 
     fn configure(&self, config: Value) -> Result<Value, String> {
         let config = Config::parse(config)?;
+        // `post-tool-use` audits every call, or cuts long results, or has nothing to do.
+        match (config.audit, config.max_result_bytes) {
+            (true, _) => {}
+            (false, Some(limit)) => {
+                let limit = u32::try_from(limit).unwrap_or(u32::MAX);
+                hook_filter::only(ToolHook::PostToolUse, &ToolFilter::any().output_longer_than(limit));
+            }
+            (false, None) => hook_filter::never(ToolHook::PostToolUse),
+        }
         serde_json::to_value(config).map_err(|e| e.to_string())
     }
 

@@ -27,6 +27,7 @@
 pub mod completion_loop;
 mod context;
 mod contribution;
+pub mod hook_filter;
 mod manifest;
 pub mod process;
 pub mod state;
@@ -55,10 +56,11 @@ pub use tool::{ToolArgs, ToolSpecExt};
 
 /// Everything a plugin usually needs, in one import.
 pub mod prelude {
+    pub use crate::hook_filter::{ToolFilter, ToolHook};
     pub use crate::{
         Capabilities, CommandSpec, Context, Contribution, Decision, InjectedMessage, Manifest, Plugin,
         PostToolOutcome, PreToolOutcome, PromptOutcome, Role, StopOutcome, ToolArgs, ToolCall, ToolResult,
-        ToolSpec, ToolSpecExt, ToolUse, Value, events, export_plugin, json, log, state,
+        ToolSpec, ToolSpecExt, ToolUse, Value, events, export_plugin, hook_filter, json, log, state,
     };
 }
 

@@ -1,6 +1,7 @@
 //! The host side of the plugin's imports, one file per WIT interface.
 
 mod events;
+mod hook_filter;
 mod log;
 mod process;
 mod reuse;

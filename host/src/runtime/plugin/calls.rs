@@ -8,8 +8,10 @@ use super::{CallContext, LoadedPlugin};
 use crate::runtime::bindings::Plugin as PluginBindings;
 use crate::runtime::bindings::types;
 use crate::runtime::call::{CallOutput, CallState};
+use crate::runtime::call_counts::Export;
 use crate::runtime::engine::SandboxEngine;
 use crate::runtime::error::PluginError;
+use crate::runtime::hook_filter::HookFilters;
 use crate::runtime::limiter::MemoryCap;
 use crate::runtime::outputs::Checked;
 use crate::runtime::reuse::{ProvideMemo, StateRead};
@@ -20,19 +22,22 @@ impl LoadedPlugin {
         &self,
         bag: &StateBag,
     ) -> Result<CallOutput<types::PluginManifest>, PluginError> {
-        let (mut store, instance) = self.instantiate(bag).await?;
+        let (mut store, instance) = self.instantiate(bag, Export::Manifest).await?;
         let result = instance.agent_host_plugin_guest().call_manifest(&mut store).await;
         self.finish(store, result, bag)
     }
 
+    /// `configure`, and the tool hooks' filters it declared.
     pub(super) async fn configure(
         &self,
         bag: &StateBag,
         config: &str,
-    ) -> Result<CallOutput<Result<String, String>>, PluginError> {
-        let (mut store, instance) = self.instantiate(bag).await?;
+    ) -> Result<(CallOutput<Result<String, String>>, HookFilters), PluginError> {
+        let (mut store, instance) = self.instantiate(bag, Export::Configure).await?;
+        store.data_mut().hook_filters = Some(HookFilters::default());
         let result = instance.agent_host_plugin_guest().call_configure(&mut store, &config.to_owned()).await;
-        self.finish(store, result, bag)
+        let filters = store.data_mut().hook_filters.take().unwrap_or_default();
+        self.finish(store, result, bag).map(|output| (output, filters))
     }
 
     /// `provide`, or the contribution `memo` kept from an earlier call that declared itself
@@ -48,7 +53,7 @@ impl LoadedPlugin {
         }
         let ctx = self.context(ctx);
         let (output, reads) = {
-            let (mut store, instance) = self.instantiate(bag).await?;
+            let (mut store, instance) = self.instantiate(bag, Export::Provide).await?;
             store.data_mut().reads = Some(Vec::new());
             let result = instance.agent_host_plugin_guest().call_provide(&mut store, &ctx).await;
             self.settle(store, result, bag)
@@ -66,7 +71,7 @@ impl LoadedPlugin {
     ) -> Result<CallOutput<Result<String, String>>, PluginError> {
         let ctx = self.context(ctx);
         let output = {
-            let (mut store, instance) = self.instantiate(bag).await?;
+            let (mut store, instance) = self.instantiate(bag, Export::CallTool).await?;
             let result = instance.agent_host_plugin_guest().call_call_tool(&mut store, &ctx, call).await;
             self.finish(store, result, bag)
         }?;
@@ -80,7 +85,7 @@ impl LoadedPlugin {
     ) -> Result<CallOutput<Option<String>>, PluginError> {
         let ctx = self.context(ctx);
         let output = {
-            let (mut store, instance) = self.instantiate(bag).await?;
+            let (mut store, instance) = self.instantiate(bag, Export::SessionStart).await?;
             let result = instance.agent_host_plugin_guest().call_session_start(&mut store, &ctx).await;
             self.finish(store, result, bag)
         }?;
@@ -95,7 +100,7 @@ impl LoadedPlugin {
     ) -> Result<CallOutput<types::PromptOutcome>, PluginError> {
         let ctx = self.context(ctx);
         let output = {
-            let (mut store, instance) = self.instantiate(bag).await?;
+            let (mut store, instance) = self.instantiate(bag, Export::UserPromptSubmit).await?;
             let result =
                 instance.agent_host_plugin_guest().call_user_prompt_submit(&mut store, &ctx, prompt).await;
             self.finish(store, result, bag)
@@ -111,7 +116,7 @@ impl LoadedPlugin {
     ) -> Result<CallOutput<types::PreToolOutcome>, PluginError> {
         let ctx = self.context(ctx);
         let output = {
-            let (mut store, instance) = self.instantiate(bag).await?;
+            let (mut store, instance) = self.instantiate(bag, Export::PreToolUse).await?;
             let result =
                 instance.agent_host_plugin_guest().call_pre_tool_use(&mut store, &ctx, tool_use).await;
             self.finish(store, result, bag)
@@ -128,7 +133,7 @@ impl LoadedPlugin {
     ) -> Result<CallOutput<types::PostToolOutcome>, PluginError> {
         let ctx = self.context(ctx);
         let output = {
-            let (mut store, instance) = self.instantiate(bag).await?;
+            let (mut store, instance) = self.instantiate(bag, Export::PostToolUse).await?;
             let result = instance
                 .agent_host_plugin_guest()
                 .call_post_tool_use(&mut store, &ctx, tool_use, result)
@@ -146,7 +151,7 @@ impl LoadedPlugin {
     ) -> Result<CallOutput<types::StopOutcome>, PluginError> {
         let ctx = self.context(ctx);
         let output = {
-            let (mut store, instance) = self.instantiate(bag).await?;
+            let (mut store, instance) = self.instantiate(bag, Export::Stop).await?;
             let result = instance.agent_host_plugin_guest().call_stop(&mut store, &ctx, reply).await;
             self.finish(store, result, bag)
         }?;
@@ -162,7 +167,7 @@ impl LoadedPlugin {
     ) -> Result<CallOutput<Result<String, String>>, PluginError> {
         let ctx = self.context(ctx);
         let output = {
-            let (mut store, instance) = self.instantiate(bag).await?;
+            let (mut store, instance) = self.instantiate(bag, Export::Command).await?;
             let result = instance.agent_host_plugin_guest().call_command(&mut store, &ctx, name, args).await;
             self.finish(store, result, bag)
         }?;
@@ -188,8 +193,13 @@ impl LoadedPlugin {
         Ok(output)
     }
 
-    /// A fresh store and instance for one call, with the call's limits armed.
-    async fn instantiate(&self, bag: &StateBag) -> Result<(Store<CallState>, PluginBindings), PluginError> {
+    /// A fresh store and instance for one call of `export`, with the call's limits armed.
+    async fn instantiate(
+        &self,
+        bag: &StateBag,
+        export: Export,
+    ) -> Result<(Store<CallState>, PluginBindings), PluginError> {
+        self.calls.count(export);
         let mut wasi = WasiCtxBuilder::new();
         for mount in &self.dirs {
             let perms = if mount.write { FsPerms::ReadWrite } else { FsPerms::ReadOnly };

@@ -1,0 +1,123 @@
+//! Which tool calls a plugin's tool hooks see (contract 0.1.2, the `hook-filter` import):
+//! declared in `configure`, so it holds for exactly as long as that configuration, and
+//! checked by the host before every `pre-tool-use` and `post-tool-use` call.
+
+use super::bindings::agent_host::plugin::hook_filter::{ToolFilter, ToolHook};
+use super::bindings::types::{ToolResult, ToolUse};
+
+/// The tool calls one hook is called for.
+#[derive(Debug, Clone, Default)]
+pub(super) enum Reach {
+    /// Every call: what a plugin that declared nothing (or predates 0.1.2) gets.
+    #[default]
+    Every,
+    Only(ToolFilter),
+    Never,
+}
+
+impl Reach {
+    fn admits(&self, tool_use: &ToolUse, output: Option<&str>) -> bool {
+        match self {
+            Reach::Every => true,
+            Reach::Never => false,
+            Reach::Only(filter) => {
+                (!filter.mutating_only || tool_use.mutates)
+                    && (filter.tools.is_empty() || filter.tools.contains(&tool_use.call.name))
+                    && match (filter.output_longer_than, output) {
+                        (Some(bytes), Some(output)) => output.len() > bytes as usize,
+                        _ => true,
+                    }
+            }
+        }
+    }
+}
+
+/// What a plugin declared for its two tool hooks.
+#[derive(Debug, Clone, Default)]
+pub struct HookFilters {
+    pre_tool_use: Reach,
+    post_tool_use: Reach,
+}
+
+impl HookFilters {
+    /// Records a declaration; a later one for the same hook replaces the earlier.
+    pub(super) fn declare(&mut self, hook: ToolHook, reach: Reach) {
+        match hook {
+            ToolHook::PreToolUse => self.pre_tool_use = reach,
+            ToolHook::PostToolUse => self.post_tool_use = reach,
+        }
+    }
+
+    /// Whether `pre-tool-use` must be called for `tool_use`.
+    pub fn pre_tool_use_sees(&self, tool_use: &ToolUse) -> bool {
+        self.pre_tool_use.admits(tool_use, None)
+    }
+
+    /// Whether `post-tool-use` must be called for `tool_use` ending in `result`.
+    pub fn post_tool_use_sees(&self, tool_use: &ToolUse, result: &ToolResult) -> bool {
+        self.post_tool_use.admits(tool_use, Some(&result.output))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::bindings::types::ToolCall;
+
+    fn tool_use(name: &str, mutates: bool) -> ToolUse {
+        ToolUse {
+            call: ToolCall { id: "1".into(), name: name.into(), arguments: "{}".into() },
+            plugin: "p".into(),
+            mutates,
+        }
+    }
+
+    fn result(output: &str) -> ToolResult {
+        ToolResult { ok: true, output: output.into() }
+    }
+
+    fn filter(mutating_only: bool, tools: &[&str], output_longer_than: Option<u32>) -> ToolFilter {
+        ToolFilter { mutating_only, tools: tools.iter().map(|t| t.to_string()).collect(), output_longer_than }
+    }
+
+    #[test]
+    fn without_a_declaration_every_call_is_seen() {
+        let filters = HookFilters::default();
+        assert!(filters.pre_tool_use_sees(&tool_use("read", false)));
+        assert!(filters.post_tool_use_sees(&tool_use("read", false), &result("")));
+    }
+
+    #[test]
+    fn a_call_must_pass_every_part_of_the_filter() {
+        let mut filters = HookFilters::default();
+        filters.declare(ToolHook::PreToolUse, Reach::Only(filter(true, &["write", "shell"], None)));
+        assert!(filters.pre_tool_use_sees(&tool_use("write", true)));
+        assert!(!filters.pre_tool_use_sees(&tool_use("write", false)), "not mutating");
+        assert!(!filters.pre_tool_use_sees(&tool_use("delete", true)), "not listed");
+        // The other hook is untouched.
+        assert!(filters.post_tool_use_sees(&tool_use("delete", false), &result("")));
+    }
+
+    #[test]
+    fn output_length_counts_for_post_tool_use_only() {
+        let mut filters = HookFilters::default();
+        let longer_than_4 = Reach::Only(filter(false, &[], Some(4)));
+        filters.declare(ToolHook::PostToolUse, longer_than_4.clone());
+        filters.declare(ToolHook::PreToolUse, longer_than_4);
+        let read = tool_use("read", false);
+        assert!(!filters.post_tool_use_sees(&read, &result("1234")));
+        assert!(filters.post_tool_use_sees(&read, &result("12345")));
+        // Multi-byte output is measured in UTF-8 bytes, as the plugin would measure it.
+        assert!(filters.post_tool_use_sees(&read, &result("ééé")));
+        assert!(filters.pre_tool_use_sees(&read));
+    }
+
+    #[test]
+    fn never_and_replacing_a_declaration() {
+        let mut filters = HookFilters::default();
+        filters.declare(ToolHook::PostToolUse, Reach::Never);
+        assert!(!filters.post_tool_use_sees(&tool_use("read", true), &result("long output")));
+        filters.declare(ToolHook::PostToolUse, Reach::Every);
+        assert!(filters.post_tool_use_sees(&tool_use("read", true), &result("")));
+    }
+}

@@ -1,0 +1,50 @@
+//! Which tool calls your `pre_tool_use` and `post_tool_use` hooks need to see (contract
+//! 0.1.2). Declare it in [`Plugin::configure`](crate::Plugin::configure), from the
+//! configuration you accept; the host then skips the hook for every other call, as if it
+//! had answered "no opinion" / "no replacement". Without a declaration a hook sees every
+//! call. Declarations made anywhere but `configure` are ignored.
+//!
+//! ```ignore
+//! fn configure(&self, config: Value) -> Result<Value, String> {
+//!     // This policy only ever looks at tools that change things.
+//!     hook_filter::only(ToolHook::PreToolUse, &ToolFilter::mutating_only());
+//!     Ok(config)
+//! }
+//! ```
+
+use crate::bindings::agent_host::plugin::hook_filter as raw;
+pub use crate::bindings::agent_host::plugin::hook_filter::{ToolFilter, ToolHook};
+
+/// Calls `hook` only for the tool calls `filter` lets through.
+pub fn only(hook: ToolHook, filter: &ToolFilter) {
+    raw::only(hook, filter)
+}
+
+/// Never calls `hook`: under this configuration it has nothing to do.
+pub fn never(hook: ToolHook) {
+    raw::never(hook)
+}
+
+impl ToolFilter {
+    /// Every tool call (the start for narrowing with the methods below).
+    pub fn any() -> Self {
+        Self { mutating_only: false, tools: Vec::new(), output_longer_than: None }
+    }
+
+    /// Only calls of tools that change things (`mutates`).
+    pub fn mutating_only() -> Self {
+        Self { mutating_only: true, ..Self::any() }
+    }
+
+    /// Only calls of these tools, by exact name.
+    pub fn tools<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
+        self.tools = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// For `post_tool_use`: only results whose output is longer than `bytes`.
+    pub fn output_longer_than(mut self, bytes: u32) -> Self {
+        self.output_longer_than = Some(bytes);
+        self
+    }
+}
