@@ -4,51 +4,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// One export of the `guest` interface.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Export {
-    Manifest,
-    Configure,
-    Provide,
-    CallTool,
-    SessionStart,
-    UserPromptSubmit,
-    PreToolUse,
-    PostToolUse,
-    Stop,
-    Command,
-}
-
-impl Export {
-    pub const ALL: [Export; 10] = [
-        Export::Manifest,
-        Export::Configure,
-        Export::Provide,
-        Export::CallTool,
-        Export::SessionStart,
-        Export::UserPromptSubmit,
-        Export::PreToolUse,
-        Export::PostToolUse,
-        Export::Stop,
-        Export::Command,
-    ];
-
-    /// The export's name in the WIT contract.
-    pub fn wit_name(self) -> &'static str {
-        match self {
-            Export::Manifest => "manifest",
-            Export::Configure => "configure",
-            Export::Provide => "provide",
-            Export::CallTool => "call-tool",
-            Export::SessionStart => "session-start",
-            Export::UserPromptSubmit => "user-prompt-submit",
-            Export::PreToolUse => "pre-tool-use",
-            Export::PostToolUse => "post-tool-use",
-            Export::Stop => "stop",
-            Export::Command => "command",
-        }
-    }
-}
+use super::export::Export;
 
 /// Calls made, per export.
 #[derive(Debug, Default)]

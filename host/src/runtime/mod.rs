@@ -45,6 +45,7 @@ mod call;
 mod call_counts;
 mod engine;
 mod error;
+mod export;
 mod hook_filter;
 mod host_api;
 mod limiter;
@@ -58,9 +59,10 @@ pub use bindings::types::{
     Role, StopOutcome, ToolCall, ToolResult, ToolSpec, ToolUse,
 };
 pub use call::{CallOutput, StateWrite};
-pub use call_counts::{CallCounts, Export};
+pub use call_counts::CallCounts;
 pub use engine::SandboxEngine;
 pub use error::{LoadError, PluginError};
+pub use export::Export;
 pub use plugin::{CallContext, LoadedPlugin, PluginIdentity, PluginSpec, plugin_spec};
 pub use reuse::ProvideMemo;
 pub use source::{Progress, build_crate, build_workspace, resolve_component};

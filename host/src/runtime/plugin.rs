@@ -13,6 +13,7 @@ use super::call::{CallState, ProcessGrant};
 use super::call_counts::CallCounts;
 use super::engine::SandboxEngine;
 use super::error::LoadError;
+use super::export::ExportIndices;
 use super::hook_filter::HookFilters;
 use crate::config::{Grants, Limits};
 use crate::state::StateBag;
@@ -77,6 +78,7 @@ pub struct LoadedPlugin {
     /// Which tool calls the tool hooks see, as `configure` declared.
     hook_filters: HookFilters,
     calls: CallCounts,
+    exports: ExportIndices,
     pre: PluginPre<CallState>,
     config: String,
     limits: Limits,
@@ -101,6 +103,8 @@ impl LoadedPlugin {
             .linker()
             .instantiate_pre(&component)
             .map_err(|error| LoadError::Link { path: path.clone(), detail: format!("{error:#}") })?;
+        let exports = ExportIndices::find(&component)
+            .map_err(|detail| LoadError::Link { path: path.clone(), detail })?;
         let pre = PluginPre::new(instance_pre)
             .map_err(|error| LoadError::Link { path: path.clone(), detail: format!("{error:#}") })?;
         let dirs: Vec<DirMount> = spec
@@ -137,6 +141,7 @@ impl LoadedPlugin {
             commands: Vec::new(),
             hook_filters: HookFilters::default(),
             calls: CallCounts::default(),
+            exports,
             pre,
             config: "null".into(),
             limits: spec.limits,

@@ -1,16 +1,16 @@
 //! Calling a loaded plugin: one method per export, each on a fresh store from the pool,
 //! with the call's limits armed; a failure classified into a [`PluginError`] naming the plugin.
 
+use wasmtime::component::{ComponentNamedList, Func, Lift, Lower};
 use wasmtime::{Store, Trap};
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 use super::{CallContext, LoadedPlugin};
-use crate::runtime::bindings::Plugin as PluginBindings;
 use crate::runtime::bindings::types;
 use crate::runtime::call::{CallOutput, CallState};
-use crate::runtime::call_counts::Export;
 use crate::runtime::engine::SandboxEngine;
 use crate::runtime::error::PluginError;
+use crate::runtime::export::Export;
 use crate::runtime::hook_filter::HookFilters;
 use crate::runtime::limiter::MemoryCap;
 use crate::runtime::outputs::Checked;
@@ -22,7 +22,12 @@ impl LoadedPlugin {
         &self,
         bag: &StateBag,
     ) -> Result<CallOutput<types::PluginManifest>, PluginError> {
-        let (mut store, instance) = self.instantiate(bag, Export::Manifest).await?;
+        // Through the generated bindings, which type-check every export against the
+        // contract: once per load, so a mismatched plugin fails here with a clear message
+        // and the calls after it look up only the export they need.
+        let mut store = self.fresh_store(bag, Export::Manifest)?;
+        let instance =
+            self.pre.instantiate_async(&mut store).await.map_err(|error| self.instantiate_error(error))?;
         let result = instance.agent_host_plugin_guest().call_manifest(&mut store).await;
         self.finish(store, result, bag)
     }
@@ -33,9 +38,9 @@ impl LoadedPlugin {
         bag: &StateBag,
         config: &str,
     ) -> Result<(CallOutput<Result<String, String>>, HookFilters), PluginError> {
-        let (mut store, instance) = self.instantiate(bag, Export::Configure).await?;
+        let (mut store, func) = self.instantiate(bag, Export::Configure).await?;
         store.data_mut().hook_filters = Some(HookFilters::default());
-        let result = instance.agent_host_plugin_guest().call_configure(&mut store, &config.to_owned()).await;
+        let result = call_export::<(&str,), (Result<String, String>,)>(&mut store, func, (config,)).await;
         let filters = store.data_mut().hook_filters.take().unwrap_or_default();
         self.finish(store, result, bag).map(|output| (output, filters))
     }
@@ -53,9 +58,11 @@ impl LoadedPlugin {
         }
         let ctx = self.context(ctx);
         let (output, reads) = {
-            let (mut store, instance) = self.instantiate(bag, Export::Provide).await?;
+            let (mut store, func) = self.instantiate(bag, Export::Provide).await?;
             store.data_mut().reads = Some(Vec::new());
-            let result = instance.agent_host_plugin_guest().call_provide(&mut store, &ctx).await;
+            let result =
+                call_export::<(&types::CallContext,), (types::Contribution,)>(&mut store, func, (&ctx,))
+                    .await;
             self.settle(store, result, bag)
         }?;
         let output = self.checked(output)?;
@@ -71,8 +78,13 @@ impl LoadedPlugin {
     ) -> Result<CallOutput<Result<String, String>>, PluginError> {
         let ctx = self.context(ctx);
         let output = {
-            let (mut store, instance) = self.instantiate(bag, Export::CallTool).await?;
-            let result = instance.agent_host_plugin_guest().call_call_tool(&mut store, &ctx, call).await;
+            let (mut store, func) = self.instantiate(bag, Export::CallTool).await?;
+            let result = call_export::<(&types::CallContext, &types::ToolCall), (Result<String, String>,)>(
+                &mut store,
+                func,
+                (&ctx, call),
+            )
+            .await;
             self.finish(store, result, bag)
         }?;
         self.checked(output)
@@ -85,8 +97,9 @@ impl LoadedPlugin {
     ) -> Result<CallOutput<Option<String>>, PluginError> {
         let ctx = self.context(ctx);
         let output = {
-            let (mut store, instance) = self.instantiate(bag, Export::SessionStart).await?;
-            let result = instance.agent_host_plugin_guest().call_session_start(&mut store, &ctx).await;
+            let (mut store, func) = self.instantiate(bag, Export::SessionStart).await?;
+            let result =
+                call_export::<(&types::CallContext,), (Option<String>,)>(&mut store, func, (&ctx,)).await;
             self.finish(store, result, bag)
         }?;
         self.checked(output)
@@ -100,9 +113,13 @@ impl LoadedPlugin {
     ) -> Result<CallOutput<types::PromptOutcome>, PluginError> {
         let ctx = self.context(ctx);
         let output = {
-            let (mut store, instance) = self.instantiate(bag, Export::UserPromptSubmit).await?;
-            let result =
-                instance.agent_host_plugin_guest().call_user_prompt_submit(&mut store, &ctx, prompt).await;
+            let (mut store, func) = self.instantiate(bag, Export::UserPromptSubmit).await?;
+            let result = call_export::<(&types::CallContext, &str), (types::PromptOutcome,)>(
+                &mut store,
+                func,
+                (&ctx, prompt),
+            )
+            .await;
             self.finish(store, result, bag)
         }?;
         self.checked(output)
@@ -116,9 +133,13 @@ impl LoadedPlugin {
     ) -> Result<CallOutput<types::PreToolOutcome>, PluginError> {
         let ctx = self.context(ctx);
         let output = {
-            let (mut store, instance) = self.instantiate(bag, Export::PreToolUse).await?;
-            let result =
-                instance.agent_host_plugin_guest().call_pre_tool_use(&mut store, &ctx, tool_use).await;
+            let (mut store, func) = self.instantiate(bag, Export::PreToolUse).await?;
+            let result = call_export::<(&types::CallContext, &types::ToolUse), (types::PreToolOutcome,)>(
+                &mut store,
+                func,
+                (&ctx, tool_use),
+            )
+            .await;
             self.finish(store, result, bag)
         }?;
         self.checked(output)
@@ -133,11 +154,12 @@ impl LoadedPlugin {
     ) -> Result<CallOutput<types::PostToolOutcome>, PluginError> {
         let ctx = self.context(ctx);
         let output = {
-            let (mut store, instance) = self.instantiate(bag, Export::PostToolUse).await?;
-            let result = instance
-                .agent_host_plugin_guest()
-                .call_post_tool_use(&mut store, &ctx, tool_use, result)
-                .await;
+            let (mut store, func) = self.instantiate(bag, Export::PostToolUse).await?;
+            let result = call_export::<
+                (&types::CallContext, &types::ToolUse, &types::ToolResult),
+                (types::PostToolOutcome,),
+            >(&mut store, func, (&ctx, tool_use, result))
+            .await;
             self.finish(store, result, bag)
         }?;
         self.checked(output)
@@ -151,8 +173,13 @@ impl LoadedPlugin {
     ) -> Result<CallOutput<types::StopOutcome>, PluginError> {
         let ctx = self.context(ctx);
         let output = {
-            let (mut store, instance) = self.instantiate(bag, Export::Stop).await?;
-            let result = instance.agent_host_plugin_guest().call_stop(&mut store, &ctx, reply).await;
+            let (mut store, func) = self.instantiate(bag, Export::Stop).await?;
+            let result = call_export::<(&types::CallContext, &str), (types::StopOutcome,)>(
+                &mut store,
+                func,
+                (&ctx, reply),
+            )
+            .await;
             self.finish(store, result, bag)
         }?;
         self.checked(output)
@@ -167,8 +194,13 @@ impl LoadedPlugin {
     ) -> Result<CallOutput<Result<String, String>>, PluginError> {
         let ctx = self.context(ctx);
         let output = {
-            let (mut store, instance) = self.instantiate(bag, Export::Command).await?;
-            let result = instance.agent_host_plugin_guest().call_command(&mut store, &ctx, name, args).await;
+            let (mut store, func) = self.instantiate(bag, Export::Command).await?;
+            let result = call_export::<(&types::CallContext, &str, &str), (Result<String, String>,)>(
+                &mut store,
+                func,
+                (&ctx, name, args),
+            )
+            .await;
             self.finish(store, result, bag)
         }?;
         self.checked(output)
@@ -193,12 +225,31 @@ impl LoadedPlugin {
         Ok(output)
     }
 
-    /// A fresh store and instance for one call of `export`, with the call's limits armed.
+    /// A fresh store and instance for one call of `export`, with the call's limits armed,
+    /// and the export to call.
     async fn instantiate(
         &self,
         bag: &StateBag,
         export: Export,
-    ) -> Result<(Store<CallState>, PluginBindings), PluginError> {
+    ) -> Result<(Store<CallState>, Func), PluginError> {
+        let mut store = self.fresh_store(bag, export)?;
+        let instance = self
+            .pre
+            .instance_pre()
+            .instantiate_async(&mut store)
+            .await
+            .map_err(|error| self.instantiate_error(error))?;
+        let func = instance.get_func(&mut store, self.exports.get(export)).ok_or_else(|| {
+            PluginError::Malformed {
+                plugin: self.label(),
+                detail: format!("the component has no `{}` export", export.wit_name()),
+            }
+        })?;
+        Ok((store, func))
+    }
+
+    /// A fresh store for one call of `export`: its WASI context, state and limits.
+    fn fresh_store(&self, bag: &StateBag, export: Export) -> Result<Store<CallState>, PluginError> {
         self.calls.count(export);
         let mut wasi = WasiCtxBuilder::new();
         for mount in &self.dirs {
@@ -223,10 +274,11 @@ impl LoadedPlugin {
         store.limiter(|state| &mut state.memory);
         store.set_epoch_deadline(SandboxEngine::deadline_ticks(&self.limits));
         store.epoch_deadline_trap();
-        let instance = self.pre.instantiate_async(&mut store).await.map_err(|error| {
-            PluginError::Instantiate { plugin: self.label(), detail: format!("{error:#}") }
-        })?;
-        Ok((store, instance))
+        Ok(store)
+    }
+
+    fn instantiate_error(&self, error: wasmtime::Error) -> PluginError {
+        PluginError::Instantiate { plugin: self.label(), detail: format!("{error:#}") }
     }
 
     /// Ends a call: classifies a failure, or applies the state writes (only if the value
@@ -275,6 +327,30 @@ impl LoadedPlugin {
             // UTF-8, out-of-bounds pointers) — the plugin broke the contract.
             None => PluginError::Malformed { plugin, detail: format!("{error:#}") },
         }
+    }
+}
+
+/// Calls `func` with `params`. Checks the export's type against `P` and `R` (the
+/// contract's) first: cheap for one export, and what keeps the call sound.
+async fn call_export<P, R>(store: &mut Store<CallState>, func: Func, params: P) -> wasmtime::Result<R::Output>
+where
+    P: ComponentNamedList + Lower + Send + Sync,
+    R: ComponentNamedList + Lift + Send + Sync + Single + 'static,
+{
+    let typed = func.typed::<P, R>(&*store)?;
+    Ok(typed.call_async(&mut *store, params).await?.into_single())
+}
+
+/// The one value of a one-result call.
+trait Single {
+    type Output;
+    fn into_single(self) -> Self::Output;
+}
+
+impl<T> Single for (T,) {
+    type Output = T;
+    fn into_single(self) -> T {
+        self.0
     }
 }
 
