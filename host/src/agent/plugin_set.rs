@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::Context as _;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
 use crate::config::{Config, ConfigError, Grants, Limits};
@@ -15,9 +16,10 @@ use crate::runtime::plugin_spec;
 use crate::runtime::{CallContext, LoadedPlugin, ProvideMemo, SandboxEngine, resolve_component};
 use crate::state::StateBag;
 
-/// A compiled JSON Schema and the schema itself, as sent to the model.
+/// A compiled JSON Schema and the schema itself, as sent to the model: compact JSON text,
+/// copied into every request body as it is rather than walked value by value.
 pub struct CompiledSchema {
-    pub schema: Arc<Value>,
+    pub schema: Arc<RawValue>,
     pub validator: jsonschema::Validator,
 }
 
@@ -164,7 +166,8 @@ impl PluginSet {
         }
         let schema: Value = serde_json::from_str(text).map_err(|error| error.to_string())?;
         let validator = jsonschema::validator_for(&schema).map_err(|error| error.to_string())?;
-        let compiled = Arc::new(CompiledSchema { schema: Arc::new(schema), validator });
+        let compact = RawValue::from_string(schema.to_string()).expect("a JSON value prints as JSON");
+        let compiled = Arc::new(CompiledSchema { schema: Arc::from(compact), validator });
         schemas.insert(text.to_owned(), compiled.clone());
         Ok(compiled)
     }

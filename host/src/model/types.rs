@@ -59,11 +59,12 @@ pub struct ToolCallRequest {
 }
 
 /// A tool as the model sees it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct ToolDefinition {
     pub name: String,
     pub description: String,
-    pub parameters: std::sync::Arc<serde_json::Value>,
+    /// The JSON Schema, compact JSON text.
+    pub parameters: std::sync::Arc<serde_json::value::RawValue>,
 }
 
 /// Everything one model call sends. Borrowed, so a round trip never copies the history.

@@ -127,6 +127,7 @@ mod tests {
     use std::sync::Arc;
 
     use serde_json::json;
+    use serde_json::value::RawValue;
 
     use super::*;
 
@@ -145,7 +146,7 @@ mod tests {
         let tools = vec![ToolDefinition {
             name: "todos_add".into(),
             description: "add".into(),
-            parameters: Arc::new(json!({"type": "object"})),
+            parameters: Arc::from(RawValue::from_string(r#"{"type":"object"}"#.to_owned()).unwrap()),
         }];
         let request = ModelRequest {
             session_id: "s",

@@ -9,6 +9,10 @@ pub trait ToolSpecExt {
     fn new(name: &str, description: &str) -> Self;
     /// Sets the JSON Schema of the arguments object.
     fn parameters(self, schema: Value) -> Self;
+    /// Sets the JSON Schema of the arguments object from JSON text, as written: for a
+    /// fixed schema, nothing to build or serialize on every `provide` (the host checks
+    /// that it is JSON).
+    fn parameters_json(self, schema: &str) -> Self;
     /// Marks the tool as one that changes the world (files, processes, network).
     fn mutating(self) -> Self;
 }
@@ -27,6 +31,11 @@ impl ToolSpecExt for ToolSpec {
         // `to_string` would go through `Display` and a formatter per token: several times
         // slower, and `provide` runs before every model call.
         self.parameters = serde_json::to_string(&schema).expect("a JSON value always serializes");
+        self
+    }
+
+    fn parameters_json(mut self, schema: &str) -> Self {
+        self.parameters = schema.to_owned();
         self
     }
 

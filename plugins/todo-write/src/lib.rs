@@ -108,7 +108,7 @@ fn tool_spec(config: &Config) -> ToolSpec {
             config.max_items
         ),
     )
-    .parameters(json!({
+    .parameters_json(r#"{
         "type": "object",
         "properties": {
             "todos": {
@@ -128,7 +128,7 @@ fn tool_spec(config: &Config) -> ToolSpec {
         },
         "required": ["todos"],
         "additionalProperties": false
-    }))
+    }"#)
 }
 
 export_plugin!(TodoWrite);

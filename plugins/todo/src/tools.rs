@@ -39,7 +39,8 @@ struct RemoveArgs {
 pub fn specs() -> Vec<ToolSpec> {
     vec![
         ToolSpec::new("todos_add", "Adds todos to your list. Returns the new items with their ids.")
-            .parameters(json!({
+            .parameters_json(
+                r#"{
                 "type": "object",
                 "properties": {
                     "todos": {
@@ -58,12 +59,14 @@ pub fn specs() -> Vec<ToolSpec> {
                 },
                 "required": ["todos"],
                 "additionalProperties": false
-            })),
+            }"#,
+            ),
         ToolSpec::new(
             "todos_complete",
             "Marks todos as done, each with a short reason. Returns how many were newly completed.",
         )
-        .parameters(json!({
+        .parameters_json(
+            r#"{
             "type": "object",
             "properties": {
                 "items": {
@@ -81,14 +84,17 @@ pub fn specs() -> Vec<ToolSpec> {
             },
             "required": ["items"],
             "additionalProperties": false
-        })),
+        }"#,
+        ),
         ToolSpec::new("todos_remove", "Removes todos that no longer apply. Returns how many were removed.")
-            .parameters(json!({
+            .parameters_json(
+                r#"{
                 "type": "object",
                 "properties": { "ids": { "type": "array", "items": { "type": "integer" } } },
                 "required": ["ids"],
                 "additionalProperties": false
-            })),
+            }"#,
+            ),
         ToolSpec::new("todos_get_remaining", "Returns the open todos as JSON."),
         ToolSpec::new("todos_get_all", "Returns every todo, open and done, as JSON."),
     ]
