@@ -38,11 +38,12 @@ fn plugin(test: &TestHost, name: &str) -> std::sync::Arc<LoadedPlugin> {
     test.host.plugins().plugins().iter().find(|p| p.name() == name).expect("loaded").clone()
 }
 
-const ALLOW_ALL: &str = "rules = [{ tool = \"*\", decision = \"allow\" }]";
+/// Everything allowed by the preset: permissions still judges every call (no rule covers it).
+const TRUST: &str = "preset = \"trust\"";
 
 #[tokio::test]
 async fn agent_mode_sees_only_mutating_tools_and_permissions_post_hook_is_never_called() {
-    let (test, workspace) = host(ALLOW_ALL).await;
+    let (test, workspace) = host(TRUST).await;
     let added = call(&test, "todos_add", json!({"todos": [{"title": "look around"}]})).await;
     assert!(added.ok, "{}", added.output);
     let read = call(&test, "read_file", json!({"path": "short.txt"})).await;
@@ -62,8 +63,43 @@ async fn agent_mode_sees_only_mutating_tools_and_permissions_post_hook_is_never_
 }
 
 #[tokio::test]
+async fn permissions_is_not_asked_about_tools_an_allow_rule_always_allows() {
+    let rules = r#"rules = [
+        { tool = "todos_*", decision = "allow" },
+        { tool = "read_file", decision = "allow", args = { path = "*.txt" } },
+        { tool = "write_file", decision = "deny" },
+    ]"#;
+    let (test, _workspace) = host(rules).await;
+    let permissions = plugin(&test, "permissions");
+    let asked = || permissions.calls().get(Export::PreToolUse);
+    assert!(call(&test, "todos_add", json!({"todos": [{"title": "a"}]})).await.ok);
+    assert!(call(&test, "todos_get_all", json!({})).await.ok);
+    assert_eq!(asked(), 0, "`todos_*` is allowed whatever the call");
+    // An allow rule with an argument pattern decides nothing in advance.
+    assert!(call(&test, "read_file", json!({"path": "short.txt"})).await.ok);
+    assert_eq!(asked(), 1);
+    // Refused by agent-mode (plan mode) too; the earlier hook's reason is the one shown.
+    let write = call(&test, "write_file", json!({"path": "x.txt", "content": "x"})).await;
+    assert!(!write.ok, "{}", write.output);
+    assert_eq!(asked(), 2, "the deny rule's tool is judged");
+}
+
+#[tokio::test]
+async fn an_allow_rule_that_a_deny_rule_may_overlap_is_still_judged_call_by_call() {
+    let rules = r#"rules = [
+        { tool = "todos_*", decision = "allow" },
+        { tool = "*_remove", decision = "deny" },
+    ]"#;
+    let (test, _workspace) = host(rules).await;
+    assert!(call(&test, "todos_add", json!({"todos": [{"title": "a"}]})).await.ok);
+    let removed = call(&test, "todos_remove", json!({"ids": [1]})).await;
+    assert!(!removed.ok && removed.output.contains("refused by permissions"), "{}", removed.output);
+    assert_eq!(plugin(&test, "permissions").calls().get(Export::PreToolUse), 2);
+}
+
+#[tokio::test]
 async fn a_result_cap_calls_post_tool_use_only_for_results_longer_than_the_cap() {
-    let (test, _workspace) = host(&format!("{ALLOW_ALL}\nmax_result_bytes = 100")).await;
+    let (test, _workspace) = host(&format!("{TRUST}\nmax_result_bytes = 100")).await;
     let permissions = plugin(&test, "permissions");
     let short = call(&test, "read_file", json!({"path": "short.txt"})).await;
     assert!(short.ok && !short.output.contains("[permissions:"), "{}", short.output);
@@ -77,7 +113,7 @@ async fn a_result_cap_calls_post_tool_use_only_for_results_longer_than_the_cap()
 async fn with_the_audit_on_post_tool_use_sees_every_call() {
     let audit = tempfile::tempdir().unwrap();
     let config = format!(
-        "{ALLOW_ALL}\naudit = true\n[plugin.grants.dirs]\n\"/audit\" = {{ host = \"{}\", write = true }}",
+        "{TRUST}\naudit = true\n[plugin.grants.dirs]\n\"/audit\" = {{ host = \"{}\", write = true }}",
         audit.path().display()
     );
     let (test, _workspace) = host(&config).await;
@@ -90,7 +126,7 @@ async fn with_the_audit_on_post_tool_use_sees_every_call() {
 
 #[tokio::test]
 async fn plugins_lists_the_calls_each_plugin_served() {
-    let (test, _workspace) = host(ALLOW_ALL).await;
+    let (test, _workspace) = host(TRUST).await;
     call(&test, "read_file", json!({"path": "short.txt"})).await;
     let session = test.session();
     let mut session = session.lock().await;

@@ -3,6 +3,8 @@
 //! checked by the host before every `pre-tool-use` and `post-tool-use` call.
 
 use super::bindings::agent_host::plugin::hook_filter::{ToolFilter, ToolHook};
+use wildmatch::WildMatch;
+
 use super::bindings::types::{ToolResult, ToolUse};
 
 /// The tool calls one hook is called for.
@@ -21,8 +23,11 @@ impl Reach {
             Reach::Every => true,
             Reach::Never => false,
             Reach::Only(filter) => {
+                let name = tool_use.call.name.as_str();
+                let named = |patterns: &[String]| patterns.iter().any(|p| WildMatch::new(p).matches(name));
                 (!filter.mutating_only || tool_use.mutates)
-                    && (filter.tools.is_empty() || filter.tools.contains(&tool_use.call.name))
+                    && (filter.tools.is_empty() || named(&filter.tools))
+                    && !named(&filter.except_tools)
                     && match (filter.output_longer_than, output) {
                         (Some(bytes), Some(output)) => output.len() > bytes as usize,
                         _ => true,
@@ -77,7 +82,12 @@ mod tests {
     }
 
     fn filter(mutating_only: bool, tools: &[&str], output_longer_than: Option<u32>) -> ToolFilter {
-        ToolFilter { mutating_only, tools: tools.iter().map(|t| t.to_string()).collect(), output_longer_than }
+        ToolFilter {
+            mutating_only,
+            tools: tools.iter().map(|t| t.to_string()).collect(),
+            except_tools: Vec::new(),
+            output_longer_than,
+        }
     }
 
     #[test]
@@ -96,6 +106,24 @@ mod tests {
         assert!(!filters.pre_tool_use_sees(&tool_use("delete", true)), "not listed");
         // The other hook is untouched.
         assert!(filters.post_tool_use_sees(&tool_use("delete", false), &result("")));
+    }
+
+    #[test]
+    fn tool_names_may_be_patterns_and_exceptions_win() {
+        let mut filters = HookFilters::default();
+        let mut todos_but_listing = filter(false, &["todos_*", "mode_?et"], None);
+        todos_but_listing.except_tools = vec!["todos_get_*".into()];
+        filters.declare(ToolHook::PreToolUse, Reach::Only(todos_but_listing));
+        assert!(filters.pre_tool_use_sees(&tool_use("todos_add", false)));
+        assert!(filters.pre_tool_use_sees(&tool_use("mode_set", false)));
+        assert!(!filters.pre_tool_use_sees(&tool_use("todos_get_all", false)), "excepted");
+        assert!(!filters.pre_tool_use_sees(&tool_use("read_file", false)), "not named");
+
+        let mut all_but_reads = filter(false, &[], None);
+        all_but_reads.except_tools = vec!["read_*".into()];
+        filters.declare(ToolHook::PreToolUse, Reach::Only(all_but_reads));
+        assert!(filters.pre_tool_use_sees(&tool_use("write_file", true)));
+        assert!(!filters.pre_tool_use_sees(&tool_use("read_file", false)));
     }
 
     #[test]

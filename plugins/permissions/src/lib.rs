@@ -57,6 +57,12 @@ impl Plugin for Permissions {
 
     fn configure(&self, config: Value) -> Result<Value, String> {
         let config = Config::parse(config)?;
+        // Calls of tools an unconditional allow rule covers come out `allow` whatever else
+        // holds, so the host need not ask about them.
+        let allowed = rules::always_allowed(&config.rules);
+        if !allowed.is_empty() {
+            hook_filter::only(ToolHook::PreToolUse, &ToolFilter::any().except_tools(allowed));
+        }
         // `post-tool-use` audits every call, or cuts long results, or has nothing to do.
         match (config.audit, config.max_result_bytes) {
             (true, _) => {}

@@ -77,6 +77,39 @@ pub fn decide(call: &Call, rules: &[Rule], fallback: Fallback) -> Outcome {
     best.unwrap_or_else(|| fallback.decide(call))
 }
 
+/// The tool patterns whose every call `rules` allow, whatever the arguments, the session's
+/// preset or the default: named by an allow rule with no argument patterns, and by no ask or
+/// deny rule that could match the same tool. `pre-tool-use` need not be asked about them.
+pub fn always_allowed(rules: &[Rule]) -> Vec<String> {
+    let unconditional =
+        |rule: &Rule| rule.args.as_ref().is_none_or(|a| a.path.is_none() && a.command.is_none());
+    rules
+        .iter()
+        .filter(|rule| {
+            rule.decision == Verdict::Allow && unconditional(rule) && !rule.tool.starts_with("plugin:")
+        })
+        .filter(|allow| {
+            !rules
+                .iter()
+                .any(|other| other.decision != Verdict::Allow && may_overlap(&allow.tool, &other.tool))
+        })
+        .map(|rule| rule.tool.clone())
+        .collect()
+}
+
+/// Whether one tool name could match both patterns: exact when either is a plain name;
+/// two globs are assumed to overlap, and a `plugin:` rule to cover any tool.
+fn may_overlap(a: &str, b: &str) -> bool {
+    if b.starts_with("plugin:") {
+        return true;
+    }
+    match (is_glob(a), is_glob(b)) {
+        (_, false) => glob_match(a, b),
+        (false, true) => glob_match(b, a),
+        (true, true) => true,
+    }
+}
+
 /// What decides calls no rule matches.
 #[derive(Debug, Clone, Copy)]
 pub enum Fallback {

@@ -28,7 +28,7 @@ pub fn never(hook: ToolHook) {
 impl ToolFilter {
     /// Every tool call (the start for narrowing with the methods below).
     pub fn any() -> Self {
-        Self { mutating_only: false, tools: Vec::new(), output_longer_than: None }
+        Self { mutating_only: false, tools: Vec::new(), except_tools: Vec::new(), output_longer_than: None }
     }
 
     /// Only calls of tools that change things (`mutates`).
@@ -36,9 +36,17 @@ impl ToolFilter {
         Self { mutating_only: true, ..Self::any() }
     }
 
-    /// Only calls of these tools, by exact name.
+    /// Only calls of these tools. A name may hold `*` (any run of characters) and `?` (one
+    /// character).
     pub fn tools<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
         self.tools = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Never calls of these tools, even when [`tools`](Self::tools) names them; patterns as
+    /// there.
+    pub fn except_tools<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
+        self.except_tools = names.into_iter().map(Into::into).collect();
         self
     }
 
