@@ -162,6 +162,10 @@ fn main() -> anyhow::Result<()> {
         "        growth per idle session: {kib_per_idle_session:.2} KiB (sessions live in SQLite; none is held in memory)"
     );
     figures.kib_per_idle_session = Some(kib_per_idle_session);
+    // The WAL file keeps the size of its longest run between restarts: whether the background
+    // checkpoint lets it restart under load, or it grows to the fallback (16,000 pages).
+    let wal = std::fs::metadata(dir.path().join("sessions.db-wal")).map_or(0, |meta| meta.len());
+    println!("        SQLite WAL file: {:.1} MiB at its largest", wal as f64 / (1 << 20) as f64);
     targets::print(&figures);
     anyhow::ensure!(failed == 0, "{failed} sessions failed");
     Ok(())

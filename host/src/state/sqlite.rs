@@ -2,7 +2,7 @@
 //! transaction, so a killed process leaves every session at a step boundary.
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -37,7 +37,8 @@ DROP INDEX IF EXISTS sessions_by_use;
 ";
 
 pub struct SqliteStore {
-    connection: Mutex<Connection>,
+    /// The one connection that writes; shared with the checkpointer only as a lock.
+    connection: Arc<Mutex<Connection>>,
     /// Checkpoints the WAL in the background (file databases only).
     checkpointer: Option<Checkpointer>,
 }
@@ -55,7 +56,8 @@ impl SqliteStore {
             .connection()
             .pragma_update(None, "wal_autocheckpoint", checkpoint::FALLBACK_PAGES)
             .map_err(|error| failed(error.to_string()))?;
-        store.checkpointer = Some(Checkpointer::start(path).map_err(|error| failed(error.to_string()))?);
+        let checkpointer = Checkpointer::start(path, store.connection.clone());
+        store.checkpointer = Some(checkpointer.map_err(|error| failed(error.to_string()))?);
         Ok(store)
     }
 
@@ -71,7 +73,7 @@ impl SqliteStore {
         connection.pragma_update(None, "synchronous", "NORMAL")?;
         connection.busy_timeout(std::time::Duration::from_secs(5))?;
         connection.execute_batch(SCHEMA)?;
-        Ok(Self { connection: Mutex::new(connection), checkpointer: None })
+        Ok(Self { connection: Arc::new(Mutex::new(connection)), checkpointer: None })
     }
 
     fn connection(&self) -> std::sync::MutexGuard<'_, Connection> {
