@@ -272,3 +272,41 @@ async fn sessions_killed_at_the_same_instant_all_resume_intact() {
         "crash (side by side): {SIDE_BY_SIDE} sessions x {GROUP_KILLS} rounds, {killed} processes killed, {mid_turn} mid-turn, {repaired} calls repaired, {messages} messages, losses: 0"
     );
 }
+
+/// What a crash while a tool runs would leave: the session as the database holds it then.
+/// A reply whose tools change nothing becomes durable with their results, as one step; a
+/// reply asking for a change is durable before the change starts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_is_durable_before_a_mutating_tool_runs_and_with_the_results_of_read_only_ones() {
+    use crate::support::TestHost;
+
+    for (calls, mutating) in [(vec!["spin"], false), (vec!["touch", "spin"], true)] {
+        let model = FakeModel::start().await;
+        let mut reply = Reply::tool(calls[0], "{}");
+        for call in &calls[1..] {
+            reply = reply.and_tool(call, "{}");
+        }
+        model.push(reply);
+        model.push(Reply::text("done"));
+        // `spin` never returns: the call ends at its deadline, which leaves time to look.
+        let limits = "[plugin.limits]\ntimeout_ms = 1500\n";
+        let test =
+            std::sync::Arc::new(TestHost::with_plugins(&model, &plugin_block("misbehave", limits)).await);
+        let session = test.session();
+        let id = session.lock().await.id().to_owned();
+        let turn = tokio::spawn({
+            let (test, session) = (test.clone(), session.clone());
+            async move { test.turn(&session, "go").await.map(|outcome| outcome.reply) }
+        });
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert!(!turn.is_finished(), "{calls:?}: the tool is still running");
+        let during = load(&test.db_path(), &id);
+        let replies = during.history.iter().filter(|m| m.role == Role::Assistant).count();
+        assert_eq!(replies, usize::from(mutating), "{calls:?}: replies durable while the tool runs");
+
+        assert_eq!(turn.await.unwrap().unwrap(), "done");
+        let after = load(&test.db_path(), &id);
+        assert_eq!(after.history.iter().filter(|m| m.role == Role::Assistant).count(), 2, "{calls:?}");
+        assert_every_call_answered(&after, &format!("{calls:?}"));
+    }
+}

@@ -20,6 +20,14 @@ pub struct Prepared {
     pub injected: Vec<Message>,
 }
 
+impl Prepared {
+    /// Whether any of `calls` is of a tool that changes things outside the agent's own
+    /// bookkeeping. A call of a tool not on offer changes nothing: it is refused.
+    pub fn any_mutating(&self, calls: &[crate::model::ToolCallRequest]) -> bool {
+        calls.iter().any(|call| self.offered.get(&call.name).is_some_and(|tool| tool.mutates))
+    }
+}
+
 /// A tool on offer for this call, and who runs it.
 pub struct OfferedTool {
     pub plugin: Arc<LoadedPlugin>,

@@ -11,7 +11,8 @@ use crate::runtime::{CallContext, Capabilities, StopOutcome};
 use crate::state::Session;
 
 impl Host {
-    /// Runs one user turn to its end. The session is committed after every step, so an
+    /// Runs one user turn to its end. The session is committed after every step (a model
+    /// reply, with the results of its tools when none of them changes anything), so an
     /// error (or a dropped future: Ctrl-C) leaves it at the last complete step.
     pub async fn run_turn(
         &self,
@@ -83,7 +84,14 @@ impl Host {
             });
             reply_text = reply.text.clone();
             session.push(Message::assistant(reply.text, tool_calls.clone()));
-            session.commit(&*store)?;
+            // A reply whose tools change nothing outside the agent's own bookkeeping becomes
+            // durable together with their results, as one step: a crash in between leaves
+            // the session before the reply, which a rerun redoes with nothing out of place.
+            // A reply that asks for a change is made durable first, so that a crash during
+            // the change shows up as a call cut short instead of vanishing.
+            if tool_calls.is_empty() || prepared.any_mutating(&tool_calls) {
+                session.commit(&*store)?;
+            }
 
             if !tool_calls.is_empty() {
                 let env = CallEnv {
