@@ -107,7 +107,9 @@ async fn gate_and_run(
         call: ToolCall {
             id: request.id.clone(),
             name: request.name.clone(),
-            arguments: arguments.to_string(),
+            // The model's own text: it parsed and met the schema, so there is no need to
+            // print `arguments` back out.
+            arguments: request.arguments.clone(),
         },
         plugin: tool.plugin.name().to_owned(),
         mutates: tool.mutates,
@@ -134,8 +136,8 @@ async fn gate_and_run(
                 continue;
             }
         };
-        if let Some(updated) = outcome.updated_arguments {
-            let updated: Value = serde_json::from_str(&updated).expect("checked by the runtime");
+        if let Some(text) = outcome.updated_arguments {
+            let updated: Value = serde_json::from_str(&text).expect("checked by the runtime");
             if let Err(result) = validate(tool, &request.name, &updated) {
                 return (
                     failure(format!("{} rewrote the arguments badly: {}", hook.label(), result.output)),
@@ -143,7 +145,7 @@ async fn gate_and_run(
                 );
             }
             arguments = updated;
-            tool_use.call.arguments = arguments.to_string();
+            tool_use.call.arguments = text;
         }
         added_context.extend(outcome.context);
         verdict = verdict.fold(match outcome.decision {
@@ -160,7 +162,8 @@ async fn gate_and_run(
                 id: request.id.clone(),
                 name: request.name.clone(),
                 plugin: tool.plugin.name().to_owned(),
-                arguments: arguments.clone(),
+                // Not needed past this point: the tool gets the text.
+                arguments: std::mem::take(&mut arguments),
             });
             match tool.plugin.call_tool(env.ctx, env.bag, &tool_use.call).await {
                 Ok(output) => {
