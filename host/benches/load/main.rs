@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use agent_host::agent::NoOperator;
 use agent_host::model::ModelClient;
 use agent_host::{Config, Host, TurnEnd};
+use hdrhistogram::Histogram;
 use timing::{Breakdown, TimingSink, memory_kib, quantile};
 
 const KEY_VARIABLE: &str = "AGENT_HOST_BENCH_KEY";
@@ -50,12 +51,21 @@ impl Options {
 }
 
 /// What a batch of sessions measured.
-#[derive(Default)]
 struct Batch {
     completed: usize,
     failures: Vec<String>,
-    overheads: Vec<Duration>,
+    /// Host overhead per model call, in µs. A histogram of fixed size rather than every
+    /// sample, so that a 100,000-session run measures the host's memory, not the bench's.
+    overheads: Histogram<u64>,
     breakdown: Breakdown,
+}
+
+impl Default for Batch {
+    fn default() -> Self {
+        // Two significant figures (1%) from 1 µs to a minute: a few KiB.
+        let overheads = Histogram::new_with_bounds(1, 60_000_000, 2).expect("valid histogram bounds");
+        Self { completed: 0, failures: Vec::new(), overheads, breakdown: Breakdown::default() }
+    }
 }
 
 impl Batch {
@@ -63,8 +73,18 @@ impl Batch {
     fn absorb(&mut self, other: Batch) {
         self.completed += other.completed;
         self.failures.extend(other.failures);
-        self.overheads.extend(other.overheads);
+        self.overheads.add(&other.overheads).expect("histograms with the same bounds");
         self.breakdown += other.breakdown;
+    }
+
+    fn record(&mut self, overheads: &[Duration]) {
+        for overhead in overheads {
+            self.overheads.saturating_record(overhead.as_micros().max(1) as u64);
+        }
+    }
+
+    fn overhead(&self, quantile: f64) -> Duration {
+        Duration::from_micros(self.overheads.value_at_quantile(quantile))
     }
 }
 
@@ -203,11 +223,10 @@ fn report(
     label: &str,
     concurrency: usize,
     elapsed: Duration,
-    mut batch: Batch,
+    batch: Batch,
     failed: &mut usize,
 ) -> targets::Throughput {
     let seconds = elapsed.as_secs_f64();
-    batch.overheads.sort_unstable();
     println!("{label} (concurrency {concurrency}): {} sessions in {seconds:.2} s", batch.completed);
     println!(
         "  {:.0} sessions/s, {:.0} model calls/s",
@@ -216,9 +235,9 @@ fn report(
     );
     println!(
         "  host overhead per model call: p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs",
-        micros(quantile(&batch.overheads, 0.50)),
-        micros(quantile(&batch.overheads, 0.99)),
-        micros(quantile(&batch.overheads, 1.0)),
+        micros(batch.overhead(0.50)),
+        micros(batch.overhead(0.99)),
+        micros(batch.overhead(1.0)),
     );
     let per_call = |total: Duration| micros(total) / batch.overheads.len().max(1) as f64;
     println!(
@@ -235,8 +254,8 @@ fn report(
     *failed += batch.failures.len();
     targets::Throughput {
         sessions_per_second: batch.completed as f64 / seconds,
-        overhead_p50: quantile(&batch.overheads, 0.50),
-        overhead_p99: quantile(&batch.overheads, 0.99),
+        overhead_p50: batch.overhead(0.50),
+        overhead_p99: batch.overhead(0.99),
     }
 }
 
@@ -261,7 +280,7 @@ async fn run_batch(host: &Arc<Host>, sessions: usize, concurrency: usize) -> Bat
                     match one_session(&host).await {
                         Ok((overheads, breakdown)) => {
                             batch.completed += 1;
-                            batch.overheads.extend(overheads);
+                            batch.record(&overheads);
                             batch.breakdown += breakdown;
                         }
                         Err(error) => batch.failures.push(format!("{error:#}")),
