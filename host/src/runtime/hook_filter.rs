@@ -2,9 +2,9 @@
 //! declared in `configure`, so it holds for exactly as long as that configuration, and
 //! checked by the host before every `pre-tool-use` and `post-tool-use` call.
 
-use super::bindings::agent_host::plugin::hook_filter::{ToolFilter, ToolHook};
 use wildmatch::WildMatch;
 
+use super::bindings::agent_host::plugin::hook_filter::{ToolFilter, ToolHook};
 use super::bindings::types::{ToolResult, ToolUse};
 
 /// The tool calls one hook is called for.
@@ -13,7 +13,7 @@ pub(super) enum Reach {
     /// Every call: what a plugin that declared nothing (or predates 0.1.2) gets.
     #[default]
     Every,
-    Only(ToolFilter),
+    Only(Filter),
     Never,
 }
 
@@ -24,7 +24,7 @@ impl Reach {
             Reach::Never => false,
             Reach::Only(filter) => {
                 let name = tool_use.call.name.as_str();
-                let named = |patterns: &[String]| patterns.iter().any(|p| WildMatch::new(p).matches(name));
+                let named = |patterns: &[WildMatch]| patterns.iter().any(|pattern| pattern.matches(name));
                 (!filter.mutating_only || tool_use.mutates)
                     && (filter.tools.is_empty() || named(&filter.tools))
                     && !named(&filter.except_tools)
@@ -33,6 +33,29 @@ impl Reach {
                         _ => true,
                     }
             }
+        }
+    }
+}
+
+/// A declared [`ToolFilter`] with its name patterns compiled once, when it is declared,
+/// rather than on every tool call.
+#[derive(Debug, Clone)]
+pub(super) struct Filter {
+    mutating_only: bool,
+    tools: Vec<WildMatch>,
+    except_tools: Vec<WildMatch>,
+    output_longer_than: Option<u32>,
+}
+
+impl From<ToolFilter> for Filter {
+    fn from(filter: ToolFilter) -> Self {
+        let compile =
+            |patterns: Vec<String>| patterns.iter().map(|pattern| WildMatch::new(pattern)).collect();
+        Self {
+            mutating_only: filter.mutating_only,
+            tools: compile(filter.tools),
+            except_tools: compile(filter.except_tools),
+            output_longer_than: filter.output_longer_than,
         }
     }
 }
@@ -100,7 +123,7 @@ mod tests {
     #[test]
     fn a_call_must_pass_every_part_of_the_filter() {
         let mut filters = HookFilters::default();
-        filters.declare(ToolHook::PreToolUse, Reach::Only(filter(true, &["write", "shell"], None)));
+        filters.declare(ToolHook::PreToolUse, Reach::Only(filter(true, &["write", "shell"], None).into()));
         assert!(filters.pre_tool_use_sees(&tool_use("write", true)));
         assert!(!filters.pre_tool_use_sees(&tool_use("write", false)), "not mutating");
         assert!(!filters.pre_tool_use_sees(&tool_use("delete", true)), "not listed");
@@ -113,7 +136,7 @@ mod tests {
         let mut filters = HookFilters::default();
         let mut todos_but_listing = filter(false, &["todos_*", "mode_?et"], None);
         todos_but_listing.except_tools = vec!["todos_get_*".into()];
-        filters.declare(ToolHook::PreToolUse, Reach::Only(todos_but_listing));
+        filters.declare(ToolHook::PreToolUse, Reach::Only(todos_but_listing.into()));
         assert!(filters.pre_tool_use_sees(&tool_use("todos_add", false)));
         assert!(filters.pre_tool_use_sees(&tool_use("mode_set", false)));
         assert!(!filters.pre_tool_use_sees(&tool_use("todos_get_all", false)), "excepted");
@@ -121,7 +144,7 @@ mod tests {
 
         let mut all_but_reads = filter(false, &[], None);
         all_but_reads.except_tools = vec!["read_*".into()];
-        filters.declare(ToolHook::PreToolUse, Reach::Only(all_but_reads));
+        filters.declare(ToolHook::PreToolUse, Reach::Only(all_but_reads.into()));
         assert!(filters.pre_tool_use_sees(&tool_use("write_file", true)));
         assert!(!filters.pre_tool_use_sees(&tool_use("read_file", false)));
     }
@@ -129,7 +152,7 @@ mod tests {
     #[test]
     fn output_length_counts_for_post_tool_use_only() {
         let mut filters = HookFilters::default();
-        let longer_than_4 = Reach::Only(filter(false, &[], Some(4)));
+        let longer_than_4 = Reach::Only(filter(false, &[], Some(4)).into());
         filters.declare(ToolHook::PostToolUse, longer_than_4.clone());
         filters.declare(ToolHook::PreToolUse, longer_than_4);
         let read = tool_use("read", false);

@@ -7,7 +7,7 @@ use crate::runtime::hook_filter::Reach;
 impl Host for CallState {
     fn only(&mut self, hook: ToolHook, filter: ToolFilter) {
         if let Some(filters) = &mut self.hook_filters {
-            filters.declare(hook, Reach::Only(filter));
+            filters.declare(hook, Reach::Only(filter.into()));
         }
     }
 
