@@ -77,17 +77,12 @@ impl LoadedPlugin {
         call: &types::ToolCall,
     ) -> Result<CallOutput<Result<String, String>>, PluginError> {
         let ctx = self.context(ctx);
-        let output = {
-            let (mut store, func) = self.instantiate(bag, Export::CallTool).await?;
-            let result = call_export::<(&types::CallContext, &types::ToolCall), (Result<String, String>,)>(
-                &mut store,
-                func,
-                (&ctx, call),
-            )
-            .await;
-            self.finish(store, result, bag)
-        }?;
-        self.checked(output)
+        self.call::<(&types::CallContext, &types::ToolCall), (Result<String, String>,)>(
+            bag,
+            Export::CallTool,
+            (&ctx, call),
+        )
+        .await
     }
 
     pub async fn session_start(
@@ -96,13 +91,7 @@ impl LoadedPlugin {
         bag: &StateBag,
     ) -> Result<CallOutput<Option<String>>, PluginError> {
         let ctx = self.context(ctx);
-        let output = {
-            let (mut store, func) = self.instantiate(bag, Export::SessionStart).await?;
-            let result =
-                call_export::<(&types::CallContext,), (Option<String>,)>(&mut store, func, (&ctx,)).await;
-            self.finish(store, result, bag)
-        }?;
-        self.checked(output)
+        self.call::<(&types::CallContext,), (Option<String>,)>(bag, Export::SessionStart, (&ctx,)).await
     }
 
     pub async fn user_prompt_submit(
@@ -112,17 +101,12 @@ impl LoadedPlugin {
         prompt: &str,
     ) -> Result<CallOutput<types::PromptOutcome>, PluginError> {
         let ctx = self.context(ctx);
-        let output = {
-            let (mut store, func) = self.instantiate(bag, Export::UserPromptSubmit).await?;
-            let result = call_export::<(&types::CallContext, &str), (types::PromptOutcome,)>(
-                &mut store,
-                func,
-                (&ctx, prompt),
-            )
-            .await;
-            self.finish(store, result, bag)
-        }?;
-        self.checked(output)
+        self.call::<(&types::CallContext, &str), (types::PromptOutcome,)>(
+            bag,
+            Export::UserPromptSubmit,
+            (&ctx, prompt),
+        )
+        .await
     }
 
     pub async fn pre_tool_use(
@@ -132,17 +116,12 @@ impl LoadedPlugin {
         tool_use: &types::ToolUse,
     ) -> Result<CallOutput<types::PreToolOutcome>, PluginError> {
         let ctx = self.context(ctx);
-        let output = {
-            let (mut store, func) = self.instantiate(bag, Export::PreToolUse).await?;
-            let result = call_export::<(&types::CallContext, &types::ToolUse), (types::PreToolOutcome,)>(
-                &mut store,
-                func,
-                (&ctx, tool_use),
-            )
-            .await;
-            self.finish(store, result, bag)
-        }?;
-        self.checked(output)
+        self.call::<(&types::CallContext, &types::ToolUse), (types::PreToolOutcome,)>(
+            bag,
+            Export::PreToolUse,
+            (&ctx, tool_use),
+        )
+        .await
     }
 
     pub async fn post_tool_use(
@@ -153,16 +132,12 @@ impl LoadedPlugin {
         result: &types::ToolResult,
     ) -> Result<CallOutput<types::PostToolOutcome>, PluginError> {
         let ctx = self.context(ctx);
-        let output = {
-            let (mut store, func) = self.instantiate(bag, Export::PostToolUse).await?;
-            let result = call_export::<
-                (&types::CallContext, &types::ToolUse, &types::ToolResult),
-                (types::PostToolOutcome,),
-            >(&mut store, func, (&ctx, tool_use, result))
-            .await;
-            self.finish(store, result, bag)
-        }?;
-        self.checked(output)
+        self.call::<(&types::CallContext, &types::ToolUse, &types::ToolResult), (types::PostToolOutcome,)>(
+            bag,
+            Export::PostToolUse,
+            (&ctx, tool_use, result),
+        )
+        .await
     }
 
     pub async fn stop(
@@ -172,17 +147,8 @@ impl LoadedPlugin {
         reply: &str,
     ) -> Result<CallOutput<types::StopOutcome>, PluginError> {
         let ctx = self.context(ctx);
-        let output = {
-            let (mut store, func) = self.instantiate(bag, Export::Stop).await?;
-            let result = call_export::<(&types::CallContext, &str), (types::StopOutcome,)>(
-                &mut store,
-                func,
-                (&ctx, reply),
-            )
-            .await;
-            self.finish(store, result, bag)
-        }?;
-        self.checked(output)
+        self.call::<(&types::CallContext, &str), (types::StopOutcome,)>(bag, Export::Stop, (&ctx, reply))
+            .await
     }
 
     pub async fn command(
@@ -193,16 +159,30 @@ impl LoadedPlugin {
         args: &str,
     ) -> Result<CallOutput<Result<String, String>>, PluginError> {
         let ctx = self.context(ctx);
-        let output = {
-            let (mut store, func) = self.instantiate(bag, Export::Command).await?;
-            let result = call_export::<(&types::CallContext, &str, &str), (Result<String, String>,)>(
-                &mut store,
-                func,
-                (&ctx, name, args),
-            )
-            .await;
-            self.finish(store, result, bag)
-        }?;
+        self.call::<(&types::CallContext, &str, &str), (Result<String, String>,)>(
+            bag,
+            Export::Command,
+            (&ctx, name, args),
+        )
+        .await
+    }
+
+    /// One call of `export` with `params` on a fresh instance: its state writes applied if
+    /// it succeeded, its value capped and checked.
+    async fn call<P, R>(
+        &self,
+        bag: &StateBag,
+        export: Export,
+        params: P,
+    ) -> Result<CallOutput<R::Output>, PluginError>
+    where
+        P: ComponentNamedList + Lower + Send + Sync,
+        R: ComponentNamedList + Lift + Send + Sync + Single + 'static,
+        R::Output: Checked,
+    {
+        let (mut store, func) = self.instantiate(bag, export).await?;
+        let result = call_export::<P, R>(&mut store, func, params).await;
+        let output = self.finish(store, result, bag)?;
         self.checked(output)
     }
 
