@@ -131,6 +131,22 @@ mod export {
         bencher.bench(|| fixture().runtime.block_on(plugin.stop(&ctx(), &bag, "done")).unwrap());
     }
 
+    /// Three exports of three plugins in turn, as a round trip mixes them (todo's `provide`,
+    /// permissions' `pre-tool-use`, agent-mode's `provide`), against the same three each
+    /// repeated alone above: what switching between components costs a call.
+    #[divan::bench]
+    fn mixed_three_plugins_in_turn(bencher: divan::Bencher) {
+        let (todo, permissions, mode) = (plugin("todo"), plugin("permissions"), plugin("agent-mode"));
+        let (bag, tool_use) = (StateBag::default(), todo_use());
+        bencher.bench(|| {
+            fixture().runtime.block_on(async {
+                todo.provide(&ctx(), &bag, &ProvideMemo::default()).await.unwrap();
+                permissions.pre_tool_use(&ctx(), &bag, &tool_use).await.unwrap();
+                mode.provide(&ctx(), &bag, &ProvideMemo::default()).await.unwrap();
+            })
+        });
+    }
+
     #[divan::bench]
     fn command_permissions(bencher: divan::Bencher) {
         let (plugin, bag) = (plugin("permissions"), StateBag::default());
