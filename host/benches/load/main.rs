@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use agent_host::agent::NoOperator;
 use agent_host::model::ModelClient;
+use agent_host::runtime::Export;
 use agent_host::{Config, Host, TurnEnd};
 use hdrhistogram::Histogram;
 use timing::{Breakdown, TimingSink, memory_kib, quantile};
@@ -145,12 +146,23 @@ fn main() -> anyhow::Result<()> {
             continue;
         }
         let started = Instant::now();
+        let calls_before = plugin_calls(&host);
         let batch = if sessions >= LONG_RUN {
             long_run(&runtime, &host, sessions, concurrency)
         } else {
             runtime.block_on(run_batch(&host, sessions, concurrency))
         };
         let throughput = report(label, concurrency, started.elapsed(), batch, &mut failed);
+        let model_calls = (sessions as u64 * endpoint::MODEL_CALLS_PER_SESSION) as f64;
+        let calls: Vec<String> = Export::ALL
+            .into_iter()
+            .zip(plugin_calls(&host).into_iter().zip(calls_before))
+            .filter(|(_, (after, before))| after > before)
+            .map(|(export, (after, before))| {
+                format!("{} {:.2}", export.wit_name(), (after - before) as f64 / model_calls)
+            })
+            .collect();
+        println!("  plugin calls per model call (the rest reused or filtered out): {}", calls.join(", "));
         if concurrency == 1 {
             figures.serial = Some(throughput);
         } else {
@@ -189,6 +201,12 @@ fn main() -> anyhow::Result<()> {
     targets::print(&figures);
     anyhow::ensure!(failed == 0, "{failed} sessions failed");
     Ok(())
+}
+
+/// Calls made so far to each export, summed over the loaded plugins.
+fn plugin_calls(host: &Host) -> [u64; Export::ALL.len()] {
+    let set = host.plugins();
+    Export::ALL.map(|export| set.plugins().iter().map(|plugin| plugin.calls().get(export)).sum())
 }
 
 /// From this many sessions on, a phase runs in tenths with throughput and memory printed
