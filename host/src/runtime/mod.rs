@@ -11,7 +11,10 @@
 //!   cache, or the component is compiled and the artifact written ([`cache`]). The component
 //!   is linked against WASI (with no preopens, no environment, no network unless granted)
 //!   and our `state`, `events` and `log` imports into an `InstancePre`, the plugin is asked
-//!   for its `manifest`, and its `[plugin.config]` goes through `configure`. Only a plugin
+//!   for its `manifest` (the one call that type-checks every export against the contract;
+//!   later calls look up only their own export, by an index kept from load), and its
+//!   `[plugin.config]` goes through `configure`, where it may also declare which tool calls
+//!   its hooks need ([`hook_filter`]). Only a plugin
 //!   that passed all of that becomes a [`LoadedPlugin`]; anything else is a [`LoadError`]
 //!   naming the plugin, and on hot reload the old version stays live.
 //! - **Call, on a fresh store.** Every call gets a new `Store` whose data is a
@@ -29,6 +32,8 @@
 //!   the guest's stderr) or a malformed return becomes a [`PluginError`] for that call alone,
 //!   naming the plugin and its version. The overlay of that call is discarded, so a failed
 //!   call never leaves half its writes in the bag; the host and the session carry on.
+//! - **Fewer calls.** A `pre-tool-use` or `post-tool-use` hook is called only for the tool
+//!   calls its filter lets through; [`CallCounts`] records the calls each export really got.
 //! - **Reuse.** `provide` runs before every model call. A plugin whose contribution depends
 //!   only on its config and the state it reads says so (`reuse.until-state-changes`); the
 //!   host keeps that contribution per session with the values read ([`ProvideMemo`]) and
