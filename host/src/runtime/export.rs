@@ -76,3 +76,16 @@ impl ExportIndices {
         &self.0[export as usize]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_export_indexes_its_own_slot() {
+        // `ExportIndices` and `CallCounts` index arrays by `export as usize`.
+        for (slot, export) in Export::ALL.into_iter().enumerate() {
+            assert_eq!(export as usize, slot, "{export:?}");
+        }
+    }
+}

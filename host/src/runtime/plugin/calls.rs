@@ -40,7 +40,7 @@ impl LoadedPlugin {
     ) -> Result<(CallOutput<Result<String, String>>, HookFilters), PluginError> {
         let (mut store, func) = self.instantiate(bag, Export::Configure).await?;
         store.data_mut().hook_filters = Some(HookFilters::default());
-        let result = call_export::<(&str,), (Result<String, String>,)>(&mut store, func, (config,)).await;
+        let result = call_export::<(&str,), Result<String, String>>(&mut store, func, (config,)).await;
         let filters = store.data_mut().hook_filters.take().unwrap_or_default();
         self.finish(store, result, bag).map(|output| (output, filters))
     }
@@ -61,8 +61,7 @@ impl LoadedPlugin {
             let (mut store, func) = self.instantiate(bag, Export::Provide).await?;
             store.data_mut().reads = Some(Vec::new());
             let result =
-                call_export::<(&types::CallContext,), (types::Contribution,)>(&mut store, func, (&ctx,))
-                    .await;
+                call_export::<(&types::CallContext,), types::Contribution>(&mut store, func, (&ctx,)).await;
             self.settle(store, result, bag)
         }?;
         let output = self.checked(output)?;
@@ -77,7 +76,7 @@ impl LoadedPlugin {
         call: &types::ToolCall,
     ) -> Result<CallOutput<Result<String, String>>, PluginError> {
         let ctx = self.context(ctx);
-        self.call::<(&types::CallContext, &types::ToolCall), (Result<String, String>,)>(
+        self.call::<(&types::CallContext, &types::ToolCall), Result<String, String>>(
             bag,
             Export::CallTool,
             (&ctx, call),
@@ -91,7 +90,7 @@ impl LoadedPlugin {
         bag: &StateBag,
     ) -> Result<CallOutput<Option<String>>, PluginError> {
         let ctx = self.context(ctx);
-        self.call::<(&types::CallContext,), (Option<String>,)>(bag, Export::SessionStart, (&ctx,)).await
+        self.call::<(&types::CallContext,), Option<String>>(bag, Export::SessionStart, (&ctx,)).await
     }
 
     pub async fn user_prompt_submit(
@@ -101,7 +100,7 @@ impl LoadedPlugin {
         prompt: &str,
     ) -> Result<CallOutput<types::PromptOutcome>, PluginError> {
         let ctx = self.context(ctx);
-        self.call::<(&types::CallContext, &str), (types::PromptOutcome,)>(
+        self.call::<(&types::CallContext, &str), types::PromptOutcome>(
             bag,
             Export::UserPromptSubmit,
             (&ctx, prompt),
@@ -116,7 +115,7 @@ impl LoadedPlugin {
         tool_use: &types::ToolUse,
     ) -> Result<CallOutput<types::PreToolOutcome>, PluginError> {
         let ctx = self.context(ctx);
-        self.call::<(&types::CallContext, &types::ToolUse), (types::PreToolOutcome,)>(
+        self.call::<(&types::CallContext, &types::ToolUse), types::PreToolOutcome>(
             bag,
             Export::PreToolUse,
             (&ctx, tool_use),
@@ -132,7 +131,7 @@ impl LoadedPlugin {
         result: &types::ToolResult,
     ) -> Result<CallOutput<types::PostToolOutcome>, PluginError> {
         let ctx = self.context(ctx);
-        self.call::<(&types::CallContext, &types::ToolUse, &types::ToolResult), (types::PostToolOutcome,)>(
+        self.call::<(&types::CallContext, &types::ToolUse, &types::ToolResult), types::PostToolOutcome>(
             bag,
             Export::PostToolUse,
             (&ctx, tool_use, result),
@@ -147,8 +146,7 @@ impl LoadedPlugin {
         reply: &str,
     ) -> Result<CallOutput<types::StopOutcome>, PluginError> {
         let ctx = self.context(ctx);
-        self.call::<(&types::CallContext, &str), (types::StopOutcome,)>(bag, Export::Stop, (&ctx, reply))
-            .await
+        self.call::<(&types::CallContext, &str), types::StopOutcome>(bag, Export::Stop, (&ctx, reply)).await
     }
 
     pub async fn command(
@@ -159,7 +157,7 @@ impl LoadedPlugin {
         args: &str,
     ) -> Result<CallOutput<Result<String, String>>, PluginError> {
         let ctx = self.context(ctx);
-        self.call::<(&types::CallContext, &str, &str), (Result<String, String>,)>(
+        self.call::<(&types::CallContext, &str, &str), Result<String, String>>(
             bag,
             Export::Command,
             (&ctx, name, args),
@@ -174,11 +172,11 @@ impl LoadedPlugin {
         bag: &StateBag,
         export: Export,
         params: P,
-    ) -> Result<CallOutput<R::Output>, PluginError>
+    ) -> Result<CallOutput<R>, PluginError>
     where
         P: ComponentNamedList + Lower + Send + Sync,
-        R: ComponentNamedList + Lift + Send + Sync + Single + 'static,
-        R::Output: Checked,
+        (R,): ComponentNamedList + Lift + Send + Sync + 'static,
+        R: Checked,
     {
         let (mut store, func) = self.instantiate(bag, export).await?;
         let result = call_export::<P, R>(&mut store, func, params).await;
@@ -312,26 +310,13 @@ impl LoadedPlugin {
 
 /// Calls `func` with `params`. Checks the export's type against `P` and `R` (the
 /// contract's) first: cheap for one export, and what keeps the call sound.
-async fn call_export<P, R>(store: &mut Store<CallState>, func: Func, params: P) -> wasmtime::Result<R::Output>
+async fn call_export<P, R>(store: &mut Store<CallState>, func: Func, params: P) -> wasmtime::Result<R>
 where
     P: ComponentNamedList + Lower + Send + Sync,
-    R: ComponentNamedList + Lift + Send + Sync + Single + 'static,
+    (R,): ComponentNamedList + Lift + Send + Sync + 'static,
 {
-    let typed = func.typed::<P, R>(&*store)?;
-    Ok(typed.call_async(&mut *store, params).await?.into_single())
-}
-
-/// The one value of a one-result call.
-trait Single {
-    type Output;
-    fn into_single(self) -> Self::Output;
-}
-
-impl<T> Single for (T,) {
-    type Output = T;
-    fn into_single(self) -> T {
-        self.0
-    }
+    let typed = func.typed::<P, (R,)>(&*store)?;
+    Ok(typed.call_async(&mut *store, params).await?.0)
 }
 
 /// The message of a Rust panic, as the guest's std printed it to stderr.
