@@ -165,10 +165,6 @@ fn main() -> anyhow::Result<()> {
         println!("  plugin calls per model call (the rest reused or filtered out): {}", calls.join(", "));
         if concurrency == 1 {
             figures.serial = Some(throughput);
-        } else {
-            figures.concurrent = Some((concurrency, throughput));
-        }
-        if concurrency == 1 {
             // The overhead above starts at the request event; building the body, the HTTP
             // client and reading the reply fall on the model's side of it. This line charges
             // the host with everything but the endpoint's bare round trip.
@@ -178,6 +174,8 @@ fn main() -> anyhow::Result<()> {
                 "  all-in host cost per model call (wall time per call minus the bare round trip): {:.0} µs",
                 per_call * 1e6 - micros(floor_p50)
             );
+        } else {
+            figures.concurrent = Some((concurrency, throughput));
         }
     }
 
