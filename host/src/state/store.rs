@@ -41,3 +41,11 @@ pub enum StoreError {
     #[error("session store holds a message that cannot be read (session {session}, #{seq}): {detail}")]
     Corrupt { session: String, seq: i64, detail: String },
 }
+
+impl StoreError {
+    /// The store refused a row because its key is taken (a session id already in use).
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, Self::Sql(rusqlite::Error::SqliteFailure(error, _))
+            if error.code == rusqlite::ErrorCode::ConstraintViolation)
+    }
+}
