@@ -112,10 +112,7 @@ async fn a_result_cap_calls_post_tool_use_only_for_results_longer_than_the_cap()
 #[tokio::test]
 async fn with_the_audit_on_post_tool_use_sees_every_call() {
     let audit = tempfile::tempdir().unwrap();
-    let config = format!(
-        "{TRUST}\naudit = true\n[plugin.grants.dirs]\n\"/audit\" = {{ host = \"{}\", write = true }}",
-        audit.path().display()
-    );
+    let config = format!("{TRUST}\naudit = true\n{}", crate::support::audit_grant(audit.path()));
     let (test, _workspace) = host(&config).await;
     call(&test, "read_file", json!({"path": "short.txt"})).await;
     call(&test, "todos_get_all", json!({})).await;

@@ -235,10 +235,8 @@ async fn large_results_are_cut_with_a_note() {
 #[tokio::test]
 async fn the_audit_log_gets_one_line_per_call() {
     let audit = tempfile::tempdir().unwrap();
-    let config = format!(
-        "preset = \"read-only\"\naudit = true\n[plugin.grants.dirs]\n\"/audit\" = {{ host = \"{}\", write = true }}",
-        audit.path().display()
-    );
+    let config =
+        format!("preset = \"read-only\"\naudit = true\n{}", crate::support::audit_grant(audit.path()));
     let test = host(&config).await;
     let session = test.session();
     call(&test, &session, "echo", json!({"text": "hi"})).await;

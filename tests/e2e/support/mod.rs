@@ -134,3 +134,9 @@ pub fn scripted_console(script: &str, plugins: &str, input: &str) -> String {
 pub fn system_prompt(request: &serde_json::Value) -> &str {
     request["messages"][0]["content"].as_str().expect("every request starts with the system prompt")
 }
+
+/// The `[plugin.grants.dirs]` block that lets the permissions plugin write its audit log to
+/// `host` (as `/audit`).
+pub fn audit_grant(host: &std::path::Path) -> String {
+    format!("[plugin.grants.dirs]\n\"/audit\" = {{ host = \"{}\", write = true }}", host.display())
+}
