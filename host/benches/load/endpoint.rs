@@ -17,6 +17,8 @@ pub const MODEL_CALLS_PER_SESSION: u64 = 6;
 /// Tool calls in one session.
 pub const TOOL_CALLS_PER_SESSION: u64 = 5;
 const TODOS: u64 = 4;
+/// The name of the endpoint's thread, so its CPU time can be told from the host's.
+pub const THREAD: &str = "fake-model";
 
 #[derive(Default)]
 pub struct Counters {
@@ -30,7 +32,7 @@ pub fn start(counters: Arc<Counters>) -> String {
     listener.set_nonblocking(true).unwrap();
     let address = listener.local_addr().unwrap();
     std::thread::Builder::new()
-        .name("fake-model".into())
+        .name(THREAD.into())
         .spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
             runtime.block_on(async move {

@@ -21,7 +21,7 @@ use agent_host::model::ModelClient;
 use agent_host::runtime::Export;
 use agent_host::{Config, Host, TurnEnd};
 use hdrhistogram::Histogram;
-use timing::{Breakdown, TimingSink, memory_kib, quantile};
+use timing::{Breakdown, TimingSink, cpu_time, memory_kib, quantile};
 
 const KEY_VARIABLE: &str = "AGENT_HOST_BENCH_KEY";
 
@@ -29,12 +29,15 @@ struct Options {
     serial: usize,
     sessions: usize,
     concurrency: usize,
+    /// Time `agent-host --check` cold and warm (`--no-startup` skips it: quicker A/B runs).
+    startup: bool,
 }
 
 impl Options {
-    /// `--serial N`, `--sessions N`, `--concurrency C`; cargo's own `--bench` is ignored.
+    /// `--serial N`, `--sessions N`, `--concurrency C`, `--no-startup`; cargo's own `--bench`
+    /// is ignored.
     fn parse() -> Self {
-        let mut options = Options { serial: 1_000, sessions: 5_000, concurrency: 50 };
+        let mut options = Options { serial: 1_000, sessions: 5_000, concurrency: 50, startup: true };
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
             let mut value = || -> usize {
@@ -44,6 +47,7 @@ impl Options {
                 "--serial" => options.serial = value(),
                 "--sessions" => options.sessions = value(),
                 "--concurrency" => options.concurrency = value().max(1),
+                "--no-startup" => options.startup = false,
                 _ => {}
             }
         }
@@ -109,7 +113,9 @@ fn main() -> anyhow::Result<()> {
 
     let mut figures = targets::Figures::default();
     println!("agent-host load benchmark: stock plugins (todo, agent-mode, permissions, fs), SQLite store\n");
-    for (label, runs, cold) in [("cold (empty compile cache)", 5, true), ("warm", 20, false)] {
+    let startup_runs: &[_] =
+        if options.startup { &[("cold (empty compile cache)", 5, true), ("warm", 20, false)] } else { &[] };
+    for &(label, runs, cold) in startup_runs {
         let times = startup::measure(&config_path, &dir.path().join("cache"), runs, cold)?;
         if !cold {
             figures.warm_start = Some(quantile(&times, 0.5));
@@ -146,6 +152,7 @@ fn main() -> anyhow::Result<()> {
             continue;
         }
         let started = Instant::now();
+        let cpu_before = cpu_time(endpoint::THREAD);
         let calls_before = plugin_calls(&host);
         let batch = if sessions >= LONG_RUN {
             long_run(&runtime, &host, sessions, concurrency)
@@ -163,6 +170,13 @@ fn main() -> anyhow::Result<()> {
             })
             .collect();
         println!("  plugin calls per model call (the rest reused or filtered out): {}", calls.join(", "));
+        let (cpu, endpoint_cpu) = cpu_time(endpoint::THREAD);
+        let (cpu, endpoint_cpu) = (cpu - cpu_before.0, endpoint_cpu - cpu_before.1);
+        println!(
+            "  CPU per model call: {:.0} µs in the host (every thread but the endpoint's), {:.0} µs in the endpoint",
+            micros(cpu - endpoint_cpu) / model_calls,
+            micros(endpoint_cpu) / model_calls
+        );
         if concurrency == 1 {
             figures.serial = Some(throughput);
             // The overhead above starts at the request event; building the body, the HTTP

@@ -1,6 +1,7 @@
 //! What one session cost the host: the time between model calls, measured from the
 //! events the agent loop emits, and the process's resident memory.
 
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -113,4 +114,30 @@ pub fn memory_kib() -> (u64, u64) {
             .unwrap_or(0)
     };
     (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// CPU time used so far by this process (every thread) and by its thread named `thread`,
+/// from `/proc` (Linux; zero elsewhere). Unlike wall time, this barely moves when the machine
+/// is busy with something else, so it compares two builds more steadily.
+pub fn cpu_time(thread: &str) -> (Duration, Duration) {
+    let process = stat_cpu(Path::new("/proc/self/stat"));
+    let tasks = std::fs::read_dir("/proc/self/task").into_iter().flatten().flatten();
+    let named = tasks
+        .filter(|task| {
+            std::fs::read_to_string(task.path().join("comm")).is_ok_and(|comm| comm.trim() == thread)
+        })
+        .map(|task| stat_cpu(&task.path().join("stat")))
+        .sum();
+    (process, named)
+}
+
+/// User + system time from a `/proc/.../stat` file, in clock ticks of 1/100 s (USER_HZ).
+fn stat_cpu(path: &Path) -> Duration {
+    let stat = std::fs::read_to_string(path).unwrap_or_default();
+    // The command name may hold spaces; the fields after it start with the state (field 3),
+    // so utime and stime (fields 14 and 15) are the 12th and 13th.
+    let fields: Vec<&str> =
+        stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("").split_whitespace().collect();
+    let ticks: u64 = [11, 12].iter().filter_map(|&i| fields.get(i)?.parse::<u64>().ok()).sum();
+    Duration::from_millis(ticks * 10)
 }
