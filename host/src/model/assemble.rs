@@ -1,7 +1,10 @@
 //! Turns the chunks of a streamed Chat Completions reply (or one whole reply) into a
 //! [`ModelReply`]. Pure: no I/O, so it is easy to test and to fuzz.
 
-use serde_json::Value;
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use super::{ModelError, ModelReply, ToolCallRequest};
 
@@ -24,39 +27,84 @@ struct PartialCall {
 /// Tool calls one reply may carry; more is a broken endpoint, not a plan.
 const MAX_TOOL_CALLS: usize = 128;
 
+/// The parts of a reply (a stream chunk or a whole response) the host reads, borrowed from
+/// the text where no escape needs decoding. Everything else an endpoint sends is skipped.
+#[derive(Deserialize)]
+struct Reply<'a> {
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    choices: Vec<Choice<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Choice<'a> {
+    /// A stream chunk's part of the message.
+    #[serde(borrow, default)]
+    delta: Option<Delta<'a>>,
+    /// A whole response's message.
+    #[serde(borrow, default)]
+    message: Option<Delta<'a>>,
+    #[serde(borrow, default)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Delta<'a> {
+    #[serde(borrow, default)]
+    content: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    tool_calls: Option<Vec<CallDelta<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct CallDelta<'a> {
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    function: Option<FunctionDelta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct FunctionDelta<'a> {
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    arguments: Option<Cow<'a, str>>,
+}
+
 impl ReplyAssembler {
     /// Takes one `data:` payload of the stream. Returns the text delta it carried, if any.
     pub fn push_chunk(&mut self, data: &str) -> Result<Option<String>, ModelError> {
-        let chunk: Value = serde_json::from_str(data).map_err(|error| ModelError::Stream {
-            detail: format!("a stream chunk is not JSON ({error}): {}", preview(data)),
-        })?;
-        if let Some(error) = chunk.get("error") {
+        let chunk: Reply<'_> =
+            serde_json::from_str(data).map_err(|error| unreadable("a stream chunk", &error, data))?;
+        if let Some(error) = chunk.error {
             return Err(ModelError::Stream { detail: format!("the endpoint sent an error: {error}") });
         }
-        let Some(choice) = chunk["choices"].get(0) else {
+        let Some(choice) = chunk.choices.into_iter().next() else {
             // Usage-only and keep-alive chunks carry no choice.
             return Ok(None);
         };
-        if !choice["finish_reason"].is_null() {
+        if choice.finish_reason.is_some() {
             self.finished = true;
         }
-        let delta = &choice["delta"];
-        if let Some(calls) = delta["tool_calls"].as_array() {
-            for call in calls {
-                self.push_call_delta(call)?;
-            }
+        let Some(delta) = choice.delta else { return Ok(None) };
+        for call in delta.tool_calls.unwrap_or_default() {
+            self.push_call_delta(call)?;
         }
-        match delta["content"].as_str() {
+        match delta.content {
             Some(text) if !text.is_empty() => {
-                self.text.push_str(text);
-                Ok(Some(text.to_owned()))
+                self.text.push_str(&text);
+                Ok(Some(text.into_owned()))
             }
             _ => Ok(None),
         }
     }
 
-    fn push_call_delta(&mut self, call: &Value) -> Result<(), ModelError> {
-        let index = call["index"].as_u64().unwrap_or(self.calls.len() as u64);
+    fn push_call_delta(&mut self, call: CallDelta<'_>) -> Result<(), ModelError> {
+        let index = call.index.unwrap_or(self.calls.len() as u64);
         let position = match self.calls.iter().position(|c| c.index == index) {
             Some(position) => position,
             None => {
@@ -70,15 +118,15 @@ impl ReplyAssembler {
             }
         };
         let partial = &mut self.calls[position];
-        if let Some(id) = call["id"].as_str() {
-            partial.id.push_str(id);
+        if let Some(id) = call.id {
+            partial.id.push_str(&id);
         }
-        let function = &call["function"];
-        if let Some(name) = function["name"].as_str() {
-            partial.name.push_str(name);
+        let Some(function) = call.function else { return Ok(()) };
+        if let Some(name) = function.name {
+            partial.name.push_str(&name);
         }
-        if let Some(arguments) = function["arguments"].as_str() {
-            partial.arguments.push_str(arguments);
+        if let Some(arguments) = function.arguments {
+            partial.arguments.push_str(&arguments);
         }
         Ok(())
     }
@@ -105,26 +153,31 @@ impl ReplyAssembler {
     }
 
     /// Parses a whole, non-streamed Chat Completions response.
-    pub fn from_response(body: &str) -> Result<ModelReply, ModelError> {
-        let response: Value = serde_json::from_str(body).map_err(|error| ModelError::Stream {
-            detail: format!("the response is not JSON ({error}): {}", preview(body)),
-        })?;
-        let message = response["choices"].get(0).map(|choice| &choice["message"]).ok_or_else(|| {
-            ModelError::Stream { detail: format!("the response has no choices: {}", preview(body)) }
+    pub fn from_response(body: &[u8]) -> Result<ModelReply, ModelError> {
+        let text = || String::from_utf8_lossy(body);
+        let response: Reply<'_> =
+            serde_json::from_slice(body).map_err(|error| unreadable("the response", &error, &text()))?;
+        let message = response.choices.into_iter().next().and_then(|choice| choice.message);
+        let message = message.ok_or_else(|| ModelError::Stream {
+            detail: format!("the response has no choices: {}", preview(&text())),
         })?;
         let mut assembler = ReplyAssembler::default();
-        if let Some(text) = message["content"].as_str() {
-            assembler.text.push_str(text);
+        if let Some(text) = message.content {
+            assembler.text.push_str(&text);
         }
-        if let Some(calls) = message["tool_calls"].as_array() {
-            for (index, call) in calls.iter().enumerate() {
-                let mut call = call.clone();
-                call["index"] = index.into();
-                assembler.push_call_delta(&call)?;
-            }
+        for (index, mut call) in message.tool_calls.unwrap_or_default().into_iter().enumerate() {
+            call.index = Some(index as u64);
+            assembler.push_call_delta(call)?;
         }
         Ok(assembler.finish())
     }
+}
+
+/// Why `what` could not be read: not JSON at all, or JSON of the wrong shape (a field of
+/// the wrong type, say).
+fn unreadable(what: &str, error: &serde_json::Error, text: &str) -> ModelError {
+    let problem = if error.is_data() { "is not a Chat Completions reply" } else { "is not JSON" };
+    ModelError::Stream { detail: format!("{what} {problem} ({error}): {}", preview(text)) }
 }
 
 fn preview(text: &str) -> String {
@@ -170,9 +223,30 @@ mod tests {
     }
 
     #[test]
+    fn a_field_of_the_wrong_type_is_named_as_such() {
+        let error = ReplyAssembler::from_response(br#"{"choices":[{"message":{"content":5}}]}"#).unwrap_err();
+        assert!(error.to_string().contains("is not a Chat Completions reply"), "{error}");
+        assert!(error.to_string().contains("invalid type"), "{error}");
+    }
+
+    #[test]
+    fn escaped_text_and_missing_indexes_assemble() {
+        let body = br#"{"choices":[{"message":{"content":"a \"quoted\" line\n","tool_calls":[
+            {"id":"c1","function":{"name":"echo","arguments":"{\"text\":\"\u00e9\"}"}},
+            {"function":{"name":"recall"}}]},"finish_reason":"tool_calls"}],"usage":{"total_tokens":3}}"#;
+        let reply = ReplyAssembler::from_response(body).unwrap();
+        assert_eq!(reply.text, "a \"quoted\" line\n");
+        assert_eq!(reply.tool_calls[0].arguments, r#"{"text":"é"}"#);
+        assert_eq!(
+            (reply.tool_calls[1].id.as_str(), reply.tool_calls[1].arguments.as_str()),
+            ("call_1", "{}")
+        );
+    }
+
+    #[test]
     fn whole_response_parses() {
         let body = r#"{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"echo","arguments":"{\"text\":\"x\"}"}}]}}]}"#;
-        let reply = ReplyAssembler::from_response(body).unwrap();
+        let reply = ReplyAssembler::from_response(body.as_bytes()).unwrap();
         assert_eq!(reply.text, "");
         assert_eq!(reply.tool_calls[0].id, "c1");
     }

@@ -147,7 +147,7 @@ impl OpenAiClient {
             .is_some_and(|value| value.starts_with("text/event-stream"));
         if !streamed {
             let body = response.text().await.map_err(|error| self.body_error(error))?;
-            let reply = ReplyAssembler::from_response(&body)?;
+            let reply = ReplyAssembler::from_response(body.as_bytes())?;
             if !reply.text.is_empty() {
                 on_text(&reply.text);
             }
