@@ -5,9 +5,10 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use agent_host::model::http::{self, HttpClient};
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{StatusCode, header};
+use axum::http::{StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde_json::{Value, json};
@@ -48,20 +49,15 @@ pub fn start(counters: Arc<Counters>) -> String {
 /// Bare round trips to the endpoint, one at a time, through the same HTTP client the host
 /// uses and with no host work in between: the floor under every model call of the bench.
 pub async fn round_trips(base_url: &str, count: usize) -> Vec<std::time::Duration> {
-    let client = reqwest::Client::new();
-    let url = format!("{base_url}/chat/completions");
-    let body = r#"{"model":"fake","stream":true,"messages":[{"role":"user","content":"hi"}]}"#;
+    let client = HttpClient::new(std::time::Duration::from_secs(10));
+    let uri: Uri = format!("{base_url}/chat/completions").parse().expect("the endpoint URL parses");
+    let body =
+        Bytes::from_static(br#"{"model":"fake","stream":true,"messages":[{"role":"user","content":"hi"}]}"#);
     let mut times = Vec::with_capacity(count);
     for _ in 0..count {
         let started = std::time::Instant::now();
-        let response = client
-            .post(&url)
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(body)
-            .send()
-            .await
-            .expect("the fake endpoint answers");
-        response.bytes().await.expect("the fake endpoint sends a body");
+        let response = client.post_json(&uri, None, body.clone()).await.expect("the fake endpoint answers");
+        http::read_body(response).await.expect("the fake endpoint sends a body");
         times.push(started.elapsed());
     }
     times.sort_unstable();

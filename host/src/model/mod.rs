@@ -3,6 +3,7 @@
 
 mod assemble;
 mod error;
+pub mod http;
 mod openai;
 mod scripted;
 mod sse;

@@ -4,20 +4,32 @@
 
 use std::time::Duration;
 
+use hyper::body::Incoming;
+use hyper::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
+use hyper::{Response, StatusCode, Uri};
+use tokio::time::{Instant, timeout_at};
+
 use super::error::redact;
+use super::http::{self, HttpClient};
 use super::{ModelError, ModelReply, ModelRequest, ReplyAssembler, wire};
 use crate::config::ModelConfig;
 
 /// Longest wait a `Retry-After` header may impose.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
+/// Longest wait for a connection to the endpoint.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub struct OpenAiClient {
-    http: reqwest::Client,
+    http: HttpClient,
     /// Parsed once: a request reuses it rather than parsing the text again.
-    url: reqwest::Url,
+    url: Uri,
     model: String,
     api_key: Option<String>,
+    /// `Authorization` for `api_key`, built once.
+    authorization: Option<HeaderValue>,
     key_env: String,
+    /// For one attempt, from sending the request to the reply's last byte.
+    timeout: Duration,
     timeout_secs: u64,
     max_retries: u32,
     backoff: Duration,
@@ -40,21 +52,24 @@ impl OpenAiClient {
             (None, None) => return Ok(None),
         };
         let url = format!("{}/chat/completions", base_url.trim_end_matches('/'));
-        let url = reqwest::Url::parse(&url).map_err(|error| {
-            anyhow::anyhow!(
-                "the model endpoint `{url}` (`[model] base_url` or OPENAI_BASE_URL) is not a URL: {error}"
-            )
-        })?;
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(config.timeout_secs))
-            .connect_timeout(Duration::from_secs(10))
-            .build()?;
+        let url = parse_endpoint(&url)?;
+        let authorization = match &api_key {
+            Some(key) => Some(http::bearer(key).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "the API key in {} has characters an HTTP header cannot carry (a line break?)",
+                    config.api_key_env
+                )
+            })?),
+            None => None,
+        };
         Ok(Some(Self {
-            http,
+            http: HttpClient::new(CONNECT_TIMEOUT),
             url,
             model: config.model.clone(),
             api_key,
+            authorization,
             key_env: config.api_key_env.clone(),
+            timeout: Duration::from_secs(config.timeout_secs),
             timeout_secs: config.timeout_secs,
             max_retries: config.max_retries,
             backoff: Duration::from_millis(config.retry_backoff_ms),
@@ -75,8 +90,13 @@ impl OpenAiClient {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let retry_after = match self.send(&body).await {
-                Ok(response) => return self.read(response, on_text).await.map_err(|e| self.redact(e)),
+            let deadline = Instant::now() + self.timeout;
+            let sent = timeout_at(deadline, self.send(&body)).await.map_err(|_| self.timed_out())?;
+            let retry_after = match sent {
+                Ok(response) => {
+                    let read = timeout_at(deadline, self.read(response, on_text)).await;
+                    return read.map_err(|_| self.timed_out())?.map_err(|e| self.redact(e));
+                }
                 Err(Failure::Retryable { error, retry_after }) if attempt <= self.max_retries => {
                     tracing::warn!(%error, attempt, "model call failed; retrying");
                     retry_after
@@ -95,21 +115,17 @@ impl OpenAiClient {
         }
     }
 
-    async fn send(&self, body: &bytes::Bytes) -> Result<reqwest::Response, Failure> {
-        let mut builder = self
+    async fn send(&self, body: &bytes::Bytes) -> Result<Response<Incoming>, Failure> {
+        let response = self
             .http
-            .post(self.url.clone())
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body.clone());
-        if let Some(key) = &self.api_key {
-            builder = builder.bearer_auth(key);
-        }
-        let response = builder.send().await.map_err(|error| self.transport_error(error))?;
+            .post_json(&self.url, self.authorization.as_ref(), body.clone())
+            .await
+            .map_err(|error| self.transport_error(&error))?;
         let status = response.status();
         if status.is_success() {
             return Ok(response);
         }
-        if status == reqwest::StatusCode::UNAUTHORIZED || status == reqwest::StatusCode::FORBIDDEN {
+        if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
             return Err(Failure::Final(ModelError::Unauthorized {
                 status: status.as_u16(),
                 key_env: self.key_env.clone(),
@@ -117,18 +133,19 @@ impl OpenAiClient {
         }
         let retry_after = response
             .headers()
-            .get(reqwest::header::RETRY_AFTER)
+            .get(RETRY_AFTER)
             .and_then(|value| value.to_str().ok())
             .and_then(|value| value.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
-        let text = response.text().await.unwrap_or_default();
+        let body = http::read_body(response).await.unwrap_or_default();
+        let text = String::from_utf8_lossy(&body);
         // Redacted before it is cut, so no part of an echoed key survives at the cut.
         let text = match &self.api_key {
             Some(key) => redact(&text, key),
-            None => text,
+            None => text.into_owned(),
         };
         let error = ModelError::Http { status: status.as_u16(), attempts: 1, body: short(&text) };
-        if status == reqwest::StatusCode::TOO_MANY_REQUESTS || status.is_server_error() {
+        if status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error() {
             Err(Failure::Retryable { error, retry_after })
         } else {
             Err(Failure::Final(error))
@@ -137,23 +154,24 @@ impl OpenAiClient {
 
     async fn read(
         &self,
-        response: reqwest::Response,
+        response: Response<Incoming>,
         on_text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<ModelReply, ModelError> {
         let streamed = response
             .headers()
-            .get(reqwest::header::CONTENT_TYPE)
+            .get(CONTENT_TYPE)
             .and_then(|value| value.to_str().ok())
             .is_some_and(|value| value.starts_with("text/event-stream"));
         if !streamed {
-            let body = response.text().await.map_err(|error| self.body_error(error))?;
-            let reply = ReplyAssembler::from_response(body.as_bytes())?;
+            let body = http::read_body(response).await.map_err(|error| self.body_error(&error))?;
+            let reply = ReplyAssembler::from_response(&body)?;
             if !reply.text.is_empty() {
                 on_text(&reply.text);
             }
             return Ok(reply);
         }
-        super::read_event_stream(response.bytes_stream(), |error| self.body_error(error), on_text).await
+        let chunks = http::body_stream(response);
+        super::read_event_stream(chunks, |error: hyper::Error| self.body_error(&error), on_text).await
     }
 
     /// `error` without the API key, whatever the endpoint echoed back.
@@ -164,22 +182,34 @@ impl OpenAiClient {
         }
     }
 
-    fn transport_error(&self, error: reqwest::Error) -> Failure {
-        if error.is_timeout() {
-            return Failure::Final(ModelError::Timeout { secs: self.timeout_secs });
-        }
+    fn transport_error(&self, error: &http::TransportError) -> Failure {
         Failure::Retryable {
-            error: ModelError::Unreachable { url: self.url.to_string(), detail: root_cause(&error) },
+            error: ModelError::Unreachable { url: self.url.to_string(), detail: root_cause(error) },
             retry_after: None,
         }
     }
 
-    fn body_error(&self, error: reqwest::Error) -> ModelError {
-        if error.is_timeout() {
-            ModelError::Timeout { secs: self.timeout_secs }
-        } else {
-            ModelError::Stream { detail: root_cause(&error) }
-        }
+    fn body_error(&self, error: &hyper::Error) -> ModelError {
+        ModelError::Stream { detail: root_cause(error) }
+    }
+
+    fn timed_out(&self) -> ModelError {
+        ModelError::Timeout { secs: self.timeout_secs }
+    }
+}
+
+/// The endpoint's URL, checked once: http or https, with a host.
+fn parse_endpoint(url: &str) -> anyhow::Result<Uri> {
+    let not_a_url = |detail: String| {
+        anyhow::anyhow!(
+            "the model endpoint `{url}` (`[model] base_url` or OPENAI_BASE_URL) is not a URL: {detail}"
+        )
+    };
+    let uri: Uri = url.parse().map_err(|error: hyper::http::uri::InvalidUri| not_a_url(error.to_string()))?;
+    match (uri.scheme_str(), uri.host()) {
+        (Some("http" | "https"), Some(_)) => Ok(uri),
+        (Some(other), Some(_)) => Err(not_a_url(format!("the scheme must be http or https, not `{other}`"))),
+        _ => Err(not_a_url("it needs a scheme and a host, like https://api.example.com/v1".into())),
     }
 }
 
@@ -188,7 +218,7 @@ enum Failure {
     Final(ModelError),
 }
 
-/// The innermost error's text: "connection refused", not reqwest's whole chain.
+/// The innermost error's text: "connection refused", not the client's whole chain.
 fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
     let mut cause = error;
     while let Some(source) = cause.source() {
