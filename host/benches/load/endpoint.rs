@@ -24,6 +24,8 @@ pub const THREAD: &str = "fake-model";
 #[derive(Default)]
 pub struct Counters {
     pub requests: AtomicU64,
+    /// Workflows started: numbers each one's todo titles.
+    workflows: AtomicU64,
 }
 
 /// Serves on a loopback port from its own thread and runtime, so the host's runtime only
@@ -75,8 +77,20 @@ async fn reply(State(counters): State<Arc<Counters>>, body: Bytes) -> Response {
     let turn_start = request.messages.iter().rposition(|m| m.role == "user").map_or(0, |i| i + 1);
     let step = request.messages[turn_start..].iter().filter(|m| m.role == "tool").count();
     let answer = &answers()[step.min(TODOS as usize + 1)];
-    ([(header::CONTENT_TYPE, "application/json")], answer.clone()).into_response()
+    let answer = if step == 0 {
+        // Each workflow's todos get titles of their own, so no two sessions ever hold the same
+        // list: the host shares reusable contributions across sessions with equal state, and
+        // identical lists in every session would flatter it.
+        let workflow = counters.workflows.fetch_add(1, Ordering::Relaxed).to_string();
+        Bytes::from(String::from_utf8_lossy(answer).replace(WORKFLOW, &workflow))
+    } else {
+        answer.clone()
+    };
+    ([(header::CONTENT_TYPE, "application/json")], answer).into_response()
 }
+
+/// Stands for the workflow's number in the titles of the first answer.
+const WORKFLOW: &str = "#workflow#";
 
 #[derive(serde::Deserialize)]
 struct Request<'a> {
@@ -98,7 +112,7 @@ fn answers() -> &'static [Bytes] {
                 let message = match step {
                     0 => tool_call(
                         "todos_add",
-                        json!({ "todos": (1..=TODOS).map(|n| json!({ "title": format!("step {n}") })).collect::<Vec<_>>() }),
+                        json!({ "todos": (1..=TODOS).map(|n| json!({ "title": format!("step {n} of {WORKFLOW}") })).collect::<Vec<_>>() }),
                         step,
                     ),
                     n if n <= TODOS => {
