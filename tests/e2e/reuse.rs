@@ -1,7 +1,7 @@
 //! `provide` reuse (`reuse.until-state-changes`, contract 0.1.1): what a plugin declared
 //! reusable is served from the session's memo while the state it read is unchanged, and
-//! recomputed the moment that state changes; a plugin built against 0.1.0 still loads and is
-//! simply called every time.
+//! recomputed the moment that state changes; another session holding the same values gets it
+//! too; a plugin built against 0.1.0 still loads and is simply called every time.
 
 use serde_json::Value;
 
@@ -46,20 +46,21 @@ async fn contributions_are_reused_until_the_state_they_read_changes() {
     let session = test.session();
     let reused = || async { session.lock().await.provide_memo().reused() };
 
-    // The first call runs every plugin (agent-mode also writes its default mode down, an
-    // effect, so its contribution is not kept yet).
+    // The first call: todo and permissions come from what they returned for the load's
+    // tool-name check (an empty session, like this one); agent-mode runs, and writes its
+    // default mode down, an effect, so its contribution is not kept yet.
     test.turn(&session, "hi").await.unwrap();
-    assert_eq!(reused().await, 0);
+    assert_eq!(reused().await, 2);
     // Nothing changed since: todo and permissions come from the memo; agent-mode ran again
     // (its first call had an effect) and is kept from now on.
     test.turn(&session, "again").await.unwrap();
-    assert_eq!(reused().await, 2);
+    assert_eq!(reused().await, 2 + 2);
 
     // A turn that changes the todo list: three model calls. Before the first, nothing
     // changed (3 reused); after `todos_add` and after `todos_complete` the list differs, so
     // todo runs again while agent-mode and permissions are reused (2 each).
     test.turn(&session, "work").await.unwrap();
-    assert_eq!(reused().await, 2 + 3 + 2 + 2);
+    assert_eq!(reused().await, 4 + 3 + 2 + 2);
 
     // The model saw the list as it was at every call, never a stale copy.
     let requests = model.requests();
@@ -78,6 +79,36 @@ async fn contributions_are_reused_until_the_state_they_read_changes() {
     // And every plugin's instructions were there each time, reused or not.
     let first = system_prompt(&requests[0]);
     assert!(requests.iter().all(|r| system_prompt(r) == first), "the system prompt never changed here");
+}
+
+#[tokio::test]
+async fn a_new_session_starts_from_what_another_kept_but_never_sees_its_state() {
+    let model = FakeModel::start().await;
+    model.push(Reply::tool("todos_add", r#"{"todos": [{"title": "only in the first session"}]}"#));
+    model.push(Reply::tool("todos_complete", r#"{"items": [{"id": 1, "reason": "done"}]}"#));
+    model.push(Reply::text("done"));
+    model.push(Reply::text("first again"));
+    model.push(Reply::text("hello"));
+    model.push(Reply::text("hello again"));
+    let test = stock_host(&model).await;
+    let (first, second) = (test.session(), test.session());
+    test.turn(&first, "plan it").await.unwrap();
+    test.turn(&first, "again").await.unwrap();
+    test.turn(&second, "hi").await.unwrap();
+    test.turn(&second, "again").await.unwrap();
+
+    let requests = model.requests();
+    assert!(injected_list(&requests[3]).ends_with("- 1 [done] only in the first session"));
+    // The second session's list is its own, empty one, never the first session's.
+    for request in &requests[4..] {
+        assert!(injected_list(request).ends_with("- none yet"), "{}", injected_list(request));
+    }
+    // Its first call took todo's (empty list) and permissions' contributions from those
+    // already kept; agent-mode ran, since it wrote the default mode down. On its second call
+    // agent-mode's came from what the first session kept for the same mode: 2 + 3 reused.
+    assert_eq!(second.lock().await.provide_memo().reused(), 2 + 3);
+    let prompt = system_prompt(&requests[0]);
+    assert!(requests.iter().all(|r| system_prompt(r) == prompt), "the same config and mode, the same prompt");
 }
 
 #[tokio::test]

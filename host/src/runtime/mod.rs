@@ -37,7 +37,9 @@
 //! - **Reuse.** `provide` runs before every model call. A plugin whose contribution depends
 //!   only on its config and the state it reads says so (`reuse.until-state-changes`); the
 //!   host keeps that contribution per session with the values read ([`ProvideMemo`]) and
-//!   skips the call while they hold. A call with effects (writes, events) is never reused.
+//!   skips the call while they hold; each plugin load also keeps the last few for any session
+//!   holding the same values (a new session starts from them). A call with effects (writes,
+//!   events) is never reused.
 //! - **Commit.** A call that succeeds hands back its state writes and events; the caller
 //!   applies them to the session, whose step commit makes them durable.
 //! - **Retire.** A `LoadedPlugin` is reference-counted: a hot reload swaps in a new

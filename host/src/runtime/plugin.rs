@@ -15,6 +15,7 @@ use super::engine::SandboxEngine;
 use super::error::LoadError;
 use super::export::ExportIndices;
 use super::hook_filter::HookFilters;
+use super::reuse::SharedContributions;
 use crate::config::{Grants, Limits};
 use crate::state::StateBag;
 
@@ -73,6 +74,8 @@ pub struct LoadedPlugin {
     /// Unique to this load: what a session's [`ProvideMemo`] keys contributions by, so a
     /// reloaded plugin (new code or new config) never sees its predecessor's.
     load_id: u64,
+    /// Reusable contributions of this load, from any session (see [`SharedContributions`]).
+    shared: SharedContributions,
     capabilities: Capabilities,
     commands: Vec<CommandSpec>,
     /// Which tool calls the tool hooks see, as `configure` declared.
@@ -137,6 +140,7 @@ impl LoadedPlugin {
         let mut plugin = Self {
             identity: provisional,
             load_id: LOADS.fetch_add(1, Ordering::Relaxed),
+            shared: SharedContributions::default(),
             capabilities: Capabilities::empty(),
             commands: Vec::new(),
             hook_filters: HookFilters::default(),

@@ -4,10 +4,15 @@
 //!
 //! The check is by value, not by version: a key written back with the same text keeps the
 //! contribution, a key removed or changed drops it. Nothing to invalidate, nothing to miss.
+//!
+//! Since such a contribution depends on nothing else, it serves any session whose state
+//! holds the same values: each plugin load also keeps the last few in [`SharedContributions`],
+//! so a new session (empty state, the default mode) starts from them instead of calling
+//! every plugin.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::bindings::types::Contribution;
 use crate::state::StateBag;
@@ -24,37 +29,61 @@ pub(super) struct StateRead {
 /// memory; a session read back from the store starts empty, which only costs one call each.
 #[derive(Default)]
 pub struct ProvideMemo {
-    entries: Mutex<HashMap<u64, Kept>>,
+    entries: Mutex<HashMap<u64, Arc<Kept>>>,
     reused: AtomicU64,
 }
 
-struct Kept {
+/// A reusable contribution and the state values it was computed from.
+#[derive(Debug)]
+pub(super) struct Kept {
     reads: Vec<StateRead>,
     contribution: Contribution,
 }
 
+impl Kept {
+    /// Whether every value read still holds in `bag`.
+    fn holds(&self, bag: &StateBag) -> bool {
+        self.reads.iter().all(|read| bag.holds(&read.namespace, &read.key, read.value.as_deref()))
+    }
+}
+
 impl ProvideMemo {
-    /// The contribution kept for the plugin load `load_id`, if every value it read still
-    /// holds in `bag`.
-    pub(super) fn reuse(&self, load_id: u64, bag: &StateBag) -> Option<Contribution> {
-        let entries = self.lock();
-        let kept = entries.get(&load_id)?;
-        let unchanged =
-            kept.reads.iter().all(|read| bag.holds(&read.namespace, &read.key, read.value.as_deref()));
-        if !unchanged {
-            return None;
-        }
+    /// The contribution kept for the plugin load `load_id` by this session, or else by any
+    /// session (`shared`), if every value it read holds in `bag`.
+    pub(super) fn reuse(
+        &self,
+        load_id: u64,
+        shared: &SharedContributions,
+        bag: &StateBag,
+    ) -> Option<Contribution> {
+        let mut entries = lock(&self.entries);
+        let kept = match entries.get(&load_id).filter(|kept| kept.holds(bag)) {
+            Some(kept) => kept.clone(),
+            None => {
+                let kept = shared.find(bag)?;
+                entries.insert(load_id, kept.clone());
+                kept
+            }
+        };
         self.reused.fetch_add(1, Ordering::Relaxed);
         Some(kept.contribution.clone())
     }
 
-    /// Keeps `contribution` for `load_id` (with the reads it depends on), or with `None`
-    /// forgets whatever was kept: the last call did not declare itself reusable.
-    pub(super) fn keep(&self, load_id: u64, kept: Option<(Vec<StateRead>, &Contribution)>) {
-        let mut entries = self.lock();
+    /// Keeps `contribution` for `load_id` (with the reads it depends on), here and in
+    /// `shared`; or with `None` forgets what this session kept: the last call did not
+    /// declare itself reusable.
+    pub(super) fn keep(
+        &self,
+        load_id: u64,
+        shared: &SharedContributions,
+        kept: Option<(Vec<StateRead>, &Contribution)>,
+    ) {
+        let mut entries = lock(&self.entries);
         match kept {
             Some((reads, contribution)) => {
-                entries.insert(load_id, Kept { reads, contribution: contribution.clone() });
+                let kept = Arc::new(Kept { reads, contribution: contribution.clone() });
+                shared.keep(kept.clone());
+                entries.insert(load_id, kept);
             }
             None => {
                 entries.remove(&load_id);
@@ -66,10 +95,43 @@ impl ProvideMemo {
     pub fn reused(&self) -> u64 {
         self.reused.load(Ordering::Relaxed)
     }
+}
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Kept>> {
-        self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+/// Contributions kept per plugin load across sessions.
+const SHARED_KEPT: usize = 8;
+
+/// One plugin load's last few reusable contributions, from any session, the most recently
+/// kept or reused first. Dropped with the load, so a reloaded plugin starts afresh.
+///
+/// Reuse moves an entry to the front, so the ones many sessions meet (an empty todo list,
+/// the default mode) stay while the ones only their own session ever held (a particular
+/// list) pass through.
+#[derive(Default)]
+pub(super) struct SharedContributions {
+    kept: Mutex<VecDeque<Arc<Kept>>>,
+}
+
+impl SharedContributions {
+    /// A contribution whose every value read holds in `bag`, moved to the front.
+    fn find(&self, bag: &StateBag) -> Option<Arc<Kept>> {
+        let mut all = lock(&self.kept);
+        let position = all.iter().position(|kept| kept.holds(bag))?;
+        let kept = all.remove(position)?;
+        all.push_front(kept.clone());
+        Some(kept)
     }
+
+    /// Puts `kept` first, in place of one computed from the same values.
+    fn keep(&self, kept: Arc<Kept>) {
+        let mut all = lock(&self.kept);
+        all.retain(|other| other.reads != kept.reads);
+        all.push_front(kept);
+        all.truncate(SHARED_KEPT);
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[cfg(test)]
@@ -86,33 +148,91 @@ mod tests {
 
     #[test]
     fn a_kept_contribution_holds_while_every_value_read_holds() {
-        let (memo, bag) = (ProvideMemo::default(), StateBag::default());
+        let (memo, shared, bag) =
+            (ProvideMemo::default(), SharedContributions::default(), StateBag::default());
         bag.put("todo", "items", Some("[]".into()));
         memo.keep(
             7,
+            &shared,
             Some((vec![read("items", Some("[]")), read("absent", None)], &contribution("list: []"))),
         );
-        assert_eq!(memo.reuse(7, &bag).and_then(|c| c.instructions).as_deref(), Some("list: []"));
-        assert!(memo.reuse(8, &bag).is_none(), "another plugin load sees nothing");
+        assert_eq!(memo.reuse(7, &shared, &bag).and_then(|c| c.instructions).as_deref(), Some("list: []"));
+        let other = SharedContributions::default();
+        assert!(memo.reuse(8, &other, &bag).is_none(), "another plugin load sees nothing");
 
         // Written back with the same text: still the same contribution.
         bag.put("todo", "items", Some("[]".into()));
-        assert!(memo.reuse(7, &bag).is_some());
+        assert!(memo.reuse(7, &shared, &bag).is_some());
         // A key that was absent appears, or a value read changes: recompute.
         bag.put("todo", "absent", Some("1".into()));
-        assert!(memo.reuse(7, &bag).is_none());
+        assert!(memo.reuse(7, &shared, &bag).is_none());
         bag.put("todo", "absent", None);
         bag.put("todo", "items", Some("[1]".into()));
-        assert!(memo.reuse(7, &bag).is_none());
+        assert!(memo.reuse(7, &shared, &bag).is_none());
         assert_eq!(memo.reused(), 2);
     }
 
     #[test]
-    fn a_call_that_did_not_declare_reuse_forgets_what_was_kept() {
-        let (memo, bag) = (ProvideMemo::default(), StateBag::default());
-        memo.keep(1, Some((Vec::new(), &contribution("a"))));
-        assert!(memo.reuse(1, &bag).is_some());
-        memo.keep(1, None);
-        assert!(memo.reuse(1, &bag).is_none());
+    fn a_call_that_did_not_declare_reuse_forgets_what_the_session_kept() {
+        let (memo, shared, bag) =
+            (ProvideMemo::default(), SharedContributions::default(), StateBag::default());
+        memo.keep(1, &shared, Some((vec![read("items", None)], &contribution("a"))));
+        assert!(memo.reuse(1, &shared, &bag).is_some());
+        memo.keep(1, &shared, None);
+        let fresh = SharedContributions::default();
+        assert!(memo.reuse(1, &fresh, &bag).is_none());
+    }
+
+    #[test]
+    fn another_session_with_the_same_values_gets_the_contribution_and_one_with_others_does_not() {
+        let shared = SharedContributions::default();
+        let (first, first_bag) = (ProvideMemo::default(), StateBag::default());
+        first_bag.put("todo", "items", Some("[1]".into()));
+        first.keep(3, &shared, Some((vec![read("items", Some("[1]"))], &contribution("one item"))));
+        first.keep(3, &shared, Some((vec![read("items", None)], &contribution("empty"))));
+
+        let (second, second_bag) = (ProvideMemo::default(), StateBag::default());
+        assert_eq!(
+            second.reuse(3, &shared, &second_bag).and_then(|c| c.instructions).as_deref(),
+            Some("empty")
+        );
+        second_bag.put("todo", "items", Some("[1]".into()));
+        assert_eq!(
+            second.reuse(3, &shared, &second_bag).and_then(|c| c.instructions).as_deref(),
+            Some("one item")
+        );
+        second_bag.put("todo", "items", Some("[2]".into()));
+        assert!(second.reuse(3, &shared, &second_bag).is_none(), "no session saw these values");
+    }
+
+    #[test]
+    fn only_the_last_few_are_shared_and_the_same_values_are_kept_once() {
+        let (memo, shared) = (ProvideMemo::default(), SharedContributions::default());
+        for n in 0..SHARED_KEPT + 2 {
+            let value = n.to_string();
+            memo.keep(1, &shared, Some((vec![read("n", Some(&value))], &contribution(&value))));
+        }
+        memo.keep(1, &shared, Some((vec![read("n", Some("9"))], &contribution("9 again"))));
+        let kept = lock(&shared.kept);
+        assert_eq!(kept.len(), SHARED_KEPT);
+        assert_eq!(kept[0].contribution.instructions.as_deref(), Some("9 again"));
+        assert!(kept.iter().all(|k| k.reads != vec![read("n", Some("0"))]), "the oldest went first");
+    }
+
+    #[test]
+    fn a_contribution_other_sessions_reuse_outlives_ones_nobody_does() {
+        let shared = SharedContributions::default();
+        let empty = StateBag::default();
+        ProvideMemo::default().keep(1, &shared, Some((vec![read("n", None)], &contribution("empty"))));
+        for round in 0..3 * SHARED_KEPT {
+            // A new session starts empty and meets the shared entry ...
+            let session = ProvideMemo::default();
+            assert!(session.reuse(1, &shared, &empty).is_some(), "lost in round {round}");
+            // ... then keeps a few states of its own that no other session will hold.
+            for step in 0..SHARED_KEPT - 1 {
+                let value = format!("{round}.{step}");
+                session.keep(1, &shared, Some((vec![read("n", Some(&value))], &contribution(&value))));
+            }
+        }
     }
 }

@@ -36,11 +36,12 @@ impl Contribution {
     }
 
     /// Tells the host this contribution depends only on the plugin's configuration and the
-    /// state this `provide` call read (`state::get`, `state::read`): not on
+    /// state this `provide` call read (`state::get`, `state::read`): not on the session id,
     /// [`Context::model_calls`](crate::Context), the turn iteration, the clock, random
     /// numbers or files. The host then reuses it, without calling `provide`, until a value
-    /// read changes or the plugin is reloaded. A call that also writes state or emits events
-    /// is not reused. Call it in `provide`, on the contribution you return.
+    /// read changes or the plugin is reloaded, and in any other session whose state holds
+    /// the same values. A call that also writes state or emits events is not reused. Call it
+    /// in `provide`, on the contribution you return.
     pub fn reusable(self) -> Self {
         crate::bindings::agent_host::plugin::reuse::until_state_changes();
         self

@@ -53,7 +53,7 @@ impl LoadedPlugin {
         bag: &StateBag,
         memo: &ProvideMemo,
     ) -> Result<CallOutput<types::Contribution>, PluginError> {
-        if let Some(value) = memo.reuse(self.load_id, bag) {
+        if let Some(value) = memo.reuse(self.load_id, &self.shared, bag) {
             return Ok(CallOutput { value, events: Vec::new() });
         }
         let ctx = self.context(ctx);
@@ -65,7 +65,7 @@ impl LoadedPlugin {
             self.settle(store, result, bag)
         }?;
         let output = self.checked(output)?;
-        memo.keep(self.load_id, reads.map(|reads| (reads, &output.value)));
+        memo.keep(self.load_id, &self.shared, reads.map(|reads| (reads, &output.value)));
         Ok(output)
     }
 
