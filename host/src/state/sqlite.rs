@@ -9,8 +9,12 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::checkpoint::{self, Checkpointer};
 use super::store::{SessionStore, Step, StoreError, StoredSession};
-use crate::model::Message;
+use crate::model::{Message, Role};
 
+// `sessions.updated_at` and `model_calls` are written when a step carries a user message
+// (a turn starts, or a stop hook continues it), not on every step: a row of its own would
+// cost every step a third page in the WAL. `model_calls` is read back as the number of
+// replies in the history, which is what it counts (see `load`).
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS sessions (
     id          TEXT PRIMARY KEY,
@@ -114,7 +118,7 @@ impl SessionStore for SqliteStore {
 
     fn load(&self, id: &str) -> Result<Option<StoredSession>, StoreError> {
         let connection = self.connection();
-        let Some(model_calls) = connection
+        let Some(recorded_calls) = connection
             .query_row("SELECT model_calls FROM sessions WHERE id = ?1", [id], |row| row.get::<_, i64>(0))
             .optional()?
         else {
@@ -138,7 +142,12 @@ impl SessionStore for SqliteStore {
         let state = statement
             .query_map([id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Some(StoredSession { history, state, model_calls: model_calls as u64 }))
+        // Every model call that returned left exactly one assistant message, committed in the
+        // same step as the count; the column is only as recent as the last turn's start (and a
+        // count never goes back).
+        let replies = history.iter().filter(|message| message.role == Role::Assistant).count() as u64;
+        let model_calls = replies.max(recorded_calls as u64);
+        Ok(Some(StoredSession { history, state, model_calls }))
     }
 
     fn commit(&self, id: &str, step: Step<'_>) -> Result<(), StoreError> {
@@ -162,9 +171,11 @@ impl SessionStore for SqliteStore {
                     None => delete.execute(params![id, change.namespace, change.key])?,
                 };
             }
-            transaction
-                .prepare_cached("UPDATE sessions SET updated_at = ?2, model_calls = ?3 WHERE id = ?1")?
-                .execute(params![id, now(), step.model_calls as i64])?;
+            if step.messages.iter().any(|message| message.role == Role::User) {
+                transaction
+                    .prepare_cached("UPDATE sessions SET updated_at = ?2, model_calls = ?3 WHERE id = ?1")?
+                    .execute(params![id, now(), step.model_calls as i64])?;
+            }
             Ok(())
         })?;
         if let Some(checkpointer) = &self.checkpointer {
@@ -185,6 +196,7 @@ impl SessionStore for SqliteStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::ToolCallRequest;
     use crate::state::StateChange;
 
     #[test]
@@ -206,6 +218,25 @@ mod tests {
         assert_eq!(loaded.state, vec![("todo".into(), "items".into(), "[]".into())]);
         assert_eq!(loaded.model_calls, 1);
         assert!(store.load("nope").unwrap().is_none());
+    }
+
+    #[test]
+    fn model_calls_come_back_from_the_replies_and_the_row_is_written_when_a_turn_starts() {
+        let store = SqliteStore::in_memory().unwrap();
+        store.create("s1").unwrap();
+        let recorded = || {
+            store
+                .connection()
+                .query_row("SELECT model_calls FROM sessions WHERE id = 's1'", [], |row| row.get::<_, i64>(0))
+        };
+        let call = ToolCallRequest { id: "c1".into(), name: "todos_add".into(), arguments: "{}".into() };
+        let start = [Message::user("go"), Message::assistant("", vec![call])];
+        store.commit("s1", Step { first_seq: 0, messages: &start, changes: &[], model_calls: 1 }).unwrap();
+        assert_eq!(recorded().unwrap(), 1);
+        let rest = [Message::tool("c1", "added"), Message::assistant("done", vec![])];
+        store.commit("s1", Step { first_seq: 2, messages: &rest, changes: &[], model_calls: 2 }).unwrap();
+        assert_eq!(recorded().unwrap(), 1, "a step without a user message leaves the row alone");
+        assert_eq!(store.load("s1").unwrap().unwrap().model_calls, 2);
     }
 
     #[test]
