@@ -12,10 +12,10 @@ mod stop;
 mod todos;
 
 use agent_host_sdk::prelude::*;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use config::Config;
-use todos::TodoInput;
+use todos::{Todo, TodoInput};
 
 const REMINDER: &str =
     "If this work takes several steps, plan it with TodoWrite and keep the list current as you go.";
@@ -27,6 +27,12 @@ struct WriteArgs {
 
 #[derive(Default)]
 struct TodoWrite;
+
+/// The `todos-changed` payload, borrowing the list rather than copying it into a JSON tree.
+#[derive(Serialize)]
+struct Changed<'a> {
+    items: &'a [Todo],
+}
 
 impl Plugin for TodoWrite {
     fn manifest(&self) -> Manifest {
@@ -60,7 +66,7 @@ impl Plugin for TodoWrite {
         let todos = todos::validate(args.todos, config.max_items)?;
         state::set("todos", &todos)?;
         state::set("last_write", &ctx.model_calls())?;
-        events::emit("todos-changed", &json!({ "items": todos }));
+        events::emit("todos-changed", &Changed { items: &todos });
         Ok(render::list(&todos))
     }
 

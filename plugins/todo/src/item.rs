@@ -15,6 +15,12 @@ pub struct Item {
     pub is_complete: bool,
 }
 
+/// The `todos-changed` payload, borrowing the list rather than copying it into a JSON tree.
+#[derive(Serialize)]
+struct Changed<'a> {
+    items: &'a [Item],
+}
+
 /// The whole list, loaded from and saved to the bag.
 pub struct TodoList {
     pub items: Vec<Item>,
@@ -35,7 +41,7 @@ impl TodoList {
     pub fn save(&self) -> Result<(), String> {
         state::set("items", &self.items)?;
         state::set("next_id", &self.next_id)?;
-        events::emit("todos-changed", &json!({ "items": self.items }));
+        events::emit("todos-changed", &Changed { items: &self.items });
         Ok(())
     }
 
