@@ -110,16 +110,16 @@ pub async fn prepare(
                 .insert(tool.name, OfferedTool { plugin: plugin.clone(), mutates: tool.mutates, schema });
         }
         for message in contribution.messages {
-            let (role, name) = match message.role {
-                Role::System => (crate::model::Role::System, "system"),
-                Role::User => (crate::model::Role::User, "user"),
+            let (name, injected) = match message.role {
+                Role::System => ("system", Message::system(message.content.clone())),
+                Role::User => ("user", Message::user(message.content.clone())),
             };
             sink.emit(&Event::InjectedMessage {
                 plugin: plugin.name().to_owned(),
                 role: name.to_owned(),
-                content: message.content.clone(),
+                content: message.content,
             });
-            prepared.injected.push(Message { role, ..Message::system(message.content) });
+            prepared.injected.push(injected);
         }
     }
     Ok(prepared)

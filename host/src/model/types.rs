@@ -1,4 +1,7 @@
+use std::sync::OnceLock;
+
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 /// Who said a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -11,7 +14,7 @@ pub enum Role {
 }
 
 /// One message of a conversation, as stored in the history and sent to the model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Message {
     pub role: Role,
     #[serde(default)]
@@ -21,6 +24,21 @@ pub struct Message {
     /// For `Role::Tool`: the call this result answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// This message as a request body carries it, encoded on its first request (see
+    /// `wire.rs`). Every model call sends the whole history, so a message is otherwise
+    /// escaped again on every call after it: quadratic in a long session.
+    #[serde(skip)]
+    pub(super) wire: OnceLock<Box<RawValue>>,
+}
+
+/// Equal when what was said is equal; the encoding kept alongside does not count.
+impl PartialEq for Message {
+    fn eq(&self, other: &Self) -> bool {
+        self.role == other.role
+            && self.content == other.content
+            && self.tool_calls == other.tool_calls
+            && self.tool_call_id == other.tool_call_id
+    }
 }
 
 impl Message {
@@ -33,20 +51,21 @@ impl Message {
     }
 
     pub fn assistant(content: impl Into<String>, tool_calls: Vec<ToolCallRequest>) -> Self {
-        Self { role: Role::Assistant, content: content.into(), tool_calls, tool_call_id: None }
+        Self { tool_calls, ..Self::text(Role::Assistant, content) }
     }
 
     pub fn tool(call_id: impl Into<String>, content: impl Into<String>) -> Self {
-        Self {
-            role: Role::Tool,
-            content: content.into(),
-            tool_calls: Vec::new(),
-            tool_call_id: Some(call_id.into()),
-        }
+        Self { tool_call_id: Some(call_id.into()), ..Self::text(Role::Tool, content) }
     }
 
     fn text(role: Role, content: impl Into<String>) -> Self {
-        Self { role, content: content.into(), tool_calls: Vec::new(), tool_call_id: None }
+        Self {
+            role,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            wire: OnceLock::new(),
+        }
     }
 }
 

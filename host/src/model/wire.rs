@@ -2,6 +2,7 @@
 //! copy of the history into a JSON tree on every round trip.
 
 use serde::ser::{Serialize, SerializeSeq, Serializer};
+use serde_json::value::RawValue;
 
 use super::{Message, ModelRequest, Role, ToolCallRequest, ToolDefinition};
 
@@ -37,10 +38,18 @@ impl Serialize for Messages<'_> {
         let mut seq = serializer.serialize_seq(Some(1 + request.history.len() + request.injected.len()))?;
         seq.serialize_element(&WireMessage::text(Role::System, request.system))?;
         for message in request.messages() {
-            seq.serialize_element(&WireMessage::from(message))?;
+            seq.serialize_element(encoded(message))?;
         }
         seq.end()
     }
+}
+
+/// `message` in the wire format, encoded once and kept with it.
+fn encoded(message: &Message) -> &RawValue {
+    message.wire.get_or_init(|| {
+        let json = serde_json::to_string(&WireMessage::from(message)).expect("a message always serializes");
+        RawValue::from_string(json).expect("serde_json writes JSON")
+    })
 }
 
 /// One message in the wire format: an assistant message with tool calls has `null` content
@@ -124,7 +133,7 @@ struct WireCall<'a> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
+    use std::sync::{Arc, OnceLock};
 
     use serde_json::json;
     use serde_json::value::RawValue;
@@ -181,5 +190,19 @@ mod tests {
         let bare = ModelRequest { tools: &[], ..request };
         let body: serde_json::Value = serde_json::from_slice(&request_body("m", None, &bare)).unwrap();
         assert!(body.get("tools").is_none() && body.get("temperature").is_none());
+    }
+
+    #[test]
+    fn a_message_is_encoded_once_and_sent_the_same_on_every_call() {
+        let history = vec![Message::user("say \"hi\"\n"), Message::tool("c1", "é ✓")];
+        let request =
+            ModelRequest { session_id: "s", system: "", history: &history, injected: &[], tools: &[] };
+        let first = request_body("m", None, &request);
+        assert!(history.iter().all(|message| message.wire.get().is_some()), "kept after the first call");
+        assert_eq!(request_body("m", None, &request), first);
+        let fresh: Vec<Message> =
+            history.iter().map(|m| Message { wire: OnceLock::new(), ..m.clone() }).collect();
+        assert_eq!(request_body("m", None, &ModelRequest { history: &fresh, ..request }), first);
+        assert_eq!(fresh, history, "the encoding kept does not make messages differ");
     }
 }
