@@ -98,8 +98,9 @@ mod export {
     #[divan::bench(args = ["todo", "agent-mode", "permissions", "fs"])]
     fn provide(bencher: divan::Bencher, name: &str) {
         let (plugin, bag) = (plugin(name), StateBag::default());
-        // A fresh memo each time, so every iteration is a real call.
+        // Nothing kept, by the session or shared, so every iteration is a real call.
         bencher.bench(|| {
+            plugin.forget_shared_contributions();
             fixture().runtime.block_on(plugin.provide(&ctx(), &bag, &ProvideMemo::default())).unwrap()
         });
     }
@@ -139,6 +140,8 @@ mod export {
         let (todo, permissions, mode) = (plugin("todo"), plugin("permissions"), plugin("agent-mode"));
         let (bag, tool_use) = (StateBag::default(), todo_use());
         bencher.bench(|| {
+            todo.forget_shared_contributions();
+            mode.forget_shared_contributions();
             fixture().runtime.block_on(async {
                 todo.provide(&ctx(), &bag, &ProvideMemo::default()).await.unwrap();
                 permissions.pre_tool_use(&ctx(), &bag, &tool_use).await.unwrap();
@@ -163,8 +166,24 @@ fn context_assembly_stock_set(bencher: divan::Bencher) {
     let (set, bag, instructions) = (fixture.host.plugins(), StateBag::default(), "You are helpful.");
     bencher.bench(|| {
         let memo = ProvideMemo::default();
+        set.plugins().iter().for_each(|plugin| plugin.forget_shared_contributions());
         fixture.runtime.block_on(prepare(instructions, &set, &ctx(), &bag, &memo, &NoEvents)).unwrap()
     });
+}
+
+/// The same for a new session's first model call: what earlier sessions with the same
+/// (empty) state kept is shared; agent-mode still runs, since its first call writes the
+/// default mode down.
+#[divan::bench]
+fn context_assembly_stock_set_new_session(bencher: divan::Bencher) {
+    let fixture = fixture();
+    let (set, instructions) = (fixture.host.plugins(), "You are helpful.");
+    let first_call = || {
+        let (bag, memo) = (StateBag::default(), ProvideMemo::default());
+        fixture.runtime.block_on(prepare(instructions, &set, &ctx(), &bag, &memo, &NoEvents)).unwrap()
+    };
+    first_call();
+    bencher.bench(first_call);
 }
 
 /// The same on a later model call whose state is unchanged: contributions the plugins declared

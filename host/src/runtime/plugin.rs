@@ -242,6 +242,12 @@ impl LoadedPlugin {
         &self.calls
     }
 
+    /// Drops the contributions this load keeps for any session, so the next `provide` of a
+    /// session without its own runs the plugin (benchmarks of real calls).
+    pub fn forget_shared_contributions(&self) {
+        self.shared.clear();
+    }
+
     /// Whether the compiled component came from the disk cache.
     pub fn cache_hit(&self) -> bool {
         self.cache_hit

@@ -121,6 +121,10 @@ impl SharedContributions {
         Some(kept)
     }
 
+    pub(super) fn clear(&self) {
+        lock(&self.kept).clear();
+    }
+
     /// Puts `kept` first, in place of one computed from the same values.
     fn keep(&self, kept: Arc<Kept>) {
         let mut all = lock(&self.kept);
