@@ -70,6 +70,11 @@ impl StateBag {
         let data = &mut *data;
         let current = data.values.entry(namespace.to_owned()).or_default();
         for (key, value) in writes {
+            // A key written back as it was is not a change: the step has nothing to store
+            // for it (todo writes its unchanged id counter with every list).
+            if current.get(&key) == value.as_ref() {
+                continue;
+            }
             match value {
                 Some(value) => current.insert(key.clone(), value),
                 None => current.remove(&key),
@@ -131,6 +136,20 @@ mod tests {
         }));
         assert!(changes.iter().any(|c| c.namespace == "mode" && c.value.is_none()));
         assert!(bag.take_changes().is_empty());
+    }
+
+    #[test]
+    fn a_call_writing_a_key_back_as_it_was_changes_nothing() {
+        let bag = StateBag::from_entries([("todo".into(), "next_id".into(), "5".into())]);
+        let writes = BTreeMap::from([
+            ("next_id".to_owned(), Some("5".to_owned())),
+            ("gone".to_owned(), None),
+            ("items".to_owned(), Some("[]".to_owned())),
+        ]);
+        bag.apply("todo", writes);
+        let changes = bag.take_changes();
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert_eq!(changes[0].key, "items");
     }
 
     #[test]
