@@ -113,3 +113,12 @@ async fn paths_outside_the_workspace_are_refused_clearly() {
     // Walking tools do not follow links out either.
     assert!(!ok(&test, "grep", json!({"text": "secret"})).await.contains("secret.txt"));
 }
+
+#[tokio::test]
+async fn a_granted_folder_gone_after_load_fails_the_calls_that_reach_for_it_by_name() {
+    let (test, workspace) = host().await;
+    std::fs::remove_dir_all(workspace.path()).unwrap();
+    let failed = error(&test, "read_file", json!({"path": "notes.txt"})).await;
+    assert!(failed.contains("cannot open granted folder"), "{failed}");
+    assert!(failed.contains(&workspace.path().display().to_string()), "{failed}");
+}

@@ -3,7 +3,7 @@ use std::sync::Arc;
 
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
-use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use super::hook_filter::HookFilters;
 use super::limiter::MemoryCap;
@@ -27,6 +27,14 @@ pub struct ProcessGrant {
     pub(super) env: Vec<String>,
 }
 
+/// A granted folder, resolved: where it is on the host, where the plugin sees it.
+#[derive(Debug, Clone)]
+pub(super) struct DirMount {
+    pub host: std::path::PathBuf,
+    pub guest: String,
+    pub write: bool,
+}
+
 /// The data of one call's store: what the host imports see while a plugin runs.
 pub struct CallState {
     pub(super) plugin: Arc<PluginIdentity>,
@@ -47,7 +55,14 @@ pub struct CallState {
     /// The tool hooks' filters declared so far, recorded only for `configure` (the one
     /// export whose declarations last: as long as the configuration they depend on).
     pub(super) hook_filters: Option<HookFilters>,
-    wasi: WasiCtx,
+    /// The plugin's granted folders, preopened when its WASI context is built.
+    mounts: Arc<[DirMount]>,
+    /// Built on the call's first WASI import. Most calls never make one (the stock plugins'
+    /// `provide` and tools do not), and building it — random generators, clocks, stdio, an
+    /// opened handle per granted folder — was a fifth of every fresh store's cost.
+    wasi: Option<WasiCtx>,
+    /// A granted folder that could not be opened when the context was built: fails the call.
+    pub(super) mount_error: Option<String>,
     table: ResourceTable,
 }
 
@@ -58,10 +73,9 @@ impl CallState {
         read_grants: Arc<[String]>,
         process: Option<Arc<ProcessGrant>>,
         memory: MemoryCap,
-        wasi: &mut wasmtime_wasi::WasiCtxBuilder,
+        mounts: Arc<[DirMount]>,
     ) -> Self {
         let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
-        wasi.stderr(stderr.clone());
         Self {
             plugin,
             bag,
@@ -74,7 +88,9 @@ impl CallState {
             reads: None,
             reusable: false,
             hook_filters: None,
-            wasi: wasi.build(),
+            mounts,
+            wasi: None,
+            mount_error: None,
             table: ResourceTable::new(),
         }
     }
@@ -107,8 +123,26 @@ impl CallState {
 
 impl WasiView for CallState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+        let wasi =
+            self.wasi.get_or_insert_with(|| wasi_context(&self.mounts, &self.stderr, &mut self.mount_error));
+        WasiCtxView { ctx: wasi, table: &mut self.table }
     }
+}
+
+/// The WASI context of one call: stderr captured, the granted folders preopened. A folder
+/// that cannot be opened is left out and noted in `error`.
+fn wasi_context(mounts: &[DirMount], stderr: &MemoryOutputPipe, error: &mut Option<String>) -> WasiCtx {
+    let mut wasi = WasiCtxBuilder::new();
+    wasi.stderr(stderr.clone());
+    for mount in mounts {
+        let perms = if mount.write { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
+        if let Err(cause) = wasi.preopened_dir(&mount.host, &mount.guest, perms) {
+            error.get_or_insert_with(|| {
+                format!("cannot open granted folder {}: {cause}", mount.host.display())
+            });
+        }
+    }
+    wasi.build()
 }
 
 /// A state write a successful call made, for the caller to see (tests, events).

@@ -9,7 +9,7 @@ use wasmtime::component::Component;
 use super::bindings::PluginPre;
 use super::bindings::types::{Capabilities, CommandSpec, ToolResult, ToolUse};
 use super::cache;
-use super::call::{CallState, ProcessGrant};
+use super::call::{CallState, DirMount, ProcessGrant};
 use super::call_counts::CallCounts;
 use super::engine::SandboxEngine;
 use super::error::LoadError;
@@ -59,14 +59,6 @@ pub struct PluginSpec<'a> {
     pub cache_dir: &'a Path,
 }
 
-/// A preopened folder, resolved.
-#[derive(Debug, Clone)]
-struct DirMount {
-    host: PathBuf,
-    guest: String,
-    write: bool,
-}
-
 /// A plugin that compiled, linked, described itself and accepted its configuration.
 /// Cheap to share: calls in flight keep an `Arc` to the version they started on.
 pub struct LoadedPlugin {
@@ -87,7 +79,7 @@ pub struct LoadedPlugin {
     limits: Limits,
     read_grants: Arc<[String]>,
     process: Option<Arc<ProcessGrant>>,
-    dirs: Vec<DirMount>,
+    dirs: Arc<[DirMount]>,
     fail_open: bool,
     loaded_at: SystemTime,
     cache_hit: bool,
@@ -151,7 +143,7 @@ impl LoadedPlugin {
             limits: spec.limits,
             read_grants: spec.grants.read_state.clone().into(),
             process,
-            dirs,
+            dirs: dirs.into(),
             fail_open: spec.fail_open,
             loaded_at: SystemTime::now(),
             cache_hit,

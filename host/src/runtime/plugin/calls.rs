@@ -3,7 +3,6 @@
 
 use wasmtime::component::{ComponentNamedList, Func, Lift, Lower};
 use wasmtime::{Store, Trap};
-use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 use super::{CallContext, LoadedPlugin};
 use crate::runtime::bindings::types;
@@ -226,19 +225,10 @@ impl LoadedPlugin {
         Ok((store, func))
     }
 
-    /// A fresh store for one call of `export`: its WASI context, state and limits.
+    /// A fresh store for one call of `export`: its state and limits (its WASI context is
+    /// built if the call uses WASI at all, see [`CallState`]).
     fn fresh_store(&self, bag: &StateBag, export: Export) -> Result<Store<CallState>, PluginError> {
         self.calls.count(export);
-        let mut wasi = WasiCtxBuilder::new();
-        for mount in &self.dirs {
-            let perms = if mount.write { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
-            wasi.preopened_dir(&mount.host, &mount.guest, perms).map_err(|error| {
-                PluginError::Instantiate {
-                    plugin: self.label(),
-                    detail: format!("cannot open granted folder {}: {error}", mount.host.display()),
-                }
-            })?;
-        }
         let memory = MemoryCap::new(self.limits.memory_mb as usize * 1024 * 1024);
         let state = CallState::new(
             self.identity.clone(),
@@ -246,7 +236,7 @@ impl LoadedPlugin {
             self.read_grants.clone(),
             self.process.clone(),
             memory,
-            &mut wasi,
+            self.dirs.clone(),
         );
         let mut store = Store::new(self.pre.engine(), state);
         store.limiter(|state| &mut state.memory);
@@ -278,6 +268,10 @@ impl LoadedPlugin {
         result: wasmtime::Result<R>,
         bag: &StateBag,
     ) -> Result<(CallOutput<R>, Option<Vec<StateRead>>), PluginError> {
+        if let Some(detail) = store.data().mount_error.clone() {
+            // The call ran without a folder it was granted: whatever it returned is suspect.
+            return Err(PluginError::Instantiate { plugin: self.label(), detail });
+        }
         let value = result.map_err(|error| self.classify(&store, error))?;
         let mut state = store.into_data();
         let reads = state.take_reuse();
