@@ -145,7 +145,7 @@ impl PluginSet {
                     continue;
                 }
             };
-            for tool in contribution.tools {
+            for tool in &contribution.tools {
                 if let Some(first) = owners.insert(tool.name.clone(), plugin.label()) {
                     return Err(format!(
                         "the tool `{}` is offered by both {first} and {}; remove one of the plugins",

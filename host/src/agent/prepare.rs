@@ -73,15 +73,17 @@ pub async fn prepare(
             }
         };
         forward_events(sink, plugin, output.events);
-        let contribution = output.value;
-        if let Some(instructions) = contribution.instructions.filter(|text| !text.trim().is_empty()) {
+        let contribution = &*output.value;
+        if let Some(instructions) =
+            contribution.instructions.as_deref().filter(|text| !text.trim().is_empty())
+        {
             prepared.system.push_str("\n\n");
             prepared.system.push_str(instructions.trim_end());
         }
-        for tool in contribution.tools {
+        for tool in &contribution.tools {
             if let Some(first) = prepared.offered.get(&tool.name) {
                 return Err(TurnError::DuplicateTool {
-                    tool: tool.name,
+                    tool: tool.name.clone(),
                     first: first.plugin.label(),
                     second: plugin.label(),
                 });
@@ -102,14 +104,15 @@ pub async fn prepare(
             };
             prepared.tools.push(ToolDefinition {
                 name: tool.name.clone(),
-                description: tool.description,
+                description: tool.description.clone(),
                 parameters: schema.schema.clone(),
             });
-            prepared
-                .offered
-                .insert(tool.name, OfferedTool { plugin: plugin.clone(), mutates: tool.mutates, schema });
+            prepared.offered.insert(
+                tool.name.clone(),
+                OfferedTool { plugin: plugin.clone(), mutates: tool.mutates, schema },
+            );
         }
-        for message in contribution.messages {
+        for message in &contribution.messages {
             let (name, injected) = match message.role {
                 Role::System => ("system", Message::system(message.content.clone())),
                 Role::User => ("user", Message::user(message.content.clone())),
@@ -117,7 +120,7 @@ pub async fn prepare(
             sink.emit(&Event::InjectedMessage {
                 plugin: plugin.name().to_owned(),
                 role: name.to_owned(),
-                content: message.content,
+                content: message.content.clone(),
             });
             prepared.injected.push(injected);
         }

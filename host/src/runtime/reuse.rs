@@ -37,7 +37,7 @@ pub struct ProvideMemo {
 #[derive(Debug)]
 pub(super) struct Kept {
     reads: Vec<StateRead>,
-    contribution: Contribution,
+    contribution: Arc<Contribution>,
 }
 
 impl Kept {
@@ -55,7 +55,7 @@ impl ProvideMemo {
         load_id: u64,
         shared: &SharedContributions,
         bag: &StateBag,
-    ) -> Option<Contribution> {
+    ) -> Option<Arc<Contribution>> {
         let mut entries = lock(&self.entries);
         let kept = match entries.get(&load_id).filter(|kept| kept.holds(bag)) {
             Some(kept) => kept.clone(),
@@ -76,12 +76,12 @@ impl ProvideMemo {
         &self,
         load_id: u64,
         shared: &SharedContributions,
-        kept: Option<(Vec<StateRead>, &Contribution)>,
+        kept: Option<(Vec<StateRead>, Arc<Contribution>)>,
     ) {
         let mut entries = lock(&self.entries);
         match kept {
             Some((reads, contribution)) => {
-                let kept = Arc::new(Kept { reads, contribution: contribution.clone() });
+                let kept = Arc::new(Kept { reads, contribution });
                 shared.keep(kept.clone());
                 entries.insert(load_id, kept);
             }
@@ -142,8 +142,8 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 mod tests {
     use super::*;
 
-    fn contribution(text: &str) -> Contribution {
-        Contribution { instructions: Some(text.into()), tools: Vec::new(), messages: Vec::new() }
+    fn contribution(text: &str) -> Arc<Contribution> {
+        Arc::new(Contribution { instructions: Some(text.into()), tools: Vec::new(), messages: Vec::new() })
     }
 
     fn read(key: &str, value: Option<&str>) -> StateRead {
@@ -158,9 +158,12 @@ mod tests {
         memo.keep(
             7,
             &shared,
-            Some((vec![read("items", Some("[]")), read("absent", None)], &contribution("list: []"))),
+            Some((vec![read("items", Some("[]")), read("absent", None)], contribution("list: []"))),
         );
-        assert_eq!(memo.reuse(7, &shared, &bag).and_then(|c| c.instructions).as_deref(), Some("list: []"));
+        assert_eq!(
+            memo.reuse(7, &shared, &bag).and_then(|c| c.instructions.clone()).as_deref(),
+            Some("list: []")
+        );
         let other = SharedContributions::default();
         assert!(memo.reuse(8, &other, &bag).is_none(), "another plugin load sees nothing");
 
@@ -180,7 +183,7 @@ mod tests {
     fn a_call_that_did_not_declare_reuse_forgets_what_the_session_kept() {
         let (memo, shared, bag) =
             (ProvideMemo::default(), SharedContributions::default(), StateBag::default());
-        memo.keep(1, &shared, Some((vec![read("items", None)], &contribution("a"))));
+        memo.keep(1, &shared, Some((vec![read("items", None)], contribution("a"))));
         assert!(memo.reuse(1, &shared, &bag).is_some());
         memo.keep(1, &shared, None);
         let fresh = SharedContributions::default();
@@ -192,17 +195,17 @@ mod tests {
         let shared = SharedContributions::default();
         let (first, first_bag) = (ProvideMemo::default(), StateBag::default());
         first_bag.put("todo", "items", Some("[1]".into()));
-        first.keep(3, &shared, Some((vec![read("items", Some("[1]"))], &contribution("one item"))));
-        first.keep(3, &shared, Some((vec![read("items", None)], &contribution("empty"))));
+        first.keep(3, &shared, Some((vec![read("items", Some("[1]"))], contribution("one item"))));
+        first.keep(3, &shared, Some((vec![read("items", None)], contribution("empty"))));
 
         let (second, second_bag) = (ProvideMemo::default(), StateBag::default());
         assert_eq!(
-            second.reuse(3, &shared, &second_bag).and_then(|c| c.instructions).as_deref(),
+            second.reuse(3, &shared, &second_bag).and_then(|c| c.instructions.clone()).as_deref(),
             Some("empty")
         );
         second_bag.put("todo", "items", Some("[1]".into()));
         assert_eq!(
-            second.reuse(3, &shared, &second_bag).and_then(|c| c.instructions).as_deref(),
+            second.reuse(3, &shared, &second_bag).and_then(|c| c.instructions.clone()).as_deref(),
             Some("one item")
         );
         second_bag.put("todo", "items", Some("[2]".into()));
@@ -214,9 +217,9 @@ mod tests {
         let (memo, shared) = (ProvideMemo::default(), SharedContributions::default());
         for n in 0..SHARED_KEPT + 2 {
             let value = n.to_string();
-            memo.keep(1, &shared, Some((vec![read("n", Some(&value))], &contribution(&value))));
+            memo.keep(1, &shared, Some((vec![read("n", Some(&value))], contribution(&value))));
         }
-        memo.keep(1, &shared, Some((vec![read("n", Some("9"))], &contribution("9 again"))));
+        memo.keep(1, &shared, Some((vec![read("n", Some("9"))], contribution("9 again"))));
         let kept = lock(&shared.kept);
         assert_eq!(kept.len(), SHARED_KEPT);
         assert_eq!(kept[0].contribution.instructions.as_deref(), Some("9 again"));
@@ -227,7 +230,7 @@ mod tests {
     fn a_contribution_other_sessions_reuse_outlives_ones_nobody_does() {
         let shared = SharedContributions::default();
         let empty = StateBag::default();
-        ProvideMemo::default().keep(1, &shared, Some((vec![read("n", None)], &contribution("empty"))));
+        ProvideMemo::default().keep(1, &shared, Some((vec![read("n", None)], contribution("empty"))));
         for round in 0..3 * SHARED_KEPT {
             // A new session starts empty and meets the shared entry ...
             let session = ProvideMemo::default();
@@ -235,7 +238,7 @@ mod tests {
             // ... then keeps a few states of its own that no other session will hold.
             for step in 0..SHARED_KEPT - 1 {
                 let value = format!("{round}.{step}");
-                session.keep(1, &shared, Some((vec![read("n", Some(&value))], &contribution(&value))));
+                session.keep(1, &shared, Some((vec![read("n", Some(&value))], contribution(&value))));
             }
         }
     }

@@ -1,6 +1,8 @@
 //! Calling a loaded plugin: one method per export, each on a fresh store from the pool,
 //! with the call's limits armed; a failure classified into a [`PluginError`] naming the plugin.
 
+use std::sync::Arc;
+
 use wasmtime::component::{ComponentNamedList, Func, Lift, Lower};
 use wasmtime::{Store, Trap};
 
@@ -45,13 +47,14 @@ impl LoadedPlugin {
     }
 
     /// `provide`, or the contribution `memo` kept from an earlier call that declared itself
-    /// reusable, when every state value that call read is unchanged in `bag`.
+    /// reusable, when every state value that call read is unchanged in `bag`. Shared, not
+    /// copied: a reused contribution is the very one kept.
     pub async fn provide(
         &self,
         ctx: &CallContext,
         bag: &StateBag,
         memo: &ProvideMemo,
-    ) -> Result<CallOutput<types::Contribution>, PluginError> {
+    ) -> Result<CallOutput<Arc<types::Contribution>>, PluginError> {
         if let Some(value) = memo.reuse(self.load_id, &self.shared, bag) {
             return Ok(CallOutput { value, events: Vec::new() });
         }
@@ -63,9 +66,10 @@ impl LoadedPlugin {
                 call_export::<(&types::CallContext,), types::Contribution>(&mut store, func, (&ctx,)).await;
             self.settle(store, result, bag)
         }?;
-        let output = self.checked(output)?;
-        memo.keep(self.load_id, &self.shared, reads.map(|reads| (reads, &output.value)));
-        Ok(output)
+        let CallOutput { value, events } = self.checked(output)?;
+        let value = Arc::new(value);
+        memo.keep(self.load_id, &self.shared, reads.map(|reads| (reads, value.clone())));
+        Ok(CallOutput { value, events })
     }
 
     pub async fn call_tool(
