@@ -118,6 +118,35 @@ fn an_unreachable_endpoint_is_one_clear_line_and_exit_status_1() {
 }
 
 #[test]
+fn a_proxy_from_the_environment_is_used_and_named_when_it_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    // The endpoint would answer nothing either, but the request must go to the proxy (port 9
+    // on loopback: nothing listens), and the error must say so.
+    let config = config_text("http://127.0.0.1:1/v1", &plugin_block("misbehave", ""));
+    std::fs::write(dir.path().join("config.toml"), config).unwrap();
+    let mut command = agent_host();
+    for variable in ["NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy"] {
+        command.env_remove(variable);
+    }
+    let output = command
+        .env("HTTP_PROXY", "http://user:secret@127.0.0.1:9")
+        .arg("--config")
+        .arg(dir.path().join("config.toml"))
+        .args(["--prompt", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let all =
+        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(
+        all.contains("cannot reach the model endpoint at http://127.0.0.1:1/v1/chat/completions"),
+        "{all}"
+    );
+    assert!(all.contains("through the proxy http://127.0.0.1:9"), "{all}");
+    assert!(!all.contains("secret"), "the proxy's password leaked: {all}");
+}
+
+#[test]
 fn a_bad_config_exits_2_naming_the_line() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("config.toml"), "[agent]\nmax_iterations = 0\n").unwrap();

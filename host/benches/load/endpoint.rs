@@ -51,8 +51,8 @@ pub fn start(counters: Arc<Counters>) -> String {
 /// Bare round trips to the endpoint, one at a time, through the same HTTP client the host
 /// uses and with no host work in between: the floor under every model call of the bench.
 pub async fn round_trips(base_url: &str, count: usize) -> Vec<std::time::Duration> {
-    let client = HttpClient::new(std::time::Duration::from_secs(10));
     let uri: Uri = format!("{base_url}/chat/completions").parse().expect("the endpoint URL parses");
+    let client = HttpClient::new(&uri, std::time::Duration::from_secs(10));
     let body =
         Bytes::from_static(br#"{"model":"fake","stream":true,"messages":[{"role":"user","content":"hi"}]}"#);
     let mut times = Vec::with_capacity(count);

@@ -63,7 +63,7 @@ impl OpenAiClient {
             None => None,
         };
         Ok(Some(Self {
-            http: HttpClient::new(CONNECT_TIMEOUT),
+            http: HttpClient::new(&url, CONNECT_TIMEOUT),
             url,
             model: config.model.clone(),
             api_key,
@@ -78,7 +78,10 @@ impl OpenAiClient {
     }
 
     pub fn describe(&self) -> String {
-        format!("{} at {}", self.model, self.url)
+        match self.http.proxy() {
+            Some(proxy) => format!("{} at {} (through the proxy {})", self.model, self.url, shown(proxy)),
+            None => format!("{} at {}", self.model, self.url),
+        }
     }
 
     pub async fn complete(
@@ -183,8 +186,12 @@ impl OpenAiClient {
     }
 
     fn transport_error(&self, error: &http::TransportError) -> Failure {
+        let detail = match self.http.proxy() {
+            Some(proxy) => format!("through the proxy {}: {}", shown(proxy), root_cause(error)),
+            None => root_cause(error),
+        };
         Failure::Retryable {
-            error: ModelError::Unreachable { url: self.url.to_string(), detail: root_cause(error) },
+            error: ModelError::Unreachable { url: self.url.to_string(), detail },
             retry_after: None,
         }
     }
@@ -195,6 +202,15 @@ impl OpenAiClient {
 
     fn timed_out(&self) -> ModelError {
         ModelError::Timeout { secs: self.timeout_secs }
+    }
+}
+
+/// A proxy's address without any credentials it carries: scheme, host and port.
+fn shown(proxy: &Uri) -> String {
+    let host = proxy.host().unwrap_or("?");
+    match proxy.port_u16() {
+        Some(port) => format!("{}://{host}:{port}", proxy.scheme_str().unwrap_or("http")),
+        None => format!("{}://{host}", proxy.scheme_str().unwrap_or("http")),
     }
 }
 
