@@ -1,5 +1,5 @@
 //! The model endpoint misbehaving: rate limits and server errors (retried, then a clear
-//! error), a stream cut mid-reply, an event that is not JSON, a reply that never ends, an
+//! error), a redirect (not followed: the error names where it points), a stream cut mid-reply, an event that is not JSON, a reply that never ends, an
 //! empty reply, and a reply whose tool calls are broken (arguments that are not JSON, an
 //! unknown tool, one id twice). In every case the session keeps what it had and the next
 //! turn works.
@@ -53,6 +53,15 @@ async fn retries_run_out_with_a_clear_error() {
     model.push(Reply::status(500)).push(Reply::status(500)).push(Reply::status(500));
     let test = host(&model, 5).await;
     fails_then_recovers(&model, &test, "HTTP 500 after 3 attempt(s)").await;
+}
+
+#[tokio::test]
+async fn a_redirect_is_not_followed_and_the_error_says_where_it_points() {
+    let model = FakeModel::start().await;
+    model.push(Reply::redirect("https://models.example/v1/chat/completions"));
+    let test = host(&model, 5).await;
+    fails_then_recovers(&model, &test, "redirects to https://models.example/v1/chat/completions").await;
+    assert_eq!(model.requests().len(), 2, "the redirect was neither followed nor retried");
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use hyper::body::Incoming;
-use hyper::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
+use hyper::header::{CONTENT_TYPE, HeaderValue, LOCATION, RETRY_AFTER};
 use hyper::{Response, StatusCode, Uri};
 use tokio::time::{Instant, timeout_at};
 
@@ -133,6 +133,17 @@ impl OpenAiClient {
                 status: status.as_u16(),
                 key_env: self.key_env.clone(),
             }));
+        }
+        if status.is_redirection() {
+            // Not followed: a POST that moved is a `base_url` to correct, not to chase.
+            let location = response.headers().get(LOCATION).and_then(|value| value.to_str().ok());
+            let body = match location {
+                Some(location) => {
+                    format!("the endpoint redirects to {location}; set `[model] base_url` to it")
+                }
+                None => "the endpoint redirects without saying where".to_owned(),
+            };
+            return Err(Failure::Final(ModelError::Http { status: status.as_u16(), attempts: 1, body }));
         }
         let retry_after = response
             .headers()

@@ -33,6 +33,8 @@ enum Fault {
     CutMidStream,
     NotJson,
     Hang,
+    /// A 307 pointing elsewhere.
+    Redirect(String),
 }
 
 impl Reply {
@@ -96,6 +98,11 @@ impl Reply {
     /// Starts a stream and never finishes it.
     pub fn hang() -> Self {
         Self { fault: Fault::Hang, ..Self::text("") }
+    }
+
+    /// Answers 307 Temporary Redirect to `location`.
+    pub fn redirect(location: &str) -> Self {
+        Self { fault: Fault::Redirect(location.to_owned()), ..Self::text("") }
     }
 }
 
@@ -168,6 +175,10 @@ async fn answer(State(shared): State<Arc<Shared>>, headers: axum::http::HeaderMa
     match reply.fault {
         Fault::Status(code) => {
             return (StatusCode::from_u16(code).unwrap(), format!("scripted status {code}")).into_response();
+        }
+        Fault::Redirect(location) => {
+            return (StatusCode::TEMPORARY_REDIRECT, [(header::LOCATION, location.clone())], "")
+                .into_response();
         }
         Fault::StatusEchoingAuth(code) => {
             let sent = authorization.unwrap_or_default();
