@@ -30,7 +30,6 @@ pub struct OpenAiClient {
     key_env: String,
     /// For one attempt, from sending the request to the reply's last byte.
     timeout: Duration,
-    timeout_secs: u64,
     max_retries: u32,
     backoff: Duration,
     temperature: Option<f32>,
@@ -70,7 +69,6 @@ impl OpenAiClient {
             authorization,
             key_env: config.api_key_env.clone(),
             timeout: Duration::from_secs(config.timeout_secs),
-            timeout_secs: config.timeout_secs,
             max_retries: config.max_retries,
             backoff: Duration::from_millis(config.retry_backoff_ms),
             temperature: config.temperature,
@@ -212,7 +210,7 @@ impl OpenAiClient {
     }
 
     fn timed_out(&self) -> ModelError {
-        ModelError::Timeout { secs: self.timeout_secs }
+        ModelError::Timeout { secs: self.timeout.as_secs() }
     }
 }
 
