@@ -94,22 +94,30 @@ async fn json_stream_is_well_formed_against_a_real_http_endpoint() {
     assert_eq!(events.last().unwrap()["reason"], "done");
 }
 
-#[test]
-fn an_unreachable_endpoint_is_one_clear_line_and_exit_status_1() {
+/// Runs `--prompt hi` against `base_url` with `command` (the binary, its environment set):
+/// the exit status and everything it printed.
+fn prompt_against(base_url: &str, mut command: Command) -> (Option<i32>, String) {
     let dir = tempfile::tempdir().unwrap();
-    // Port 9 (discard) on loopback: nothing listens, the connection is refused at once.
-    let config = config_text("http://127.0.0.1:9/v1", &plugin_block("misbehave", ""));
+    let config = config_text(base_url, &plugin_block("misbehave", ""));
     std::fs::write(dir.path().join("config.toml"), config).unwrap();
-    let output = agent_host()
+    let output = command
         .arg("--config")
         .arg(dir.path().join("config.toml"))
         .args(["--prompt", "hi"])
-        .env("AGENT_HOST_TEST_KEY", "sk-test-secret-never-printed")
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(1));
     let all =
         format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    (output.status.code(), all)
+}
+
+#[test]
+fn an_unreachable_endpoint_is_one_clear_line_and_exit_status_1() {
+    let mut command = agent_host();
+    command.env("AGENT_HOST_TEST_KEY", "sk-test-secret-never-printed");
+    // Port 9 (discard) on loopback: nothing listens, the connection is refused at once.
+    let (status, all) = prompt_against("http://127.0.0.1:9/v1", command);
+    assert_eq!(status, Some(1));
     assert!(
         all.contains("cannot reach the model endpoint at http://127.0.0.1:9/v1/chat/completions"),
         "{all}"
@@ -119,25 +127,15 @@ fn an_unreachable_endpoint_is_one_clear_line_and_exit_status_1() {
 
 #[test]
 fn a_proxy_from_the_environment_is_used_and_named_when_it_fails() {
-    let dir = tempfile::tempdir().unwrap();
-    // The endpoint would answer nothing either, but the request must go to the proxy (port 9
-    // on loopback: nothing listens), and the error must say so.
-    let config = config_text("http://127.0.0.1:1/v1", &plugin_block("misbehave", ""));
-    std::fs::write(dir.path().join("config.toml"), config).unwrap();
     let mut command = agent_host();
     for variable in ["NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy"] {
         command.env_remove(variable);
     }
-    let output = command
-        .env("HTTP_PROXY", "http://user:secret@127.0.0.1:9")
-        .arg("--config")
-        .arg(dir.path().join("config.toml"))
-        .args(["--prompt", "hi"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    let all =
-        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    command.env("HTTP_PROXY", "http://user:secret@127.0.0.1:9");
+    // The endpoint would answer nothing either, but the request must go to the proxy (port 9
+    // on loopback: nothing listens), and the error must say so.
+    let (status, all) = prompt_against("http://127.0.0.1:1/v1", command);
+    assert_eq!(status, Some(1));
     assert!(
         all.contains("cannot reach the model endpoint at http://127.0.0.1:1/v1/chat/completions"),
         "{all}"
