@@ -2,6 +2,7 @@
 //! scripted one that replays a file of turns for demos and tests.
 
 mod assemble;
+mod encodings;
 mod error;
 pub mod http;
 mod openai;

@@ -9,6 +9,7 @@ use hyper::header::{CONTENT_TYPE, HeaderValue, LOCATION, RETRY_AFTER};
 use hyper::{Response, StatusCode, Uri};
 use tokio::time::{Instant, timeout_at};
 
+use super::encodings::Encodings;
 use super::error::redact;
 use super::http::{self, HttpClient};
 use super::{ModelError, ModelReply, ModelRequest, ReplyAssembler, wire};
@@ -27,6 +28,8 @@ pub struct OpenAiClient {
     api_key: Option<String>,
     /// `Authorization` for `api_key`, built once.
     authorization: Option<HeaderValue>,
+    /// System prompts and tool lists already encoded for a request.
+    encodings: Encodings,
     key_env: String,
     /// For one attempt, from sending the request to the reply's last byte.
     timeout: Duration,
@@ -67,6 +70,7 @@ impl OpenAiClient {
             model: config.model.clone(),
             api_key,
             authorization,
+            encodings: Encodings::default(),
             key_env: config.api_key_env.clone(),
             timeout: Duration::from_secs(config.timeout_secs),
             max_retries: config.max_retries,
@@ -87,7 +91,8 @@ impl OpenAiClient {
         request: &ModelRequest<'_>,
         on_text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<ModelReply, ModelError> {
-        let body = bytes::Bytes::from(wire::request_body(&self.model, self.temperature, request));
+        let body =
+            bytes::Bytes::from(wire::request_body(&self.model, self.temperature, request, &self.encodings));
         let mut attempt = 0;
         loop {
             attempt += 1;

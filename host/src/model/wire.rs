@@ -1,21 +1,46 @@
 //! The Chat Completions request body, serialized straight from the borrowed request: no
 //! copy of the history into a JSON tree on every round trip.
 
+use std::sync::Arc;
+
 use serde::ser::{Serialize, SerializeSeq, Serializer};
 use serde_json::value::RawValue;
 
+use super::encodings::{Encodings, same_tools};
 use super::{Message, ModelRequest, Role, ToolCallRequest, ToolDefinition};
 
-/// `POST /chat/completions` body for `request`, as bytes ready to send.
-pub fn request_body(model: &str, temperature: Option<f32>, request: &ModelRequest<'_>) -> Vec<u8> {
+/// `POST /chat/completions` body for `request`, as bytes ready to send. The system prompt
+/// and the tool list come from `encodings` when they were sent before.
+pub fn request_body(
+    model: &str,
+    temperature: Option<f32>,
+    request: &ModelRequest<'_>,
+    encodings: &Encodings,
+) -> Vec<u8> {
+    let system = encodings.system.get_or_encode(
+        |kept| kept == request.system,
+        || request.system.to_owned(),
+        || to_json(&WireMessage::text(Role::System, request.system)),
+    );
+    let tools = (!request.tools.is_empty()).then(|| {
+        encodings.tools.get_or_encode(
+            |kept| same_tools(kept, request.tools),
+            || request.tools.to_vec(),
+            || to_json(&Tools(request.tools)),
+        )
+    });
     let body = ChatRequest {
         model,
-        messages: Messages(request),
+        messages: Messages { system: &system, request },
         stream: true,
-        tools: Tools(request.tools),
+        tools,
         temperature,
     };
     serde_json::to_vec(&body).expect("a request body is plain data and always serializes")
+}
+
+fn to_json<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("plain data always serializes")
 }
 
 #[derive(serde::Serialize)]
@@ -23,20 +48,23 @@ struct ChatRequest<'a> {
     model: &'a str,
     messages: Messages<'a>,
     stream: bool,
-    #[serde(skip_serializing_if = "Tools::is_empty")]
-    tools: Tools<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<Arc<RawValue>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f32>,
 }
 
-/// The system prompt, then the history, then this call's injected messages.
-struct Messages<'a>(&'a ModelRequest<'a>);
+/// The system prompt (encoded), then the history, then this call's injected messages.
+struct Messages<'a> {
+    system: &'a RawValue,
+    request: &'a ModelRequest<'a>,
+}
 
 impl Serialize for Messages<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let request = self.0;
+        let request = self.request;
         let mut seq = serializer.serialize_seq(Some(1 + request.history.len() + request.injected.len()))?;
-        seq.serialize_element(&WireMessage::text(Role::System, request.system))?;
+        seq.serialize_element(self.system)?;
         for message in request.messages() {
             seq.serialize_element(encoded(message))?;
         }
@@ -102,12 +130,6 @@ impl Serialize for Calls<'_> {
 
 struct Tools<'a>(&'a [ToolDefinition]);
 
-impl Tools<'_> {
-    fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
 impl Serialize for Tools<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_seq(self.0.iter().map(|tool| Typed { kind: "function", function: tool, id: None }))
@@ -165,7 +187,7 @@ mod tests {
             tools: &tools,
         };
         let body: serde_json::Value =
-            serde_json::from_slice(&request_body("m", Some(0.5), &request)).unwrap();
+            serde_json::from_slice(&request_body("m", Some(0.5), &request, &Encodings::default())).unwrap();
         assert_eq!(
             body,
             json!({
@@ -188,8 +210,32 @@ mod tests {
             })
         );
         let bare = ModelRequest { tools: &[], ..request };
-        let body: serde_json::Value = serde_json::from_slice(&request_body("m", None, &bare)).unwrap();
+        let body: serde_json::Value =
+            serde_json::from_slice(&request_body("m", None, &bare, &Encodings::default())).unwrap();
         assert!(body.get("tools").is_none() && body.get("temperature").is_none());
+    }
+
+    #[test]
+    fn the_system_prompt_and_tools_kept_encoded_are_sent_as_they_are_now() {
+        let encodings = Encodings::default();
+        let tool = |description: &str| ToolDefinition {
+            name: "mode_set".into(),
+            description: description.into(),
+            parameters: Arc::from(RawValue::from_string(r#"{"type":"object"}"#.to_owned()).unwrap()),
+        };
+        let sent = |system: &str, tools: &[ToolDefinition]| {
+            let request = ModelRequest { session_id: "s", system, history: &[], injected: &[], tools };
+            let body: serde_json::Value =
+                serde_json::from_slice(&request_body("m", None, &request, &encodings)).unwrap();
+            (body["messages"][0]["content"].as_str().unwrap().to_owned(), body["tools"].clone())
+        };
+        let (plan, switch) = (vec![tool("switch")], vec![tool("switch \"now\"")]);
+        assert_eq!(sent("mode: plan", &plan).0, "mode: plan");
+        assert_eq!(sent("mode: execute", &plan).0, "mode: execute");
+        assert_eq!(sent("mode: plan", &plan).0, "mode: plan");
+        assert_eq!(sent("mode: plan", &switch).1[0]["function"]["description"], "switch \"now\"");
+        assert_eq!(sent("mode: plan", &plan).1[0]["function"]["description"], "switch");
+        assert!(sent("mode: plan", &[]).1.is_null(), "no tools, no `tools` field");
     }
 
     #[test]
@@ -197,12 +243,15 @@ mod tests {
         let history = vec![Message::user("say \"hi\"\n"), Message::tool("c1", "é ✓")];
         let request =
             ModelRequest { session_id: "s", system: "", history: &history, injected: &[], tools: &[] };
-        let first = request_body("m", None, &request);
+        let first = request_body("m", None, &request, &Encodings::default());
         assert!(history.iter().all(|message| message.wire.get().is_some()), "kept after the first call");
-        assert_eq!(request_body("m", None, &request), first);
+        assert_eq!(request_body("m", None, &request, &Encodings::default()), first);
         let fresh: Vec<Message> =
             history.iter().map(|m| Message { wire: OnceLock::new(), ..m.clone() }).collect();
-        assert_eq!(request_body("m", None, &ModelRequest { history: &fresh, ..request }), first);
+        assert_eq!(
+            request_body("m", None, &ModelRequest { history: &fresh, ..request }, &Encodings::default()),
+            first
+        );
         assert_eq!(fresh, history, "the encoding kept does not make messages differ");
     }
 }
