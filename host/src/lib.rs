@@ -14,6 +14,7 @@ pub mod cli;
 pub mod config;
 pub mod events;
 pub mod model;
+mod recent;
 pub mod reload;
 pub mod runtime;
 pub mod state;

@@ -3,12 +3,12 @@
 //! once the history is kept encoded (`Message::wire`), escaping them anew was most of what
 //! building a request body cost.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use serde_json::value::RawValue;
 
 use super::ToolDefinition;
+use crate::recent::RecentlyUsed;
 
 /// Distinct values kept of each kind: enough for the modes of a deployment.
 const KEPT: usize = 4;
@@ -20,15 +20,18 @@ pub struct Encodings {
     pub(super) tools: Recent<Vec<ToolDefinition>>,
 }
 
-/// Recently encoded values of one kind, with what each was encoded from; the most recently
-/// used first.
-pub(super) struct Recent<K> {
-    kept: Mutex<VecDeque<(K, Arc<RawValue>)>>,
+/// One encoding and what it was encoded from.
+pub(super) struct Encoded<K> {
+    source: K,
+    pub(super) json: Box<RawValue>,
 }
+
+/// Recently encoded values of one kind.
+pub(super) struct Recent<K>(RecentlyUsed<Arc<Encoded<K>>>);
 
 impl<K> Default for Recent<K> {
     fn default() -> Self {
-        Self { kept: Mutex::new(VecDeque::new()) }
+        Self(RecentlyUsed::new(KEPT))
     }
 }
 
@@ -39,26 +42,15 @@ impl<K> Recent<K> {
         same: impl Fn(&K) -> bool,
         source: impl FnOnce() -> K,
         encode: impl FnOnce() -> String,
-    ) -> Arc<RawValue> {
-        {
-            let mut kept = self.lock();
-            if let Some(position) = kept.iter().position(|(kept, _)| same(kept)) {
-                let entry = kept.remove(position).expect("the position was just found");
-                let encoded = entry.1.clone();
-                kept.push_front(entry);
-                return encoded;
-            }
+    ) -> Arc<Encoded<K>> {
+        if let Some(kept) = self.0.find(|kept| same(&kept.source)) {
+            return kept;
         }
-        // Encoded outside the lock: other sessions' calls need not wait for it.
-        let encoded: Arc<RawValue> = RawValue::from_string(encode()).expect("serde_json writes JSON").into();
-        let mut kept = self.lock();
-        kept.push_front((source(), encoded.clone()));
-        kept.truncate(KEPT);
+        // Encoded outside the list's lock: other sessions' calls need not wait for it.
+        let json = RawValue::from_string(encode()).expect("serde_json writes JSON");
+        let encoded = Arc::new(Encoded { source: source(), json });
+        self.0.put(encoded.clone(), |other| same(&other.source));
         encoded
-    }
-
-    fn lock(&self) -> MutexGuard<'_, VecDeque<(K, Arc<RawValue>)>> {
-        self.kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -90,6 +82,6 @@ mod tests {
             encode(other);
         }
         assert!(!Arc::ptr_eq(&first, &encode("plan")), "the least recently used went first");
-        assert_eq!(encode("plan").get(), "\"plan\"");
+        assert_eq!(encode("plan").json.get(), "\"plan\"");
     }
 }

@@ -1,8 +1,6 @@
 //! The Chat Completions request body, serialized straight from the borrowed request: no
 //! copy of the history into a JSON tree on every round trip.
 
-use std::sync::Arc;
-
 use serde::ser::{Serialize, SerializeSeq, Serializer};
 use serde_json::value::RawValue;
 
@@ -31,9 +29,9 @@ pub fn request_body(
     });
     let body = ChatRequest {
         model,
-        messages: Messages { system: &system, request },
+        messages: Messages { system: &system.json, request },
         stream: true,
-        tools,
+        tools: tools.as_ref().map(|tools| &*tools.json),
         temperature,
     };
     serde_json::to_vec(&body).expect("a request body is plain data and always serializes")
@@ -49,7 +47,7 @@ struct ChatRequest<'a> {
     messages: Messages<'a>,
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    tools: Option<Arc<RawValue>>,
+    tools: Option<&'a RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f32>,
 }

@@ -10,11 +10,12 @@
 //! so a new session (empty state, the default mode) starts from them instead of calling
 //! every plugin.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::bindings::types::Contribution;
+use crate::recent::RecentlyUsed;
 use crate::state::StateBag;
 
 /// One state value a call read: namespace, key and what it held (`None`: absent).
@@ -106,31 +107,30 @@ const SHARED_KEPT: usize = 8;
 /// Reuse moves an entry to the front, so the ones many sessions meet (an empty todo list,
 /// the default mode) stay while the ones only their own session ever held (a particular
 /// list) pass through.
-#[derive(Default)]
 pub(super) struct SharedContributions {
-    kept: Mutex<VecDeque<Arc<Kept>>>,
+    kept: RecentlyUsed<Arc<Kept>>,
+}
+
+impl Default for SharedContributions {
+    fn default() -> Self {
+        Self { kept: RecentlyUsed::new(SHARED_KEPT) }
+    }
 }
 
 impl SharedContributions {
     /// A contribution whose every value read holds in `bag`, moved to the front.
     fn find(&self, bag: &StateBag) -> Option<Arc<Kept>> {
-        let mut all = lock(&self.kept);
-        let position = all.iter().position(|kept| kept.holds(bag))?;
-        let kept = all.remove(position)?;
-        all.push_front(kept.clone());
-        Some(kept)
+        self.kept.find(|kept| kept.holds(bag))
     }
 
     pub(super) fn clear(&self) {
-        lock(&self.kept).clear();
+        self.kept.clear();
     }
 
     /// Puts `kept` first, in place of one computed from the same values.
     fn keep(&self, kept: Arc<Kept>) {
-        let mut all = lock(&self.kept);
-        all.retain(|other| other.reads != kept.reads);
-        all.push_front(kept);
-        all.truncate(SHARED_KEPT);
+        let new = kept.clone();
+        self.kept.put(kept, |other| other.reads == new.reads);
     }
 }
 
@@ -220,10 +220,11 @@ mod tests {
             memo.keep(1, &shared, Some((vec![read("n", Some(&value))], contribution(&value))));
         }
         memo.keep(1, &shared, Some((vec![read("n", Some("9"))], contribution("9 again"))));
-        let kept = lock(&shared.kept);
+        let kept = &shared.kept;
         assert_eq!(kept.len(), SHARED_KEPT);
-        assert_eq!(kept[0].contribution.instructions.as_deref(), Some("9 again"));
-        assert!(kept.iter().all(|k| k.reads != vec![read("n", Some("0"))]), "the oldest went first");
+        let first = kept.find(|_| true).unwrap();
+        assert_eq!(first.contribution.instructions.as_deref(), Some("9 again"));
+        assert!(kept.find(|k| k.reads == vec![read("n", Some("0"))]).is_none(), "the oldest went first");
     }
 
     #[test]
