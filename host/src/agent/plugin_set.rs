@@ -41,8 +41,10 @@ pub struct PluginSet {
     keys: Vec<LoadKey>,
     /// Which plugins this load compiled or configured anew (the rest were reused).
     fresh: Vec<bool>,
-    /// Schemas by their text: compiled once, whatever call offers them again.
-    schemas: Mutex<HashMap<String, Arc<CompiledSchema>>>,
+    /// Schemas by their text: compiled once, whatever call offers them again. Looked up for
+    /// every tool of every model call, so hashed with foldhash (SipHash over the schema
+    /// texts showed in the profile).
+    schemas: Mutex<foldhash::HashMap<String, Arc<CompiledSchema>>>,
 }
 
 impl PluginSet {
@@ -105,7 +107,7 @@ impl PluginSet {
             plugins.push(plugin);
         }
         check_state_grants(config, &plugins)?;
-        let set = Self { plugins, keys, fresh, schemas: Mutex::new(HashMap::new()) };
+        let set = Self { plugins, keys, fresh, schemas: Mutex::default() };
         set.check_tool_names().await.map_err(|message| ConfigError {
             file: config.source.file.clone(),
             line: None,

@@ -1,8 +1,9 @@
 //! Assembling one model call: the system prompt in config order, the union of the
 //! plugins' tools, and this call's injected messages.
 
-use std::collections::HashMap;
 use std::sync::Arc;
+
+use foldhash::HashMap;
 
 use super::TurnError;
 use super::plugin_set::{CompiledSchema, PluginSet};
@@ -61,7 +62,7 @@ pub async fn prepare(
     let mut prepared = Prepared {
         system: base_instructions.to_owned(),
         tools: Vec::new(),
-        offered: HashMap::new(),
+        offered: HashMap::default(),
         injected: Vec::new(),
     };
     for plugin in set.plugins().iter().filter(|p| p.implements(Capabilities::PROVIDE)) {
