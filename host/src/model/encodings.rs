@@ -54,12 +54,17 @@ impl<K> Recent<K> {
     }
 }
 
-/// Whether two tool lists encode the same: the same tools, in the same order.
+/// Whether two tool lists encode the same: the same tools, in the same order. Schemas come
+/// shared from the host's schema cache, so the same schema is usually the same allocation
+/// and its text need not be compared.
 pub(super) fn same_tools(a: &[ToolDefinition], b: &[ToolDefinition]) -> bool {
+    let same_schema = |a: &ToolDefinition, b: &ToolDefinition| {
+        Arc::ptr_eq(&a.parameters, &b.parameters) || a.parameters.get() == b.parameters.get()
+    };
     a.len() == b.len()
-        && a.iter().zip(b).all(|(a, b)| {
-            a.name == b.name && a.description == b.description && a.parameters.get() == b.parameters.get()
-        })
+        && a.iter()
+            .zip(b)
+            .all(|(a, b)| a.name == b.name && a.description == b.description && same_schema(a, b))
 }
 
 #[cfg(test)]
