@@ -55,7 +55,7 @@ fn mode_changes(test: &TestHost) -> Vec<Value> {
     test.take_events()
         .into_iter()
         .filter_map(|e| match e {
-            Event::Plugin { kind, payload, .. } if kind == "mode-changed" => Some(payload),
+            Event::Plugin { kind, payload, .. } if kind == "mode-changed" => Some(payload.value()),
             _ => None,
         })
         .collect()

@@ -94,7 +94,7 @@ async fn review_stays_closed_while_todos_are_open() {
         .take_events()
         .into_iter()
         .filter_map(|e| match e {
-            Event::Plugin { kind, payload, .. } if kind == "mode-changed" => Some(payload),
+            Event::Plugin { kind, payload, .. } if kind == "mode-changed" => Some(payload.value()),
             _ => None,
         })
         .collect();

@@ -69,7 +69,7 @@ async fn remember_then_answer(stream: bool) {
         kinds,
         ["user", "request", "assistant", "call", "plugin", "result", "request", "assistant", "end"]
     );
-    assert!(events.iter().any(|e| matches!(e, Event::Plugin { kind, payload, .. } if kind == "remembered" && payload["colour"] == "teal")));
+    assert!(events.iter().any(|e| matches!(e, Event::Plugin { kind, payload, .. } if kind == "remembered" && payload.value()["colour"] == "teal")));
     if stream {
         let deltas: String = events
             .iter()

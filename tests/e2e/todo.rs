@@ -146,7 +146,7 @@ async fn every_change_emits_todos_changed_with_the_items() {
         .take_events()
         .into_iter()
         .filter_map(|e| match e {
-            Event::Plugin { kind, payload, .. } if kind == "todos-changed" => Some(payload),
+            Event::Plugin { kind, payload, .. } if kind == "todos-changed" => Some(payload.value()),
             _ => None,
         })
         .collect();

@@ -74,7 +74,7 @@ async fn a_write_stores_the_snapshot_and_renders_it() {
         .take_events()
         .into_iter()
         .filter_map(|e| match e {
-            Event::Plugin { kind, payload, .. } if kind == "todos-changed" => Some(payload),
+            Event::Plugin { kind, payload, .. } if kind == "todos-changed" => Some(payload.value()),
             _ => None,
         })
         .collect();

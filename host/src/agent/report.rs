@@ -1,12 +1,11 @@
 //! Passing what plugins say and how they fail onto the event stream.
 
-use crate::events::{Event, EventSink};
+use crate::events::{Event, EventSink, Payload};
 use crate::runtime::{LoadedPlugin, PluginError};
 
 /// Forwards a successful call's events, in the order the plugin emitted them.
-pub fn forward_events(sink: &dyn EventSink, plugin: &LoadedPlugin, events: Vec<(String, String)>) {
+pub fn forward_events(sink: &dyn EventSink, plugin: &LoadedPlugin, events: Vec<(String, Payload)>) {
     for (kind, payload) in events {
-        let payload = serde_json::from_str(&payload).unwrap_or(serde_json::Value::Null);
         sink.emit(&Event::Plugin { plugin: plugin.name().to_owned(), kind, payload });
     }
 }

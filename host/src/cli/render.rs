@@ -86,8 +86,11 @@ impl EventSink for ConsoleRenderer {
             Event::PromptBlocked { plugin, reason } => {
                 self.line(&format!("{YELLOW}⛔ {plugin}: {reason}{RESET}"))
             }
-            Event::Plugin { kind, payload, .. } if kind == "todos-changed" => self.line(&checklist(payload)),
+            Event::Plugin { kind, payload, .. } if kind == "todos-changed" => {
+                self.line(&checklist(&payload.value()))
+            }
             Event::Plugin { plugin, kind, payload } if kind == "mode-changed" => {
+                let payload = payload.value();
                 let to = payload["to"].as_str().unwrap_or("?");
                 self.line(&format!("{DIM}[{plugin}] mode → {to}{RESET}"));
             }

@@ -9,6 +9,7 @@ use super::hook_filter::HookFilters;
 use super::limiter::MemoryCap;
 use super::plugin::PluginIdentity;
 use super::reuse::StateRead;
+use crate::events::Payload;
 use crate::state::StateBag;
 
 /// Bytes of a guest's stderr kept per call: enough for a panic message.
@@ -41,7 +42,7 @@ pub struct CallState {
     pub(super) bag: StateBag,
     /// Writes to the plugin's own namespace; applied only if the call succeeds.
     pub(super) writes: BTreeMap<String, Option<String>>,
-    pub(super) events: Vec<(String, String)>,
+    pub(super) events: Vec<(String, Payload)>,
     pub(super) read_grants: Arc<[String]>,
     /// What `process.run` may do; `None` when the plugin has no `process` grant.
     pub(super) process: Option<Arc<ProcessGrant>>,
@@ -153,5 +154,5 @@ pub type StateWrite = (String, Option<String>);
 #[derive(Debug)]
 pub struct CallOutput<R> {
     pub value: R,
-    pub events: Vec<(String, String)>,
+    pub events: Vec<(String, Payload)>,
 }

@@ -1,3 +1,6 @@
+use serde_json::value::RawValue;
+
+use crate::events::Payload;
 use crate::runtime::bindings::agent_host::plugin::events::Host;
 use crate::runtime::call::{CallState, MAX_EVENTS_PER_CALL};
 
@@ -7,10 +10,9 @@ impl Host for CallState {
             tracing::warn!(plugin = %self.plugin, "event dropped: more than {MAX_EVENTS_PER_CALL} in one call");
             return;
         }
-        if serde_json::from_str::<serde::de::IgnoredAny>(&payload).is_err() {
-            tracing::warn!(plugin = %self.plugin, kind, "event dropped: its payload is not JSON");
-            return;
+        match RawValue::from_string(payload) {
+            Ok(json) => self.events.push((kind, Payload::from(json))),
+            Err(_) => tracing::warn!(plugin = %self.plugin, kind, "event dropped: its payload is not JSON"),
         }
-        self.events.push((kind, payload));
     }
 }
