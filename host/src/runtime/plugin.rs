@@ -17,9 +17,13 @@ use super::export::ExportIndices;
 use super::hook_filter::HookFilters;
 use super::reuse::SharedContributions;
 use crate::config::{Grants, Limits};
+use crate::recent::RecentlyUsed;
 use crate::state::StateBag;
 
 mod calls;
+
+/// Schema texts a load remembers as checked: more than any stock plugin offers at once.
+const CHECKED_SCHEMAS: usize = 32;
 
 /// Who a loaded plugin is: shown in every error, log line and `/plugins`.
 #[derive(Debug)]
@@ -68,6 +72,8 @@ pub struct LoadedPlugin {
     load_id: u64,
     /// Reusable contributions of this load, from any session (see [`SharedContributions`]).
     shared: SharedContributions,
+    /// Tool schema texts this load's contributions offered and that passed the check.
+    checked_schemas: RecentlyUsed<Arc<str>>,
     capabilities: Capabilities,
     commands: Vec<CommandSpec>,
     /// Which tool calls the tool hooks see, as `configure` declared.
@@ -133,6 +139,7 @@ impl LoadedPlugin {
             identity: provisional,
             load_id: LOADS.fetch_add(1, Ordering::Relaxed),
             shared: SharedContributions::default(),
+            checked_schemas: RecentlyUsed::new(CHECKED_SCHEMAS),
             capabilities: Capabilities::empty(),
             commands: Vec::new(),
             hook_filters: HookFilters::default(),
