@@ -27,6 +27,8 @@ pub use events::{Event, EventSink};
 /// mimalloc. A model round trip makes hundreds of small, short-lived allocations (request
 /// and reply text, events, plugin call buffers) on whichever worker thread runs the session;
 /// glibc's allocator spent about a tenth of the CPU at concurrency 50 on them (measured with
-/// `perf`), consolidating and contending across threads.
+/// `perf`), consolidating and contending across threads. mimalloc 2 rather than 3: as fast
+/// in the load bench, and its resident memory stays flat over 100,000 sessions where 3's
+/// crept up (BENCHMARKS.md, item 21).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
