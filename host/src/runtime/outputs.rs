@@ -66,7 +66,7 @@ impl Checked for Contribution {
 /// Why a tool's schema is unusable, if it is: not JSON, or not an object. Only checked:
 /// compiling it is the schema cache's job. (Not part of [`Checked`]: the plugin remembers
 /// the schemas it has checked, see `LoadedPlugin::check_schemas`.)
-pub fn schema_problem(tool: &ToolSpec) -> Option<String> {
+pub(super) fn schema_problem(tool: &ToolSpec) -> Option<String> {
     if let Err(error) = serde_json::from_str::<serde::de::IgnoredAny>(&tool.parameters) {
         return Some(format!("the schema of tool `{}` is not JSON: {error}", tool.name));
     }
