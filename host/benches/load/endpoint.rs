@@ -67,6 +67,34 @@ pub async fn round_trips(base_url: &str, count: usize) -> Vec<std::time::Duratio
     times
 }
 
+/// Bare round trips at `concurrency`: `count` in all through one shared HTTP client, as the
+/// host sends them, with no host work in between. Returns model calls per second: the ceiling
+/// the endpoint and loopback TCP alone put on any host at that concurrency on this machine.
+pub async fn round_trips_per_second(base_url: &str, count: usize, concurrency: usize) -> f64 {
+    let uri: Uri = format!("{base_url}/chat/completions").parse().expect("the endpoint URL parses");
+    let client = Arc::new(HttpClient::new(&uri, std::time::Duration::from_secs(10)));
+    let body =
+        Bytes::from_static(br#"{"model":"fake","stream":true,"messages":[{"role":"user","content":"hi"}]}"#);
+    let next = Arc::new(AtomicU64::new(0));
+    let started = std::time::Instant::now();
+    let workers: Vec<_> = (0..concurrency)
+        .map(|_| {
+            let (client, uri, body, next) = (client.clone(), uri.clone(), body.clone(), next.clone());
+            tokio::spawn(async move {
+                while next.fetch_add(1, Ordering::Relaxed) < count as u64 {
+                    let response =
+                        client.post_json(&uri, None, body.clone()).await.expect("the fake endpoint answers");
+                    http::read_body(response).await.expect("the fake endpoint sends a body");
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.await.expect("a round-trip worker panicked");
+    }
+    count as f64 / started.elapsed().as_secs_f64()
+}
+
 /// The next step of the workflow, from how many tool results the turn holds so far. The
 /// roles are found by searching the body's bytes, not by parsing it: the host writes compact
 /// JSON, where a `"role":"tool"` can only be a role (inside a string its quotes would be

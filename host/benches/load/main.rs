@@ -142,6 +142,17 @@ fn main() -> anyhow::Result<()> {
         micros(quantile(&floor, 0.99)),
         1.0 / (floor_p50.as_secs_f64() * endpoint::MODEL_CALLS_PER_SESSION as f64)
     );
+    if options.sessions > 0 {
+        let calls = 20_000;
+        let per_second =
+            runtime.block_on(endpoint::round_trips_per_second(&base_url, calls, options.concurrency));
+        println!(
+            "endpoint alone at concurrency {} ({calls} round trips, same HTTP client, no host work): \
+             {per_second:.0} model calls/s;\n  so at that concurrency no host could exceed {:.0} sessions/s here\n",
+            options.concurrency,
+            per_second / endpoint::MODEL_CALLS_PER_SESSION as f64
+        );
+    }
     let (rss_before, _) = memory_kib();
 
     let mut failed = 0;
