@@ -52,10 +52,7 @@ pub fn start(counters: Arc<Counters>) -> String {
 /// Bare round trips to the endpoint, one at a time, through the same HTTP client the host
 /// uses and with no host work in between: the floor under every model call of the bench.
 pub async fn round_trips(base_url: &str, count: usize) -> Vec<std::time::Duration> {
-    let uri: Uri = format!("{base_url}/chat/completions").parse().expect("the endpoint URL parses");
-    let client = HttpClient::new(&uri, std::time::Duration::from_secs(10));
-    let body =
-        Bytes::from_static(br#"{"model":"fake","stream":true,"messages":[{"role":"user","content":"hi"}]}"#);
+    let (uri, client, body) = bare_request(base_url);
     let mut times = Vec::with_capacity(count);
     for _ in 0..count {
         let started = std::time::Instant::now();
@@ -71,10 +68,8 @@ pub async fn round_trips(base_url: &str, count: usize) -> Vec<std::time::Duratio
 /// host sends them, with no host work in between. Returns model calls per second: the ceiling
 /// the endpoint and loopback TCP alone put on any host at that concurrency on this machine.
 pub async fn round_trips_per_second(base_url: &str, count: usize, concurrency: usize) -> f64 {
-    let uri: Uri = format!("{base_url}/chat/completions").parse().expect("the endpoint URL parses");
-    let client = Arc::new(HttpClient::new(&uri, std::time::Duration::from_secs(10)));
-    let body =
-        Bytes::from_static(br#"{"model":"fake","stream":true,"messages":[{"role":"user","content":"hi"}]}"#);
+    let (uri, client, body) = bare_request(base_url);
+    let client = Arc::new(client);
     let next = Arc::new(AtomicU64::new(0));
     let started = std::time::Instant::now();
     let workers: Vec<_> = (0..concurrency)
@@ -93,6 +88,16 @@ pub async fn round_trips_per_second(base_url: &str, count: usize, concurrency: u
         worker.await.expect("a round-trip worker panicked");
     }
     count as f64 / started.elapsed().as_secs_f64()
+}
+
+/// What a bare round trip sends: the endpoint's URL, a client like the host's, a minimal
+/// chat request.
+fn bare_request(base_url: &str) -> (Uri, HttpClient, Bytes) {
+    let uri: Uri = format!("{base_url}/chat/completions").parse().expect("the endpoint URL parses");
+    let client = HttpClient::new(&uri, std::time::Duration::from_secs(10));
+    let body =
+        Bytes::from_static(br#"{"model":"fake","stream":true,"messages":[{"role":"user","content":"hi"}]}"#);
+    (uri, client, body)
 }
 
 /// The next step of the workflow, from how many tool results the turn holds so far. The
