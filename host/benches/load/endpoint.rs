@@ -52,12 +52,11 @@ pub fn start(counters: Arc<Counters>) -> String {
 /// Bare round trips to the endpoint, one at a time, through the same HTTP client the host
 /// uses and with no host work in between: the floor under every model call of the bench.
 pub async fn round_trips(base_url: &str, count: usize) -> Vec<std::time::Duration> {
-    let (uri, client, body) = bare_request(base_url);
+    let bare = BareRequest::new(base_url);
     let mut times = Vec::with_capacity(count);
     for _ in 0..count {
         let started = std::time::Instant::now();
-        let response = client.post_json(&uri, None, body.clone()).await.expect("the fake endpoint answers");
-        http::read_body(response).await.expect("the fake endpoint sends a body");
+        bare.round_trip().await;
         times.push(started.elapsed());
     }
     times.sort_unstable();
@@ -68,18 +67,15 @@ pub async fn round_trips(base_url: &str, count: usize) -> Vec<std::time::Duratio
 /// host sends them, with no host work in between. Returns model calls per second: the ceiling
 /// the endpoint and loopback TCP alone put on any host at that concurrency on this machine.
 pub async fn round_trips_per_second(base_url: &str, count: usize, concurrency: usize) -> f64 {
-    let (uri, client, body) = bare_request(base_url);
-    let client = Arc::new(client);
+    let bare = Arc::new(BareRequest::new(base_url));
     let next = Arc::new(AtomicU64::new(0));
     let started = std::time::Instant::now();
     let workers: Vec<_> = (0..concurrency)
         .map(|_| {
-            let (client, uri, body, next) = (client.clone(), uri.clone(), body.clone(), next.clone());
+            let (bare, next) = (bare.clone(), next.clone());
             tokio::spawn(async move {
                 while next.fetch_add(1, Ordering::Relaxed) < count as u64 {
-                    let response =
-                        client.post_json(&uri, None, body.clone()).await.expect("the fake endpoint answers");
-                    http::read_body(response).await.expect("the fake endpoint sends a body");
+                    bare.round_trip().await;
                 }
             })
         })
@@ -90,14 +86,33 @@ pub async fn round_trips_per_second(base_url: &str, count: usize, concurrency: u
     count as f64 / started.elapsed().as_secs_f64()
 }
 
-/// What a bare round trip sends: the endpoint's URL, a client like the host's, a minimal
-/// chat request.
-fn bare_request(base_url: &str) -> (Uri, HttpClient, Bytes) {
-    let uri: Uri = format!("{base_url}/chat/completions").parse().expect("the endpoint URL parses");
-    let client = HttpClient::new(&uri, std::time::Duration::from_secs(10));
-    let body =
-        Bytes::from_static(br#"{"model":"fake","stream":true,"messages":[{"role":"user","content":"hi"}]}"#);
-    (uri, client, body)
+/// What a bare round trip sends: a minimal chat request to the endpoint, through a client
+/// like the host's.
+struct BareRequest {
+    uri: Uri,
+    client: HttpClient,
+    body: Bytes,
+}
+
+impl BareRequest {
+    fn new(base_url: &str) -> Self {
+        let uri: Uri = format!("{base_url}/chat/completions").parse().expect("the endpoint URL parses");
+        let client = HttpClient::new(&uri, std::time::Duration::from_secs(10));
+        let body = Bytes::from_static(
+            br#"{"model":"fake","stream":true,"messages":[{"role":"user","content":"hi"}]}"#,
+        );
+        Self { uri, client, body }
+    }
+
+    /// Sends the request and reads the whole reply.
+    async fn round_trip(&self) {
+        let response = self
+            .client
+            .post_json(&self.uri, None, self.body.clone())
+            .await
+            .expect("the fake endpoint answers");
+        http::read_body(response).await.expect("the fake endpoint sends a body");
+    }
 }
 
 /// The next step of the workflow, from how many tool results the turn holds so far. The
