@@ -30,6 +30,7 @@ impl Host {
                 Err(error) => Err(format!("reload rejected, the current plugins keep serving: {error:#}")),
             },
             "session" => Ok(format!("session {}", session.id())),
+            "approvals" => super::StandingApprovals::command(session.bag(), args),
             _ => {
                 let Some(plugin) = set.plugins().iter().find(|p| p.commands().iter().any(|c| c.name == name))
                 else {
@@ -65,6 +66,8 @@ impl Host {
                 .to_owned(),
             "/reload            read config.toml and the plugins again now".to_owned(),
             "/session           this session's id".to_owned(),
+            "/approvals         the standing \"always\" approvals, numbered: tool, scope, when".to_owned(),
+            "/approvals revoke N|all  withdraw one standing approval, or all of them".to_owned(),
             "/quit              leave (the session is saved; resume with --session ID)".to_owned(),
         ];
         for plugin in self.plugins().plugins() {

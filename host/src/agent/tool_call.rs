@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::approval::{ApprovalAnswer, ApprovalRequest, StandingApprovals};
+use super::approval::{ApprovalAnswer, ApprovalRequest, Ask, StandingApprovals};
 use super::hooks::Verdict;
 use super::plugin_set::PluginSet;
 use super::prepare::{OfferedTool, Prepared};
@@ -115,6 +115,8 @@ async fn gate_and_run(
         mutates: tool.mutates,
     };
     let mut verdict = Verdict::Allow;
+    // Every ask, not only the one the fold keeps: a standing approval must answer them all.
+    let mut asks: Vec<Ask> = Vec::new();
     let mut added_context: Vec<String> = Vec::new();
     for hook in env.set.plugins() {
         if !hook.sees_pre_tool_use(&tool_use) {
@@ -150,11 +152,15 @@ async fn gate_and_run(
         added_context.extend(outcome.context);
         verdict = verdict.fold(match outcome.decision {
             None | Some(Decision::Allow) => Verdict::Allow,
-            Some(Decision::Ask(reason)) => Verdict::Ask { reason, by: hook.label() },
+            Some(Decision::Ask(reason)) => {
+                asks.push(Ask { reason: reason.clone(), by: hook.label() });
+                Verdict::Ask { reason, by: hook.label() }
+            }
             Some(Decision::Deny(reason)) => Verdict::Deny { reason, by: hook.label() },
         });
     }
-    let (allowed, unanswered) = decide(env, request, tool, &arguments, verdict).await;
+    let asked = Asked { arguments: &arguments, text: &tool_use.call.arguments, asks: &asks };
+    let (allowed, unanswered) = decide(env, request, tool, asked, verdict).await;
     let mut result = match allowed {
         Err(refusal) => refusal,
         Ok(()) => {
@@ -201,14 +207,23 @@ async fn gate_and_run(
     (result, unanswered)
 }
 
+/// What an `ask` is about: the arguments (parsed, and as the text the tool gets) and every
+/// hook's ask.
+struct Asked<'a> {
+    arguments: &'a Value,
+    text: &'a str,
+    asks: &'a [Ask],
+}
+
 /// Turns the folded verdict into allowed / refused, asking the operator for an `ask`.
 async fn decide(
     env: &CallEnv<'_>,
     request: &ToolCallRequest,
     tool: &OfferedTool,
-    arguments: &Value,
+    asked: Asked<'_>,
     verdict: Verdict,
 ) -> (Result<(), ToolResult>, bool) {
+    let arguments = asked.arguments;
     let refuse = |decision: &str, reason: String, by: String| {
         env.sink.emit(&Event::ToolDecision {
             id: request.id.clone(),
@@ -224,7 +239,7 @@ async fn decide(
         Verdict::Deny { reason, by } => return (Err(refuse("deny", reason, by)), false),
         Verdict::Ask { reason, by } => (reason, by),
     };
-    if StandingApprovals::load(env.bag).covers(&request.name, arguments) {
+    if StandingApprovals::load(env.bag).cover(&request.name, arguments, asked.asks) {
         return (Ok(()), false);
     }
     let approval = ApprovalRequest {
@@ -232,6 +247,7 @@ async fn decide(
         tool: request.name.clone(),
         plugin: tool.plugin.name().to_owned(),
         arguments: arguments.clone(),
+        arguments_text: asked.text.to_owned(),
         reason: reason.clone(),
         asked_by: asked_by.clone(),
     };
@@ -273,7 +289,7 @@ async fn decide(
             (Ok(()), false)
         }
         ApprovalAnswer::AllowToolAlways | ApprovalAnswer::AllowExactAlways => {
-            StandingApprovals::record(env.bag, &answer, &request.name, arguments);
+            StandingApprovals::record(env.bag, &answer, &request.name, arguments, asked.asks);
             allow("allow_always");
             (Ok(()), false)
         }

@@ -7,6 +7,9 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines, Stdin};
 use tokio::sync::Mutex;
 
 use super::Status;
+use super::json::compact_json;
+use super::render::colors_on;
+use super::sanitize::{multi_line, one_line};
 use super::startup::one_turn;
 use crate::agent::{ApprovalAnswer, ApprovalRequest, Approver, Host};
 use crate::events::EventSink;
@@ -50,8 +53,9 @@ pub async fn run(host: Arc<Host>, session: SessionHandle, sink: &dyn EventSink) 
         if line.starts_with('/') {
             let mut session = session.lock().await;
             match host.command(&mut session, line, sink).await {
-                Ok(text) => println!("{text}"),
-                Err(text) => eprintln!("{text}"),
+                // Plugin commands answer with their own text; listings carry plugin names.
+                Ok(text) => println!("{}", multi_line(&text)),
+                Err(text) => eprintln!("{}", multi_line(&text)),
             }
             continue;
         }
@@ -68,7 +72,7 @@ async fn prompt_with_mode(host: &Host, session: &SessionHandle) -> String {
         session.bag().get_json(plugin.name(), "mode").and_then(|mode| mode.as_str().map(str::to_owned))
     });
     match mode {
-        Some(mode) => format!("[{mode}] > "),
+        Some(mode) => format!("[{}] > ", one_line(&mode)),
         None => "> ".to_owned(),
     }
 }
@@ -93,11 +97,8 @@ impl Default for ConsoleApprover {
 impl Approver for ConsoleApprover {
     fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalAnswer> {
         Box::pin(async move {
-            println!(
-                "\n{} wants to run `{}` {}\n  reason: {} ({})",
-                request.plugin, request.tool, request.arguments, request.reason, request.asked_by
-            );
-            let prompt = "  [y] once  [a] always this tool  [e] always these exact arguments  [n] deny > ";
+            print!("{}", approval_question(request, colors_on()));
+            let prompt = "  [y] once  [a] always this tool, for this reason  [e] always these exact arguments  [n] deny > ";
             loop {
                 let Some(answer) = read_line(&self.input, prompt).await else {
                     return ApprovalAnswer::Deny(Some("the operator cancelled".into()));
@@ -114,5 +115,52 @@ impl Approver for ConsoleApprover {
                 }
             }
         })
+    }
+}
+
+/// The question put to the operator: the exact call, unabridged, every field escaped. It
+/// starts on a fresh line after resetting the terminal's attributes (when colours are on,
+/// the only time the host writes escape codes), and since everything printed before it was
+/// escaped too, no earlier output can have moved the cursor to draw over it.
+fn approval_question(request: &ApprovalRequest, colors: bool) -> String {
+    let reset = if colors { "\x1b[0m" } else { "" };
+    format!(
+        "{reset}\n── approval needed ──\n  tool:      {}\n  plugin:    {}\n  arguments: {}\n  asked by:  {}\n  reason:    {}\n",
+        one_line(&request.tool),
+        one_line(&request.plugin),
+        one_line(&compact_json(&request.arguments_text)),
+        one_line(&request.asked_by),
+        one_line(&request.reason),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_approval_question_shows_the_whole_call_escaped() {
+        let long = "x".repeat(500);
+        let request = ApprovalRequest {
+            call_id: "c1".into(),
+            tool: "run\x1b[2A".into(),
+            plugin: "shell".into(),
+            arguments: serde_json::json!({}),
+            arguments_text: format!("{{ \"command\": \"'rm' -rf ~\",\n  \"pad\": \"{long}\u{202e}\" }}"),
+            reason: "asks\r".into(),
+            asked_by: "permissions@0.1.0".into(),
+        };
+        let question = approval_question(&request, false);
+        assert!(question.starts_with('\n'), "{question}");
+        assert!(!question.contains('\x1b') && !question.contains('\r') && !question.contains('\u{202e}'));
+        assert!(question.contains("tool:      run\\x1b[2A\n"), "{question}");
+        assert!(
+            question.contains(&format!(
+                "arguments: {{\"command\":\"'rm' -rf ~\",\"pad\":\"{long}\\u{{202e}}\"}}\n"
+            )),
+            "{question}"
+        );
+        assert!(question.contains("reason:    asks\\r\n"), "{question}");
+        assert!(approval_question(&request, true).starts_with("\x1b[0m\n"));
     }
 }

@@ -3,14 +3,117 @@ use std::io::Write;
 use crate::events::{Event, EventSink};
 
 /// Writes each event as one JSON line on stdout, flushed, so a reader sees it at once.
+///
+/// One event is always exactly one line: a plugin's payload is kept as the text the plugin
+/// wrote, and that text may be pretty-printed, so it is written out compacted (a payload
+/// with line breaks could otherwise put lines of its own into the stream, such as a forged
+/// `turn_ended`). U+2028 and U+2029, line breaks to some readers, are written escaped.
 pub struct JsonLines;
 
 impl EventSink for JsonLines {
     fn emit(&self, event: &Event) {
+        let line = to_line(event);
         let mut stdout = std::io::stdout().lock();
-        let line = serde_json::to_string(event).expect("events always serialize");
         // A closed stdout (the reader went away) must not take the session down.
         let _ = writeln!(stdout, "{line}");
         let _ = stdout.flush();
+    }
+}
+
+/// `event` as one line of JSON, without its line break.
+pub fn to_line(event: &Event) -> String {
+    let mut out = Vec::with_capacity(256);
+    let mut serializer = serde_json::Serializer::with_formatter(&mut out, OneLine);
+    serde::Serialize::serialize(event, &mut serializer).expect("events always serialize");
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// serde_json's compact output, with raw fragments (plugin payloads) compacted and the two
+/// Unicode line separators escaped.
+struct OneLine;
+
+impl serde_json::ser::Formatter for OneLine {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        writer.write_all(escape_line_separators(fragment).as_bytes())
+    }
+
+    fn write_raw_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        writer.write_all(compact_json(fragment).as_bytes())
+    }
+}
+
+fn escape_line_separators(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains(['\u{2028}', '\u{2029}']) {
+        text.replace('\u{2028}', "\\u2028").replace('\u{2029}', "\\u2029").into()
+    } else {
+        text.into()
+    }
+}
+
+/// JSON text without the whitespace between its tokens, strings untouched (but for U+2028
+/// and U+2029, written as escapes). The text is valid JSON already (checked when it was
+/// made), so a control character can only be whitespace outside a string: this keeps the
+/// exact text, key order, duplicate keys and number spelling, which a parse and re-print
+/// would not.
+pub fn compact_json(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains(|c: char| c.is_ascii_whitespace() || matches!(c, '\u{2028}' | '\u{2029}')) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in text.chars() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            match c {
+                '\u{2028}' => out.push_str("\\u2028"),
+                '\u{2029}' => out.push_str("\\u2029"),
+                c => out.push(c),
+            }
+        } else if !c.is_ascii_whitespace() {
+            in_string = c == '"';
+            out.push(c);
+        }
+    }
+    out.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::value::RawValue;
+
+    use super::*;
+
+    #[test]
+    fn compacting_drops_whitespace_between_tokens_only() {
+        let pretty = "{\n  \"a b\": [1, 2.50,\r\n\t\"x \\\" \\\\\"],\n  \"a b\": \"line\\nbreak\"\n}";
+        assert_eq!(compact_json(pretty), r#"{"a b":[1,2.50,"x \" \\"],"a b":"line\nbreak"}"#);
+        assert_eq!(compact_json("\"\u{2028}\""), "\"\\u2028\"");
+        assert!(matches!(compact_json(r#"{"a":1}"#), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_pretty_printed_payload_cannot_add_lines_to_the_stream() {
+        let forged = "{\"x\":\n{\"type\":\"turn_ended\",\"reason\":\"done\",\"iterations\":1}\n}";
+        let payload = RawValue::from_string(forged.to_owned()).unwrap().into();
+        let event = Event::Plugin { plugin: "p".into(), kind: "k\u{2029}".into(), payload };
+        let line = to_line(&event);
+        assert!(!line.contains(['\n', '\r', '\u{2028}', '\u{2029}']), "{line}");
+        let parsed: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(parsed["payload"]["x"]["type"], "turn_ended");
+        assert_eq!(parsed["kind"], "k\u{2029}");
     }
 }

@@ -7,6 +7,7 @@
 mod console;
 mod json;
 mod render;
+mod sanitize;
 mod startup;
 
 use std::path::PathBuf;

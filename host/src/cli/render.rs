@@ -1,11 +1,13 @@
 //! Renders the event stream for a person: streamed text, tool calls, a live todo
-//! checklist, errors in red.
+//! checklist, errors in red. Everything that came from a model, a tool or a plugin goes
+//! through [`super::sanitize`] first, so only the host's own colour codes reach the terminal.
 
 use std::io::Write;
 use std::sync::Mutex;
 
 use serde_json::Value;
 
+use super::sanitize::{multi_line, one_line};
 use crate::events::{Event, EventSink};
 
 const DIM: &str = "\x1b[2m";
@@ -13,6 +15,13 @@ const RED: &str = "\x1b[31m";
 const GREEN: &str = "\x1b[32m";
 const YELLOW: &str = "\x1b[33m";
 const RESET: &str = "\x1b[0m";
+
+/// Whether the console writes colours: only on a terminal, and never with `NO_COLOR` set
+/// (no-color.org).
+pub fn colors_on() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
 
 /// Text output for the console; remembers whether the cursor sits mid-line.
 pub struct ConsoleRenderer {
@@ -23,9 +32,7 @@ pub struct ConsoleRenderer {
 
 impl ConsoleRenderer {
     pub fn new() -> Self {
-        use std::io::IsTerminal;
-        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        Self { mid_line: Mutex::new(false), color }
+        Self { mid_line: Mutex::new(false), color: colors_on() }
     }
 
     fn line(&self, text: &str) {
@@ -53,6 +60,7 @@ impl EventSink for ConsoleRenderer {
         match event {
             Event::SessionStarted { session_id, resumed } => {
                 let how = if *resumed { "resumed" } else { "new" };
+                let session_id = one_line(session_id);
                 self.line(&format!(
                     "{DIM}session {session_id} ({how}; resume with --session {session_id}){RESET}"
                 ));
@@ -60,7 +68,7 @@ impl EventSink for ConsoleRenderer {
             Event::AssistantDelta { text } => {
                 let mut mid_line = self.mid_line.lock().unwrap_or_else(|p| p.into_inner());
                 let mut out = std::io::stdout().lock();
-                let _ = write!(out, "{text}");
+                let _ = write!(out, "{}", multi_line(text));
                 let _ = out.flush();
                 *mid_line = !text.ends_with('\n');
             }
@@ -71,20 +79,29 @@ impl EventSink for ConsoleRenderer {
                 self.line(&format!("{DIM}(the model sent an empty reply){RESET}"));
             }
             Event::ToolCall { name, arguments, .. } => {
-                self.line(&format!("{DIM}→ {name} {}{RESET}", preview(&arguments.to_string(), 120)));
+                self.line(&format!(
+                    "{DIM}→ {} {}{RESET}",
+                    one_line(name),
+                    preview(&arguments.to_string(), 120)
+                ));
             }
             Event::ToolResult { ok, output, .. } => {
                 let (mark, color) = if *ok { ("✓", DIM) } else { ("✗", YELLOW) };
                 self.line(&format!("{color}  {mark} {}{RESET}", preview(output, 160)));
             }
             Event::ToolDecision { name, decision, reason, decided_by, .. } if decision == "deny" => {
-                self.line(&format!("{YELLOW}  ⛔ {name} refused by {decided_by}: {reason}{RESET}"));
+                self.line(&format!(
+                    "{YELLOW}  ⛔ {} refused by {}: {}{RESET}",
+                    one_line(name),
+                    one_line(decided_by),
+                    one_line(reason)
+                ));
             }
             Event::Continued { plugin, .. } => {
-                self.line(&format!("{DIM}↻ {plugin} keeps the turn going{RESET}"))
+                self.line(&format!("{DIM}↻ {} keeps the turn going{RESET}", one_line(plugin)))
             }
             Event::PromptBlocked { plugin, reason } => {
-                self.line(&format!("{YELLOW}⛔ {plugin}: {reason}{RESET}"))
+                self.line(&format!("{YELLOW}⛔ {}: {}{RESET}", one_line(plugin), one_line(reason)))
             }
             Event::Plugin { kind, payload, .. } if kind == "todos-changed" => {
                 self.line(&checklist(&payload.value()))
@@ -92,23 +109,25 @@ impl EventSink for ConsoleRenderer {
             Event::Plugin { plugin, kind, payload } if kind == "mode-changed" => {
                 let payload = payload.value();
                 let to = payload["to"].as_str().unwrap_or("?");
-                self.line(&format!("{DIM}[{plugin}] mode → {to}{RESET}"));
+                self.line(&format!("{DIM}[{}] mode → {}{RESET}", one_line(plugin), one_line(to)));
             }
-            Event::Error { message, .. } => self.line(&format!("{RED}error: {message}{RESET}")),
+            Event::Error { message, .. } => self.line(&format!("{RED}error: {}{RESET}", multi_line(message))),
             Event::TurnEnded { reason, .. } if reason == "max_iterations" => {
                 self.line(&format!("{YELLOW}(stopped: the turn reached agent.max_iterations){RESET}"));
             }
             Event::TurnEnded { .. } => self.line(""),
             Event::PluginBuilding { path, progress } => {
-                self.line(&format!("{DIM}building plugin {path}: {progress}{RESET}"))
+                self.line(&format!("{DIM}building plugin {}: {}{RESET}", one_line(path), one_line(progress)))
             }
             Event::PluginLoaded { plugin, cached, .. } => {
                 let how = if *cached { "from cache" } else { "compiled" };
-                self.line(&format!("{DIM}plugin {plugin} loaded ({how}){RESET}"));
+                self.line(&format!("{DIM}plugin {} loaded ({how}){RESET}", one_line(plugin)));
             }
-            Event::PluginRejected { path, error } => {
-                self.line(&format!("{RED}plugin at {path} rejected: {error}{RESET}"))
-            }
+            Event::PluginRejected { path, error } => self.line(&format!(
+                "{RED}plugin at {} rejected: {}{RESET}",
+                one_line(path),
+                multi_line(error)
+            )),
             _ => {}
         }
     }
@@ -121,6 +140,7 @@ fn checklist(payload: &Value) -> String {
     let mut lines = vec![format!("{DIM}todos {done}/{}{RESET}", items.len())];
     for item in &items {
         let title = item["title"].as_str().or_else(|| item["content"].as_str()).unwrap_or("?");
+        let title = one_line(title);
         let line = if is_done(item) {
             format!("  {GREEN}✓{RESET} {DIM}{title}{RESET}")
         } else if item["status"] == "in_progress" {
@@ -139,8 +159,10 @@ fn is_done(item: &Value) -> bool {
         || item["status"] == "completed"
 }
 
+/// `text` on one line, escaped, cut after `max` characters.
 fn preview(text: &str, max: usize) -> String {
     let flat: String = text.chars().map(|c| if c == '\n' { ' ' } else { c }).collect();
+    let flat = one_line(&flat).into_owned();
     if flat.chars().count() <= max {
         flat
     } else {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::console::{self, ConsoleApprover};
 use super::json::JsonLines;
 use super::render::ConsoleRenderer;
+use super::sanitize::{multi_line, one_line};
 use super::{Args, Status};
 use crate::agent::{Approver, Host, NoOperator, TurnEnd};
 use crate::config::Config;
@@ -33,21 +34,22 @@ pub async fn run(args: Args) -> Status {
     let config = match Config::load(&args.config) {
         Ok(config) => config,
         Err(error) => {
-            eprintln!("error: {error}");
+            eprintln!("error: {}", multi_line(&error.to_string()));
             return Status::BadInput;
         }
     };
     let (model, demo) = match choose_model(&config) {
         Ok(choice) => choice,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            eprintln!("error: {}", multi_line(&format!("{error:#}")));
             return Status::BadInput;
         }
     };
     let host = match Host::new(config, model).await {
         Ok(host) => Arc::new(host),
         Err(error) => {
-            eprintln!("error: {error:#}");
+            // A plugin that refused its configuration wrote part of this.
+            eprintln!("error: {}", multi_line(&format!("{error:#}")));
             return Status::BadInput;
         }
     };
@@ -55,13 +57,13 @@ pub async fn run(args: Args) -> Status {
         return list_sessions(&host);
     }
     if args.check {
-        println!("{}", host.plugin_table());
+        println!("{}", multi_line(&host.plugin_table()));
         return Status::Done;
     }
     let session = match open_session(&host, args.session.as_deref()) {
         Ok(session) => session,
         Err(message) => {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", one_line(&message));
             return Status::BadInput;
         }
     };
@@ -99,7 +101,10 @@ pub async fn run(args: Args) -> Status {
             let _watcher = match crate::reload::watch(host.clone(), sink.clone()) {
                 Ok(watcher) => Some(watcher),
                 Err(error) => {
-                    eprintln!("warning: hot reload is off: cannot watch the plugin files: {error}");
+                    eprintln!(
+                        "warning: hot reload is off: cannot watch the plugin files: {}",
+                        multi_line(&error.to_string())
+                    );
                     None
                 }
             };
@@ -135,12 +140,12 @@ fn list_sessions(host: &Host) -> Status {
     match host.sessions().store().list(50) {
         Ok(ids) => {
             for id in ids {
-                println!("{id}");
+                println!("{}", one_line(&id));
             }
             Status::Done
         }
         Err(error) => {
-            eprintln!("error: {error}");
+            eprintln!("error: {}", multi_line(&error.to_string()));
             Status::Failed
         }
     }
