@@ -29,7 +29,8 @@ impl Host {
                 Ok(()) => Ok(format!("reloaded\n{}", self.plugin_table())),
                 Err(error) => Err(format!("reload rejected, the current plugins keep serving: {error:#}")),
             },
-            "session" => Ok(format!("session {}", session.id())),
+            // The model's URL as `describe` prints it: without userinfo or query.
+            "session" => Ok(format!("session {}\nmodel {}", session.id(), self.model().describe())),
             "approvals" => super::StandingApprovals::command(session.bag(), args),
             _ => {
                 let Some(plugin) = set.plugins().iter().find(|p| p.commands().iter().any(|c| c.name == name))
@@ -65,7 +66,7 @@ impl Host {
             "/plugins           the loaded plugins: version, file, hash, when loaded, calls made, last error"
                 .to_owned(),
             "/reload            read config.toml and the plugins again now".to_owned(),
-            "/session           this session's id".to_owned(),
+            "/session           this session's id and the model it talks to".to_owned(),
             "/approvals         the standing \"always\" approvals, numbered: tool, scope, when".to_owned(),
             "/approvals revoke N|all  withdraw one standing approval, or all of them".to_owned(),
             "/quit              leave (the session is saved; resume with --session ID)".to_owned(),

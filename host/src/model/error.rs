@@ -43,9 +43,49 @@ pub fn redact(text: &str, secret: &str) -> String {
     if secret.is_empty() { text.to_owned() } else { text.replace(secret, REDACTED) }
 }
 
+/// `url` fit to print: userinfo (`user:password@`) and the query string, which may carry
+/// credentials (`?api_key=`), replaced by [`REDACTED`]; the fragment dropped. Works on the
+/// text, so a URL that does not parse is redacted too.
+pub fn redact_url(url: &str) -> String {
+    let (scheme, rest) = match url.split_once("://") {
+        Some((scheme, rest)) => (Some(scheme), rest),
+        None => (None, url),
+    };
+    let rest = rest.split_once('#').map_or(rest, |(before, _)| before);
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let authority = match authority.rsplit_once('@') {
+        Some((_, host)) => format!("{REDACTED}@{host}"),
+        None => authority.to_owned(),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, _)) => format!("{path}?{REDACTED}"),
+        None => tail.to_owned(),
+    };
+    match scheme {
+        Some(scheme) => format!("{scheme}://{authority}{tail}"),
+        None => format!("{authority}{tail}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn urls_lose_their_userinfo_query_and_fragment() {
+        assert_eq!(
+            redact_url("http://user:pass@127.0.0.1:1/v1?key=sk-1/chat/completions"),
+            "http://[redacted]@127.0.0.1:1/v1?[redacted]"
+        );
+        assert_eq!(redact_url("https://a:b@c@host/v1#frag"), "https://[redacted]@host/v1");
+        assert_eq!(redact_url("http://host?api_key=x"), "http://host?[redacted]");
+        assert_eq!(
+            redact_url("http://127.0.0.1:9/v1/chat/completions"),
+            "http://127.0.0.1:9/v1/chat/completions"
+        );
+        assert_eq!(redact_url("user:pw@host/x?y"), "[redacted]@host/x?[redacted]");
+    }
 
     #[test]
     fn redact_takes_the_secret_out_of_text_the_endpoint_sent() {

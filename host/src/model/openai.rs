@@ -10,7 +10,7 @@ use hyper::{Response, StatusCode, Uri};
 use tokio::time::{Instant, timeout_at};
 
 use super::encodings::Encodings;
-use super::error::redact;
+use super::error::{redact, redact_url};
 use super::http::{self, HttpClient};
 use super::{ModelError, ModelReply, ModelRequest, ReplyAssembler, wire};
 use crate::config::ModelConfig;
@@ -81,8 +81,10 @@ impl OpenAiClient {
 
     pub fn describe(&self) -> String {
         match self.http.proxy() {
-            Some(proxy) => format!("{} at {} (through the proxy {})", self.model, self.url, shown(proxy)),
-            None => format!("{} at {}", self.model, self.url),
+            Some(proxy) => {
+                format!("{} at {} (through the proxy {})", self.model, self.shown_url(), shown(proxy))
+            }
+            None => format!("{} at {}", self.model, self.shown_url()),
         }
     }
 
@@ -142,6 +144,7 @@ impl OpenAiClient {
             let location = response.headers().get(LOCATION).and_then(|value| value.to_str().ok());
             let body = match location {
                 Some(location) => {
+                    let location = redact_url(location);
                     format!("the endpoint redirects to {location}; set `[model] base_url` to it")
                 }
                 None => "the endpoint redirects without saying where".to_owned(),
@@ -205,9 +208,14 @@ impl OpenAiClient {
             None => root_cause(error),
         };
         Failure::Retryable {
-            error: ModelError::Unreachable { url: self.url.to_string(), detail },
+            error: ModelError::Unreachable { url: self.shown_url(), detail },
             retry_after: None,
         }
+    }
+
+    /// The endpoint's URL as it may be printed: see [`redact_url`].
+    fn shown_url(&self) -> String {
+        redact_url(&self.url.to_string())
     }
 
     fn body_error(&self, error: &hyper::Error) -> ModelError {
@@ -231,6 +239,7 @@ fn shown(proxy: &Uri) -> String {
 /// The endpoint's URL, checked once: http or https, with a host.
 fn parse_endpoint(url: &str) -> anyhow::Result<Uri> {
     let not_a_url = |detail: String| {
+        let url = redact_url(url);
         anyhow::anyhow!(
             "the model endpoint `{url}` (`[model] base_url` or OPENAI_BASE_URL) is not a URL: {detail}"
         )
