@@ -126,6 +126,35 @@ fn an_unreachable_endpoint_is_one_clear_line_and_exit_status_1() {
 }
 
 #[test]
+fn an_endpoint_url_is_printed_without_its_password_or_query() {
+    let secrets = ["hunter2", "sk-query-secret"];
+    // Unreachable (port 9 on loopback), so the error names the endpoint; as the console
+    // prints it, as `--json` streams it, and as the retries are logged.
+    let url = "http://operator:hunter2@127.0.0.1:9/v1?api_key=sk-query-secret";
+    for extra in [&[][..], &["--json"], &["-v"]] {
+        let mut command = agent_host();
+        command.args(extra);
+        let (status, all) = prompt_against(url, command);
+        assert_eq!(status, Some(1), "{all}");
+        assert!(
+            all.contains("cannot reach the model endpoint at http://[redacted]@127.0.0.1:9/v1?[redacted]"),
+            "{extra:?}: {all}"
+        );
+        for secret in secrets {
+            assert!(!all.contains(secret), "{extra:?}: `{secret}` was printed: {all}");
+        }
+    }
+    // A URL the host refuses at start-up is named redacted too.
+    let (status, all) =
+        prompt_against("ftp://operator:hunter2@127.0.0.1:9/v1?api_key=sk-query-secret", agent_host());
+    assert_eq!(status, Some(2), "{all}");
+    assert!(all.contains("ftp://[redacted]@127.0.0.1:9/v1?[redacted]"), "{all}");
+    for secret in secrets {
+        assert!(!all.contains(secret), "`{secret}` was printed: {all}");
+    }
+}
+
+#[test]
 fn a_proxy_from_the_environment_is_used_and_named_when_it_fails() {
     let mut command = agent_host();
     for variable in ["NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy"] {

@@ -4,6 +4,7 @@
 mod support;
 
 mod agent_mode;
+mod approvals;
 mod cli;
 mod config_errors;
 mod crash;
@@ -12,6 +13,7 @@ mod fs_tools;
 mod fuzz;
 mod hook_filter;
 mod hostile;
+mod hygiene;
 mod model_faults;
 mod permissions;
 mod reload;
