@@ -5,6 +5,8 @@
 use crate::support::{plugin_block, scripted_console};
 
 const PROMPT_HEADER: &str = "── approval needed ──";
+/// The start of the line that offers the answers, after each question.
+const ANSWERS: &str = "[y] once";
 
 #[test]
 fn always_this_tool_does_not_answer_a_more_specific_ask_and_can_be_listed_and_revoked() {
@@ -57,7 +59,12 @@ rules = [
     .join("\n");
     let stdout = scripted_console(script, &plugins, &input);
 
-    let asks: Vec<&str> = stdout.split(PROMPT_HEADER).skip(1).collect();
+    // Each question ends with the answers offered; it is what follows its header.
+    let segments: Vec<&str> = stdout.split(ANSWERS).collect();
+    let asks: Vec<&str> = segments[..segments.len() - 1]
+        .iter()
+        .map(|before| before.rfind(PROMPT_HEADER).map_or(*before, |start| &before[start..]))
+        .collect();
     assert_eq!(asks.len(), 3, "asked for a, c and d, not b:\n{stdout}");
     assert!(asks[0].contains(r#""key":"a""#) && asks[0].contains("remembering needs a look"), "{}", asks[0]);
     assert!(asks[1].contains(r#""key":"c""#) && asks[1].contains("deleting needs a look"), "{}", asks[1]);

@@ -212,7 +212,7 @@ mod tests {
             &ApprovalAnswer::AllowToolAlways,
             "run",
             &json!({"c": "ls"}),
-            &[generic.clone()],
+            std::slice::from_ref(&generic),
         );
         let standing = StandingApprovals::load(&bag);
         assert!(standing.cover("run", &json!({"c": "make"}), std::slice::from_ref(&generic)));
@@ -237,9 +237,15 @@ mod tests {
             &ApprovalAnswer::AllowExactAlways,
             "run",
             &json!({"c": "ls"}),
-            &[reason.clone()],
+            std::slice::from_ref(&reason),
         );
-        StandingApprovals::record(&bag, &ApprovalAnswer::AllowOnce, "run", &json!({}), &[reason.clone()]);
+        StandingApprovals::record(
+            &bag,
+            &ApprovalAnswer::AllowOnce,
+            "run",
+            &json!({}),
+            std::slice::from_ref(&reason),
+        );
         let standing = StandingApprovals::load(&bag);
         assert_eq!(standing.granted.len(), 1);
         assert!(standing.cover("run", &json!({"c": "ls"}), std::slice::from_ref(&reason)));
