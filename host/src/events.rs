@@ -143,7 +143,9 @@ pub struct BuildProgressOnStderr;
 impl EventSink for BuildProgressOnStderr {
     fn emit(&self, event: &Event) {
         if let Event::PluginBuilding { path, progress } = event {
-            eprintln!("  building plugin {path}: {progress}");
+            // Cargo's output passes on what a plugin crate's build script prints.
+            let escape = crate::cli::sanitize::one_line;
+            eprintln!("  building plugin {}: {}", escape(path), escape(progress));
         }
     }
 }

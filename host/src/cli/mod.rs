@@ -7,7 +7,7 @@
 mod console;
 mod json;
 mod render;
-mod sanitize;
+pub(crate) mod sanitize;
 mod startup;
 
 use std::path::PathBuf;
