@@ -62,33 +62,54 @@ fn escape_line_separators(text: &str) -> std::borrow::Cow<'_, str> {
 /// and U+2029, written as escapes). The text is valid JSON already (checked when it was
 /// made), so a control character can only be whitespace outside a string: this keeps the
 /// exact text, key order, duplicate keys and number spelling, which a parse and re-print
-/// would not.
+/// would not. Text that is compact already (what the SDK writes) is borrowed, not copied.
 pub fn compact_json(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.contains(|c: char| c.is_ascii_whitespace() || matches!(c, '\u{2028}' | '\u{2029}')) {
-        return text.into();
-    }
-    let mut out = String::with_capacity(text.len());
+    let bytes = text.as_bytes();
+    let mut out: Option<String> = None;
+    let mut copied = 0;
     let mut in_string = false;
     let mut escaped = false;
-    for c in text.chars() {
+    let mut index = 0;
+    while index < bytes.len() {
+        let byte = bytes[index];
+        // What replaces `bytes[index..index + len]`, when something must.
+        let mut edit: Option<(usize, &str)> = None;
         if in_string {
-            match c {
+            match byte {
                 _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '"' => in_string = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                // U+2028 and U+2029 in UTF-8: E2 80 A8 and E2 80 A9.
+                0xE2 if bytes.get(index + 1) == Some(&0x80) => match bytes.get(index + 2) {
+                    Some(0xA8) => edit = Some((3, "\\u2028")),
+                    Some(0xA9) => edit = Some((3, "\\u2029")),
+                    _ => {}
+                },
                 _ => {}
             }
-            match c {
-                '\u{2028}' => out.push_str("\\u2028"),
-                '\u{2029}' => out.push_str("\\u2029"),
-                c => out.push(c),
+        } else if byte.is_ascii_whitespace() {
+            edit = Some((1, ""));
+        } else {
+            in_string = byte == b'"';
+        }
+        match edit {
+            Some((len, replacement)) => {
+                let out = out.get_or_insert_with(|| String::with_capacity(text.len()));
+                out.push_str(&text[copied..index]);
+                out.push_str(replacement);
+                index += len;
+                copied = index;
             }
-        } else if !c.is_ascii_whitespace() {
-            in_string = c == '"';
-            out.push(c);
+            None => index += 1,
         }
     }
-    out.into()
+    match out {
+        Some(mut out) => {
+            out.push_str(&text[copied..]);
+            out.into()
+        }
+        None => text.into(),
+    }
 }
 
 #[cfg(test)]
@@ -103,6 +124,9 @@ mod tests {
         assert_eq!(compact_json(pretty), r#"{"a b":[1,2.50,"x \" \\"],"a b":"line\nbreak"}"#);
         assert_eq!(compact_json("\"\u{2028}\""), "\"\\u2028\"");
         assert!(matches!(compact_json(r#"{"a":1}"#), std::borrow::Cow::Borrowed(_)));
+        let spaced = r#"{"title":"Draft the note","done":false}"#;
+        assert!(matches!(compact_json(spaced), std::borrow::Cow::Borrowed(t) if t == spaced));
+        assert_eq!(compact_json("[\"é\u{2029}ü\", \"\u{2028}\"]"), "[\"é\\u2029ü\",\"\\u2028\"]");
     }
 
     #[test]
