@@ -127,9 +127,7 @@ impl StandingApprovals {
             ApprovalAnswer::AllowExactAlways => Some(arguments.clone()),
             _ => return,
         };
-        let granted_at = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |elapsed| elapsed.as_secs());
+        let granted_at = unix_now();
         let mut standing = Self::load(bag);
         for ask in asks {
             standing.granted.push(StandingApproval {
@@ -188,9 +186,27 @@ fn describe(granted: &StandingApproval) -> String {
         Some(exact) => format!("exactly {exact}"),
     };
     format!(
-        "{} with {scope}, when {} asks because: {} (granted at {} unix s)",
-        granted.tool, granted.ask.by, granted.ask.reason, granted.granted_at
+        "{} with {scope}, when {} asks because: {} (granted {}, at {} unix s)",
+        granted.tool,
+        granted.ask.by,
+        granted.ask.reason,
+        ago(unix_now().saturating_sub(granted.granted_at)),
+        granted.granted_at
     )
+}
+
+/// `seconds` as "5 s ago", "3 min ago", "2 h ago", "4 d ago".
+fn ago(seconds: u64) -> String {
+    match seconds {
+        0..60 => format!("{seconds} s ago"),
+        60..3_600 => format!("{} min ago", seconds / 60),
+        3_600..86_400 => format!("{} h ago", seconds / 3_600),
+        _ => format!("{} d ago", seconds / 86_400),
+    }
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs())
 }
 
 #[cfg(test)]
@@ -251,6 +267,14 @@ mod tests {
         assert!(standing.cover("run", &json!({"c": "ls"}), std::slice::from_ref(&reason)));
         assert!(!standing.cover("run", &json!({"c": "ls -a"}), std::slice::from_ref(&reason)));
         assert!(!standing.cover("run", &json!({"c": "ls"}), &[ask("another")]));
+    }
+
+    #[test]
+    fn ages_read_in_the_largest_whole_unit() {
+        assert_eq!(ago(59), "59 s ago");
+        assert_eq!(ago(60), "1 min ago");
+        assert_eq!(ago(7_199), "1 h ago");
+        assert_eq!(ago(3 * 86_400 + 5), "3 d ago");
     }
 
     #[test]
