@@ -15,7 +15,9 @@ mod report;
 mod tool_call;
 mod turn;
 
-pub use approval::{ApprovalAnswer, ApprovalRequest, Approver, NoOperator, StandingApprovals};
+pub use approval::{
+    ApprovalAnswer, ApprovalRequest, Approver, Ask, NoOperator, StandingApproval, StandingApprovals,
+};
 pub use hooks::Verdict;
 pub use host::Host;
 pub use plugin_set::PluginSet;
