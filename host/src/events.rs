@@ -9,9 +9,9 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 /// A plugin event's payload: JSON text, checked when the plugin emitted it and kept as that
-/// text. Most sinks never look inside (`--json` writes it out as it came), and parsing every
-/// payload into a tree was a tenth of a tool call's time in the load bench; [`Payload::value`]
-/// parses it for those that do.
+/// text. Most sinks never look inside (`--json` writes it out compacted onto its line), and
+/// parsing every payload into a tree was a tenth of a tool call's time in the load bench;
+/// [`Payload::value`] parses it for those that do.
 #[derive(Debug, Clone, Serialize)]
 #[serde(transparent)]
 pub struct Payload(Box<RawValue>);
