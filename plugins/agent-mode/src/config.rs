@@ -52,9 +52,12 @@ impl Config {
 /// Parses and checks the raw config table.
 pub fn configure(raw: Value) -> Result<Value, String> {
     let raw = if raw.is_null() { json!({}) } else { raw };
-    let config: Config =
+    let mut config: Config =
         serde_json::from_value(raw).map_err(|error| format!("agent-mode configuration: {error}"))?;
     validate(&config)?;
+    for mode in &mut config.modes {
+        mode.model_may_leave = Some(mode.model_may_leave());
+    }
     serde_json::to_value(&config).map_err(|error| error.to_string())
 }
 
