@@ -12,6 +12,7 @@ mod fs_tools;
 mod fuzz;
 mod hook_filter;
 mod hostile;
+mod lease;
 mod model_faults;
 mod permissions;
 mod reload;
