@@ -8,7 +8,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::modes::{DEFAULT_TEMPLATE, Mode, default_modes, render_modes};
 
-/// The normalized configuration every call sees.
+/// The normalized configuration every call sees. Each `[[plugin.config.modes]]` entry has
+/// `name`, `description`, `allow_mutating` (default true: whether tools marked `mutates` may
+/// run) and `model_may_leave` (default: `allow_mutating`; false means the model's `mode_set`
+/// away from the mode asks the operator first). A config written before `model_may_leave`
+/// existed loads unchanged and gets the default.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
