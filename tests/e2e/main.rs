@@ -14,6 +14,7 @@ mod fuzz;
 mod hook_filter;
 mod hostile;
 mod hygiene;
+mod lease;
 mod model_faults;
 mod permissions;
 mod reload;

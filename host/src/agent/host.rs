@@ -1,5 +1,5 @@
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
 
@@ -46,11 +46,12 @@ impl Host {
     ) -> anyhow::Result<Self> {
         let engine = SandboxEngine::new().context("cannot start the plugin runtime")?;
         let plugins = PluginSet::load(&engine, &config, None, &BuildProgressOnStderr).await?;
+        let lease = Duration::from_secs(config.storage.lease_secs.get());
         Ok(Self {
             config: RwLock::new(Arc::new(config)),
             engine,
             plugins: RwLock::new(Arc::new(plugins)),
-            sessions: Sessions::new(store),
+            sessions: Sessions::with_lease(store, lease),
             model,
             last_reload: Mutex::new(ReloadStatus { at: SystemTime::now(), error: None }),
             reloading: tokio::sync::Mutex::new(()),

@@ -62,9 +62,9 @@ pub async fn run(args: Args) -> Status {
     }
     let session = match open_session(&host, args.session.as_deref()) {
         Ok(session) => session,
-        Err(message) => {
+        Err((status, message)) => {
             eprintln!("error: {}", one_line(&message));
-            return Status::BadInput;
+            return status;
         }
     };
     let sink: Arc<dyn EventSink> =
@@ -127,12 +127,17 @@ fn choose_model(config: &Config) -> anyhow::Result<(ModelClient, bool)> {
     Ok((ModelClient::Scripted(Arc::new(ScriptedModel::from_file(&script)?)), true))
 }
 
-fn open_session(host: &Host, id: Option<&str>) -> Result<SessionHandle, String> {
+/// The session to run; an unknown id is bad input, a store that refuses (another process has
+/// the session open, say) a failure.
+fn open_session(host: &Host, id: Option<&str>) -> Result<SessionHandle, (Status, String)> {
+    let failed = |error: crate::state::StoreError| (Status::Failed, error.to_string());
     match id {
-        Some(id) => host.sessions().open(id).map_err(|error| error.to_string())?.ok_or_else(|| {
-            format!("no session with id `{id}` in the session store (list them with --list-sessions)")
+        Some(id) => host.sessions().open(id).map_err(failed)?.ok_or_else(|| {
+            let message =
+                format!("no session with id `{id}` in the session store (list them with --list-sessions)");
+            (Status::BadInput, message)
         }),
-        None => host.sessions().create().map_err(|error| error.to_string()),
+        None => host.sessions().create().map_err(failed),
     }
 }
 

@@ -130,11 +130,18 @@ pub enum Provider {
 pub struct StorageConfig {
     /// The SQLite database holding every session's history and state bag.
     pub path: PathBuf,
+    /// Seconds a process's claim on a session (its lease) lasts unless renewed. The holder
+    /// renews it well before (every third of this) while the session is open, so this is how
+    /// long a crashed holder on another machine keeps others out of its sessions.
+    pub lease_secs: std::num::NonZeroU64,
 }
 
 impl Default for StorageConfig {
     fn default() -> Self {
-        Self { path: PathBuf::from(".agent-host/sessions.db") }
+        Self {
+            path: PathBuf::from(".agent-host/sessions.db"),
+            lease_secs: std::num::NonZeroU64::new(30).expect("30 is not zero"),
+        }
     }
 }
 

@@ -2,10 +2,13 @@
 //!
 //! A [`Session`] is loaded from the [`SessionStore`] when used and written back after every
 //! step (a model reply, a tool result), so a killed host loses at most the step in flight.
-//! SQLite is the default store; the trait leaves room for a shared, server-backed one.
+//! SQLite is the default store; the trait leaves room for a shared, server-backed one. A
+//! session open in one process is leased to it in the store, so a second process cannot
+//! write it too ([`lease`]), and a step never overwrites a history position.
 
 mod bag;
 mod checkpoint;
+pub mod lease;
 mod session;
 mod sessions;
 mod sqlite;
@@ -13,6 +16,6 @@ mod store;
 
 pub use bag::{StateBag, StateChange};
 pub use session::Session;
-pub use sessions::{SessionHandle, Sessions};
+pub use sessions::{DEFAULT_LEASE, SessionHandle, Sessions};
 pub use sqlite::SqliteStore;
 pub use store::{SessionStore, Step, StoreError, StoredSession};

@@ -1,4 +1,5 @@
 use super::StateBag;
+use super::lease::LeaseGuard;
 use super::store::{SessionStore, Step, StoreError};
 use crate::model::Message;
 use crate::runtime::ProvideMemo;
@@ -19,10 +20,12 @@ pub struct Session {
     resumed: bool,
     /// Contributions plugins declared reusable; a cache, so not persisted.
     provide_memo: ProvideMemo,
+    /// This process's lease on the session; released when the session is dropped.
+    lease: LeaseGuard,
 }
 
 impl Session {
-    pub(super) fn new(id: String) -> Self {
+    pub(super) fn new(id: String, lease: LeaseGuard) -> Self {
         Self {
             id,
             history: Vec::new(),
@@ -32,10 +35,11 @@ impl Session {
             persisted_model_calls: 0,
             resumed: false,
             provide_memo: ProvideMemo::default(),
+            lease,
         }
     }
 
-    pub(super) fn resumed(id: String, stored: super::StoredSession) -> Self {
+    pub(super) fn resumed(id: String, stored: super::StoredSession, lease: LeaseGuard) -> Self {
         let persisted = stored.history.len();
         Self {
             id,
@@ -46,6 +50,7 @@ impl Session {
             persisted_model_calls: stored.model_calls,
             resumed: true,
             provide_memo: ProvideMemo::default(),
+            lease,
         }
     }
 
@@ -99,6 +104,7 @@ impl Session {
             return Ok(());
         }
         let step = Step {
+            lease: Some(self.lease.token()),
             first_seq: self.persisted,
             messages: &self.history[self.persisted..],
             changes: &changes,

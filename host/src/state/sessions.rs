@@ -1,9 +1,10 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::Session;
+use super::lease::Leases;
 use super::store::{SessionStore, StoreError};
 
 /// A shared, lockable session: one turn (or command) at a time.
@@ -11,37 +12,51 @@ pub type SessionHandle = Arc<tokio::sync::Mutex<Session>>;
 
 /// The sessions this process has open. Every user of a session id gets the same handle, so
 /// all operations on one session are serialized; a session nobody holds is dropped from
-/// memory (it lives on in the store).
+/// memory (it lives on in the store). An open session is leased to this process in the store,
+/// so that another process cannot write it at the same time (see `lease.rs`).
 pub struct Sessions {
     store: Arc<dyn SessionStore>,
+    leases: Leases,
     open: Mutex<HashMap<String, Weak<tokio::sync::Mutex<Session>>>>,
     /// The last id handed out, as a number: ids are strictly increasing within a process.
     last_id: AtomicU64,
 }
 
+/// How long a lease lasts unless renewed, when the config does not say.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+
 impl Sessions {
     pub fn new(store: Arc<dyn SessionStore>) -> Self {
-        Self { store, open: Mutex::new(HashMap::new()), last_id: AtomicU64::new(0) }
+        Self::with_lease(store, DEFAULT_LEASE)
+    }
+
+    /// Sessions whose leases last `lease` unless renewed (`[storage] lease_secs`).
+    pub fn with_lease(store: Arc<dyn SessionStore>, lease: Duration) -> Self {
+        let leases = Leases::start(store.clone(), lease);
+        Self { store, leases, open: Mutex::new(HashMap::new()), last_id: AtomicU64::new(0) }
     }
 
     pub fn store(&self) -> &Arc<dyn SessionStore> {
         &self.store
     }
 
-    /// A new session with a fresh id, already recorded in the store.
+    /// A new session with a fresh id, already recorded in the store (and leased).
     pub fn create(&self) -> Result<SessionHandle, StoreError> {
         let mut id = self.next_id();
         let mut attempts = 1;
-        while let Err(error) = self.store.create(&id) {
-            // Only another process sharing the store can have taken the id, in the same
-            // millisecond with the same random bits; a fresh draw settles it.
-            if !error.is_conflict() || attempts == ID_ATTEMPTS {
-                return Err(error);
+        let lease = loop {
+            match self.leases.create(&id) {
+                Ok(lease) => break lease,
+                // Only another process sharing the store can have taken the id, in the same
+                // millisecond with the same random bits; a fresh draw settles it.
+                Err(error) if error.is_conflict() && attempts < ID_ATTEMPTS => {
+                    attempts += 1;
+                    id = self.next_id();
+                }
+                Err(error) => return Err(error),
             }
-            attempts += 1;
-            id = self.next_id();
-        }
-        let handle = Arc::new(tokio::sync::Mutex::new(Session::new(id.clone())));
+        };
+        let handle = Arc::new(tokio::sync::Mutex::new(Session::new(id.clone(), lease)));
         let mut open = self.open_map();
         prune(&mut open);
         open.insert(id, Arc::downgrade(&handle));
@@ -49,16 +64,19 @@ impl Sessions {
     }
 
     /// The session with `id`, from memory if some caller holds it, else from the store.
-    /// `None` when no such session exists.
+    /// `None` when no such session exists; [`StoreError::Leased`] when another process has it
+    /// open.
     pub fn open(&self, id: &str) -> Result<Option<SessionHandle>, StoreError> {
         let mut open = self.open_map();
         if let Some(handle) = open.get(id).and_then(Weak::upgrade) {
             return Ok(Some(handle));
         }
+        // The lease first: what is loaded then is what no other process is changing.
+        let lease = self.leases.acquire(id)?;
         let Some(stored) = self.store.load(id)? else {
             return Ok(None);
         };
-        let handle = Arc::new(tokio::sync::Mutex::new(Session::resumed(id.to_owned(), stored)));
+        let handle = Arc::new(tokio::sync::Mutex::new(Session::resumed(id.to_owned(), stored, lease)));
         prune(&mut open);
         open.insert(id.to_owned(), Arc::downgrade(&handle));
         Ok(Some(handle))
@@ -119,7 +137,8 @@ mod tests {
         // Another process took the next ids this one would draw.
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;
         sessions.last_id.store((now + 60_000) << 16, Ordering::Relaxed);
-        store.create(&format!("{:016x}", ((now + 60_000) << 16) + 1)).unwrap();
+        let holder = crate::state::lease::Holder::this_process();
+        store.create(&format!("{:016x}", ((now + 60_000) << 16) + 1), &holder, "c", i64::MAX).unwrap();
         let id = sessions.create().unwrap().try_lock().unwrap().id().to_owned();
         assert_eq!(id, format!("{:016x}", ((now + 60_000) << 16) + 2));
     }
@@ -137,5 +156,30 @@ mod tests {
             let id = handle.try_lock().unwrap().id().to_owned();
             assert!(Arc::ptr_eq(handle, &sessions.open(&id).unwrap().unwrap()), "a live session is shared");
         }
+    }
+
+    #[test]
+    fn a_session_open_in_one_process_is_refused_to_another_until_it_is_closed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let first = Sessions::new(Arc::new(SqliteStore::open(&path).unwrap()));
+        let second = Sessions::new(Arc::new(SqliteStore::open(&path).unwrap()));
+        let handle = first.create().unwrap();
+        let id = handle.try_lock().unwrap().id().to_owned();
+        let refused = second.open(&id).err().expect("refused while the first has it open");
+        let holder = first.leases.holder().to_string();
+        assert!(
+            matches!(&refused, StoreError::Leased { session, holder: named, .. } if session == &id && named == &holder),
+            "{refused:?}"
+        );
+        assert!(refused.to_string().contains(&format!("in use by {holder} until ")), "{refused}");
+        assert!(
+            Arc::ptr_eq(&handle, &first.open(&id).unwrap().unwrap()),
+            "the holder itself shares its copy"
+        );
+        drop(handle);
+        let reopened = second.open(&id).unwrap().expect("free once the first closed it");
+        assert!(reopened.try_lock().unwrap().was_resumed());
+        assert!(first.open(&id).is_err(), "and now the first is the one kept out");
     }
 }

@@ -8,6 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::checkpoint::{self, Checkpointer};
+use super::lease::{HeldLease, Holder, now_millis};
 use super::store::{SessionStore, Step, StoreError, StoredSession};
 use crate::model::{Message, Role};
 
@@ -34,6 +35,17 @@ CREATE TABLE IF NOT EXISTS state (
     key        TEXT NOT NULL,
     value      TEXT NOT NULL,
     PRIMARY KEY (session_id, namespace, key)
+) WITHOUT ROWID;
+-- Which process may write a session, and until when (see `lease.rs`). A row outlives its
+-- holder only when the holder died; the next holder replaces it.
+CREATE TABLE IF NOT EXISTS session_leases (
+    session_id    TEXT PRIMARY KEY,
+    token         TEXT NOT NULL,
+    claim         TEXT NOT NULL,
+    pid           INTEGER NOT NULL,
+    host          TEXT NOT NULL,
+    pid_namespace TEXT NOT NULL,
+    expires_at    INTEGER NOT NULL
 ) WITHOUT ROWID;
 -- No index on updated_at: every step updates it, and keeping an index in step cost a page
 -- write per commit; listing recent sessions scans instead (rare, and fast enough).
@@ -85,16 +97,18 @@ impl SqliteStore {
     }
 }
 
-/// Runs `work` in one transaction. BEGIN and COMMIT are cached statements like the rest:
-/// a step is committed several times per model call, and parsing them anew each time was
-/// a measurable part of it.
-fn in_transaction(
+/// Runs `work` in one write transaction. BEGIN and COMMIT are cached statements like the
+/// rest: a step is committed several times per model call, and parsing them anew each time
+/// was a measurable part of it. IMMEDIATE takes the write lock up front: a transaction that
+/// reads first (the lease check) and writes after would otherwise fail with "database is
+/// locked" at once, without waiting, whenever another process committed in between.
+fn in_transaction<T>(
     connection: &Connection,
-    work: impl FnOnce(&Connection) -> Result<(), StoreError>,
-) -> Result<(), StoreError> {
-    connection.prepare_cached("BEGIN")?.execute([])?;
-    let result =
-        work(connection).and_then(|()| Ok(connection.prepare_cached("COMMIT")?.execute([]).map(drop)?));
+    work: impl FnOnce(&Connection) -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    connection.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
+    let result = work(connection)
+        .and_then(|value| Ok(connection.prepare_cached("COMMIT")?.execute([]).map(|_| value)?));
     if result.is_err() && !connection.is_autocommit() {
         // Leaves nothing half-done for the next step; its own error is the one that matters.
         let _ = connection.prepare_cached("ROLLBACK").and_then(|mut rollback| rollback.execute([]));
@@ -106,14 +120,106 @@ fn now() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
 }
 
+/// Takes the lease on `id` unless another holder's is live (see [`SessionStore::lease`]).
+const TAKE_LEASE: &str = "
+INSERT INTO session_leases (session_id, token, claim, pid, host, pid_namespace, expires_at)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+ON CONFLICT (session_id) DO UPDATE SET
+    token = excluded.token, claim = excluded.claim, pid = excluded.pid, host = excluded.host,
+    pid_namespace = excluded.pid_namespace, expires_at = excluded.expires_at
+WHERE session_leases.token = excluded.token OR session_leases.expires_at <= ?8 OR session_leases.token = ?9";
+
+/// The lease on a session, as stored.
+fn held_lease(connection: &Connection, id: &str) -> Result<Option<HeldLease>, StoreError> {
+    Ok(connection
+        .prepare_cached(
+            "SELECT token, pid, host, pid_namespace, expires_at FROM session_leases WHERE session_id = ?1",
+        )?
+        .query_row([id], |row| {
+            Ok(HeldLease {
+                holder: Holder {
+                    token: row.get(0)?,
+                    pid: row.get(1)?,
+                    host: row.get(2)?,
+                    pid_namespace: row.get(3)?,
+                },
+                expires_at: row.get(4)?,
+            })
+        })
+        .optional()?)
+}
+
+/// Fails unless the session's lease is held with `token`: a writer whose lease ran out and
+/// was taken must not write on.
+fn check_lease(connection: &Connection, id: &str, token: &str) -> Result<(), StoreError> {
+    match held_lease(connection, id)? {
+        Some(lease) if lease.holder.token == token => Ok(()),
+        other => Err(StoreError::LeaseLost {
+            session: id.to_owned(),
+            holder: other.map_or_else(
+                || "another process, which has let it go since".to_owned(),
+                |lease| lease.holder.to_string(),
+            ),
+        }),
+    }
+}
+
 impl SessionStore for SqliteStore {
-    fn create(&self, id: &str) -> Result<(), StoreError> {
+    fn create(&self, id: &str, holder: &Holder, claim: &str, expires_at: i64) -> Result<(), StoreError> {
         let now = now();
-        // Cached like the step statements: a new session every few model calls would
-        // otherwise parse this each time (a percent of the load bench's CPU).
+        let connection = self.connection();
+        in_transaction(&connection, |transaction| {
+            // Cached like the step statements: a new session every few model calls would
+            // otherwise parse this each time (a percent of the load bench's CPU).
+            transaction
+                .prepare_cached("INSERT INTO sessions (id, created_at, updated_at) VALUES (?1, ?2, ?2)")?
+                .execute(params![id, now])?;
+            transaction
+                .prepare_cached(
+                    "INSERT INTO session_leases (session_id, token, claim, pid, host, pid_namespace, expires_at) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                )?
+                .execute(params![id, holder.token, claim, holder.pid, holder.host, holder.pid_namespace, expires_at])?;
+            Ok(())
+        })
+    }
+
+    fn lease(
+        &self,
+        id: &str,
+        holder: &Holder,
+        claim: &str,
+        expires_at: i64,
+        replacing: Option<&str>,
+    ) -> Result<Option<HeldLease>, StoreError> {
+        let connection = self.connection();
+        in_transaction(&connection, |transaction| {
+            let taken = transaction.prepare_cached(TAKE_LEASE)?.execute(params![
+                id,
+                holder.token,
+                claim,
+                holder.pid,
+                holder.host,
+                holder.pid_namespace,
+                expires_at,
+                now_millis(),
+                replacing
+            ])?;
+            if taken == 1 { Ok(None) } else { held_lease(transaction, id) }
+        })
+    }
+
+    fn renew_leases(&self, token: &str, expires_at: i64) -> Result<(), StoreError> {
         self.connection()
-            .prepare_cached("INSERT INTO sessions (id, created_at, updated_at) VALUES (?1, ?2, ?2)")?
-            .execute(params![id, now])?;
+            .prepare_cached("UPDATE session_leases SET expires_at = ?2 WHERE token = ?1")?
+            .execute(params![token, expires_at])?;
+        Ok(())
+    }
+
+    fn release_lease(&self, id: &str, claim: &str) -> Result<(), StoreError> {
+        self.connection()
+            .prepare_cached("DELETE FROM session_leases WHERE session_id = ?1 AND claim = ?2")?
+            .execute(params![id, claim])?;
         Ok(())
     }
 
@@ -154,12 +260,24 @@ impl SessionStore for SqliteStore {
     fn commit(&self, id: &str, step: Step<'_>) -> Result<(), StoreError> {
         let connection = self.connection();
         in_transaction(&connection, |transaction| {
-            let mut insert = transaction.prepare_cached(
-                "INSERT OR REPLACE INTO messages (session_id, seq, body) VALUES (?1, ?2, ?3)",
-            )?;
+            if let Some(token) = step.lease {
+                check_lease(transaction, id, token)?;
+            }
+            // A plain INSERT: a position is written once. A writer that believed a taken
+            // position was next lost a race, and must hear so instead of replacing the row.
+            let mut insert = transaction
+                .prepare_cached("INSERT INTO messages (session_id, seq, body) VALUES (?1, ?2, ?3)")?;
             for (offset, message) in step.messages.iter().enumerate() {
                 let body = serde_json::to_string(message).expect("messages always serialize");
-                insert.execute(params![id, (step.first_seq + offset) as i64, body])?;
+                let seq = (step.first_seq + offset) as i64;
+                insert.execute(params![id, seq, body]).map_err(|error| {
+                    let error = StoreError::from(error);
+                    if error.is_conflict() {
+                        StoreError::PositionTaken { session: id.to_owned(), seq }
+                    } else {
+                        error
+                    }
+                })?;
             }
             let mut upsert = transaction.prepare_cached(
                 "INSERT OR REPLACE INTO state (session_id, namespace, key, value) VALUES (?1, ?2, ?3, ?4)",
@@ -200,20 +318,101 @@ mod tests {
     use crate::model::ToolCallRequest;
     use crate::state::StateChange;
 
+    fn step<'a>(lease: Option<&'a str>, first_seq: usize, messages: &'a [Message]) -> Step<'a> {
+        Step { lease, first_seq, messages, changes: &[], model_calls: 0 }
+    }
+
+    #[test]
+    fn a_step_at_a_position_already_taken_fails_with_the_typed_error_and_replaces_nothing() {
+        let store = SqliteStore::in_memory().unwrap();
+        store.create("s1", &Holder::this_process(), "c0", i64::MAX).unwrap();
+        let first = [Message::user("one"), Message::assistant("two", vec![])];
+        store.commit("s1", step(None, 0, &first)).unwrap();
+        // A second writer that believed position 1 was next.
+        let rival = [Message::assistant("rival", vec![]), Message::user("more")];
+        let changes = [StateChange { namespace: "p".into(), key: "k".into(), value: Some("1".into()) }];
+        let error = store
+            .commit(
+                "s1",
+                Step { lease: None, first_seq: 1, messages: &rival, changes: &changes, model_calls: 9 },
+            )
+            .unwrap_err();
+        assert!(
+            matches!(&error, StoreError::PositionTaken { session, seq: 1 } if session == "s1"),
+            "{error:?}"
+        );
+        let stored = store.load("s1").unwrap().unwrap();
+        assert_eq!(stored.history, first, "the first writer's messages stand");
+        assert!(stored.state.is_empty(), "nothing of the failed step was kept");
+    }
+
+    #[test]
+    fn a_live_lease_keeps_others_out_until_it_runs_out_or_is_released() {
+        let store = SqliteStore::in_memory().unwrap();
+        let (first, second) = (Holder::this_process(), Holder::this_process());
+        let soon = now_millis() + 60_000;
+        store.create("s1", &first, "c1", soon).unwrap();
+        let refused = store.lease("s1", &second, "c2", soon, None).unwrap().expect("refused");
+        assert_eq!(refused.holder, first);
+        assert_eq!(refused.expires_at, soon);
+        assert!(store.lease("s1", &first, "c3", soon + 1, None).unwrap().is_none(), "the holder may renew");
+        store.release_lease("s1", "c1").unwrap();
+        assert!(
+            store.lease("s1", &second, "c2", soon, None).unwrap().is_some(),
+            "an older claim releases nothing"
+        );
+        assert!(store.lease("s1", &second, "c2", soon, Some(&first.token)).unwrap().is_none(), "replacing");
+        assert_eq!(store.lease("s1", &first, "c4", soon, None).unwrap().unwrap().holder, second);
+
+        store.release_lease("s1", "c2").unwrap();
+        assert!(store.lease("s1", &first, "c5", now_millis() - 1, None).unwrap().is_none(), "free");
+        // `first`'s lease has run out (it expired a moment ago): anyone may take it.
+        assert!(store.lease("s1", &second, "c6", soon, None).unwrap().is_none(), "an expired lease is taken");
+        store.renew_leases(&second.token, soon + 5).unwrap();
+        assert_eq!(store.lease("s1", &first, "c7", soon, None).unwrap().unwrap().expires_at, soon + 5);
+    }
+
+    #[test]
+    fn a_writer_whose_lease_was_taken_cannot_commit() {
+        let store = SqliteStore::in_memory().unwrap();
+        let (first, second) = (Holder::this_process(), Holder::this_process());
+        store.create("s1", &first, "c1", now_millis() - 1).unwrap();
+        store.commit("s1", step(Some(&first.token), 0, &[Message::user("mine")])).unwrap();
+        assert!(store.lease("s1", &second, "c2", i64::MAX, None).unwrap().is_none(), "the lease ran out");
+        let error = store.commit("s1", step(Some(&first.token), 1, &[Message::user("late")])).unwrap_err();
+        assert!(
+            matches!(&error, StoreError::LeaseLost { holder, .. } if holder == &second.to_string()),
+            "{error:?}"
+        );
+        store.commit("s1", step(Some(&second.token), 1, &[Message::user("theirs")])).unwrap();
+        assert_eq!(
+            store.load("s1").unwrap().unwrap().history,
+            [Message::user("mine"), Message::user("theirs")]
+        );
+    }
+
     #[test]
     fn a_step_round_trips_and_removals_delete() {
         let store = SqliteStore::in_memory().unwrap();
-        store.create("s1").unwrap();
+        store.create("s1", &Holder::this_process(), "c0", i64::MAX).unwrap();
         let messages = [Message::user("hi"), Message::assistant("hello", vec![])];
         let changes = [
             StateChange { namespace: "todo".into(), key: "items".into(), value: Some("[]".into()) },
             StateChange { namespace: "todo".into(), key: "gone".into(), value: Some("1".into()) },
         ];
         store
-            .commit("s1", Step { first_seq: 0, messages: &messages, changes: &changes, model_calls: 1 })
+            .commit(
+                "s1",
+                Step { lease: None, first_seq: 0, messages: &messages, changes: &changes, model_calls: 1 },
+            )
             .unwrap();
         let removal = [StateChange { namespace: "todo".into(), key: "gone".into(), value: None }];
-        store.commit("s1", Step { first_seq: 2, messages: &[], changes: &removal, model_calls: 1 }).unwrap();
+        store
+            .commit(
+                "s1",
+                Step { lease: None, first_seq: 2, messages: &[], changes: &removal, model_calls: 1 },
+            )
+            .unwrap();
         let loaded = store.load("s1").unwrap().unwrap();
         assert_eq!(loaded.history, messages);
         assert_eq!(loaded.state, vec![("todo".into(), "items".into(), "[]".into())]);
@@ -224,7 +423,7 @@ mod tests {
     #[test]
     fn model_calls_come_back_from_the_replies_and_the_row_is_written_when_a_turn_starts() {
         let store = SqliteStore::in_memory().unwrap();
-        store.create("s1").unwrap();
+        store.create("s1", &Holder::this_process(), "c0", i64::MAX).unwrap();
         let recorded = || {
             store
                 .connection()
@@ -232,10 +431,14 @@ mod tests {
         };
         let call = ToolCallRequest { id: "c1".into(), name: "todos_add".into(), arguments: "{}".into() };
         let start = [Message::user("go"), Message::assistant("", vec![call])];
-        store.commit("s1", Step { first_seq: 0, messages: &start, changes: &[], model_calls: 1 }).unwrap();
+        store
+            .commit("s1", Step { lease: None, first_seq: 0, messages: &start, changes: &[], model_calls: 1 })
+            .unwrap();
         assert_eq!(recorded().unwrap(), 1);
         let rest = [Message::tool("c1", "added"), Message::assistant("done", vec![])];
-        store.commit("s1", Step { first_seq: 2, messages: &rest, changes: &[], model_calls: 2 }).unwrap();
+        store
+            .commit("s1", Step { lease: None, first_seq: 2, messages: &rest, changes: &[], model_calls: 2 })
+            .unwrap();
         assert_eq!(recorded().unwrap(), 1, "a step without a user message leaves the row alone");
         assert_eq!(store.load("s1").unwrap().unwrap().model_calls, 2);
     }
@@ -245,9 +448,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.db");
         let store = SqliteStore::open(&path).unwrap();
-        store.create("s1").unwrap();
+        store.create("s1", &Holder::this_process(), "c0", i64::MAX).unwrap();
         let messages = [Message::user("hi")];
-        store.commit("s1", Step { first_seq: 0, messages: &messages, changes: &[], model_calls: 0 }).unwrap();
+        store
+            .commit(
+                "s1",
+                Step { lease: None, first_seq: 0, messages: &messages, changes: &[], model_calls: 0 },
+            )
+            .unwrap();
         // Far below the fallback threshold, so only the background thread can have copied
         // the step out of the WAL. Read the database file alone (a copy, without its WAL).
         let copy = dir.path().join("copy.db");

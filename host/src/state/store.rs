@@ -1,4 +1,5 @@
 use super::StateChange;
+use super::lease::{HeldLease, Holder};
 use crate::model::Message;
 
 /// A session as stored: its history, its state bag and its counters.
@@ -11,8 +12,13 @@ pub struct StoredSession {
 }
 
 /// One step to make durable: messages appended since the last commit, state changes, and
-/// the counters. Applied atomically: all of it or none.
+/// the counters. Applied atomically: all of it or none. Positions are claimed, never
+/// overwritten: a message at a position the store already holds fails the whole step with
+/// [`StoreError::PositionTaken`].
 pub struct Step<'a> {
+    /// The token of the lease the writer holds on the session; the step fails with
+    /// [`StoreError::LeaseLost`] when the session's lease is not (any more) this one.
+    pub lease: Option<&'a str>,
     /// The history position of `messages[0]`.
     pub first_seq: usize,
     pub messages: &'a [Message],
@@ -22,8 +28,26 @@ pub struct Step<'a> {
 
 /// Where sessions live. SQLite by default; the trait leaves room for a shared store.
 pub trait SessionStore: Send + Sync {
-    /// Records a new, empty session.
-    fn create(&self, id: &str) -> Result<(), StoreError>;
+    /// Records a new, empty session, leased to `holder` until `expires_at` (ms since the
+    /// epoch), in one transaction. `claim` names this one taking of the lease.
+    fn create(&self, id: &str, holder: &Holder, claim: &str, expires_at: i64) -> Result<(), StoreError>;
+    /// Takes (or extends) the lease on `id` for `holder` until `expires_at`, as `claim`,
+    /// unless another holder's lease is still live; that lease is returned then, and nothing
+    /// changes. `replacing` names a holder's token whose lease may be taken even so (a holder
+    /// known to have ended).
+    fn lease(
+        &self,
+        id: &str,
+        holder: &Holder,
+        claim: &str,
+        expires_at: i64,
+        replacing: Option<&str>,
+    ) -> Result<Option<HeldLease>, StoreError>;
+    /// Extends every lease the holder with `token` has to `expires_at`.
+    fn renew_leases(&self, token: &str, expires_at: i64) -> Result<(), StoreError>;
+    /// Gives up the lease on `id` if it is still the one taken as `claim` (a later claim by
+    /// the same holder stays).
+    fn release_lease(&self, id: &str, claim: &str) -> Result<(), StoreError>;
     /// The session, or `None` when no session has that id.
     fn load(&self, id: &str) -> Result<Option<StoredSession>, StoreError>;
     /// Makes one step durable.
@@ -40,6 +64,21 @@ pub enum StoreError {
     Sql(#[from] rusqlite::Error),
     #[error("session store holds a message that cannot be read (session {session}, #{seq}): {detail}")]
     Corrupt { session: String, seq: i64, detail: String },
+    #[error(
+        "session {session} is in use by {holder} until {until}: one process at a time may run a session. \
+         Wait for it to finish; if it crashed, its claim runs out by then ([storage] lease_secs)"
+    )]
+    Leased { session: String, holder: String, until: String },
+    #[error(
+        "session {session} was taken over by {holder} while this process had it open (its lease ran out); \
+         nothing of this step was written"
+    )]
+    LeaseLost { session: String, holder: String },
+    #[error(
+        "session {session} already has a message at position {seq}: another writer got there first, \
+         so nothing of this step was written"
+    )]
+    PositionTaken { session: String, seq: i64 },
 }
 
 impl StoreError {

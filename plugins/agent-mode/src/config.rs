@@ -8,7 +8,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::modes::{DEFAULT_TEMPLATE, Mode, default_modes, render_modes};
 
-/// The normalized configuration every call sees.
+/// The normalized configuration every call sees. Each `[[plugin.config.modes]]` entry has
+/// `name`, `description`, `allow_mutating` (default true: whether tools marked `mutates` may
+/// run) and `model_may_leave` (default: `allow_mutating`; false means the model's `mode_set`
+/// away from the mode asks the operator first). A config written before `model_may_leave`
+/// existed loads unchanged and gets the default.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
@@ -52,9 +56,12 @@ impl Config {
 /// Parses and checks the raw config table.
 pub fn configure(raw: Value) -> Result<Value, String> {
     let raw = if raw.is_null() { json!({}) } else { raw };
-    let config: Config =
+    let mut config: Config =
         serde_json::from_value(raw).map_err(|error| format!("agent-mode configuration: {error}"))?;
     validate(&config)?;
+    for mode in &mut config.modes {
+        mode.model_may_leave = Some(mode.model_may_leave());
+    }
     serde_json::to_value(&config).map_err(|error| error.to_string())
 }
 

@@ -2,7 +2,9 @@
 //!
 //! Keys (namespace `agent-mode`): `mode` = the current mode's name as a JSON string (absent
 //! means the default mode); `pending_notice` = `{from, to}` of an operator switch the model
-//! has not been told about yet.
+//! has not been told about yet; `left_read_only` = `{from, model_calls}` of the model's last
+//! switch out of a mode that forbids mutating tools, so that the rest of the same reply stays
+//! under that mode's rule.
 
 use agent_host_sdk::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -14,6 +16,32 @@ use crate::config::Config;
 pub struct PendingNotice {
     pub from: String,
     pub to: String,
+}
+
+/// The model switched out of a read-only mode during the reply numbered `model_calls`
+/// (`call-context.model-calls`, the same for every call of one reply and larger for each
+/// later one).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LeftReadOnly {
+    pub from: String,
+    pub model_calls: u64,
+}
+
+/// Remembers that the model left the read-only mode `from` in the reply `model_calls`.
+pub fn note_left_read_only(from: &str, model_calls: u64) -> Result<(), String> {
+    state::set("left_read_only", &LeftReadOnly { from: from.to_owned(), model_calls })
+}
+
+/// The read-only mode the model left earlier in the reply `model_calls`, if it did.
+pub fn left_read_only_in(model_calls: u64) -> Result<Option<String>, String> {
+    Ok(state::get::<LeftReadOnly>("left_read_only")?
+        .filter(|left| left.model_calls == model_calls)
+        .map(|left| left.from))
+}
+
+/// Forgets the model's last switch out of a read-only mode (the operator has decided since).
+pub fn forget_left_read_only() {
+    state::remove("left_read_only");
 }
 
 /// Who made a switch, as the `mode-changed` event reports it.

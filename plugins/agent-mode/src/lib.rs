@@ -1,15 +1,19 @@
 //! The `agent-mode` plugin: the agent works in one of a configured set of modes (by default
 //! `plan` and `execute`). Each mode's workflow goes into the system prompt; a mode may forbid
-//! mutating tools, and that is enforced in `pre-tool-use`, not only asked for.
+//! mutating tools, and that is enforced in `pre-tool-use`, not only asked for (see `gate`).
 //!
 //! The model reads and switches the mode with `mode_get` / `mode_set`; the operator with
-//! `/mode [NAME]`. An operator switch is announced to the model once, on the next model call.
-//! Every switch emits `mode-changed` with `{from, to, by}`.
+//! `/mode [NAME]`. The model's switch out of a mode it may not leave on its own (by default
+//! every mode that forbids mutating tools; `model_may_leave` per mode) asks the operator, and
+//! a reply that switches out of a read-only mode cannot also change things. An operator
+//! switch is announced to the model once, on the next model call. Every switch emits
+//! `mode-changed` with `{from, to, by}`.
 //!
-//! State (namespace `agent-mode`): `mode` (JSON string), `pending_notice`.
+//! State (namespace `agent-mode`): `mode` (JSON string), `pending_notice`, `left_read_only`.
 
 mod config;
 mod current;
+mod gate;
 mod modes;
 mod tools;
 
@@ -23,13 +27,14 @@ struct AgentMode;
 
 impl Plugin for AgentMode {
     fn manifest(&self) -> Manifest {
-        Manifest::new("agent-mode", env!("CARGO_PKG_VERSION"))
+        Manifest::new(gate::PLUGIN, env!("CARGO_PKG_VERSION"))
             .with(Capabilities::PROVIDE | Capabilities::CALL_TOOL | Capabilities::PRE_TOOL_USE)
             .command("mode", "/mode [NAME]", "Shows the current mode, or switches to NAME")
     }
 
     fn configure(&self, config: Value) -> Result<Value, String> {
-        // The mode's only rule is about tools that change things; the others need no call.
+        // The mode's rules are about tools that change things (and `mode_set` while it counts
+        // as one, see `tools`); the others need no call.
         hook_filter::only(ToolHook::PreToolUse, &ToolFilter::mutating_only());
         config::configure(config)
     }
@@ -52,28 +57,18 @@ impl Plugin for AgentMode {
     }
 
     fn call_tool(&self, ctx: &Context, call: ToolCall) -> Result<String, String> {
-        tools::call(&ctx.config()?, &call)
+        tools::call(&ctx.config()?, ctx, &call)
     }
 
     fn pre_tool_use(&self, ctx: &Context, call: &ToolUse) -> PreToolOutcome {
-        let Ok(config) = ctx.config::<Config>() else { return PreToolOutcome::default() };
-        if !call.mutates {
-            return PreToolOutcome::default();
-        }
-        let current = current::stored(&config).unwrap_or_else(|_| config.default_mode.clone());
-        // An unknown stored mode is repaired by the next `provide`; until then the default rules.
-        let mode = config.mode(&current).or_else(|| config.mode(&config.default_mode));
-        match mode {
-            Some(mode) if !mode.allow_mutating => PreToolOutcome {
-                decision: Some(Decision::Deny(format!(
-                    "`{}` changes things, and the current mode `{}` allows only tools that do not. \
-                     Keep to read-only tools and finish this mode's workflow; ask the user to approve \
-                     a switch to a mode that allows changes if this step needs one.",
-                    call.call.name, mode.name
-                ))),
+        let decision = ctx.config::<Config>().and_then(|config| gate::decide(&config, ctx, call));
+        match decision {
+            Ok(decision) => PreToolOutcome { decision, ..PreToolOutcome::default() },
+            // Fails closed: a mode whose state cannot be read does not let changes through.
+            Err(error) => PreToolOutcome {
+                decision: Some(Decision::Deny(format!("agent-mode cannot read the current mode: {error}"))),
                 ..PreToolOutcome::default()
             },
-            _ => PreToolOutcome::default(),
         }
     }
 
@@ -92,6 +87,8 @@ impl Plugin for AgentMode {
         }
         if current::switch(&current, wanted, Switcher::Operator)? {
             current::note_operator_switch(&current, wanted)?;
+            // The operator chose the mode: nothing of the model's own switch is left to hold.
+            current::forget_left_read_only();
             Ok(format!("mode: {current} -> {wanted}"))
         } else {
             Ok(format!("mode: already {wanted}"))
@@ -121,7 +118,8 @@ fn contribution(config: &Config) -> Result<Contribution, String> {
         notices.push(current::switch_message(&notice));
     }
     let mut contribution = Contribution::default().instructions(config.instructions(&current));
-    for spec in tools::specs(config) {
+    let mode = config.mode(&current).ok_or_else(|| format!("the mode `{current}` is not configured"))?;
+    for spec in tools::specs(config, mode) {
         contribution = contribution.tool(spec);
     }
     for notice in notices {

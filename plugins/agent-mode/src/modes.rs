@@ -13,6 +13,19 @@ pub struct Mode {
     /// Whether tools marked `mutates` may run in this mode.
     #[serde(default = "allow_by_default")]
     pub allow_mutating: bool,
+    /// Whether the model may switch out of this mode on its own with `mode_set`. When it may
+    /// not, its `mode_set` away from here asks the operator first. Unset means
+    /// `allow_mutating`: a mode that forbids changes is one the model cannot lift by itself.
+    /// Filled in by `configure`, so every later call sees a value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_may_leave: Option<bool>,
+}
+
+impl Mode {
+    /// Whether `mode_set` away from this mode runs without asking the operator.
+    pub fn model_may_leave(&self) -> bool {
+        self.model_may_leave.unwrap_or(self.allow_mutating)
+    }
 }
 
 fn allow_by_default() -> bool {
@@ -58,8 +71,13 @@ for every substantive request.";
 /// `plan` (no mutating tools) and `execute`.
 pub fn default_modes() -> Vec<Mode> {
     vec![
-        Mode { name: "plan".into(), description: PLAN.into(), allow_mutating: false },
-        Mode { name: "execute".into(), description: EXECUTE.into(), allow_mutating: true },
+        Mode { name: "plan".into(), description: PLAN.into(), allow_mutating: false, model_may_leave: None },
+        Mode {
+            name: "execute".into(),
+            description: EXECUTE.into(),
+            allow_mutating: true,
+            model_may_leave: None,
+        },
     ]
 }
 

@@ -1,0 +1,271 @@
+//! One writer per session: a process holds a lease on each session it has open, in the
+//! store, and another process that wants the session is refused while the lease is live.
+//!
+//! A lease names its holder (process id, host name, PID namespace, and a random token that
+//! tells two holders with the same pid apart) and an expiry. The holder's keeper thread
+//! renews all of its leases every third of the lease's length; closing the session releases
+//! it. A holder that crashed stops renewing, and its leases run out. On the same machine (the
+//! same host name and PID namespace) a dead holder is seen at once — its process is gone —
+//! and its lease is taken over without waiting.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use super::store::{SessionStore, StoreError};
+
+/// Who holds leases: one per [`super::Sessions`], so one per process in practice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    /// Random; what the store compares.
+    pub token: String,
+    pub pid: u32,
+    pub host: String,
+    /// `/proc/self/ns/pid`'s target, e.g. `pid:[4026531836]`; empty when unknown.
+    pub pid_namespace: String,
+}
+
+impl Holder {
+    /// This process, with a fresh token.
+    pub fn this_process() -> Self {
+        Self {
+            token: uuid::Uuid::new_v4().simple().to_string(),
+            pid: std::process::id(),
+            host: host_name(),
+            pid_namespace: std::fs::read_link("/proc/self/ns/pid")
+                .map(|target| target.display().to_string())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Whether `self`, as seen from `observer`, is a process known to have ended: it ran on the
+    /// same machine, in the same PID namespace, and its process is gone (or a zombie). A
+    /// holder this process cannot see (another machine, another container) is never gone:
+    /// only its lease's expiry frees the session.
+    pub fn is_gone(&self, observer: &Holder) -> bool {
+        if self.host != observer.host
+            || self.pid_namespace.is_empty()
+            || self.pid_namespace != observer.pid_namespace
+        {
+            return false;
+        }
+        match std::fs::read_to_string(format!("/proc/{}/stat", self.pid)) {
+            // `pid (comm) S ...`: the state follows the last `)`, since comm may hold one.
+            Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+            Err(error) => error.kind() == std::io::ErrorKind::NotFound,
+        }
+    }
+}
+
+impl std::fmt::Display for Holder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "process {} on {}", self.pid, self.host)
+    }
+}
+
+/// The machine's name, for people reading a lease error.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "an unnamed host".to_owned())
+}
+
+/// Milliseconds since the Unix epoch, the unit of a lease's expiry.
+pub fn now_millis() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+/// `millis` as a UTC time of day, `21:50:31 UTC`: a lease is never long enough for the date
+/// to matter.
+pub fn time_of_day(millis: i64) -> String {
+    let seconds = millis.div_euclid(1000).rem_euclid(86_400);
+    format!("{:02}:{:02}:{:02} UTC", seconds / 3600, seconds / 60 % 60, seconds % 60)
+}
+
+/// This process's leases: who it is, how long a lease lasts, and the thread that renews them.
+pub struct Leases {
+    shared: Arc<Shared>,
+    keeper: Option<JoinHandle<()>>,
+}
+
+struct Shared {
+    store: Arc<dyn SessionStore>,
+    holder: Holder,
+    length: Duration,
+    /// Leases held now; the keeper renews only while there are some.
+    held: AtomicUsize,
+    stop: Mutex<bool>,
+    wake: Condvar,
+}
+
+impl Leases {
+    /// Leases of `length` in `store` for a new holder (this process), renewed by a thread.
+    pub fn start(store: Arc<dyn SessionStore>, length: Duration) -> Self {
+        let shared = Arc::new(Shared {
+            store,
+            holder: Holder::this_process(),
+            length,
+            held: AtomicUsize::new(0),
+            stop: Mutex::new(false),
+            wake: Condvar::new(),
+        });
+        let state = shared.clone();
+        let keeper = std::thread::Builder::new()
+            .name("session-leases".into())
+            .spawn(move || keep(&state))
+            .expect("the lease keeper thread must start");
+        Self { shared, keeper: Some(keeper) }
+    }
+
+    pub fn holder(&self) -> &Holder {
+        &self.shared.holder
+    }
+
+    /// When a lease taken now runs out.
+    pub fn expiry(&self) -> i64 {
+        self.shared.expiry()
+    }
+
+    /// Takes the lease on session `id`, or says who holds it. A holder known to be gone is
+    /// replaced at once.
+    pub fn acquire(&self, id: &str) -> Result<LeaseGuard, StoreError> {
+        let shared = &self.shared;
+        let claim = new_claim();
+        let mut replacing = None;
+        loop {
+            let Some(other) =
+                shared.store.lease(id, &shared.holder, &claim, shared.expiry(), replacing.as_deref())?
+            else {
+                return Ok(self.guard(id, claim));
+            };
+            if replacing.is_none() && other.holder.is_gone(&shared.holder) {
+                tracing::info!(session = id, "taking over the lease of {}, which has ended", other.holder);
+                replacing = Some(other.holder.token);
+                continue;
+            }
+            return Err(StoreError::Leased {
+                session: id.to_owned(),
+                holder: other.holder.to_string(),
+                until: time_of_day(other.expires_at),
+            });
+        }
+    }
+
+    /// Records a new session `id` in the store, leased to this holder.
+    pub fn create(&self, id: &str) -> Result<LeaseGuard, StoreError> {
+        let claim = new_claim();
+        self.shared.store.create(id, &self.shared.holder, &claim, self.shared.expiry())?;
+        Ok(self.guard(id, claim))
+    }
+
+    fn guard(&self, id: &str, claim: String) -> LeaseGuard {
+        self.shared.held.fetch_add(1, Ordering::Relaxed);
+        LeaseGuard { shared: self.shared.clone(), session: id.to_owned(), claim }
+    }
+}
+
+/// Names one taking of a lease, so that closing a session releases only its own: a session
+/// reopened while its old copy is still being dropped keeps the new lease.
+fn new_claim() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
+impl Shared {
+    fn expiry(&self) -> i64 {
+        now_millis().saturating_add(self.length.as_millis() as i64)
+    }
+}
+
+impl Drop for Leases {
+    fn drop(&mut self) {
+        *self.shared.stop.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = true;
+        self.shared.wake.notify_all();
+        if let Some(keeper) = self.keeper.take() {
+            let _ = keeper.join();
+        }
+    }
+}
+
+/// Renews every lease of the holder each third of a lease's length until told to stop.
+fn keep(shared: &Shared) {
+    let interval = shared.length / 3;
+    let mut stop = shared.stop.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    loop {
+        let (guard, _) = shared
+            .wake
+            .wait_timeout_while(stop, interval, |stopped| !*stopped)
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        stop = guard;
+        if *stop {
+            return;
+        }
+        if shared.held.load(Ordering::Relaxed) == 0 {
+            continue;
+        }
+        drop(stop);
+        if let Err(error) = shared.store.renew_leases(&shared.holder.token, shared.expiry()) {
+            // The next round tries again; a lease that runs out meanwhile shows up as an
+            // error at the session's next commit, not as two writers.
+            tracing::warn!("cannot renew the session leases: {error}");
+        }
+        stop = shared.stop.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    }
+}
+
+/// A lease this process holds; released when dropped (the session is closed).
+pub struct LeaseGuard {
+    shared: Arc<Shared>,
+    session: String,
+    claim: String,
+}
+
+impl LeaseGuard {
+    /// The holder's token, which the store checks at every commit.
+    pub fn token(&self) -> &str {
+        &self.shared.holder.token
+    }
+}
+
+impl Drop for LeaseGuard {
+    fn drop(&mut self) {
+        self.shared.held.fetch_sub(1, Ordering::Relaxed);
+        if let Err(error) = self.shared.store.release_lease(&self.session, &self.claim) {
+            tracing::warn!(session = self.session, "cannot release the session's lease: {error}");
+        }
+    }
+}
+
+/// Another holder's lease, as the store has it.
+#[derive(Debug, Clone)]
+pub struct HeldLease {
+    pub holder: Holder,
+    pub expires_at: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_holder_in_this_process_is_alive_and_one_whose_process_ended_is_gone() {
+        let me = Holder::this_process();
+        let mut sibling = Holder::this_process();
+        assert!(!sibling.is_gone(&me), "this process runs");
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        sibling.pid = child.id();
+        child.wait().unwrap();
+        assert!(sibling.is_gone(&me), "a reaped child is gone");
+        sibling.host = format!("{}-elsewhere", me.host);
+        assert!(!sibling.is_gone(&me), "a holder on another machine cannot be seen, so it is not gone");
+    }
+
+    #[test]
+    fn times_of_day_are_utc() {
+        assert_eq!(time_of_day(0), "00:00:00 UTC");
+        assert_eq!(time_of_day(((21 * 60 + 50) * 60 + 31) * 1000 + 999 + 86_400_000 * 3), "21:50:31 UTC");
+    }
+}
