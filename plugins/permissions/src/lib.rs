@@ -12,9 +12,7 @@ mod audit;
 mod config;
 mod glob;
 mod rules;
-mod shell_commands;
-mod shell_split;
-mod shell_words;
+mod shell;
 
 use agent_host_sdk::prelude::*;
 
