@@ -1,5 +1,5 @@
 //! The `permissions` plugin through the real host: rule precedence, globs, shell-command
-//! splitting, every preset on a mutating tool, `/permissions`, the result cut, the audit
+//! reading (each trick of issue 17 first run through a real `sh` to show it does harm), every preset on a mutating tool, `/permissions`, the result cut, the audit
 //! log, fail-closed on a trapping policy, and operator approvals (once, always, deny,
 //! unanswerable) answered by a scripted approver during real turns.
 
@@ -16,10 +16,7 @@ use serde_json::{Value, json};
 
 use crate::support::{FakeModel, Reply, TestHost, plugin_block};
 
-/// The pure splitter, compiled here for the host so its edge cases are tested directly.
-#[path = "../../plugins/permissions/src/shell_split.rs"]
-#[allow(dead_code)]
-mod shell_split;
+mod shell_tricks;
 
 /// Misbehave (tools `echo`, `remember`, mutating `touch`) plus permissions with `config`.
 async fn host_with(model: &FakeModel, config: &str, misbehave_extra: &str) -> TestHost {
@@ -49,21 +46,6 @@ async fn remember_with(test: &TestHost, extra: Value) -> ToolResult {
 
 fn refused(result: &ToolResult) -> bool {
     !result.ok && result.output.contains("refused")
-}
-
-#[test]
-fn commands_split_on_every_separator() {
-    let parts: Vec<String> =
-        shell_split::split_command("git status && rm -rf / || ls; cat a | wc\necho 'a;b' & x")
-            .into_iter()
-            .map(|p| p.text)
-            .collect();
-    assert_eq!(parts, ["git status", "rm -rf /", "ls", "cat a", "wc", "echo 'a;b'", "x"]);
-    let opaque: Vec<bool> = shell_split::split_command("ls > out; echo $(id); echo `id`; cat < in; ls")
-        .into_iter()
-        .map(|p| p.opaque)
-        .collect();
-    assert_eq!(opaque, [true, true, true, true, false]);
 }
 
 #[tokio::test]
