@@ -48,8 +48,13 @@ pub fn decide(call: &Call, rules: &[Rule], fallback: Fallback) -> Outcome {
             // a command is only known at run time.
             Some(pattern) => {
                 let line = command.unwrap_or_default();
-                if let Some(run) = reading.runs.iter().find(|run| !run.dynamic && command_runs(pattern, run)) {
-                    let shown = if run.written == line.trim() { String::new() } else { format!(" (`{line}` runs `{}`)", run.written) };
+                if let Some(run) = reading.runs.iter().find(|run| !run.dynamic && command_runs(pattern, run))
+                {
+                    let shown = if run.written == line.trim() {
+                        String::new()
+                    } else {
+                        format!(" (`{line}` runs `{}`)", run.written)
+                    };
                     consider(rule.decision, format!("{reason}{shown}"));
                 } else if let Some(run) = reading.runs.iter().find(|run| run.dynamic) {
                     consider(

@@ -227,7 +227,12 @@ fn add_simple(simple: &SimpleCommand, depth: usize, out: &mut Vec<Command>) {
     wrappers::resolve(&argv, depth, out);
 }
 
-fn add_item(item: &CommandPrefixOrSuffixItem, depth: usize, out: &mut Vec<Command>, argv: &mut Vec<WordInfo>) {
+fn add_item(
+    item: &CommandPrefixOrSuffixItem,
+    depth: usize,
+    out: &mut Vec<Command>,
+    argv: &mut Vec<WordInfo>,
+) {
     match item {
         CommandPrefixOrSuffixItem::Word(w) => argv.push(add_word(w, depth, out)),
         CommandPrefixOrSuffixItem::IoRedirect(redirect) => add_redirect(redirect, depth, out),

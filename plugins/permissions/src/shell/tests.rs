@@ -166,3 +166,21 @@ fn xargs_without_a_program_runs_echo_with_more_arguments() {
     let echo = reading.runs.iter().find(|c| c.text == "echo").expect("echo");
     assert!(echo.open_ended);
 }
+
+#[test]
+fn ansi_c_quotes_are_decoded_as_bash_does() {
+    for line in ["$'\\x72m' -rf x", "$'\\162m' x", "$'r\\u006d' x"] {
+        assert!(runs_rm(line), "{line:?}: {:?}", runs(line).0);
+    }
+}
+
+#[test]
+fn backquotes_unescape_as_the_shell_does() {
+    for line in
+        ["echo x \"`\\\"rm\\\" -rf /`\"", "echo x \"`rm\\${IFS} -rf /`\"", "echo `echo \\`rm -rf /\\``"]
+    {
+        let reading = read(line);
+        assert!(runs_rm(line) || reading.runs.iter().any(|c| c.dynamic), "{line:?}: {:?}", reading.runs);
+    }
+    assert!(runs_rm("echo x \"`\\\"rm\\\" -rf /`\""));
+}

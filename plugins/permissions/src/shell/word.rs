@@ -58,7 +58,10 @@ fn add_pieces(pieces: &[WordPieceWithSource], raw: &str, quoted: bool, info: &mu
             }
             WordPiece::AnsiCQuotedText(text) => {
                 info.literal = false;
-                info.text.push_str(text);
+                match ansi_c_decoded(text) {
+                    Some(decoded) => info.text.push_str(&decoded),
+                    None => not_literal(source, info),
+                }
             }
             WordPiece::TildeExpansion(_) => {
                 info.literal = false;
@@ -70,7 +73,7 @@ fn add_pieces(pieces: &[WordPieceWithSource], raw: &str, quoted: bool, info: &mu
             }
             WordPiece::BackquotedCommandSubstitution(line) => {
                 let inner = line.strip_prefix('`').and_then(|l| l.strip_suffix('`')).unwrap_or(line);
-                info.substitutions.push(inner.replace("\\`", "`").replace("\\\\", "\\"));
+                info.substitutions.push(backquoted_line(inner, quoted));
                 not_literal(source, info);
             }
             WordPiece::ParameterExpansion(_) | WordPiece::ArithmeticExpression(_) => {
@@ -94,4 +97,67 @@ fn not_literal(source: &str, info: &mut WordInfo) {
 fn unquoted_expands(text: &str) -> bool {
     text.contains(['*', '?', '['])
         || (text.contains('{') && text.contains('}') && (text.contains(',') || text.contains("..")))
+}
+
+/// The text of bash's `$'…'` with its escapes decoded; `None` for an escape not read here
+/// (the word then counts as known only at run time).
+fn ansi_c_decoded(text: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    let number = |chars: &mut std::iter::Peekable<std::str::Chars>, radix: u32, most: usize| {
+        let mut digits = String::new();
+        while digits.len() < most && chars.peek().is_some_and(|c| c.is_digit(radix)) {
+            digits.extend(chars.next());
+        }
+        u32::from_str_radix(&digits, radix).ok().and_then(char::from_u32)
+    };
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let decoded = match chars.next()? {
+            'a' => '\u{7}',
+            'b' => '\u{8}',
+            'e' | 'E' => '\u{1b}',
+            'f' => '\u{c}',
+            'n' => '\n',
+            'r' => '\r',
+            't' => '\t',
+            'v' => '\u{b}',
+            c @ ('\\' | '\'' | '"' | '?') => c,
+            'x' => number(&mut chars, 16, 2)?,
+            'u' => number(&mut chars, 16, 4)?,
+            'U' => number(&mut chars, 16, 8)?,
+            d @ '0'..='7' => {
+                let mut digits = String::from(d);
+                while digits.len() < 3 && chars.peek().is_some_and(|c| c.is_digit(8)) {
+                    digits.extend(chars.next());
+                }
+                char::from_u32(u32::from_str_radix(&digits, 8).ok()?)?
+            }
+            _ => return None,
+        };
+        out.push(decoded);
+    }
+    Some(out)
+}
+
+/// The command line inside backquotes: a backslash before `$`, `` ` ``, `\` (and `"`
+/// within double quotes) only escapes that character.
+fn backquoted_line(inner: &str, quoted: bool) -> String {
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\'
+            && let Some(&next) = chars.peek()
+            && (matches!(next, '$' | '`' | '\\') || (quoted && next == '"'))
+        {
+            out.push(next);
+            chars.next();
+            continue;
+        }
+        out.push(c);
+    }
+    out
 }

@@ -18,43 +18,129 @@ struct Wrapper {
 }
 
 const WRAPPERS: &[Wrapper] = &[
-    Wrapper { names: &["builtin", "nohup", "setsid", "unbuffer", "busybox"], valued: &[], operands: 0, assignments: false },
+    Wrapper {
+        names: &["builtin", "nohup", "setsid", "unbuffer", "busybox"],
+        valued: &[],
+        operands: 0,
+        assignments: false,
+    },
     Wrapper { names: &["command"], valued: &[], operands: 0, assignments: false },
     Wrapper { names: &["exec"], valued: &["-a"], operands: 0, assignments: false },
     Wrapper {
         names: &["env"],
-        valued: &["-u", "--unset", "-C", "--chdir", "-S", "--split-string", "--block-signal", "--default-signal", "--ignore-signal"],
+        valued: &[
+            "-u",
+            "--unset",
+            "-C",
+            "--chdir",
+            "-S",
+            "--split-string",
+            "--block-signal",
+            "--default-signal",
+            "--ignore-signal",
+        ],
         operands: 0,
         assignments: true,
     },
     Wrapper {
         names: &["sudo"],
-        valued: &["-u", "--user", "-g", "--group", "-h", "--host", "-p", "--prompt", "-C", "--close-from", "-U", "--other-user", "-r", "--role", "-t", "--type", "-T", "--command-timeout", "-D", "--chdir", "-R", "--chroot"],
+        valued: &[
+            "-u",
+            "--user",
+            "-g",
+            "--group",
+            "-h",
+            "--host",
+            "-p",
+            "--prompt",
+            "-C",
+            "--close-from",
+            "-U",
+            "--other-user",
+            "-r",
+            "--role",
+            "-t",
+            "--type",
+            "-T",
+            "--command-timeout",
+            "-D",
+            "--chdir",
+            "-R",
+            "--chroot",
+        ],
         operands: 0,
         assignments: true,
     },
     Wrapper { names: &["doas"], valued: &["-u", "-C"], operands: 0, assignments: false },
     Wrapper { names: &["nice"], valued: &["-n", "--adjustment"], operands: 0, assignments: false },
-    Wrapper { names: &["timeout"], valued: &["-s", "--signal", "-k", "--kill-after"], operands: 1, assignments: false },
-    Wrapper { names: &["time"], valued: &["-f", "--format", "-o", "--output"], operands: 0, assignments: false },
+    Wrapper {
+        names: &["timeout"],
+        valued: &["-s", "--signal", "-k", "--kill-after"],
+        operands: 1,
+        assignments: false,
+    },
+    Wrapper {
+        names: &["time"],
+        valued: &["-f", "--format", "-o", "--output"],
+        operands: 0,
+        assignments: false,
+    },
     Wrapper {
         names: &["strace", "ltrace"],
-        valued: &["-o", "-e", "-p", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-S", "-X", "-P", "-n", "-l", "-w"],
+        valued: &[
+            "-o", "-e", "-p", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-S", "-X", "-P", "-n", "-l", "-w",
+        ],
         operands: 0,
         assignments: false,
     },
-    Wrapper { names: &["stdbuf"], valued: &["-i", "--input", "-o", "--output", "-e", "--error"], operands: 0, assignments: false },
-    Wrapper { names: &["ionice"], valued: &["-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "-u"], operands: 0, assignments: false },
+    Wrapper {
+        names: &["stdbuf"],
+        valued: &["-i", "--input", "-o", "--output", "-e", "--error"],
+        operands: 0,
+        assignments: false,
+    },
+    Wrapper {
+        names: &["ionice"],
+        valued: &["-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "-u"],
+        operands: 0,
+        assignments: false,
+    },
     Wrapper { names: &["chroot"], valued: &["--userspec", "--groups"], operands: 1, assignments: false },
     Wrapper { names: &["chrt", "taskset"], valued: &[], operands: 1, assignments: false },
-    Wrapper { names: &["flock"], valued: &["-w", "--timeout", "-E", "--conflict-exit-code"], operands: 1, assignments: false },
+    Wrapper {
+        names: &["flock"],
+        valued: &["-w", "--timeout", "-E", "--conflict-exit-code"],
+        operands: 1,
+        assignments: false,
+    },
     Wrapper {
         names: &["xargs"],
-        valued: &["-n", "--max-args", "-P", "--max-procs", "-L", "--max-lines", "-s", "--max-chars", "-d", "--delimiter", "-E", "-I", "-a", "--arg-file", "--process-slot-var"],
+        valued: &[
+            "-n",
+            "--max-args",
+            "-P",
+            "--max-procs",
+            "-L",
+            "--max-lines",
+            "-s",
+            "--max-chars",
+            "-d",
+            "--delimiter",
+            "-E",
+            "-I",
+            "-a",
+            "--arg-file",
+            "--process-slot-var",
+        ],
         operands: 0,
         assignments: false,
     },
-    Wrapper { names: &["watch"], valued: &["-n", "--interval", "-d", "-q", "--equexit"], operands: 0, assignments: false },
+    Wrapper {
+        names: &["watch"],
+        valued: &["-n", "--interval", "-d", "-q", "--equexit"],
+        operands: 0,
+        assignments: false,
+    },
 ];
 
 /// Programs that run their `-c` operand as a command line.
@@ -99,10 +185,9 @@ pub fn resolve(argv: &[WordInfo], depth: usize, out: &mut Vec<Command>) {
                 }
             }
             "find" => find(args, depth, out),
-            _ if runs_code_argument(&name, args) => out.push(Command::dynamic(format!(
-                "{} (runs code given on its command line)",
-                joined(&name)
-            ))),
+            _ if runs_code_argument(&name, args) => {
+                out.push(Command::dynamic(format!("{} (runs code given on its command line)", joined(&name))))
+            }
             _ => {}
         }
     }
@@ -337,12 +422,16 @@ fn value_of(args: &[WordInfo], options: &[&str]) -> Option<WordInfo> {
 fn runs_code_argument(name: &str, args: &[WordInfo]) -> bool {
     let flags: &[char] = match name {
         _ if name.starts_with("python") || name == "pypy" || name == "pypy3" => &['c'],
-        _ if name.starts_with("perl") || name == "ruby" || name == "lua" || name.starts_with("lua5") => &['e', 'E'],
+        _ if name.starts_with("perl") || name == "ruby" || name == "lua" || name.starts_with("lua5") => {
+            &['e', 'E']
+        }
         "node" | "nodejs" | "bun" => &['e', 'p'],
         "php" => &['r'],
         "deno" => return args.first().is_some_and(|a| a.text == "eval"),
         "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => {
-            return args.iter().any(|a| a.text.contains("system") || a.text.contains('|') || a.text.starts_with("-f"));
+            return args
+                .iter()
+                .any(|a| a.text.contains("system") || a.text.contains('|') || a.text.starts_with("-f"));
         }
         _ => return false,
     };
