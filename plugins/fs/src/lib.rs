@@ -1,7 +1,9 @@
 //! File tools confined to the preopened `/workspace`: `read_file` (line ranges),
 //! `write_file`, `edit_file` (exact text, optionally every occurrence), `list_dir`, `glob`
 //! and `grep`. Paths are relative to the workspace; `..`, other absolute paths and
-//! symlinks leading out are refused with a clear error before WASI would refuse them.
+//! symlinks leading out are refused with a clear error before WASI would refuse them, and
+//! FIFOs, devices and sockets are refused rather than opened. The walking tools leave out
+//! what their `exclude` patterns name (the permissions plugin fills it from path rules).
 
 mod glob;
 mod ops;
@@ -14,6 +16,11 @@ struct Fs;
 
 fn tools() -> Vec<ToolSpec> {
     let path = json!({ "type": "string", "description": "Path relative to the workspace" });
+    // Filled in by policy plugins (permissions) with the path rules a walk must not reach.
+    let exclude = json!({
+        "type": "array", "items": { "type": "string" },
+        "description": "Path patterns to leave out"
+    });
     vec![
         ToolSpec::new(
             "read_file",
@@ -52,12 +59,12 @@ fn tools() -> Vec<ToolSpec> {
         .mutating(),
         ToolSpec::new("list_dir", "Lists a folder (default: the workspace root); folders end with `/`.")
             .parameters(json!({
-                "type": "object", "properties": { "path": path }, "additionalProperties": false
+                "type": "object", "properties": { "path": path, "exclude": exclude }, "additionalProperties": false
             })),
         ToolSpec::new("glob", "Finds files by path pattern: `*` within a folder name, `**` across folders.")
             .parameters(json!({
                 "type": "object",
-                "properties": { "pattern": { "type": "string" } },
+                "properties": { "pattern": { "type": "string" }, "exclude": exclude },
                 "required": ["pattern"], "additionalProperties": false
             })),
         ToolSpec::new(
@@ -66,7 +73,7 @@ fn tools() -> Vec<ToolSpec> {
         )
         .parameters(json!({
             "type": "object",
-            "properties": { "text": { "type": "string" }, "glob": { "type": "string" } },
+            "properties": { "text": { "type": "string" }, "glob": { "type": "string" }, "exclude": exclude },
             "required": ["text"], "additionalProperties": false
         })),
     ]

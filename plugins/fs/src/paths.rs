@@ -1,42 +1,41 @@
 //! Turns the model's paths into paths inside `/workspace`, refusing the ones that would
-//! leave it. WASI confines the plugin anyway; these checks exist to give clear errors.
+//! leave it, and refuses files that are not regular files or folders. The reading of a
+//! path is `workspace_path::normalize`, the one the permissions plugin matches rules with.
+//! WASI confines the plugin anyway; these checks exist to give clear errors.
 
 use std::path::{Component, Path, PathBuf};
 
-/// The folder the operator preopened for this plugin.
-pub const WORKSPACE: &str = "/workspace";
+pub use workspace_path::GUEST_ROOT as WORKSPACE;
 
 /// Resolves `path` (relative to the workspace, or absolute under it) to a sandbox path.
 /// Refuses `..`, absolute paths elsewhere, and symlinks on the way that point outside.
 pub fn resolve(path: &str) -> Result<PathBuf, String> {
-    let path = path.trim();
-    let relative = if let Some(rest) = path.strip_prefix(WORKSPACE) {
-        if !(rest.is_empty() || rest.starts_with('/')) {
-            return Err(format!("`{path}` is outside {WORKSPACE}"));
-        }
-        rest.trim_start_matches('/')
-    } else if path.starts_with('/') {
-        return Err(format!("`{path}` is outside {WORKSPACE}; use a path relative to it"));
-    } else {
-        path
-    };
+    let relative = workspace_path::normalize(path).map_err(|e| e.to_string())?;
     let mut resolved = PathBuf::from(WORKSPACE);
-    for component in Path::new(relative).components() {
-        match component {
-            Component::Normal(part) => {
-                resolved.push(part);
-                check_not_escaping_link(&resolved)?;
-            }
-            Component::CurDir => {}
-            Component::ParentDir => {
-                return Err(format!("`{path}` contains `..`; paths must stay inside {WORKSPACE}"));
-            }
-            Component::RootDir | Component::Prefix(_) => {
-                return Err(format!("`{path}` is not a path inside {WORKSPACE}"));
-            }
+    if relative != "." {
+        for part in relative.split('/') {
+            resolved.push(part);
+            check_not_escaping_link(&resolved)?;
         }
     }
     Ok(resolved)
+}
+
+/// Refuses to open what is neither a regular file nor a folder: opening a FIFO waits for a
+/// writer forever, a device or socket is no file to read. Missing paths pass (the open then
+/// says so, or a write creates them).
+pub fn check_openable(path: &Path) -> Result<(), String> {
+    let Ok(meta) = std::fs::metadata(path) else { return Ok(()) };
+    if meta.is_file() || meta.is_dir() {
+        return Ok(());
+    }
+    // WASI as wasmtime serves it says only "unknown" for a FIFO or a socket, so that is
+    // as precise as the kind can be named from inside the sandbox.
+    Err(format!(
+        "`{}` is a special file (a FIFO, socket or device), not a regular file or folder; \
+         the file tools do not open special files",
+        shown(path)
+    ))
 }
 
 /// Refuses `path` when it is a symlink whose target lies outside the workspace.

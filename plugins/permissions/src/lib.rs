@@ -1,5 +1,5 @@
 //! Permissions: decides every tool call from rules and a preset, cuts oversized results,
-//! and (when asked) keeps an audit log of every call.
+//! and (when asked) keeps an audit log of every call: when it is decided and when it ends.
 //!
 //! Rules: `{ tool, args? = { path?, command? }, decision, reason? }`. All matching rules
 //! count and the strictest wins (deny, then ask, then allow); shell commands are split into
@@ -13,6 +13,7 @@ mod config;
 mod glob;
 mod rules;
 mod shell;
+mod walk;
 
 use agent_host_sdk::prelude::*;
 
@@ -57,7 +58,19 @@ impl Plugin for Permissions {
         let config = Config::parse(config)?;
         // Calls of tools an unconditional allow rule covers come out `allow` whatever else
         // holds, so the host need not ask about them.
-        let allowed = rules::always_allowed(&config.rules);
+        // Walking tools are asked about whenever path rules may need to rewrite them, and
+        // every call is when each decision goes to the audit log.
+        let guards_paths = config
+            .rules
+            .iter()
+            .any(|r| r.decision != Verdict::Allow && r.args.as_ref().is_some_and(|a| a.path.is_some()));
+        let mut allowed = rules::always_allowed(&config.rules);
+        if guards_paths {
+            allowed.retain(|tool| !walk::WALKING_TOOLS.iter().any(|walking| glob::glob_match(tool, walking)));
+        }
+        if config.audit {
+            allowed.clear();
+        }
         if !allowed.is_empty() {
             hook_filter::only(ToolHook::PreToolUse, &ToolFilter::any().except_tools(allowed));
         }
@@ -108,18 +121,28 @@ impl Plugin for Permissions {
             arguments: &arguments,
         };
         let outcome = rules::decide(&call, &config.rules, fallback(&config));
+        if config.audit
+            && let Err(error) = audit::decided(ctx, use_, outcome.verdict, &outcome.reason)
+        {
+            log::warn(&format!("audit log write failed: {error}"));
+        }
+        let guarded = walk::guarded_paths(&call, &config.rules);
+        let updated_arguments = walk::with_exclusions(&arguments, &guarded);
+        let context = updated_arguments
+            .as_ref()
+            .map(|_| format!("[permissions: left out by path rules: {}]", guarded.join(", ")));
         let decision = match outcome.verdict {
             Verdict::Allow => Decision::Allow,
             Verdict::Ask => Decision::Ask(outcome.reason),
             Verdict::Deny => Decision::Deny(format!("refused by permissions: {}", outcome.reason)),
         };
-        PreToolOutcome { decision: Some(decision), ..Default::default() }
+        PreToolOutcome { decision: Some(decision), updated_arguments, context }
     }
 
     fn post_tool_use(&self, ctx: &Context, use_: &ToolUse, result: &ToolResult) -> PostToolOutcome {
         let Ok(config) = ctx.config::<Config>() else { return PostToolOutcome { replace: None } };
         if config.audit
-            && let Err(error) = audit::append(ctx, use_, result)
+            && let Err(error) = audit::finished(ctx, use_, result)
         {
             log::warn(&format!("audit log write failed: {error}"));
         }

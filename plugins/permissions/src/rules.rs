@@ -8,6 +8,7 @@ use crate::glob::{glob_match, glob_prefix_match, is_glob};
 use crate::shell;
 
 /// What the decision is about.
+#[derive(Clone, Copy)]
 pub struct Call<'a> {
     pub tool: &'a str,
     pub plugin: &'a str,
@@ -161,20 +162,23 @@ fn preset_verdict(preset: Preset, call: &Call) -> Verdict {
     }
 }
 
-fn tool_matches(rule: &Rule, call: &Call) -> bool {
+pub fn tool_matches(rule: &Rule, call: &Call) -> bool {
     match rule.tool.strip_prefix("plugin:") {
         Some(plugin) => glob_match(plugin, call.plugin),
         None => glob_match(&rule.tool, call.tool),
     }
 }
 
-/// A rule with a path pattern matches only calls whose `path` argument matches it.
+/// A rule with a path pattern matches only calls whose `path` argument matches it, both
+/// read as the fs plugin reads paths (`./.env`, `/workspace/.env` and ` .env` are `.env`).
+/// A path fs would refuse (`a/../.env`) counts as a match for deny and ask rules and for no
+/// allow rule.
 fn path_matches(rule: &Rule, call: &Call) -> bool {
-    match rule.args.as_ref().and_then(|a| a.path.as_deref()) {
-        None => true,
-        Some(pattern) => {
-            call.arguments.get("path").and_then(Value::as_str).is_some_and(|p| glob_match(pattern, p))
-        }
+    let Some(pattern) = rule.args.as_ref().and_then(|a| a.path.as_deref()) else { return true };
+    let Some(path) = call.arguments.get("path").and_then(Value::as_str) else { return false };
+    match workspace_path::normalize(path) {
+        Ok(path) => workspace_path::rule_matches(pattern, &path),
+        Err(_) => rule.decision != Verdict::Allow,
     }
 }
 
