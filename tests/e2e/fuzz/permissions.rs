@@ -18,7 +18,7 @@ use crate::support::{FakeModel, TestHost, plugin_block};
 
 /// What a simple command is with respect to the rules of the two hosts below.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub enum Kind {
     /// Matched by a deny rule (`rm`, `curl*`).
     Denied,
     /// Matched by an allow rule (`git status`, `ls*`).
@@ -120,18 +120,18 @@ const SEPARATORS: &[&str] = &[";", " && ", " || ", " | ", "\n", " & ", " ;\n", "
 
 /// One simple command of a line and how it is written.
 #[derive(Debug, Clone)]
-struct Written {
-    kind: Kind,
-    text: String,
+pub struct Written {
+    pub kind: Kind,
+    pub text: String,
     /// Written exactly as the rule names it: no disguise, prefix or wrapper.
-    plain: bool,
+    pub plain: bool,
     /// Its program is known only at run time: its output runs as a command (`$(…)` or
     /// backticks standing alone) or its name holds an expansion (`${IFS}`). Deny rules
     /// refuse such a command whatever it is.
-    unreadable: bool,
+    pub unreadable: bool,
 }
 
-fn written() -> impl Strategy<Value = Written> {
+pub fn written() -> impl Strategy<Value = Written> {
     let pick = prop::sample::select((0..COMMANDS.len()).collect::<Vec<_>>());
     (
         pick,
@@ -151,8 +151,9 @@ fn written() -> impl Strategy<Value = Written> {
         })
 }
 
-/// A command line of 1 to 4 simple commands.
-fn line() -> impl Strategy<Value = (String, Vec<Written>)> {
+/// A command line of 1 to 4 simple commands, with what each of them is: the generator an
+/// oracle that runs the lines for real can reuse.
+pub fn line() -> impl Strategy<Value = (String, Vec<Written>)> {
     prop::collection::vec((written(), prop::sample::select(SEPARATORS.to_vec())), 1..5).prop_map(|parts| {
         let mut line = String::new();
         for (index, (part, separator)) in parts.iter().enumerate() {

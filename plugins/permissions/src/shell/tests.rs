@@ -147,6 +147,8 @@ fn programs_known_only_at_run_time_are_dynamic() {
         "sh -c \"$X\"",
         "echo 'unterminated",
         "r* -rf x",
+        ". ./script.sh",
+        "source script.sh",
     ] {
         assert!(runs(line).1, "{line:?} is dynamic: {:?}", read(line).runs);
     }

@@ -185,6 +185,10 @@ pub fn resolve(argv: &[WordInfo], depth: usize, out: &mut Vec<Command>) {
                 }
             }
             "find" => find(args, depth, out),
+            "." | "source" => out.push(Command::dynamic(format!(
+                "{} (runs the commands of a file, which no rule can see)",
+                joined(&name)
+            ))),
             _ if runs_code_argument(&name, args) => {
                 out.push(Command::dynamic(format!("{} (runs code given on its command line)", joined(&name))))
             }
