@@ -16,7 +16,8 @@ struct Fs;
 
 fn tools() -> Vec<ToolSpec> {
     let path = json!({ "type": "string", "description": "Path relative to the workspace" });
-    // Filled in by policy plugins (permissions) with the path rules a walk must not reach.
+    // Filled in by policy plugins (permissions) with the path rules a call must not reach:
+    // walks leave those paths out, and a path whose symlinks lead to one is refused.
     let exclude = json!({
         "type": "array", "items": { "type": "string" },
         "description": "Path patterns to leave out"
@@ -31,14 +32,15 @@ fn tools() -> Vec<ToolSpec> {
             "properties": {
                 "path": path,
                 "start_line": { "type": "integer", "minimum": 1 },
-                "end_line": { "type": "integer", "minimum": 1 }
+                "end_line": { "type": "integer", "minimum": 1 },
+                "exclude": exclude
             },
             "required": ["path"], "additionalProperties": false
         })),
         ToolSpec::new("write_file", "Writes a whole file (creating folders), replacing what was there.")
             .parameters(json!({
                 "type": "object",
-                "properties": { "path": path, "content": { "type": "string" } },
+                "properties": { "path": path, "content": { "type": "string" }, "exclude": exclude },
                 "required": ["path", "content"], "additionalProperties": false
             }))
             .mutating(),
@@ -52,7 +54,8 @@ fn tools() -> Vec<ToolSpec> {
                 "path": path,
                 "old_string": { "type": "string" },
                 "new_string": { "type": "string" },
-                "replace_all": { "type": "boolean" }
+                "replace_all": { "type": "boolean" },
+                "exclude": exclude
             },
             "required": ["path", "old_string", "new_string"], "additionalProperties": false
         }))

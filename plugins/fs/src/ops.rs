@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::glob;
-use crate::paths::{WORKSPACE, check_openable, resolve, shown};
+use crate::paths::{WORKSPACE, check_not_excluded, check_openable, resolve, shown};
 
 /// Most lines or matches a listing returns, so one call cannot flood the context.
 const MAX_ENTRIES: usize = 500;
@@ -16,11 +16,14 @@ pub struct ReadArgs {
     path: String,
     start_line: Option<usize>,
     end_line: Option<usize>,
+    #[serde(default)]
+    exclude: Vec<String>,
 }
 
 /// The file's lines (1-based, inclusive range), each prefixed with its number.
 pub fn read_file(args: ReadArgs) -> Result<String, String> {
     let path = resolve(&args.path)?;
+    check_not_excluded(&path, &args.exclude)?;
     check_openable(&path)?;
     let text = std::fs::read_to_string(&path).map_err(|e| io_error(&path, e))?;
     let start = args.start_line.unwrap_or(1).max(1);
@@ -44,11 +47,14 @@ pub fn read_file(args: ReadArgs) -> Result<String, String> {
 pub struct WriteArgs {
     path: String,
     content: String,
+    #[serde(default)]
+    exclude: Vec<String>,
 }
 
 /// Writes the whole file, creating parent folders.
 pub fn write_file(args: WriteArgs) -> Result<String, String> {
     let path = resolve(&args.path)?;
+    check_not_excluded(&path, &args.exclude)?;
     check_openable(&path)?;
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| io_error(parent, e))?;
@@ -64,11 +70,14 @@ pub struct EditArgs {
     new_string: String,
     #[serde(default)]
     replace_all: bool,
+    #[serde(default)]
+    exclude: Vec<String>,
 }
 
 /// Replaces exact text; without `replace_all` the text must occur exactly once.
 pub fn edit_file(args: EditArgs) -> Result<String, String> {
     let path = resolve(&args.path)?;
+    check_not_excluded(&path, &args.exclude)?;
     check_openable(&path)?;
     if args.old_string.is_empty() {
         return Err("old_string is empty; use write_file to create a file".into());
@@ -100,6 +109,7 @@ pub struct ListArgs {
 /// The folder's entries, sorted, folders marked with a trailing `/`.
 pub fn list_dir(args: ListArgs) -> Result<String, String> {
     let path = resolve(args.path.as_deref().unwrap_or("."))?;
+    check_not_excluded(&path, &args.exclude)?;
     let mut names: Vec<String> = std::fs::read_dir(&path)
         .map_err(|e| io_error(&path, e))?
         .filter_map(Result::ok)

@@ -38,6 +38,61 @@ pub fn check_openable(path: &Path) -> Result<(), String> {
     ))
 }
 
+/// Refuses `path` when it, or what its symlinks lead to, is one of `exclude` (path rule
+/// patterns): a rule on `.env` also holds for a link to `.env`.
+pub fn check_not_excluded(path: &Path, exclude: &[String]) -> Result<(), String> {
+    if exclude.is_empty() {
+        return Ok(());
+    }
+    let given = shown(path);
+    let real = real_relative(&given).unwrap_or_else(|| given.clone());
+    for at in [&given, &real] {
+        if workspace_path::excluded(exclude, at) {
+            let via = if *at == given { String::new() } else { format!(" (it leads to `{real}`)") };
+            return Err(format!("`{given}` is left out by the path rules{via}"));
+        }
+    }
+    Ok(())
+}
+
+/// Most symlinks followed while resolving one path, as the kernel's limit.
+const MAX_LINKS: usize = 40;
+
+/// The workspace-relative path `relative` really names once every symlink on the way is
+/// followed; `None` when it leads out, loops or holds an absolute link.
+fn real_relative(relative: &str) -> Option<String> {
+    let mut done: Vec<String> = Vec::new();
+    let mut todo: std::collections::VecDeque<String> =
+        relative.split('/').filter(|p| !p.is_empty() && *p != ".").map(str::to_owned).collect();
+    let mut links = 0;
+    while let Some(part) = todo.pop_front() {
+        if part == ".." {
+            done.pop()?;
+            continue;
+        }
+        done.push(part);
+        let at = Path::new(WORKSPACE).join(done.join("/"));
+        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            links += 1;
+            let target = std::fs::read_link(&at).ok()?;
+            if links > MAX_LINKS || target.is_absolute() {
+                return None;
+            }
+            done.pop();
+            let parts = target
+                .to_string_lossy()
+                .split('/')
+                .filter(|p| !p.is_empty() && *p != ".")
+                .map(str::to_owned)
+                .collect::<Vec<_>>();
+            for part in parts.into_iter().rev() {
+                todo.push_front(part);
+            }
+        }
+    }
+    Some(if done.is_empty() { ".".to_owned() } else { done.join("/") })
+}
+
 /// Refuses `path` when it is a symlink whose target lies outside the workspace.
 fn check_not_escaping_link(path: &Path) -> Result<(), String> {
     let Ok(meta) = std::fs::symlink_metadata(path) else { return Ok(()) };

@@ -58,7 +58,7 @@ impl Plugin for Permissions {
         let config = Config::parse(config)?;
         // Calls of tools an unconditional allow rule covers come out `allow` whatever else
         // holds, so the host need not ask about them.
-        // Walking tools are asked about whenever path rules may need to rewrite them, and
+        // fs tools are asked about whenever path rules may need to rewrite them, and
         // every call is when each decision goes to the audit log.
         let guards_paths = config
             .rules
@@ -66,7 +66,7 @@ impl Plugin for Permissions {
             .any(|r| r.decision != Verdict::Allow && r.args.as_ref().is_some_and(|a| a.path.is_some()));
         let mut allowed = rules::always_allowed(&config.rules);
         if guards_paths {
-            allowed.retain(|tool| !walk::WALKING_TOOLS.iter().any(|walking| glob::glob_match(tool, walking)));
+            allowed.retain(|tool| !walk::FS_TOOLS.iter().any(|fs_tool| glob::glob_match(tool, fs_tool)));
         }
         if config.audit {
             allowed.clear();
@@ -128,8 +128,10 @@ impl Plugin for Permissions {
         }
         let guarded = walk::guarded_paths(&call, &config.rules);
         let updated_arguments = walk::with_exclusions(&arguments, &guarded);
+        // A walk says what it left out, so the model knows the listing is not the whole.
         let context = updated_arguments
             .as_ref()
+            .filter(|_| walk::WALKING_TOOLS.contains(&call.tool))
             .map(|_| format!("[permissions: left out by path rules: {}]", guarded.join(", ")));
         let decision = match outcome.verdict {
             Verdict::Allow => Decision::Allow,

@@ -1,9 +1,11 @@
-//! Path rules on the tools that walk the workspace (`grep`, `glob`, `list_dir`): a call with
-//! no `path`, or a folder, reaches every file below it, so a rule on one file cannot match
-//! the call itself. Instead the call's `exclude` argument gets the patterns of the deny and
-//! ask path rules that apply to reading, and the fs plugin leaves those paths out of the walk.
-//! Refusing such calls would make grep and glob useless as soon as one path is guarded; an
-//! ask cannot be put per file in the middle of a walk, so ask paths are left out too.
+//! Path rules on what the fs tools really reach. A walking call (`grep`, `glob`, `list_dir`)
+//! with no `path`, or a folder, reaches every file below it, so a rule on one file cannot
+//! match the call itself; and a path may be a symlink to a guarded file. So the call's
+//! `exclude` argument gets the patterns of the deny and ask path rules that apply, and the
+//! fs plugin leaves those paths out of a walk and refuses a path whose links lead to one.
+//! Refusing walking calls instead would make grep and glob useless as soon as one path is
+//! guarded; an ask cannot be put per file in the middle of a walk, so ask paths are left
+//! out too.
 
 use serde_json::Value;
 
@@ -13,16 +15,23 @@ use crate::rules::{Call, tool_matches};
 /// The fs tools that walk folders and honour `exclude`.
 pub const WALKING_TOOLS: &[&str] = &["grep", "glob", "list_dir"];
 
+/// The fs tools that open one path and refuse it when its links lead to an excluded one.
+const PATH_TOOLS: &[&str] = &["read_file", "write_file", "edit_file"];
+
+/// Every fs tool whose calls may get an `exclude` list.
+pub const FS_TOOLS: &[&str] = &["grep", "glob", "list_dir", "read_file", "write_file", "edit_file"];
+
 /// The tool whose path rules guard reading a file.
 const READING_TOOL: &str = "read_file";
 
-/// The path patterns a walk by `call` must leave out: those of deny and ask rules for the
-/// walking tool itself or for reading files.
+/// The path patterns `call` must not reach: those of deny and ask rules for its tool, and
+/// for a walk also those for reading files.
 pub fn guarded_paths(call: &Call, rules: &[Rule]) -> Vec<String> {
-    if !WALKING_TOOLS.contains(&call.tool) {
-        return Vec::new();
-    }
-    let reading = Call { tool: READING_TOOL, ..*call };
+    let reading = match call.tool {
+        tool if WALKING_TOOLS.contains(&tool) => Call { tool: READING_TOOL, ..*call },
+        tool if PATH_TOOLS.contains(&tool) => *call,
+        _ => return Vec::new(),
+    };
     rules
         .iter()
         .filter(|rule| rule.decision != Verdict::Allow)

@@ -70,3 +70,24 @@ async fn grep_glob_and_list_dir_leave_the_denied_file_out() {
     assert!(list.ok, "{}", list.output);
     assert!(!list.output.lines().any(|l| l == ".env"), "list_dir showed the denied file: {}", list.output);
 }
+
+/// A symlink inside the workspace that leads to the denied file: its name matches no rule,
+/// but the file it reaches does, so fs refuses it.
+#[tokio::test]
+async fn a_symlink_to_the_denied_file_is_refused() {
+    let (test, workspace) = host().await;
+    std::os::unix::fs::symlink(".env", workspace.path().join("harmless.txt")).unwrap();
+    std::os::unix::fs::symlink("../.env", workspace.path().join("a/deeper")).unwrap();
+    let session = test.session();
+    for path in ["harmless.txt", "a/deeper", "./a/deeper"] {
+        let result = call(&test, &session, "read_file", json!({ "path": path })).await;
+        assert!(
+            !result.ok && result.output.contains("left out by the path rules"),
+            "{path}: {}",
+            result.output
+        );
+        assert!(!result.output.contains("sk-secret"), "{path}: {}", result.output);
+    }
+    let notes = call(&test, &session, "read_file", json!({ "path": "notes.txt" })).await;
+    assert!(notes.ok, "{}", notes.output);
+}
