@@ -142,7 +142,8 @@ impl Fallback {
             Fallback::Fixed(verdict) => (verdict, "the configured default decision".to_owned()),
             Fallback::Preset(preset) => {
                 let verdict = preset_verdict(preset, call);
-                (verdict, format!("`{}` changes things and the preset is {}", call.tool, preset.name()))
+                let what = if call.mutates { "changes things" } else { "changes nothing" };
+                (verdict, format!("`{}` {what} and the preset is {}", call.tool, preset.name()))
             }
         };
         Outcome { verdict, reason }
