@@ -2,11 +2,15 @@
 //! and (when asked) keeps an audit log of every call: when it is decided and when it ends.
 //!
 //! Rules: `{ tool, args? = { path?, command? }, decision, reason? }`. All matching rules
-//! count and the strictest wins (deny, then ask, then allow); shell commands are split into
-//! their parts first, so an allow rule must cover every part while a deny rule needs only
-//! one — and a deny rule also sees every command the line runs however it is written
-//! (quoted, escaped, behind `env` or `sudo`, inside `$(…)` or `sh -c`). What no rule
-//! matches falls to `default`, or to the preset.
+//! count and the strictest wins (deny, then ask, then allow). Shell lines are read with a
+//! real shell grammar (see `shell`): an allow rule vouches only for a line made wholly of
+//! literal simple commands, each matched by an allow rule; a deny or ask rule sees every
+//! command the line may run however it is written (quoted, behind wrappers, inside `$(…)`,
+//! `sh -c`, `eval`, `find -exec`), and counts a program known only at run time as a match.
+//! Path rules match the path as the fs plugin reads it (`workspace-path`), and reach the
+//! files a walk or a symlink would touch through the fs tools' `exclude` argument. What no
+//! rule matches falls to `default`, or to the preset. Deny rules are best effort: the
+//! sandbox around processes, not this reading, is the boundary.
 
 mod audit;
 mod config;

@@ -35,7 +35,9 @@ pub fn decide(call: &Call, rules: &[Rule], fallback: Fallback) -> Outcome {
         }
     };
     let command = call.arguments.get("command").and_then(Value::as_str);
-    let reading = command.map(shell::read).unwrap_or_default();
+    // The line is read only when some rule looks at commands.
+    let any_command_rule = rules.iter().any(|r| r.args.as_ref().is_some_and(|a| a.command.is_some()));
+    let reading = command.filter(|_| any_command_rule).map(shell::read).unwrap_or_default();
     // Allow rules with a command pattern vouch for a command line only together: every
     // simple command of a fully read line must be matched by one of them.
     let mut command_allows: Vec<&Rule> = Vec::new();
