@@ -152,3 +152,31 @@ async fn under_read_only_what_cannot_be_read_is_denied() {
     }
     assert!(!workspace.path().join("X").exists(), "no refused line ran");
 }
+
+/// Even a glob allow rule that names an interpreter or a shell does not vouch for code
+/// given on its command line or piped into it: what that code does cannot be read.
+#[tokio::test]
+async fn allow_rules_never_vouch_for_code_a_line_hands_to_an_interpreter() {
+    let test = host(
+        r#"default = "ask"
+rules = [
+  { tool = "remember", args = { command = "python3 *" }, decision = "allow" },
+  { tool = "remember", args = { command = "sh *" }, decision = "allow" },
+  { tool = "remember", args = { command = "echo *" }, decision = "allow" },
+  { tool = "remember", args = { command = "eval *" }, decision = "allow" },
+]"#,
+    )
+    .await;
+    for line in ["python3 -c 'open(\"X\", \"w\")'", "sh -c 'touch X'", "echo touch X | sh", "eval touch X"] {
+        let dir = scratch();
+        run("sh", line, dir.path());
+        assert!(dir.path().join("X").exists(), "`{line}` under dash should really create X");
+        let result = remember_with(&test, json!({ "command": line })).await;
+        assert!(
+            refused(&result) && result.output.contains("nobody could answer"),
+            "`{line}` was not sent to ask: {}",
+            result.output
+        );
+    }
+    assert!(remember_with(&test, json!({ "command": "echo hello" })).await.ok);
+}

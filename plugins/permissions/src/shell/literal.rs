@@ -1,12 +1,13 @@
 //! The strict reading allow rules rely on: a line of simple commands whose every word is
-//! literal and whose redirections only duplicate descriptors or use `/dev/null`.
+//! literal, whose redirections only duplicate descriptors or use `/dev/null`, and none of
+//! which is a shell, `eval`, `trap` or `source` running lines of its own.
 
 use brush_parser::ast::{
     Command, CommandPrefixOrSuffixItem, CompoundList, IoFileRedirectTarget, IoRedirect, Program,
     SimpleCommand,
 };
 
-use super::word;
+use super::{word, wrappers};
 
 /// The program's simple commands as text, or `None` when any part is not literal.
 pub fn simple_commands(program: &Program) -> Option<Vec<String>> {
@@ -44,7 +45,11 @@ fn simple_text(command: &SimpleCommand) -> Option<String> {
             }
         }
     }
-    let mut words = vec![literal(&command.word_or_name.as_ref()?.value)?];
+    let program = literal(&command.word_or_name.as_ref()?.value)?;
+    if wrappers::runs_lines(program.rsplit('/').next().unwrap_or_default()) {
+        return None;
+    }
+    let mut words = vec![program];
     if let Some(suffix) = &command.suffix {
         for item in &suffix.0 {
             match item {

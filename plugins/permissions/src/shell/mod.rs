@@ -60,7 +60,8 @@ pub fn read(line: &str) -> Reading {
             }
         }
     }
-    if allowable.as_ref().is_some_and(Vec::is_empty) {
+    // A program known only at run time (`… | sh`, `python -c`) is never vouched for.
+    if allowable.as_ref().is_some_and(Vec::is_empty) || runs.iter().any(|c| c.dynamic) {
         allowable = None;
     }
     runs.dedup();

@@ -47,6 +47,16 @@ fn what_cannot_be_read_to_the_end_is_not_allowable() {
         "ls ~",
         "echo 'unterminated",
         "diff <(ls) <(ls)",
+        "sh -c 'git status'",
+        "bash -lc 'git status'",
+        "eval git status",
+        "trap 'git status' EXIT",
+        ". ./env.sh",
+        "git status | sh",
+        "python3 -c 'print(1)'",
+        "perl -e 'print 1'",
+        "node -e 1",
+        "awk 'BEGIN{system(\"id\")}'",
     ] {
         assert_eq!(read(line).allowable, None, "{line:?} must not be allowable");
     }

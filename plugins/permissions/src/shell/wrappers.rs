@@ -146,6 +146,12 @@ const WRAPPERS: &[Wrapper] = &[
 /// Programs that run their `-c` operand as a command line.
 const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "fish"];
 
+/// Whether `name` is a program that runs command lines or scripts of its own (a shell,
+/// `eval`, `trap`, `source`): allow rules never vouch for those, whatever follows.
+pub fn runs_lines(name: &str) -> bool {
+    SHELLS.contains(&name) || matches!(name, "eval" | "trap" | "source" | "." | "busybox")
+}
+
 /// Options of a shell that take a value.
 const SHELL_VALUED: &[&str] = &["-o", "+o", "-O", "+O", "--rcfile", "--init-file"];
 
