@@ -27,9 +27,21 @@ const READING_TOOL: &str = "read_file";
 /// The path patterns `call` must not reach: those of deny and ask rules for its tool, and
 /// for a walk also those for reading files.
 pub fn guarded_paths(call: &Call, rules: &[Rule]) -> Vec<String> {
+    // A tool of another plugin may share a name; the fs tools' arguments tell them apart
+    // (an `exclude` it does not know would fail its schema).
+    let has = |field: &str| call.arguments.get(field).is_some();
     let reading = match call.tool {
-        tool if WALKING_TOOLS.contains(&tool) => Call { tool: READING_TOOL, ..*call },
-        tool if PATH_TOOLS.contains(&tool) => *call,
+        "grep" if has("text") => Call { tool: READING_TOOL, ..*call },
+        "glob" if has("pattern") => Call { tool: READING_TOOL, ..*call },
+        "list_dir"
+            if call
+                .arguments
+                .as_object()
+                .is_some_and(|a| a.keys().all(|k| k == "path" || k == "exclude")) =>
+        {
+            Call { tool: READING_TOOL, ..*call }
+        }
+        tool if PATH_TOOLS.contains(&tool) && has("path") => *call,
         _ => return Vec::new(),
     };
     rules

@@ -91,3 +91,30 @@ async fn a_symlink_to_the_denied_file_is_refused() {
     let notes = call(&test, &session, "read_file", json!({ "path": "notes.txt" })).await;
     assert!(notes.ok, "{}", notes.output);
 }
+
+/// Another plugin's tool of the same name (misbehave's `read_file`, which takes `target`)
+/// runs with the arguments it was given: an `exclude` it does not know would fail a strict
+/// schema.
+#[tokio::test]
+async fn a_same_named_tool_of_another_plugin_is_not_rewritten() {
+    let plugins = format!(
+        "{}{}",
+        plugin_block("misbehave", ""),
+        plugin_block(
+            "permissions",
+            "[plugin.config]\npreset = \"trust\"\nrules = [{ tool = \"read_file\", args = { path = \".env\" }, decision = \"deny\" }]"
+        )
+    );
+    let test = TestHost::with_plugins(&FakeModel::start().await, &plugins).await;
+    let result = call(&test, &test.session(), "read_file", json!({ "target": "/etc/hostname" })).await;
+    assert!(!result.output.contains("rewrote the arguments"), "{}", result.output);
+    let ran_with = test
+        .take_events()
+        .into_iter()
+        .find_map(|e| match e {
+            agent_host::Event::ToolCall { name, arguments, .. } if name == "read_file" => Some(arguments),
+            _ => None,
+        })
+        .expect("the call ran");
+    assert_eq!(ran_with, json!({ "target": "/etc/hostname" }));
+}
