@@ -57,6 +57,7 @@ const DELETING: &[(&str, &str)] = &[
     ("sh", "eval 'rm -rf x'"),
     ("sh", "echo $(rm -rf x)"),
     ("sh", "{ rm -rf x; }"),
+    ("sh", "((rm -rf x))"),
     ("sh", "for d in x; do rm -rf $d; done"),
 ];
 

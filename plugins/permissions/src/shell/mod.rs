@@ -34,8 +34,20 @@ pub struct Reading {
     pub runs: Vec<Command>,
 }
 
+/// Deepest bracket nesting read; past it the grammar's recursion could exhaust the
+/// plugin's stack, so such a line counts as unreadable.
+const MAX_NESTING: usize = 64;
+
+/// Longest line read (bytes); a longer one counts as unreadable.
+const MAX_LINE_BYTES: usize = 256 * 1024;
+
 /// Reads `line` for the permission rules.
 pub fn read(line: &str) -> Reading {
+    if line.len() > MAX_LINE_BYTES || nesting(line) > MAX_NESTING {
+        let why = format!("longer than {MAX_LINE_BYTES} bytes or nested deeper than {MAX_NESTING} brackets");
+        let head: String = line.chars().take(80).collect();
+        return Reading { allowable: None, runs: vec![Command::unreadable(&head, &why)] };
+    }
     let readings = parse::readings(line);
     let mut allowable = Some(Vec::new());
     let mut runs = Vec::new();
@@ -66,4 +78,27 @@ pub fn read(line: &str) -> Reading {
     }
     runs.dedup();
     Reading { allowable, runs }
+}
+
+/// The deepest nesting of `(`, `{` and backquotes in `line`, quotes ignored (so it may
+/// over-count, never under-count, what the grammar will recurse into).
+fn nesting(line: &str) -> usize {
+    let (mut depth, mut deepest, mut backquoted) = (0usize, 0usize, false);
+    for c in line.chars() {
+        match c {
+            '(' | '{' => depth += 1,
+            ')' | '}' => depth = depth.saturating_sub(1),
+            '`' => {
+                backquoted = !backquoted;
+                if backquoted {
+                    depth += 1;
+                } else {
+                    depth = depth.saturating_sub(1);
+                }
+            }
+            _ => {}
+        }
+        deepest = deepest.max(depth);
+    }
+    deepest
 }

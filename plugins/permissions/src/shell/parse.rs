@@ -15,18 +15,15 @@ pub fn program(line: &str, options: &ParserOptions) -> Result<Program, String> {
         .map_err(|error| format!("the shell grammar cannot read it ({error})"))
 }
 
-/// The bash reading of `line`, then the dash reading when it may differ.
+/// The bash reading of `line`, then the dash reading: they differ in more than quoting
+/// (`((rm x))` is arithmetic to bash and two subshells to dash).
 pub fn readings(line: &str) -> Vec<Result<Program, String>> {
-    let mut readings = vec![program(line, &ParserOptions::default())];
     let dash_line = as_dash_reads(line);
-    if dash_line != line || line.contains('&') || line.contains("<<<") {
-        // Where the sh grammar gives up (`<(…)`, which dash refuses too), the bash grammar
-        // still gives the rewritten line's structure.
-        let dash = program(&dash_line, &dash_options())
-            .or_else(|error| program(&dash_line, &ParserOptions::default()).map_err(|_| error));
-        readings.push(dash);
-    }
-    readings
+    // Where the sh grammar gives up (`<(…)`, which dash refuses too), the bash grammar
+    // still gives the rewritten line's structure.
+    let dash = program(&dash_line, &dash_options())
+        .or_else(|error| program(&dash_line, &ParserOptions::default()).map_err(|_| error));
+    vec![program(line, &ParserOptions::default()), dash]
 }
 
 /// `line` rewritten so that bash grammar reads it as dash does: dash has no `$'…'` or

@@ -196,3 +196,18 @@ fn backquotes_unescape_as_the_shell_does() {
     }
     assert!(runs_rm("echo x \"`\\\"rm\\\" -rf /`\""));
 }
+
+#[test]
+fn lines_too_deep_to_read_count_as_unreadable() {
+    let deep = format!("{}rm x{}", "(".repeat(1000), ")".repeat(1000));
+    let reading = read(&deep);
+    assert!(reading.allowable.is_none());
+    assert!(reading.runs.iter().any(|c| c.dynamic), "{:?}", reading.runs);
+    assert!(runs_rm(&format!("{}rm x{}", "(".repeat(20), ")".repeat(20))));
+}
+
+#[test]
+fn double_parentheses_are_subshells_to_dash() {
+    assert!(runs_rm("((rm -rf x))"), "{:?}", runs("((rm -rf x))").0);
+    assert_eq!(read("((git status))").allowable, None);
+}
