@@ -58,6 +58,7 @@ const DELETING: &[(&str, &str)] = &[
     ("sh", "echo $(rm -rf x)"),
     ("sh", "{ rm -rf x; }"),
     ("sh", "((rm -rf x))"),
+    ("sh", "alias r=rm\nr -rf x"),
     ("sh", "for d in x; do rm -rf $d; done"),
 ];
 

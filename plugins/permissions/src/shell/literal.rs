@@ -53,7 +53,10 @@ fn simple_text(command: &SimpleCommand) -> Option<String> {
     if let Some(suffix) = &command.suffix {
         for item in &suffix.0 {
             match item {
-                CommandPrefixOrSuffixItem::Word(w) => words.push(literal(&w.value)?),
+                // `make CC=cc`: after the program, `NAME=VALUE` is an argument like any other.
+                CommandPrefixOrSuffixItem::Word(w) | CommandPrefixOrSuffixItem::AssignmentWord(_, w) => {
+                    words.push(literal(&w.value)?)
+                }
                 CommandPrefixOrSuffixItem::IoRedirect(redirect) if harmless(redirect) => {}
                 _ => return None,
             }

@@ -216,23 +216,30 @@ fn add_simple(simple: &SimpleCommand, depth: usize, out: &mut Vec<Command>) {
     let prefix = simple.prefix.iter().flat_map(|p| p.0.iter());
     let suffix = simple.suffix.iter().flat_map(|s| s.0.iter());
     for item in prefix {
-        add_item(item, depth, out, &mut argv);
+        add_item(item, false, depth, out, &mut argv);
     }
     if let Some(program) = &simple.word_or_name {
         argv.push(add_word(program, depth, out));
     }
     for item in suffix {
-        add_item(item, depth, out, &mut argv);
+        add_item(item, true, depth, out, &mut argv);
     }
     wrappers::resolve(&argv, depth, out);
 }
 
+/// Adds what one item of a simple command runs; its words go to `argv`, and so do
+/// `NAME=VALUE` words after the program (`alias r=rm`, `export X=1`).
 fn add_item(
     item: &CommandPrefixOrSuffixItem,
+    after_program: bool,
     depth: usize,
     out: &mut Vec<Command>,
     argv: &mut Vec<WordInfo>,
 ) {
+    if after_program && let CommandPrefixOrSuffixItem::AssignmentWord(_, word) = item {
+        argv.push(add_word(word, depth, out));
+        return;
+    }
     match item {
         CommandPrefixOrSuffixItem::Word(w) => argv.push(add_word(w, depth, out)),
         CommandPrefixOrSuffixItem::IoRedirect(redirect) => add_redirect(redirect, depth, out),

@@ -21,6 +21,7 @@ fn literal_lines_are_allowable() {
         Some(vec!["git log --oneline -n 3".to_owned(), "head -5".to_owned()])
     );
     assert_eq!(read("cat <<'EOF'\n$x\nEOF\n").allowable, Some(vec!["cat".to_owned()]));
+    assert_eq!(read("make CC=cc all").allowable, Some(vec!["make CC=cc all".to_owned()]));
 }
 
 #[test]
@@ -133,6 +134,8 @@ fn deny_rules_see_through_wrappers_and_nesting() {
         "true | rm x",
         "cat <<EOF\n$(rm x)\nEOF\n",
         "sudo timeout 5 env A=1 nice -n 2 rm x",
+        "alias r='rm -rf'\nr x",
+        "alias r=rm\nr -rf x",
     ] {
         assert!(runs_rm(line), "{line:?} runs rm: {:?}", runs(line).0);
     }

@@ -147,9 +147,9 @@ const WRAPPERS: &[Wrapper] = &[
 const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "fish"];
 
 /// Whether `name` is a program that runs command lines or scripts of its own (a shell,
-/// `eval`, `trap`, `source`): allow rules never vouch for those, whatever follows.
+/// `eval`, `trap`, `source`, `alias`): allow rules never vouch for those, whatever follows.
 pub fn runs_lines(name: &str) -> bool {
-    SHELLS.contains(&name) || matches!(name, "eval" | "trap" | "source" | "." | "busybox")
+    SHELLS.contains(&name) || matches!(name, "eval" | "trap" | "source" | "." | "busybox" | "alias")
 }
 
 /// Options of a shell that take a value.
@@ -191,6 +191,17 @@ pub fn resolve(argv: &[WordInfo], depth: usize, out: &mut Vec<Command>) {
                 }
             }
             "find" => find(args, depth, out),
+            // dash expands aliases even in `sh -c`: what an alias stands for may run.
+            "alias" => {
+                for arg in args {
+                    if let Some((_, value)) = arg.text.split_once('=') {
+                        // Where the alias is used, more arguments follow what it stands for.
+                        let before = out.len();
+                        run_line(value, arg.dynamic, depth, out);
+                        out[before..].iter_mut().for_each(|c| c.open_ended = true);
+                    }
+                }
+            }
             "." | "source" => out.push(Command::dynamic(format!(
                 "{} (runs the commands of a file, which no rule can see)",
                 joined(&name)
