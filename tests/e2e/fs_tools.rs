@@ -1,6 +1,7 @@
 //! The `fs` plugin through the real host, on a real temporary workspace: reading with line
 //! ranges, writing, exact edits, listing, glob, grep, and refusals for `..`, outside
-//! absolute paths and a symlink that leads out.
+//! absolute paths and a symlink that leads out, FIFOs refused by name, `exclude` on walks,
+//! and every spelling of a path reaching the same file.
 
 use agent_host::runtime::ToolResult;
 use serde_json::{Value, json};
@@ -121,4 +122,50 @@ async fn a_granted_folder_gone_after_load_fails_the_calls_that_reach_for_it_by_n
     let failed = error(&test, "read_file", json!({"path": "notes.txt"})).await;
     assert!(failed.contains("cannot open granted folder"), "{failed}");
     assert!(failed.contains(&workspace.path().display().to_string()), "{failed}");
+}
+
+/// A FIFO in the workspace: opening it would wait for a writer forever, so every tool that
+/// opens a file refuses it, naming the path and what it is; walks step over it.
+#[tokio::test]
+async fn a_fifo_is_refused_by_name_instead_of_hanging() {
+    let (test, workspace) = host().await;
+    let made = std::process::Command::new("mkfifo").arg(workspace.path().join("pipe")).status().unwrap();
+    assert!(made.success(), "mkfifo made the FIFO");
+    for (tool, args) in [
+        ("read_file", json!({"path": "pipe"})),
+        ("write_file", json!({"path": "./pipe", "content": "x"})),
+        ("edit_file", json!({"path": "/workspace/pipe", "old_string": "a", "new_string": "b"})),
+    ] {
+        let refused = error(&test, tool, args).await;
+        assert!(refused.contains("`pipe`") && refused.contains("FIFO"), "{tool}: {refused}");
+    }
+    let grep = ok(&test, "grep", json!({"text": "one"})).await;
+    assert!(grep.contains("notes.txt:1: one"), "{grep}");
+    assert!(ok(&test, "list_dir", json!({})).await.contains("pipe"));
+}
+
+/// `exclude` (which the permissions plugin fills from path rules) keeps files and whole
+/// folders out of grep, glob and list_dir.
+#[tokio::test]
+async fn walks_leave_out_what_exclude_names() {
+    let (test, workspace) = host().await;
+    std::fs::write(workspace.path().join(".env"), "KEY=one\n").unwrap();
+    let grep = ok(&test, "grep", json!({"text": "one", "exclude": ["./.env", "src"]})).await;
+    assert!(grep.contains("notes.txt") && !grep.contains(".env"), "{grep}");
+    let glob = ok(&test, "glob", json!({"pattern": "**/*", "exclude": ["src/*"]})).await;
+    assert!(glob.contains(".env") && !glob.contains("src/"), "{glob}");
+    let list = ok(&test, "list_dir", json!({"exclude": [".env"]})).await;
+    assert!(!list.contains(".env") && list.contains("notes.txt"), "{list}");
+}
+
+/// Every spelling of one path is that path; `..` is refused however it is spelled.
+#[tokio::test]
+async fn every_spelling_of_a_path_reaches_the_same_file() {
+    let (test, _workspace) = host().await;
+    for spelling in ["notes.txt", "./notes.txt", "/workspace/notes.txt", " notes.txt", ".//notes.txt"] {
+        let text = ok(&test, "read_file", json!({"path": spelling})).await;
+        assert!(text.starts_with("     1\tone"), "{spelling:?}: {text}");
+    }
+    let escape = error(&test, "read_file", json!({"path": "src/../notes.txt"})).await;
+    assert!(escape.contains("contains `..`"), "{escape}");
 }

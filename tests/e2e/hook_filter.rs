@@ -110,15 +110,16 @@ async fn a_result_cap_calls_post_tool_use_only_for_results_longer_than_the_cap()
 }
 
 #[tokio::test]
-async fn with_the_audit_on_post_tool_use_sees_every_call() {
+async fn with_the_audit_on_pre_and_post_tool_use_see_every_call() {
     let audit = tempfile::tempdir().unwrap();
     let config = format!("{TRUST}\naudit = true\n{}", crate::support::audit_grant(audit.path()));
     let (test, _workspace) = host(&config).await;
     call(&test, "read_file", json!({"path": "short.txt"})).await;
     call(&test, "todos_get_all", json!({})).await;
     assert_eq!(plugin(&test, "permissions").calls().get(Export::PostToolUse), 2);
+    assert_eq!(plugin(&test, "permissions").calls().get(Export::PreToolUse), 2);
     let lines = std::fs::read_to_string(audit.path().join("audit.jsonl")).expect("the audit file");
-    assert_eq!(lines.lines().count(), 2, "{lines}");
+    assert_eq!(lines.lines().count(), 4, "a line when each call is decided and one when it ends: {lines}");
 }
 
 #[tokio::test]

@@ -1,5 +1,5 @@
 //! The `permissions` plugin through the real host: rule precedence, globs, shell-command
-//! splitting, every preset on a mutating tool, `/permissions`, the result cut, the audit
+//! reading (each trick of issue 17 first run through a real `sh` to show it does harm), every preset on a mutating tool, `/permissions`, the result cut, the audit
 //! log, fail-closed on a trapping policy, and operator approvals (once, always, deny,
 //! unanswerable) answered by a scripted approver during real turns.
 
@@ -16,10 +16,8 @@ use serde_json::{Value, json};
 
 use crate::support::{FakeModel, Reply, TestHost, plugin_block};
 
-/// The pure splitter, compiled here for the host so its edge cases are tested directly.
-#[path = "../../plugins/permissions/src/shell_split.rs"]
-#[allow(dead_code)]
-mod shell_split;
+mod path_rules;
+mod shell_tricks;
 
 /// Misbehave (tools `echo`, `remember`, mutating `touch`) plus permissions with `config`.
 async fn host_with(model: &FakeModel, config: &str, misbehave_extra: &str) -> TestHost {
@@ -49,21 +47,6 @@ async fn remember_with(test: &TestHost, extra: Value) -> ToolResult {
 
 fn refused(result: &ToolResult) -> bool {
     !result.ok && result.output.contains("refused")
-}
-
-#[test]
-fn commands_split_on_every_separator() {
-    let parts: Vec<String> =
-        shell_split::split_command("git status && rm -rf / || ls; cat a | wc\necho 'a;b' & x")
-            .into_iter()
-            .map(|p| p.text)
-            .collect();
-    assert_eq!(parts, ["git status", "rm -rf /", "ls", "cat a", "wc", "echo 'a;b'", "x"]);
-    let opaque: Vec<bool> = shell_split::split_command("ls > out; echo $(id); echo `id`; cat < in; ls")
-        .into_iter()
-        .map(|p| p.opaque)
-        .collect();
-    assert_eq!(opaque, [true, true, true, true, false]);
 }
 
 #[tokio::test]
@@ -233,7 +216,7 @@ async fn large_results_are_cut_with_a_note() {
 }
 
 #[tokio::test]
-async fn the_audit_log_gets_one_line_per_call() {
+async fn the_audit_log_gets_a_line_when_a_call_is_decided_and_one_when_it_ends() {
     let audit = tempfile::tempdir().unwrap();
     let config =
         format!("preset = \"read-only\"\naudit = true\n{}", crate::support::audit_grant(audit.path()));
@@ -243,14 +226,77 @@ async fn the_audit_log_gets_one_line_per_call() {
     call(&test, &session, "touch", json!({})).await;
     let text = std::fs::read_to_string(audit.path().join("audit.jsonl")).expect("the audit file");
     let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("JSON lines")).collect();
-    assert_eq!(lines.len(), 2, "{text}");
-    assert_eq!(lines[0]["tool"], "echo");
-    assert_eq!(lines[0]["ok"], true);
+    assert_eq!(lines.len(), 4, "{text}");
+    let phases: Vec<(&str, &str)> =
+        lines.iter().map(|l| (l["tool"].as_str().unwrap(), l["phase"].as_str().unwrap())).collect();
+    assert_eq!(
+        phases,
+        [("echo", "decided"), ("echo", "finished"), ("touch", "decided"), ("touch", "finished")]
+    );
     assert_eq!(lines[0]["arguments"], json!({"text": "hi"}));
-    assert_eq!(lines[1]["tool"], "touch");
-    assert_eq!(lines[1]["mutates"], true);
-    assert_eq!(lines[1]["ok"], false, "the refused call is audited too");
-    assert_eq!(lines[1]["plugin"], "misbehave");
+    assert_eq!(lines[0]["decision"], "allow");
+    assert_eq!(lines[1]["ok"], true);
+    assert_eq!(lines[1]["output_bytes"], 2);
+    assert_eq!(lines[2]["decision"], "deny");
+    assert!(lines[2]["reason"].as_str().unwrap().contains("read-only"), "{}", lines[2]);
+    assert_eq!(lines[3]["mutates"], true);
+    assert_eq!(lines[3]["ok"], false, "the refused call is audited too");
+    assert_eq!(lines[3]["plugin"], "misbehave");
+    assert_eq!(lines[0]["call_id"], lines[1]["call_id"]);
+}
+
+/// The real binary runs a tool that never returns; the audit file already holds the call's
+/// decision while it runs, and still does after the host is killed in the middle of it.
+#[tokio::test]
+async fn a_call_that_never_ends_is_on_record_before_it_runs() {
+    let audit = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let model = FakeModel::start().await;
+    model.push(Reply::tool("spin", "{}"));
+    let plugins = format!(
+        "{}{}",
+        plugin_block("misbehave", ""),
+        plugin_block(
+            "permissions",
+            &format!(
+                "[plugin.config]\npreset = \"trust\"\naudit = true\n{}",
+                crate::support::audit_grant(audit.path())
+            )
+        )
+    );
+    std::fs::write(dir.path().join("config.toml"), crate::support::config_text(&model.url(), &plugins))
+        .unwrap();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-host"))
+        .env_remove("OPENAI_API_KEY")
+        .env("NO_COLOR", "1")
+        .current_dir(dir.path())
+        .arg("--config")
+        .arg(dir.path().join("config.toml"))
+        .args(["--json", "--prompt", "spin"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary starts");
+    let log = audit.path().join("audit.jsonl");
+    let mut decided = None;
+    for _ in 0..1200 {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if let Some(line) = text.lines().find(|l| l.contains("\"spin\"")) {
+            decided = Some((text.clone(), serde_json::from_str::<Value>(line).unwrap()));
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    child.kill().await.expect("the host is killed");
+    let (text, line) = decided.expect("the spin call was recorded while it ran");
+    assert_eq!(line["phase"], "decided", "{text}");
+    assert_eq!(line["decision"], "allow", "{text}");
+    let after = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        !after.lines().any(|l| l.contains("\"spin\"") && l.contains("\"finished\"")),
+        "the call never finished: {after}"
+    );
 }
 
 #[tokio::test]

@@ -162,7 +162,7 @@ async fn the_api_key_appears_in_no_output_of_any_path() {
     assert!(authorizations.iter().all(|a| a.as_deref() == Some(&format!("Bearer {KEY}") as &str)));
     let audit_lines =
         std::fs::read_to_string(audit.join("audit.jsonl")).expect("the audit log").lines().count();
-    assert_eq!(audit_lines, 5, "one audit line per tool call");
+    assert_eq!(audit_lines, 10, "two audit lines per tool call: decided and finished");
     let files = files_under(dir.path());
     assert!(files.iter().any(|(name, _)| name.ends_with("sessions.db")), "{files:?}");
 

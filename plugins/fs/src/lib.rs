@@ -1,7 +1,9 @@
 //! File tools confined to the preopened `/workspace`: `read_file` (line ranges),
 //! `write_file`, `edit_file` (exact text, optionally every occurrence), `list_dir`, `glob`
 //! and `grep`. Paths are relative to the workspace; `..`, other absolute paths and
-//! symlinks leading out are refused with a clear error before WASI would refuse them.
+//! symlinks leading out are refused with a clear error before WASI would refuse them, and
+//! FIFOs, devices and sockets are refused rather than opened. The walking tools leave out
+//! what their `exclude` patterns name (the permissions plugin fills it from path rules).
 
 mod glob;
 mod ops;
@@ -14,6 +16,12 @@ struct Fs;
 
 fn tools() -> Vec<ToolSpec> {
     let path = json!({ "type": "string", "description": "Path relative to the workspace" });
+    // Filled in by policy plugins (permissions) with the path rules a call must not reach:
+    // walks leave those paths out, and a path whose symlinks lead to one is refused.
+    let exclude = json!({
+        "type": "array", "items": { "type": "string" },
+        "description": "Path patterns to leave out"
+    });
     vec![
         ToolSpec::new(
             "read_file",
@@ -24,14 +32,15 @@ fn tools() -> Vec<ToolSpec> {
             "properties": {
                 "path": path,
                 "start_line": { "type": "integer", "minimum": 1 },
-                "end_line": { "type": "integer", "minimum": 1 }
+                "end_line": { "type": "integer", "minimum": 1 },
+                "exclude": exclude
             },
             "required": ["path"], "additionalProperties": false
         })),
         ToolSpec::new("write_file", "Writes a whole file (creating folders), replacing what was there.")
             .parameters(json!({
                 "type": "object",
-                "properties": { "path": path, "content": { "type": "string" } },
+                "properties": { "path": path, "content": { "type": "string" }, "exclude": exclude },
                 "required": ["path", "content"], "additionalProperties": false
             }))
             .mutating(),
@@ -45,19 +54,20 @@ fn tools() -> Vec<ToolSpec> {
                 "path": path,
                 "old_string": { "type": "string" },
                 "new_string": { "type": "string" },
-                "replace_all": { "type": "boolean" }
+                "replace_all": { "type": "boolean" },
+                "exclude": exclude
             },
             "required": ["path", "old_string", "new_string"], "additionalProperties": false
         }))
         .mutating(),
         ToolSpec::new("list_dir", "Lists a folder (default: the workspace root); folders end with `/`.")
             .parameters(json!({
-                "type": "object", "properties": { "path": path }, "additionalProperties": false
+                "type": "object", "properties": { "path": path, "exclude": exclude }, "additionalProperties": false
             })),
         ToolSpec::new("glob", "Finds files by path pattern: `*` within a folder name, `**` across folders.")
             .parameters(json!({
                 "type": "object",
-                "properties": { "pattern": { "type": "string" } },
+                "properties": { "pattern": { "type": "string" }, "exclude": exclude },
                 "required": ["pattern"], "additionalProperties": false
             })),
         ToolSpec::new(
@@ -66,7 +76,7 @@ fn tools() -> Vec<ToolSpec> {
         )
         .parameters(json!({
             "type": "object",
-            "properties": { "text": { "type": "string" }, "glob": { "type": "string" } },
+            "properties": { "text": { "type": "string" }, "glob": { "type": "string" }, "exclude": exclude },
             "required": ["text"], "additionalProperties": false
         })),
     ]

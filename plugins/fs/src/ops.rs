@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::glob;
-use crate::paths::{WORKSPACE, resolve, shown};
+use crate::paths::{WORKSPACE, check_not_excluded, check_openable, resolve, shown};
 
 /// Most lines or matches a listing returns, so one call cannot flood the context.
 const MAX_ENTRIES: usize = 500;
@@ -16,11 +16,15 @@ pub struct ReadArgs {
     path: String,
     start_line: Option<usize>,
     end_line: Option<usize>,
+    #[serde(default)]
+    exclude: Vec<String>,
 }
 
 /// The file's lines (1-based, inclusive range), each prefixed with its number.
 pub fn read_file(args: ReadArgs) -> Result<String, String> {
     let path = resolve(&args.path)?;
+    check_not_excluded(&path, &args.exclude)?;
+    check_openable(&path)?;
     let text = std::fs::read_to_string(&path).map_err(|e| io_error(&path, e))?;
     let start = args.start_line.unwrap_or(1).max(1);
     let end = args.end_line.unwrap_or(usize::MAX);
@@ -43,11 +47,15 @@ pub fn read_file(args: ReadArgs) -> Result<String, String> {
 pub struct WriteArgs {
     path: String,
     content: String,
+    #[serde(default)]
+    exclude: Vec<String>,
 }
 
 /// Writes the whole file, creating parent folders.
 pub fn write_file(args: WriteArgs) -> Result<String, String> {
     let path = resolve(&args.path)?;
+    check_not_excluded(&path, &args.exclude)?;
+    check_openable(&path)?;
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| io_error(parent, e))?;
     }
@@ -62,11 +70,15 @@ pub struct EditArgs {
     new_string: String,
     #[serde(default)]
     replace_all: bool,
+    #[serde(default)]
+    exclude: Vec<String>,
 }
 
 /// Replaces exact text; without `replace_all` the text must occur exactly once.
 pub fn edit_file(args: EditArgs) -> Result<String, String> {
     let path = resolve(&args.path)?;
+    check_not_excluded(&path, &args.exclude)?;
+    check_openable(&path)?;
     if args.old_string.is_empty() {
         return Err("old_string is empty; use write_file to create a file".into());
     }
@@ -90,14 +102,18 @@ pub fn edit_file(args: EditArgs) -> Result<String, String> {
 pub struct ListArgs {
     #[serde(default)]
     path: Option<String>,
+    #[serde(default)]
+    exclude: Vec<String>,
 }
 
 /// The folder's entries, sorted, folders marked with a trailing `/`.
 pub fn list_dir(args: ListArgs) -> Result<String, String> {
     let path = resolve(args.path.as_deref().unwrap_or("."))?;
+    check_not_excluded(&path, &args.exclude)?;
     let mut names: Vec<String> = std::fs::read_dir(&path)
         .map_err(|e| io_error(&path, e))?
         .filter_map(Result::ok)
+        .filter(|entry| !workspace_path::excluded(&args.exclude, &shown(&entry.path())))
         .map(|entry| {
             let name = entry.file_name().to_string_lossy().into_owned();
             if entry.file_type().is_ok_and(|t| t.is_dir()) { format!("{name}/") } else { name }
@@ -110,12 +126,17 @@ pub fn list_dir(args: ListArgs) -> Result<String, String> {
 #[derive(Deserialize)]
 pub struct GlobArgs {
     pattern: String,
+    #[serde(default)]
+    exclude: Vec<String>,
 }
 
 /// Workspace files whose relative path matches the pattern.
 pub fn glob(args: GlobArgs) -> Result<String, String> {
-    let found: Vec<String> =
-        walk_files()?.into_iter().map(|p| shown(&p)).filter(|p| glob::matches(&args.pattern, p)).collect();
+    let found: Vec<String> = walk_files(&args.exclude)?
+        .into_iter()
+        .map(|p| shown(&p))
+        .filter(|p| glob::matches(&args.pattern, p))
+        .collect();
     Ok(if found.is_empty() { format!("no files match `{}`", args.pattern) } else { limited(found) })
 }
 
@@ -124,6 +145,8 @@ pub struct GrepArgs {
     text: String,
     #[serde(default)]
     glob: Option<String>,
+    #[serde(default)]
+    exclude: Vec<String>,
 }
 
 /// Lines containing the text, as `path:line: content`.
@@ -132,7 +155,7 @@ pub fn grep(args: GrepArgs) -> Result<String, String> {
         return Err("text is empty".into());
     }
     let mut hits = Vec::new();
-    for path in walk_files()? {
+    for path in walk_files(&args.exclude)? {
         let relative = shown(&path);
         if args.glob.as_deref().is_some_and(|g| !glob::matches(g, &relative)) {
             continue;
@@ -148,12 +171,16 @@ pub fn grep(args: GrepArgs) -> Result<String, String> {
     Ok(if hits.is_empty() { format!("no lines contain `{}`", args.text) } else { limited(hits) })
 }
 
-/// Every regular file under the workspace; symlinks are not followed.
-fn walk_files() -> Result<Vec<PathBuf>, String> {
+/// Every regular file under the workspace that `exclude` (path rule patterns) leaves in;
+/// symlinks, FIFOs, devices and sockets are not followed or opened.
+fn walk_files(exclude: &[String]) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
     let mut folders = vec![PathBuf::from(WORKSPACE)];
     while let Some(folder) = folders.pop() {
         for entry in std::fs::read_dir(&folder).map_err(|e| io_error(&folder, e))?.filter_map(Result::ok) {
+            if workspace_path::excluded(exclude, &shown(&entry.path())) {
+                continue;
+            }
             match entry.file_type() {
                 Ok(t) if t.is_dir() => folders.push(entry.path()),
                 Ok(t) if t.is_file() => files.push(entry.path()),

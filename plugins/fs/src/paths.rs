@@ -1,42 +1,96 @@
 //! Turns the model's paths into paths inside `/workspace`, refusing the ones that would
-//! leave it. WASI confines the plugin anyway; these checks exist to give clear errors.
+//! leave it, and refuses files that are not regular files or folders. The reading of a
+//! path is `workspace_path::normalize`, the one the permissions plugin matches rules with.
+//! WASI confines the plugin anyway; these checks exist to give clear errors.
 
 use std::path::{Component, Path, PathBuf};
 
-/// The folder the operator preopened for this plugin.
-pub const WORKSPACE: &str = "/workspace";
+pub use workspace_path::GUEST_ROOT as WORKSPACE;
 
 /// Resolves `path` (relative to the workspace, or absolute under it) to a sandbox path.
 /// Refuses `..`, absolute paths elsewhere, and symlinks on the way that point outside.
 pub fn resolve(path: &str) -> Result<PathBuf, String> {
-    let path = path.trim();
-    let relative = if let Some(rest) = path.strip_prefix(WORKSPACE) {
-        if !(rest.is_empty() || rest.starts_with('/')) {
-            return Err(format!("`{path}` is outside {WORKSPACE}"));
-        }
-        rest.trim_start_matches('/')
-    } else if path.starts_with('/') {
-        return Err(format!("`{path}` is outside {WORKSPACE}; use a path relative to it"));
-    } else {
-        path
-    };
+    let relative = workspace_path::normalize(path).map_err(|e| e.to_string())?;
     let mut resolved = PathBuf::from(WORKSPACE);
-    for component in Path::new(relative).components() {
-        match component {
-            Component::Normal(part) => {
-                resolved.push(part);
-                check_not_escaping_link(&resolved)?;
-            }
-            Component::CurDir => {}
-            Component::ParentDir => {
-                return Err(format!("`{path}` contains `..`; paths must stay inside {WORKSPACE}"));
-            }
-            Component::RootDir | Component::Prefix(_) => {
-                return Err(format!("`{path}` is not a path inside {WORKSPACE}"));
-            }
+    if relative != "." {
+        for part in relative.split('/') {
+            resolved.push(part);
+            check_not_escaping_link(&resolved)?;
         }
     }
     Ok(resolved)
+}
+
+/// Refuses to open what is neither a regular file nor a folder: opening a FIFO waits for a
+/// writer forever, a device or socket is no file to read. Missing paths pass (the open then
+/// says so, or a write creates them).
+pub fn check_openable(path: &Path) -> Result<(), String> {
+    let Ok(meta) = std::fs::metadata(path) else { return Ok(()) };
+    if meta.is_file() || meta.is_dir() {
+        return Ok(());
+    }
+    // WASI as wasmtime serves it says only "unknown" for a FIFO or a socket, so that is
+    // as precise as the kind can be named from inside the sandbox.
+    Err(format!(
+        "`{}` is a special file (a FIFO, socket or device), not a regular file or folder; \
+         the file tools do not open special files",
+        shown(path)
+    ))
+}
+
+/// Refuses `path` when it, or what its symlinks lead to, is one of `exclude` (path rule
+/// patterns): a rule on `.env` also holds for a link to `.env`.
+pub fn check_not_excluded(path: &Path, exclude: &[String]) -> Result<(), String> {
+    if exclude.is_empty() {
+        return Ok(());
+    }
+    let given = shown(path);
+    let real = real_relative(&given).unwrap_or_else(|| given.clone());
+    for at in [&given, &real] {
+        if workspace_path::excluded(exclude, at) {
+            let via = if *at == given { String::new() } else { format!(" (it leads to `{real}`)") };
+            return Err(format!("`{given}` is left out by the path rules{via}"));
+        }
+    }
+    Ok(())
+}
+
+/// Most symlinks followed while resolving one path, as the kernel's limit.
+const MAX_LINKS: usize = 40;
+
+/// The workspace-relative path `relative` really names once every symlink on the way is
+/// followed; `None` when it leads out, loops or holds an absolute link.
+fn real_relative(relative: &str) -> Option<String> {
+    let mut done: Vec<String> = Vec::new();
+    let mut todo: std::collections::VecDeque<String> =
+        relative.split('/').filter(|p| !p.is_empty() && *p != ".").map(str::to_owned).collect();
+    let mut links = 0;
+    while let Some(part) = todo.pop_front() {
+        if part == ".." {
+            done.pop()?;
+            continue;
+        }
+        done.push(part);
+        let at = Path::new(WORKSPACE).join(done.join("/"));
+        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+            links += 1;
+            let target = std::fs::read_link(&at).ok()?;
+            if links > MAX_LINKS || target.is_absolute() {
+                return None;
+            }
+            done.pop();
+            let parts = target
+                .to_string_lossy()
+                .split('/')
+                .filter(|p| !p.is_empty() && *p != ".")
+                .map(str::to_owned)
+                .collect::<Vec<_>>();
+            for part in parts.into_iter().rev() {
+                todo.push_front(part);
+            }
+        }
+    }
+    Some(if done.is_empty() { ".".to_owned() } else { done.join("/") })
 }
 
 /// Refuses `path` when it is a symlink whose target lies outside the workspace.

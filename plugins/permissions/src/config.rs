@@ -52,10 +52,14 @@ pub enum Verdict {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ArgPatterns {
-    /// A glob for the `path` argument.
+    /// A glob for the `path` argument, matched against the path as the fs plugin reads it
+    /// (`./x`, `/workspace/x` and ` x` are all `x`); deny and ask path rules also keep the
+    /// fs tools' walks and symlinks away from what they match.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
-    /// A prefix (or glob, with `*`/`?`) for each part of the `command` argument.
+    /// A prefix (or glob, with `*`/`?`) for each simple command of the `command` argument:
+    /// an allow rule for each command of a wholly literal line, a deny or ask rule for any
+    /// command the line may run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
 }

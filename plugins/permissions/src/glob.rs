@@ -1,29 +1,22 @@
-//! A tiny glob matcher: `*` matches any run of characters (including `/`), `?` one character.
-//! Enough for tool names (`fs_*`) and paths (`src/**`, `*.md`) without a regex engine.
+//! Globs for tool names and command patterns: the path rules' matcher (`*` any run of
+//! characters, `?` one), plus prefix matching for commands that take more arguments.
 
-/// True when `text` matches `pattern` as a whole.
-pub fn glob_match(pattern: &str, text: &str) -> bool {
+pub use workspace_path::glob_match;
+
+/// True when some text that starts with `text` matches `pattern`.
+pub fn glob_prefix_match(pattern: &str, text: &str) -> bool {
     let pattern: Vec<char> = pattern.chars().collect();
     let text: Vec<char> = text.chars().collect();
-    // Classic two-pointer matcher with backtracking to the last `*`.
-    let (mut p, mut t) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while t < text.len() {
-        if p < pattern.len() && (pattern[p] == '?' || pattern[p] == text[t]) {
-            p += 1;
-            t += 1;
-        } else if p < pattern.len() && pattern[p] == '*' {
-            star = Some((p, t));
-            p += 1;
-        } else if let Some((star_p, star_t)) = star {
-            p = star_p + 1;
-            t = star_t + 1;
-            star = Some((star_p, star_t + 1));
-        } else {
-            return false;
+    // Any pattern left once the text is used up can still be matched by more text.
+    fn from(pattern: &[char], text: &[char]) -> bool {
+        match (pattern.first(), text.first()) {
+            (_, None) => true,
+            (None, Some(_)) => false,
+            (Some('*'), Some(_)) => from(&pattern[1..], text) || from(pattern, &text[1..]),
+            (Some(p), Some(t)) => (*p == '?' || p == t) && from(&pattern[1..], &text[1..]),
         }
     }
-    pattern[p..].iter().all(|c| *c == '*')
+    from(&pattern, &text)
 }
 
 /// True when the pattern has glob characters (otherwise command patterns match as prefixes).

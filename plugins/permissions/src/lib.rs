@@ -1,20 +1,23 @@
 //! Permissions: decides every tool call from rules and a preset, cuts oversized results,
-//! and (when asked) keeps an audit log of every call.
+//! and (when asked) keeps an audit log of every call: when it is decided and when it ends.
 //!
 //! Rules: `{ tool, args? = { path?, command? }, decision, reason? }`. All matching rules
-//! count and the strictest wins (deny, then ask, then allow); shell commands are split into
-//! their parts first, so an allow rule must cover every part while a deny rule needs only
-//! one — and a deny rule also sees every command the line runs however it is written
-//! (quoted, escaped, behind `env` or `sudo`, inside `$(…)` or `sh -c`). What no rule
-//! matches falls to `default`, or to the preset.
+//! count and the strictest wins (deny, then ask, then allow). Shell lines are read with a
+//! real shell grammar (see `shell`): an allow rule vouches only for a line made wholly of
+//! literal simple commands, each matched by an allow rule; a deny or ask rule sees every
+//! command the line may run however it is written (quoted, behind wrappers, inside `$(…)`,
+//! `sh -c`, `eval`, `find -exec`), and counts a program known only at run time as a match.
+//! Path rules match the path as the fs plugin reads it (`workspace-path`), and reach the
+//! files a walk or a symlink would touch through the fs tools' `exclude` argument. What no
+//! rule matches falls to `default`, or to the preset. Deny rules are best effort: the
+//! sandbox around processes, not this reading, is the boundary.
 
 mod audit;
 mod config;
 mod glob;
 mod rules;
-mod shell_commands;
-mod shell_split;
-mod shell_words;
+mod shell;
+mod walk;
 
 use agent_host_sdk::prelude::*;
 
@@ -59,7 +62,19 @@ impl Plugin for Permissions {
         let config = Config::parse(config)?;
         // Calls of tools an unconditional allow rule covers come out `allow` whatever else
         // holds, so the host need not ask about them.
-        let allowed = rules::always_allowed(&config.rules);
+        // fs tools are asked about whenever path rules may need to rewrite them, and
+        // every call is when each decision goes to the audit log.
+        let guards_paths = config
+            .rules
+            .iter()
+            .any(|r| r.decision != Verdict::Allow && r.args.as_ref().is_some_and(|a| a.path.is_some()));
+        let mut allowed = rules::always_allowed(&config.rules);
+        if guards_paths {
+            allowed.retain(|tool| !walk::FS_TOOLS.iter().any(|fs_tool| glob::glob_match(tool, fs_tool)));
+        }
+        if config.audit {
+            allowed.clear();
+        }
         if !allowed.is_empty() {
             hook_filter::only(ToolHook::PreToolUse, &ToolFilter::any().except_tools(allowed));
         }
@@ -110,18 +125,30 @@ impl Plugin for Permissions {
             arguments: &arguments,
         };
         let outcome = rules::decide(&call, &config.rules, fallback(&config));
+        if config.audit
+            && let Err(error) = audit::decided(ctx, use_, outcome.verdict, &outcome.reason)
+        {
+            log::warn(&format!("audit log write failed: {error}"));
+        }
+        let guarded = walk::guarded_paths(&call, &config.rules);
+        let updated_arguments = walk::with_exclusions(&arguments, &guarded);
+        // A walk says what it left out, so the model knows the listing is not the whole.
+        let context = updated_arguments
+            .as_ref()
+            .filter(|_| walk::WALKING_TOOLS.contains(&call.tool))
+            .map(|_| format!("[permissions: left out by path rules: {}]", guarded.join(", ")));
         let decision = match outcome.verdict {
             Verdict::Allow => Decision::Allow,
             Verdict::Ask => Decision::Ask(outcome.reason),
             Verdict::Deny => Decision::Deny(format!("refused by permissions: {}", outcome.reason)),
         };
-        PreToolOutcome { decision: Some(decision), ..Default::default() }
+        PreToolOutcome { decision: Some(decision), updated_arguments, context }
     }
 
     fn post_tool_use(&self, ctx: &Context, use_: &ToolUse, result: &ToolResult) -> PostToolOutcome {
         let Ok(config) = ctx.config::<Config>() else { return PostToolOutcome { replace: None } };
         if config.audit
-            && let Err(error) = audit::append(ctx, use_, result)
+            && let Err(error) = audit::finished(ctx, use_, result)
         {
             log::warn(&format!("audit log write failed: {error}"));
         }

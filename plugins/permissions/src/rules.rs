@@ -4,11 +4,11 @@
 use serde_json::Value;
 
 use crate::config::{Preset, Rule, Verdict};
-use crate::glob::{glob_match, is_glob};
-use crate::shell_commands::{Command, commands_run};
-use crate::shell_split::{Part, split_command};
+use crate::glob::{glob_match, glob_prefix_match, is_glob};
+use crate::shell;
 
 /// What the decision is about.
+#[derive(Clone, Copy)]
 pub struct Call<'a> {
     pub tool: &'a str,
     pub plugin: &'a str,
@@ -35,11 +35,11 @@ pub fn decide(call: &Call, rules: &[Rule], fallback: Fallback) -> Outcome {
         }
     };
     let command = call.arguments.get("command").and_then(Value::as_str);
-    let parts = command.map(split_command).unwrap_or_default();
-    // Deny and ask rules look at every command the line may run, however it is written.
-    let runs = command.map(commands_run).unwrap_or_default();
-    // Allow rules with a command pattern vouch for a command line only together: every part
-    // must be matched by one of them.
+    // The line is read only when some rule looks at commands.
+    let any_command_rule = rules.iter().any(|r| r.args.as_ref().is_some_and(|a| a.command.is_some()));
+    let reading = command.filter(|_| any_command_rule).map(shell::read).unwrap_or_default();
+    // Allow rules with a command pattern vouch for a command line only together: every
+    // simple command of a fully read line must be matched by one of them.
     let mut command_allows: Vec<&Rule> = Vec::new();
     for rule in rules.iter().filter(|r| tool_matches(r, call) && path_matches(r, call)) {
         let reason = rule.reason.clone().unwrap_or_else(|| format!("rule for `{}`", rule.tool));
@@ -47,34 +47,55 @@ pub fn decide(call: &Call, rules: &[Rule], fallback: Fallback) -> Outcome {
             None => consider(rule.decision, reason),
             Some(_) if command.is_none() => {}
             Some(_) if rule.decision == Verdict::Allow => command_allows.push(rule),
-            // Deny and ask rules fire when any part or any command it runs matches, and
-            // when a command names its program only at run time.
+            // Deny and ask rules fire when any command the line may run matches, and when
+            // a command is only known at run time.
             Some(pattern) => {
-                if parts.iter().any(|part| command_part_matches(pattern, &part.text)) {
-                    consider(rule.decision, reason);
-                } else if let Some(run) = runs.iter().find(|run| command_part_matches(pattern, &run.text)) {
-                    consider(
-                        rule.decision,
-                        format!("{reason} (`{}` runs `{}`)", command.unwrap_or_default(), run.text),
-                    );
-                } else if let Some(Command { text, .. }) = runs.iter().find(|run| run.dynamic) {
+                let line = command.unwrap_or_default();
+                if let Some(run) = reading.runs.iter().find(|run| !run.dynamic && command_runs(pattern, run))
+                {
+                    let shown = if run.written == line.trim() {
+                        String::new()
+                    } else {
+                        format!(" (`{line}` runs `{}`)", run.written)
+                    };
+                    consider(rule.decision, format!("{reason}{shown}"));
+                } else if let Some(run) = reading.runs.iter().find(|run| run.dynamic) {
                     consider(
                         rule.decision,
                         format!(
-                            "{reason} (`{text}` names its program only when it runs, so the rule cannot be checked)"
+                            "{reason} (`{}`: what it runs is only known when it runs, so the rule counts as matching)",
+                            run.text
                         ),
                     );
                 }
             }
         }
     }
-    if !command_allows.is_empty()
-        && !parts.is_empty()
+    if let Some(parts) = &reading.allowable
+        && !command_allows.is_empty()
         && parts.iter().all(|part| allowed_part(part, &command_allows))
     {
         consider(Verdict::Allow, "every part of the command is allowed by a rule".into());
     }
     best.unwrap_or_else(|| fallback.decide(call))
+}
+
+/// Whether a deny or ask pattern matches a command the line may run, by its program's
+/// name or as written; an open-ended command (`xargs rm`) matches when some arguments
+/// added at run time would make it match.
+fn command_runs(pattern: &str, run: &shell::Command) -> bool {
+    [&run.text, &run.written].into_iter().any(|text| {
+        command_part_matches(pattern, text) || (run.open_ended && could_match_with_more(pattern, text))
+    })
+}
+
+/// Whether `text` followed by more arguments could match `pattern`.
+fn could_match_with_more(pattern: &str, text: &str) -> bool {
+    let pattern = pattern.trim();
+    if is_glob(pattern) {
+        return glob_prefix_match(pattern, &format!("{text} "));
+    }
+    pattern.strip_prefix(text).is_some_and(|rest| rest.starts_with(char::is_whitespace))
 }
 
 /// The tool patterns whose every call `rules` allow, whatever the arguments, the session's
@@ -123,7 +144,8 @@ impl Fallback {
             Fallback::Fixed(verdict) => (verdict, "the configured default decision".to_owned()),
             Fallback::Preset(preset) => {
                 let verdict = preset_verdict(preset, call);
-                (verdict, format!("`{}` changes things and the preset is {}", call.tool, preset.name()))
+                let what = if call.mutates { "changes things" } else { "changes nothing" };
+                (verdict, format!("`{}` {what} and the preset is {}", call.tool, preset.name()))
             }
         };
         Outcome { verdict, reason }
@@ -143,31 +165,30 @@ fn preset_verdict(preset: Preset, call: &Call) -> Verdict {
     }
 }
 
-fn tool_matches(rule: &Rule, call: &Call) -> bool {
+pub fn tool_matches(rule: &Rule, call: &Call) -> bool {
     match rule.tool.strip_prefix("plugin:") {
         Some(plugin) => glob_match(plugin, call.plugin),
         None => glob_match(&rule.tool, call.tool),
     }
 }
 
-/// A rule with a path pattern matches only calls whose `path` argument matches it.
+/// A rule with a path pattern matches only calls whose `path` argument matches it, both
+/// read as the fs plugin reads paths (`./.env`, `/workspace/.env` and ` .env` are `.env`).
+/// A path fs would refuse (`a/../.env`) counts as a match for deny and ask rules and for no
+/// allow rule.
 fn path_matches(rule: &Rule, call: &Call) -> bool {
-    match rule.args.as_ref().and_then(|a| a.path.as_deref()) {
-        None => true,
-        Some(pattern) => {
-            call.arguments.get("path").and_then(Value::as_str).is_some_and(|p| glob_match(pattern, p))
-        }
+    let Some(pattern) = rule.args.as_ref().and_then(|a| a.path.as_deref()) else { return true };
+    let Some(path) = call.arguments.get("path").and_then(Value::as_str) else { return false };
+    match workspace_path::normalize(path) {
+        Ok(path) => workspace_path::rule_matches(pattern, &path),
+        Err(_) => rule.decision != Verdict::Allow,
     }
 }
 
-fn allowed_part(part: &Part, allows: &[&Rule]) -> bool {
-    !part.opaque
-        && allows.iter().any(|rule| {
-            rule.args
-                .as_ref()
-                .and_then(|a| a.command.as_deref())
-                .is_some_and(|p| command_part_matches(p, &part.text))
-        })
+fn allowed_part(part: &str, allows: &[&Rule]) -> bool {
+    allows.iter().any(|rule| {
+        rule.args.as_ref().and_then(|a| a.command.as_deref()).is_some_and(|p| command_part_matches(p, part))
+    })
 }
 
 /// A glob matches the whole part; a plain pattern is a prefix ending at a word boundary,
