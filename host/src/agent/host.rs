@@ -45,6 +45,9 @@ impl Host {
         store: Arc<dyn SessionStore>,
     ) -> anyhow::Result<Self> {
         let engine = SandboxEngine::new().context("cannot start the plugin runtime")?;
+        if config.runtime.sandbox == crate::config::SandboxMode::None {
+            warn_unconfined();
+        }
         let plugins = PluginSet::load(&engine, &config, None, &BuildProgressOnStderr).await?;
         Ok(Self {
             config: RwLock::new(Arc::new(config)),
@@ -122,5 +125,16 @@ impl Host {
                 Err(error)
             }
         }
+    }
+}
+
+/// Said at every start with `[runtime] sandbox = "none"`: in the log, and on stderr
+/// directly when the log would not show a warning.
+fn warn_unconfined() {
+    const WARNING: &str = "warning: [runtime] sandbox = \"none\": processes that plugins start run \
+                           unconfined, as this host's user, with its files, processes and network";
+    tracing::warn!("{WARNING}");
+    if !tracing::enabled!(tracing::Level::WARN) {
+        eprintln!("{WARNING}");
     }
 }
