@@ -321,12 +321,9 @@ mod tests {
     #[test]
     fn process_limits_and_the_sandbox_mode_are_read_and_checked() {
         let text = "[runtime]\nsandbox = \"none\"\n[runtime.limits]\nprocess_cpu_secs = 5\n\n[[plugin]]\npath = \"/\"\nenabled = false\n[plugin.limits]\nprocess_file_mb = 0\n";
-        let error = error(text);
-        assert_eq!(
-            (error.line, error.field.as_deref()),
-            (Some(10), Some("plugin[0].limits.process_file_mb"))
-        );
-        assert!(error.message.contains("at least 1"), "{error}");
+        let zero = error(text);
+        assert_eq!((zero.line, zero.field.as_deref()), (Some(10), Some("plugin[0].limits.process_file_mb")));
+        assert!(zero.message.contains("at least 1"), "{zero}");
         let config = parse(
             "[runtime]\nsandbox = \"none\"\n[runtime.limits]\nprocess_cpu_secs = 5\n",
             Path::new("c.toml"),

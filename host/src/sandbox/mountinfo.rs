@@ -4,17 +4,21 @@
 
 use std::path::{Path, PathBuf};
 
-/// Mount points strictly below `dir`, outermost first, as `/proc/self/mountinfo` lists them.
-pub(super) fn below(dir: &Path) -> Vec<PathBuf> {
+/// The host's mount points, outermost first, as `/proc/self/mountinfo` lists them.
+pub(super) fn mount_points() -> Vec<PathBuf> {
     let Ok(text) = std::fs::read_to_string("/proc/self/mountinfo") else { return Vec::new() };
-    parse_below(&text, dir)
+    parse(&text)
 }
 
-fn parse_below(text: &str, dir: &Path) -> Vec<PathBuf> {
+/// The points of `points` strictly below `dir`.
+pub(super) fn below<'a>(points: &'a [PathBuf], dir: &'a Path) -> impl Iterator<Item = &'a PathBuf> {
+    points.iter().filter(move |point| point.as_path() != dir && point.starts_with(dir))
+}
+
+fn parse(text: &str) -> Vec<PathBuf> {
     text.lines()
         .filter_map(|line| line.split(' ').nth(4))
         .map(|field| PathBuf::from(unescape(field)))
-        .filter(|point| point != dir && point.starts_with(dir))
         .collect()
 }
 
@@ -49,7 +53,8 @@ mod tests {
                     30 22 0:5 /hosts /etc/hosts rw - ext4 /dev/vda rw\n\
                     31 22 0:6 / /etc/my\\040dir rw - tmpfs tmpfs rw\n\
                     32 22 0:7 / /etcetera rw - tmpfs tmpfs rw\n";
-        let found = parse_below(text, Path::new("/etc"));
-        assert_eq!(found, [PathBuf::from("/etc/hosts"), PathBuf::from("/etc/my dir")]);
+        let points = parse(text);
+        let found: Vec<&PathBuf> = below(&points, Path::new("/etc")).collect();
+        assert_eq!(found, [&PathBuf::from("/etc/hosts"), &PathBuf::from("/etc/my dir")]);
     }
 }

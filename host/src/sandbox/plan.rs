@@ -76,6 +76,8 @@ pub(super) struct Plan {
     /// Seconds after which the supervising process gives up (and so kills the sandbox),
     /// should the host not be there to kill it.
     pub backstop_secs: u32,
+    /// The host's mount points, read once per plan.
+    host_mounts: Vec<PathBuf>,
 }
 
 impl Plan {
@@ -102,6 +104,7 @@ impl Plan {
             workdir: c_path(spec.workdir.as_deref().unwrap_or(Path::new("/")))?,
             rlimits: spec.rlimits.pairs(),
             backstop_secs,
+            host_mounts: mountinfo::mount_points(),
         };
         plan.system_folders()?;
         plan.devices()?;
@@ -210,7 +213,8 @@ impl Plan {
             format!("bind {} {how} at {}", source.display(), target.display()),
         );
         if read_only {
-            for submount in mountinfo::below(source) {
+            let submounts: Vec<PathBuf> = mountinfo::below(&self.host_mounts, source).cloned().collect();
+            for submount in submounts {
                 let relative = submount.strip_prefix(source).expect("below the source");
                 let at = target.join(relative);
                 self.push(MountOp::RemountReadOnly(inside(&at)?), format!("make {} read-only", at.display()));

@@ -142,3 +142,33 @@ async fn a_failed_setup_step_is_named() {
         .unwrap_err();
     assert!(error.to_string().contains("chdir to the working folder"), "{error}");
 }
+
+/// Host processes whose command line holds `marker`.
+fn processes_with(marker: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
+        .filter(|cmdline| cmdline.windows(marker.len()).any(|window| window == marker.as_bytes()))
+        .count()
+}
+
+#[tokio::test]
+async fn a_dropped_run_takes_the_namespace_with_it() {
+    let marker = format!("dropped-run-{}", std::process::id());
+    let line = format!("setsid sh -c 'sleep 30; echo {marker}' & sh -c 'sleep 30; echo {marker}'");
+    let run = tokio::spawn(async move { sh(shell(&line)).await });
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    // PID 1's command line holds the marker too.
+    while processes_with(&marker) < 3 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(processes_with(&marker), 3, "PID 1 and both shells started");
+    run.abort();
+    let _ = run.await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while processes_with(&marker) > 0 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(processes_with(&marker), 0, "a process of the dropped run survived");
+}
