@@ -305,3 +305,26 @@ async fn sandbox_none_warns_at_every_start() {
     let confined = Deployment::new("", "", "").await.run(&[json!({"command": "true"})]).await;
     assert!(!confined.stderr().contains("unconfined"), "stderr: {}", confined.stderr());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_user_namespaces_the_grant_fails_to_load_naming_the_plugin() {
+    let deployment = Deployment::new("", "", "").await;
+    // A user namespace of the test's own in which no further one may be made: the host's
+    // sandbox probe meets the kernel of a machine that has them disabled.
+    let output = tokio::process::Command::new("unshare")
+        .args(["--user", "--map-root-user", "sh", "-c"])
+        .arg("echo 0 > /proc/sys/user/max_user_namespaces && exec \"$0\" --config \"$1\" --check")
+        .arg(env!("CARGO_BIN_EXE_agent-host"))
+        .arg(deployment.dir.path().join("config.toml"))
+        .env_remove("RUST_LOG")
+        .env("NO_COLOR", "1")
+        .output()
+        .await
+        .expect("unshare runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
+    assert!(stderr.contains("plugin shell@0.1.0 is granted `process = true`, but"), "{stderr}");
+    assert!(stderr.contains("user namespaces are disabled: unshare(CLONE_NEWUSER"), "{stderr}");
+    assert!(stderr.contains("ENOSPC"), "{stderr}");
+    assert!(stderr.contains("user.max_user_namespaces"), "{stderr}");
+}

@@ -131,10 +131,10 @@ impl Host {
 /// Said at every start with `[runtime] sandbox = "none"`: in the log, and on stderr
 /// directly when the log would not show a warning.
 fn warn_unconfined() {
-    const WARNING: &str = "warning: [runtime] sandbox = \"none\": processes that plugins start run \
+    const WARNING: &str = "[runtime] sandbox = \"none\": processes that plugins start run \
                            unconfined, as this host's user, with its files, processes and network";
     tracing::warn!("{WARNING}");
     if !tracing::enabled!(tracing::Level::WARN) {
-        eprintln!("{WARNING}");
+        eprintln!("warning: {WARNING}");
     }
 }
