@@ -263,12 +263,14 @@ async fn writes_land_only_in_the_workspace_and_tmp_is_private() {
     let run = deployment
         .run(&[json!({"command": format!(
             "echo kept > kept; touch ../escaped; touch /etc/escaped; touch /escaped; \
-             echo private > /tmp/{marker}; cat /tmp/{marker}"
+             echo private > /tmp/{marker}; cat /tmp/{marker}; \
+             echo sandbox > /proc/sys/kernel/domainname || echo sysctl-refused"
         )})])
         .await;
     let output = &run.results()[0];
     assert!(output.contains("private"), "{output}");
     assert!(output.contains("Read-only file system"), "{output}");
+    assert!(output.contains("sysctl-refused"), "the host's sysctls are read-only: {output}");
     assert_eq!(std::fs::read_to_string(deployment.workspace().join("kept")).unwrap(), "kept\n");
     assert!(!deployment.dir.path().join("escaped").exists());
     assert!(!Path::new("/etc/escaped").exists());
