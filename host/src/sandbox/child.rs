@@ -257,7 +257,7 @@ unsafe fn run_op(op: &MountOp) -> bool {
                     c"proc".as_ptr(),
                     target.as_ptr(),
                     c"proc".as_ptr(),
-                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY,
                     std::ptr::null(),
                 ) == 0
             }

@@ -23,10 +23,6 @@ pub(super) const INSIDE_ID: u32 = 1000;
 const SYSTEM_FOLDERS: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
 /// Device nodes bound in from the host's `/dev`.
 const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
-/// Entries of the fresh `/proc` made read-only. The program is uid 0 to the host's
-/// permission checks when the host runs as root, and those checks are all that guard
-/// `/proc/sys` (`kernel.modprobe`, `kernel.core_pattern`) and `/proc/sysrq-trigger`.
-const PROC_READ_ONLY: &[&str] = &["sys", "sysrq-trigger", "irq", "bus", "fs"];
 /// `/dev`'s usual symlinks into `/proc` (bash's process substitution uses `/dev/fd`).
 const DEVICE_LINKS: &[(&str, &str)] = &[
     ("fd", "/proc/self/fd"),
@@ -113,21 +109,7 @@ impl Plan {
         plan.system_folders()?;
         plan.devices()?;
         plan.push(MountOp::Dir(inside("/proc")?), "create /proc");
-        plan.push(MountOp::Proc(inside("/proc")?), "mount a fresh /proc of the new PID namespace");
-        for entry in PROC_READ_ONLY {
-            let path = Path::new("/proc").join(entry);
-            if path.exists() {
-                plan.push(
-                    MountOp::Bind {
-                        source: inside(&path)?,
-                        target: inside(&path)?,
-                        read_only: true,
-                        devices: false,
-                    },
-                    format!("make {} read-only", path.display()),
-                );
-            }
-        }
+        plan.push(MountOp::Proc(inside("/proc")?), "mount a fresh /proc of the new PID namespace, read-only");
         let tmp_size = spec.rlimits.file_mb.max(1);
         plan.push(MountOp::Dir(inside("/tmp")?), "create /tmp");
         plan.push(

@@ -33,6 +33,27 @@ async fn a_program_runs_as_pid_1_seeing_only_its_own_processes() {
 }
 
 #[tokio::test]
+async fn bash_process_substitution_works_on_the_read_only_proc() {
+    let line = "cat <(echo in); echo out > >(cat); echo 5 > /proc/self/oom_score_adj 2>/dev/null || echo ro";
+    let output = sh(SandboxSpec::new("/bin/bash").arg("-c").arg(line)).await;
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout.starts_with(
+            "in
+"
+        ) && stdout.contains(
+            "out
+"
+        ) && stdout.contains(
+            "ro
+"
+        ),
+        "{stdout} {}",
+        text(&output.stderr)
+    );
+}
+
+#[tokio::test]
 async fn the_environment_is_only_what_the_spec_sets() {
     let output = sh(shell("env").env("ONLY", "this")).await;
     let stdout = text(&output.stdout);
