@@ -101,7 +101,11 @@ impl Plan {
             gid_map: format!("{INSIDE_ID} {} 1\n", host_ids.1).into_bytes(),
             ops: Vec::new(),
             descriptions: Vec::new(),
-            workdir: c_path(spec.workdir.as_deref().unwrap_or(Path::new("/")))?,
+            // Canonical, like the folders: a symlink on the way would not be there inside.
+            workdir: match &spec.workdir {
+                Some(dir) => c_path(&std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone()))?,
+                None => c"/".to_owned(),
+            },
             rlimits: spec.rlimits.pairs(),
             backstop_secs,
             host_mounts: mountinfo::mount_points(),

@@ -34,7 +34,7 @@ async fn a_program_runs_as_pid_1_seeing_only_its_own_processes() {
 
 #[tokio::test]
 async fn bash_process_substitution_works_on_the_read_only_proc() {
-    let line = "cat <(echo in); echo out > >(cat); echo 5 > /proc/self/oom_score_adj 2>/dev/null || echo ro";
+    let line = "cat <(echo in); echo out > >(cat); wait $!; echo 5 > /proc/self/oom_score_adj 2>/dev/null || echo ro";
     let output = sh(SandboxSpec::new("/bin/bash").arg("-c").arg(line)).await;
     let stdout = text(&output.stdout);
     assert!(
@@ -96,6 +96,23 @@ async fn granted_folders_are_writable_only_where_asked_and_tmp_is_private() {
     assert!(!stdout.contains("ro-written"), "{stdout}");
     assert_eq!(std::fs::read_to_string(writable.path().join("out")).unwrap(), "made\n");
     assert!(!std::path::Path::new("/tmp").join(&marker).exists(), "the sandbox's /tmp is its own");
+}
+
+#[tokio::test]
+async fn a_folder_reached_through_a_symlink_is_shown_at_its_real_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real");
+    std::fs::create_dir(&real).unwrap();
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let output = sh(shell("pwd; echo x > here").read_write(&link).workdir(&link)).await;
+    assert_eq!(
+        text(&output.stdout),
+        format!("{}\n", real.canonicalize().unwrap().display()),
+        "{}",
+        text(&output.stderr)
+    );
+    assert!(real.join("here").exists());
 }
 
 #[tokio::test]

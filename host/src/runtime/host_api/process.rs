@@ -51,7 +51,8 @@ impl Host for CallState {
         };
         let output = grant.sandbox.run(&spec, limits).await.map_err(|error| error.to_string())?;
         let mut stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-        if timeout_ms < request.timeout_ms {
+        // Said only when the cut mattered: a command that ended in time was not cut short.
+        if output.timed_out && timeout_ms < request.timeout_ms {
             if !stderr.is_empty() && !stderr.ends_with('\n') {
                 stderr.push('\n');
             }
