@@ -81,7 +81,9 @@ impl SandboxSpec {
     }
 
     /// Places the host file or folder `source` read-only at `target` inside, over whatever
-    /// is there (a recording `rm` over `/usr/bin/rm`). Applied after the folders.
+    /// is there (a recording `rm` over `/usr/bin/rm`). Applied after the folders. A
+    /// `target` that does not exist inside is created, which fails (naming the step) when
+    /// its folder is a read-only one.
     pub fn bind_ro(mut self, source: impl Into<PathBuf>, target: impl Into<PathBuf>) -> Self {
         self.binds_ro.push((source.into(), target.into()));
         self
