@@ -252,14 +252,21 @@ unsafe fn run_op(op: &MountOp) -> bool {
             MountOp::Tmpfs { target, options, read_only } => {
                 mount_tmpfs(target, options, if *read_only { libc::MS_RDONLY } else { 0 })
             }
-            MountOp::Proc(target) => {
-                libc::mount(
-                    c"proc".as_ptr(),
-                    target.as_ptr(),
-                    c"proc".as_ptr(),
-                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY,
-                    std::ptr::null(),
-                ) == 0
+            MountOp::Proc { target, pid_max_file, pid_max } => {
+                let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+                let mounted =
+                    libc::mount(c"proc".as_ptr(), target.as_ptr(), c"proc".as_ptr(), flags, std::ptr::null())
+                        == 0;
+                // Best effort: before Linux 6.14 pid_max is one for all namespaces.
+                let _ = mounted && write_file(pid_max_file, pid_max).is_ok();
+                mounted
+                    && libc::mount(
+                        null,
+                        target.as_ptr(),
+                        null,
+                        flags | libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY,
+                        std::ptr::null(),
+                    ) == 0
             }
         }
     }

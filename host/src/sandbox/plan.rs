@@ -58,7 +58,17 @@ pub(super) enum MountOp {
         options: CString,
         read_only: bool,
     },
-    Proc(CString),
+    /// A fresh procfs, read-only: the program is uid 0 to the host's permission checks when
+    /// the host runs as root, and those checks are all that guard `/proc/sys`
+    /// (`kernel.modprobe`, `kernel.core_pattern`) and `/proc/sysrq-trigger`. Before it is
+    /// made read-only, `pid_max` is written to `pid_max_file`, the new PID namespace's own
+    /// `kernel.pid_max` (per namespace since Linux 6.14; an older kernel refuses, and the
+    /// rlimit alone bounds processes).
+    Proc {
+        target: CString,
+        pid_max_file: CString,
+        pid_max: Vec<u8>,
+    },
 }
 
 /// Everything the child needs, prepared in the parent.
@@ -113,7 +123,14 @@ impl Plan {
         plan.system_folders()?;
         plan.devices()?;
         plan.push(MountOp::Dir(inside("/proc")?), "create /proc");
-        plan.push(MountOp::Proc(inside("/proc")?), "mount a fresh /proc of the new PID namespace, read-only");
+        plan.push(
+            MountOp::Proc {
+                target: inside("/proc")?,
+                pid_max_file: inside("/proc/sys/kernel/pid_max")?,
+                pid_max: pid_max(spec.rlimits.max_procs).to_string().into_bytes(),
+            },
+            "mount a fresh /proc of the new PID namespace, read-only",
+        );
         let tmp_size = spec.rlimits.file_mb.max(1);
         plan.push(MountOp::Dir(inside("/tmp")?), "create /tmp");
         plan.push(
@@ -243,6 +260,14 @@ impl Plan {
         self.push(op, format!("cover {}, which only its owner may read", mask.path.display()));
         Ok(())
     }
+}
+
+/// The `kernel.pid_max` that holds the PID namespace to `max_procs` processes (PIDs run
+/// from 1 to `pid_max - 1`). The kernel takes nothing below 301, so under 300 the rlimit
+/// is the only bound, and the kernel does not apply that to host uid 0.
+fn pid_max(max_procs: u64) -> u64 {
+    const PID_MAX_MIN: u64 = 301;
+    max_procs.saturating_add(1).max(PID_MAX_MIN)
 }
 
 /// `path` (absolute) as the child sees the sandbox's copy of it before the second pivot.

@@ -8,8 +8,10 @@ pub struct Rlimits {
     pub cpu_secs: u64,
     /// Address space in MiB (`RLIMIT_AS`).
     pub memory_mb: u64,
-    /// Processes of the sandbox's user (`RLIMIT_NPROC`). The kernel does not apply it to
-    /// host uid 0, so under a host running as root it is set but not enforced.
+    /// Processes at once (`RLIMIT_NPROC`, and the PID namespace's `kernel.pid_max` where
+    /// the kernel keeps one per namespace). The kernel does not apply the rlimit to host
+    /// uid 0, so under a host running as root the bound is pid_max's, which cannot go
+    /// below 300 processes.
     pub max_procs: u64,
     /// Size of any file written, in MiB (`RLIMIT_FSIZE`); a larger write fails with EFBIG.
     pub file_mb: u64,

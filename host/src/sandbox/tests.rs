@@ -213,3 +213,19 @@ async fn a_dropped_run_takes_the_namespace_with_it() {
     }
     assert_eq!(processes_with(&marker), 0, "a process of the dropped run survived");
 }
+
+#[tokio::test]
+async fn the_process_limit_holds_even_for_a_host_running_as_root() {
+    // 350 is above the floor of the PID namespace's pid_max (see `plan::pid_max`). Counted
+    // with builtins: at the limit nothing more can fork.
+    let rlimits = Rlimits { max_procs: 350, ..Rlimits::default() };
+    // A shell ends at a fork that fails, so the loop runs in a subshell of its own.
+    let line = "(for i in $(seq 1 400); do sleep 5 & done) 2>/dev/null; set -- /proc/[0-9]*; echo $#";
+    let output = sh(shell(line).rlimits(rlimits)).await;
+    let running: u32 = text(&output.stdout)
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{:?} {}", output.status, text(&output.stderr)));
+    assert!(running <= 350, "{running} processes under a limit of 350");
+    assert!(running > 300, "the sleeps did start: {running}");
+}
