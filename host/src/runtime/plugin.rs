@@ -125,25 +125,10 @@ impl LoadedPlugin {
                 write: grant.write,
             })
             .collect();
-        // Probed (once per process) before anything runs; reported under the manifest's name.
-        let sandbox = || match spec.sandbox {
-            SandboxMode::Namespaces => Sandbox::confined().map_err(|error| error.to_string()),
-            SandboxMode::None => Ok(Sandbox::unconfined()),
-        };
-        let process = spec.grants.process.then(|| ProcessGrant {
-            workdir: dirs.iter().find(|mount| mount.write).map(|mount| mount.host.clone()),
-            env: spec.grants.env.clone(),
-            folders: dirs.iter().map(|mount| (mount.host.clone(), mount.write)).collect(),
-            network: spec.grants.network,
-            rlimits: Rlimits {
-                cpu_secs: spec.limits.process_cpu_secs,
-                memory_mb: spec.limits.process_memory_mb,
-                max_procs: spec.limits.process_max_procs,
-                file_mb: spec.limits.process_file_mb,
-            },
-            sandbox: Sandbox::unconfined(),
-            deadline_ms: spec.limits.timeout_ms,
-        });
+        // What a `process = true` grant needs; the grant itself is made once the plugin
+        // has a name for the error a missing sandbox gives.
+        let workdir = dirs.iter().find(|mount| mount.write).map(|mount| mount.host.clone());
+        let folders: Vec<_> = dirs.iter().map(|mount| (mount.host.clone(), mount.write)).collect();
         let provisional = Arc::new(PluginIdentity {
             name: "(loading)".into(),
             version: "?".into(),
@@ -184,10 +169,29 @@ impl LoadedPlugin {
         })?;
         plugin.identity =
             Arc::new(PluginIdentity { name: manifest.name, version: manifest.version, path, hash });
-        if let Some(mut process) = process {
-            process.sandbox =
-                sandbox().map_err(|detail| LoadError::Sandbox { plugin: plugin.label(), detail })?;
-            plugin.process = Some(Arc::new(process));
+        if spec.grants.process {
+            // Probed once per process; never a silent fallback to an unconfined process.
+            let sandbox = match spec.sandbox {
+                SandboxMode::Namespaces => Sandbox::confined().map_err(|error| LoadError::Sandbox {
+                    plugin: plugin.label(),
+                    detail: error.to_string(),
+                })?,
+                SandboxMode::None => Sandbox::unconfined(),
+            };
+            plugin.process = Some(Arc::new(ProcessGrant {
+                workdir,
+                env: spec.grants.env.clone(),
+                folders,
+                network: spec.grants.network,
+                rlimits: Rlimits {
+                    cpu_secs: spec.limits.process_cpu_secs,
+                    memory_mb: spec.limits.process_memory_mb,
+                    max_procs: spec.limits.process_max_procs,
+                    file_mb: spec.limits.process_file_mb,
+                },
+                sandbox,
+                deadline_ms: spec.limits.timeout_ms,
+            }));
         }
         plugin.capabilities = manifest.capabilities;
         plugin.commands = manifest.commands;
