@@ -17,6 +17,7 @@ pub mod model;
 mod recent;
 pub mod reload;
 pub mod runtime;
+pub mod sandbox;
 pub mod state;
 
 pub use agent::{Host, TurnEnd, TurnOutcome};

@@ -23,6 +23,7 @@ mod round_trip;
 mod sandbox;
 mod secrets;
 mod shell;
+mod shell_sandbox;
 mod source_plugin;
 mod swap;
 mod todo;

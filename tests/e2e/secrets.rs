@@ -1,6 +1,7 @@
 //! The API key never leaves the `Authorization` header. The real binary runs with a known
 //! fake key through every path that prints or stores something — tool calls, a plugin that
-//! traps, a plugin asking for the key's variable, `--json` events, trace logging, the console,
+//! traps, a plugin asking for the key's variable, a shell command hunting for the key in
+//! the host's environment and files, `--json` events, trace logging, the console,
 //! the permissions plugin's audit file, a rejected key (401), server errors retried until
 //! they run out, and an endpoint that echoes the key back — then every byte the runs wrote
 //! (stdout, stderr, and every file in the deployment's folder: SQLite with its journal, the
@@ -84,9 +85,18 @@ async fn the_api_key_appears_in_no_output_of_any_path() {
     let dir = tempfile::tempdir().unwrap();
     let audit = dir.path().join("audit");
     std::fs::create_dir(&audit).unwrap();
+    let workspace = dir.path().join("workspace");
+    std::fs::create_dir(&workspace).unwrap();
     let plugins = format!(
-        "{}{}",
+        "{}{}{}",
         plugin_block("misbehave", ""),
+        plugin_block(
+            "shell",
+            &format!(
+                "[plugin.grants]\nprocess = true\n[plugin.grants.dirs]\n\"/workspace\" = {{ host = \"{}\", write = true }}",
+                workspace.display()
+            )
+        ),
         plugin_block(
             "permissions",
             &format!(
@@ -103,13 +113,21 @@ async fn the_api_key_appears_in_no_output_of_any_path() {
     let trace = Some("trace");
     let mut outputs = Vec::new();
 
-    // Tool calls that work, one that traps, one that asks for the key's variable; trace logs.
+    // Tool calls that work, one that traps, one that asks for the key's variable, a shell
+    // command that hunts for the key where the host keeps it; trace logs.
+    let hunt = serde_json::json!({
+        "command": format!(
+            "echo ${KEY_ENV}; tr '\\0' '\\n' < /proc/$PPID/environ; cat /proc/*/environ; \
+             bash -c 'cat /proc/[0-9]*/environ'; cat ../config.toml ../sessions.db; echo hunted"
+        )
+    });
     model
         .push(
             Reply::tool("remember", r#"{"key":"k","value":"v"}"#)
                 .and_tool("echo", r#"{"text":"hi"}"#)
                 .and_tool("env", &format!(r#"{{"target":"{KEY_ENV}"}}"#))
-                .and_tool("trap", "{}"),
+                .and_tool("trap", "{}")
+                .and_tool("shell", &hunt.to_string()),
         )
         .push(Reply::text("All done."));
     let output = run(dir.path(), &["--json", "--prompt", "do things"], trace, "").await;
@@ -117,8 +135,10 @@ async fn the_api_key_appears_in_no_output_of_any_path() {
     let events = json_lines(&output);
     let id = events[0]["session_id"].as_str().expect("a session id").to_owned();
     let results: Vec<&Value> = events.iter().filter(|e| e["type"] == "tool_result").collect();
-    assert_eq!(results.len(), 4, "{events:#?}");
+    assert_eq!(results.len(), 5, "{events:#?}");
     assert_eq!(results[2]["output"], format!("env {KEY_ENV}: environment variable not found"));
+    let hunted = results[4]["output"].as_str().unwrap_or_default();
+    assert!(hunted.contains("hunted") && hunted.contains("exit status: 0"), "the hunt ran: {hunted}");
     assert!(error_events(&output).iter().any(|m| m.contains("plugin misbehave@0.1.0 trapped")));
     outputs.push(output);
 
@@ -162,7 +182,7 @@ async fn the_api_key_appears_in_no_output_of_any_path() {
     assert!(authorizations.iter().all(|a| a.as_deref() == Some(&format!("Bearer {KEY}") as &str)));
     let audit_lines =
         std::fs::read_to_string(audit.join("audit.jsonl")).expect("the audit log").lines().count();
-    assert_eq!(audit_lines, 10, "two audit lines per tool call: decided and finished");
+    assert_eq!(audit_lines, 12, "two audit lines per tool call (decided and finished), six calls");
     let files = files_under(dir.path());
     assert!(files.iter().any(|(name, _)| name.ends_with("sessions.db")), "{files:?}");
 

@@ -45,6 +45,9 @@ impl Host {
         store: Arc<dyn SessionStore>,
     ) -> anyhow::Result<Self> {
         let engine = SandboxEngine::new().context("cannot start the plugin runtime")?;
+        if config.runtime.sandbox == crate::config::SandboxMode::None {
+            warn_unconfined();
+        }
         let plugins = PluginSet::load(&engine, &config, None, &BuildProgressOnStderr).await?;
         let lease = Duration::from_secs(config.storage.lease_secs.get());
         Ok(Self {
@@ -123,5 +126,16 @@ impl Host {
                 Err(error)
             }
         }
+    }
+}
+
+/// Said at every start with `[runtime] sandbox = "none"`: in the log, and on stderr
+/// directly when the log would not show a warning.
+fn warn_unconfined() {
+    const WARNING: &str = "[runtime] sandbox = \"none\": processes that plugins start run \
+                           unconfined, as this host's user, with its files, processes and network";
+    tracing::warn!("{WARNING}");
+    if !tracing::enabled!(tracing::Level::WARN) {
+        eprintln!("warning: {WARNING}");
     }
 }

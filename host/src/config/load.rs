@@ -128,6 +128,17 @@ fn check_limits(config: &Config, limits: &super::Limits, table: &str) -> Result<
     if limits.max_output_kb == 0 {
         return Err(error("max_output_kb", "must be at least 1 (KiB)"));
     }
+    let process_limits = [
+        ("process_cpu_secs", limits.process_cpu_secs, "must be at least 1 (seconds)"),
+        ("process_memory_mb", limits.process_memory_mb, "must be at least 1 (MiB)"),
+        ("process_max_procs", limits.process_max_procs, "must be at least 1 (processes)"),
+        ("process_file_mb", limits.process_file_mb, "must be at least 1 (MiB)"),
+    ];
+    for (key, value, message) in process_limits {
+        if value == 0 {
+            return Err(error(key, message));
+        }
+    }
     Ok(())
 }
 
@@ -305,6 +316,24 @@ mod tests {
         // key has none.
         let error = error("[agent]\nmax_iterations = 2\n[model]\nprovider = \"scripted\"\n");
         assert_eq!((error.line, error.field.as_deref()), (Some(4), Some("model.script")), "{error}");
+    }
+
+    #[test]
+    fn process_limits_and_the_sandbox_mode_are_read_and_checked() {
+        let text = "[runtime]\nsandbox = \"none\"\n[runtime.limits]\nprocess_cpu_secs = 5\n\n[[plugin]]\npath = \"/\"\nenabled = false\n[plugin.limits]\nprocess_file_mb = 0\n";
+        let zero = error(text);
+        assert_eq!((zero.line, zero.field.as_deref()), (Some(10), Some("plugin[0].limits.process_file_mb")));
+        assert!(zero.message.contains("at least 1"), "{zero}");
+        let config = parse(
+            "[runtime]\nsandbox = \"none\"\n[runtime.limits]\nprocess_cpu_secs = 5\n",
+            Path::new("c.toml"),
+        )
+        .unwrap();
+        assert_eq!(config.runtime.sandbox, super::super::SandboxMode::None);
+        assert_eq!(config.runtime.limits.process_cpu_secs, 5);
+        assert_eq!(config.runtime.limits.process_memory_mb, 4096);
+        let wrong = error("[runtime]\nsandbox = \"bubble\"\n");
+        assert_eq!((wrong.line, wrong.field.as_deref()), (Some(2), Some("runtime.sandbox")), "{wrong}");
     }
 
     #[test]

@@ -153,12 +153,29 @@ pub struct RuntimeConfig {
     pub cache_dir: PathBuf,
     /// Limits for every plugin that does not set its own.
     pub limits: Limits,
+    /// How the processes of plugins granted `process = true` are confined.
+    pub sandbox: SandboxMode,
 }
 
 impl Default for RuntimeConfig {
     fn default() -> Self {
-        Self { cache_dir: PathBuf::from(".agent-host/cache"), limits: Limits::default() }
+        Self {
+            cache_dir: PathBuf::from(".agent-host/cache"),
+            limits: Limits::default(),
+            sandbox: SandboxMode::Namespaces,
+        }
     }
+}
+
+/// `[runtime] sandbox`: the OS sandbox of plugin processes, or an explicit opt-out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxMode {
+    /// Own user, mount, PID, IPC, UTS and network namespaces (see `agent_host::sandbox`).
+    #[default]
+    Namespaces,
+    /// Unconfined, as the host (a warning at every start says so).
+    None,
 }
 
 /// Per-call sandbox limits.
@@ -172,11 +189,28 @@ pub struct Limits {
     /// Text a call may return (a tool result, an instruction), in KiB; longer text is cut
     /// with a note that says how much.
     pub max_output_kb: u32,
+    /// CPU seconds a process the plugin starts may use (`RLIMIT_CPU`).
+    pub process_cpu_secs: u64,
+    /// Address space of such a process, in MiB (`RLIMIT_AS`).
+    pub process_memory_mb: u64,
+    /// Processes the sandbox may hold at once (`RLIMIT_NPROC`).
+    pub process_max_procs: u64,
+    /// Largest file such a process may write, in MiB (`RLIMIT_FSIZE`); also the size of
+    /// its private `/tmp`.
+    pub process_file_mb: u64,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { memory_mb: 64, timeout_ms: 2_000, max_output_kb: 256 }
+        Self {
+            memory_mb: 64,
+            timeout_ms: 2_000,
+            max_output_kb: 256,
+            process_cpu_secs: 60,
+            process_memory_mb: 4096,
+            process_max_procs: 256,
+            process_file_mb: 1024,
+        }
     }
 }
 
@@ -187,6 +221,10 @@ pub struct LimitOverrides {
     pub memory_mb: Option<u32>,
     pub timeout_ms: Option<u64>,
     pub max_output_kb: Option<u32>,
+    pub process_cpu_secs: Option<u64>,
+    pub process_memory_mb: Option<u64>,
+    pub process_max_procs: Option<u64>,
+    pub process_file_mb: Option<u64>,
 }
 
 impl LimitOverrides {
@@ -195,6 +233,10 @@ impl LimitOverrides {
             memory_mb: self.memory_mb.unwrap_or(base.memory_mb),
             timeout_ms: self.timeout_ms.unwrap_or(base.timeout_ms),
             max_output_kb: self.max_output_kb.unwrap_or(base.max_output_kb),
+            process_cpu_secs: self.process_cpu_secs.unwrap_or(base.process_cpu_secs),
+            process_memory_mb: self.process_memory_mb.unwrap_or(base.process_memory_mb),
+            process_max_procs: self.process_max_procs.unwrap_or(base.process_max_procs),
+            process_file_mb: self.process_file_mb.unwrap_or(base.process_file_mb),
         }
     }
 }
@@ -236,6 +278,8 @@ pub struct Grants {
     pub process: bool,
     /// Environment variables passed on to those processes; all others are withheld.
     pub env: Vec<String>,
+    /// Whether those processes share the host's network; without it they have none.
+    pub network: bool,
 }
 
 /// A host folder preopened for a plugin.

@@ -19,13 +19,20 @@ pub(super) const MAX_EVENTS_PER_CALL: usize = 256;
 /// Size of one state value.
 pub(super) const MAX_STATE_VALUE_BYTES: usize = 4 << 20;
 
-/// A plugin's grant to run processes: where they run and which variables they see.
+/// A plugin's grant to run processes: where they run, what they see, how they are confined.
 #[derive(Debug)]
 pub struct ProcessGrant {
     /// The first writable granted folder, on the host; `None` refuses every run.
     pub(super) workdir: Option<std::path::PathBuf>,
     /// Names of the host environment variables passed on.
     pub(super) env: Vec<String>,
+    /// The granted folders (host path, writable), shown to the process at their host paths.
+    pub(super) folders: Vec<(std::path::PathBuf, bool)>,
+    pub(super) network: bool,
+    pub(super) rlimits: crate::sandbox::Rlimits,
+    pub(super) sandbox: crate::sandbox::Sandbox,
+    /// The plugin's `limits.timeout_ms`: no process outlives the call that started it.
+    pub(super) deadline_ms: u64,
 }
 
 /// A granted folder, resolved: where it is on the host, where the plugin sees it.
@@ -64,6 +71,8 @@ pub struct CallState {
     wasi: Option<WasiCtx>,
     /// A granted folder that could not be opened when the context was built: fails the call.
     pub(super) mount_error: Option<String>,
+    /// When the call began: a process it starts must end before the call's deadline.
+    pub(super) started: std::time::Instant,
     table: ResourceTable,
 }
 
@@ -92,6 +101,7 @@ impl CallState {
             mounts,
             wasi: None,
             mount_error: None,
+            started: std::time::Instant::now(),
             table: ResourceTable::new(),
         }
     }

@@ -44,6 +44,8 @@ pub enum LoadError {
     Build { path: PathBuf, detail: String },
     #[error("plugin {plugin} (at {path}): {detail}")]
     Manifest { plugin: String, path: PathBuf, detail: String },
+    #[error("plugin {plugin} is granted `process = true`, but {detail}")]
+    Sandbox { plugin: String, detail: String },
     #[error("plugin {plugin} refused its configuration: {message}")]
     Configure { plugin: String, message: String },
     #[error("plugin {plugin} failed while loading: {source}")]

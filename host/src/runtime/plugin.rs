@@ -16,8 +16,9 @@ use super::error::LoadError;
 use super::export::ExportIndices;
 use super::hook_filter::HookFilters;
 use super::reuse::SharedContributions;
-use crate::config::{Grants, Limits};
+use crate::config::{Grants, Limits, SandboxMode};
 use crate::recent::RecentlyUsed;
+use crate::sandbox::{Rlimits, Sandbox};
 use crate::state::StateBag;
 
 mod calls;
@@ -61,6 +62,8 @@ pub struct PluginSpec<'a> {
     pub base_dir: &'a Path,
     pub fail_open: bool,
     pub cache_dir: &'a Path,
+    /// How the processes of a `process = true` grant are confined.
+    pub sandbox: SandboxMode,
 }
 
 /// A plugin that compiled, linked, described itself and accepted its configuration.
@@ -122,12 +125,10 @@ impl LoadedPlugin {
                 write: grant.write,
             })
             .collect();
-        let process = spec.grants.process.then(|| {
-            Arc::new(ProcessGrant {
-                workdir: dirs.iter().find(|mount| mount.write).map(|mount| mount.host.clone()),
-                env: spec.grants.env.clone(),
-            })
-        });
+        // What a `process = true` grant needs; the grant itself is made once the plugin
+        // has a name for the error a missing sandbox gives.
+        let workdir = dirs.iter().find(|mount| mount.write).map(|mount| mount.host.clone());
+        let folders: Vec<_> = dirs.iter().map(|mount| (mount.host.clone(), mount.write)).collect();
         let provisional = Arc::new(PluginIdentity {
             name: "(loading)".into(),
             version: "?".into(),
@@ -149,7 +150,7 @@ impl LoadedPlugin {
             config: "null".into(),
             limits: spec.limits,
             read_grants: spec.grants.read_state.clone().into(),
-            process,
+            process: None,
             dirs: dirs.into(),
             fail_open: spec.fail_open,
             loaded_at: SystemTime::now(),
@@ -168,6 +169,30 @@ impl LoadedPlugin {
         })?;
         plugin.identity =
             Arc::new(PluginIdentity { name: manifest.name, version: manifest.version, path, hash });
+        if spec.grants.process {
+            // Probed once per process; never a silent fallback to an unconfined process.
+            let sandbox = match spec.sandbox {
+                SandboxMode::Namespaces => Sandbox::confined().map_err(|error| LoadError::Sandbox {
+                    plugin: plugin.label(),
+                    detail: error.to_string(),
+                })?,
+                SandboxMode::None => Sandbox::unconfined(),
+            };
+            plugin.process = Some(Arc::new(ProcessGrant {
+                workdir,
+                env: spec.grants.env.clone(),
+                folders,
+                network: spec.grants.network,
+                rlimits: Rlimits {
+                    cpu_secs: spec.limits.process_cpu_secs,
+                    memory_mb: spec.limits.process_memory_mb,
+                    max_procs: spec.limits.process_max_procs,
+                    file_mb: spec.limits.process_file_mb,
+                },
+                sandbox,
+                deadline_ms: spec.limits.timeout_ms,
+            }));
+        }
         plugin.capabilities = manifest.capabilities;
         plugin.commands = manifest.commands;
         let config_text = spec.config.to_string();
@@ -280,5 +305,6 @@ pub fn plugin_spec<'a>(
         base_dir: &config.source.dir,
         fail_open: entry.fail_open,
         cache_dir,
+        sandbox: config.runtime.sandbox,
     }
 }

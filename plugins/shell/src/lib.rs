@@ -1,5 +1,6 @@
-//! The `shell` tool: runs a command line on the host through the `process` grant, in the
-//! plugin's workspace folder, and reports exit status, stdout and stderr to the model.
+//! The `shell` tool: runs a command line through the `process` grant (in the host's OS
+//! sandbox, in the plugin's workspace folder) and reports exit status, stdout and stderr to
+//! the model.
 
 use agent_host_sdk::prelude::*;
 use agent_host_sdk::{process, serde_json};
@@ -41,13 +42,20 @@ fn tool() -> ToolSpec {
     ToolSpec::new(
         "shell",
         "Runs a command line with `sh -c` in the workspace folder and returns its exit status, \
-         stdout and stderr. Only granted environment variables are set.",
+         stdout and stderr. Only granted environment variables are set. The command runs in a \
+         sandbox: the workspace and a private /tmp are writable, the system folders read-only; \
+         whatever it starts in the background ends when it exits.",
     )
     .parameters(json!({
         "type": "object",
         "properties": {
             "command": { "type": "string", "description": "The command line to run" },
-            "timeout_ms": { "type": "integer", "minimum": 1, "description": "Kill it after this long" }
+            "timeout_ms": {
+                "type": "integer", "minimum": 1,
+                "description": "Kill it after this many milliseconds. The host caps it at the \
+                                plugin call's deadline ([plugin.limits] timeout_ms, 2000 ms \
+                                unless the deployment sets more) and says so when it does."
+            }
         },
         "required": ["command"], "additionalProperties": false
     }))
@@ -86,8 +94,24 @@ impl Plugin for Shell {
     }
 }
 
+/// The start of the line the host adds to stderr when the call's deadline cut `timeout_ms`.
+const CUT_NOTE_PREFIX: &str = "agent-host: timeout_ms cut to ";
+
+/// The time the command really had: what the host's cut note says, else what was asked.
+fn given_ms(output: &process::RunOutput, asked_ms: u64) -> u64 {
+    output
+        .stderr
+        .lines()
+        .rev()
+        .find_map(|line| line.strip_prefix(CUT_NOTE_PREFIX))
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|ms| ms.parse().ok())
+        .unwrap_or(asked_ms)
+}
+
 /// The result text the model sees.
-fn report(output: &process::RunOutput, timeout_ms: u64, max_output_bytes: u64) -> String {
+fn report(output: &process::RunOutput, asked_ms: u64, max_output_bytes: u64) -> String {
+    let timeout_ms = given_ms(output, asked_ms);
     let status = match output.status {
         Some(code) => format!("exit status: {code}"),
         None => "exit status: none (killed)".to_owned(),

@@ -1,13 +1,14 @@
-//! `process.run`: a host process for plugins granted `process = true`.
+//! `process.run`: a process for plugins granted `process = true`, run through `sh -c` in
+//! the OS sandbox (`crate::sandbox`) unless the deployment opted out.
 
-use std::process::Stdio;
 use std::time::Duration;
-
-use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::Command;
 
 use crate::runtime::bindings::agent_host::plugin::process::{Host, RunOutput, RunRequest};
 use crate::runtime::call::CallState;
+use crate::sandbox::{RunLimits, SandboxSpec};
+
+/// Time kept back from the call's deadline for the plugin to turn the output into its result.
+const MARGIN_MS: u64 = 50;
 
 impl Host for CallState {
     async fn run(&mut self, request: RunRequest) -> Result<RunOutput, String> {
@@ -24,73 +25,56 @@ impl Host for CallState {
                  `write = true` under its [plugin.grants.dirs] in config.toml"
             ));
         };
-        let mut command = Command::new("sh");
-        command
+        let mut spec = SandboxSpec::new("/bin/sh")
             .arg("-c")
             .arg(&request.command)
-            .current_dir(workdir)
-            .env_clear()
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // Its own process group, so a timeout kills what the shell started too.
-            .process_group(0)
-            // A call abandoned mid-run must not leave the child behind.
-            .kill_on_drop(true);
+            .workdir(workdir)
+            .network(grant.network)
+            .rlimits(grant.rlimits);
+        for (folder, write) in &grant.folders {
+            spec = if *write { spec.read_write(folder) } else { spec.read_only(folder) };
+        }
         for variable in &grant.env {
             if let Some(value) = std::env::var_os(variable) {
-                command.env(variable, value);
+                spec = spec.env(variable, value);
             }
         }
-        let mut child = command.spawn().map_err(|error| format!("cannot start `sh`: {error}"))?;
-        let cap = usize::try_from(request.max_output_bytes).unwrap_or(usize::MAX);
-        let stdout = tokio::spawn(read_capped(child.stdout.take(), cap));
-        let stderr = tokio::spawn(read_capped(child.stderr.take(), cap));
-        let timeout = Duration::from_millis(request.timeout_ms);
-        let (status, timed_out) = match tokio::time::timeout(timeout, child.wait()).await {
-            Ok(status) => {
-                (status.map_err(|error| format!("waiting for the process: {error}"))?.code(), false)
-            }
-            Err(_) => {
-                // Out of time: kill the whole group; the pipes close and the readers finish.
-                if let Some(pid) = child.id() {
-                    let _ =
-                        std::process::Command::new("kill").args(["-KILL", "--", &format!("-{pid}")]).status();
-                }
-                let _ = child.kill().await;
-                (None, true)
-            }
+        // The call's own deadline bounds the process: a longer run would end in the
+        // call's timeout and lose its output.
+        let deadline_ms = grant.deadline_ms;
+        let elapsed = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let left = deadline_ms.saturating_sub(elapsed).saturating_sub(MARGIN_MS).max(1);
+        let timeout_ms = request.timeout_ms.min(left);
+        let limits = RunLimits {
+            timeout: Duration::from_millis(timeout_ms),
+            max_output_bytes: usize::try_from(request.max_output_bytes).unwrap_or(usize::MAX),
         };
-        let (stdout, stdout_cut) = stdout.await.unwrap_or_default();
-        let (stderr, stderr_cut) = stderr.await.unwrap_or_default();
+        let output = grant.sandbox.run(&spec, limits).await.map_err(|error| error.to_string())?;
+        let mut stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        // Said only when the cut mattered: a command that ended in time was not cut short.
+        if output.timed_out && timeout_ms < request.timeout_ms {
+            if !stderr.is_empty() && !stderr.ends_with('\n') {
+                stderr.push('\n');
+            }
+            stderr.push_str(&cut_note(request.timeout_ms, timeout_ms, deadline_ms));
+        }
         Ok(RunOutput {
-            status,
-            stdout: String::from_utf8_lossy(&stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&stderr).into_owned(),
-            timed_out,
-            truncated: stdout_cut || stderr_cut,
+            status: output.status,
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr,
+            timed_out: output.timed_out,
+            truncated: output.truncated,
         })
     }
 }
 
-/// Reads a pipe to its end, keeping the first `cap` bytes; says whether any were dropped.
-/// Reading on past the cap keeps a chatty child from blocking on a full pipe.
-async fn read_capped(pipe: Option<impl AsyncRead + Unpin>, cap: usize) -> (Vec<u8>, bool) {
-    let Some(mut pipe) = pipe else { return (Vec::new(), false) };
-    let mut kept = Vec::new();
-    let mut cut = false;
-    let mut chunk = [0u8; 8192];
-    loop {
-        match pipe.read(&mut chunk).await {
-            Ok(0) | Err(_) => break,
-            Ok(read) => {
-                let room = cap.saturating_sub(kept.len());
-                if read > room {
-                    cut = true;
-                }
-                kept.extend_from_slice(&chunk[..read.min(room)]);
-            }
-        }
-    }
-    (kept, cut)
+/// The line `process.run` adds to stderr when the call's deadline cut the time asked for.
+/// Its start is what the shell plugin looks for to report the time the command really had.
+const CUT_NOTE_PREFIX: &str = "agent-host: timeout_ms cut to ";
+
+fn cut_note(asked_ms: u64, given_ms: u64, deadline_ms: u64) -> String {
+    format!(
+        "{CUT_NOTE_PREFIX}{given_ms} ms (asked {asked_ms} ms): the plugin call's deadline is \
+         {deadline_ms} ms ([plugin.limits] timeout_ms)\n"
+    )
 }
