@@ -10,6 +10,7 @@
 
 mod config;
 mod permissions;
+mod permissions_oracle;
 mod sse;
 mod todo_write;
 mod tool_args;
