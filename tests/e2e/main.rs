@@ -4,6 +4,7 @@
 mod support;
 
 mod agent_mode;
+mod caps;
 mod cli;
 mod config_errors;
 mod crash;

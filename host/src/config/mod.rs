@@ -5,6 +5,7 @@
 //! field (see [`ConfigError`]). Relative paths are relative to the config file's folder.
 
 mod error;
+mod grants;
 mod load;
 
 use std::collections::BTreeMap;
@@ -165,11 +166,47 @@ pub struct Limits {
     /// Text a call may return (a tool result, an instruction), in KiB; longer text is cut
     /// with a note that says how much.
     pub max_output_kb: u32,
+
+    // Host-side caps: what a plugin's calls may make the host hold, beyond the plugin's own
+    // memory. A call over one fails, naming it, and nothing of the call is kept. The
+    // defaults are far above what an honest plugin needs.
+    /// One state value, in KiB.
+    pub state_value_kb: u32,
+    /// Keys one plugin may hold in one session.
+    pub state_keys: u32,
+    /// All of one plugin's keys and values in one session, in KiB.
+    pub state_total_kb: u32,
+    /// Events one call may emit.
+    pub events_per_call: u32,
+    /// One event's payload, in KiB.
+    pub event_payload_kb: u32,
+    /// All the log text of one call, in KiB.
+    pub log_kb_per_call: u32,
+
+    // Model endpoint caps: `[runtime.limits]` only (`[plugin.limits]` refuses them).
+    /// A model response body, streamed or whole, in MiB.
+    pub endpoint_body_mb: u32,
+    /// One server-sent event of a streamed reply (every line of it), in KiB.
+    pub sse_line_kb: u32,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { memory_mb: 64, timeout_ms: 2_000, max_output_kb: 256 }
+        Self {
+            memory_mb: 64,
+            timeout_ms: 2_000,
+            max_output_kb: 256,
+
+            state_value_kb: 4 << 10,
+            state_keys: 4_096,
+            state_total_kb: 16 << 10,
+            events_per_call: 256,
+            event_payload_kb: 256,
+            log_kb_per_call: 1 << 10,
+
+            endpoint_body_mb: 64,
+            sse_line_kb: 1 << 10,
+        }
     }
 }
 
@@ -180,6 +217,18 @@ pub struct LimitOverrides {
     pub memory_mb: Option<u32>,
     pub timeout_ms: Option<u64>,
     pub max_output_kb: Option<u32>,
+
+    pub state_value_kb: Option<u32>,
+    pub state_keys: Option<u32>,
+    pub state_total_kb: Option<u32>,
+    pub events_per_call: Option<u32>,
+    pub event_payload_kb: Option<u32>,
+    pub log_kb_per_call: Option<u32>,
+
+    /// Accepted only to be refused with a located error: the endpoint caps are the
+    /// deployment's, not a plugin's.
+    pub endpoint_body_mb: Option<serde::de::IgnoredAny>,
+    pub sse_line_kb: Option<serde::de::IgnoredAny>,
 }
 
 impl LimitOverrides {
@@ -188,7 +237,24 @@ impl LimitOverrides {
             memory_mb: self.memory_mb.unwrap_or(base.memory_mb),
             timeout_ms: self.timeout_ms.unwrap_or(base.timeout_ms),
             max_output_kb: self.max_output_kb.unwrap_or(base.max_output_kb),
+
+            state_value_kb: self.state_value_kb.unwrap_or(base.state_value_kb),
+            state_keys: self.state_keys.unwrap_or(base.state_keys),
+            state_total_kb: self.state_total_kb.unwrap_or(base.state_total_kb),
+            events_per_call: self.events_per_call.unwrap_or(base.events_per_call),
+            event_payload_kb: self.event_payload_kb.unwrap_or(base.event_payload_kb),
+            log_kb_per_call: self.log_kb_per_call.unwrap_or(base.log_kb_per_call),
+
+            endpoint_body_mb: base.endpoint_body_mb,
+            sse_line_kb: base.sse_line_kb,
         }
+    }
+
+    /// The endpoint caps this table sets, which only `[runtime.limits]` may.
+    pub(crate) fn endpoint_caps_set(&self) -> impl Iterator<Item = &'static str> {
+        [("endpoint_body_mb", self.endpoint_body_mb.is_some()), ("sse_line_kb", self.sse_line_kb.is_some())]
+            .into_iter()
+            .filter_map(|(key, set)| set.then_some(key))
     }
 }
 
