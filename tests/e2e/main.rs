@@ -6,6 +6,7 @@ mod support;
 mod agent_mode;
 mod caps;
 mod cli;
+mod compile_cache;
 mod config_errors;
 mod crash;
 mod custom_mode;

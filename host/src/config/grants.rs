@@ -63,12 +63,12 @@ fn sensitive_paths(config: &Config) -> Vec<Sensitive> {
     };
     add(config.source.file.clone(), "the config file (every plugin's grants)".into(), false);
     let store = config.resolve(&config.storage.path);
+    add(store.clone(), "the session store (every session's history and state)".into(), false);
     for suffix in ["-wal", "-shm", "-journal"] {
         let mut journal = store.clone().into_os_string();
         journal.push(suffix);
         add(journal.into(), "the session store's journal".into(), false);
     }
-    add(store, "the session store (every session's history and state)".into(), false);
     let cache = config.resolve(&config.runtime.cache_dir);
     add(crate::runtime::cache_key_path(&cache), "the compile cache's key".into(), false);
     add(cache, "the compile cache (machine code the host runs)".into(), true);
