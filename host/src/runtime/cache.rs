@@ -54,7 +54,11 @@ pub fn component(
     if let Some(key) = &key
         && artifact.is_file()
     {
-        match verified(key, &name, &artifact).and_then(|compiled| deserialize(engine, &compiled)) {
+        let loaded = std::fs::read(&artifact).context("read the artifact").and_then(|file| {
+            let compiled = verified(key, &name, &file)?;
+            deserialize(engine, compiled)
+        });
+        match loaded {
             Ok(component) => return Ok((component, hash, true)),
             Err(error) => tracing::warn!(
                 artifact = %artifact.display(), %error, "ignoring a cached component; compiling it again"
@@ -71,9 +75,9 @@ pub fn component(
     Ok((component, hash, false))
 }
 
-/// The precompiled bytes of `artifact`, if its tag is the one `key` gives its name and bytes.
-fn verified(key: &[u8], name: &str, artifact: &Path) -> anyhow::Result<Vec<u8>> {
-    let mut file = std::fs::read(artifact).context("read the artifact")?;
+/// The precompiled bytes of the artifact `file`, if its tag is the one `key` gives its name
+/// and bytes.
+fn verified<'a>(key: &[u8], name: &str, file: &'a [u8]) -> anyhow::Result<&'a [u8]> {
     let header = MAGIC.len() + TAG_LEN;
     if file.len() < header || &file[..MAGIC.len()] != MAGIC {
         anyhow::bail!("the artifact has no tag (cut short, or written by an older version)");
@@ -82,8 +86,7 @@ fn verified(key: &[u8], name: &str, artifact: &Path) -> anyhow::Result<Vec<u8>> 
     mac.update(&file[header..]);
     mac.verify_slice(&file[MAGIC.len()..header])
         .map_err(|_| anyhow::anyhow!("the artifact's tag does not match: it was changed or swapped"))?;
-    file.drain(..header);
-    Ok(file)
+    Ok(&file[header..])
 }
 
 /// The artifact file for `compiled`: magic, tag, bytes.
@@ -108,34 +111,39 @@ fn tag(key: &[u8], name: &str) -> Tag {
 
 /// The key at `path`, made (random, owner-only) when there is none.
 fn load_or_create_key(path: &Path) -> anyhow::Result<Vec<u8>> {
-    match std::fs::read(path) {
-        Ok(key) if key.len() == KEY_LEN => return Ok(key),
-        Ok(_) => anyhow::bail!("{} is not a key of {KEY_LEN} bytes", path.display()),
+    match read_key(path) {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-        Err(error) => return Err(error).with_context(|| format!("read {}", path.display())),
+        read => return read.with_context(|| format!("read {}", path.display())),
     }
     let mut key = [0u8; KEY_LEN];
     for chunk in key.chunks_mut(16) {
+        // Version 4 UUIDs come from the operating system's random source.
         chunk.copy_from_slice(uuid::Uuid::new_v4().as_bytes());
     }
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).with_context(|| format!("create {}", parent.display()))?;
-    }
-    let mut options = std::fs::OpenOptions::new();
-    std::os::unix::fs::OpenOptionsExt::mode(options.write(true).create_new(true), 0o600);
-    match options.open(path) {
-        Ok(mut file) => {
-            file.write_all(&key).with_context(|| format!("write {}", path.display()))?;
-            Ok(key.to_vec())
+    let parent = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).with_context(|| format!("create {}", parent.display()))?;
+    // Written whole, then linked into place only if no other process got there first: a
+    // reader never sees a key half written. Temporary files are the owner's alone (0600).
+    let mut temp = tempfile::NamedTempFile::new_in(parent).context("create a temporary file")?;
+    temp.write_all(&key).context("write the key")?;
+    match temp.persist_noclobber(path) {
+        Ok(_) => Ok(key.to_vec()),
+        Err(error) if error.error.kind() == std::io::ErrorKind::AlreadyExists => {
+            read_key(path).with_context(|| format!("read {}", path.display()))
         }
-        // Another process made it first: use that one.
-        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
-            let key = std::fs::read(path).with_context(|| format!("read {}", path.display()))?;
-            anyhow::ensure!(key.len() == KEY_LEN, "{} is not a key of {KEY_LEN} bytes", path.display());
-            Ok(key)
-        }
-        Err(error) => Err(error).with_context(|| format!("create {}", path.display())),
+        Err(error) => Err(error.error).with_context(|| format!("create {}", path.display())),
     }
+}
+
+fn read_key(path: &Path) -> std::io::Result<Vec<u8>> {
+    let key = std::fs::read(path)?;
+    if key.len() != KEY_LEN {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("not a key of {KEY_LEN} bytes"),
+        ));
+    }
+    Ok(key)
 }
 
 /// Writes through a temporary file and a rename, so a reader never sees half an artifact.
