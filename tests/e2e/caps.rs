@@ -70,6 +70,8 @@ async fn binary_turn(tool: &str, args: Value, extra: &str) -> Run {
         .filter_map(|name| std::fs::metadata(dir.path().join(name)).ok())
         .map(|meta| meta.len())
         .sum();
+    // Shown with --nocapture: the figures the assertions bound.
+    eprintln!("{tool}: peak RSS {peak_rss_mb} MiB, store {store_bytes} bytes, stderr {} bytes", stderr.len());
     Run { events, peak_rss_mb, stderr_bytes: stderr.len(), store_bytes }
 }
 
