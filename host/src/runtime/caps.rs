@@ -131,9 +131,10 @@ impl CallCaps {
         let entry = |value: Option<usize>| value.map_or((0, 0), |bytes| (1, key.len() + bytes));
         let (old_keys, old_bytes) = entry(old);
         let (new_keys, new_bytes) = entry(new);
+        // Saturating: another call of the session may have changed the bag since `before`.
         let after = StateUsage {
-            keys: before.keys - old_keys + new_keys,
-            bytes: before.bytes - old_bytes + new_bytes,
+            keys: before.keys.saturating_sub(old_keys) + new_keys,
+            bytes: before.bytes.saturating_sub(old_bytes) + new_bytes,
         };
         // A write that shrinks the state is always allowed, even over a cap lowered since.
         if after.keys > self.limits.state_keys as usize && after.keys > before.keys {
