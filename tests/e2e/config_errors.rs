@@ -136,3 +136,23 @@ fn the_endpoint_caps_are_refused_in_a_plugin_table_and_a_zero_cap_is_refused() {
     load_in(dir.path(), "[runtime.limits]\nendpoint_body_mb = 8\nsse_line_kb = 64\nstate_total_kb = 1\n")
         .unwrap();
 }
+
+#[tokio::test]
+async fn a_reload_that_would_grant_the_store_is_refused_and_the_old_set_keeps_serving() {
+    use crate::support::{FakeModel, TestHost, config_text, plugin_block};
+
+    let model = FakeModel::start().await;
+    let test = TestHost::with_plugins(&model, &plugin_block("misbehave", "")).await;
+    let store_dir = test.dir.path().display().to_string();
+    let grant = format!("[plugin.grants.dirs]\n\"/data\" = {{ host = \"{store_dir}\" }}\n");
+    let config = config_text(&model.url(), &plugin_block("misbehave", &grant));
+    std::fs::write(test.dir.path().join("config.toml"), config).unwrap();
+    let error = test.host.reload(&*test.events).await.expect_err("the reload is refused").to_string();
+    assert!(error.contains("plugin[0]") && error.contains("contains the config file"), "{error}");
+
+    let session = test.session();
+    let mut session = session.lock().await;
+    let echo = serde_json::json!({"text": "old set"});
+    let result = test.host.invoke_tool(&mut session, "echo", &echo, &*test.events).await.unwrap();
+    assert_eq!(result.output, "old set");
+}
