@@ -1,7 +1,7 @@
 //! What the host costs next to the model, piece by piece: one plugin call per export
 //! (instantiate + call + teardown), context assembly for one model call with the stock set,
 //! a tool call through the hooks, TodoWrite validating a 20-item list, a whole turn against
-//! a model that answers at once, the state bag, and hot reloads.
+//! a model that answers at once, the state bag, hot reloads, and what the host-side caps cost.
 //!
 //! `cargo bench -p agent-host --bench host_overhead` (builds the plugins first).
 
@@ -315,4 +315,63 @@ fn sqlite_commit_one_step(bencher: divan::Bencher) {
         );
         session.commit(&*store).unwrap()
     });
+}
+
+/// What the host-side caps cost a call: misbehave writing 8 values of 1 KiB (each write
+/// counted against the per-session caps; the first reads the plugin's figures from the bag,
+/// so the session's size matters), beside a call that writes nothing.
+mod caps {
+    use super::*;
+
+    fn misbehave() -> &'static Arc<LoadedPlugin> {
+        static PLUGIN: OnceLock<Arc<LoadedPlugin>> = OnceLock::new();
+        PLUGIN.get_or_init(|| {
+            let fixture = fixture();
+            let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+            let built = agent_host::runtime::build_workspace(&root.join("plugins")).expect("plugins build");
+            let dir = fixture.config_path.parent().unwrap();
+            let config_path = dir.join("misbehave.toml");
+            let text = format!(
+                "[model]\nprovider = \"scripted\"\nscript = \"script.toml\"\n[storage]\npath = \"s.db\"\n\
+                 [runtime]\ncache_dir = \"cache\"\n[[plugin]]\npath = \"{}\"\n",
+                built["misbehave"].display()
+            );
+            std::fs::write(&config_path, text).unwrap();
+            let config = Config::load(&config_path).unwrap();
+            let set = fixture.runtime.block_on(agent_host::agent::PluginSet::load(
+                fixture.host.engine(),
+                &config,
+                None,
+                &NoEvents,
+            ));
+            set.unwrap().by_name("misbehave").unwrap().clone()
+        })
+    }
+
+    fn call(name: &str, arguments: serde_json::Value) -> ToolCall {
+        ToolCall { id: "c".into(), name: name.into(), arguments: arguments.to_string() }
+    }
+
+    /// A bag in which misbehave already holds `keys` other values of 100 bytes.
+    fn bag_with(keys: usize) -> StateBag {
+        let value = format!("\"{}\"", "v".repeat(98));
+        StateBag::from_entries((0..keys).map(|i| ("misbehave".to_owned(), format!("old{i}"), value.clone())))
+    }
+
+    #[divan::bench(args = [0, 1000])]
+    fn write_8_values(bencher: divan::Bencher, keys: usize) {
+        let (plugin, bag) = (misbehave(), bag_with(keys));
+        let call = call("hoard_state", json!({"count": 8, "kb": 1}));
+        bencher.bench(|| {
+            let output = fixture().runtime.block_on(plugin.call_tool(&ctx(), &bag, &call)).unwrap();
+            assert!(output.value.is_ok(), "{:?}", output.value);
+        });
+    }
+
+    #[divan::bench(args = [0, 1000])]
+    fn write_nothing(bencher: divan::Bencher, keys: usize) {
+        let (plugin, bag) = (misbehave(), bag_with(keys));
+        let call = call("echo", json!({"text": "x"}));
+        bencher.bench(|| fixture().runtime.block_on(plugin.call_tool(&ctx(), &bag, &call)).unwrap());
+    }
 }

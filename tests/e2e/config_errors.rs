@@ -1,4 +1,7 @@
-//! Bad config files: each error names the file, the line and the field.
+//! Bad config files: each error names the file, the line and the field. Among them, grants
+//! that would hand a plugin the host's own files, and caps set where they do not apply.
+
+use std::path::Path;
 
 use agent_host::Config;
 
@@ -50,4 +53,106 @@ fn a_key_pasted_as_the_variable_name_is_refused_without_repeating_it() {
         "{error}"
     );
     assert!(!error.contains(key), "the key is repeated: {error}");
+}
+
+/// The error for `text` as `config.toml` in `dir` (which holds `p.wasm`, a stand-in
+/// component), or `Ok` when the config loads.
+fn load_in(dir: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(dir.join("p.wasm"), b"stand-in").unwrap();
+    let path = dir.join("config.toml");
+    std::fs::write(&path, text).unwrap();
+    Config::load(&path).map(|_| ()).map_err(|error| error.to_string())
+}
+
+fn granted(host: &str) -> String {
+    format!("[[plugin]]\npath = \"p.wasm\"\n[plugin.grants.dirs]\n\"/workspace\" = {{ host = \"{host}\" }}\n")
+}
+
+#[test]
+fn a_grant_of_the_config_folder_is_refused_naming_plugin_grant_line_and_what_it_exposes() {
+    let dir = tempfile::tempdir().unwrap();
+    let error = load_in(dir.path(), &granted(".")).unwrap_err();
+    assert!(
+        error.contains("config.toml:4: `plugin[0].grants.dirs.\"/workspace\"`: plugin[0] (p.wasm)"),
+        "{error}"
+    );
+    assert!(error.contains("contains the config file"), "{error}");
+}
+
+#[test]
+fn a_grant_that_holds_the_store_the_cache_or_its_key_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("state/cache/sub")).unwrap();
+    let paths = "[storage]\npath = \"data/s.db\"\n[runtime]\ncache_dir = \"state/cache\"\n";
+    for (host, exposed) in [
+        ("data", "contains the session store (every session's history and state)"),
+        ("state", "contains the compile cache's key"),
+        ("state/cache", "is the compile cache"),
+        ("state/cache/sub", "is inside the compile cache"),
+    ] {
+        let error = load_in(dir.path(), &format!("{paths}{}", granted(host))).unwrap_err();
+        assert!(error.contains(exposed), "{host}: {error}");
+    }
+}
+
+#[test]
+fn a_grant_of_a_plugin_source_through_a_link_or_of_another_plugins_component_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src-plugin")).unwrap();
+    std::fs::write(dir.path().join("src-plugin/Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+    std::os::unix::fs::symlink(dir.path().join("src-plugin"), dir.path().join("work")).unwrap();
+    let text = format!("[[plugin]]\npath = \"src-plugin\"\n\n{}", granted("work"));
+    let error = load_in(dir.path(), &text).unwrap_err();
+    assert!(error.contains("plugin[1] (p.wasm) may not be granted"), "{error}");
+    assert!(error.contains("is the source folder of plugin[0]"), "{error}");
+
+    std::fs::create_dir_all(dir.path().join("bin")).unwrap();
+    std::fs::write(dir.path().join("bin/a.wasm"), b"stand-in").unwrap();
+    let text = format!("[[plugin]]\npath = \"bin/a.wasm\"\n\n{}", granted("bin"));
+    let error = load_in(dir.path(), &text).unwrap_err();
+    assert!(error.contains("contains the component of plugin[0]"), "{error}");
+}
+
+#[test]
+fn a_workspace_that_merely_holds_an_unrelated_folder_is_granted() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("workspace/sub")).unwrap();
+    load_in(dir.path(), &granted("workspace")).unwrap();
+    load_in(dir.path(), &granted("workspace/sub")).unwrap();
+}
+
+#[test]
+fn the_endpoint_caps_are_refused_in_a_plugin_table_and_a_zero_cap_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "[[plugin]]\npath = \"p.wasm\"\n[plugin.limits]\nstate_keys = 10\nendpoint_body_mb = 1\n";
+    let error = load_in(dir.path(), text).unwrap_err();
+    assert!(
+        error.contains("config.toml:5: `plugin[0].limits.endpoint_body_mb`: caps the model endpoint"),
+        "{error}"
+    );
+    assert!(error.contains("`runtime.limits.endpoint_body_mb`"), "{error}");
+    let error = load_in(dir.path(), "[runtime.limits]\nsse_line_kb = 0\n").unwrap_err();
+    assert!(error.contains("config.toml:2: `runtime.limits.sse_line_kb`: must be at least 1"), "{error}");
+    load_in(dir.path(), "[runtime.limits]\nendpoint_body_mb = 8\nsse_line_kb = 64\nstate_total_kb = 1\n")
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_reload_that_would_grant_the_store_is_refused_and_the_old_set_keeps_serving() {
+    use crate::support::{FakeModel, TestHost, config_text, plugin_block};
+
+    let model = FakeModel::start().await;
+    let test = TestHost::with_plugins(&model, &plugin_block("misbehave", "")).await;
+    let store_dir = test.dir.path().display().to_string();
+    let grant = format!("[plugin.grants.dirs]\n\"/data\" = {{ host = \"{store_dir}\" }}\n");
+    let config = config_text(&model.url(), &plugin_block("misbehave", &grant));
+    std::fs::write(test.dir.path().join("config.toml"), config).unwrap();
+    let error = test.host.reload(&*test.events).await.expect_err("the reload is refused").to_string();
+    assert!(error.contains("plugin[0]") && error.contains("contains the config file"), "{error}");
+
+    let session = test.session();
+    let mut session = session.lock().await;
+    let echo = serde_json::json!({"text": "old set"});
+    let result = test.host.invoke_tool(&mut session, "echo", &echo, &*test.events).await.unwrap();
+    assert_eq!(result.output, "old set");
 }

@@ -5,7 +5,9 @@ mod support;
 
 mod agent_mode;
 mod approvals;
+mod caps;
 mod cli;
+mod compile_cache;
 mod config_errors;
 mod crash;
 mod custom_mode;

@@ -1,7 +1,10 @@
 //! The runtime's limits, each paired with a call that works right after: a trap, a panic,
 //! an endless loop, a memory bomb, enormous output, malformed returns (a schema or rewritten
 //! arguments that are not JSON, text that is not UTF-8), a failing `configure`, writes from
-//! a failed call, and state reads without a grant.
+//! a failed call, and state reads without a grant; calls that wait in the host (a sleep, a
+//! process, a FIFO) end at their deadline all the same.
+
+use std::time::{Duration, Instant};
 
 use agent_host::Event;
 use agent_host::runtime::ToolResult;
@@ -214,4 +217,61 @@ async fn a_mode_plugin_setting_without_its_grant_is_a_load_error() {
         .to_string();
     assert!(error.contains("reads the mode from `agent-mode` but has no grant for it"), "{error}");
     assert!(error.contains("read_state = [\"agent-mode\"]"), "{error}");
+}
+
+/// Calls `tool` with `args`, expecting it to fail at the deadline of `timeout_ms`, well
+/// before the `blocked` it would otherwise wait; then checks the next call works.
+async fn ends_at_its_deadline(test: &TestHost, tool: &str, args: Value, timeout_ms: u64, blocked: Duration) {
+    let session = test.session();
+    let started = Instant::now();
+    let failed = call(test, &session, tool, args).await;
+    let took = started.elapsed();
+    assert!(!failed.ok, "{tool} should fail: {}", failed.output);
+    assert!(
+        failed.output.contains(&format!("plugin misbehave@0.1.0 timed out after {timeout_ms} ms")),
+        "{}",
+        failed.output
+    );
+    assert!(took < blocked / 2, "{tool} held the call {took:?}, as long as it waited in the host");
+    let next = call(test, &session, "echo", json!({"text": "still here"})).await;
+    assert!(next.ok && next.output == "still here", "the next call works: {}", next.output);
+}
+
+#[tokio::test]
+async fn a_call_sleeping_in_a_host_poll_ends_at_its_deadline() {
+    // The epoch deadline only interrupts guest code: a WASI sleep waits in the host.
+    let test = host("[plugin.limits]\ntimeout_ms = 300\n").await;
+    ends_at_its_deadline(&test, "sleep", json!({"ms": 30_000}), 300, Duration::from_secs(30)).await;
+}
+
+#[tokio::test]
+async fn a_call_waiting_for_a_process_ends_at_its_deadline() {
+    // `sleep 20 & echo started`: the process's own timeout is the plugin's to choose.
+    let workspace = tempfile::tempdir().unwrap();
+    let grant = format!(
+        "[plugin.limits]\ntimeout_ms = 300\n[plugin.grants]\nprocess = true\n[plugin.grants.dirs]\n\"/w\" = {{ host = \"{}\", write = true }}\n",
+        workspace.path().display()
+    );
+    let test = host(&grant).await;
+    let args = json!({"command": "sleep 20 & echo started", "timeout_ms": 60_000});
+    ends_at_its_deadline(&test, "run", args, 300, Duration::from_secs(20)).await;
+}
+
+#[tokio::test]
+async fn a_call_blocked_reading_a_fifo_ends_at_its_deadline() {
+    let granted = tempfile::tempdir().unwrap();
+    let fifo = granted.path().join("fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success(), "mkfifo failed");
+    let grant = format!(
+        "[plugin.limits]\ntimeout_ms = 300\n[plugin.grants.dirs]\n\"/data\" = {{ host = \"{}\" }}\n",
+        granted.path().display()
+    );
+    let test = host(&grant).await;
+    // Without a writer, opening the FIFO blocks forever: here, no test would ever end.
+    ends_at_its_deadline(&test, "read_file", json!({"target": "/data/fifo"}), 300, Duration::from_secs(3600))
+        .await;
+    // The host's blocked read is on a thread of its own; a writer that comes and goes lets
+    // it finish, so the test's runtime can shut down.
+    drop(std::fs::OpenOptions::new().write(true).open(&fifo).unwrap());
 }

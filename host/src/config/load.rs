@@ -98,9 +98,23 @@ fn validate(config: &Config) -> Result<(), ConfigError> {
                 ),
             ));
         }
+        if let Some(key) = plugin.limits.endpoint_caps_set().next() {
+            let field = format!("plugin[{index}].limits.{key}");
+            return Err(ConfigError {
+                line: line_of_field(&config.source.text, &field),
+                ..whole(
+                    &field,
+                    format!(
+                        "caps the model endpoint, not a plugin: set it under [runtime.limits] \
+                         (`runtime.limits.{key}`)"
+                    ),
+                )
+            });
+        }
         let limits = plugin.limits.over(config.runtime.limits);
         check_limits(config, &limits, &format!("plugin[{index}].limits"))?;
     }
+    super::grants::check(config)?;
     Ok(())
 }
 
@@ -139,6 +153,21 @@ fn check_limits(config: &Config, limits: &super::Limits, table: &str) -> Result<
             return Err(error(key, message));
         }
     }
+    let at_least_one = [
+        ("state_value_kb", limits.state_value_kb, "KiB"),
+        ("state_keys", limits.state_keys, "keys"),
+        ("state_total_kb", limits.state_total_kb, "KiB"),
+        ("events_per_call", limits.events_per_call, "events"),
+        ("event_payload_kb", limits.event_payload_kb, "KiB"),
+        ("log_kb_per_call", limits.log_kb_per_call, "KiB"),
+        ("endpoint_body_mb", limits.endpoint_body_mb, "MiB"),
+        ("sse_line_kb", limits.sse_line_kb, "KiB"),
+    ];
+    for (key, value, unit) in at_least_one {
+        if value == 0 {
+            return Err(error(key, &format!("must be at least 1 ({unit})")));
+        }
+    }
     Ok(())
 }
 
@@ -159,10 +188,16 @@ fn is_variable_name(name: &str) -> bool {
 /// so a value in an inline table (`limits = { memory_mb = 0 }`) or under another table
 /// than the first with that key is found where it is; `None` when the text does not set it.
 fn line_of_field(text: &str, field: &str) -> Option<usize> {
+    line_of_segments(text, field.split('.'))
+}
+
+/// [`line_of_field`] for a field given segment by segment, so a key holding dots (a
+/// guest path such as `/data.d`) is one segment.
+pub(super) fn line_of_segments<'a>(text: &str, segments: impl Iterator<Item = &'a str>) -> Option<usize> {
     use toml::de::{DeTable, DeValue};
     let document = DeTable::parse(text).ok()?;
     let mut table = document.get_ref();
-    let mut segments = field.split('.').peekable();
+    let mut segments = segments.peekable();
     while let Some(segment) = segments.next() {
         let (key, index) = match segment.split_once('[') {
             Some((key, rest)) => (key, Some(rest.strip_suffix(']')?.parse::<usize>().ok()?)),

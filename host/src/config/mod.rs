@@ -5,6 +5,7 @@
 //! field (see [`ConfigError`]). Relative paths are relative to the config file's folder.
 
 mod error;
+mod grants;
 mod load;
 
 use std::collections::BTreeMap;
@@ -198,6 +199,28 @@ pub struct Limits {
     /// Largest file such a process may write, in MiB (`RLIMIT_FSIZE`); also the size of
     /// its private `/tmp`.
     pub process_file_mb: u64,
+
+    // Host-side caps: what a plugin's calls may make the host hold, beyond the plugin's own
+    // memory. A call over one fails, naming it, and nothing of the call is kept. The
+    // defaults are far above what an honest plugin needs.
+    /// One state value, in KiB.
+    pub state_value_kb: u32,
+    /// Keys one plugin may hold in one session.
+    pub state_keys: u32,
+    /// All of one plugin's keys and values in one session, in KiB.
+    pub state_total_kb: u32,
+    /// Events one call may emit.
+    pub events_per_call: u32,
+    /// One event's payload, in KiB.
+    pub event_payload_kb: u32,
+    /// All the log text of one call, in KiB.
+    pub log_kb_per_call: u32,
+
+    // Model endpoint caps: `[runtime.limits]` only (`[plugin.limits]` refuses them).
+    /// A model response body, streamed or whole, in MiB.
+    pub endpoint_body_mb: u32,
+    /// One server-sent event of a streamed reply (every line of it), in KiB.
+    pub sse_line_kb: u32,
 }
 
 impl Default for Limits {
@@ -210,6 +233,16 @@ impl Default for Limits {
             process_memory_mb: 4096,
             process_max_procs: 256,
             process_file_mb: 1024,
+
+            state_value_kb: 4 << 10,
+            state_keys: 4_096,
+            state_total_kb: 16 << 10,
+            events_per_call: 256,
+            event_payload_kb: 256,
+            log_kb_per_call: 1 << 10,
+
+            endpoint_body_mb: 64,
+            sse_line_kb: 1 << 10,
         }
     }
 }
@@ -225,6 +258,18 @@ pub struct LimitOverrides {
     pub process_memory_mb: Option<u64>,
     pub process_max_procs: Option<u64>,
     pub process_file_mb: Option<u64>,
+
+    pub state_value_kb: Option<u32>,
+    pub state_keys: Option<u32>,
+    pub state_total_kb: Option<u32>,
+    pub events_per_call: Option<u32>,
+    pub event_payload_kb: Option<u32>,
+    pub log_kb_per_call: Option<u32>,
+
+    /// Accepted only to be refused with a located error: the endpoint caps are the
+    /// deployment's, not a plugin's.
+    pub endpoint_body_mb: Option<serde::de::IgnoredAny>,
+    pub sse_line_kb: Option<serde::de::IgnoredAny>,
 }
 
 impl LimitOverrides {
@@ -237,7 +282,24 @@ impl LimitOverrides {
             process_memory_mb: self.process_memory_mb.unwrap_or(base.process_memory_mb),
             process_max_procs: self.process_max_procs.unwrap_or(base.process_max_procs),
             process_file_mb: self.process_file_mb.unwrap_or(base.process_file_mb),
+
+            state_value_kb: self.state_value_kb.unwrap_or(base.state_value_kb),
+            state_keys: self.state_keys.unwrap_or(base.state_keys),
+            state_total_kb: self.state_total_kb.unwrap_or(base.state_total_kb),
+            events_per_call: self.events_per_call.unwrap_or(base.events_per_call),
+            event_payload_kb: self.event_payload_kb.unwrap_or(base.event_payload_kb),
+            log_kb_per_call: self.log_kb_per_call.unwrap_or(base.log_kb_per_call),
+
+            endpoint_body_mb: base.endpoint_body_mb,
+            sse_line_kb: base.sse_line_kb,
         }
+    }
+
+    /// The endpoint caps this table sets, which only `[runtime.limits]` may.
+    pub(crate) fn endpoint_caps_set(&self) -> impl Iterator<Item = &'static str> {
+        [("endpoint_body_mb", self.endpoint_body_mb.is_some()), ("sse_line_kb", self.sse_line_kb.is_some())]
+            .into_iter()
+            .filter_map(|(key, set)| set.then_some(key))
     }
 }
 

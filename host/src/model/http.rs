@@ -14,7 +14,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyDataStream, BodyExt, Full};
+use http_body_util::{BodyDataStream, BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Incoming;
 use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use hyper::{Method, Request, Response, Uri};
@@ -155,14 +155,23 @@ pub fn bearer(key: &str) -> Option<HeaderValue> {
     Some(value)
 }
 
-/// The whole body of `response`.
-pub async fn read_body(response: Response<Incoming>) -> Result<Bytes, hyper::Error> {
-    Ok(response.into_body().collect().await?.to_bytes())
+/// An error reading a body: the transport's, or the body outgrew its cap.
+pub type BodyError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Whether `error` is a body that outgrew its cap.
+pub fn over_cap(error: &(dyn std::error::Error + 'static)) -> bool {
+    error.downcast_ref::<LengthLimitError>().is_some()
 }
 
-/// The body of `response` as a stream of chunks, as they arrive.
-pub fn body_stream(response: Response<Incoming>) -> BodyDataStream<Incoming> {
-    BodyDataStream::new(response.into_body())
+/// The whole body of `response`, refused once it passes `max_bytes`.
+pub async fn read_body(response: Response<Incoming>, max_bytes: usize) -> Result<Bytes, BodyError> {
+    Ok(Limited::new(response.into_body(), max_bytes).collect().await?.to_bytes())
+}
+
+/// The body of `response` as a stream of chunks, as they arrive; ends in an error once it
+/// passes `max_bytes`.
+pub fn body_stream(response: Response<Incoming>, max_bytes: usize) -> BodyDataStream<Limited<Incoming>> {
+    BodyDataStream::new(Limited::new(response.into_body(), max_bytes))
 }
 
 #[cfg(test)]
@@ -213,7 +222,7 @@ mod tests {
         let client = HttpClient::with_proxies(&endpoint, Duration::from_secs(5), &proxies);
         assert_eq!(client.proxy().map(|uri| uri.port_u16()), Some(Some(proxy_address.port())));
         let response = client.post_json(&endpoint, None, Bytes::from_static(b"{}")).await.unwrap();
-        assert_eq!(read_body(response).await.unwrap(), Bytes::from_static(b"{}"));
+        assert_eq!(read_body(response, 2).await.unwrap(), Bytes::from_static(b"{}"));
         assert_eq!(seen_rx.await.unwrap(), format!("CONNECT {endpoint_address} HTTP/1.1"));
     }
 

@@ -39,9 +39,8 @@ impl ModelClient {
                 let path = config.resolve(script.get_ref());
                 Ok(Some(Self::Scripted(Arc::new(ScriptedModel::from_file(&path)?))))
             }
-            Provider::Openai => {
-                Ok(OpenAiClient::from_config(&config.model)?.map(|client| Self::OpenAi(Arc::new(client))))
-            }
+            Provider::Openai => Ok(OpenAiClient::from_config(&config.model, &config.runtime.limits)?
+                .map(|client| Self::OpenAi(Arc::new(client)))),
         }
     }
 

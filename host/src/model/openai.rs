@@ -13,7 +13,7 @@ use super::encodings::Encodings;
 use super::error::{redact, redact_url};
 use super::http::{self, HttpClient};
 use super::{ModelError, ModelReply, ModelRequest, ReplyAssembler, wire};
-use crate::config::ModelConfig;
+use crate::config::{Limits, ModelConfig};
 
 /// Longest wait a `Retry-After` header may impose.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
@@ -36,13 +36,18 @@ pub struct OpenAiClient {
     max_retries: u32,
     backoff: Duration,
     temperature: Option<f32>,
+    /// A response body's cap (`endpoint_body_mb`), streamed or whole.
+    max_body_bytes: usize,
+    /// One streamed event's cap (`sse_line_kb`).
+    max_event_bytes: usize,
 }
 
 impl OpenAiClient {
     /// The client for `[model]`, or `None` when no endpoint is configured anywhere.
     /// `base_url` falls back to `OPENAI_BASE_URL`; with neither, a key alone means the
     /// official endpoint, and no key means no endpoint.
-    pub fn from_config(config: &ModelConfig) -> anyhow::Result<Option<Self>> {
+    /// The endpoint caps come from `limits` (`[runtime.limits]`).
+    pub fn from_config(config: &ModelConfig, limits: &Limits) -> anyhow::Result<Option<Self>> {
         let api_key = std::env::var(&config.api_key_env).ok().filter(|key| !key.trim().is_empty());
         let base_url = config
             .base_url
@@ -76,6 +81,8 @@ impl OpenAiClient {
             max_retries: config.max_retries,
             backoff: Duration::from_millis(config.retry_backoff_ms),
             temperature: config.temperature,
+            max_body_bytes: limits.endpoint_body_mb as usize * 1024 * 1024,
+            max_event_bytes: limits.sse_line_kb as usize * 1024,
         }))
     }
 
@@ -157,7 +164,7 @@ impl OpenAiClient {
             .and_then(|value| value.to_str().ok())
             .and_then(|value| value.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
-        let body = http::read_body(response).await.unwrap_or_default();
+        let body = http::read_body(response, self.max_body_bytes).await.unwrap_or_default();
         let text = String::from_utf8_lossy(&body);
         // Redacted before it is cut, so no part of an echoed key survives at the cut.
         let text = match &self.api_key {
@@ -183,15 +190,18 @@ impl OpenAiClient {
             .and_then(|value| value.to_str().ok())
             .is_some_and(|value| value.starts_with("text/event-stream"));
         if !streamed {
-            let body = http::read_body(response).await.map_err(|error| self.body_error(&error))?;
+            let body = http::read_body(response, self.max_body_bytes)
+                .await
+                .map_err(|error| self.body_error(&*error))?;
             let reply = ReplyAssembler::from_response(&body)?;
             if !reply.text.is_empty() {
                 on_text(&reply.text);
             }
             return Ok(reply);
         }
-        let chunks = http::body_stream(response);
-        super::read_event_stream(chunks, |error: hyper::Error| self.body_error(&error), on_text).await
+        let chunks = http::body_stream(response, self.max_body_bytes);
+        let transport = |error: http::BodyError| self.body_error(&*error);
+        super::read_event_stream(chunks, self.max_event_bytes, transport, on_text).await
     }
 
     /// `error` without the API key, whatever the endpoint echoed back.
@@ -218,7 +228,15 @@ impl OpenAiClient {
         redact_url(&self.url.to_string())
     }
 
-    fn body_error(&self, error: &hyper::Error) -> ModelError {
+    fn body_error(&self, error: &(dyn std::error::Error + 'static)) -> ModelError {
+        if http::over_cap(error) {
+            let cap = self.max_body_bytes >> 20;
+            return ModelError::Stream {
+                detail: format!(
+                    "the reply is longer than {cap} MiB, the cap `endpoint_body_mb` in [runtime.limits]"
+                ),
+            };
+        }
         ModelError::Stream { detail: root_cause(error) }
     }
 

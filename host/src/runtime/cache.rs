@@ -1,13 +1,36 @@
 //! Precompiled components on disk, keyed by the component's SHA-256 and the engine's
 //! compatibility hash, so a restart or a reload of an unchanged plugin skips cranelift.
+//!
+//! An artifact is machine code the host runs as it is, so each one carries an HMAC-SHA256
+//! of its name and bytes under a random key of the deployment's. The key is kept beside
+//! the cache folder, not in it, readable by the owner only, and a plugin can be granted
+//! neither (`config/grants.rs`): whoever can write an artifact cannot also vouch for it. An
+//! artifact that does not verify (tampered with, cut short, another plugin's, from before
+//! the tag) is compiled again, with a warning, and never deserialized.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::path::Path;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
+use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
+
+/// What starts every artifact file, before its tag and the precompiled bytes.
+const MAGIC: &[u8; 8] = b"AHCWASM1";
+const TAG_LEN: usize = 32;
+const KEY_LEN: usize = 32;
+
+type Tag = Hmac<Sha256>;
+
+/// Where the key of the cache at `cache_dir` is kept: beside the folder, not in it.
+pub fn cache_key_path(cache_dir: &Path) -> PathBuf {
+    let mut name = cache_dir.file_name().map(|name| name.to_owned()).unwrap_or_else(|| "cache".into());
+    name.push(".key");
+    cache_dir.with_file_name(name)
+}
 
 /// The component for `bytes`, its hash, and whether it came from the cache.
 pub fn component(
@@ -18,43 +41,126 @@ pub fn component(
     let hash = hex::encode(Sha256::digest(bytes));
     let mut engine_hash = DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut engine_hash);
-    let artifact = cache_dir.join(format!("{hash}-{:016x}.cwasm", engine_hash.finish()));
-    if artifact.is_file() {
-        match deserialize(engine, &artifact) {
+    let name = format!("{hash}-{:016x}.cwasm", engine_hash.finish());
+    let artifact = cache_dir.join(&name);
+    let key = match load_or_create_key(&cache_key_path(cache_dir)) {
+        Ok(key) => Some(key),
+        Err(error) => {
+            // Without its key the cache cannot be trusted: compile, and keep nothing.
+            tracing::warn!(%error, "cannot use the compile cache's key; compiling without the cache");
+            None
+        }
+    };
+    if let Some(key) = &key
+        && artifact.is_file()
+    {
+        let loaded = std::fs::read(&artifact).context("read the artifact").and_then(|file| {
+            let compiled = verified(key, &name, &file)?;
+            deserialize(engine, compiled)
+        });
+        match loaded {
             Ok(component) => return Ok((component, hash, true)),
             Err(error) => tracing::warn!(
-                artifact = %artifact.display(), %error, "ignoring an unusable cached component"
+                artifact = %artifact.display(), %error, "ignoring a cached component; compiling it again"
             ),
         }
     }
     let compiled = engine.precompile_component(bytes)?;
-    let component = from_precompiled(engine, &compiled)?;
-    if let Err(error) = store(cache_dir, &artifact, &compiled) {
+    let component = deserialize(engine, &compiled)?;
+    if let Some(key) = &key
+        && let Err(error) = store(cache_dir, &artifact, &seal(key, &name, &compiled))
+    {
         tracing::warn!(dir = %cache_dir.display(), %error, "cannot write the compile cache");
     }
     Ok((component, hash, false))
 }
 
+/// The precompiled bytes of the artifact `file`, if its tag is the one `key` gives its name
+/// and bytes.
+fn verified<'a>(key: &[u8], name: &str, file: &'a [u8]) -> anyhow::Result<&'a [u8]> {
+    let header = MAGIC.len() + TAG_LEN;
+    if file.len() < header || &file[..MAGIC.len()] != MAGIC {
+        anyhow::bail!("the artifact has no tag (cut short, or written by an older version)");
+    }
+    let mut mac = tag(key, name);
+    mac.update(&file[header..]);
+    mac.verify_slice(&file[MAGIC.len()..header])
+        .map_err(|_| anyhow::anyhow!("the artifact's tag does not match: it was changed or swapped"))?;
+    Ok(&file[header..])
+}
+
+/// The artifact file for `compiled`: magic, tag, bytes.
+fn seal(key: &[u8], name: &str, compiled: &[u8]) -> Vec<u8> {
+    let mut mac = tag(key, name);
+    mac.update(compiled);
+    let mut file = Vec::with_capacity(MAGIC.len() + TAG_LEN + compiled.len());
+    file.extend_from_slice(MAGIC);
+    file.extend_from_slice(&mac.finalize().into_bytes());
+    file.extend_from_slice(compiled);
+    file
+}
+
+/// The MAC over an artifact's name (which names the component and engine it is for, so
+/// another component's artifact under this name does not verify), then its bytes.
+fn tag(key: &[u8], name: &str) -> Tag {
+    let mut mac = Tag::new_from_slice(key).expect("HMAC takes a key of any length");
+    mac.update(&(name.len() as u64).to_le_bytes());
+    mac.update(name.as_bytes());
+    mac
+}
+
+/// The key at `path`, made (random, owner-only) when there is none.
+fn load_or_create_key(path: &Path) -> anyhow::Result<Vec<u8>> {
+    match read_key(path) {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        read => return read.with_context(|| format!("read {}", path.display())),
+    }
+    let mut key = [0u8; KEY_LEN];
+    for chunk in key.chunks_mut(16) {
+        // Version 4 UUIDs come from the operating system's random source.
+        chunk.copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+    }
+    let parent = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).with_context(|| format!("create {}", parent.display()))?;
+    // Written whole, then linked into place only if no other process got there first: a
+    // reader never sees a key half written. Temporary files are the owner's alone (0600).
+    let mut temp = tempfile::NamedTempFile::new_in(parent).context("create a temporary file")?;
+    temp.write_all(&key).context("write the key")?;
+    match temp.persist_noclobber(path) {
+        Ok(_) => Ok(key.to_vec()),
+        Err(error) if error.error.kind() == std::io::ErrorKind::AlreadyExists => {
+            read_key(path).with_context(|| format!("read {}", path.display()))
+        }
+        Err(error) => Err(error.error).with_context(|| format!("create {}", path.display())),
+    }
+}
+
+fn read_key(path: &Path) -> std::io::Result<Vec<u8>> {
+    let key = std::fs::read(path)?;
+    if key.len() != KEY_LEN {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("not a key of {KEY_LEN} bytes"),
+        ));
+    }
+    Ok(key)
+}
+
 /// Writes through a temporary file and a rename, so a reader never sees half an artifact.
-fn store(cache_dir: &Path, artifact: &Path, compiled: &[u8]) -> anyhow::Result<()> {
+fn store(cache_dir: &Path, artifact: &Path, file: &[u8]) -> anyhow::Result<()> {
     std::fs::create_dir_all(cache_dir).context("create the cache folder")?;
     let mut temp = tempfile::NamedTempFile::new_in(cache_dir).context("create a temporary file")?;
-    std::io::Write::write_all(&mut temp, compiled).context("write the artifact")?;
+    temp.write_all(file).context("write the artifact")?;
     temp.persist(artifact).context("move the artifact into place")?;
     Ok(())
 }
 
 #[allow(unsafe_code)]
-fn deserialize(engine: &Engine, artifact: &Path) -> anyhow::Result<Component> {
-    // SAFETY: wasmtime requires that deserialized bytes came from `precompile_component` of
-    // a compatible engine. Artifacts in this folder are written only by `store` above, named
-    // by the engine's compatibility hash, and wasmtime re-checks the header on load.
-    Ok(unsafe { Component::deserialize_file(engine, artifact) }?)
-}
-
-#[allow(unsafe_code)]
-fn from_precompiled(engine: &Engine, compiled: &[u8]) -> anyhow::Result<Component> {
-    // SAFETY: `compiled` was produced by `precompile_component` on this very engine, a
-    // moment ago; loading it avoids compiling the component a second time.
+fn deserialize(engine: &Engine, compiled: &[u8]) -> anyhow::Result<Component> {
+    // SAFETY: wasmtime requires that the bytes came from `precompile_component` of a
+    // compatible engine. They did: either this engine made them a moment ago, or they are
+    // an artifact whose tag verified under the deployment's key, which only `seal` applies,
+    // to bytes `precompile_component` returned for the engine named in the artifact's name
+    // (and wasmtime re-checks the header on load).
     Ok(unsafe { Component::deserialize(engine, compiled) }?)
 }

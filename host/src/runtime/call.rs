@@ -5,6 +5,7 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
+use super::caps::CallCaps;
 use super::hook_filter::HookFilters;
 use super::limiter::MemoryCap;
 use super::plugin::PluginIdentity;
@@ -14,10 +15,6 @@ use crate::state::StateBag;
 
 /// Bytes of a guest's stderr kept per call: enough for a panic message.
 const STDERR_CAPACITY: usize = 8 * 1024;
-/// Events one call may emit; more is a misbehaving plugin.
-pub(super) const MAX_EVENTS_PER_CALL: usize = 256;
-/// Size of one state value.
-pub(super) const MAX_STATE_VALUE_BYTES: usize = 4 << 20;
 
 /// A plugin's grant to run processes: where they run, what they see, how they are confined.
 #[derive(Debug)]
@@ -54,6 +51,8 @@ pub struct CallState {
     /// What `process.run` may do; `None` when the plugin has no `process` grant.
     pub(super) process: Option<Arc<ProcessGrant>>,
     pub(super) memory: MemoryCap,
+    /// The host-side caps, and what the call has used of them.
+    pub(super) caps: CallCaps,
     pub(super) stderr: MemoryOutputPipe,
     /// What the call read from the bag, recorded only for `provide` (the one export whose
     /// result can be reused).
@@ -83,6 +82,7 @@ impl CallState {
         read_grants: Arc<[String]>,
         process: Option<Arc<ProcessGrant>>,
         memory: MemoryCap,
+        caps: CallCaps,
         mounts: Arc<[DirMount]>,
     ) -> Self {
         let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
@@ -94,6 +94,7 @@ impl CallState {
             read_grants,
             process,
             memory,
+            caps,
             stderr,
             reads: None,
             reusable: false,

@@ -15,6 +15,9 @@ pub enum PluginError {
     Malformed { plugin: String, detail: String },
     #[error("plugin {plugin} could not be instantiated: {detail}")]
     Instantiate { plugin: String, detail: String },
+    /// A host-side cap (`[runtime.limits]`): `detail` names it and its config key.
+    #[error("plugin {plugin}: {detail}; nothing of the call was kept")]
+    OverCap { plugin: String, cap: &'static str, detail: String },
 }
 
 impl PluginError {
@@ -26,7 +29,8 @@ impl PluginError {
             | Self::Panic { plugin, .. }
             | Self::Trap { plugin, .. }
             | Self::Malformed { plugin, .. }
-            | Self::Instantiate { plugin, .. } => plugin,
+            | Self::Instantiate { plugin, .. }
+            | Self::OverCap { plugin, .. } => plugin,
         }
     }
 }

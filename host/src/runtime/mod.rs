@@ -27,7 +27,10 @@
 //! - **Limits.** Each call runs under an epoch deadline (`timeout_ms`) and a memory cap
 //!   (`memory_mb`, enforced by a resource limiter that records the hit, so the error says
 //!   "memory limit" rather than a bare `unreachable`). Text a call returns is capped at
-//!   `max_output_kb`.
+//!   `max_output_kb`. The whole call — instantiate, export, and every host import it waits
+//!   in (a process, a sleep, a read) — also runs under a host-side timer of `timeout_ms`:
+//!   the epoch stops guest code only. What a call hands the host (state, events, log text)
+//!   is counted against the host-side caps ([`caps`]); an import over one traps the call.
 //! - **Failure.** A trap, a timeout, a memory-limit hit, a panic (its message is read from
 //!   the guest's stderr) or a malformed return becomes a [`PluginError`] for that call alone,
 //!   naming the plugin and its version. The overlay of that call is discarded, so a failed
@@ -50,6 +53,7 @@ mod bindings;
 mod cache;
 mod call;
 mod call_counts;
+mod caps;
 mod engine;
 mod error;
 mod export;
@@ -65,6 +69,7 @@ pub use bindings::types::{
     Capabilities, Contribution, Decision, InjectedMessage, PostToolOutcome, PreToolOutcome, PromptOutcome,
     Role, StopOutcome, ToolCall, ToolResult, ToolSpec, ToolUse,
 };
+pub use cache::cache_key_path;
 pub use call::{CallOutput, StateWrite};
 pub use call_counts::CallCounts;
 pub use engine::SandboxEngine;

@@ -45,6 +45,19 @@ impl StateBag {
         self.lock().values.get(namespace).and_then(|keys| keys.get(key)).map(String::as_str) == value
     }
 
+    /// The length of `key`'s value, without copying it.
+    pub fn value_len(&self, namespace: &str, key: &str) -> Option<usize> {
+        self.lock().values.get(namespace)?.get(key).map(String::len)
+    }
+
+    /// How many keys `namespace` holds and their bytes, keys and values together (what the
+    /// host-side caps on a plugin's state count).
+    pub fn usage(&self, namespace: &str) -> (usize, usize) {
+        let data = self.lock();
+        let Some(keys) = data.values.get(namespace) else { return (0, 0) };
+        (keys.len(), keys.iter().map(|(key, value)| key.len() + value.len()).sum())
+    }
+
     /// Reads a value as JSON (for the host's own use: commands, tests).
     pub fn get_json(&self, namespace: &str, key: &str) -> Option<serde_json::Value> {
         serde_json::from_str(&self.get(namespace, key)?).ok()

@@ -99,6 +99,7 @@ fn read(bytes: &[u8], cuts: &[usize]) -> (Result<ModelReply, ModelError>, String
     let stream = futures_util::stream::iter(pieces);
     let reply = block_on(read_event_stream(
         stream,
+        usize::MAX,
         |error: std::io::Error| ModelError::Stream { detail: error.to_string() },
         &mut on_text,
     ));

@@ -33,6 +33,8 @@ enum Fault {
     CutMidStream,
     NotJson,
     Hang,
+    /// Starts an event and streams its line forever, never ending it.
+    EndlessLine,
     /// A 307 pointing elsewhere.
     Redirect(String),
 }
@@ -98,6 +100,11 @@ impl Reply {
     /// Starts a stream and never finishes it.
     pub fn hang() -> Self {
         Self { fault: Fault::Hang, ..Self::text("") }
+    }
+
+    /// Streams one `data:` line that never ends (an endpoint gone wrong, or hostile).
+    pub fn endless_line() -> Self {
+        Self { fault: Fault::EndlessLine, ..Self::text("") }
     }
 
     /// Answers 307 Temporary Redirect to `location`.
@@ -191,6 +198,11 @@ async fn answer(State(shared): State<Arc<Shared>>, headers: axum::http::HeaderMa
             });
             let never = futures_util::stream::pending();
             return sse(Body::from_stream(futures_util::StreamExt::chain(first, never)));
+        }
+        Fault::EndlessLine => {
+            let start = futures_util::stream::once(async { Ok::<_, std::io::Error>("data: \"".to_owned()) });
+            let endless = futures_util::stream::repeat_with(|| Ok("x".repeat(64 << 10)));
+            return sse(Body::from_stream(futures_util::StreamExt::chain(start, endless)));
         }
         Fault::NotJson => return sse(Body::from("data: {this is not json\n\n")),
         Fault::CutMidStream => return sse(Body::from(chunk(json!({"content": reply.text})))),

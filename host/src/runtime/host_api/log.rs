@@ -2,7 +2,8 @@ use crate::runtime::bindings::agent_host::plugin::log::{Host, Level};
 use crate::runtime::call::CallState;
 
 impl Host for CallState {
-    fn write(&mut self, level: Level, message: String) {
+    fn write(&mut self, level: Level, message: String) -> wasmtime::Result<()> {
+        self.caps.log(message.len())?;
         let plugin = &*self.plugin;
         match level {
             Level::Trace => tracing::trace!(target: "plugin", %plugin, "{message}"),
@@ -11,5 +12,6 @@ impl Host for CallState {
             Level::Warn => tracing::warn!(target: "plugin", %plugin, "{message}"),
             Level::Error => tracing::error!(target: "plugin", %plugin, "{message}"),
         }
+        Ok(())
     }
 }

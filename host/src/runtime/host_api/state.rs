@@ -1,5 +1,6 @@
 use crate::runtime::bindings::agent_host::plugin::state::Host;
-use crate::runtime::call::{CallState, MAX_STATE_VALUE_BYTES};
+use crate::runtime::call::CallState;
+use crate::runtime::caps::StateUsage;
 
 impl Host for CallState {
     fn get(&mut self, key: String) -> Option<String> {
@@ -12,21 +13,19 @@ impl Host for CallState {
         }
     }
 
-    fn set(&mut self, key: String, value: String) -> Result<(), String> {
-        if value.len() > MAX_STATE_VALUE_BYTES {
-            return Err(format!(
-                "state value `{key}` is {} bytes; the limit is {MAX_STATE_VALUE_BYTES}",
-                value.len()
-            ));
-        }
+    fn set(&mut self, key: String, value: String) -> wasmtime::Result<Result<(), String>> {
+        self.caps.state_value(&key, value.len())?;
         if let Err(error) = serde_json::from_str::<serde::de::IgnoredAny>(&value) {
-            return Err(format!("state value `{key}` is not JSON: {error}"));
+            return Ok(Err(format!("state value `{key}` is not JSON: {error}")));
         }
+        self.account_write(&key, Some(value.len()))?;
         self.writes.insert(key, Some(value));
-        Ok(())
+        Ok(Ok(()))
     }
 
     fn remove(&mut self, key: String) {
+        // Removing only ever shrinks the state, so it cannot go over a cap.
+        let _ = self.account_write(&key, None);
         self.writes.insert(key, None);
     }
 
@@ -42,5 +41,22 @@ impl Host for CallState {
             ));
         }
         Ok(self.read_bag(&namespace, &key))
+    }
+}
+
+impl CallState {
+    /// Counts a write of `key` (`new`: its value's bytes, `None`: removed) against the
+    /// session caps of the plugin's state.
+    fn account_write(&mut self, key: &str, new: Option<usize>) -> wasmtime::Result<()> {
+        let namespace = &self.plugin.name;
+        let old = match self.writes.get(key) {
+            Some(written) => written.as_ref().map(String::len),
+            None => self.bag.value_len(namespace, key),
+        };
+        let bag = &self.bag;
+        self.caps.state_write(key, old, new, || {
+            let (keys, bytes) = bag.usage(namespace);
+            StateUsage { keys, bytes }
+        })
     }
 }

@@ -9,6 +9,7 @@ use wasmtime::{Store, Trap};
 use super::{CallContext, LoadedPlugin};
 use crate::runtime::bindings::types;
 use crate::runtime::call::{CallOutput, CallState};
+use crate::runtime::caps::CallCaps;
 use crate::runtime::engine::SandboxEngine;
 use crate::runtime::error::PluginError;
 use crate::runtime::export::Export;
@@ -26,11 +27,17 @@ impl LoadedPlugin {
         // Through the generated bindings, which type-check every export against the
         // contract: once per load, so a mismatched plugin fails here with a clear message
         // and the calls after it look up only the export they need.
-        let mut store = self.fresh_store(bag, Export::Manifest)?;
-        let instance =
-            self.pre.instantiate_async(&mut store).await.map_err(|error| self.instantiate_error(error))?;
-        let result = instance.agent_host_plugin_guest().call_manifest(&mut store).await;
-        self.finish(store, result, bag)
+        self.bounded(async {
+            let mut store = self.fresh_store(bag, Export::Manifest)?;
+            let instance = self
+                .pre
+                .instantiate_async(&mut store)
+                .await
+                .map_err(|error| self.instantiate_error(error))?;
+            let result = instance.agent_host_plugin_guest().call_manifest(&mut store).await;
+            self.finish(store, result, bag)
+        })
+        .await
     }
 
     /// `configure`, and the tool hooks' filters it declared.
@@ -39,11 +46,14 @@ impl LoadedPlugin {
         bag: &StateBag,
         config: &str,
     ) -> Result<(CallOutput<Result<String, String>>, HookFilters), PluginError> {
-        let (mut store, func) = self.instantiate(bag, Export::Configure).await?;
-        store.data_mut().hook_filters = Some(HookFilters::default());
-        let result = call_export::<(&str,), Result<String, String>>(&mut store, func, (config,)).await;
-        let filters = store.data_mut().hook_filters.take().unwrap_or_default();
-        self.finish(store, result, bag).map(|output| (output, filters))
+        self.bounded(async {
+            let (mut store, func) = self.instantiate(bag, Export::Configure).await?;
+            store.data_mut().hook_filters = Some(HookFilters::default());
+            let result = call_export::<(&str,), Result<String, String>>(&mut store, func, (config,)).await;
+            let filters = store.data_mut().hook_filters.take().unwrap_or_default();
+            self.finish(store, result, bag).map(|output| (output, filters))
+        })
+        .await
     }
 
     /// `provide`, or the contribution `memo` kept from an earlier call that declared itself
@@ -59,13 +69,16 @@ impl LoadedPlugin {
             return Ok(CallOutput { value, events: Vec::new() });
         }
         let ctx = self.context(ctx);
-        let (output, reads) = {
-            let (mut store, func) = self.instantiate(bag, Export::Provide).await?;
-            store.data_mut().reads = Some(Vec::new());
-            let result =
-                call_export::<(&types::CallContext,), types::Contribution>(&mut store, func, (&ctx,)).await;
-            self.settle(store, result, bag)
-        }?;
+        let (output, reads) = self
+            .bounded(async {
+                let (mut store, func) = self.instantiate(bag, Export::Provide).await?;
+                store.data_mut().reads = Some(Vec::new());
+                let result =
+                    call_export::<(&types::CallContext,), types::Contribution>(&mut store, func, (&ctx,))
+                        .await;
+                self.settle(store, result, bag)
+            })
+            .await?;
         let CallOutput { value, events } = self.checked(output)?;
         self.check_schemas(&value)?;
         let value = Arc::new(value);
@@ -182,10 +195,27 @@ impl LoadedPlugin {
         (R,): ComponentNamedList + Lift + Send + Sync + 'static,
         R: Checked,
     {
-        let (mut store, func) = self.instantiate(bag, export).await?;
-        let result = call_export::<P, R>(&mut store, func, params).await;
-        let output = self.finish(store, result, bag)?;
+        let output = self
+            .bounded(async {
+                let (mut store, func) = self.instantiate(bag, export).await?;
+                let result = call_export::<P, R>(&mut store, func, params).await;
+                self.finish(store, result, bag)
+            })
+            .await?;
         self.checked(output)
+    }
+
+    /// Runs one whole call under the plugin's deadline: instantiating it, the export, and
+    /// every host import it waits in. The epoch deadline stops guest code only; this stops a
+    /// call waiting in the host (a process, a sleep, a read). At the deadline the call's
+    /// future is dropped, and its store with it: none of its writes or events are kept.
+    async fn bounded<T>(&self, call: impl Future<Output = Result<T, PluginError>>) -> Result<T, PluginError> {
+        let deadline = std::time::Duration::from_millis(self.limits.timeout_ms);
+        tokio::time::timeout(deadline, call).await.unwrap_or_else(|_| Err(self.timeout_error()))
+    }
+
+    fn timeout_error(&self) -> PluginError {
+        PluginError::Timeout { plugin: self.label(), timeout_ms: self.limits.timeout_ms }
     }
 
     fn context(&self, ctx: &CallContext) -> types::CallContext {
@@ -258,6 +288,7 @@ impl LoadedPlugin {
             self.read_grants.clone(),
             self.process.clone(),
             memory,
+            CallCaps::new(self.limits),
             self.dirs.clone(),
         );
         let mut store = Store::new(self.pre.engine(), state);
@@ -309,9 +340,12 @@ impl LoadedPlugin {
         if state.memory.hit() {
             return PluginError::MemoryLimit { plugin, limit_mb: (state.memory.max_bytes() >> 20) as u32 };
         }
+        if let Some(over) = state.caps.hit() {
+            return PluginError::OverCap { plugin, cap: over.cap.key(), detail: state.caps.describe(over) };
+        }
         let stderr = state.stderr_text();
         match error.downcast_ref::<Trap>() {
-            Some(Trap::Interrupt) => PluginError::Timeout { plugin, timeout_ms: self.limits.timeout_ms },
+            Some(Trap::Interrupt) => self.timeout_error(),
             Some(trap) => match panic_message(&stderr) {
                 Some(message) => PluginError::Panic { plugin, message },
                 None if stderr.is_empty() => PluginError::Trap { plugin, detail: trap.to_string() },

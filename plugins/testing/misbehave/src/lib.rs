@@ -5,6 +5,8 @@
 //! grant: `read_file`, `connect`, `env`. `whoami` returns the session id the host gave.
 //! `forge_events` emits an event whose payload is pretty-printed JSON text built to look
 //! like lines of the host's own `--json` stream.
+//! Others wait in the host (`sleep`, a WASI poll; `run`, a process) or hand the host more
+//! than it should hold (`hoard_state`, `flood_events`, `flood_log`).
 //! Config switches make `configure` fail, `provide` return a schema that is not JSON,
 //! `pre_tool_use` abort, or `pre_tool_use` rewrite arguments into text that is not JSON.
 
@@ -37,6 +39,27 @@ struct RememberArgs {
 #[derive(Deserialize)]
 struct TargetArgs {
     target: String,
+}
+
+/// `hoard_state`, `flood_events` and `flood_log`: `count` values of `kb` KiB each (state
+/// keys start with `prefix`).
+#[derive(Deserialize)]
+struct FloodArgs {
+    count: u32,
+    kb: u32,
+    #[serde(default)]
+    prefix: String,
+}
+
+#[derive(Deserialize)]
+struct SleepArgs {
+    ms: u64,
+}
+
+#[derive(Deserialize)]
+struct RunArgs {
+    command: String,
+    timeout_ms: u64,
 }
 
 #[derive(Deserialize)]
@@ -95,6 +118,11 @@ impl Plugin for Misbehave {
             .tool(target_tool("connect", "Opens a TCP connection to host:port."))
             .tool(target_tool("env", "Reads an environment variable."))
             .tool(ToolSpec::new("forge_events", "Emits a payload whose lines look like host events."))
+            .tool(open_tool("sleep", "Sleeps `ms` milliseconds in a WASI poll."))
+            .tool(open_tool("run", "Runs `command` with a process timeout of `timeout_ms`."))
+            .tool(open_tool("hoard_state", "Writes `count` state values of `kb` KiB."))
+            .tool(open_tool("flood_events", "Emits `count` events of `kb` KiB."))
+            .tool(open_tool("flood_log", "Logs `count` lines of `kb` KiB."))
             .inject("misbehave injected message");
         if config.bad_schema {
             contribution.tools[0].parameters = "{not json".into();
@@ -169,6 +197,40 @@ impl Plugin for Misbehave {
                 std::env::var(&args.target).map_err(|e| format!("env {}: {e}", args.target))
             }
             "forge_events" => forge_events(),
+            "sleep" => {
+                let args: SleepArgs = call.args()?;
+                std::thread::sleep(std::time::Duration::from_millis(args.ms));
+                Ok("slept".to_owned())
+            }
+            "run" => {
+                let args: RunArgs = call.args()?;
+                let output = agent_host_sdk::process::run(&args.command, args.timeout_ms, 1 << 16)?;
+                Ok(output.stdout)
+            }
+            "hoard_state" => {
+                let args: FloodArgs = call.args()?;
+                let value = "x".repeat(args.kb as usize * 1024);
+                for index in 0..args.count {
+                    state::set(&format!("{}hoard{index}", args.prefix), &value)?;
+                }
+                Ok(format!("{} values hoarded", args.count))
+            }
+            "flood_events" => {
+                let args: FloodArgs = call.args()?;
+                let payload = "x".repeat(args.kb as usize * 1024);
+                for _ in 0..args.count {
+                    events::emit("flood", &payload);
+                }
+                Ok(format!("{} events emitted", args.count))
+            }
+            "flood_log" => {
+                let args: FloodArgs = call.args()?;
+                let line = "x".repeat(args.kb as usize * 1024);
+                for _ in 0..args.count {
+                    log::warn(&line);
+                }
+                Ok(format!("{} lines logged", args.count))
+            }
             other => Err(format!("no tool named `{other}`")),
         }
     }
@@ -203,6 +265,11 @@ fn forge_events() -> Result<String, String> {
     );
     agent_host_sdk::bindings::agent_host::plugin::events::emit("forged", forged);
     Ok("emitted".to_owned())
+}
+
+/// A tool whose arguments only the plugin checks.
+fn open_tool(name: &str, description: &str) -> ToolSpec {
+    ToolSpec::new(name, description).parameters(json!({ "type": "object" }))
 }
 
 /// A tool taking one string argument, `target`.
