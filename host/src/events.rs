@@ -144,7 +144,7 @@ impl EventSink for BuildProgressOnStderr {
     fn emit(&self, event: &Event) {
         if let Event::PluginBuilding { path, progress } = event {
             // Cargo's output passes on what a plugin crate's build script prints.
-            let escape = crate::cli::sanitize::one_line;
+            let escape = crate::sanitize::one_line;
             eprintln!("  building plugin {}: {}", escape(path), escape(progress));
         }
     }

@@ -18,6 +18,7 @@ mod recent;
 pub mod reload;
 pub mod runtime;
 pub mod sandbox;
+mod sanitize;
 pub mod state;
 
 pub use agent::{Host, TurnEnd, TurnOutcome};

@@ -105,3 +105,21 @@ async fn the_grant_without_a_writable_folder_says_what_is_missing() {
     assert!(result.output.contains("`write = true` under its [plugin.grants.dirs]"), "{}", result.output);
     assert!(!read_only.path().join("made-it").exists());
 }
+
+/// The host keeps no more of a process's output than the plugin's call could return
+/// (`max_output_kb`), however much the plugin asks for: the shell asks for 100 MB here and
+/// the command prints 5 MB, yet the result the shell built (before the host cut it to
+/// 4 KiB) held only about 4 KiB of it.
+#[tokio::test]
+async fn the_host_keeps_no_more_output_than_the_call_may_return() {
+    let (test, _workspace) = host(
+        "process = true",
+        "[plugin.config]\nmax_output_bytes = 100000000\n[plugin.limits]\nmax_output_kb = 4",
+    )
+    .await;
+    let output = ok(&test, json!({"command": "yes | head -c 5000000"})).await;
+    let note = output.rsplit("[output cut: ").next().expect("the result is cut");
+    let whole: usize =
+        note.split(" of ").nth(1).and_then(|rest| rest.split(' ').next()).unwrap().parse().unwrap();
+    assert!((4096..8192).contains(&whole), "the shell's result was {whole} bytes: {note}");
+}

@@ -9,10 +9,10 @@ use tokio::sync::Mutex;
 use super::Status;
 use super::json::compact_json;
 use super::render::colors_on;
-use super::sanitize::{multi_line, one_line};
 use super::startup::one_turn;
 use crate::agent::{ApprovalAnswer, ApprovalRequest, Approver, Host};
 use crate::events::EventSink;
+use crate::sanitize::{multi_line, one_line};
 use crate::state::SessionHandle;
 
 /// Lines from stdin, shared by the prompt loop and the approval prompt.

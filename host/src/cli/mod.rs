@@ -7,7 +7,6 @@
 mod console;
 mod json;
 mod render;
-pub(crate) mod sanitize;
 mod startup;
 
 use std::path::PathBuf;
@@ -73,5 +72,8 @@ pub fn main(args: Args) -> ExitCode {
         }
     };
     let status = runtime.block_on(startup::run(args));
+    // A plugin call abandoned at its deadline may leave a blocking thread stuck in a WASI
+    // read (a FIFO with no writer); the process must still exit.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     ExitCode::from(status as u8)
 }

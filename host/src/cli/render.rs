@@ -1,14 +1,14 @@
 //! Renders the event stream for a person: streamed text, tool calls, a live todo
 //! checklist, errors in red. Everything that came from a model, a tool or a plugin goes
-//! through [`super::sanitize`] first, so only the host's own colour codes reach the terminal.
+//! through [`crate::sanitize`] first, so only the host's own colour codes reach the terminal.
 
 use std::io::Write;
 use std::sync::Mutex;
 
 use serde_json::Value;
 
-use super::sanitize::{multi_line, one_line};
 use crate::events::{Event, EventSink};
+use crate::sanitize::{multi_line, one_line};
 
 const DIM: &str = "\x1b[2m";
 const RED: &str = "\x1b[31m";

@@ -6,12 +6,12 @@ use std::sync::Arc;
 use super::console::{self, ConsoleApprover};
 use super::json::JsonLines;
 use super::render::ConsoleRenderer;
-use super::sanitize::{multi_line, one_line};
 use super::{Args, Status};
 use crate::agent::{Approver, Host, NoOperator, TurnEnd};
 use crate::config::Config;
 use crate::events::{Event, EventSink};
 use crate::model::{ModelClient, ScriptedModel};
+use crate::sanitize::{multi_line, one_line};
 use crate::state::SessionHandle;
 
 /// The script the offline demo replays, relative to the config file's folder.

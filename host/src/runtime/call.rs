@@ -30,6 +30,9 @@ pub struct ProcessGrant {
     pub(super) sandbox: crate::sandbox::Sandbox,
     /// The plugin's `limits.timeout_ms`: no process outlives the call that started it.
     pub(super) deadline_ms: u64,
+    /// The plugin's `limits.max_output_kb` in bytes: a call cannot return more text than
+    /// that, so the host keeps no more of a process's output, whatever the plugin asks.
+    pub(super) max_output_bytes: u64,
 }
 
 /// A granted folder, resolved: where it is on the host, where the plugin sees it.

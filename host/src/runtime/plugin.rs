@@ -191,6 +191,7 @@ impl LoadedPlugin {
                 },
                 sandbox,
                 deadline_ms: spec.limits.timeout_ms,
+                max_output_bytes: u64::from(spec.limits.max_output_kb) * 1024,
             }));
         }
         plugin.capabilities = manifest.capabilities;

@@ -5,6 +5,8 @@ impl Host for CallState {
     fn write(&mut self, level: Level, message: String) -> wasmtime::Result<()> {
         self.caps.log(message.len())?;
         let plugin = &*self.plugin;
+        // The log goes to the operator's terminal: a plugin's text must not steer it.
+        let message = crate::sanitize::one_line(&message);
         match level {
             Level::Trace => tracing::trace!(target: "plugin", %plugin, "{message}"),
             Level::Debug => tracing::debug!(target: "plugin", %plugin, "{message}"),

@@ -47,7 +47,8 @@ impl Host for CallState {
         let timeout_ms = request.timeout_ms.min(left);
         let limits = RunLimits {
             timeout: Duration::from_millis(timeout_ms),
-            max_output_bytes: usize::try_from(request.max_output_bytes).unwrap_or(usize::MAX),
+            max_output_bytes: usize::try_from(request.max_output_bytes.min(grant.max_output_bytes))
+                .unwrap_or(usize::MAX),
         };
         let output = grant.sandbox.run(&spec, limits).await.map_err(|error| error.to_string())?;
         let mut stderr = String::from_utf8_lossy(&output.stderr).into_owned();
