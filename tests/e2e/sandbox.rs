@@ -251,7 +251,7 @@ async fn a_call_waiting_for_a_process_ends_at_its_deadline() {
     // command printed so far instead of failing (or waiting 20 s).
     let workspace = tempfile::tempdir().unwrap();
     let grant = format!(
-        "[plugin.limits]\ntimeout_ms = 300\n[plugin.grants]\nprocess = true\n[plugin.grants.dirs]\n\"/w\" = {{ host = \"{}\", write = true }}\n",
+        "[plugin.limits]\ntimeout_ms = 2000\n[plugin.grants]\nprocess = true\n[plugin.grants.dirs]\n\"/w\" = {{ host = \"{}\", write = true }}\n",
         workspace.path().display()
     );
     let test = host(&grant).await;

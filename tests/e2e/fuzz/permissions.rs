@@ -249,7 +249,13 @@ fn deny_rules_cannot_be_dodged() {
                     "{}",
                     result.output
                 );
-            } else if !parts.iter().any(|part| part.unreadable) && both_shells_read(&line) {
+            } else if !parts.iter().any(|part| part.unreadable)
+                && both_shells_read(&line)
+                // dash reads `$'…'` as `$` and a plain quote, bash as one ANSI-C string: a
+                // script handed to `sh -c` may then be unreadable to one of them (`$'it\'s'`),
+                // and the policy refuses what either reading cannot read to the end.
+                && !line.contains("$'")
+            {
                 prop_assert!(result.ok, "nothing denied, yet refused:\n{}\n{}", line, result.output);
             }
             Ok(())

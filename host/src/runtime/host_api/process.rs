@@ -7,8 +7,10 @@ use crate::runtime::bindings::agent_host::plugin::process::{Host, RunOutput, Run
 use crate::runtime::call::CallState;
 use crate::sandbox::{RunLimits, SandboxSpec};
 
-/// Time kept back from the call's deadline for the plugin to turn the output into its result.
-const MARGIN_MS: u64 = 50;
+/// Time kept back from the call's deadline for the plugin to turn the output into its
+/// result: a tenth of the deadline, at least this much, so a loaded machine does not turn
+/// a process cut short into a call lost to its deadline.
+const MIN_MARGIN_MS: u64 = 50;
 
 impl Host for CallState {
     async fn run(&mut self, request: RunRequest) -> Result<RunOutput, String> {
@@ -43,7 +45,8 @@ impl Host for CallState {
         // call's timeout and lose its output.
         let deadline_ms = grant.deadline_ms;
         let elapsed = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let left = deadline_ms.saturating_sub(elapsed).saturating_sub(MARGIN_MS).max(1);
+        let margin = (deadline_ms / 10).max(MIN_MARGIN_MS);
+        let left = deadline_ms.saturating_sub(elapsed).saturating_sub(margin).max(1);
         let timeout_ms = request.timeout_ms.min(left);
         let limits = RunLimits {
             timeout: Duration::from_millis(timeout_ms),
