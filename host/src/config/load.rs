@@ -142,26 +142,19 @@ fn check_limits(config: &Config, limits: &super::Limits, table: &str) -> Result<
     if limits.max_output_kb == 0 {
         return Err(error("max_output_kb", "must be at least 1 (KiB)"));
     }
-    let process_limits = [
-        ("process_cpu_secs", limits.process_cpu_secs, "must be at least 1 (seconds)"),
-        ("process_memory_mb", limits.process_memory_mb, "must be at least 1 (MiB)"),
-        ("process_max_procs", limits.process_max_procs, "must be at least 1 (processes)"),
-        ("process_file_mb", limits.process_file_mb, "must be at least 1 (MiB)"),
-    ];
-    for (key, value, message) in process_limits {
-        if value == 0 {
-            return Err(error(key, message));
-        }
-    }
     let at_least_one = [
-        ("state_value_kb", limits.state_value_kb, "KiB"),
-        ("state_keys", limits.state_keys, "keys"),
-        ("state_total_kb", limits.state_total_kb, "KiB"),
-        ("events_per_call", limits.events_per_call, "events"),
-        ("event_payload_kb", limits.event_payload_kb, "KiB"),
-        ("log_kb_per_call", limits.log_kb_per_call, "KiB"),
-        ("endpoint_body_mb", limits.endpoint_body_mb, "MiB"),
-        ("sse_line_kb", limits.sse_line_kb, "KiB"),
+        ("process_cpu_secs", limits.process_cpu_secs, "seconds"),
+        ("process_memory_mb", limits.process_memory_mb, "MiB"),
+        ("process_max_procs", limits.process_max_procs, "processes"),
+        ("process_file_mb", limits.process_file_mb, "MiB"),
+        ("state_value_kb", limits.state_value_kb.into(), "KiB"),
+        ("state_keys", limits.state_keys.into(), "keys"),
+        ("state_total_kb", limits.state_total_kb.into(), "KiB"),
+        ("events_per_call", limits.events_per_call.into(), "events"),
+        ("event_payload_kb", limits.event_payload_kb.into(), "KiB"),
+        ("log_kb_per_call", limits.log_kb_per_call.into(), "KiB"),
+        ("endpoint_body_mb", limits.endpoint_body_mb.into(), "MiB"),
+        ("sse_line_kb", limits.sse_line_kb.into(), "KiB"),
     ];
     for (key, value, unit) in at_least_one {
         if value == 0 {

@@ -166,7 +166,9 @@ pub fn line() -> impl Strategy<Value = (String, Vec<Written>)> {
     })
 }
 
-async fn host(rules: &str) -> TestHost {
+/// A host with `misbehave` (whose `remember` stands in for the shell tool) behind the
+/// `permissions` plugin configured with `rules`.
+pub async fn host(rules: &str) -> TestHost {
     let model = FakeModel::start().await;
     let plugins = format!(
         "{}{}",

@@ -13,8 +13,8 @@ use agent_host::sandbox::{RunLimits, Sandbox, SandboxSpec};
 use proptest::prelude::*;
 use serde_json::json;
 
-use super::permissions::{ALLOW_RULES, DENY_RULES, line};
-use crate::support::{FakeModel, TestHost, plugin_block};
+use super::permissions::{ALLOW_RULES, DENY_RULES, host, line};
+use crate::support::TestHost;
 
 /// The programs replaced by recorders.
 const RECORDED: &[&str] = &["rm", "curl", "touch", "cat", "git"];
@@ -152,16 +152,6 @@ impl Stage {
         sandbox.run(&spec, limits).await.expect("the sandbox runs the line");
         std::fs::read_to_string(&self.log).unwrap_or_default().lines().map(str::to_owned).collect()
     }
-}
-
-async fn host(rules: &str) -> TestHost {
-    let model = FakeModel::start().await;
-    let plugins = format!(
-        "{}{}",
-        plugin_block("misbehave", ""),
-        plugin_block("permissions", &format!("[plugin.config]\n{rules}"))
-    );
-    TestHost::with_plugins(&model, &plugins).await
 }
 
 /// Whether the policy lets `line` run (`remember` stands in for the shell tool).
