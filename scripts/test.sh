@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The test command README names: lints and formatting of both workspaces, the plugins' own
+# unit tests (natively), then every host test (which builds the plugins for wasm32-wasip2).
+# Lints first, so a warning fails in seconds rather than after the suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cargo fmt --all --check
+(cd plugins && cargo fmt --all --check)
+cargo clippy --workspace --all-targets -- -D warnings
+
+# rust-toolchain.toml names the target; an older rustup may not have added it yet. The host
+# does the same before building a plugin crate.
+rustup target list --installed | grep -qx wasm32-wasip2 || rustup target add wasm32-wasip2
+(cd plugins && cargo clippy --target wasm32-wasip2 --workspace --all-targets -- -D warnings)
+(cd plugins && cargo test --workspace --target "$(rustc -vV | sed -n 's/^host: //p')")
+
+cargo test --workspace
