@@ -3,7 +3,6 @@
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -116,10 +115,6 @@ fn in_transaction<T>(
     result
 }
 
-fn now() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
-}
-
 /// Takes the lease on `id` unless another holder's is live (see [`SessionStore::lease`]).
 const TAKE_LEASE: &str = "
 INSERT INTO session_leases (session_id, token, claim, pid, host, pid_namespace, expires_at)
@@ -128,6 +123,29 @@ ON CONFLICT (session_id) DO UPDATE SET
     token = excluded.token, claim = excluded.claim, pid = excluded.pid, host = excluded.host,
     pid_namespace = excluded.pid_namespace, expires_at = excluded.expires_at
 WHERE session_leases.token = excluded.token OR session_leases.expires_at <= ?8 OR session_leases.token = ?9";
+
+/// Runs [`TAKE_LEASE`]: whether the lease is now `holder`'s.
+fn take_lease(
+    connection: &Connection,
+    id: &str,
+    holder: &Holder,
+    claim: &str,
+    expires_at: i64,
+    replacing: Option<&str>,
+) -> Result<bool, StoreError> {
+    let taken = connection.prepare_cached(TAKE_LEASE)?.execute(params![
+        id,
+        holder.token,
+        claim,
+        holder.pid,
+        holder.host,
+        holder.pid_namespace,
+        expires_at,
+        now_millis(),
+        replacing
+    ])?;
+    Ok(taken == 1)
+}
 
 /// The lease on a session, as stored.
 fn held_lease(connection: &Connection, id: &str) -> Result<Option<HeldLease>, StoreError> {
@@ -166,7 +184,7 @@ fn check_lease(connection: &Connection, id: &str, token: &str) -> Result<(), Sto
 
 impl SessionStore for SqliteStore {
     fn create(&self, id: &str, holder: &Holder, claim: &str, expires_at: i64) -> Result<(), StoreError> {
-        let now = now();
+        let now = now_millis();
         let connection = self.connection();
         in_transaction(&connection, |transaction| {
             // Cached like the step statements: a new session every few model calls would
@@ -174,12 +192,7 @@ impl SessionStore for SqliteStore {
             transaction
                 .prepare_cached("INSERT INTO sessions (id, created_at, updated_at) VALUES (?1, ?2, ?2)")?
                 .execute(params![id, now])?;
-            transaction
-                .prepare_cached(
-                    "INSERT INTO session_leases (session_id, token, claim, pid, host, pid_namespace, expires_at) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                )?
-                .execute(params![id, holder.token, claim, holder.pid, holder.host, holder.pid_namespace, expires_at])?;
+            take_lease(transaction, id, holder, claim, expires_at, None)?;
             Ok(())
         })
     }
@@ -194,18 +207,8 @@ impl SessionStore for SqliteStore {
     ) -> Result<Option<HeldLease>, StoreError> {
         let connection = self.connection();
         in_transaction(&connection, |transaction| {
-            let taken = transaction.prepare_cached(TAKE_LEASE)?.execute(params![
-                id,
-                holder.token,
-                claim,
-                holder.pid,
-                holder.host,
-                holder.pid_namespace,
-                expires_at,
-                now_millis(),
-                replacing
-            ])?;
-            if taken == 1 { Ok(None) } else { held_lease(transaction, id) }
+            let taken = take_lease(transaction, id, holder, claim, expires_at, replacing)?;
+            if taken { Ok(None) } else { held_lease(transaction, id) }
         })
     }
 
@@ -293,7 +296,7 @@ impl SessionStore for SqliteStore {
             if step.messages.iter().any(|message| message.role == Role::User) {
                 transaction
                     .prepare_cached("UPDATE sessions SET updated_at = ?2, model_calls = ?3 WHERE id = ?1")?
-                    .execute(params![id, now(), step.model_calls as i64])?;
+                    .execute(params![id, now_millis(), step.model_calls as i64])?;
             }
             Ok(())
         })?;
