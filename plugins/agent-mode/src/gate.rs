@@ -9,20 +9,14 @@
 //!    `[mode_set execute, write_file …]` would write before anyone saw the switch.
 
 use agent_host_sdk::prelude::*;
-use serde::Deserialize;
 
 use crate::config::Config;
 use crate::current;
 use crate::modes::Mode;
-use crate::tools::SET_TOOL;
+use crate::tools::{SET_TOOL, SetArgs};
 
 /// This plugin's name, as the host reports it in `tool-use.plugin`.
 pub const PLUGIN: &str = "agent-mode";
-
-#[derive(Deserialize)]
-struct SetArgs {
-    mode: String,
-}
 
 /// The decision on one call; `None` is no opinion.
 pub fn decide(config: &Config, ctx: &Context, call: &ToolUse) -> Result<Option<Decision>, String> {

@@ -14,9 +14,10 @@ use crate::modes::Mode;
 /// The tool that switches the mode.
 pub const SET_TOOL: &str = "mode_set";
 
+/// The arguments of `mode_set`.
 #[derive(Deserialize)]
-struct SetArgs {
-    mode: String,
+pub struct SetArgs {
+    pub mode: String,
 }
 
 /// The tool specs in `current` mode; `mode_set` lists the configured names in its schema.

@@ -62,8 +62,11 @@ const MAX_LINKS: usize = 40;
 /// followed; `None` when it leads out, loops or holds an absolute link.
 fn real_relative(relative: &str) -> Option<String> {
     let mut done: Vec<String> = Vec::new();
-    let mut todo: std::collections::VecDeque<String> =
-        relative.split('/').filter(|p| !p.is_empty() && *p != ".").map(str::to_owned).collect();
+    // A path's components, without the empty and `.` ones that name nothing.
+    fn parts(text: &str) -> impl DoubleEndedIterator<Item = String> + '_ {
+        text.split('/').filter(|p| !p.is_empty() && *p != ".").map(str::to_owned)
+    }
+    let mut todo: std::collections::VecDeque<String> = parts(relative).collect();
     let mut links = 0;
     while let Some(part) = todo.pop_front() {
         if part == ".." {
@@ -79,13 +82,7 @@ fn real_relative(relative: &str) -> Option<String> {
                 return None;
             }
             done.pop();
-            let parts = target
-                .to_string_lossy()
-                .split('/')
-                .filter(|p| !p.is_empty() && *p != ".")
-                .map(str::to_owned)
-                .collect::<Vec<_>>();
-            for part in parts.into_iter().rev() {
+            for part in parts(&target.to_string_lossy()).rev() {
                 todo.push_front(part);
             }
         }

@@ -70,7 +70,7 @@ impl Plugin for Permissions {
             .any(|r| r.decision != Verdict::Allow && r.args.as_ref().is_some_and(|a| a.path.is_some()));
         let mut allowed = rules::always_allowed(&config.rules);
         if guards_paths {
-            allowed.retain(|tool| !walk::FS_TOOLS.iter().any(|fs_tool| glob::glob_match(tool, fs_tool)));
+            allowed.retain(|tool| !walk::fs_tools().any(|fs_tool| glob::glob_match(tool, fs_tool)));
         }
         if config.audit {
             allowed.clear();

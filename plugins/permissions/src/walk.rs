@@ -19,7 +19,9 @@ pub const WALKING_TOOLS: &[&str] = &["grep", "glob", "list_dir"];
 const PATH_TOOLS: &[&str] = &["read_file", "write_file", "edit_file"];
 
 /// Every fs tool whose calls may get an `exclude` list.
-pub const FS_TOOLS: &[&str] = &["grep", "glob", "list_dir", "read_file", "write_file", "edit_file"];
+pub fn fs_tools() -> impl Iterator<Item = &'static str> {
+    WALKING_TOOLS.iter().chain(PATH_TOOLS).copied()
+}
 
 /// The tool whose path rules guard reading a file.
 const READING_TOOL: &str = "read_file";

@@ -66,17 +66,22 @@ pub fn normalize(path: &str) -> Result<String, PathError> {
 /// the way paths are (`./.env` is `.env`), `*` matches any run of characters including `/`,
 /// `?` one character.
 pub fn rule_matches(pattern: &str, path: &str) -> bool {
-    let pattern = normalize(pattern).unwrap_or_else(|_| pattern.trim().to_owned());
-    glob_match(&pattern, path)
+    glob_match(&pattern_read_as_path(pattern), path)
+}
+
+/// A rule's pattern read the way paths are; one that is no workspace path stays as written.
+fn pattern_read_as_path(pattern: &str) -> String {
+    normalize(pattern).unwrap_or_else(|_| pattern.trim().to_owned())
 }
 
 /// Whether `path` (normalized) is one of `excluded` (path rule patterns), or lies inside a
 /// folder that is.
 pub fn excluded(excluded: &[String], path: &str) -> bool {
     excluded.iter().any(|pattern| {
+        let pattern = pattern_read_as_path(pattern);
         let mut at = path;
         loop {
-            if rule_matches(pattern, at) {
+            if glob_match(&pattern, at) {
                 return true;
             }
             match at.rsplit_once('/') {

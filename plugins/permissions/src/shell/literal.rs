@@ -7,7 +7,7 @@ use brush_parser::ast::{
     SimpleCommand,
 };
 
-use super::{word, wrappers};
+use super::{parse, word, wrappers};
 
 /// The program's simple commands as text, or `None` when any part is not literal.
 pub fn simple_commands(program: &Program) -> Option<Vec<String>> {
@@ -19,17 +19,11 @@ pub fn simple_commands(program: &Program) -> Option<Vec<String>> {
 }
 
 fn add_list(list: &CompoundList, parts: &mut Vec<String>) -> Option<()> {
-    for item in &list.0 {
-        for pipeline in std::iter::once(&item.0.first).chain(item.0.additional.iter().map(|a| match a {
-            brush_parser::ast::AndOr::And(p) | brush_parser::ast::AndOr::Or(p) => p,
-        })) {
-            for command in &pipeline.seq {
-                match command {
-                    Command::Simple(simple) => parts.push(simple_text(simple)?),
-                    // Compound commands, functions and `[[ … ]]` are not read for allow rules.
-                    _ => return None,
-                }
-            }
+    for command in parse::pipelines(list).flat_map(|pipeline| &pipeline.seq) {
+        match command {
+            Command::Simple(simple) => parts.push(simple_text(simple)?),
+            // Compound commands, functions and `[[ … ]]` are not read for allow rules.
+            _ => return None,
         }
     }
     Some(())

@@ -1,6 +1,6 @@
 //! Parses a line the way bash and the way dash would read it.
 
-use brush_parser::ast::Program;
+use brush_parser::ast::{AndOr, CompoundList, Pipeline, Program};
 use brush_parser::{Parser, ParserOptions};
 
 /// The options of the dash reading: no bash-only operators (`&>`, `<<<`, `|&`).
@@ -24,6 +24,16 @@ pub fn readings(line: &str) -> Vec<Result<Program, String>> {
     let dash = program(&dash_line, &dash_options())
         .or_else(|error| program(&dash_line, &ParserOptions::default()).map_err(|_| error));
     vec![program(line, &ParserOptions::default()), dash]
+}
+
+/// Every pipeline of `list`, whether `;`, `&`, `&&` or `||` joins it to the others.
+pub fn pipelines(list: &CompoundList) -> impl Iterator<Item = &Pipeline> {
+    list.0.iter().flat_map(|item| {
+        let rest = item.0.additional.iter().map(|a| match a {
+            AndOr::And(p) | AndOr::Or(p) => p,
+        });
+        std::iter::once(&item.0.first).chain(rest)
+    })
 }
 
 /// `line` rewritten so that bash grammar reads it as dash does: dash has no `$'…'` or

@@ -5,7 +5,7 @@
 
 use brush_parser::ParserOptions;
 use brush_parser::ast::{
-    AndOr, AssignmentValue, Command as AstCommand, CommandPrefixOrSuffixItem, CompoundCommand, CompoundList,
+    AssignmentValue, Command as AstCommand, CommandPrefixOrSuffixItem, CompoundCommand, CompoundList,
     ElseClause, ExtendedTestExpr, IoFileRedirectTarget, IoRedirect, Program, SimpleCommand, Word,
 };
 use brush_parser::word::{WordPiece, WordPieceWithSource, parse_heredoc};
@@ -65,16 +65,8 @@ pub fn collect_line(line: &str, depth: usize, out: &mut Vec<Command>) {
 }
 
 fn add_list(list: &CompoundList, depth: usize, out: &mut Vec<Command>) {
-    for item in &list.0 {
-        let and_or = &item.0;
-        let rest = and_or.additional.iter().map(|a| match a {
-            AndOr::And(p) | AndOr::Or(p) => p,
-        });
-        for pipeline in std::iter::once(&and_or.first).chain(rest) {
-            for command in &pipeline.seq {
-                add_command(command, depth, out);
-            }
-        }
+    for command in parse::pipelines(list).flat_map(|pipeline| &pipeline.seq) {
+        add_command(command, depth, out);
     }
 }
 

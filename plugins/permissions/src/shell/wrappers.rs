@@ -382,7 +382,6 @@ fn trap(args: &[WordInfo], depth: usize, out: &mut Vec<Command>) {
     };
     if let Some(action) = args.first()
         && args.len() > 1
-        && action.text != "-"
         && !action.text.starts_with('-')
     {
         run_line(&action.text, action.dynamic, depth, out);
