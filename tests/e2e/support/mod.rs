@@ -1,6 +1,7 @@
 //! What every end-to-end test shares: plugins built once, a fake model server, a host in a
 //! temporary folder with its own SQLite database.
 
+pub mod binary;
 pub mod fake_model;
 
 use std::collections::BTreeMap;
@@ -13,6 +14,7 @@ use agent_host::model::ModelClient;
 use agent_host::state::SessionHandle;
 use agent_host::{Config, Event, Host, TurnOutcome};
 
+pub use binary::json_prompt_command;
 pub use fake_model::{FakeModel, Reply};
 
 /// The repository's root folder.
