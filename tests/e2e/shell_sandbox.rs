@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{FakeModel, Reply, TestHost, config_text, plugin_block};
+use crate::support::{FakeModel, Reply, TestHost, config_text, contains, files_under, plugin_block};
 
 /// A fake key in the host's environment; finding it anywhere means a leak.
 const KEY: &str = "sk-agent-host-fake-sandbox-51c9e0a7";
@@ -103,24 +103,6 @@ impl Run {
     fn stderr(&self) -> String {
         String::from_utf8_lossy(&self.output.stderr).into_owned()
     }
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|window| window == needle)
-}
-
-/// Every file under `dir`, with its bytes.
-fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files.extend(files_under(&path));
-        } else {
-            files.push((path.clone(), std::fs::read(&path).unwrap()));
-        }
-    }
-    files
 }
 
 /// Host processes whose command line holds `marker`.

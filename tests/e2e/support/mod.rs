@@ -3,6 +3,7 @@
 
 pub mod binary;
 pub mod fake_model;
+pub mod files;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,6 +17,7 @@ use agent_host::{Config, Event, Host, TurnOutcome};
 
 pub use binary::json_prompt_command;
 pub use fake_model::{FakeModel, Reply};
+pub use files::{contains, files_under};
 
 /// The repository's root folder.
 pub fn repo_root() -> PathBuf {
