@@ -19,6 +19,10 @@ use crate::support::{FakeModel, Reply, TestHost, plugin_block};
 mod path_rules;
 mod shell_tricks;
 
+/// Allow by default, deny `rm` with the reason "no deleting".
+const DENY_RM: &str = r#"default = "allow"
+rules = [{ tool = "remember", args = { command = "rm *" }, decision = "deny", reason = "no deleting" }]"#;
+
 /// Misbehave (tools `echo`, `remember`, mutating `touch`) plus permissions with `config`.
 async fn host_with(model: &FakeModel, config: &str, misbehave_extra: &str) -> TestHost {
     let plugins = format!(
@@ -131,11 +135,7 @@ rules = [
 
 #[tokio::test]
 async fn deny_rules_see_through_quoting_renaming_and_wrappers() {
-    let test = host(
-        r#"default = "allow"
-rules = [{ tool = "remember", args = { command = "rm *" }, decision = "deny", reason = "no deleting" }]"#,
-    )
-    .await;
+    let test = host(DENY_RM).await;
     for dodge in [
         "rm -rf build",
         "'rm' -rf build",
