@@ -4,18 +4,15 @@
 //! the operator, and a reply cannot switch and change things), the `mode-changed` event and
 //! the fallback on a shrunk mode set.
 
-use std::collections::VecDeque;
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::Mutex;
-
 use agent_host::Event;
-use agent_host::agent::{ApprovalAnswer, ApprovalRequest, Approver, NoOperator};
+use agent_host::agent::{ApprovalAnswer, NoOperator};
 use agent_host::runtime::ToolResult;
 use agent_host::state::SessionHandle;
 use serde_json::{Value, json};
 
-use crate::support::{FakeModel, Reply, TestHost, config_text, plugin_block, system_prompt};
+use crate::support::{
+    FakeModel, Reply, ScriptedApprover, TestHost, config_text, plugin_block, system_prompt,
+};
 
 /// Two custom modes, `draft` (read-only, the default, the model may leave it) and `ship`.
 const CUSTOM: &str = r#"
@@ -373,33 +370,6 @@ async fn plan_keeps_the_todo_tools_available() {
     let added = call(&test, &session, "todos_add", json!({"todos": [{"title": "sketch the plan"}]})).await;
     assert!(added.ok, "todo tools are bookkeeping, not mutation: {added:?}");
     assert_eq!(call(&test, &session, "mode_get", json!({})).await.output, "plan");
-}
-
-/// Answers approval requests from a script and records the tool and reason of each.
-struct ScriptedApprover {
-    answers: Mutex<VecDeque<ApprovalAnswer>>,
-    asked: Mutex<Vec<(String, String)>>,
-}
-
-impl ScriptedApprover {
-    fn new(answers: impl IntoIterator<Item = ApprovalAnswer>) -> Self {
-        Self { answers: Mutex::new(answers.into_iter().collect()), asked: Mutex::new(Vec::new()) }
-    }
-
-    fn asked(&self) -> Vec<(String, String)> {
-        self.asked.lock().unwrap().clone()
-    }
-}
-
-impl Approver for ScriptedApprover {
-    fn decide<'a>(
-        &'a self,
-        request: &'a ApprovalRequest,
-    ) -> Pin<Box<dyn Future<Output = ApprovalAnswer> + Send + 'a>> {
-        self.asked.lock().unwrap().push((request.tool.clone(), request.reason.clone()));
-        let answer = self.answers.lock().unwrap().pop_front().expect("the script has an answer");
-        Box::pin(async move { answer })
-    }
 }
 
 /// agent-mode (with `extra` config) beside the fs plugin on an empty workspace it may write.

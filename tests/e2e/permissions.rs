@@ -3,18 +3,13 @@
 //! log, fail-closed on a trapping policy, and operator approvals (once, always, deny,
 //! unanswerable) answered by a scripted approver during real turns.
 
-use std::collections::VecDeque;
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::Mutex;
-
 use agent_host::Event;
-use agent_host::agent::{ApprovalAnswer, ApprovalRequest, Approver};
+use agent_host::agent::ApprovalAnswer;
 use agent_host::runtime::ToolResult;
 use agent_host::state::SessionHandle;
 use serde_json::{Value, json};
 
-use crate::support::{FakeModel, Reply, TestHost, plugin_block};
+use crate::support::{FakeModel, Reply, ScriptedApprover, TestHost, plugin_block};
 
 mod path_rules;
 mod shell_tricks;
@@ -311,32 +306,6 @@ async fn a_trapping_policy_fails_closed() {
     assert!(!result.ok && result.output.contains("policy plugin failed"), "{}", result.output);
 }
 
-/// Answers approval requests from a script and records what it was asked.
-struct ScriptedApprover {
-    answers: Mutex<VecDeque<ApprovalAnswer>>,
-    asked: Mutex<Vec<String>>,
-}
-
-impl ScriptedApprover {
-    fn new(answers: impl IntoIterator<Item = ApprovalAnswer>) -> Self {
-        Self { answers: Mutex::new(answers.into_iter().collect()), asked: Mutex::new(Vec::new()) }
-    }
-    fn asked(&self) -> Vec<String> {
-        self.asked.lock().unwrap().clone()
-    }
-}
-
-impl Approver for ScriptedApprover {
-    fn decide<'a>(
-        &'a self,
-        request: &'a ApprovalRequest,
-    ) -> Pin<Box<dyn Future<Output = ApprovalAnswer> + Send + 'a>> {
-        self.asked.lock().unwrap().push(request.tool.clone());
-        let answer = self.answers.lock().unwrap().pop_front().expect("the script has an answer");
-        Box::pin(async move { answer })
-    }
-}
-
 /// Runs one turn in which the model calls `touch` once, then finishes; returns what the
 /// tool message said.
 async fn touch_turn(
@@ -366,7 +335,7 @@ async fn always_answers_persist_for_the_session() {
         let approver = ScriptedApprover::new([always.clone()]);
         assert_eq!(touch_turn(&test, &model, &session, &approver).await, "touched");
         assert_eq!(touch_turn(&test, &model, &session, &approver).await, "touched");
-        assert_eq!(approver.asked(), ["touch"], "{always:?}: asked once only");
+        assert_eq!(approver.asked_tools(), ["touch"], "{always:?}: asked once only");
         let events = test.take_events();
         assert!(events.iter().any(|e| matches!(e, Event::ApprovalRequested { name, .. } if name == "touch")));
         assert!(
@@ -389,7 +358,7 @@ async fn allow_once_asks_again_and_deny_reasons_reach_the_model() {
     assert_eq!(touch_turn(&test, &model, &session, &approver).await, "touched");
     let denied = touch_turn(&test, &model, &session, &approver).await;
     assert!(denied.contains("not on a Friday"), "{denied}");
-    assert_eq!(approver.asked(), ["touch", "touch"]);
+    assert_eq!(approver.asked_tools(), ["touch", "touch"]);
     let answers: Vec<String> = test
         .take_events()
         .into_iter()
@@ -413,7 +382,7 @@ async fn unanswerable_requests_fall_to_on_ask_deny() {
         .run_turn(&mut *session.lock().await, "touch it", &*test.events, &approver)
         .await
         .expect("the turn runs");
-    assert_eq!(approver.asked(), ["touch"]);
+    assert_eq!(approver.asked_tools(), ["touch"]);
     let result = test
         .take_events()
         .into_iter()
