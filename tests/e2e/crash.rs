@@ -16,7 +16,7 @@ use agent_host::state::{SessionStore, SqliteStore, StoredSession};
 use futures_util::future::join_all;
 use serde_json::Value;
 
-use crate::support::{FakeModel, Reply, plugin_block, shared_cache_dir};
+use crate::support::{FakeModel, Reply, json_prompt_command, plugin_block, shared_cache_dir};
 
 /// Runs of one session, each killed unless it finishes before its delay.
 const KILLED_RUNS: u64 = 12;
@@ -76,22 +76,9 @@ impl Delays {
     }
 }
 
+/// The binary on the deployment in `dir`, told to remember things.
 fn command(dir: &Path, session: Option<&str>) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-host"));
-    command
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env("NO_COLOR", "1")
-        .arg("--config")
-        .arg(dir.join("config.toml"))
-        .args(["--json", "--prompt", "remember things"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
-    if let Some(id) = session {
-        command.args(["--session", id]);
-    }
-    command
+    json_prompt_command(dir, session, "remember things")
 }
 
 /// Runs to the end and returns the session id from the first `--json` line.

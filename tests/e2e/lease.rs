@@ -15,7 +15,7 @@ use agent_host::state::{SessionStore, SqliteStore};
 use serde_json::Value;
 use tokio::sync::Notify;
 
-use crate::support::{FakeModel, Reply, plugin_block, shared_cache_dir};
+use crate::support::{FakeModel, Reply, json_prompt_command, plugin_block, shared_cache_dir};
 
 fn config(model_url: &str, lease_secs: u64) -> String {
     format!(
@@ -32,26 +32,8 @@ fn deployment(model: &FakeModel, lease_secs: u64) -> tempfile::TempDir {
     dir
 }
 
-fn command(dir: &Path, session: Option<&str>, prompt: &str) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-host"));
-    command
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("OPENAI_BASE_URL")
-        .env("NO_COLOR", "1")
-        .arg("--config")
-        .arg(dir.join("config.toml"))
-        .args(["--json", "--prompt", prompt])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
-    if let Some(id) = session {
-        command.args(["--session", id]);
-    }
-    command
-}
-
 async fn run(dir: &Path, session: Option<&str>, prompt: &str) -> Output {
-    command(dir, session, prompt).output().await.expect("the binary starts")
+    json_prompt_command(dir, session, prompt).output().await.expect("the binary starts")
 }
 
 fn stderr(output: &Output) -> String {
@@ -111,7 +93,7 @@ async fn a_second_process_on_a_session_in_use_is_refused_and_the_first_turn_is_i
     let gate = Arc::new(Notify::new());
     model.push(Reply::tool("remember", r#"{"key":"a","value":1}"#).held_until(&gate));
     model.push(Reply::text("first done"));
-    let first = command(dir.path(), Some(&id), "first").spawn().unwrap();
+    let first = json_prompt_command(dir.path(), Some(&id), "first").spawn().unwrap();
     let first_pid = first.id().unwrap();
     requests_reach(&model, 2).await;
 
@@ -139,7 +121,7 @@ async fn the_holder_renews_its_lease_while_it_works() {
     let id = new_session(dir.path(), &model).await;
     let gate = Arc::new(Notify::new());
     model.push(Reply::text("slow").held_until(&gate));
-    let first = command(dir.path(), Some(&id), "slow").spawn().unwrap();
+    let first = json_prompt_command(dir.path(), Some(&id), "slow").spawn().unwrap();
     let first_pid = first.id().unwrap();
     requests_reach(&model, 2).await;
     // Longer than a lease: without renewals it would have run out by now.
@@ -168,7 +150,7 @@ async fn a_lease_left_by_a_killed_process_does_not_keep_the_session_closed() {
 
     // Killed on this machine: its process is gone, so the lease is taken over at once.
     model.push(Reply::text("never sent").held_until(&Arc::new(Notify::new())));
-    let mut killed = command(dir.path(), Some(&id), "killed").spawn().unwrap();
+    let mut killed = json_prompt_command(dir.path(), Some(&id), "killed").spawn().unwrap();
     let killed_pid = killed.id().unwrap();
     requests_reach(&model, 2).await;
     killed.kill().await.unwrap();
@@ -181,7 +163,7 @@ async fn a_lease_left_by_a_killed_process_does_not_keep_the_session_closed() {
     // Killed on a machine this one cannot look into (the same store on a shared disk): its
     // lease stands until it runs out.
     model.push(Reply::text("never sent").held_until(&Arc::new(Notify::new())));
-    let mut killed = command(dir.path(), Some(&id), "killed elsewhere").spawn().unwrap();
+    let mut killed = json_prompt_command(dir.path(), Some(&id), "killed elsewhere").spawn().unwrap();
     let killed_pid = killed.id().unwrap();
     requests_reach(&model, 4).await;
     killed.kill().await.unwrap();

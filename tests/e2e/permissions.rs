@@ -1,23 +1,23 @@
 //! The `permissions` plugin through the real host: rule precedence, globs, shell-command
-//! reading (each trick of issue 17 first run through a real `sh` to show it does harm), every preset on a mutating tool, `/permissions`, the result cut, the audit
-//! log, fail-closed on a trapping policy, and operator approvals (once, always, deny,
-//! unanswerable) answered by a scripted approver during real turns.
-
-use std::collections::VecDeque;
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::Mutex;
+//! reading (each trick of issue 17, first run through a real `sh` to show it does harm, is
+//! in `shell_tricks`; path rules in `path_rules`), every preset on a mutating tool,
+//! `/permissions`, the result cut, the audit log and fail-closed on a trapping policy.
+//! Operator approvals answered during real turns are in `operator_answers`.
 
 use agent_host::Event;
-use agent_host::agent::{ApprovalAnswer, ApprovalRequest, Approver};
 use agent_host::runtime::ToolResult;
 use agent_host::state::SessionHandle;
 use serde_json::{Value, json};
 
 use crate::support::{FakeModel, Reply, TestHost, plugin_block};
 
+mod operator_answers;
 mod path_rules;
 mod shell_tricks;
+
+/// Allow by default, deny `rm` with the reason "no deleting".
+const DENY_RM: &str = r#"default = "allow"
+rules = [{ tool = "remember", args = { command = "rm *" }, decision = "deny", reason = "no deleting" }]"#;
 
 /// Misbehave (tools `echo`, `remember`, mutating `touch`) plus permissions with `config`.
 async fn host_with(model: &FakeModel, config: &str, misbehave_extra: &str) -> TestHost {
@@ -131,11 +131,7 @@ rules = [
 
 #[tokio::test]
 async fn deny_rules_see_through_quoting_renaming_and_wrappers() {
-    let test = host(
-        r#"default = "allow"
-rules = [{ tool = "remember", args = { command = "rm *" }, decision = "deny", reason = "no deleting" }]"#,
-    )
-    .await;
+    let test = host(DENY_RM).await;
     for dodge in [
         "rm -rf build",
         "'rm' -rf build",
@@ -309,121 +305,6 @@ async fn a_trapping_policy_fails_closed() {
     .await;
     let result = call(&test, &test.session(), "echo", json!({"text": "hi"})).await;
     assert!(!result.ok && result.output.contains("policy plugin failed"), "{}", result.output);
-}
-
-/// Answers approval requests from a script and records what it was asked.
-struct ScriptedApprover {
-    answers: Mutex<VecDeque<ApprovalAnswer>>,
-    asked: Mutex<Vec<String>>,
-}
-
-impl ScriptedApprover {
-    fn new(answers: impl IntoIterator<Item = ApprovalAnswer>) -> Self {
-        Self { answers: Mutex::new(answers.into_iter().collect()), asked: Mutex::new(Vec::new()) }
-    }
-    fn asked(&self) -> Vec<String> {
-        self.asked.lock().unwrap().clone()
-    }
-}
-
-impl Approver for ScriptedApprover {
-    fn decide<'a>(
-        &'a self,
-        request: &'a ApprovalRequest,
-    ) -> Pin<Box<dyn Future<Output = ApprovalAnswer> + Send + 'a>> {
-        self.asked.lock().unwrap().push(request.tool.clone());
-        let answer = self.answers.lock().unwrap().pop_front().expect("the script has an answer");
-        Box::pin(async move { answer })
-    }
-}
-
-/// Runs one turn in which the model calls `touch` once, then finishes; returns what the
-/// tool message said.
-async fn touch_turn(
-    test: &TestHost,
-    model: &FakeModel,
-    session: &SessionHandle,
-    approver: &ScriptedApprover,
-) -> String {
-    model.push(Reply::tool("touch", "{}"));
-    model.push(Reply::text("done"));
-    test.host
-        .run_turn(&mut *session.lock().await, "touch it", &*test.events, approver)
-        .await
-        .expect("the turn runs");
-    let last = model.requests().last().cloned().expect("a request");
-    let messages = last["messages"].as_array().unwrap().clone();
-    let tool = messages.iter().rev().find(|m| m["role"] == "tool").expect("a tool message");
-    tool["content"].as_str().unwrap().to_owned()
-}
-
-#[tokio::test]
-async fn always_answers_persist_for_the_session() {
-    for always in [ApprovalAnswer::AllowToolAlways, ApprovalAnswer::AllowExactAlways] {
-        let model = FakeModel::start().await;
-        let test = host_with(&model, "", "").await;
-        let session = test.session();
-        let approver = ScriptedApprover::new([always.clone()]);
-        assert_eq!(touch_turn(&test, &model, &session, &approver).await, "touched");
-        assert_eq!(touch_turn(&test, &model, &session, &approver).await, "touched");
-        assert_eq!(approver.asked(), ["touch"], "{always:?}: asked once only");
-        let events = test.take_events();
-        assert!(events.iter().any(|e| matches!(e, Event::ApprovalRequested { name, .. } if name == "touch")));
-        assert!(
-            events
-                .iter()
-                .any(|e| matches!(e, Event::ApprovalAnswered { answer, .. } if answer.ends_with("always")))
-        );
-    }
-}
-
-#[tokio::test]
-async fn allow_once_asks_again_and_deny_reasons_reach_the_model() {
-    let model = FakeModel::start().await;
-    let test = host_with(&model, "", "").await;
-    let session = test.session();
-    let approver = ScriptedApprover::new([
-        ApprovalAnswer::AllowOnce,
-        ApprovalAnswer::Deny(Some("not on a Friday".into())),
-    ]);
-    assert_eq!(touch_turn(&test, &model, &session, &approver).await, "touched");
-    let denied = touch_turn(&test, &model, &session, &approver).await;
-    assert!(denied.contains("not on a Friday"), "{denied}");
-    assert_eq!(approver.asked(), ["touch", "touch"]);
-    let answers: Vec<String> = test
-        .take_events()
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::ApprovalAnswered { answer, .. } => Some(answer),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(answers, ["allow_once", "deny"]);
-}
-
-#[tokio::test]
-async fn unanswerable_requests_fall_to_on_ask_deny() {
-    let model = FakeModel::start().await;
-    let test = host_with(&model, "", "").await;
-    let session = test.session();
-    let approver = ScriptedApprover::new([ApprovalAnswer::Unanswerable]);
-    model.push(Reply::tool("touch", "{}"));
-    model.push(Reply::text("done"));
-    test.host
-        .run_turn(&mut *session.lock().await, "touch it", &*test.events, &approver)
-        .await
-        .expect("the turn runs");
-    assert_eq!(approver.asked(), ["touch"]);
-    let result = test
-        .take_events()
-        .into_iter()
-        .find_map(|e| match e {
-            Event::ToolResult { name, ok, output, .. } if name == "touch" => Some((ok, output)),
-            _ => None,
-        })
-        .expect("a result for touch");
-    assert!(!result.0, "{}", result.1);
-    assert!(result.1.contains("nobody could answer") && result.1.contains("on_ask"), "{}", result.1);
 }
 
 #[tokio::test]

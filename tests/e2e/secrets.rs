@@ -13,7 +13,7 @@ use std::process::{Output, Stdio};
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 
-use crate::support::{FakeModel, Reply, TestHost, config_text, plugin_block};
+use crate::support::{FakeModel, Reply, TestHost, config_text, contains, files_under, plugin_block};
 
 /// Unique enough that finding it anywhere can only mean a leak.
 const KEY: &str = "sk-agent-host-fake-7c1e9b24d05f";
@@ -59,24 +59,6 @@ fn error_events(output: &Output) -> Vec<String> {
         .filter(|e| e["type"] == "error")
         .map(|e| e["message"].as_str().unwrap_or_default().to_owned())
         .collect()
-}
-
-/// Every file under `dir`, with its bytes.
-fn files_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files.extend(files_under(&path));
-        } else {
-            files.push((path.display().to_string(), std::fs::read(&path).unwrap()));
-        }
-    }
-    files
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|window| window == needle)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -184,7 +166,7 @@ async fn the_api_key_appears_in_no_output_of_any_path() {
         std::fs::read_to_string(audit.join("audit.jsonl")).expect("the audit log").lines().count();
     assert_eq!(audit_lines, 12, "two audit lines per tool call (decided and finished), six calls");
     let files = files_under(dir.path());
-    assert!(files.iter().any(|(name, _)| name.ends_with("sessions.db")), "{files:?}");
+    assert!(files.iter().any(|(name, _)| name.to_string_lossy().ends_with("sessions.db")), "{files:?}");
 
     let mut scanned = 0;
     for (index, output) in outputs.iter().enumerate() {
@@ -199,7 +181,7 @@ async fn the_api_key_appears_in_no_output_of_any_path() {
     }
     for (name, bytes) in &files {
         scanned += bytes.len();
-        assert!(!contains(bytes, KEY.as_bytes()), "the key leaked into {name}");
+        assert!(!contains(bytes, KEY.as_bytes()), "the key leaked into {}", name.display());
     }
     eprintln!("secrets: {} runs, {} files, {scanned} bytes scanned, 0 hits", outputs.len(), files.len());
 }

@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{FakeModel, Reply, TestHost, config_text, plugin_block};
+use crate::support::{
+    FakeModel, Reply, TestHost, config_text, contains, files_under, json_prompt_command, plugin_block,
+};
 
 /// A fake key in the host's environment; finding it anywhere means a leak.
 const KEY: &str = "sk-agent-host-fake-sandbox-51c9e0a7";
@@ -54,18 +56,10 @@ impl Deployment {
         }
         self.model.push(reply).push(Reply::text("done"));
         let started = Instant::now();
-        let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-host"))
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("OPENAI_BASE_URL")
+        let output = json_prompt_command(self.dir.path(), None, "run the commands")
             .env_remove("RUST_LOG")
             .env(KEY_ENV, KEY)
-            .env("NO_COLOR", "1")
-            .arg("--config")
-            .arg(self.dir.path().join("config.toml"))
-            .args(["--json", "--prompt", "run the commands"])
             .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
             .output()
             .await
             .expect("the binary runs");
@@ -103,24 +97,6 @@ impl Run {
     fn stderr(&self) -> String {
         String::from_utf8_lossy(&self.output.stderr).into_owned()
     }
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|window| window == needle)
-}
-
-/// Every file under `dir`, with its bytes.
-fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files.extend(files_under(&path));
-        } else {
-            files.push((path.clone(), std::fs::read(&path).unwrap()));
-        }
-    }
-    files
 }
 
 /// Host processes whose command line holds `marker`.

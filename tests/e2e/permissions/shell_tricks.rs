@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::json;
 
-use super::{host, refused, remember_with};
+use super::{DENY_RM, host, refused, remember_with};
 use crate::support::{FakeModel, TestHost, plugin_block};
 
 /// A scratch folder holding `x/f`.
@@ -64,11 +64,7 @@ const DELETING: &[(&str, &str)] = &[
 
 #[tokio::test]
 async fn tricks_that_delete_are_denied_by_an_rm_rule() {
-    let test = host(
-        r#"default = "allow"
-rules = [{ tool = "remember", args = { command = "rm *" }, decision = "deny", reason = "no deleting" }]"#,
-    )
-    .await;
+    let test = host(DENY_RM).await;
     for (shell, line) in DELETING {
         let dir = scratch();
         run(shell, line, dir.path());
@@ -80,6 +76,20 @@ rules = [{ tool = "remember", args = { command = "rm *" }, decision = "deny", re
             result.output
         );
     }
+}
+
+/// Runs `line` under dash to show it really creates `X`, then checks the plugin does not
+/// allow it: it falls to `ask`, which nobody answers here.
+async fn assert_creates_x_and_is_sent_to_ask(test: &TestHost, line: &str) {
+    let dir = scratch();
+    run("sh", line, dir.path());
+    assert!(dir.path().join("X").exists(), "`{line}` under dash should really create X");
+    let result = remember_with(test, json!({ "command": line })).await;
+    assert!(
+        refused(&result) && result.output.contains("nobody could answer"),
+        "`{line}` was not sent to ask: {}",
+        result.output
+    );
 }
 
 /// Lines that look like `git status` but run `touch X` under dash (`/bin/sh`).
@@ -102,15 +112,7 @@ rules = [{ tool = "remember", args = { command = "git status" }, decision = "all
     )
     .await;
     for line in STRETCHING {
-        let dir = scratch();
-        run("sh", line, dir.path());
-        assert!(dir.path().join("X").exists(), "`{line}` under dash should really create X");
-        let result = remember_with(&test, json!({ "command": line })).await;
-        assert!(
-            refused(&result) && result.output.contains("nobody could answer"),
-            "`{line}` was not sent to ask: {}",
-            result.output
-        );
+        assert_creates_x_and_is_sent_to_ask(&test, line).await;
     }
     // The bash reading of `$'…'` is one quoted word: bash runs no touch, dash does; the
     // plugin reads both and allows neither.
@@ -170,15 +172,7 @@ rules = [
     )
     .await;
     for line in ["python3 -c 'open(\"X\", \"w\")'", "sh -c 'touch X'", "echo touch X | sh", "eval touch X"] {
-        let dir = scratch();
-        run("sh", line, dir.path());
-        assert!(dir.path().join("X").exists(), "`{line}` under dash should really create X");
-        let result = remember_with(&test, json!({ "command": line })).await;
-        assert!(
-            refused(&result) && result.output.contains("nobody could answer"),
-            "`{line}` was not sent to ask: {}",
-            result.output
-        );
+        assert_creates_x_and_is_sent_to_ask(&test, line).await;
     }
     assert!(remember_with(&test, json!({ "command": "echo hello" })).await.ok);
 }

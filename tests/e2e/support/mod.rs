@@ -1,7 +1,10 @@
 //! What every end-to-end test shares: plugins built once, a fake model server, a host in a
 //! temporary folder with its own SQLite database.
 
+pub mod approver;
+pub mod binary;
 pub mod fake_model;
+pub mod files;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,7 +16,10 @@ use agent_host::model::ModelClient;
 use agent_host::state::SessionHandle;
 use agent_host::{Config, Event, Host, TurnOutcome};
 
+pub use approver::ScriptedApprover;
+pub use binary::json_prompt_command;
 pub use fake_model::{FakeModel, Reply};
+pub use files::{contains, files_under};
 
 /// The repository's root folder.
 pub fn repo_root() -> PathBuf {
