@@ -5,6 +5,7 @@
 //! - [`runtime`]: the plugin runtime — wasmtime engine, sandbox limits, the WIT host side;
 //! - [`state`]: the per-session state bag and history, persisted in SQLite;
 //! - [`model`]: the model clients (OpenAI-compatible HTTP, scripted replay);
+//! - [`conversation`]: messages and the history, plain data every layer shares;
 //! - [`config`]: `config.toml`, parsed and checked with errors that name file, line and field;
 //! - [`events`]: the event stream every front end renders;
 //! - [`cli`]: the console, `--prompt` and `--json` front ends.
@@ -12,6 +13,7 @@
 pub mod agent;
 pub mod cli;
 pub mod config;
+pub mod conversation;
 pub mod events;
 pub mod model;
 mod recent;

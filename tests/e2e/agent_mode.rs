@@ -4,8 +4,8 @@
 //! gate on leaving a read-only mode is in `leaving`.
 
 use agent_host::Event;
+use agent_host::agent::SessionHandle;
 use agent_host::runtime::ToolResult;
-use agent_host::state::SessionHandle;
 use serde_json::{Value, json};
 
 use crate::support::{FakeModel, Reply, TestHost, config_text, plugin_block, system_prompt};

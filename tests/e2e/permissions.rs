@@ -5,8 +5,8 @@
 //! Operator approvals answered during real turns are in `operator_answers`.
 
 use agent_host::Event;
+use agent_host::agent::SessionHandle;
 use agent_host::runtime::ToolResult;
-use agent_host::state::SessionHandle;
 use serde_json::{Value, json};
 
 use crate::support::{FakeModel, Reply, TestHost, plugin_block};

@@ -7,7 +7,7 @@ use agent_host::Event;
 use agent_host::events::NoEvents;
 use serde_json::json;
 
-use crate::support::{FakeModel, Reply, TestHost, config_text, plugin_wasm};
+use crate::support::{FakeModel, Reply, TestHost, config_text, plugin_block, plugin_wasm};
 
 /// A deployment whose misbehave component is a private copy, so tests can overwrite it.
 async fn host_with_copy(model: &FakeModel, prefix: &str) -> (TestHost, std::path::PathBuf) {
@@ -204,4 +204,51 @@ async fn a_limits_change_in_the_runtime_section_applies_on_reload() {
     std::fs::write(test.dir.path().join("config.toml"), config.replace("[runtime]\n", &limits(16))).unwrap();
     test.host.reload(&NoEvents).await.unwrap();
     assert!(flood().await.contains("[output cut: 16384 of"), "the plugin runs under the new limit");
+}
+
+/// A reload that lands while a model call is in flight applies from the next round trip on:
+/// the reply's tool call is decided on the config its round trip was prepared with, not on
+/// the one swapped in meanwhile (here `agent.on_ask`, which decides an ask nobody answers).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_during_a_model_call_applies_from_the_next_round_trip() {
+    let model = FakeModel::start().await;
+    let in_flight = Arc::new(tokio::sync::Notify::new());
+    // An ask nobody answers ends the turn after its tool batch, so one reply per turn.
+    model.push(Reply::tool("touch", "{}").held_until(&in_flight));
+    // Misbehave's `touch` is mutating, so the permissions plugin's default asks for it.
+    let plugins = format!("{}{}", plugin_block("misbehave", ""), plugin_block("permissions", ""));
+    let test = Arc::new(TestHost::with_plugins(&model, &plugins).await);
+    let session = test.session();
+    let turn = tokio::spawn({
+        let (test, session) = (test.clone(), session.clone());
+        async move { test.turn(&session, "touch it").await.expect("the turn runs") }
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while model.requests().is_empty() {
+        assert!(Instant::now() < deadline, "the model call was never made");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let path = test.dir.path().join("config.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replacen("[agent]\n", "[agent]\non_ask = \"allow\"\n", 1)).unwrap();
+    test.host.reload(&NoEvents).await.expect("the reload succeeds");
+    in_flight.notify_one();
+    turn.await.unwrap();
+    assert_eq!(touch_results(&test), [(false, true)], "refused under the snapshot's on_ask = \"deny\"");
+
+    model.push(Reply::tool("touch", "{}"));
+    test.turn(&session, "touch it again").await.unwrap();
+    assert_eq!(touch_results(&test), [(true, false)], "the next round trip runs on the reloaded config");
+}
+
+/// Each `touch` result since the last call: whether it ran, and whether it was refused for
+/// want of an answer.
+fn touch_results(test: &TestHost) -> Vec<(bool, bool)> {
+    let results = test.take_events().into_iter().filter_map(|event| match event {
+        Event::ToolResult { name, ok, output, .. } if name == "touch" => {
+            Some((ok, output.contains("nobody could answer")))
+        }
+        _ => None,
+    });
+    results.collect()
 }

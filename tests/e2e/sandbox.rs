@@ -19,7 +19,7 @@ async fn host(extra: &str) -> TestHost {
 
 async fn call(
     test: &TestHost,
-    session: &agent_host::state::SessionHandle,
+    session: &agent_host::agent::SessionHandle,
     tool: &str,
     args: Value,
 ) -> ToolResult {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agent_host::Event;
-use agent_host::state::SessionHandle;
+use agent_host::agent::SessionHandle;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 

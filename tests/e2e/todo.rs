@@ -3,9 +3,9 @@
 //! mode filter), and concurrent calls on one session.
 
 use agent_host::Event;
+use agent_host::agent::SessionHandle;
 use agent_host::agent::TurnEnd;
 use agent_host::runtime::ToolResult;
-use agent_host::state::SessionHandle;
 use serde_json::{Value, json};
 
 use crate::support::{FakeModel, Reply, TestHost, config_text, plugin_block};

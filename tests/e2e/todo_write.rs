@@ -2,8 +2,8 @@
 //! first-call reminder, the nag after quiet rounds, `/todos`, events and the completion loop.
 
 use agent_host::Event;
+use agent_host::agent::SessionHandle;
 use agent_host::runtime::ToolResult;
-use agent_host::state::SessionHandle;
 use serde_json::{Value, json};
 
 use crate::support::{FakeModel, Reply, TestHost, config_text, plugin_block};

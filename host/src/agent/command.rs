@@ -1,20 +1,20 @@
 //! Operator commands (`/todos`, `/mode execute`, `/plugins`) and direct tool calls: work on
 //! a session without a model call.
 
+use super::prepare::prepare_call;
 use super::report::{forward_events, report_failure};
 use super::tool_call::{self, CallEnv};
-use super::{Host, NoOperator, TurnError};
+use super::{Host, LiveSession, NoOperator, TurnError};
 use crate::events::EventSink;
 use crate::model::ToolCallRequest;
 use crate::runtime::{CallContext, ToolResult};
-use crate::state::Session;
 
 impl Host {
     /// Runs `/name args`. Built-in commands first, then the plugin that declared `name`.
     /// The session is committed afterwards, so a command's state change is durable.
     pub async fn command(
         &self,
-        session: &mut Session,
+        session: &mut LiveSession,
         line: &str,
         sink: &dyn EventSink,
     ) -> Result<String, String> {
@@ -112,26 +112,26 @@ impl Host {
     /// the tool, the result. For tests, scripts and front ends that offer tools directly.
     pub async fn invoke_tool(
         &self,
-        session: &mut Session,
+        session: &mut LiveSession,
         name: &str,
         arguments: &serde_json::Value,
         sink: &dyn EventSink,
     ) -> Result<ToolResult, TurnError> {
-        let set = self.plugins();
+        let snapshot = self.snapshot();
         let ctx = CallContext {
             session_id: session.id().to_owned(),
             model_calls: session.model_calls(),
             turn_iteration: 0,
         };
-        let prepared = self.prepare_call(&set, &ctx, session, sink).await?;
+        let prepared = prepare_call(&snapshot, &ctx, session, sink).await?;
         let env = CallEnv {
-            set: &set,
+            set: &snapshot.plugins,
             prepared: &prepared,
             ctx: &ctx,
             bag: session.bag(),
             sink,
             approver: &NoOperator,
-            on_ask: self.config().agent.on_ask,
+            on_ask: snapshot.config.agent.on_ask,
         };
         let request =
             ToolCallRequest { id: "direct".into(), name: name.to_owned(), arguments: arguments.to_string() };

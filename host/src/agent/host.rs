@@ -3,20 +3,21 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
 
-use super::PluginSet;
+use super::live_session::LiveSessions;
+use super::{PluginSet, Snapshot};
 use crate::config::Config;
 use crate::events::{BuildProgressOnStderr, Event, EventSink};
 use crate::model::ModelClient;
 use crate::runtime::SandboxEngine;
-use crate::state::{SessionStore, Sessions, SqliteStore};
+use crate::state::{SessionStore, SqliteStore};
 
 /// Everything a running deployment needs: the engine, the current config and plugin set,
 /// the sessions and the model. Shared by every session (`Arc<Host>`).
 pub struct Host {
-    config: RwLock<Arc<Config>>,
+    /// The config and the plugin set, swapped together by a reload.
+    current: RwLock<Snapshot>,
     engine: SandboxEngine,
-    plugins: RwLock<Arc<PluginSet>>,
-    sessions: Sessions,
+    sessions: LiveSessions,
     model: ModelClient,
     last_reload: Mutex<ReloadStatus>,
     /// Reloads run one at a time, so two saves in a row cannot race each other's swap.
@@ -51,26 +52,31 @@ impl Host {
         let plugins = PluginSet::load(&engine, &config, None, &BuildProgressOnStderr).await?;
         let lease = Duration::from_secs(config.storage.lease_secs.get());
         Ok(Self {
-            config: RwLock::new(Arc::new(config)),
+            current: RwLock::new(Snapshot { config: Arc::new(config), plugins: Arc::new(plugins) }),
             engine,
-            plugins: RwLock::new(Arc::new(plugins)),
-            sessions: Sessions::with_lease(store, lease),
+            sessions: LiveSessions::with_lease(store, lease),
             model,
             last_reload: Mutex::new(ReloadStatus { at: SystemTime::now(), error: None }),
             reloading: tokio::sync::Mutex::new(()),
         })
     }
 
+    /// The config and plugin set new round trips use, taken together. Calls in flight keep
+    /// the snapshot they started with.
+    pub fn snapshot(&self) -> Snapshot {
+        self.current.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
     /// The config new calls use.
     pub fn config(&self) -> Arc<Config> {
-        self.config.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.current.read().unwrap_or_else(|p| p.into_inner()).config.clone()
     }
 
     pub fn engine(&self) -> &SandboxEngine {
         &self.engine
     }
 
-    pub fn sessions(&self) -> &Sessions {
+    pub fn sessions(&self) -> &LiveSessions {
         &self.sessions
     }
 
@@ -80,7 +86,7 @@ impl Host {
 
     /// The plugin set new calls use. Calls in flight keep the set they started with.
     pub fn plugins(&self) -> Arc<PluginSet> {
-        self.plugins.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.current.read().unwrap_or_else(|p| p.into_inner()).plugins.clone()
     }
 
     pub fn reload_status(&self) -> ReloadStatus {
@@ -110,8 +116,8 @@ impl Host {
                 for plugin in set.freshly_loaded() {
                     sink.emit(&Event::plugin_loaded(plugin));
                 }
-                *self.config.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(config);
-                *self.plugins.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(set);
+                *self.current.write().unwrap_or_else(|p| p.into_inner()) =
+                    Snapshot { config: Arc::new(config), plugins: Arc::new(set) };
                 *status = ReloadStatus { at: SystemTime::now(), error: None };
                 Ok(())
             }

@@ -9,18 +9,23 @@ mod approval;
 mod command;
 mod hooks;
 mod host;
+mod live_session;
 mod plugin_set;
 pub mod prepare;
 mod report;
+mod snapshot;
 mod tool_call;
 mod turn;
+mod turn_end;
 
 pub use approval::{
     ApprovalAnswer, ApprovalRequest, Approver, Ask, NoOperator, StandingApproval, StandingApprovals,
 };
 pub use hooks::Verdict;
 pub use host::Host;
+pub use live_session::{LiveSession, LiveSessions, SessionHandle};
 pub use plugin_set::PluginSet;
+pub use snapshot::Snapshot;
 
 use crate::model::ModelError;
 use crate::state::StoreError;

@@ -5,11 +5,12 @@ use std::sync::Arc;
 
 use foldhash::HashMap;
 
-use super::TurnError;
 use super::plugin_set::{CompiledSchema, PluginSet};
 use super::report::{forward_events, report_failure};
+use super::{LiveSession, Snapshot, TurnError};
+use crate::conversation::{Message, ToolCallRequest};
 use crate::events::{Event, EventSink};
-use crate::model::{Message, ToolDefinition};
+use crate::model::ToolDefinition;
 use crate::runtime::{CallContext, Capabilities, LoadedPlugin, ProvideMemo, Role};
 use crate::state::StateBag;
 
@@ -24,7 +25,7 @@ pub struct Prepared {
 impl Prepared {
     /// Whether any of `calls` is of a tool that changes things outside the agent's own
     /// bookkeeping. A call of a tool not on offer changes nothing: it is refused.
-    pub fn any_mutating(&self, calls: &[crate::model::ToolCallRequest]) -> bool {
+    pub fn any_mutating(&self, calls: &[ToolCallRequest]) -> bool {
         calls.iter().any(|call| self.offered.get(&call.name).is_some_and(|tool| tool.mutates))
     }
 }
@@ -36,19 +37,16 @@ pub struct OfferedTool {
     pub schema: Arc<CompiledSchema>,
 }
 
-impl super::Host {
-    /// [`prepare`] for one model call of `session`: the configured base instructions, the
-    /// session's bag and its memo of reusable contributions.
-    pub(super) async fn prepare_call(
-        &self,
-        set: &PluginSet,
-        ctx: &CallContext,
-        session: &crate::state::Session,
-        sink: &dyn EventSink,
-    ) -> Result<Prepared, TurnError> {
-        prepare(&self.config().agent.instructions, set, ctx, session.bag(), session.provide_memo(), sink)
-            .await
-    }
+/// [`prepare`] for one model call of `session` on `snapshot`: its base instructions and
+/// plugins, the session's bag and its memo of reusable contributions.
+pub(super) async fn prepare_call(
+    snapshot: &Snapshot,
+    ctx: &CallContext,
+    session: &LiveSession,
+    sink: &dyn EventSink,
+) -> Result<Prepared, TurnError> {
+    let instructions = &snapshot.config.agent.instructions;
+    prepare(instructions, &snapshot.plugins, ctx, session.bag(), session.provide_memo(), sink).await
 }
 
 pub async fn prepare(

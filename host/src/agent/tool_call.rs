@@ -37,22 +37,17 @@ pub struct CallReport {
 }
 
 pub async fn run(env: &CallEnv<'_>, request: &ToolCallRequest) -> CallReport {
-    let mut unanswered_ask = false;
-    let result = match checked_call(env, request) {
-        Err(result) => result,
-        Ok((tool, arguments)) => {
-            let (result, unanswered) = gate_and_run(env, request, tool, arguments).await;
-            unanswered_ask = unanswered;
-            result
-        }
+    let report = match checked_call(env, request) {
+        Err(result) => CallReport { result, unanswered_ask: false },
+        Ok((tool, arguments)) => gate_and_run(env, request, tool, arguments).await,
     };
     env.sink.emit(&Event::ToolResult {
         id: request.id.clone(),
         name: request.name.clone(),
-        ok: result.ok,
-        output: result.output.clone(),
+        ok: report.result.ok,
+        output: report.result.output.clone(),
     });
-    CallReport { result, unanswered_ask }
+    report
 }
 
 /// The tool and its parsed, schema-valid arguments; or the error result for the model.
@@ -97,13 +92,52 @@ fn validate(tool: &OfferedTool, name: &str, arguments: &Value) -> Result<(), Too
     }
 }
 
+/// The `pre-tool-use` hooks, the decision, the tool, the `post-tool-use` hooks.
 async fn gate_and_run(
     env: &CallEnv<'_>,
     request: &ToolCallRequest,
     tool: &OfferedTool,
-    mut arguments: Value,
-) -> (ToolResult, bool) {
-    let mut tool_use = ToolUse {
+    arguments: Value,
+) -> CallReport {
+    let mut gate = match pre_tool_use(env, request, tool, arguments).await {
+        Ok(gate) => gate,
+        Err(result) => return CallReport { result, unanswered_ask: false },
+    };
+    let ruling = decide(env, request, tool, &gate).await;
+    let result = match ruling.allowed {
+        Err(refusal) => refusal,
+        Ok(()) => call_tool(env, request, tool, &gate.tool_use, std::mem::take(&mut gate.arguments)).await,
+    };
+    let mut result = post_tool_use(env, &gate.tool_use, result).await;
+    for context in gate.context {
+        result.output.push_str("\n\n");
+        result.output.push_str(&context);
+    }
+    CallReport { result, unanswered_ask: ruling.unanswered_ask }
+}
+
+/// What the `pre-tool-use` hooks made of a call: the call as they left it (arguments
+/// possibly rewritten), their folded verdict, every ask, and the context they add to the
+/// result.
+struct Gate {
+    tool_use: ToolUse,
+    /// The arguments as they stand, parsed; the tool gets `tool_use`'s text.
+    arguments: Value,
+    verdict: Verdict,
+    /// Every ask, not only the one the fold keeps: a standing approval must answer them all.
+    asks: Vec<Ask>,
+    context: Vec<String>,
+}
+
+/// Folds the `pre-tool-use` hooks in config order. `Err` is the result for the model when
+/// a hook rewrote the arguments so that they no longer meet the schema.
+async fn pre_tool_use(
+    env: &CallEnv<'_>,
+    request: &ToolCallRequest,
+    tool: &OfferedTool,
+    arguments: Value,
+) -> Result<Gate, ToolResult> {
+    let tool_use = ToolUse {
         call: ToolCall {
             id: request.id.clone(),
             name: request.name.clone(),
@@ -114,15 +148,13 @@ async fn gate_and_run(
         plugin: tool.plugin.name().to_owned(),
         mutates: tool.mutates,
     };
-    let mut verdict = Verdict::Allow;
-    // Every ask, not only the one the fold keeps: a standing approval must answer them all.
-    let mut asks: Vec<Ask> = Vec::new();
-    let mut added_context: Vec<String> = Vec::new();
+    let mut gate =
+        Gate { tool_use, arguments, verdict: Verdict::Allow, asks: Vec::new(), context: Vec::new() };
     for hook in env.set.plugins() {
-        if !hook.sees_pre_tool_use(&tool_use) {
+        if !hook.sees_pre_tool_use(&gate.tool_use) {
             continue;
         }
-        let outcome = match hook.pre_tool_use(env.ctx, env.bag, &tool_use).await {
+        let outcome = match hook.pre_tool_use(env.ctx, env.bag, &gate.tool_use).await {
             Ok(output) => {
                 forward_events(env.sink, hook, output.events);
                 output.value
@@ -130,7 +162,7 @@ async fn gate_and_run(
             Err(error) => {
                 report_failure(env.sink, &error);
                 if !hook.fail_open() {
-                    verdict = verdict.fold(Verdict::Deny {
+                    gate.fold(Verdict::Deny {
                         reason: format!("the policy plugin failed, so the call is refused ({error})"),
                         by: hook.label(),
                     });
@@ -141,56 +173,72 @@ async fn gate_and_run(
         if let Some(text) = outcome.updated_arguments {
             let updated: Value = serde_json::from_str(&text).expect("checked by the runtime");
             if let Err(result) = validate(tool, &request.name, &updated) {
-                return (
-                    failure(format!("{} rewrote the arguments badly: {}", hook.label(), result.output)),
-                    false,
-                );
+                return Err(failure(format!(
+                    "{} rewrote the arguments badly: {}",
+                    hook.label(),
+                    result.output
+                )));
             }
-            arguments = updated;
-            tool_use.call.arguments = text;
+            gate.arguments = updated;
+            gate.tool_use.call.arguments = text;
         }
-        added_context.extend(outcome.context);
-        verdict = verdict.fold(match outcome.decision {
+        gate.context.extend(outcome.context);
+        let verdict = match outcome.decision {
             None | Some(Decision::Allow) => Verdict::Allow,
             Some(Decision::Ask(reason)) => {
-                asks.push(Ask { reason: reason.clone(), by: hook.label() });
+                gate.asks.push(Ask { reason: reason.clone(), by: hook.label() });
                 Verdict::Ask { reason, by: hook.label() }
             }
             Some(Decision::Deny(reason)) => Verdict::Deny { reason, by: hook.label() },
-        });
+        };
+        gate.fold(verdict);
     }
-    let asked = Asked { arguments: &arguments, text: &tool_use.call.arguments, asks: &asks };
-    let (allowed, unanswered) = decide(env, request, tool, asked, verdict).await;
-    let mut result = match allowed {
-        Err(refusal) => refusal,
-        Ok(()) => {
-            env.sink.emit(&Event::ToolCall {
-                id: request.id.clone(),
-                name: request.name.clone(),
-                plugin: tool.plugin.name().to_owned(),
-                // Not needed past this point: the tool gets the text.
-                arguments: std::mem::take(&mut arguments),
-            });
-            match tool.plugin.call_tool(env.ctx, env.bag, &tool_use.call).await {
-                Ok(output) => {
-                    forward_events(env.sink, &tool.plugin, output.events);
-                    match output.value {
-                        Ok(text) => ToolResult { ok: true, output: text },
-                        Err(text) => failure(text),
-                    }
-                }
-                Err(error) => {
-                    report_failure(env.sink, &error);
-                    failure(format!("the tool failed: {error}"))
-                }
+    Ok(gate)
+}
+
+impl Gate {
+    fn fold(&mut self, verdict: Verdict) {
+        self.verdict = std::mem::replace(&mut self.verdict, Verdict::Allow).fold(verdict);
+    }
+}
+
+/// Runs the allowed call.
+async fn call_tool(
+    env: &CallEnv<'_>,
+    request: &ToolCallRequest,
+    tool: &OfferedTool,
+    tool_use: &ToolUse,
+    arguments: Value,
+) -> ToolResult {
+    env.sink.emit(&Event::ToolCall {
+        id: request.id.clone(),
+        name: request.name.clone(),
+        plugin: tool.plugin.name().to_owned(),
+        // Not needed past this point: the tool gets the text.
+        arguments,
+    });
+    match tool.plugin.call_tool(env.ctx, env.bag, &tool_use.call).await {
+        Ok(output) => {
+            forward_events(env.sink, &tool.plugin, output.events);
+            match output.value {
+                Ok(text) => ToolResult { ok: true, output: text },
+                Err(text) => failure(text),
             }
         }
-    };
+        Err(error) => {
+            report_failure(env.sink, &error);
+            failure(format!("the tool failed: {error}"))
+        }
+    }
+}
+
+/// The `post-tool-use` hooks in config order, each seeing (and maybe replacing) the result.
+async fn post_tool_use(env: &CallEnv<'_>, tool_use: &ToolUse, mut result: ToolResult) -> ToolResult {
     for hook in env.set.plugins() {
-        if !hook.sees_post_tool_use(&tool_use, &result) {
+        if !hook.sees_post_tool_use(tool_use, &result) {
             continue;
         }
-        match hook.post_tool_use(env.ctx, env.bag, &tool_use, &result).await {
+        match hook.post_tool_use(env.ctx, env.bag, tool_use, &result).await {
             Ok(output) => {
                 forward_events(env.sink, hook, output.events);
                 if let Some(replacement) = output.value.replace {
@@ -200,67 +248,68 @@ async fn gate_and_run(
             Err(error) => report_failure(env.sink, &error),
         }
     }
-    for context in added_context {
-        result.output.push_str("\n\n");
-        result.output.push_str(&context);
+    result
+}
+
+/// What became of a call's folded verdict: allowed, or refused with the result the model
+/// sees; and whether an `ask` went unanswered on the way.
+struct Ruling {
+    allowed: Result<(), ToolResult>,
+    unanswered_ask: bool,
+}
+
+impl Ruling {
+    fn allow() -> Self {
+        Self { allowed: Ok(()), unanswered_ask: false }
     }
-    (result, unanswered)
+
+    fn refuse(result: ToolResult) -> Self {
+        Self { allowed: Err(result), unanswered_ask: false }
+    }
+
+    fn unanswered(self) -> Self {
+        Self { unanswered_ask: true, ..self }
+    }
 }
 
-/// What an `ask` is about: the arguments (parsed, and as the text the tool gets) and every
-/// hook's ask.
-struct Asked<'a> {
-    arguments: &'a Value,
-    text: &'a str,
-    asks: &'a [Ask],
-}
-
-/// Turns the folded verdict into allowed / refused, asking the operator for an `ask`.
-async fn decide(
-    env: &CallEnv<'_>,
-    request: &ToolCallRequest,
-    tool: &OfferedTool,
-    asked: Asked<'_>,
-    verdict: Verdict,
-) -> (Result<(), ToolResult>, bool) {
-    let arguments = asked.arguments;
-    let refuse = |decision: &str, reason: String, by: String| {
-        env.sink.emit(&Event::ToolDecision {
-            id: request.id.clone(),
-            name: request.name.clone(),
-            decision: decision.to_owned(),
-            reason: reason.clone(),
-            decided_by: by.clone(),
-        });
-        failure(format!("the call was refused by {by}: {reason}"))
+/// Turns the folded verdict into allowed / refused, asking the operator for an `ask`
+/// that no standing approval covers.
+async fn decide(env: &CallEnv<'_>, request: &ToolCallRequest, tool: &OfferedTool, gate: &Gate) -> Ruling {
+    let (reason, asked_by) = match &gate.verdict {
+        Verdict::Allow => return Ruling::allow(),
+        Verdict::Deny { reason, by } => {
+            return Ruling::refuse(refuse(env, request, "deny", reason.clone(), by.clone()));
+        }
+        Verdict::Ask { reason, by } => (reason.clone(), by.clone()),
     };
-    let (reason, asked_by) = match verdict {
-        Verdict::Allow => return (Ok(()), false),
-        Verdict::Deny { reason, by } => return (Err(refuse("deny", reason, by)), false),
-        Verdict::Ask { reason, by } => (reason, by),
-    };
-    if StandingApprovals::load(env.bag).cover(&request.name, arguments, asked.asks) {
-        return (Ok(()), false);
+    if StandingApprovals::load(env.bag).cover(&request.name, &gate.arguments, &gate.asks) {
+        return Ruling::allow();
     }
     let approval = ApprovalRequest {
         call_id: request.id.clone(),
         tool: request.name.clone(),
         plugin: tool.plugin.name().to_owned(),
-        arguments: arguments.clone(),
-        arguments_text: asked.text.to_owned(),
-        reason: reason.clone(),
-        asked_by: asked_by.clone(),
+        arguments: gate.arguments.clone(),
+        arguments_text: gate.tool_use.call.arguments.clone(),
+        reason,
+        asked_by,
     };
-    // In `--json` mode these two events are how a watcher sees the question and its answer.
+    let answer = ask_operator(env, &approval).await;
+    follow_answer(env, request, gate, approval, answer)
+}
+
+/// Puts `approval` to the operator. In `--json` mode the two events are how a watcher sees
+/// the question and its answer.
+async fn ask_operator(env: &CallEnv<'_>, approval: &ApprovalRequest) -> ApprovalAnswer {
     env.sink.emit(&Event::ApprovalRequested {
-        id: request.id.clone(),
-        name: request.name.clone(),
+        id: approval.call_id.clone(),
+        name: approval.tool.clone(),
         plugin: approval.plugin.clone(),
-        arguments: arguments.clone(),
-        reason: reason.clone(),
-        asked_by: asked_by.clone(),
+        arguments: approval.arguments.clone(),
+        reason: approval.reason.clone(),
+        asked_by: approval.asked_by.clone(),
     });
-    let answer = env.approver.decide(&approval).await;
+    let answer = env.approver.decide(approval).await;
     let (answer_name, answer_reason) = match &answer {
         ApprovalAnswer::AllowOnce => ("allow_once", None),
         ApprovalAnswer::AllowToolAlways => ("allow_tool_always", None),
@@ -269,51 +318,72 @@ async fn decide(
         ApprovalAnswer::Unanswerable => ("unanswerable", None),
     };
     env.sink.emit(&Event::ApprovalAnswered {
-        id: request.id.clone(),
-        name: request.name.clone(),
+        id: approval.call_id.clone(),
+        name: approval.tool.clone(),
         answer: answer_name.to_owned(),
         reason: answer_reason,
     });
+    answer
+}
+
+/// The ruling the operator's answer makes; "always" answers are recorded as standing
+/// approvals, and an unanswerable ask falls to `agent.on_ask`.
+fn follow_answer(
+    env: &CallEnv<'_>,
+    request: &ToolCallRequest,
+    gate: &Gate,
+    approval: ApprovalRequest,
+    answer: ApprovalAnswer,
+) -> Ruling {
     let allow = |how: &str| {
         env.sink.emit(&Event::ToolDecision {
             id: request.id.clone(),
             name: request.name.clone(),
             decision: how.to_owned(),
-            reason: reason.clone(),
+            reason: approval.reason.clone(),
             decided_by: "operator".into(),
         });
+        Ruling::allow()
     };
     match answer {
-        ApprovalAnswer::AllowOnce => {
-            allow("allow_once");
-            (Ok(()), false)
-        }
+        ApprovalAnswer::AllowOnce => allow("allow_once"),
         ApprovalAnswer::AllowToolAlways | ApprovalAnswer::AllowExactAlways => {
-            StandingApprovals::record(env.bag, &answer, &request.name, arguments, asked.asks);
-            allow("allow_always");
-            (Ok(()), false)
+            StandingApprovals::record(env.bag, &answer, &request.name, &gate.arguments, &gate.asks);
+            allow("allow_always")
         }
         ApprovalAnswer::Deny(why) => {
             let why = why.unwrap_or_else(|| "the operator declined".to_owned());
-            (Err(refuse("deny", why, "operator".into())), false)
+            Ruling::refuse(refuse(env, request, "deny", why, "operator".into()))
         }
         ApprovalAnswer::Unanswerable => match env.on_ask {
-            OnAsk::Allow => {
-                allow("allow_by_default");
-                (Ok(()), true)
+            OnAsk::Allow => allow("allow_by_default").unanswered(),
+            OnAsk::Deny => {
+                let reason = format!(
+                    "{} — approval was needed and nobody could answer (agent.on_ask = \"deny\")",
+                    approval.reason
+                );
+                Ruling::refuse(refuse(env, request, "deny", reason, approval.asked_by)).unanswered()
             }
-            OnAsk::Deny => (
-                Err(refuse(
-                    "deny",
-                    format!(
-                        "{reason} — approval was needed and nobody could answer (agent.on_ask = \"deny\")"
-                    ),
-                    asked_by,
-                )),
-                true,
-            ),
         },
     }
+}
+
+/// Reports a refusal and makes the result the model sees.
+fn refuse(
+    env: &CallEnv<'_>,
+    request: &ToolCallRequest,
+    decision: &str,
+    reason: String,
+    by: String,
+) -> ToolResult {
+    env.sink.emit(&Event::ToolDecision {
+        id: request.id.clone(),
+        name: request.name.clone(),
+        decision: decision.to_owned(),
+        reason: reason.clone(),
+        decided_by: by.clone(),
+    });
+    failure(format!("the call was refused by {by}: {reason}"))
 }
 
 fn failure(output: String) -> ToolResult {

@@ -1,224 +1,278 @@
-//! One user turn: the loop of DESIGN.md's "One model round trip".
+//! One user turn: the loop of docs/architecture.md's "One model round trip".
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
+use super::prepare::{Prepared, prepare_call};
 use super::report::{forward_events, report_failure};
 use super::tool_call::{self, CallEnv};
-use super::{Approver, Host, TurnEnd, TurnError, TurnOutcome};
+use super::turn_end::EndReport;
+use super::{Approver, Host, LiveSession, Snapshot, TurnEnd, TurnError, TurnOutcome};
 use crate::events::{Event, EventSink, ToolCallEvent};
-use crate::model::{Message, ModelRequest, Role, ToolCallRequest};
+use crate::model::{Message, ModelReply, ModelRequest, Role, ToolCallRequest};
 use crate::runtime::{CallContext, Capabilities, StopOutcome};
-use crate::state::Session;
+use crate::state::{Session, SessionStore};
 
 impl Host {
     /// Runs one user turn to its end. The session is committed after every step (a model
     /// reply, with the results of its tools when none of them changes anything), so an
-    /// error (or a dropped future: Ctrl-C) leaves it at the last complete step.
+    /// error (or a dropped future: Ctrl-C) leaves it at the last complete step. Every end,
+    /// a dropped future's too, is reported as one `turn_ended` event.
     pub async fn run_turn(
         &self,
-        session: &mut Session,
+        session: &mut LiveSession,
         prompt: &str,
         sink: &dyn EventSink,
         approver: &dyn Approver,
     ) -> Result<TurnOutcome, TurnError> {
-        let store = self.sessions().store().clone();
-        close_dangling_calls(session);
-        let mut ctx = CallContext {
-            session_id: session.id().to_owned(),
-            model_calls: session.model_calls(),
-            turn_iteration: 0,
+        let mut end = EndReport::new(sink);
+        let mut turn = Turn {
+            host: self,
+            store: self.sessions().store().clone(),
+            ctx: CallContext {
+                session_id: session.id().to_owned(),
+                model_calls: session.model_calls(),
+                turn_iteration: 0,
+            },
+            session,
+            sink,
+            approver,
+            end: &mut end,
         };
-        if session.is_empty() {
-            self.session_start(session, &ctx, sink).await;
+        let result = turn.run(prompt).await;
+        end.finish(&result);
+        result
+    }
+}
+
+/// A turn in progress: what each of its steps needs.
+struct Turn<'a, 'e> {
+    host: &'a Host,
+    session: &'a mut LiveSession,
+    store: Arc<dyn SessionStore>,
+    ctx: CallContext,
+    sink: &'a dyn EventSink,
+    approver: &'a dyn Approver,
+    end: &'a mut EndReport<'e>,
+}
+
+/// What the turn does after a round trip.
+enum Next {
+    /// Another round trip: the model has tool results or a stop hook's message to read.
+    Continue,
+    Stop(TurnEnd),
+}
+
+impl Turn<'_, '_> {
+    async fn run(&mut self, prompt: &str) -> Result<TurnOutcome, TurnError> {
+        close_dangling_calls(self.session);
+        // The hooks before the first round trip run on one snapshot too.
+        let opening = self.host.snapshot();
+        if self.session.is_empty() {
+            self.session_start(&opening).await;
         }
-        if let Some(end) = self.submit_prompt(session, &ctx, prompt, sink).await {
-            session.commit(&*store)?;
-            sink.emit(&Event::TurnEnded { reason: end.as_str().into(), iterations: 0 });
+        let blocked = self.submit_prompt(&opening, prompt).await;
+        self.commit()?;
+        if let Some(end) = blocked {
             return Ok(TurnOutcome { end, iterations: 0, reply: String::new() });
         }
-        session.commit(&*store)?;
-
-        let max_iterations = self.config().agent.max_iterations;
-        let mut reply_text = String::new();
+        let max_iterations = opening.config.agent.max_iterations;
+        let mut reply = String::new();
         let mut iteration = 0;
         while iteration < max_iterations {
             iteration += 1;
-            let set = self.plugins();
-            ctx.turn_iteration = iteration;
-            ctx.model_calls = session.model_calls();
-            let prepared = self.prepare_call(&set, &ctx, session, sink).await?;
-            sink.emit(&Event::ModelRequest {
-                iteration,
-                tools: prepared.tools.len(),
-                messages: session.history().len() + prepared.injected.len() + 1,
-            });
-            let request = ModelRequest {
-                session_id: session.id(),
-                system: &prepared.system,
-                history: session.history(),
-                injected: &prepared.injected,
-                tools: &prepared.tools,
-            };
-            let mut on_text = |text: &str| sink.emit(&Event::AssistantDelta { text: text.to_owned() });
-            let reply = match self.model().complete(&request, &mut on_text).await {
-                Ok(reply) => reply,
-                Err(error) => {
-                    // Plugin state changed while preparing (injected-message bookkeeping)
-                    // is kept; the failed call itself left nothing.
-                    session.commit(&*store)?;
-                    return Err(error.into());
-                }
-            };
-            session.count_model_call();
-            let tool_calls = unique_ids(reply.tool_calls);
-            sink.emit(&Event::AssistantMessage {
-                text: reply.text.clone(),
-                tool_calls: tool_calls
-                    .iter()
-                    .map(|c| ToolCallEvent {
-                        id: c.id.clone(),
-                        name: c.name.clone(),
-                        arguments: c.arguments.clone(),
-                    })
-                    .collect(),
-            });
-            reply_text = reply.text.clone();
-            session.push(Message::assistant(reply.text, tool_calls.clone()));
-            // A reply whose tools change nothing outside the agent's own bookkeeping becomes
-            // durable together with their results, as one step: a crash in between leaves
-            // the session before the reply, which a rerun redoes with nothing out of place.
-            // A reply that asks for a change is made durable first, so that a crash during
-            // the change shows up as a call cut short instead of vanishing.
-            if tool_calls.is_empty() || prepared.any_mutating(&tool_calls) {
-                session.commit(&*store)?;
-            }
-
-            if !tool_calls.is_empty() {
-                let env = CallEnv {
-                    set: &set,
-                    prepared: &prepared,
-                    ctx: &ctx,
-                    bag: session.bag(),
-                    sink,
-                    approver,
-                    on_ask: self.config().agent.on_ask,
-                };
-                let mut results = Vec::with_capacity(tool_calls.len());
-                let mut unanswered_ask = false;
-                for call in &tool_calls {
-                    let report = tool_call::run(&env, call).await;
-                    unanswered_ask |= report.unanswered_ask;
-                    results.push(Message::tool(call.id.clone(), report.result.output));
-                }
-                // One step: the batch's results become durable together.
-                for result in results {
-                    session.push(result);
-                }
-                session.commit(&*store)?;
-                if unanswered_ask {
-                    // An approval nobody could give ends the turn: the model must not keep
-                    // retrying what the operator has not seen.
-                    return Ok(self.end(sink, TurnEnd::Done, iteration, reply_text));
-                }
-                continue;
-            }
-
-            match self.stop_hooks(session, &ctx, &reply_text, sink).await {
-                Some(message) if iteration < max_iterations => {
-                    session.push(Message::user(message));
-                    session.commit(&*store)?;
-                }
-                _ => {
-                    session.commit(&*store)?;
-                    return Ok(self.end(sink, TurnEnd::Done, iteration, reply_text));
-                }
+            let (snapshot, last) = (self.host.snapshot(), iteration == max_iterations);
+            if let Next::Stop(end) = self.round_trip(&snapshot, iteration, last, &mut reply).await? {
+                return Ok(TurnOutcome { end, iterations: iteration, reply });
             }
         }
-        Ok(self.end(sink, TurnEnd::MaxIterations, iteration, reply_text))
+        Ok(TurnOutcome { end: TurnEnd::MaxIterations, iterations: iteration, reply })
     }
 
-    fn end(&self, sink: &dyn EventSink, end: TurnEnd, iterations: u32, reply: String) -> TurnOutcome {
-        sink.emit(&Event::TurnEnded { reason: end.as_str().into(), iterations });
-        TurnOutcome { end, iterations, reply }
+    /// One model call and what its reply asks for (tools, or the stop hooks), all on
+    /// `snapshot`. `reply` becomes the model's text.
+    async fn round_trip(
+        &mut self,
+        snapshot: &Snapshot,
+        iteration: u32,
+        last: bool,
+        reply: &mut String,
+    ) -> Result<Next, TurnError> {
+        self.ctx.turn_iteration = iteration;
+        self.ctx.model_calls = self.session.model_calls();
+        let prepared = prepare_call(snapshot, &self.ctx, self.session, self.sink).await?;
+        let answer = self.call_model(&prepared, iteration).await?;
+        let tool_calls = unique_ids(answer.tool_calls);
+        self.sink.emit(&assistant_event(&answer.text, &tool_calls));
+        reply.clone_from(&answer.text);
+        self.session.push(Message::assistant(answer.text, tool_calls.clone()));
+        // A reply whose tools change nothing outside the agent's own bookkeeping becomes
+        // durable together with their results, as one step: a crash in between leaves
+        // the session before the reply, which a rerun redoes with nothing out of place.
+        // A reply that asks for a change is made durable first, so that a crash during
+        // the change shows up as a call cut short instead of vanishing.
+        if tool_calls.is_empty() || prepared.any_mutating(&tool_calls) {
+            self.commit()?;
+        }
+        if !tool_calls.is_empty() {
+            return self.run_tools(snapshot, &prepared, &tool_calls).await;
+        }
+        match self.stop_hooks(snapshot, reply).await {
+            Some(message) if !last => {
+                self.session.push(Message::user(message));
+                self.commit()?;
+                Ok(Next::Continue)
+            }
+            _ => {
+                self.commit()?;
+                Ok(Next::Stop(TurnEnd::Done))
+            }
+        }
+    }
+
+    /// The model call itself, with the session's history and its kept encodings.
+    async fn call_model(&mut self, prepared: &Prepared, iteration: u32) -> Result<ModelReply, TurnError> {
+        self.sink.emit(&Event::ModelRequest {
+            iteration,
+            tools: prepared.tools.len(),
+            messages: self.session.history().len() + prepared.injected.len() + 1,
+        });
+        self.end.model_call_made();
+        let (stored, encodings) = self.session.for_model_call();
+        let request = ModelRequest {
+            session_id: stored.id(),
+            system: &prepared.system,
+            history: stored.history(),
+            injected: &prepared.injected,
+            tools: &prepared.tools,
+        };
+        let sink = self.sink;
+        let mut on_text = |text: &str| sink.emit(&Event::AssistantDelta { text: text.to_owned() });
+        match self.host.model().complete(&request, encodings, &mut on_text).await {
+            Ok(reply) => {
+                self.session.count_model_call();
+                Ok(reply)
+            }
+            Err(error) => {
+                // Plugin state changed while preparing (injected-message bookkeeping) is
+                // kept; the failed call itself left nothing.
+                self.commit()?;
+                Err(error.into())
+            }
+        }
+    }
+
+    /// Runs the reply's tool calls and stores their results, as one step.
+    async fn run_tools(
+        &mut self,
+        snapshot: &Snapshot,
+        prepared: &Prepared,
+        tool_calls: &[ToolCallRequest],
+    ) -> Result<Next, TurnError> {
+        let env = CallEnv {
+            set: &snapshot.plugins,
+            prepared,
+            ctx: &self.ctx,
+            bag: self.session.bag(),
+            sink: self.sink,
+            approver: self.approver,
+            on_ask: snapshot.config.agent.on_ask,
+        };
+        let mut results = Vec::with_capacity(tool_calls.len());
+        let mut unanswered_ask = false;
+        for call in tool_calls {
+            let report = tool_call::run(&env, call).await;
+            unanswered_ask |= report.unanswered_ask;
+            results.push(Message::tool(call.id.clone(), report.result.output));
+        }
+        for result in results {
+            self.session.push(result);
+        }
+        self.commit()?;
+        // An approval nobody could give ends the turn: the model must not keep retrying
+        // what the operator has not seen.
+        Ok(if unanswered_ask { Next::Stop(TurnEnd::Done) } else { Next::Continue })
     }
 
     /// `session-start` hooks, once per new session; their context goes into the history.
-    async fn session_start(&self, session: &mut Session, ctx: &CallContext, sink: &dyn EventSink) {
-        let set = self.plugins();
-        for plugin in set.plugins().iter().filter(|p| p.implements(Capabilities::SESSION_START)) {
-            match plugin.session_start(ctx, session.bag()).await {
+    async fn session_start(&mut self, snapshot: &Snapshot) {
+        let hooks = snapshot.plugins.plugins().iter().filter(|p| p.implements(Capabilities::SESSION_START));
+        for plugin in hooks {
+            match plugin.session_start(&self.ctx, self.session.bag()).await {
                 Ok(output) => {
-                    forward_events(sink, plugin, output.events);
+                    forward_events(self.sink, plugin, output.events);
                     if let Some(context) = output.value.filter(|c| !c.trim().is_empty()) {
-                        session.push(Message::system(context));
+                        self.session.push(Message::system(context));
                     }
                 }
-                Err(error) => report_failure(sink, &error),
+                Err(error) => report_failure(self.sink, &error),
             }
         }
     }
 
     /// `user-prompt-submit` hooks, then the prompt into the history. `Some` when blocked.
-    async fn submit_prompt(
-        &self,
-        session: &mut Session,
-        ctx: &CallContext,
-        prompt: &str,
-        sink: &dyn EventSink,
-    ) -> Option<TurnEnd> {
-        let set = self.plugins();
+    async fn submit_prompt(&mut self, snapshot: &Snapshot, prompt: &str) -> Option<TurnEnd> {
         let mut contexts = Vec::new();
-        for plugin in set.plugins().iter().filter(|p| p.implements(Capabilities::USER_PROMPT_SUBMIT)) {
-            let outcome = match plugin.user_prompt_submit(ctx, session.bag(), prompt).await {
+        let hooks =
+            snapshot.plugins.plugins().iter().filter(|p| p.implements(Capabilities::USER_PROMPT_SUBMIT));
+        for plugin in hooks {
+            let outcome = match plugin.user_prompt_submit(&self.ctx, self.session.bag(), prompt).await {
                 Ok(output) => {
-                    forward_events(sink, plugin, output.events);
+                    forward_events(self.sink, plugin, output.events);
                     output.value
                 }
                 Err(error) => {
-                    report_failure(sink, &error);
+                    report_failure(self.sink, &error);
                     continue;
                 }
             };
             if let Some(reason) = outcome.block {
-                sink.emit(&Event::PromptBlocked { plugin: plugin.name().to_owned(), reason: reason.clone() });
-                return Some(TurnEnd::Blocked { plugin: plugin.name().to_owned(), reason });
+                let plugin = plugin.name().to_owned();
+                self.sink.emit(&Event::PromptBlocked { plugin: plugin.clone(), reason: reason.clone() });
+                return Some(TurnEnd::Blocked { plugin, reason });
             }
             contexts.extend(outcome.context);
         }
-        sink.emit(&Event::UserMessage { text: prompt.to_owned() });
-        session.push(Message::user(prompt));
+        self.sink.emit(&Event::UserMessage { text: prompt.to_owned() });
+        self.session.push(Message::user(prompt));
         for context in contexts {
-            session.push(Message::system(context));
+            self.session.push(Message::system(context));
         }
         None
     }
 
     /// `stop` hooks in config order; the first that continues decides.
-    async fn stop_hooks(
-        &self,
-        session: &Session,
-        ctx: &CallContext,
-        reply: &str,
-        sink: &dyn EventSink,
-    ) -> Option<String> {
-        let set = self.plugins();
-        for plugin in set.plugins().iter().filter(|p| p.implements(Capabilities::STOP)) {
-            match plugin.stop(ctx, session.bag(), reply).await {
+    async fn stop_hooks(&self, snapshot: &Snapshot, reply: &str) -> Option<String> {
+        for plugin in snapshot.plugins.plugins().iter().filter(|p| p.implements(Capabilities::STOP)) {
+            match plugin.stop(&self.ctx, self.session.bag(), reply).await {
                 Ok(output) => {
-                    forward_events(sink, plugin, output.events);
+                    forward_events(self.sink, plugin, output.events);
                     if let StopOutcome::Continue(message) = output.value {
-                        sink.emit(&Event::Continued {
+                        self.sink.emit(&Event::Continued {
                             plugin: plugin.name().to_owned(),
                             message: message.clone(),
                         });
                         return Some(message);
                     }
                 }
-                Err(error) => report_failure(sink, &error),
+                Err(error) => report_failure(self.sink, &error),
             }
         }
         None
     }
+
+    fn commit(&mut self) -> Result<(), TurnError> {
+        Ok(self.session.commit(&*self.store)?)
+    }
+}
+
+/// The `assistant_message` event for a reply.
+fn assistant_event(text: &str, tool_calls: &[ToolCallRequest]) -> Event {
+    let tool_calls = tool_calls
+        .iter()
+        .map(|c| ToolCallEvent { id: c.id.clone(), name: c.name.clone(), arguments: c.arguments.clone() })
+        .collect();
+    Event::AssistantMessage { text: text.to_owned(), tool_calls }
 }
 
 /// Gives every tool call of the last assistant message a result. A turn cut short (Ctrl-C,

@@ -10,10 +10,9 @@ use super::Status;
 use super::json::compact_json;
 use super::render::colors_on;
 use super::startup::one_turn;
-use crate::agent::{ApprovalAnswer, ApprovalRequest, Approver, Host};
+use crate::agent::{ApprovalAnswer, ApprovalRequest, Approver, Host, SessionHandle};
 use crate::events::EventSink;
 use crate::sanitize::{multi_line, one_line};
-use crate::state::SessionHandle;
 
 /// Lines from stdin, shared by the prompt loop and the approval prompt.
 type Input = Arc<Mutex<Lines<BufReader<Stdin>>>>;

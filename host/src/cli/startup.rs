@@ -7,12 +7,11 @@ use super::console::{self, ConsoleApprover};
 use super::json::JsonLines;
 use super::render::ConsoleRenderer;
 use super::{Args, Status};
-use crate::agent::{Approver, Host, NoOperator, TurnEnd};
+use crate::agent::{Approver, Host, NoOperator, SessionHandle, TurnEnd};
 use crate::config::Config;
 use crate::events::{Event, EventSink};
 use crate::model::{ModelClient, ScriptedModel};
 use crate::sanitize::{multi_line, one_line};
-use crate::state::SessionHandle;
 
 /// The script the offline demo replays, relative to the config file's folder.
 const DEMO_SCRIPT: &str = "demo/script.toml";
@@ -166,12 +165,10 @@ pub async fn one_turn(
 ) -> Status {
     let mut session = session.lock().await;
     let turn = host.run_turn(&mut session, prompt, sink, approver);
+    // The turn reports its own end, a cancelled one's too (as it is dropped).
     let outcome = tokio::select! {
         outcome = turn => outcome,
-        _ = tokio::signal::ctrl_c() => {
-            sink.emit(&Event::TurnEnded { reason: "cancelled".into(), iterations: 0 });
-            return Status::Failed;
-        }
+        _ = tokio::signal::ctrl_c() => return Status::Failed,
     };
     match outcome {
         Ok(outcome) => match outcome.end {
@@ -179,10 +176,6 @@ pub async fn one_turn(
             TurnEnd::MaxIterations => Status::MaxIterations,
             TurnEnd::Blocked { .. } => Status::Blocked,
         },
-        Err(error) => {
-            sink.emit(&Event::Error { message: error.to_string(), plugin: None });
-            sink.emit(&Event::TurnEnded { reason: "error".into(), iterations: 0 });
-            Status::Failed
-        }
+        Err(_) => Status::Failed,
     }
 }

@@ -1,6 +1,6 @@
 //! Encodings of the request parts that come back unchanged from call to call: the system
 //! prompt and the tool list stay the same until a mode switch or a reload changes them, so
-//! once the history is kept encoded (`Message::wire`), escaping them anew was most of what
+//! once the history is kept encoded (`HistoryEncodings`), escaping them anew was most of what
 //! building a request body cost.
 
 use std::sync::Arc;

@@ -4,6 +4,7 @@
 mod assemble;
 mod encodings;
 mod error;
+mod history_encodings;
 pub mod http;
 mod openai;
 mod scripted;
@@ -15,10 +16,14 @@ use std::sync::Arc;
 
 pub use assemble::ReplyAssembler;
 pub use error::ModelError;
+pub use history_encodings::HistoryEncodings;
 pub use openai::OpenAiClient;
 pub use scripted::ScriptedModel;
 pub use sse::read_event_stream;
-pub use types::{Message, ModelReply, ModelRequest, Role, ToolCallRequest, ToolDefinition};
+pub use types::{ModelReply, ModelRequest, ToolDefinition};
+
+/// The messages the model clients send and receive, for callers that talk to a model.
+pub use crate::conversation::{History, Message, Role, ToolCallRequest};
 
 use crate::config::{Config, Provider};
 
@@ -44,14 +49,16 @@ impl ModelClient {
         }
     }
 
-    /// One model call. Text is passed to `on_text` as it streams in.
+    /// One model call. Text is passed to `on_text` as it streams in. `encodings` are the
+    /// session's own, kept for the history in `request` from one call to the next.
     pub async fn complete(
         &self,
         request: &ModelRequest<'_>,
+        encodings: &mut HistoryEncodings,
         on_text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<ModelReply, ModelError> {
         match self {
-            Self::OpenAi(client) => client.complete(request, on_text).await,
+            Self::OpenAi(client) => client.complete(request, encodings, on_text).await,
             Self::Scripted(script) => script.complete(request, on_text),
         }
     }

@@ -12,7 +12,7 @@ use tokio::time::{Instant, timeout_at};
 use super::encodings::Encodings;
 use super::error::{redact, redact_url};
 use super::http::{self, HttpClient};
-use super::{ModelError, ModelReply, ModelRequest, ReplyAssembler, wire};
+use super::{HistoryEncodings, ModelError, ModelReply, ModelRequest, ReplyAssembler, wire};
 use crate::config::{Limits, ModelConfig};
 
 /// Longest wait a `Retry-After` header may impose.
@@ -98,10 +98,11 @@ impl OpenAiClient {
     pub async fn complete(
         &self,
         request: &ModelRequest<'_>,
+        history: &mut HistoryEncodings,
         on_text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<ModelReply, ModelError> {
-        let body =
-            bytes::Bytes::from(wire::request_body(&self.model, self.temperature, request, &self.encodings));
+        let body = wire::request_body(&self.model, self.temperature, request, &self.encodings, history);
+        let body = bytes::Bytes::from(body);
         let mut attempt = 0;
         loop {
             attempt += 1;

@@ -3,7 +3,7 @@
 //! ```toml
 //! [[turn]]
 //! text = "Let me plan this."
-//! tool_calls = [{ name = "todos_add", arguments = { todos = [{ title = "Write it" }] } }]
+//! tool_calls = [{ name = "notes_add", arguments = { notes = [{ title = "Write it" }] } }]
 //!
 //! [[turn]]
 //! text = "Done."

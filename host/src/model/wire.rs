@@ -5,15 +5,18 @@ use serde::ser::{Serialize, SerializeSeq, Serializer};
 use serde_json::value::RawValue;
 
 use super::encodings::{Encodings, same_tools};
+use super::history_encodings::HistoryEncodings;
 use super::{Message, ModelRequest, Role, ToolCallRequest, ToolDefinition};
 
 /// `POST /chat/completions` body for `request`, as bytes ready to send. The system prompt
-/// and the tool list come from `encodings` when they were sent before.
+/// and the tool list come from `encodings` when they were sent before, the history's
+/// messages from `history` (the session's own) when they were.
 pub fn request_body(
     model: &str,
     temperature: Option<f32>,
     request: &ModelRequest<'_>,
     encodings: &Encodings,
+    history: &mut HistoryEncodings,
 ) -> Vec<u8> {
     let system = encodings.system.get_or_encode(
         |kept| kept == request.system,
@@ -29,7 +32,11 @@ pub fn request_body(
     });
     let body = ChatRequest {
         model,
-        messages: Messages { system: &system.json, request },
+        messages: Messages {
+            system: &system.json,
+            history: history.of(request.history, encode),
+            injected: request.injected,
+        },
         stream: true,
         tools: tools.as_ref().map(|tools| &*tools.json),
         temperature,
@@ -52,30 +59,30 @@ struct ChatRequest<'a> {
     temperature: Option<f32>,
 }
 
-/// The system prompt (encoded), then the history, then this call's injected messages.
+/// The system prompt and the history (encoded), then this call's injected messages.
 struct Messages<'a> {
     system: &'a RawValue,
-    request: &'a ModelRequest<'a>,
+    history: &'a [Box<RawValue>],
+    injected: &'a [Message],
 }
 
 impl Serialize for Messages<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let request = self.request;
-        let mut seq = serializer.serialize_seq(Some(1 + request.history.len() + request.injected.len()))?;
+        let mut seq = serializer.serialize_seq(Some(1 + self.history.len() + self.injected.len()))?;
         seq.serialize_element(self.system)?;
-        for message in request.messages() {
-            seq.serialize_element(encoded(message))?;
+        for message in self.history {
+            seq.serialize_element(message)?;
+        }
+        for message in self.injected {
+            seq.serialize_element(&WireMessage::from(message))?;
         }
         seq.end()
     }
 }
 
-/// `message` in the wire format, encoded once and kept with it.
-fn encoded(message: &Message) -> &RawValue {
-    message.wire.get_or_init(|| {
-        let json = serde_json::to_string(&WireMessage::from(message)).expect("a message always serializes");
-        RawValue::from_string(json).expect("serde_json writes JSON")
-    })
+/// `message` in the wire format, as text to keep.
+fn encode(message: &Message) -> Box<RawValue> {
+    RawValue::from_string(to_json(&WireMessage::from(message))).expect("serde_json writes JSON")
 }
 
 /// One message in the wire format: an assistant message with tool calls has `null` content
@@ -153,27 +160,28 @@ struct WireCall<'a> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::{Arc, OnceLock};
+    use std::sync::Arc;
 
     use serde_json::json;
     use serde_json::value::RawValue;
 
     use super::*;
+    use crate::conversation::History;
 
     #[test]
     fn the_body_carries_every_message_in_the_wire_format() {
-        let history = vec![
+        let history = History::from(vec![
             Message::user("hi"),
             Message::assistant(
                 "",
-                vec![ToolCallRequest { id: "c1".into(), name: "todos_add".into(), arguments: "{}".into() }],
+                vec![ToolCallRequest { id: "c1".into(), name: "notes_add".into(), arguments: "{}".into() }],
             ),
             Message::tool("c1", "added"),
             Message::assistant("done", Vec::new()),
-        ];
+        ]);
         let injected = vec![Message::system("list: empty")];
         let tools = vec![ToolDefinition {
-            name: "todos_add".into(),
+            name: "notes_add".into(),
             description: "add".into(),
             parameters: Arc::from(RawValue::from_string(r#"{"type":"object"}"#.to_owned()).unwrap()),
         }];
@@ -184,8 +192,14 @@ mod tests {
             injected: &injected,
             tools: &tools,
         };
-        let body: serde_json::Value =
-            serde_json::from_slice(&request_body("m", Some(0.5), &request, &Encodings::default())).unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&request_body(
+            "m",
+            Some(0.5),
+            &request,
+            &Encodings::default(),
+            &mut fresh(),
+        ))
+        .unwrap();
         assert_eq!(
             body,
             json!({
@@ -196,20 +210,21 @@ mod tests {
                     {"role": "system", "content": "be brief"},
                     {"role": "user", "content": "hi"},
                     {"role": "assistant", "content": null, "tool_calls": [
-                        {"id": "c1", "type": "function", "function": {"name": "todos_add", "arguments": "{}"}}
+                        {"id": "c1", "type": "function", "function": {"name": "notes_add", "arguments": "{}"}}
                     ]},
                     {"role": "tool", "tool_call_id": "c1", "content": "added"},
                     {"role": "assistant", "content": "done"},
                     {"role": "system", "content": "list: empty"},
                 ],
                 "tools": [{"type": "function", "function": {
-                    "name": "todos_add", "description": "add", "parameters": {"type": "object"}
+                    "name": "notes_add", "description": "add", "parameters": {"type": "object"}
                 }}],
             })
         );
         let bare = ModelRequest { tools: &[], ..request };
         let body: serde_json::Value =
-            serde_json::from_slice(&request_body("m", None, &bare, &Encodings::default())).unwrap();
+            serde_json::from_slice(&request_body("m", None, &bare, &Encodings::default(), &mut fresh()))
+                .unwrap();
         assert!(body.get("tools").is_none() && body.get("temperature").is_none());
     }
 
@@ -217,39 +232,43 @@ mod tests {
     fn the_system_prompt_and_tools_kept_encoded_are_sent_as_they_are_now() {
         let encodings = Encodings::default();
         let tool = |description: &str| ToolDefinition {
-            name: "mode_set".into(),
+            name: "notes_sort".into(),
             description: description.into(),
             parameters: Arc::from(RawValue::from_string(r#"{"type":"object"}"#.to_owned()).unwrap()),
         };
         let sent = |system: &str, tools: &[ToolDefinition]| {
-            let request = ModelRequest { session_id: "s", system, history: &[], injected: &[], tools };
+            let history = History::default();
+            let request = ModelRequest { session_id: "s", system, history: &history, injected: &[], tools };
             let body: serde_json::Value =
-                serde_json::from_slice(&request_body("m", None, &request, &encodings)).unwrap();
+                serde_json::from_slice(&request_body("m", None, &request, &encodings, &mut fresh())).unwrap();
             (body["messages"][0]["content"].as_str().unwrap().to_owned(), body["tools"].clone())
         };
-        let (plan, switch) = (vec![tool("switch")], vec![tool("switch \"now\"")]);
-        assert_eq!(sent("mode: plan", &plan).0, "mode: plan");
-        assert_eq!(sent("mode: execute", &plan).0, "mode: execute");
-        assert_eq!(sent("mode: plan", &plan).0, "mode: plan");
-        assert_eq!(sent("mode: plan", &switch).1[0]["function"]["description"], "switch \"now\"");
-        assert_eq!(sent("mode: plan", &plan).1[0]["function"]["description"], "switch");
-        assert!(sent("mode: plan", &[]).1.is_null(), "no tools, no `tools` field");
+        let (plain, quoted) = (vec![tool("sort")], vec![tool("sort \"now\"")]);
+        assert_eq!(sent("style: terse", &plain).0, "style: terse");
+        assert_eq!(sent("style: verbose", &plain).0, "style: verbose");
+        assert_eq!(sent("style: terse", &plain).0, "style: terse");
+        assert_eq!(sent("style: terse", &quoted).1[0]["function"]["description"], "sort \"now\"");
+        assert_eq!(sent("style: terse", &plain).1[0]["function"]["description"], "sort");
+        assert!(sent("style: terse", &[]).1.is_null(), "no tools, no `tools` field");
     }
 
     #[test]
-    fn a_message_is_encoded_once_and_sent_the_same_on_every_call() {
-        let history = vec![Message::user("say \"hi\"\n"), Message::tool("c1", "é ✓")];
-        let request =
-            ModelRequest { session_id: "s", system: "", history: &history, injected: &[], tools: &[] };
-        let first = request_body("m", None, &request, &Encodings::default());
-        assert!(history.iter().all(|message| message.wire.get().is_some()), "kept after the first call");
-        assert_eq!(request_body("m", None, &request, &Encodings::default()), first);
-        let fresh: Vec<Message> =
-            history.iter().map(|m| Message { wire: OnceLock::new(), ..m.clone() }).collect();
-        assert_eq!(
-            request_body("m", None, &ModelRequest { history: &fresh, ..request }, &Encodings::default()),
-            first
-        );
-        assert_eq!(fresh, history, "the encoding kept does not make messages differ");
+    fn the_history_kept_encoded_is_sent_as_it_would_be_encoded_afresh() {
+        let mut history = History::from(vec![Message::user("say \"hi\"\n"), Message::tool("c1", "é ✓")]);
+        let mut kept = fresh();
+        let body = |history: &History, kept: &mut HistoryEncodings| {
+            let request = ModelRequest { session_id: "s", system: "", history, injected: &[], tools: &[] };
+            request_body("m", None, &request, &Encodings::default(), kept)
+        };
+        assert_eq!(body(&history, &mut kept), body(&history, &mut fresh()));
+        history.push(Message::assistant("ok", Vec::new()));
+        assert_eq!(body(&history, &mut kept), body(&history, &mut fresh()), "after an append");
+        history.rewrite(|messages| messages[0].content = "compacted".into());
+        let sent: serde_json::Value = serde_json::from_slice(&body(&history, &mut kept)).unwrap();
+        assert_eq!(sent["messages"][1]["content"], "compacted", "a rewrite is never sent stale");
+    }
+
+    fn fresh() -> HistoryEncodings {
+        HistoryEncodings::default()
     }
 }

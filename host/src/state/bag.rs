@@ -84,7 +84,7 @@ impl StateBag {
         let current = data.values.entry(namespace.to_owned()).or_default();
         for (key, value) in writes {
             // A key written back as it was is not a change: the step has nothing to store
-            // for it (todo writes its unchanged id counter with every list).
+            // for it (a plugin may write its unchanged id counter with every list).
             if current.get(&key) == value.as_ref() {
                 continue;
             }
@@ -136,30 +136,30 @@ mod tests {
     #[test]
     fn changes_are_reported_once_with_their_latest_value() {
         let bag = StateBag::default();
-        bag.put("todo", "items", Some("[1]".into()));
-        bag.put("todo", "items", Some("[1,2]".into()));
-        bag.put("mode", "current", Some("\"plan\"".into()));
-        bag.put("mode", "current", None);
+        bag.put("notes", "items", Some("[1]".into()));
+        bag.put("notes", "items", Some("[1,2]".into()));
+        bag.put("drafts", "current", Some("\"first\"".into()));
+        bag.put("drafts", "current", None);
         let changes = bag.take_changes();
         assert_eq!(changes.len(), 2);
         assert!(changes.contains(&StateChange {
-            namespace: "todo".into(),
+            namespace: "notes".into(),
             key: "items".into(),
             value: Some("[1,2]".into())
         }));
-        assert!(changes.iter().any(|c| c.namespace == "mode" && c.value.is_none()));
+        assert!(changes.iter().any(|c| c.namespace == "drafts" && c.value.is_none()));
         assert!(bag.take_changes().is_empty());
     }
 
     #[test]
     fn a_call_writing_a_key_back_as_it_was_changes_nothing() {
-        let bag = StateBag::from_entries([("todo".into(), "next_id".into(), "5".into())]);
+        let bag = StateBag::from_entries([("notes".into(), "counter".into(), "5".into())]);
         let writes = BTreeMap::from([
-            ("next_id".to_owned(), Some("5".to_owned())),
+            ("counter".to_owned(), Some("5".to_owned())),
             ("gone".to_owned(), None),
             ("items".to_owned(), Some("[]".to_owned())),
         ]);
-        bag.apply("todo", writes);
+        bag.apply("notes", writes);
         let changes = bag.take_changes();
         assert_eq!(changes.len(), 1, "{changes:?}");
         assert_eq!(changes[0].key, "items");

@@ -1,12 +1,12 @@
 //! WAL checkpoints off the hot path. SQLite's automatic checkpoint runs inside whichever
-//! commit crosses the threshold — copying pages back into the database and syncing it, which
-//! was a seventh of a step commit's time on average and its worst tail (milliseconds, on the
-//! agent loop). Here a thread with its own connection checkpoints in the background instead;
+//! commit crosses the threshold — copying pages back into the database and syncing it, a
+//! large share of a step commit's time and its worst tail, on the agent loop (see
+//! BENCHMARKS.md). Here a thread with its own connection checkpoints in the background instead;
 //! durability is unchanged (a commit is durable once it is in the WAL).
 //!
 //! The WAL file is reused from its start only when a commit begins with every frame in it
 //! copied back. Under a steady stream of commits a passive checkpoint rarely leaves it so
-//! (commits land while it copies: measured, the WAL grew to ~15,000 frames between restarts),
+//! (commits land while it copies, and the WAL was seen to grow without bound between restarts),
 //! and a long WAL makes every commit dearer. So after each pass the thread copies the few
 //! frames that landed meanwhile while holding the writer's lock: a short pause for one commit.
 

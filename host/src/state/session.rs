@@ -1,16 +1,16 @@
 use super::StateBag;
 use super::lease::LeaseGuard;
 use super::store::{SessionStore, Step, StoreError};
-use crate::model::Message;
-use crate::runtime::ProvideMemo;
+use crate::conversation::{History, Message};
 
-/// One conversation: its history, its plugins' state bag, its counters.
+/// One conversation as stored: its history, its plugins' state bag, its counters. What is
+/// only cached for it in memory is kept beside it by the layer that uses it.
 ///
 /// Changes accumulate in memory and become durable with [`Session::commit`], which the
 /// agent loop calls after every step.
 pub struct Session {
     id: String,
-    history: Vec<Message>,
+    history: History,
     bag: StateBag,
     model_calls: u64,
     /// How much of `history` the store already has.
@@ -18,8 +18,6 @@ pub struct Session {
     /// The model-call count the store already has.
     persisted_model_calls: u64,
     resumed: bool,
-    /// Contributions plugins declared reusable; a cache, so not persisted.
-    provide_memo: ProvideMemo,
     /// This process's lease on the session; released when the session is dropped.
     lease: LeaseGuard,
 }
@@ -28,13 +26,12 @@ impl Session {
     pub(super) fn new(id: String, lease: LeaseGuard) -> Self {
         Self {
             id,
-            history: Vec::new(),
+            history: History::default(),
             bag: StateBag::default(),
             model_calls: 0,
             persisted: 0,
             persisted_model_calls: 0,
             resumed: false,
-            provide_memo: ProvideMemo::default(),
             lease,
         }
     }
@@ -43,13 +40,12 @@ impl Session {
         let persisted = stored.history.len();
         Self {
             id,
-            history: stored.history,
+            history: History::from(stored.history),
             bag: StateBag::from_entries(stored.state),
             model_calls: stored.model_calls,
             persisted,
             persisted_model_calls: stored.model_calls,
             resumed: true,
-            provide_memo: ProvideMemo::default(),
             lease,
         }
     }
@@ -58,16 +54,12 @@ impl Session {
         &self.id
     }
 
-    pub fn history(&self) -> &[Message] {
+    pub fn history(&self) -> &History {
         &self.history
     }
 
     pub fn bag(&self) -> &StateBag {
         &self.bag
-    }
-
-    pub fn provide_memo(&self) -> &ProvideMemo {
-        &self.provide_memo
     }
 
     pub fn model_calls(&self) -> u64 {

@@ -7,17 +7,22 @@ use super::Session;
 use super::lease::Leases;
 use super::store::{SessionStore, StoreError};
 
-/// A shared, lockable session: one turn (or command) at a time.
-pub type SessionHandle = Arc<tokio::sync::Mutex<Session>>;
+/// A shared, lockable session: one turn (or command) at a time. `L` is what the layer
+/// above keeps a session in (the agent's live session, which holds the [`Session`] beside
+/// its caches); a plain [`Session`] by default.
+pub type SessionHandle<L = Session> = Arc<tokio::sync::Mutex<L>>;
 
 /// The sessions this process has open. Every user of a session id gets the same handle, so
 /// all operations on one session are serialized; a session nobody holds is dropped from
 /// memory (it lives on in the store). An open session is leased to this process in the store,
 /// so that another process cannot write it at the same time (see `lease.rs`).
-pub struct Sessions {
+///
+/// A handle holds an `L` made from the [`Session`] (`L::from`): the store's layer decides
+/// who shares a session and when it is loaded, without knowing what is kept beside it.
+pub struct Sessions<L = Session> {
     store: Arc<dyn SessionStore>,
     leases: Leases,
-    open: Mutex<HashMap<String, Weak<tokio::sync::Mutex<Session>>>>,
+    open: Mutex<HashMap<String, Weak<tokio::sync::Mutex<L>>>>,
     /// The last id handed out, as a number: ids are strictly increasing within a process.
     last_id: AtomicU64,
 }
@@ -25,7 +30,7 @@ pub struct Sessions {
 /// How long a lease lasts unless renewed, when the config does not say.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 
-impl Sessions {
+impl<L: From<Session>> Sessions<L> {
     pub fn new(store: Arc<dyn SessionStore>) -> Self {
         Self::with_lease(store, DEFAULT_LEASE)
     }
@@ -41,7 +46,7 @@ impl Sessions {
     }
 
     /// A new session with a fresh id, already recorded in the store (and leased).
-    pub fn create(&self) -> Result<SessionHandle, StoreError> {
+    pub fn create(&self) -> Result<SessionHandle<L>, StoreError> {
         let mut id = self.next_id();
         let mut attempts = 1;
         let lease = loop {
@@ -56,7 +61,7 @@ impl Sessions {
                 Err(error) => return Err(error),
             }
         };
-        let handle = Arc::new(tokio::sync::Mutex::new(Session::new(id.clone(), lease)));
+        let handle = Arc::new(tokio::sync::Mutex::new(L::from(Session::new(id.clone(), lease))));
         let mut open = self.open_map();
         prune(&mut open);
         open.insert(id, Arc::downgrade(&handle));
@@ -66,7 +71,7 @@ impl Sessions {
     /// The session with `id`, from memory if some caller holds it, else from the store.
     /// `None` when no such session exists; [`StoreError::Leased`] when another process has it
     /// open.
-    pub fn open(&self, id: &str) -> Result<Option<SessionHandle>, StoreError> {
+    pub fn open(&self, id: &str) -> Result<Option<SessionHandle<L>>, StoreError> {
         let mut open = self.open_map();
         if let Some(handle) = open.get(id).and_then(Weak::upgrade) {
             return Ok(Some(handle));
@@ -76,7 +81,8 @@ impl Sessions {
         let Some(stored) = self.store.load(id)? else {
             return Ok(None);
         };
-        let handle = Arc::new(tokio::sync::Mutex::new(Session::resumed(id.to_owned(), stored, lease)));
+        let handle =
+            Arc::new(tokio::sync::Mutex::new(L::from(Session::resumed(id.to_owned(), stored, lease))));
         prune(&mut open);
         open.insert(id.to_owned(), Arc::downgrade(&handle));
         Ok(Some(handle))
@@ -85,8 +91,7 @@ impl Sessions {
     /// A fresh id that sorts by creation time: 48 bits of milliseconds since the epoch, then
     /// 16 random bits, in hex. Time-ordered ids keep the store's inserts at the right edge
     /// of its B-trees, so the pages a step writes stay hot in the cache instead of landing
-    /// on a random leaf each time (in the load bench: +8% sessions/s at concurrency 50 and a
-    /// shorter worst case; one at a time within the noise).
+    /// on a random leaf each time (the load bench's gain is in BENCHMARKS.md).
     fn next_id(&self) -> String {
         let millis = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
         let drawn = (millis << 16) | (uuid::Uuid::new_v4().as_u128() as u64 & 0xffff);
@@ -95,7 +100,7 @@ impl Sessions {
         format!("{value:016x}")
     }
 
-    fn open_map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Weak<tokio::sync::Mutex<Session>>>> {
+    fn open_map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Weak<tokio::sync::Mutex<L>>>> {
         self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
@@ -103,7 +108,7 @@ impl Sessions {
 /// Forgets the sessions nobody holds any more when the map is full and would otherwise grow:
 /// a long-running host that served a million sessions keeps only the live ones, and since
 /// the capacity doubles whenever a sweep frees too little, each insert costs O(1) amortized.
-fn prune(open: &mut HashMap<String, Weak<tokio::sync::Mutex<Session>>>) {
+fn prune<L>(open: &mut HashMap<String, Weak<tokio::sync::Mutex<L>>>) {
     if open.len() < SWEEP_FLOOR || open.len() < open.capacity() {
         return;
     }
@@ -123,7 +128,7 @@ mod tests {
 
     #[test]
     fn ids_are_unique_and_sort_by_creation() {
-        let sessions = Sessions::new(Arc::new(SqliteStore::in_memory().unwrap()));
+        let sessions: Sessions = Sessions::new(Arc::new(SqliteStore::in_memory().unwrap()));
         let ids: Vec<String> =
             (0..3_000).map(|_| sessions.create().unwrap().try_lock().unwrap().id().to_owned()).collect();
         assert!(ids.windows(2).all(|pair| pair[0] < pair[1]), "ids in creation order");
@@ -133,7 +138,7 @@ mod tests {
     #[test]
     fn a_taken_id_is_drawn_again() {
         let store = Arc::new(SqliteStore::in_memory().unwrap());
-        let sessions = Sessions::new(store.clone());
+        let sessions: Sessions = Sessions::new(store.clone());
         // Another process took the next ids this one would draw.
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;
         sessions.last_id.store((now + 60_000) << 16, Ordering::Relaxed);
@@ -145,7 +150,7 @@ mod tests {
 
     #[test]
     fn sessions_nobody_holds_do_not_accumulate_in_memory() {
-        let sessions = Sessions::new(Arc::new(SqliteStore::in_memory().unwrap()));
+        let sessions: Sessions = Sessions::new(Arc::new(SqliteStore::in_memory().unwrap()));
         let kept: Vec<_> = (0..10).map(|_| sessions.create().unwrap()).collect();
         for _ in 0..2_000 {
             drop(sessions.create().unwrap());
@@ -162,8 +167,8 @@ mod tests {
     fn a_session_open_in_one_process_is_refused_to_another_until_it_is_closed() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.db");
-        let first = Sessions::new(Arc::new(SqliteStore::open(&path).unwrap()));
-        let second = Sessions::new(Arc::new(SqliteStore::open(&path).unwrap()));
+        let first: Sessions = Sessions::new(Arc::new(SqliteStore::open(&path).unwrap()));
+        let second: Sessions = Sessions::new(Arc::new(SqliteStore::open(&path).unwrap()));
         let handle = first.create().unwrap();
         let id = handle.try_lock().unwrap().id().to_owned();
         let refused = second.open(&id).err().expect("refused while the first has it open");

@@ -9,7 +9,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::checkpoint::{self, Checkpointer};
 use super::lease::{HeldLease, Holder, now_millis};
 use super::store::{SessionStore, Step, StoreError, StoredSession};
-use crate::model::{Message, Role};
+use crate::conversation::{Message, Role};
 
 // `sessions.updated_at` and `model_calls` are written when a step carries a user message
 // (a turn starts, or a stop hook continues it), not on every step: a row of its own would
@@ -188,7 +188,7 @@ impl SessionStore for SqliteStore {
         let connection = self.connection();
         in_transaction(&connection, |transaction| {
             // Cached like the step statements: a new session every few model calls would
-            // otherwise parse this each time (a percent of the load bench's CPU).
+            // otherwise parse this each time, a visible share of the load bench's CPU.
             transaction
                 .prepare_cached("INSERT INTO sessions (id, created_at, updated_at) VALUES (?1, ?2, ?2)")?
                 .execute(params![id, now])?;
@@ -318,7 +318,7 @@ impl SessionStore for SqliteStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ToolCallRequest;
+    use crate::conversation::ToolCallRequest;
     use crate::state::StateChange;
 
     fn step<'a>(lease: Option<&'a str>, first_seq: usize, messages: &'a [Message]) -> Step<'a> {
@@ -400,8 +400,8 @@ mod tests {
         store.create("s1", &Holder::this_process(), "c0", i64::MAX).unwrap();
         let messages = [Message::user("hi"), Message::assistant("hello", vec![])];
         let changes = [
-            StateChange { namespace: "todo".into(), key: "items".into(), value: Some("[]".into()) },
-            StateChange { namespace: "todo".into(), key: "gone".into(), value: Some("1".into()) },
+            StateChange { namespace: "notes".into(), key: "items".into(), value: Some("[]".into()) },
+            StateChange { namespace: "notes".into(), key: "gone".into(), value: Some("1".into()) },
         ];
         store
             .commit(
@@ -409,7 +409,7 @@ mod tests {
                 Step { lease: None, first_seq: 0, messages: &messages, changes: &changes, model_calls: 1 },
             )
             .unwrap();
-        let removal = [StateChange { namespace: "todo".into(), key: "gone".into(), value: None }];
+        let removal = [StateChange { namespace: "notes".into(), key: "gone".into(), value: None }];
         store
             .commit(
                 "s1",
@@ -418,7 +418,7 @@ mod tests {
             .unwrap();
         let loaded = store.load("s1").unwrap().unwrap();
         assert_eq!(loaded.history, messages);
-        assert_eq!(loaded.state, vec![("todo".into(), "items".into(), "[]".into())]);
+        assert_eq!(loaded.state, vec![("notes".into(), "items".into(), "[]".into())]);
         assert_eq!(loaded.model_calls, 1);
         assert!(store.load("nope").unwrap().is_none());
     }
@@ -432,7 +432,7 @@ mod tests {
                 .connection()
                 .query_row("SELECT model_calls FROM sessions WHERE id = 's1'", [], |row| row.get::<_, i64>(0))
         };
-        let call = ToolCallRequest { id: "c1".into(), name: "todos_add".into(), arguments: "{}".into() };
+        let call = ToolCallRequest { id: "c1".into(), name: "notes_add".into(), arguments: "{}".into() };
         let start = [Message::user("go"), Message::assistant("", vec![call])];
         store
             .commit("s1", Step { lease: None, first_seq: 0, messages: &start, changes: &[], model_calls: 1 })

@@ -1,6 +1,6 @@
 use super::StateChange;
 use super::lease::{HeldLease, Holder};
-use crate::model::Message;
+use crate::conversation::Message;
 
 /// A session as stored: its history, its state bag and its counters.
 #[derive(Debug, Default)]

@@ -4,8 +4,8 @@
 //! mode that allows changes is free, and configs written before `model_may_leave` load.
 
 use agent_host::Event;
+use agent_host::agent::SessionHandle;
 use agent_host::agent::{ApprovalAnswer, NoOperator};
-use agent_host::state::SessionHandle;
 use serde_json::{Value, json};
 
 use super::{LEAVABLE_PLAN, command, load_error};

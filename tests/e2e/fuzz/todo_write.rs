@@ -178,7 +178,7 @@ fn random_snapshots_keep_the_rules_and_the_last_accepted_list() {
 
 async fn write(
     test: &TestHost,
-    session: &agent_host::state::SessionHandle,
+    session: &agent_host::agent::SessionHandle,
     todos: Value,
 ) -> agent_host::runtime::ToolResult {
     let mut locked = session.lock().await;

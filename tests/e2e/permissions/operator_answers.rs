@@ -4,7 +4,7 @@
 
 use agent_host::Event;
 use agent_host::agent::ApprovalAnswer;
-use agent_host::state::SessionHandle;
+use agent_host::agent::SessionHandle;
 
 use super::host_with;
 use crate::support::{FakeModel, Reply, ScriptedApprover, TestHost};

@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use agent_host::agent::NoOperator;
+use agent_host::agent::SessionHandle;
 use agent_host::events::CollectEvents;
 use agent_host::model::ModelClient;
-use agent_host::state::SessionHandle;
 use agent_host::{Config, Event, Host, TurnOutcome};
 
 pub use approver::ScriptedApprover;

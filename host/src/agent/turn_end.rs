@@ -1,0 +1,105 @@
+//! The `turn_ended` event: said once per turn, however the turn ends, with the model calls
+//! the turn made.
+
+use super::{TurnError, TurnOutcome};
+use crate::events::{Event, EventSink};
+
+/// Counts a turn's model calls and reports its end. A turn that returns reports its end
+/// (done, max_iterations, blocked, error); one dropped before it returns (Ctrl-C) reports
+/// `cancelled` as it is dropped.
+pub(super) struct EndReport<'a> {
+    sink: &'a dyn EventSink,
+    /// Model calls made so far: requests sent, whether or not a reply came back.
+    model_calls: u32,
+    reported: bool,
+}
+
+impl<'a> EndReport<'a> {
+    pub(super) fn new(sink: &'a dyn EventSink) -> Self {
+        Self { sink, model_calls: 0, reported: false }
+    }
+
+    pub(super) fn model_call_made(&mut self) {
+        self.model_calls += 1;
+    }
+
+    /// Reports how the turn ended; a failure is reported as an `error` event first.
+    pub(super) fn finish(mut self, result: &Result<TurnOutcome, TurnError>) {
+        let reason = match result {
+            Ok(outcome) => outcome.end.as_str(),
+            Err(error) => {
+                self.sink.emit(&Event::Error { message: error.to_string(), plugin: None });
+                "error"
+            }
+        };
+        self.report(reason);
+    }
+
+    fn report(&mut self, reason: &str) {
+        self.reported = true;
+        self.sink.emit(&Event::TurnEnded { reason: reason.to_owned(), iterations: self.model_calls });
+    }
+}
+
+impl Drop for EndReport<'_> {
+    fn drop(&mut self) {
+        if !self.reported {
+            self.report("cancelled");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::agent::TurnEnd;
+    use crate::model::ModelError;
+
+    #[derive(Default)]
+    struct Recorded(Mutex<Vec<Event>>);
+
+    impl EventSink for Recorded {
+        fn emit(&self, event: &Event) {
+            self.0.lock().unwrap().push(event.clone());
+        }
+    }
+
+    impl Recorded {
+        fn ends(&self) -> Vec<(String, u32)> {
+            let events = self.0.lock().unwrap();
+            let ends = events.iter().filter_map(|event| match event {
+                Event::TurnEnded { reason, iterations } => Some((reason.clone(), *iterations)),
+                _ => None,
+            });
+            ends.collect()
+        }
+    }
+
+    fn after_calls(sink: &Recorded, calls: u32) -> EndReport<'_> {
+        let mut report = EndReport::new(sink);
+        for _ in 0..calls {
+            report.model_call_made();
+        }
+        report
+    }
+
+    #[test]
+    fn a_failed_turn_reports_the_calls_it_made_after_its_error() {
+        let sink = Recorded::default();
+        let failed = Err(TurnError::Model(ModelError::Timeout { secs: 1 }));
+        after_calls(&sink, 2).finish(&failed);
+        assert_eq!(sink.ends(), [("error".to_owned(), 2)]);
+        assert!(matches!(sink.0.lock().unwrap()[0], Event::Error { .. }), "the error comes first");
+    }
+
+    #[test]
+    fn a_dropped_turn_reports_cancelled_once_and_a_finished_one_only_its_end() {
+        let sink = Recorded::default();
+        drop(after_calls(&sink, 3));
+        let done = Ok(TurnOutcome { end: TurnEnd::Done, iterations: 1, reply: String::new() });
+        after_calls(&sink, 1).finish(&done);
+        assert_eq!(sink.ends(), [("cancelled".to_owned(), 3), ("done".to_owned(), 1)]);
+    }
+}
