@@ -202,3 +202,22 @@ fn unsafe_set_env(name: &str, value: &str) {
     // no other thread reads or writes it.
     unsafe { std::env::set_var(name, value) }
 }
+
+/// A turn the model fails in its second call reports both calls at its end, after the error.
+#[tokio::test]
+async fn a_failed_turn_ends_with_the_model_calls_it_made() {
+    let model = FakeModel::start().await;
+    model.push(Reply::tool("echo", r#"{"text":"one"}"#)).push(Reply::status(400));
+    let test = host(&model, 5).await;
+    test.turn(&test.session(), "go").await.expect_err("the second call fails");
+    let events = test.take_events();
+    let ends: Vec<(&str, u32)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::TurnEnded { reason, iterations } => Some((reason.as_str(), *iterations)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ends, [("error", 2)]);
+    assert!(matches!(events[events.len() - 2], Event::Error { .. }), "the error comes just before");
+}

@@ -1,5 +1,5 @@
-//! Operator commands (`/todos`, `/mode execute`, `/plugins`) and direct tool calls: work on
-//! a session without a model call.
+//! Operator commands (built-in ones such as `/plugins`, and those plugins declare) and direct
+//! tool calls: work on a session without a model call.
 
 use super::prepare::prepare_call;
 use super::report::{forward_events, report_failure};

@@ -1,5 +1,5 @@
 //! Encodings of the request parts that come back unchanged from call to call: the system
-//! prompt and the tool list stay the same until a mode switch or a reload changes them, so
+//! prompt and the tool list stay the same until a plugin changes them or a reload does, so
 //! once the history is kept encoded (`HistoryEncodings`), escaping them anew was most of what
 //! building a request body cost.
 
