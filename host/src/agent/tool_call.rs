@@ -10,7 +10,7 @@ use super::plugin_set::PluginSet;
 use super::prepare::{OfferedTool, Prepared};
 use super::report::{forward_events, report_failure};
 use crate::config::OnAsk;
-use crate::events::{Event, EventSink};
+use crate::events::{CallDecision, Event, EventSink};
 use crate::model::ToolCallRequest;
 use crate::runtime::{CallContext, Decision, ToolCall, ToolResult, ToolUse};
 use crate::state::StateBag;
@@ -224,11 +224,11 @@ async fn decide(
     verdict: Verdict,
 ) -> (Result<(), ToolResult>, bool) {
     let arguments = asked.arguments;
-    let refuse = |decision: &str, reason: String, by: String| {
+    let refuse = |reason: String, by: String| {
         env.sink.emit(&Event::ToolDecision {
             id: request.id.clone(),
             name: request.name.clone(),
-            decision: decision.to_owned(),
+            decision: CallDecision::Deny,
             reason: reason.clone(),
             decided_by: by.clone(),
         });
@@ -236,7 +236,7 @@ async fn decide(
     };
     let (reason, asked_by) = match verdict {
         Verdict::Allow => return (Ok(()), false),
-        Verdict::Deny { reason, by } => return (Err(refuse("deny", reason, by)), false),
+        Verdict::Deny { reason, by } => return (Err(refuse(reason, by)), false),
         Verdict::Ask { reason, by } => (reason, by),
     };
     if StandingApprovals::load(env.bag).cover(&request.name, arguments, asked.asks) {
@@ -261,50 +261,45 @@ async fn decide(
         asked_by: asked_by.clone(),
     });
     let answer = env.approver.decide(&approval).await;
-    let (answer_name, answer_reason) = match &answer {
-        ApprovalAnswer::AllowOnce => ("allow_once", None),
-        ApprovalAnswer::AllowToolAlways => ("allow_tool_always", None),
-        ApprovalAnswer::AllowExactAlways => ("allow_exact_always", None),
-        ApprovalAnswer::Deny(why) => ("deny", why.clone()),
-        ApprovalAnswer::Unanswerable => ("unanswerable", None),
-    };
     env.sink.emit(&Event::ApprovalAnswered {
         id: request.id.clone(),
         name: request.name.clone(),
-        answer: answer_name.to_owned(),
-        reason: answer_reason,
+        answer: answer.clone(),
     });
-    let allow = |how: &str| {
+    let allow = |decision: CallDecision| {
         env.sink.emit(&Event::ToolDecision {
             id: request.id.clone(),
             name: request.name.clone(),
-            decision: how.to_owned(),
+            decision,
             reason: reason.clone(),
             decided_by: "operator".into(),
         });
     };
     match answer {
         ApprovalAnswer::AllowOnce => {
-            allow("allow_once");
+            allow(CallDecision::AllowOnce);
             (Ok(()), false)
         }
         ApprovalAnswer::AllowToolAlways | ApprovalAnswer::AllowExactAlways => {
             StandingApprovals::record(env.bag, &answer, &request.name, arguments, asked.asks);
-            allow("allow_always");
+            allow(if answer == ApprovalAnswer::AllowToolAlways {
+                CallDecision::AllowToolAlways
+            } else {
+                CallDecision::AllowExactAlways
+            });
             (Ok(()), false)
         }
-        ApprovalAnswer::Deny(why) => {
+        ApprovalAnswer::Deny { reason: why } => {
             let why = why.unwrap_or_else(|| "the operator declined".to_owned());
-            (Err(refuse("deny", why, "operator".into())), false)
+            (Err(refuse(why, "operator".into())), false)
         }
         ApprovalAnswer::Unanswerable => match env.on_ask {
             OnAsk::Allow => {
-                allow("allow_by_default");
+                allow(CallDecision::AllowByDefault);
                 (Ok(()), true)
             }
             OnAsk::Deny => (
                 Err(refuse(
-                    "deny",
                     format!(
                         "{reason} — approval was needed and nobody could answer (agent.on_ask = \"deny\")"
                     ),

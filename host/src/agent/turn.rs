@@ -33,7 +33,7 @@ impl Host {
         }
         if let Some(end) = self.submit_prompt(session, &ctx, prompt, sink).await {
             session.commit(&*store)?;
-            sink.emit(&Event::TurnEnded { reason: end.as_str().into(), iterations: 0 });
+            sink.emit(&Event::TurnEnded { reason: end, iterations: 0 });
             return Ok(TurnOutcome { end, iterations: 0, reply: String::new() });
         }
         session.commit(&*store)?;
@@ -138,7 +138,7 @@ impl Host {
     }
 
     fn end(&self, sink: &dyn EventSink, end: TurnEnd, iterations: u32, reply: String) -> TurnOutcome {
-        sink.emit(&Event::TurnEnded { reason: end.as_str().into(), iterations });
+        sink.emit(&Event::TurnEnded { reason: end, iterations });
         TurnOutcome { end, iterations, reply }
     }
 
@@ -181,7 +181,7 @@ impl Host {
             };
             if let Some(reason) = outcome.block {
                 sink.emit(&Event::PromptBlocked { plugin: plugin.name().to_owned(), reason: reason.clone() });
-                return Some(TurnEnd::Blocked { plugin: plugin.name().to_owned(), reason });
+                return Some(TurnEnd::Blocked);
             }
             contexts.extend(outcome.context);
         }

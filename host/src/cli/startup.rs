@@ -79,7 +79,13 @@ pub async fn run(args: Args) -> Status {
     if args.json {
         // Programs reading the stream learn which plugin versions serve this run.
         for plugin in host.plugins().plugins() {
-            sink.emit(&Event::plugin_loaded(plugin));
+            let identity = plugin.identity();
+            sink.emit(&Event::PluginLoaded {
+                plugin: plugin.label(),
+                path: identity.path.display().to_string(),
+                hash: identity.hash.clone(),
+                cached: plugin.cache_hit(),
+            });
         }
     }
     let interactive = !args.json && std::io::stdin().is_terminal();
@@ -169,7 +175,7 @@ pub async fn one_turn(
     let outcome = tokio::select! {
         outcome = turn => outcome,
         _ = tokio::signal::ctrl_c() => {
-            sink.emit(&Event::TurnEnded { reason: "cancelled".into(), iterations: 0 });
+            sink.emit(&Event::TurnEnded { reason: TurnEnd::Cancelled, iterations: 0 });
             return Status::Failed;
         }
     };
@@ -177,11 +183,12 @@ pub async fn one_turn(
         Ok(outcome) => match outcome.end {
             TurnEnd::Done => Status::Done,
             TurnEnd::MaxIterations => Status::MaxIterations,
-            TurnEnd::Blocked { .. } => Status::Blocked,
+            TurnEnd::Blocked => Status::Blocked,
+            TurnEnd::Error | TurnEnd::Cancelled => Status::Failed,
         },
         Err(error) => {
             sink.emit(&Event::Error { message: error.to_string(), plugin: None });
-            sink.emit(&Event::TurnEnded { reason: "error".into(), iterations: 0 });
+            sink.emit(&Event::TurnEnded { reason: TurnEnd::Error, iterations: 0 });
             Status::Failed
         }
     }
