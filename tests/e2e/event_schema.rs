@@ -45,9 +45,8 @@ pub fn validated_lines(stdout: &str) -> Vec<Value> {
 #[tokio::test]
 async fn every_line_of_a_real_json_run_matches_the_committed_schema() {
     let model = FakeModel::start().await;
-    model.push(
-        Reply::tool("remember", r#"{"key":"colour","value":"teal"}"#).and_tool("echo", r#"{"text":"hi"}"#),
-    );
+    let first = Reply::text("Remembering.").and_tool("remember", r#"{"key":"colour","value":"teal"}"#);
+    model.push(first.and_tool("echo", r#"{"text":"hi"}"#));
     model.push(Reply::tool("touch", "{}"));
     let dir = tempfile::tempdir().unwrap();
     let plugins = format!("{}{}", plugin_block("misbehave", ""), plugin_block("permissions", RULES));
@@ -90,7 +89,12 @@ async fn every_line_of_a_real_json_run_matches_the_committed_schema() {
         .map(|e| e["decision"].as_str().unwrap())
         .collect();
     assert_eq!(decisions, ["deny", "deny"], "echo refused by the rule, touch by agent.on_ask:\n{stdout}");
-    assert_eq!(events.last().unwrap()["type"], "turn_ended");
+    let last = events.last().unwrap();
+    assert_eq!(
+        (last["type"].as_str(), last["reason"].as_str(), last["iterations"].as_u64()),
+        (Some("turn_ended"), Some("done"), Some(2)),
+        "{stdout}"
+    );
 }
 
 #[test]
