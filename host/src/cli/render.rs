@@ -1,6 +1,7 @@
 //! Renders the event stream for a person: streamed text, tool calls, plugins' own display
-//! forms of their events, errors in red. Everything that came from a model, a tool or a plugin goes
-//! through [`crate::sanitize`] first, so only the host's own colour codes reach the terminal.
+//! forms of their events, errors in red. Everything that came from a model, a tool or a
+//! plugin goes through [`crate::sanitize`] first, so only the host's own colour codes reach
+//! the terminal.
 
 use std::io::Write;
 use std::sync::Mutex;

@@ -17,6 +17,7 @@ pub fn schema_text() -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
     use std::path::Path;
 
     use super::*;
@@ -36,6 +37,57 @@ mod tests {
             on_disk == generated,
             "docs/events.schema.json is not what the event types generate; refresh it with `{REFRESH}` \
              and update docs/events.md to match"
+        );
+    }
+
+    /// `docs/events.md`'s tables: for each event type, the fields its rows name.
+    fn documented_fields() -> BTreeMap<String, BTreeSet<String>> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/events.md");
+        let text = std::fs::read_to_string(path).expect("docs/events.md");
+        let mut documented: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        let mut current = None;
+        for row in text.lines().filter(|line| line.starts_with('|')) {
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            match cells[1] {
+                "" => {}
+                "`type`" | "---" => current = None,
+                first => current = Some(first.trim_matches('`').to_owned()),
+            }
+            let Some(event) = &current else { continue };
+            let names = cells[2].split('`').skip(1).step_by(2).map(str::to_owned);
+            documented.entry(event.clone()).or_default().extend(names);
+        }
+        documented
+    }
+
+    /// The schema's event types and, for each, its fields (those of a flattened choice too).
+    fn schema_fields() -> BTreeMap<String, BTreeSet<String>> {
+        let schema: serde_json::Value = serde_json::from_str(&schema_text()).unwrap();
+        let names = |object: &serde_json::Value| -> Vec<String> {
+            object["properties"].as_object().map(|p| p.keys().cloned().collect()).unwrap_or_default()
+        };
+        schema["oneOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|alternative| {
+                let event = alternative["properties"]["type"]["const"].as_str().unwrap().to_owned();
+                let mut fields: BTreeSet<String> = names(alternative).into_iter().collect();
+                for choice in alternative["oneOf"].as_array().into_iter().flatten() {
+                    fields.extend(names(choice));
+                }
+                fields.remove("type");
+                (event, fields)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn docs_events_md_lists_every_event_and_every_field_of_the_schema() {
+        assert_eq!(
+            documented_fields(),
+            schema_fields(),
+            "docs/events.md's tables (left) and the event types (right) disagree"
         );
     }
 
