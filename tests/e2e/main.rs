@@ -11,6 +11,7 @@ mod compile_cache;
 mod config_errors;
 mod crash;
 mod custom_mode;
+mod event_schema;
 mod fs_tools;
 mod fuzz;
 mod hook_filter;

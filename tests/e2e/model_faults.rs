@@ -211,13 +211,13 @@ async fn a_failed_turn_ends_with_the_model_calls_it_made() {
     let test = host(&model, 5).await;
     test.turn(&test.session(), "go").await.expect_err("the second call fails");
     let events = test.take_events();
-    let ends: Vec<(&str, u32)> = events
+    let ends: Vec<(TurnEnd, u32)> = events
         .iter()
         .filter_map(|e| match e {
-            Event::TurnEnded { reason, iterations } => Some((reason.as_str(), *iterations)),
+            Event::TurnEnded { reason, iterations } => Some((*reason, *iterations)),
             _ => None,
         })
         .collect();
-    assert_eq!(ends, [("error", 2)]);
+    assert_eq!(ends, [(TurnEnd::Error, 2)]);
     assert!(matches!(events[events.len() - 2], Event::Error { .. }), "the error comes just before");
 }

@@ -4,6 +4,8 @@ use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::events::ApprovalAnswer;
+
 /// What the operator is asked about.
 #[derive(Debug, Clone, Serialize)]
 pub struct ApprovalRequest {
@@ -17,23 +19,6 @@ pub struct ApprovalRequest {
     /// Why a hook asked, and which hook.
     pub reason: String,
     pub asked_by: String,
-}
-
-/// The operator's answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ApprovalAnswer {
-    /// Run this call.
-    AllowOnce,
-    /// Run this call and every later call of this tool in this session that is asked about
-    /// by the same hook for the same reason (see [`StandingApprovals`]).
-    AllowToolAlways,
-    /// Run this call and every later call of this tool with exactly these arguments, asked
-    /// about by the same hook for the same reason.
-    AllowExactAlways,
-    /// Refuse; the reason (if any) goes to the model.
-    Deny(Option<String>),
-    /// Nobody can answer (no terminal, `--json`): the configured `on_ask` decides.
-    Unanswerable,
 }
 
 /// Whoever answers approval requests: the console, a UI, nobody.
@@ -74,8 +59,8 @@ pub struct StandingApproval {
 ///
 /// A standing approval answers only an ask from the same hook with the same reason as the
 /// one it was given for. "Always this tool" given to a policy's generic question ("`touch`
-/// changes things and the preset is ask-to-mutate") therefore does not answer a later, more
-/// specific one about the same tool (an `ask` rule matching its arguments, with a reason
+/// changes things, and this policy asks before changes") therefore does not answer a
+/// later, more specific one about the same tool (an `ask` rule matching its arguments, with a reason
 /// of its own, such as "deleting needs a look (`rm -rf ~` runs `rm`)"): that one is put to
 /// the operator again. When several hooks ask about one call, a standing approval must
 /// answer every one of them. A new version of the asking plugin asks afresh.
@@ -216,13 +201,13 @@ mod tests {
     use super::*;
 
     fn ask(reason: &str) -> Ask {
-        Ask { reason: reason.into(), by: "permissions@0.1.0".into() }
+        Ask { reason: reason.into(), by: "guard@0.1.0".into() }
     }
 
     #[test]
     fn an_always_answer_covers_only_the_ask_it_was_given_for() {
         let bag = crate::state::StateBag::default();
-        let generic = ask("`run` changes things and the preset is ask-to-mutate");
+        let generic = ask("`run` changes things, and this policy asks before changes");
         StandingApprovals::record(
             &bag,
             &ApprovalAnswer::AllowToolAlways,
@@ -287,7 +272,7 @@ mod tests {
         let listing = StandingApprovals::command(&bag, "list").unwrap();
         let lines: Vec<&str> = listing.lines().collect();
         assert_eq!(lines.len(), 3, "{listing}");
-        assert!(lines[1].starts_with("2. run with any arguments, when permissions@0.1.0 asks because: r"));
+        assert!(lines[1].starts_with("2. run with any arguments, when guard@0.1.0 asks because: r"));
         assert!(StandingApprovals::command(&bag, "revoke 2").unwrap().starts_with("revoked: run "));
         let tools: Vec<String> = StandingApprovals::load(&bag).granted.into_iter().map(|g| g.tool).collect();
         assert_eq!(tools, ["touch", "write"]);

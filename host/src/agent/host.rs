@@ -114,7 +114,13 @@ impl Host {
         match result {
             Ok((config, set)) => {
                 for plugin in set.freshly_loaded() {
-                    sink.emit(&Event::plugin_loaded(plugin));
+                    let identity = plugin.identity();
+                    sink.emit(&Event::PluginLoaded {
+                        plugin: plugin.label(),
+                        path: identity.path.display().to_string(),
+                        hash: identity.hash.clone(),
+                        cached: plugin.cache_hit(),
+                    });
                 }
                 *self.current.write().unwrap_or_else(|p| p.into_inner()) =
                     Snapshot { config: Arc::new(config), plugins: Arc::new(set) };

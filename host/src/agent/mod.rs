@@ -27,33 +27,14 @@ pub use live_session::{LiveSession, LiveSessions, SessionHandle};
 pub use plugin_set::PluginSet;
 pub use snapshot::Snapshot;
 
+pub use crate::events::TurnEnd;
 use crate::model::ModelError;
 use crate::state::StoreError;
-
-/// How a turn ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TurnEnd {
-    /// The model stopped and no `stop` hook continued.
-    Done,
-    /// The turn used `agent.max_iterations` model calls.
-    MaxIterations,
-    /// A `user-prompt-submit` hook refused the prompt.
-    Blocked { plugin: String, reason: String },
-}
-
-impl TurnEnd {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            TurnEnd::Done => "done",
-            TurnEnd::MaxIterations => "max_iterations",
-            TurnEnd::Blocked { .. } => "blocked",
-        }
-    }
-}
 
 /// A finished turn.
 #[derive(Debug, Clone)]
 pub struct TurnOutcome {
+    /// `Done`, `MaxIterations` or `Blocked`.
     pub end: TurnEnd,
     /// Model calls made in this turn.
     pub iterations: u32,

@@ -112,13 +112,13 @@ pub async fn prepare(
             );
         }
         for message in &contribution.messages {
-            let (name, injected) = match message.role {
-                Role::System => ("system", Message::system(message.content.clone())),
-                Role::User => ("user", Message::user(message.content.clone())),
+            let injected = match message.role {
+                Role::System => Message::system(message.content.clone()),
+                Role::User => Message::user(message.content.clone()),
             };
             sink.emit(&Event::InjectedMessage {
                 plugin: plugin.name().to_owned(),
-                role: name.to_owned(),
+                role: injected.role,
                 content: message.content.clone(),
             });
             prepared.injected.push(injected);

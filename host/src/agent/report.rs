@@ -6,7 +6,7 @@ use crate::runtime::{LoadedPlugin, PluginError};
 /// Forwards a successful call's events, in the order the plugin emitted them.
 pub fn forward_events(sink: &dyn EventSink, plugin: &LoadedPlugin, events: Vec<(String, Payload)>) {
     for (kind, payload) in events {
-        sink.emit(&Event::Plugin { plugin: plugin.name().to_owned(), kind, payload });
+        sink.emit(&Event::Plugin { plugin: plugin.name().to_owned(), kind, payload, display: None });
     }
 }
 

@@ -10,7 +10,7 @@ use super::plugin_set::PluginSet;
 use super::prepare::{OfferedTool, Prepared};
 use super::report::{forward_events, report_failure};
 use crate::config::OnAsk;
-use crate::events::{Event, EventSink};
+use crate::events::{CallDecision, Event, EventSink};
 use crate::model::ToolCallRequest;
 use crate::runtime::{CallContext, Decision, ToolCall, ToolResult, ToolUse};
 use crate::state::StateBag;
@@ -278,7 +278,7 @@ async fn decide(env: &CallEnv<'_>, request: &ToolCallRequest, tool: &OfferedTool
     let (reason, asked_by) = match &gate.verdict {
         Verdict::Allow => return Ruling::allow(),
         Verdict::Deny { reason, by } => {
-            return Ruling::refuse(refuse(env, request, "deny", reason.clone(), by.clone()));
+            return Ruling::refuse(refuse(env, request, reason.clone(), by.clone()));
         }
         Verdict::Ask { reason, by } => (reason.clone(), by.clone()),
     };
@@ -310,18 +310,10 @@ async fn ask_operator(env: &CallEnv<'_>, approval: &ApprovalRequest) -> Approval
         asked_by: approval.asked_by.clone(),
     });
     let answer = env.approver.decide(approval).await;
-    let (answer_name, answer_reason) = match &answer {
-        ApprovalAnswer::AllowOnce => ("allow_once", None),
-        ApprovalAnswer::AllowToolAlways => ("allow_tool_always", None),
-        ApprovalAnswer::AllowExactAlways => ("allow_exact_always", None),
-        ApprovalAnswer::Deny(why) => ("deny", why.clone()),
-        ApprovalAnswer::Unanswerable => ("unanswerable", None),
-    };
     env.sink.emit(&Event::ApprovalAnswered {
         id: approval.call_id.clone(),
         name: approval.tool.clone(),
-        answer: answer_name.to_owned(),
-        reason: answer_reason,
+        answer: answer.clone(),
     });
     answer
 }
@@ -335,34 +327,38 @@ fn follow_answer(
     approval: ApprovalRequest,
     answer: ApprovalAnswer,
 ) -> Ruling {
-    let allow = |how: &str| {
+    let allow = |decision: CallDecision| {
         env.sink.emit(&Event::ToolDecision {
             id: request.id.clone(),
             name: request.name.clone(),
-            decision: how.to_owned(),
+            decision,
             reason: approval.reason.clone(),
             decided_by: "operator".into(),
         });
         Ruling::allow()
     };
     match answer {
-        ApprovalAnswer::AllowOnce => allow("allow_once"),
-        ApprovalAnswer::AllowToolAlways | ApprovalAnswer::AllowExactAlways => {
+        ApprovalAnswer::AllowOnce => allow(CallDecision::AllowOnce),
+        ApprovalAnswer::AllowToolAlways => {
             StandingApprovals::record(env.bag, &answer, &request.name, &gate.arguments, &gate.asks);
-            allow("allow_always")
+            allow(CallDecision::AllowToolAlways)
         }
-        ApprovalAnswer::Deny(why) => {
+        ApprovalAnswer::AllowExactAlways => {
+            StandingApprovals::record(env.bag, &answer, &request.name, &gate.arguments, &gate.asks);
+            allow(CallDecision::AllowExactAlways)
+        }
+        ApprovalAnswer::Deny { reason: why } => {
             let why = why.unwrap_or_else(|| "the operator declined".to_owned());
-            Ruling::refuse(refuse(env, request, "deny", why, "operator".into()))
+            Ruling::refuse(refuse(env, request, why, "operator".into()))
         }
         ApprovalAnswer::Unanswerable => match env.on_ask {
-            OnAsk::Allow => allow("allow_by_default").unanswered(),
+            OnAsk::Allow => allow(CallDecision::AllowByDefault).unanswered(),
             OnAsk::Deny => {
                 let reason = format!(
                     "{} — approval was needed and nobody could answer (agent.on_ask = \"deny\")",
                     approval.reason
                 );
-                Ruling::refuse(refuse(env, request, "deny", reason, approval.asked_by)).unanswered()
+                Ruling::refuse(refuse(env, request, reason, approval.asked_by)).unanswered()
             }
         },
     }
@@ -372,14 +368,13 @@ fn follow_answer(
 fn refuse(
     env: &CallEnv<'_>,
     request: &ToolCallRequest,
-    decision: &str,
     reason: String,
     by: String,
 ) -> ToolResult {
     env.sink.emit(&Event::ToolDecision {
         id: request.id.clone(),
         name: request.name.clone(),
-        decision: decision.to_owned(),
+        decision: CallDecision::Deny,
         reason: reason.clone(),
         decided_by: by.clone(),
     });

@@ -227,9 +227,8 @@ impl Turn<'_, '_> {
                 }
             };
             if let Some(reason) = outcome.block {
-                let plugin = plugin.name().to_owned();
-                self.sink.emit(&Event::PromptBlocked { plugin: plugin.clone(), reason: reason.clone() });
-                return Some(TurnEnd::Blocked { plugin, reason });
+                self.sink.emit(&Event::PromptBlocked { plugin: plugin.name().to_owned(), reason });
+                return Some(TurnEnd::Blocked);
             }
             contexts.extend(outcome.context);
         }

@@ -1,7 +1,7 @@
 //! The `turn_ended` event: said once per turn, however the turn ends, with the model calls
 //! the turn made.
 
-use super::{TurnError, TurnOutcome};
+use super::{TurnEnd, TurnError, TurnOutcome};
 use crate::events::{Event, EventSink};
 
 /// Counts a turn's model calls and reports its end. A turn that returns reports its end
@@ -26,25 +26,25 @@ impl<'a> EndReport<'a> {
     /// Reports how the turn ended; a failure is reported as an `error` event first.
     pub(super) fn finish(mut self, result: &Result<TurnOutcome, TurnError>) {
         let reason = match result {
-            Ok(outcome) => outcome.end.as_str(),
+            Ok(outcome) => outcome.end,
             Err(error) => {
                 self.sink.emit(&Event::Error { message: error.to_string(), plugin: None });
-                "error"
+                TurnEnd::Error
             }
         };
         self.report(reason);
     }
 
-    fn report(&mut self, reason: &str) {
+    fn report(&mut self, reason: TurnEnd) {
         self.reported = true;
-        self.sink.emit(&Event::TurnEnded { reason: reason.to_owned(), iterations: self.model_calls });
+        self.sink.emit(&Event::TurnEnded { reason, iterations: self.model_calls });
     }
 }
 
 impl Drop for EndReport<'_> {
     fn drop(&mut self) {
         if !self.reported {
-            self.report("cancelled");
+            self.report(TurnEnd::Cancelled);
         }
     }
 }
@@ -54,7 +54,6 @@ mod tests {
     use std::sync::Mutex;
 
     use super::*;
-    use crate::agent::TurnEnd;
     use crate::model::ModelError;
 
     #[derive(Default)]
@@ -67,10 +66,10 @@ mod tests {
     }
 
     impl Recorded {
-        fn ends(&self) -> Vec<(String, u32)> {
+        fn ends(&self) -> Vec<(TurnEnd, u32)> {
             let events = self.0.lock().unwrap();
             let ends = events.iter().filter_map(|event| match event {
-                Event::TurnEnded { reason, iterations } => Some((reason.clone(), *iterations)),
+                Event::TurnEnded { reason, iterations } => Some((*reason, *iterations)),
                 _ => None,
             });
             ends.collect()
@@ -90,7 +89,7 @@ mod tests {
         let sink = Recorded::default();
         let failed = Err(TurnError::Model(ModelError::Timeout { secs: 1 }));
         after_calls(&sink, 2).finish(&failed);
-        assert_eq!(sink.ends(), [("error".to_owned(), 2)]);
+        assert_eq!(sink.ends(), [(TurnEnd::Error, 2)]);
         assert!(matches!(sink.0.lock().unwrap()[0], Event::Error { .. }), "the error comes first");
     }
 
@@ -100,6 +99,6 @@ mod tests {
         drop(after_calls(&sink, 3));
         let done = Ok(TurnOutcome { end: TurnEnd::Done, iterations: 1, reply: String::new() });
         after_calls(&sink, 1).finish(&done);
-        assert_eq!(sink.ends(), [("cancelled".to_owned(), 3), ("done".to_owned(), 1)]);
+        assert_eq!(sink.ends(), [(TurnEnd::Cancelled, 3), (TurnEnd::Done, 1)]);
     }
 }

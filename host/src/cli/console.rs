@@ -100,7 +100,7 @@ impl Approver for ConsoleApprover {
             let prompt = "  [y] once  [a] always this tool, for this reason  [e] always these exact arguments  [n] deny > ";
             loop {
                 let Some(answer) = read_line(&self.input, prompt).await else {
-                    return ApprovalAnswer::Deny(Some("the operator cancelled".into()));
+                    return ApprovalAnswer::Deny { reason: Some("the operator cancelled".into()) };
                 };
                 match answer.trim() {
                     "y" | "Y" | "yes" => return ApprovalAnswer::AllowOnce,
@@ -108,7 +108,7 @@ impl Approver for ConsoleApprover {
                     "e" | "E" => return ApprovalAnswer::AllowExactAlways,
                     "n" | "N" | "no" => {
                         let why = read_line(&self.input, "  reason for the model (optional) > ").await;
-                        return ApprovalAnswer::Deny(why.filter(|w| !w.trim().is_empty()));
+                        return ApprovalAnswer::Deny { reason: why.filter(|w| !w.trim().is_empty()) };
                     }
                     _ => continue,
                 }

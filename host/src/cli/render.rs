@@ -1,18 +1,16 @@
-//! Renders the event stream for a person: streamed text, tool calls, a live todo
-//! checklist, errors in red. Everything that came from a model, a tool or a plugin goes
-//! through [`crate::sanitize`] first, so only the host's own colour codes reach the terminal.
+//! Renders the event stream for a person: streamed text, tool calls, plugins' own display
+//! forms of their events, errors in red. Everything that came from a model, a tool or a
+//! plugin goes through [`crate::sanitize`] first, so only the host's own colour codes reach
+//! the terminal.
 
 use std::io::Write;
 use std::sync::Mutex;
 
-use serde_json::Value;
-
-use crate::events::{Event, EventSink};
+use crate::events::{CallDecision, Event, EventSink, TurnEnd};
 use crate::sanitize::{multi_line, one_line};
 
 const DIM: &str = "\x1b[2m";
 const RED: &str = "\x1b[31m";
-const GREEN: &str = "\x1b[32m";
 const YELLOW: &str = "\x1b[33m";
 const RESET: &str = "\x1b[0m";
 
@@ -89,7 +87,7 @@ impl EventSink for ConsoleRenderer {
                 let (mark, color) = if *ok { ("✓", DIM) } else { ("✗", YELLOW) };
                 self.line(&format!("{color}  {mark} {}{RESET}", preview(output, 160)));
             }
-            Event::ToolDecision { name, decision, reason, decided_by, .. } if decision == "deny" => {
+            Event::ToolDecision { name, decision: CallDecision::Deny, reason, decided_by, .. } => {
                 self.line(&format!(
                     "{YELLOW}  ⛔ {} refused by {}: {}{RESET}",
                     one_line(name),
@@ -103,16 +101,10 @@ impl EventSink for ConsoleRenderer {
             Event::PromptBlocked { plugin, reason } => {
                 self.line(&format!("{YELLOW}⛔ {}: {}{RESET}", one_line(plugin), one_line(reason)))
             }
-            Event::Plugin { kind, payload, .. } if kind == "todos-changed" => {
-                self.line(&checklist(&payload.value()))
-            }
-            Event::Plugin { plugin, kind, payload } if kind == "mode-changed" => {
-                let payload = payload.value();
-                let to = payload["to"].as_str().unwrap_or("?");
-                self.line(&format!("{DIM}[{}] mode → {}{RESET}", one_line(plugin), one_line(to)));
-            }
+            // The plugin's own words; the host knows no plugin's event kinds.
+            Event::Plugin { display: Some(display), .. } => self.line(&multi_line(display)),
             Event::Error { message, .. } => self.line(&format!("{RED}error: {}{RESET}", multi_line(message))),
-            Event::TurnEnded { reason, .. } if reason == "max_iterations" => {
+            Event::TurnEnded { reason: TurnEnd::MaxIterations, .. } => {
                 self.line(&format!("{YELLOW}(stopped: the turn reached agent.max_iterations){RESET}"));
             }
             Event::TurnEnded { .. } => self.line(""),
@@ -133,32 +125,6 @@ impl EventSink for ConsoleRenderer {
     }
 }
 
-/// `todos-changed` payloads: `{"items": [{"title"|"content", "done"|"status", ...}]}`.
-fn checklist(payload: &Value) -> String {
-    let items = payload["items"].as_array().cloned().unwrap_or_default();
-    let done = items.iter().filter(|item| is_done(item)).count();
-    let mut lines = vec![format!("{DIM}todos {done}/{}{RESET}", items.len())];
-    for item in &items {
-        let title = item["title"].as_str().or_else(|| item["content"].as_str()).unwrap_or("?");
-        let title = one_line(title);
-        let line = if is_done(item) {
-            format!("  {GREEN}✓{RESET} {DIM}{title}{RESET}")
-        } else if item["status"] == "in_progress" {
-            format!("  {YELLOW}▸{RESET} {title}")
-        } else {
-            format!("  ○ {title}")
-        };
-        lines.push(line);
-    }
-    lines.join("\n")
-}
-
-fn is_done(item: &Value) -> bool {
-    item["done"].as_bool().unwrap_or(false)
-        || item["isComplete"].as_bool().unwrap_or(false)
-        || item["status"] == "completed"
-}
-
 /// `text` on one line, escaped, cut after `max` characters.
 fn preview(text: &str, max: usize) -> String {
     let flat: String = text.chars().map(|c| if c == '\n' { ' ' } else { c }).collect();
@@ -172,5 +138,5 @@ fn preview(text: &str, max: usize) -> String {
 
 /// `text` without the ANSI colour codes this renderer uses.
 fn strip_colors(text: &str) -> String {
-    [DIM, RED, GREEN, YELLOW, RESET].iter().fold(text.to_owned(), |text, code| text.replace(code, ""))
+    [DIM, RED, YELLOW, RESET].iter().fold(text.to_owned(), |text, code| text.replace(code, ""))
 }

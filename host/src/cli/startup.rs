@@ -78,7 +78,13 @@ pub async fn run(args: Args) -> Status {
     if args.json {
         // Programs reading the stream learn which plugin versions serve this run.
         for plugin in host.plugins().plugins() {
-            sink.emit(&Event::plugin_loaded(plugin));
+            let identity = plugin.identity();
+            sink.emit(&Event::PluginLoaded {
+                plugin: plugin.label(),
+                path: identity.path.display().to_string(),
+                hash: identity.hash.clone(),
+                cached: plugin.cache_hit(),
+            });
         }
     }
     let interactive = !args.json && std::io::stdin().is_terminal();
@@ -174,7 +180,8 @@ pub async fn one_turn(
         Ok(outcome) => match outcome.end {
             TurnEnd::Done => Status::Done,
             TurnEnd::MaxIterations => Status::MaxIterations,
-            TurnEnd::Blocked { .. } => Status::Blocked,
+            TurnEnd::Blocked => Status::Blocked,
+            TurnEnd::Error | TurnEnd::Cancelled => Status::Failed,
         },
         Err(_) => Status::Failed,
     }

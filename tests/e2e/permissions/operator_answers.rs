@@ -5,6 +5,7 @@
 use agent_host::Event;
 use agent_host::agent::ApprovalAnswer;
 use agent_host::agent::SessionHandle;
+use agent_host::events::CallDecision;
 
 use super::host_with;
 use crate::support::{FakeModel, Reply, ScriptedApprover, TestHost};
@@ -31,7 +32,10 @@ async fn touch_turn(
 
 #[tokio::test]
 async fn always_answers_persist_for_the_session() {
-    for always in [ApprovalAnswer::AllowToolAlways, ApprovalAnswer::AllowExactAlways] {
+    for (always, decided) in [
+        (ApprovalAnswer::AllowToolAlways, CallDecision::AllowToolAlways),
+        (ApprovalAnswer::AllowExactAlways, CallDecision::AllowExactAlways),
+    ] {
         let model = FakeModel::start().await;
         let test = host_with(&model, "", "").await;
         let session = test.session();
@@ -42,9 +46,10 @@ async fn always_answers_persist_for_the_session() {
         let events = test.take_events();
         assert!(events.iter().any(|e| matches!(e, Event::ApprovalRequested { name, .. } if name == "touch")));
         assert!(
-            events
-                .iter()
-                .any(|e| matches!(e, Event::ApprovalAnswered { answer, .. } if answer.ends_with("always")))
+            events.iter().any(|e| matches!(e, Event::ApprovalAnswered { answer, .. } if *answer == always))
+        );
+        assert!(
+            events.iter().any(|e| matches!(e, Event::ToolDecision { decision, .. } if *decision == decided))
         );
     }
 }
@@ -56,13 +61,13 @@ async fn allow_once_asks_again_and_deny_reasons_reach_the_model() {
     let session = test.session();
     let approver = ScriptedApprover::new([
         ApprovalAnswer::AllowOnce,
-        ApprovalAnswer::Deny(Some("not on a Friday".into())),
+        ApprovalAnswer::Deny { reason: Some("not on a Friday".into()) },
     ]);
     assert_eq!(touch_turn(&test, &model, &session, &approver).await, "touched");
     let denied = touch_turn(&test, &model, &session, &approver).await;
     assert!(denied.contains("not on a Friday"), "{denied}");
     assert_eq!(approver.asked_tools(), ["touch", "touch"]);
-    let answers: Vec<String> = test
+    let answers: Vec<ApprovalAnswer> = test
         .take_events()
         .into_iter()
         .filter_map(|e| match e {
@@ -70,7 +75,10 @@ async fn allow_once_asks_again_and_deny_reasons_reach_the_model() {
             _ => None,
         })
         .collect();
-    assert_eq!(answers, ["allow_once", "deny"]);
+    assert_eq!(
+        answers,
+        [ApprovalAnswer::AllowOnce, ApprovalAnswer::Deny { reason: Some("not on a Friday".into()) }]
+    );
 }
 
 #[tokio::test]

@@ -1,0 +1,287 @@
+//! The event stream: everything a front end renders, in one documented type.
+//!
+//! `--json` writes each event as one JSON line, `{"type": "...", ...}`; the console renders
+//! the same events as text. A plugin's own events arrive as [`Event::Plugin`] with the
+//! plugin's payload and, when it gives one, its display form. The stream's JSON Schema is
+//! generated from these types ([`schema`]) and committed as `docs/events.schema.json`.
+//!
+//! This module sits below the agent and the runtime: events are built from plain fields.
+
+mod outcomes;
+mod payload;
+pub mod schema;
+mod sinks;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::conversation::Role;
+pub use outcomes::{ApprovalAnswer, CallDecision, TurnEnd};
+pub use payload::Payload;
+pub use sinks::{BuildProgressOnStderr, CollectEvents, EventSink, NoEvents};
+
+/// One thing that happened. Serialized with a `type` tag in snake_case.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+// Only deserializing would reject unknown fields; the schema's consumers reject them too.
+#[schemars(deny_unknown_fields)]
+pub enum Event {
+    /// A session is ready: new (`resumed: false`) or loaded from the store.
+    SessionStarted {
+        /// The session's id; `--session <id>` resumes it.
+        session_id: String,
+        /// Whether the session was loaded from the store rather than created.
+        resumed: bool,
+    },
+    /// The operator's prompt, as stored.
+    UserMessage {
+        /// The prompt text.
+        text: String,
+    },
+    /// A message a plugin added to the next model call only (not stored in the history).
+    InjectedMessage {
+        /// The plugin that added it (its name).
+        plugin: String,
+        /// The message's role: `system` or `user`.
+        role: Role,
+        /// The message text.
+        content: String,
+    },
+    /// A model call is about to be made.
+    ModelRequest {
+        /// Which model call of the turn this is, counting from 1.
+        iteration: u32,
+        /// How many tools the call offers.
+        tools: usize,
+        /// How many messages the call sends, the system prompt and injected messages included.
+        messages: usize,
+    },
+    /// A piece of the model's reply text, as it streams.
+    AssistantDelta {
+        /// The new text.
+        text: String,
+    },
+    /// The model's complete reply.
+    AssistantMessage {
+        /// The reply text (may be empty when the reply only calls tools).
+        text: String,
+        /// The tool calls the reply asks for, in order.
+        tool_calls: Vec<ToolCallEvent>,
+    },
+    /// A tool call is about to run (after the hooks allowed it).
+    ToolCall {
+        /// The call's id, unique within the reply.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// The plugin that offers the tool (its name).
+        plugin: String,
+        /// The arguments the tool receives, parsed.
+        arguments: Value,
+    },
+    /// A hook or the operator refused a call, or the operator (or `agent.on_ask`) allowed
+    /// one a hook asked about.
+    ToolDecision {
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// What was decided.
+        decision: CallDecision,
+        /// Why: the refusing or asking hook's reason, or the operator's.
+        reason: String,
+        /// Who decided: a plugin's label (`name@version`) or `operator`.
+        decided_by: String,
+    },
+    /// An `ask` verdict is put to the operator (or to `agent.on_ask` when nobody can answer).
+    ApprovalRequested {
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// The plugin that offers the tool (its name).
+        plugin: String,
+        /// The arguments the tool would receive, parsed.
+        arguments: Value,
+        /// Why the hook asked.
+        reason: String,
+        /// The asking hook's label (`name@version`).
+        asked_by: String,
+    },
+    /// The answer to an approval request: `answer`, and with `deny` the operator's reason
+    /// if one was given.
+    ApprovalAnswered {
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        #[serde(flatten)]
+        answer: ApprovalAnswer,
+    },
+    /// A tool call's result as the model will see it.
+    ToolResult {
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// Whether the call succeeded (a refused or failed call is `false`).
+        ok: bool,
+        /// The result text the model receives.
+        output: String,
+    },
+    /// A `stop` hook kept the turn going with a message for the model.
+    Continued {
+        /// The plugin whose `stop` hook continued (its name).
+        plugin: String,
+        /// The message the model receives as the next user message.
+        message: String,
+    },
+    /// A `user-prompt-submit` hook refused the prompt.
+    PromptBlocked {
+        /// The refusing plugin (its name).
+        plugin: String,
+        /// Its reason.
+        reason: String,
+    },
+    /// A plugin's own event.
+    Plugin {
+        /// The emitting plugin (its name).
+        plugin: String,
+        /// The event's kind, chosen by the plugin.
+        kind: String,
+        /// The event's data.
+        payload: Payload,
+        /// The plugin's own human-readable form of the event, possibly several lines; the
+        /// console shows it (escaped) and nothing when it is absent.
+        // Left out, never `null`, when there is none.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "String")]
+        display: Option<String>,
+    },
+    /// Something went wrong; the session carries on unless the turn ended.
+    Error {
+        /// What went wrong.
+        message: String,
+        /// The plugin at fault (its label, `name@version`, or its name), when one was.
+        // Left out, never `null`, when there is none.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "String")]
+        plugin: Option<String>,
+    },
+    /// The turn is over.
+    TurnEnded {
+        /// How it ended.
+        reason: TurnEnd,
+        /// How many model calls the turn made (its last `model_request`'s `iteration`).
+        iterations: u32,
+    },
+    /// A crate-folder plugin is being built: one step of cargo's progress.
+    PluginBuilding {
+        /// The crate folder, as configured.
+        path: String,
+        /// One line of cargo's progress, such as `Compiling notes v0.1.0 (...)`.
+        progress: String,
+    },
+    /// A plugin was loaded or reloaded.
+    PluginLoaded {
+        /// The plugin's label, `name@version`.
+        plugin: String,
+        /// The component file it was loaded from.
+        path: String,
+        /// The component's content hash.
+        hash: String,
+        /// Whether the compiled code came from the compile cache.
+        cached: bool,
+    },
+    /// A new version of a plugin (or of `config.toml`) was refused; the old one keeps serving.
+    PluginRejected {
+        /// The file that was refused.
+        path: String,
+        /// Why.
+        error: String,
+    },
+}
+
+/// A tool call as shown in [`Event::AssistantMessage`].
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ToolCallEvent {
+    /// The call's id, unique within the reply.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments as the JSON text the model wrote.
+    pub arguments: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::value::RawValue;
+
+    use super::*;
+
+    fn plugin_event(display: Option<&str>) -> Event {
+        let text = r#"{"to":"done","from":"open"}"#;
+        let payload = Payload::from(RawValue::from_string(text.to_owned()).unwrap());
+        Event::Plugin {
+            plugin: "lists".into(),
+            kind: "moved".into(),
+            payload,
+            display: display.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn a_plugin_payload_goes_out_as_the_plugin_wrote_it_and_parses_on_demand() {
+        let event = plugin_event(None);
+        let line = serde_json::to_string(&event).unwrap();
+        assert_eq!(
+            line,
+            r#"{"type":"plugin","plugin":"lists","kind":"moved","payload":{"to":"done","from":"open"}}"#
+        );
+        let Event::Plugin { payload, .. } = &event else { unreachable!() };
+        assert_eq!(payload.value(), serde_json::json!({"from": "open", "to": "done"}));
+        assert_eq!(payload.clone(), *payload);
+    }
+
+    #[test]
+    fn a_display_form_is_written_only_when_the_plugin_gave_one() {
+        let line = serde_json::to_value(plugin_event(Some("open → done\n  1 item"))).unwrap();
+        assert_eq!(line["display"], "open → done\n  1 item");
+    }
+
+    #[test]
+    fn typed_fields_keep_their_snake_case_wire_names() {
+        let wire = |event: Event| serde_json::to_value(event).unwrap();
+        let answered = |answer| Event::ApprovalAnswered { id: "c1".into(), name: "run".into(), answer };
+        assert_eq!(
+            wire(answered(ApprovalAnswer::AllowToolAlways)),
+            serde_json::json!({"type": "approval_answered", "id": "c1", "name": "run", "answer": "allow_tool_always"})
+        );
+        assert_eq!(
+            wire(answered(ApprovalAnswer::Deny { reason: Some("not today".into()) })),
+            serde_json::json!({"type": "approval_answered", "id": "c1", "name": "run", "answer": "deny", "reason": "not today"})
+        );
+        assert_eq!(
+            wire(answered(ApprovalAnswer::Deny { reason: None })),
+            serde_json::json!({"type": "approval_answered", "id": "c1", "name": "run", "answer": "deny"})
+        );
+        let ended = wire(Event::TurnEnded { reason: TurnEnd::MaxIterations, iterations: 3 });
+        assert_eq!(
+            ended,
+            serde_json::json!({"type": "turn_ended", "reason": "max_iterations", "iterations": 3})
+        );
+        let decided = wire(Event::ToolDecision {
+            id: "c1".into(),
+            name: "run".into(),
+            decision: CallDecision::AllowByDefault,
+            reason: "r".into(),
+            decided_by: "operator".into(),
+        });
+        assert_eq!(decided["decision"], "allow_by_default");
+        let injected =
+            wire(Event::InjectedMessage { plugin: "notes".into(), role: Role::System, content: "c".into() });
+        assert_eq!(injected["role"], "system");
+    }
+}
