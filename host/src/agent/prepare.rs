@@ -89,7 +89,7 @@ pub async fn prepare(
                     second: plugin.label(),
                 });
             }
-            let schema = match set.schema(&tool.parameters) {
+            let schema = match plugin.schema(&tool.parameters) {
                 Ok(schema) => schema,
                 Err(error) => {
                     sink.emit(&Event::Error {

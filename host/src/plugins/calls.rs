@@ -10,8 +10,9 @@ use wasmtime::{Store, Trap};
 use super::error::PluginError;
 use super::export::Export;
 use super::loaded::{Linked, LoadedPlugin, Powers};
-use super::outputs::{Checked, StatusText, schema_problem};
+use super::outputs::{Checked, StatusText};
 use super::reuse::ProvideMemo;
+use super::schema::{CompiledSchema, schema_problem};
 use super::types::{
     CallContext, Configured, Contribution, Manifest, PostToolOutcome, PreToolOutcome, PromptOutcome,
     StopOutcome, ToolCall, ToolResult, ToolUse,
@@ -194,21 +195,24 @@ impl LoadedPlugin {
         Ok(linked.checked(powers, output)?.value.0)
     }
 
-    /// Checks that every tool schema `contribution` offers is a JSON object. A plugin offers
-    /// the same few schemas on every `provide`, so each text is checked once and then only
-    /// recognised (parsing them all on every call shows in the load bench).
+    /// Checks that every tool schema `contribution` offers is a JSON object, and compiles
+    /// it. A plugin offers the same few schemas on every `provide`, so each text is checked
+    /// and compiled once and then only recognised.
     fn check_schemas(&self, contribution: &Contribution) -> Result<(), PluginError> {
-        for tool in &contribution.tools {
-            let text = tool.parameters.as_str();
-            if self.checked_schemas.find(|checked| **checked == *text).is_some() {
-                continue;
-            }
+        for tool in contribution.tools.iter().filter(|tool| !self.schemas.has(&tool.parameters)) {
             if let Some(detail) = schema_problem(tool) {
                 return Err(PluginError::Malformed { plugin: self.label(), detail });
             }
-            self.checked_schemas.put(Arc::from(text), |checked| **checked == *text);
+            // One that does not compile is reported where the tool is offered to the model.
+            let _ = self.schemas.get(&tool.parameters);
         }
         Ok(())
+    }
+
+    /// The compiled schema of a tool this plugin offers, by its text; `Err` says why the
+    /// schema is unusable.
+    pub fn schema(&self, text: &str) -> Result<Arc<CompiledSchema>, String> {
+        self.schemas.get(text)
     }
 }
 

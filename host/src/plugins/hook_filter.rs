@@ -135,7 +135,7 @@ mod tests {
     #[test]
     fn a_call_must_pass_every_part_of_the_filter() {
         let mut filters = HookFilters::default();
-        filters.declare(ToolHook::PreToolUse, Reach::Only(filter(true, &["write", "shell"], None).into()));
+        filters.declare(ToolHook::PreToolUse, Reach::Only(filter(true, &["write", "run"], None).into()));
         assert!(filters.pre_tool_use_sees(&tool_use("write", true)));
         assert!(!filters.pre_tool_use_sees(&tool_use("write", false)), "not mutating");
         assert!(!filters.pre_tool_use_sees(&tool_use("delete", true)), "not listed");

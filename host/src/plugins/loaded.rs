@@ -14,15 +14,12 @@ use super::error::LoadError;
 use super::export::ExportIndices;
 use super::hook_filter::HookFilters;
 use super::reuse::SharedContributions;
+use super::schema::SchemaCache;
 use super::types::{Capabilities, CommandSpec, Manifest, Requirement, ToolResult, ToolUse};
 use crate::config::{Grants, Limits, SandboxMode};
-use crate::recent::RecentlyUsed;
 use crate::runtime::{Caller, DirMount, ProcessGrant, SandboxEngine, cache};
 use crate::sandbox::{Rlimits, Sandbox};
 use crate::state::StateBag;
-
-/// Schema texts a load remembers as checked: more than a plugin is likely to offer at once.
-const CHECKED_SCHEMAS: usize = 32;
 
 /// Who a loaded plugin is: shown in every error, log line and `/plugins`.
 #[derive(Debug)]
@@ -98,8 +95,8 @@ pub struct LoadedPlugin {
     pub(super) load_id: u64,
     /// Reusable contributions of this load, from any session (see [`SharedContributions`]).
     pub(super) shared: SharedContributions,
-    /// Tool schema texts this load's contributions offered and that passed the check.
-    pub(super) checked_schemas: RecentlyUsed<Arc<str>>,
+    /// The tool schemas this load's contributions offered, checked and compiled.
+    pub(super) schemas: SchemaCache,
     capabilities: Capabilities,
     commands: Vec<CommandSpec>,
     /// What its configuration requires of the host (contract 0.2; none before).
@@ -185,7 +182,7 @@ impl LoadedPlugin {
             identity,
             load_id: LOADS.fetch_add(1, Ordering::Relaxed),
             shared: SharedContributions::default(),
-            checked_schemas: RecentlyUsed::new(CHECKED_SCHEMAS),
+            schemas: SchemaCache::default(),
             capabilities: manifest.capabilities,
             commands: manifest.commands,
             requires: configured.requires,

@@ -53,6 +53,7 @@ mod outputs;
 mod registry;
 mod requirements;
 mod reuse;
+mod schema;
 mod source;
 pub mod types;
 
@@ -61,8 +62,9 @@ pub use calls::CallOutput;
 pub use error::{LoadError, PluginError};
 pub use export::Export;
 pub use loaded::{ComponentFile, LoadedPlugin, PluginIdentity, PluginSpec};
-pub use registry::{CompiledSchema, PluginSet};
+pub use registry::PluginSet;
 pub use reuse::ProvideMemo;
+pub use schema::CompiledSchema;
 pub use source::{Progress, build_crate, build_workspace, resolve_component};
 pub use types::{
     CallContext, Capabilities, CommandSpec, Configured, Contribution, Decision, InjectedMessage, Manifest,

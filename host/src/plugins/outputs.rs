@@ -2,7 +2,7 @@
 //! that must be names, and text cut to the plugin's `max_output_kb`.
 
 use super::types::{
-    Configured, Contribution, Manifest, PostToolOutcome, PreToolOutcome, PromptOutcome, StopOutcome, ToolSpec,
+    Configured, Contribution, Manifest, PostToolOutcome, PreToolOutcome, PromptOutcome, StopOutcome,
 };
 
 /// A value a plugin call can return.
@@ -77,19 +77,6 @@ impl Checked for Contribution {
         }
         Ok(())
     }
-}
-
-/// Why a tool's schema is unusable, if it is: not JSON, or not an object. Only checked:
-/// compiling it is the schema cache's job. (Not part of [`Checked`]: the plugin remembers
-/// the schemas it has checked, see `LoadedPlugin::check_schemas`.)
-pub(super) fn schema_problem(tool: &ToolSpec) -> Option<String> {
-    if let Err(error) = serde_json::from_str::<serde::de::IgnoredAny>(&tool.parameters) {
-        return Some(format!("the schema of tool `{}` is not JSON: {error}", tool.name));
-    }
-    if !tool.parameters.trim_start().starts_with('{') {
-        return Some(format!("the schema of tool `{}` is not a JSON object", tool.name));
-    }
-    None
 }
 
 impl Checked for PromptOutcome {

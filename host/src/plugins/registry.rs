@@ -4,11 +4,10 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use super::loaded::{ComponentFile, LoadedPlugin, PluginSpec};
 use super::requirements::check_requirements;
@@ -19,13 +18,6 @@ use crate::config::{Config, ConfigError, Grants, Limits};
 use crate::events::EventSink;
 use crate::runtime::SandboxEngine;
 use crate::state::{Session, StateBag};
-
-/// A compiled JSON Schema and the schema itself, as sent to the model: compact JSON text,
-/// copied into every request body as it is rather than walked value by value.
-pub struct CompiledSchema {
-    pub schema: Arc<RawValue>,
-    pub validator: jsonschema::Validator,
-}
 
 /// What a loaded plugin was loaded from; an equal key on reload means the loaded plugin
 /// can be reused as it is, with no compile, instantiate or configure.
@@ -52,10 +44,6 @@ pub struct PluginSet {
     entries: Vec<Entry>,
     /// The plugins alone, in config order: what the agent walks on every model call.
     plugins: Vec<Arc<LoadedPlugin>>,
-    /// Schemas by their text: compiled once, whatever call offers them again. Looked up for
-    /// every tool of every model call, so hashed with foldhash (SipHash over the schema
-    /// texts showed in the profile).
-    schemas: Mutex<foldhash::HashMap<String, Arc<CompiledSchema>>>,
 }
 
 impl PluginSet {
@@ -121,7 +109,7 @@ impl PluginSet {
         }
         let plugins: Vec<_> = entries.iter().map(|entry| entry.plugin.clone()).collect();
         check_requirements(config, &plugins)?;
-        let set = Self { entries, plugins, schemas: Mutex::default() };
+        let set = Self { entries, plugins };
         set.check_tool_names().await.map_err(|message| ConfigError {
             file: config.source.file.clone(),
             line: None,
@@ -188,19 +176,5 @@ impl PluginSet {
             }
         }
         Ok(())
-    }
-
-    /// The compiled schema for `text`, compiling it on first sight.
-    pub fn schema(&self, text: &str) -> Result<Arc<CompiledSchema>, String> {
-        let mut schemas = self.schemas.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(compiled) = schemas.get(text) {
-            return Ok(compiled.clone());
-        }
-        let schema: Value = serde_json::from_str(text).map_err(|error| error.to_string())?;
-        let validator = jsonschema::validator_for(&schema).map_err(|error| error.to_string())?;
-        let compact = RawValue::from_string(schema.to_string()).expect("a JSON value prints as JSON");
-        let compiled = Arc::new(CompiledSchema { schema: Arc::from(compact), validator });
-        schemas.insert(text.to_owned(), compiled.clone());
-        Ok(compiled)
     }
 }

@@ -11,7 +11,7 @@ use crate::events::{Event, EventSink};
 const TARGET: &str = "wasm32-wasip2";
 
 /// Where a build reports its progress: one line per step, such as cargo's
-/// `Compiling triage-modes v0.1.0 (...)`. Called from the thread that reads cargo's output.
+/// `Compiling my-plugin v0.1.0 (...)`. Called from the thread that reads cargo's output.
 pub type Progress<'a> = &'a (dyn Fn(&str) + Sync);
 
 /// The component for a configured plugin path: the `.wasm` itself, or a crate folder built

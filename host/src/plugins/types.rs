@@ -49,7 +49,7 @@ pub struct CallContext {
     pub turn_iteration: u32,
 }
 
-/// An operator command a plugin answers, such as `/todos`.
+/// An operator command a plugin answers, such as `/notes`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandSpec {
     pub name: String,

@@ -328,18 +328,20 @@ impl Line {
                  supports contract versions {SUPPORTED})"
             ));
         };
-        let version = &name[GUEST.len()..];
-        let line = match version.split('.').take(2).collect::<Vec<_>>()[..] {
-            ["0", "1"] => Self::V0_1,
-            ["0", "2"] => Self::V0_2,
-            _ => {
-                return Err(format!(
-                    "the component is built against contract version {version} (it exports \
-                     `{name}`); this host supports {SUPPORTED}"
-                ));
-            }
-        };
-        Ok((line, name.to_owned()))
+        Ok((Self::of_interface(name)?, name.to_owned()))
+    }
+
+    /// The line of the exported `guest` interface `name` (`agent-host:plugin/guest@0.2.0`).
+    fn of_interface(name: &str) -> Result<Self, String> {
+        let version = name.strip_prefix(GUEST).unwrap_or(name);
+        match version.split('.').take(2).collect::<Vec<_>>()[..] {
+            ["0", "1"] => Ok(Self::V0_1),
+            ["0", "2"] => Ok(Self::V0_2),
+            _ => Err(format!(
+                "the component is built against contract version {version} (it exports `{name}`); \
+                 this host supports {SUPPORTED}"
+            )),
+        }
     }
 
     /// Whether this line has `export` at all (`status` came with 0.2).
@@ -549,4 +551,37 @@ where
 {
     let typed = func.typed::<P, (R,)>(&*store)?;
     Ok(typed.call_async(&mut *store, params).await?.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_component_is_called_through_the_line_of_its_guest_interface() {
+        for (name, line) in [
+            ("agent-host:plugin/guest@0.1.0", Line::V0_1),
+            ("agent-host:plugin/guest@0.1.2", Line::V0_1),
+            ("agent-host:plugin/guest@0.2.0", Line::V0_2),
+            ("agent-host:plugin/guest@0.2.7", Line::V0_2),
+        ] {
+            assert_eq!(Line::of_interface(name), Ok(line), "{name}");
+        }
+    }
+
+    #[test]
+    fn another_version_is_refused_naming_it_and_the_ones_supported() {
+        let error = Line::of_interface("agent-host:plugin/guest@0.3.0").unwrap_err();
+        assert!(error.contains("contract version 0.3.0"), "{error}");
+        assert!(error.contains("supports 0.1.x and 0.2.x"), "{error}");
+        assert!(Line::of_interface("agent-host:plugin/guest@1.0.0").is_err());
+        assert!(Line::of_interface("agent-host:plugin/guest@0.10.0").is_err());
+    }
+
+    #[test]
+    fn status_is_an_export_of_the_current_line_only() {
+        assert!(Line::V0_2.has(Export::Status));
+        assert!(!Line::V0_1.has(Export::Status));
+        assert!(Export::ALL.iter().filter(|e| **e != Export::Status).all(|e| Line::V0_1.has(*e)));
+    }
 }
