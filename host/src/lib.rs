@@ -2,7 +2,8 @@
 //!
 //! The folders follow the architecture (see DESIGN.md):
 //! - [`agent`]: the loop — one user turn, model round trips, tool calls through hooks;
-//! - [`runtime`]: the plugin runtime — wasmtime engine, sandbox limits, the WIT host side;
+//! - [`plugins`]: plugins as the host sees them — registry, loading, contract versions, types;
+//! - [`runtime`]: the sandbox — wasmtime engine, limits and caps, the host imports;
 //! - [`state`]: the per-session state bag and history, persisted in SQLite;
 //! - [`model`]: the model clients (OpenAI-compatible HTTP, scripted replay);
 //! - [`conversation`]: messages and the history, plain data every layer shares;
@@ -16,6 +17,7 @@ pub mod config;
 pub mod conversation;
 pub mod events;
 pub mod model;
+pub mod plugins;
 mod recent;
 pub mod reload;
 pub mod runtime;

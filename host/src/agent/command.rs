@@ -7,7 +7,7 @@ use super::tool_call::{self, CallEnv};
 use super::{Host, LiveSession, NoOperator, TurnError};
 use crate::events::EventSink;
 use crate::model::ToolCallRequest;
-use crate::runtime::{CallContext, ToolResult};
+use crate::plugins::{CallContext, ToolResult};
 
 impl Host {
     /// Runs `/name args`. Built-in commands first, then the plugin that declared `name`.

@@ -4,7 +4,7 @@
 use std::ops::{Deref, DerefMut};
 
 use crate::model::HistoryEncodings;
-use crate::runtime::ProvideMemo;
+use crate::plugins::ProvideMemo;
 use crate::state::{self, Session};
 
 /// The handle every front end holds to an open session; see [`state::SessionHandle`].

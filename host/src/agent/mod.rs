@@ -10,7 +10,6 @@ mod command;
 mod hooks;
 mod host;
 mod live_session;
-mod plugin_set;
 pub mod prepare;
 mod report;
 mod snapshot;
@@ -18,13 +17,13 @@ mod tool_call;
 mod turn;
 mod turn_end;
 
+pub use crate::plugins::PluginSet;
 pub use approval::{
     ApprovalAnswer, ApprovalRequest, Approver, Ask, NoOperator, StandingApproval, StandingApprovals,
 };
 pub use hooks::Verdict;
 pub use host::Host;
 pub use live_session::{LiveSession, LiveSessions, SessionHandle};
-pub use plugin_set::PluginSet;
 pub use snapshot::Snapshot;
 
 pub use crate::events::TurnEnd;

@@ -5,13 +5,12 @@ use std::sync::Arc;
 
 use foldhash::HashMap;
 
-use super::plugin_set::{CompiledSchema, PluginSet};
 use super::report::{forward_events, report_failure};
 use super::{LiveSession, Snapshot, TurnError};
 use crate::conversation::{Message, ToolCallRequest};
 use crate::events::{Event, EventSink};
 use crate::model::ToolDefinition;
-use crate::runtime::{CallContext, Capabilities, LoadedPlugin, ProvideMemo, Role};
+use crate::plugins::{CallContext, Capabilities, CompiledSchema, LoadedPlugin, PluginSet, ProvideMemo, Role};
 use crate::state::StateBag;
 
 /// Everything one model call needs from the plugins.
@@ -87,7 +86,7 @@ pub async fn prepare(
                     second: plugin.label(),
                 });
             }
-            let schema = match set.schema(&tool.parameters) {
+            let schema = match plugin.schema(&tool.parameters) {
                 Ok(schema) => schema,
                 Err(error) => {
                     sink.emit(&Event::Error {

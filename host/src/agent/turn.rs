@@ -10,7 +10,7 @@ use super::turn_end::EndReport;
 use super::{Approver, Host, LiveSession, Snapshot, TurnEnd, TurnError, TurnOutcome};
 use crate::events::{Event, EventSink, ToolCallEvent};
 use crate::model::{Message, ModelReply, ModelRequest, Role, ToolCallRequest};
-use crate::runtime::{CallContext, Capabilities, StopOutcome};
+use crate::plugins::{CallContext, Capabilities, StopOutcome};
 use crate::state::{Session, SessionStore};
 
 impl Host {
