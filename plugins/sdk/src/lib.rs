@@ -113,22 +113,22 @@ pub mod log {
 }
 
 /// Exports the plugin that `$plugin` (a function returning a [`Plugin`]) declares as the
-/// component's `guest` interface.
+/// component's `guest` interface. Only in a component: the export names are not symbols a
+/// native linker accepts, and native builds are for unit tests, which call the declaration.
 #[macro_export]
 macro_rules! export_plugin {
     ($plugin:path) => {
-        #[doc(hidden)]
-        struct __AgentHostExport;
-        impl $crate::Export for __AgentHostExport {
-            fn plugin() -> ::std::boxed::Box<dyn $crate::Exports> {
-                ::std::boxed::Box::new($plugin())
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            struct Export;
+            impl $crate::Export for Export {
+                fn plugin() -> ::std::boxed::Box<dyn $crate::Exports> {
+                    ::std::boxed::Box::new($plugin())
+                }
             }
-        }
-        #[doc(hidden)]
-        type __AgentHostExportedPlugin = $crate::Adapter<__AgentHostExport>;
-        $crate::bindings::__export_guest!(
-            __AgentHostExportedPlugin with_types_in $crate::bindings
-        );
+            type ExportedPlugin = $crate::Adapter<Export>;
+            $crate::bindings::__export_guest!(ExportedPlugin with_types_in $crate::bindings);
+        };
     };
 }
 
