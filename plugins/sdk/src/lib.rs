@@ -39,6 +39,7 @@ mod context;
 mod contribution;
 pub mod hook_filter;
 mod host;
+mod no_config;
 mod plugin;
 pub mod process;
 pub mod state;
@@ -61,6 +62,7 @@ pub mod bindings {
 
 pub use command::Command;
 pub use context::Context;
+pub use no_config::NoConfig;
 pub use plugin::{Configure, Plugin, Provide};
 pub use schemars::{self, JsonSchema};
 pub use serde_json::{self, Value, json};
@@ -76,7 +78,7 @@ pub use bindings::agent_host::plugin::types::{
 pub mod prelude {
     pub use crate::hook_filter::{ToolFilter, ToolHook};
     pub use crate::{
-        Command, Context, Contribution, Decision, JsonSchema, NoArgs, Plugin, PostToolOutcome,
+        Command, Context, Contribution, Decision, JsonSchema, NoArgs, NoConfig, Plugin, PostToolOutcome,
         PreToolOutcome, PromptOutcome, Requirement, Role, StopOutcome, Tool, ToolArgs, ToolCall,
         ToolResult, ToolUse, Value, events, export_plugin, hook_filter, json, log, state,
     };
