@@ -124,6 +124,6 @@ fn a_default_mode_that_is_not_configured_is_refused() {
     let error = Harness::new(crate::plugin(), json!({"default_mode": "ship"})).err().unwrap();
     assert_eq!(
         error,
-        "agent-mode configuration: `default_mode` is `ship`, which is not one of the configured modes (`plan`, `execute`)"
+        "`default_mode` is `ship`, which is not one of the configured modes (`plan`, `execute`)"
     );
 }

@@ -155,23 +155,20 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
     }
 
     /// Parses the `[plugin.config]` table (JSON text) into `C`, checks it, and returns it
-    /// normalized with its requirements. Errors name the plugin and the key's path.
+    /// normalized with its requirements. Errors name the key's path.
     pub fn configure_raw(&self, config: &str) -> Result<Configured, String> {
         let raw: serde_json::Value = serde_json::from_str(config)
             .map_err(|error| format!("the host sent configuration that is not JSON: {error}"))?;
         let raw = if raw.is_null() { serde_json::Value::Object(Default::default()) } else { raw };
+        // The host names the plugin in front of the error; the path says where in the table.
         let mut parsed: C = serde_path_to_error::deserialize(raw).map_err(|error| {
-            let path = error.path().to_string();
-            if path == "." {
-                format!("{} configuration: {}", self.name, error.inner())
-            } else {
-                format!("{} configuration: `{path}`: {}", self.name, error.inner())
+            match error.path().to_string().as_str() {
+                "." => error.inner().to_string(),
+                path => format!("`{path}`: {}", error.inner()),
             }
         })?;
         let requires = match self.configure {
-            Some(configure) => {
-                configure(&mut parsed).map_err(|error| format!("{} configuration: {error}", self.name))?
-            }
+            Some(configure) => configure(&mut parsed)?,
             None => Vec::new(),
         };
         let config = serde_json::to_string(&parsed).map_err(|error| error.to_string())?;

@@ -89,5 +89,5 @@ fn the_loop_lists_what_is_not_completed() {
 #[test]
 fn zero_items_is_not_a_limit() {
     let error = Harness::new(crate::plugin(), json!({"max_items": 0})).err().unwrap();
-    assert_eq!(error, "todo-write configuration: `max_items` must be at least 1");
+    assert_eq!(error, "`max_items` must be at least 1");
 }

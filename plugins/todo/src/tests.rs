@@ -111,9 +111,9 @@ fn the_loop_can_be_switched_off() {
 #[test]
 fn config_errors_name_the_key() {
     let error = Harness::new(crate::plugin(), json!({"loop_enabled": false})).err().unwrap();
-    assert!(error.starts_with("todo configuration: `loop_enabled`: unknown field `loop_enabled`"), "{error}");
+    assert!(error.starts_with("`loop_enabled`: unknown field `loop_enabled`"), "{error}");
     let error = Harness::new(crate::plugin(), json!({"loop": {"modes": "execute"}})).err().unwrap();
-    assert!(error.starts_with("todo configuration: `loop.modes`: invalid type"), "{error}");
+    assert!(error.starts_with("`loop.modes`: invalid type"), "{error}");
     let error = Harness::new(crate::plugin(), json!({"loop": {"modes": ["execute"]}})).err().unwrap();
     assert!(error.contains("`loop.modes` needs `loop.mode_plugin`"), "{error}");
 }

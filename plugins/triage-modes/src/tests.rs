@@ -27,7 +27,7 @@ fn it_takes_no_configuration() {
     let error = Harness::new(crate::plugin(), json!({"stages": 2})).err().unwrap();
     assert_eq!(
         error,
-        "triage-modes configuration: this plugin takes no configuration (found `stages`); remove its \
+        "this plugin takes no configuration (found `stages`); remove its \
          [plugin.config] table"
     );
 }
