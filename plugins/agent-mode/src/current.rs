@@ -70,7 +70,7 @@ pub fn stored(config: &Config) -> Result<String, String> {
 }
 
 /// The mode the session is in: the stored one while it is configured, else the default.
-pub fn effective<'a>(config: &'a Config) -> Result<&'a Mode, String> {
+pub fn effective(config: &Config) -> Result<&Mode, String> {
     let stored = stored(config)?;
     config
         .mode(&stored)

@@ -19,7 +19,8 @@ mod gate;
 mod modes;
 mod tools;
 
-#[cfg(test)]
+// The tests run natively, against the SDK's stand-ins for the host.
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
 
 use agent_host_sdk::prelude::*;
@@ -36,7 +37,12 @@ pub fn plugin() -> Plugin<Config> {
         .provide(provide)
         .on_pre_tool_use(pre_tool_use)
         .status(|ctx| current::effective(&ctx.config).ok().map(|mode| mode.name.clone()))
-        .command(Command::new("mode", "/mode [NAME]", "Shows the current mode, or switches to NAME", mode_command))
+        .command(Command::new(
+            "mode",
+            "/mode [NAME]",
+            "Shows the current mode, or switches to NAME",
+            mode_command,
+        ))
 }
 
 fn provide(ctx: &Context<Config>, contribution: Contribution) -> Contribution {

@@ -8,14 +8,21 @@ fn agent_mode() -> Harness<Config> {
     Harness::new(crate::plugin(), json!({})).expect("the default config is accepted")
 }
 
-fn decision(plugin: &Harness<Config>, tool: &str, mutates: bool, args: serde_json::Value) -> Option<Decision> {
+fn decision(
+    plugin: &Harness<Config>,
+    tool: &str,
+    mutates: bool,
+    args: serde_json::Value,
+) -> Option<Decision> {
     plugin.pre_tool_use(if tool == "mode_set" { "agent-mode" } else { "fs" }, tool, mutates, args).decision
 }
 
 #[test]
 fn the_manifest_announces_status_and_the_gate() {
     let capabilities = crate::plugin().manifest().capabilities;
-    assert!(capabilities.contains(Capabilities::STATUS | Capabilities::PRE_TOOL_USE | Capabilities::CALL_TOOL));
+    assert!(
+        capabilities.contains(Capabilities::STATUS | Capabilities::PRE_TOOL_USE | Capabilities::CALL_TOOL)
+    );
     assert!(!capabilities.contains(Capabilities::STOP));
 }
 
@@ -46,7 +53,8 @@ fn plan_refuses_changes_and_asks_before_the_model_leaves() {
     let plugin = agent_mode();
     let Some(Decision::Deny(reason)) = decision(&plugin, "write_file", true, json!({})) else { panic!() };
     assert!(reason.starts_with("`write_file` changes things, and the current mode `plan`"), "{reason}");
-    let Some(Decision::Ask(question)) = decision(&plugin, "mode_set", true, json!({"mode": "execute"})) else {
+    let Some(Decision::Ask(question)) = decision(&plugin, "mode_set", true, json!({"mode": "execute"}))
+    else {
         panic!()
     };
     assert!(question.starts_with("the model asks to switch from mode `plan` to `execute`."), "{question}");
@@ -97,7 +105,11 @@ fn a_mode_no_longer_configured_falls_back_to_the_default() {
     testing::store("mode", json!("review"));
     assert_eq!(plugin.status().as_deref(), Some("plan"));
     let contribution = plugin.provide();
-    assert!(contribution.messages[0].content.starts_with("[Mode changed: the mode `review` is no longer configured"));
+    assert!(
+        contribution.messages[0]
+            .content
+            .starts_with("[Mode changed: the mode `review` is no longer configured")
+    );
     assert_eq!(testing::stored("mode"), Some(json!("plan")));
     assert_eq!(testing::take_events()[0].payload, json!({"from": "review", "to": "plan", "by": "host"}));
 }
@@ -115,7 +127,9 @@ fn configure_fills_in_model_may_leave_and_filters_the_gate() {
     assert_eq!(plugin.config()["modes"][1]["model_may_leave"], json!(true));
     assert_eq!(
         testing::filters(),
-        ["ToolHook::PreToolUse only ToolFilter { mutating-only: true, tools: [], except-tools: [], output-longer-than: None }"]
+        [
+            "ToolHook::PreToolUse only ToolFilter { mutating-only: true, tools: [], except-tools: [], output-longer-than: None }"
+        ]
     );
 }
 

@@ -50,9 +50,10 @@ impl LoopConfig {
             return Err(format!("`loop.continue_template` must contain `{REMAINING}`"));
         }
         match (&self.modes, &self.mode_plugin) {
-            (Some(_), None) => Err(
-                "`loop.modes` needs `loop.mode_plugin` to say which plugin holds the current mode".to_owned(),
-            ),
+            (Some(_), None) => {
+                Err("`loop.modes` needs `loop.mode_plugin` to say which plugin holds the current mode"
+                    .to_owned())
+            }
             (Some(_), Some(plugin)) => Ok(vec![Requirement::ReadsState(plugin.clone())]),
             (None, _) => Ok(Vec::new()),
         }
@@ -97,5 +98,6 @@ impl LoopConfig {
     }
 }
 
-#[cfg(test)]
+// The tests run natively, against the SDK's stand-ins for the host.
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;

@@ -37,7 +37,10 @@ fn modes_without_a_mode_plugin_are_refused() {
 #[test]
 fn a_template_without_the_placeholder_is_refused() {
     let mut config = parse(json!({"continue_template": "keep going"})).unwrap();
-    assert_eq!(config.settle("{remaining_todos}").unwrap_err(), "`loop.continue_template` must contain `{remaining_todos}`");
+    assert_eq!(
+        config.settle("{remaining_todos}").unwrap_err(),
+        "`loop.continue_template` must contain `{remaining_todos}`"
+    );
 }
 
 #[test]

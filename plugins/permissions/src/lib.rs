@@ -19,7 +19,8 @@ mod rules;
 mod shell;
 mod walk;
 
-#[cfg(test)]
+// The tests run natively, against the SDK's stand-ins for the host.
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
 
 use agent_host_sdk::prelude::*;
@@ -113,7 +114,8 @@ fn provide(ctx: &Context<Config>, contribution: Contribution) -> Contribution {
 fn pre_tool_use(ctx: &Context<Config>, use_: &ToolUse) -> PreToolOutcome {
     let config = &ctx.config;
     let arguments: Value = serde_json::from_str(&use_.call.arguments).unwrap_or(Value::Null);
-    let call = Call { tool: &use_.call.name, plugin: &use_.plugin, mutates: use_.mutates, arguments: &arguments };
+    let call =
+        Call { tool: &use_.call.name, plugin: &use_.plugin, mutates: use_.mutates, arguments: &arguments };
     let outcome = rules::decide(&call, &config.rules, fallback(config));
     if config.audit
         && let Err(error) = audit::decided(ctx, use_, outcome.verdict, &outcome.reason)

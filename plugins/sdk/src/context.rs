@@ -20,7 +20,12 @@ impl<C: DeserializeOwned> Context<C> {
     pub(crate) fn from_raw(raw: CallContext) -> Result<Self, String> {
         let config = serde_json::from_str(&raw.config)
             .map_err(|error| format!("the configuration does not fit: {error}"))?;
-        Ok(Self { config, session_id: raw.session_id, model_calls: raw.model_calls, turn_iteration: raw.turn_iteration })
+        Ok(Self {
+            config,
+            session_id: raw.session_id,
+            model_calls: raw.model_calls,
+            turn_iteration: raw.turn_iteration,
+        })
     }
 }
 

@@ -12,8 +12,8 @@
 //! }
 //! ```
 
-use crate::host::hook_filter as raw;
 pub use crate::bindings::agent_host::plugin::hook_filter::{ToolFilter, ToolHook};
+use crate::host::hook_filter as raw;
 
 /// Calls `hook` only for the tool calls `filter` lets through.
 pub fn only(hook: ToolHook, filter: &ToolFilter) {

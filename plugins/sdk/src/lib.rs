@@ -63,7 +63,7 @@ pub mod bindings {
 pub use command::Command;
 pub use context::Context;
 pub use no_config::NoConfig;
-pub use plugin::{Configure, Plugin, Provide};
+pub use plugin::{Configure, MaybeText, Plugin, PostToolUse, Provide};
 pub use schemars::{self, JsonSchema};
 pub use serde_json::{self, Value, json};
 pub use tool::{NoArgs, Tool, ToolArgs, schema_of};
@@ -79,8 +79,8 @@ pub mod prelude {
     pub use crate::hook_filter::{ToolFilter, ToolHook};
     pub use crate::{
         Command, Context, Contribution, Decision, JsonSchema, NoArgs, NoConfig, Plugin, PostToolOutcome,
-        PreToolOutcome, PromptOutcome, Requirement, Role, StopOutcome, Tool, ToolArgs, ToolCall,
-        ToolResult, ToolUse, Value, events, export_plugin, hook_filter, json, log, state,
+        PreToolOutcome, PromptOutcome, Requirement, Role, StopOutcome, Tool, ToolArgs, ToolCall, ToolResult,
+        ToolUse, Value, events, export_plugin, hook_filter, json, log, state,
     };
 }
 
@@ -97,8 +97,8 @@ pub mod events {
 
 /// Log lines into the host's tracing, tagged with the plugin's name.
 pub mod log {
-    use crate::host::log::write;
     use crate::bindings::agent_host::plugin::log::Level;
+    use crate::host::log::write;
 
     pub fn debug(message: &str) {
         write(Level::Debug, message);
@@ -129,7 +129,7 @@ macro_rules! export_plugin {
                 }
             }
             type ExportedPlugin = $crate::Adapter<Export>;
-            $crate::bindings::__export_guest!(ExportedPlugin with_types_in $crate::bindings);
+    $crate::bindings::__export_guest!(ExportedPlugin with_types_in $crate::bindings);
         };
     };
 }

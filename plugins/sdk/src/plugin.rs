@@ -14,6 +14,10 @@ use crate::{Command, Context, Tool, log};
 pub type Configure<C> = fn(&mut C) -> Result<Vec<Requirement>, String>;
 /// Adds instructions and messages to a contribution that already lists the plugin's tools.
 pub type Provide<C> = fn(&Context<C>, Contribution) -> Contribution;
+/// A hook that may add text: `session-start`, and `status`.
+pub type MaybeText<C> = fn(&Context<C>) -> Option<String>;
+/// The `post-tool-use` hook.
+pub type PostToolUse<C> = fn(&Context<C>, &ToolUse, &ToolResult) -> PostToolOutcome;
 
 /// A plugin: its name, its typed configuration `C` and everything it answers. Build it in
 /// a function and export that with [`export_plugin!`](crate::export_plugin).
@@ -29,12 +33,12 @@ pub struct Plugin<C> {
     provide: Option<Provide<C>>,
     tools: Vec<Tool<C>>,
     commands: Vec<Command<C>>,
-    session_start: Option<fn(&Context<C>) -> Option<String>>,
+    session_start: Option<MaybeText<C>>,
     user_prompt_submit: Option<fn(&Context<C>, &str) -> PromptOutcome>,
     pre_tool_use: Option<fn(&Context<C>, &ToolUse) -> PreToolOutcome>,
-    post_tool_use: Option<fn(&Context<C>, &ToolUse, &ToolResult) -> PostToolOutcome>,
+    post_tool_use: Option<PostToolUse<C>>,
     stop: Option<fn(&Context<C>, &str) -> StopOutcome>,
-    status: Option<fn(&Context<C>) -> Option<String>>,
+    status: Option<MaybeText<C>>,
 }
 
 impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
@@ -85,7 +89,7 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
     }
 
     /// Once, when a session starts; the text is added as context for the model.
-    pub fn on_session_start(mut self, hook: fn(&Context<C>) -> Option<String>) -> Self {
+    pub fn on_session_start(mut self, hook: MaybeText<C>) -> Self {
         self.session_start = Some(hook);
         self
     }
@@ -104,10 +108,7 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
     }
 
     /// After any tool call: see or replace the result.
-    pub fn on_post_tool_use(
-        mut self,
-        hook: fn(&Context<C>, &ToolUse, &ToolResult) -> PostToolOutcome,
-    ) -> Self {
+    pub fn on_post_tool_use(mut self, hook: PostToolUse<C>) -> Self {
         self.post_tool_use = Some(hook);
         self
     }
@@ -120,7 +121,7 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
 
     /// A one-line status for front ends (the current mode, say). It may read state; its
     /// writes and events are discarded.
-    pub fn status(mut self, status: fn(&Context<C>) -> Option<String>) -> Self {
+    pub fn status(mut self, status: MaybeText<C>) -> Self {
         self.status = Some(status);
         self
     }
@@ -178,8 +179,8 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
     /// Before each model call: the tools, then what `provide` adds.
     pub fn provide_raw(&self, ctx: CallContext) -> Contribution {
         let Some(ctx) = self.context(ctx) else { return Contribution::default() };
-        let mut contribution = Contribution::default();
-        contribution.tools = self.tools.iter().map(|tool| tool.spec(&ctx)).collect();
+        let tools = self.tools.iter().map(|tool| tool.spec(&ctx)).collect();
+        let contribution = Contribution { tools, ..Contribution::default() };
         match self.provide {
             Some(provide) => provide(&ctx, contribution),
             // Tool specs depend on the configuration and state only.
@@ -227,13 +228,21 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
             Ok(ctx) => hook(&ctx, call),
             // A policy that cannot read its configuration refuses rather than waves through.
             Err(error) => PreToolOutcome {
-                decision: Some(Decision::Deny(format!("{} cannot read its configuration: {error}", self.name))),
+                decision: Some(Decision::Deny(format!(
+                    "{} cannot read its configuration: {error}",
+                    self.name
+                ))),
                 ..PreToolOutcome::default()
             },
         }
     }
 
-    pub fn post_tool_use_raw(&self, ctx: CallContext, call: &ToolUse, result: &ToolResult) -> PostToolOutcome {
+    pub fn post_tool_use_raw(
+        &self,
+        ctx: CallContext,
+        call: &ToolUse,
+        result: &ToolResult,
+    ) -> PostToolOutcome {
         match (self.post_tool_use, self.context(ctx)) {
             (Some(hook), Some(ctx)) => hook(&ctx, call, result),
             _ => PostToolOutcome { replace: None },

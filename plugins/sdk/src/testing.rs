@@ -13,8 +13,8 @@ use serde_json::Value;
 
 use crate::Plugin;
 use crate::bindings::agent_host::plugin::types::{
-    CallContext, Contribution, PreToolOutcome, Requirement, StopOutcome, ToolCall, ToolResult, ToolUse,
-    PostToolOutcome,
+    CallContext, Contribution, PostToolOutcome, PreToolOutcome, Requirement, StopOutcome, ToolCall,
+    ToolResult, ToolUse,
 };
 use crate::process::{RunOutput, RunRequest};
 
@@ -26,6 +26,9 @@ pub struct Emitted {
     pub display: Option<String>,
 }
 
+/// What answers `process::run`.
+pub type ProcessStandIn = fn(&RunRequest) -> Result<RunOutput, String>;
+
 #[derive(Default)]
 struct Session {
     own: BTreeMap<String, String>,
@@ -34,7 +37,7 @@ struct Session {
     logs: Vec<String>,
     reusable: bool,
     filters: Vec<String>,
-    process: Option<fn(&RunRequest) -> Result<RunOutput, String>>,
+    process: Option<ProcessStandIn>,
 }
 
 thread_local! {
@@ -86,7 +89,7 @@ pub fn filters() -> Vec<String> {
 }
 
 /// Answers `process::run` with `run` from now on (without it, runs fail).
-pub fn on_process(run: fn(&RunRequest) -> Result<RunOutput, String>) {
+pub fn on_process(run: ProcessStandIn) {
     with(|session| session.process = Some(run));
 }
 
@@ -132,7 +135,8 @@ impl<C: DeserializeOwned + Serialize + 'static> Harness<C> {
     }
 
     pub fn tool(&self, name: &str, arguments: Value) -> Result<String, String> {
-        let call = ToolCall { id: "call-1".to_owned(), name: name.to_owned(), arguments: arguments.to_string() };
+        let call =
+            ToolCall { id: "call-1".to_owned(), name: name.to_owned(), arguments: arguments.to_string() };
         self.plugin.call_tool_raw(self.ctx(), call)
     }
 
@@ -156,7 +160,11 @@ impl<C: DeserializeOwned + Serialize + 'static> Harness<C> {
     /// `post-tool-use` for a call of `tool` that answered `output`.
     pub fn post_tool_use(&self, plugin: &str, tool: &str, mutates: bool, output: &str) -> PostToolOutcome {
         let result = ToolResult { ok: true, output: output.to_owned() };
-        self.plugin.post_tool_use_raw(self.ctx(), &tool_use(plugin, tool, mutates, Value::Object(Default::default())), &result)
+        self.plugin.post_tool_use_raw(
+            self.ctx(),
+            &tool_use(plugin, tool, mutates, Value::Object(Default::default())),
+            &result,
+        )
     }
 }
 

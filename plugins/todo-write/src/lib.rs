@@ -10,7 +10,8 @@ mod config;
 mod render;
 mod todos;
 
-#[cfg(test)]
+// The tests run natively, against the SDK's stand-ins for the host.
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
 
 use agent_host_sdk::prelude::*;

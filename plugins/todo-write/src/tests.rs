@@ -41,7 +41,10 @@ fn a_fresh_id_skips_one_the_snapshot_gives_another_item() {
 fn two_items_in_progress_are_refused() {
     let plugin = todo_write(json!({}));
     let error = plugin
-        .tool("TodoWrite", json!({"todos": [item("A", "in_progress"), item("B", "pending"), item("C", "in_progress")]}))
+        .tool(
+            "TodoWrite",
+            json!({"todos": [item("A", "in_progress"), item("B", "pending"), item("C", "in_progress")]}),
+        )
         .unwrap_err();
     assert!(error.starts_with("items 1, 3 are all in_progress"), "{error}");
     assert_eq!(testing::stored("todos"), None, "a refused write changes nothing");
@@ -52,7 +55,8 @@ fn the_item_limit_is_in_the_description_and_enforced() {
     let plugin = todo_write(json!({"max_items": 1}));
     let tool = &plugin.provide().tools[0];
     assert!(tool.description.contains("(at most 1 items)"), "{}", tool.description);
-    let error = plugin.tool("TodoWrite", json!({"todos": [item("A", "pending"), item("B", "pending")]})).unwrap_err();
+    let error =
+        plugin.tool("TodoWrite", json!({"todos": [item("A", "pending"), item("B", "pending")]})).unwrap_err();
     assert_eq!(error, "the list has 2 items; at most 1 are allowed");
 }
 

@@ -10,7 +10,8 @@ mod item;
 mod render;
 mod tools;
 
-#[cfg(test)]
+// The tests run natively, against the SDK's stand-ins for the host.
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
 
 use agent_host_sdk::prelude::*;
@@ -22,7 +23,11 @@ use item::TodoList;
 pub fn plugin() -> Plugin<Config> {
     Plugin::new("todo", env!("CARGO_PKG_VERSION"))
         .configure(config::configure)
-        .tool(Tool::new("todos_add", "Adds todos to your list. Returns the new items with their ids.", tools::add))
+        .tool(Tool::new(
+            "todos_add",
+            "Adds todos to your list. Returns the new items with their ids.",
+            tools::add,
+        ))
         .tool(Tool::new(
             "todos_complete",
             "Marks todos as done, each with a short reason. Returns how many were newly completed.",

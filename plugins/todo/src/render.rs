@@ -38,6 +38,8 @@ pub fn list_message(config: &Config, items: &[Item]) -> String {
 pub fn checklist(items: &[Item]) -> String {
     let done = items.iter().filter(|item| item.is_complete).count();
     let mut lines = vec![format!("todos {done}/{}", items.len())];
-    lines.extend(items.iter().map(|item| format!("  {} {}", if item.is_complete { '✓' } else { '○' }, item.title)));
+    lines.extend(
+        items.iter().map(|item| format!("  {} {}", if item.is_complete { '✓' } else { '○' }, item.title)),
+    );
     lines.join("\n")
 }

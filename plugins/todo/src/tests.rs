@@ -21,7 +21,10 @@ fn the_manifest_announces_what_is_declared() {
 #[test]
 fn adding_numbers_items_from_one_and_emits_a_checklist() {
     let todo = todo(json!({}));
-    let added = todo.tool("todos_add", json!({"todos": [{"title": "parse"}, {"title": " test ", "description": "all of it"}]}));
+    let added = todo.tool(
+        "todos_add",
+        json!({"todos": [{"title": "parse"}, {"title": " test ", "description": "all of it"}]}),
+    );
     assert_eq!(
         added.unwrap(),
         r#"[{"id":1,"title":"parse","isComplete":false},{"id":2,"title":"test","description":"all of it","isComplete":false}]"#
@@ -38,7 +41,8 @@ fn completing_counts_only_open_known_items() {
     let todo = todo(json!({}));
     todo.tool("todos_add", json!({"todos": [{"title": "a"}, {"title": "b"}]})).unwrap();
     testing::take_events();
-    let done = todo.tool("todos_complete", json!({"items": [{"id": 2, "reason": "ran"}, {"id": 9, "reason": "?"}]}));
+    let done =
+        todo.tool("todos_complete", json!({"items": [{"id": 2, "reason": "ran"}, {"id": 9, "reason": "?"}]}));
     assert_eq!(done.unwrap(), "1");
     assert_eq!(testing::take_events()[0].display.as_deref(), Some("todos 1/2\n  ○ a\n  ✓ b"));
     let again = todo.tool("todos_complete", json!({"items": [{"id": 2, "reason": "again"}]}));

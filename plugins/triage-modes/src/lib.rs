@@ -12,7 +12,8 @@
 mod gate;
 mod stages;
 
-#[cfg(test)]
+// The tests run natively, against the SDK's stand-ins for the host.
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
 
 use agent_host_sdk::prelude::*;
@@ -54,7 +55,8 @@ pub fn plugin() -> Plugin<NoConfig> {
 }
 
 fn advance(_ctx: &Context<NoConfig>, AdvanceArgs { to }: AdvanceArgs) -> Result<String, String> {
-    let target = position(&to).ok_or_else(|| format!("unknown stage `{to}`; the stages are {}", stages::names()))?;
+    let target =
+        position(&to).ok_or_else(|| format!("unknown stage `{to}`; the stages are {}", stages::names()))?;
     let current = current_stage()?;
     let from = STAGES[current].name;
     if target <= current {
@@ -64,7 +66,11 @@ fn advance(_ctx: &Context<NoConfig>, AdvanceArgs { to }: AdvanceArgs) -> Result<
         gate::review_may_open()?;
     }
     state::set("mode", &to)?;
-    events::emit("mode-changed", &json!({ "from": from, "to": to, "by": "model" }), Some(&format!("mode → {to}")));
+    events::emit(
+        "mode-changed",
+        &json!({ "from": from, "to": to, "by": "model" }),
+        Some(&format!("mode → {to}")),
+    );
     Ok(format!("Stage is now {to}."))
 }
 
@@ -72,7 +78,9 @@ fn advance(_ctx: &Context<NoConfig>, AdvanceArgs { to }: AdvanceArgs) -> Result<
 fn current_stage() -> Result<usize, String> {
     match state::get::<String>("mode")? {
         None => Ok(0),
-        Some(name) => position(&name).ok_or_else(|| format!("the stored stage `{name}` is not a known stage")),
+        Some(name) => {
+            position(&name).ok_or_else(|| format!("the stored stage `{name}` is not a known stage"))
+        }
     }
 }
 
