@@ -13,7 +13,7 @@ use agent_host::agent::NoOperator;
 use agent_host::agent::prepare::prepare;
 use agent_host::events::NoEvents;
 use agent_host::model::ModelClient;
-use agent_host::runtime::{CallContext, LoadedPlugin, ProvideMemo, ToolCall, ToolResult, ToolUse};
+use agent_host::plugins::{CallContext, LoadedPlugin, ProvideMemo, ToolCall, ToolResult, ToolUse};
 use agent_host::state::StateBag;
 use agent_host::{Config, Host};
 use serde_json::json;
@@ -38,7 +38,7 @@ fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-        let built = agent_host::runtime::build_workspace(&root.join("plugins")).expect("plugins build");
+        let built = agent_host::plugins::build_workspace(&root.join("plugins")).expect("plugins build");
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("workspace")).unwrap();
         std::fs::write(dir.path().join("script.toml"), "[[turn]]\ntext = \"done\"\n").unwrap();
@@ -328,7 +328,7 @@ mod caps {
         PLUGIN.get_or_init(|| {
             let fixture = fixture();
             let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-            let built = agent_host::runtime::build_workspace(&root.join("plugins")).expect("plugins build");
+            let built = agent_host::plugins::build_workspace(&root.join("plugins")).expect("plugins build");
             let dir = fixture.config_path.parent().unwrap();
             let config_path = dir.join("misbehave.toml");
             let text = format!(

@@ -85,7 +85,14 @@ pub enum Event {
     /// A `user-prompt-submit` hook refused the prompt.
     PromptBlocked { plugin: String, reason: String },
     /// A plugin's own event.
-    Plugin { plugin: String, kind: String, payload: Payload },
+    Plugin {
+        plugin: String,
+        kind: String,
+        payload: Payload,
+        /// How a person should see it, as the plugin gave it; `None`: show nothing.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        display: Option<String>,
+    },
     /// Something went wrong; the session carries on unless the turn ended.
     Error {
         message: String,
@@ -105,7 +112,7 @@ pub enum Event {
 
 impl Event {
     /// The `plugin_loaded` event for `plugin`.
-    pub fn plugin_loaded(plugin: &crate::runtime::LoadedPlugin) -> Self {
+    pub fn plugin_loaded(plugin: &crate::plugins::LoadedPlugin) -> Self {
         let identity = plugin.identity();
         Event::PluginLoaded {
             plugin: plugin.label(),
@@ -176,7 +183,12 @@ mod tests {
     fn a_plugin_payload_goes_out_as_the_plugin_wrote_it_and_parses_on_demand() {
         let text = r#"{"to":"execute","from":"plan"}"#;
         let payload = Payload::from(RawValue::from_string(text.to_owned()).unwrap());
-        let event = Event::Plugin { plugin: "agent-mode".into(), kind: "mode-changed".into(), payload };
+        let event = Event::Plugin {
+            plugin: "agent-mode".into(),
+            kind: "mode-changed".into(),
+            payload,
+            display: None,
+        };
         let line = serde_json::to_string(&event).unwrap();
         assert!(line.ends_with(&format!(r#""payload":{text}}}"#)), "{line}");
         let Event::Plugin { payload, .. } = &event else { unreachable!() };

@@ -2,7 +2,8 @@
 //!
 //! The folders follow the architecture (see DESIGN.md):
 //! - [`agent`]: the loop — one user turn, model round trips, tool calls through hooks;
-//! - [`runtime`]: the plugin runtime — wasmtime engine, sandbox limits, the WIT host side;
+//! - [`plugins`]: plugins as the host sees them — registry, loading, contract versions, types;
+//! - [`runtime`]: the sandbox — wasmtime engine, limits and caps, the host imports;
 //! - [`state`]: the per-session state bag and history, persisted in SQLite;
 //! - [`model`]: the model clients (OpenAI-compatible HTTP, scripted replay);
 //! - [`config`]: `config.toml`, parsed and checked with errors that name file, line and field;
@@ -14,6 +15,7 @@ pub mod cli;
 pub mod config;
 pub mod events;
 pub mod model;
+pub mod plugins;
 mod recent;
 pub mod reload;
 pub mod runtime;

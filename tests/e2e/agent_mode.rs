@@ -4,7 +4,7 @@
 //! gate on leaving a read-only mode is in `leaving`.
 
 use agent_host::Event;
-use agent_host::runtime::ToolResult;
+use agent_host::plugins::ToolResult;
 use agent_host::state::SessionHandle;
 use serde_json::{Value, json};
 

@@ -3,7 +3,7 @@
 //! and `mode-changed` events.
 
 use agent_host::Event;
-use agent_host::runtime::ToolResult;
+use agent_host::plugins::ToolResult;
 use agent_host::state::SessionHandle;
 use serde_json::{Value, json};
 

@@ -2,7 +2,7 @@
 //! which tool calls its `pre-tool-use` / `post-tool-use` need to see, and the host calls
 //! them for those only — counted call by call, with the stock agent-mode and permissions.
 
-use agent_host::runtime::{Export, LoadedPlugin, ToolResult};
+use agent_host::plugins::{Export, LoadedPlugin, ToolResult};
 use serde_json::{Value, json};
 
 use crate::support::{FakeModel, TestHost, plugin_block};

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use agent_host::Event;
-use agent_host::runtime::ToolResult;
+use agent_host::plugins::ToolResult;
 use agent_host::state::{SessionHandle, SessionStore, SqliteStore};
 use serde_json::{Value, json};
 

@@ -9,6 +9,7 @@ mod caps;
 mod cli;
 mod compile_cache;
 mod config_errors;
+mod contract_versions;
 mod crash;
 mod custom_mode;
 mod fs_tools;

@@ -5,7 +5,7 @@
 //! Operator approvals answered during real turns are in `operator_answers`.
 
 use agent_host::Event;
-use agent_host::runtime::ToolResult;
+use agent_host::plugins::ToolResult;
 use agent_host::state::SessionHandle;
 use serde_json::{Value, json};
 

@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use agent_host::Event;
-use agent_host::runtime::ToolResult;
+use agent_host::plugins::ToolResult;
 use serde_json::{Value, json};
 
 use crate::support::{FakeModel, TestHost, plugin_block};
@@ -200,23 +200,6 @@ async fn a_grant_for_a_plugin_that_is_not_loaded_is_a_load_error() {
         error.contains("granted to read the state of `agent-mode`, but no loaded plugin has that name"),
         "{error}"
     );
-}
-
-#[tokio::test]
-async fn a_mode_plugin_setting_without_its_grant_is_a_load_error() {
-    let model = FakeModel::start().await;
-    let plugins = format!(
-        "{}{}",
-        plugin_block("misbehave", "[plugin.config]\nmode_plugin = \"agent-mode\"\n"),
-        plugin_block("agent-mode", "")
-    );
-    let error = TestHost::new(&crate::support::config_text(&model.url(), &plugins))
-        .await
-        .err()
-        .expect("the load fails")
-        .to_string();
-    assert!(error.contains("reads the mode from `agent-mode` but has no grant for it"), "{error}");
-    assert!(error.contains("read_state = [\"agent-mode\"]"), "{error}");
 }
 
 /// Calls `tool` with `args`, expecting it to fail at the deadline of `timeout_ms`, well

@@ -4,7 +4,7 @@
 
 use agent_host::Event;
 use agent_host::agent::TurnEnd;
-use agent_host::runtime::ToolResult;
+use agent_host::plugins::ToolResult;
 use agent_host::state::SessionHandle;
 use serde_json::{Value, json};
 

@@ -2,7 +2,7 @@
 //! first-call reminder, the nag after quiet rounds, `/todos`, events and the completion loop.
 
 use agent_host::Event;
-use agent_host::runtime::ToolResult;
+use agent_host::plugins::ToolResult;
 use agent_host::state::SessionHandle;
 use serde_json::{Value, json};
 

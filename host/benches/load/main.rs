@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use agent_host::agent::NoOperator;
 use agent_host::model::ModelClient;
-use agent_host::runtime::Export;
+use agent_host::plugins::Export;
 use agent_host::{Config, Host, TurnEnd};
 use hdrhistogram::Histogram;
 use timing::{Breakdown, TimingSink, cpu_time, memory_kib, quantile};
@@ -96,7 +96,7 @@ impl Batch {
 fn main() -> anyhow::Result<()> {
     let options = Options::parse();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let built = agent_host::runtime::build_workspace(&root.join("plugins"))?;
+    let built = agent_host::plugins::build_workspace(&root.join("plugins"))?;
     let dir = tempfile::tempdir()?;
     std::fs::create_dir(dir.path().join("workspace"))?;
     set_bench_key();

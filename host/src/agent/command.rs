@@ -6,7 +6,7 @@ use super::tool_call::{self, CallEnv};
 use super::{Host, NoOperator, TurnError};
 use crate::events::EventSink;
 use crate::model::ToolCallRequest;
-use crate::runtime::{CallContext, ToolResult};
+use crate::plugins::{CallContext, ToolResult};
 use crate::state::Session;
 
 impl Host {

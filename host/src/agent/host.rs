@@ -3,10 +3,10 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
 
-use super::PluginSet;
 use crate::config::Config;
 use crate::events::{BuildProgressOnStderr, Event, EventSink};
 use crate::model::ModelClient;
+use crate::plugins::PluginSet;
 use crate::runtime::SandboxEngine;
 use crate::state::{SessionStore, Sessions, SqliteStore};
 
@@ -44,7 +44,7 @@ impl Host {
         model: ModelClient,
         store: Arc<dyn SessionStore>,
     ) -> anyhow::Result<Self> {
-        let engine = SandboxEngine::new().context("cannot start the plugin runtime")?;
+        let engine = crate::plugins::engine().context("cannot start the plugin runtime")?;
         if config.runtime.sandbox == crate::config::SandboxMode::None {
             warn_unconfined();
         }

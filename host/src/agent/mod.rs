@@ -9,18 +9,17 @@ mod approval;
 mod command;
 mod hooks;
 mod host;
-mod plugin_set;
 pub mod prepare;
 mod report;
 mod tool_call;
 mod turn;
 
+pub use crate::plugins::PluginSet;
 pub use approval::{
     ApprovalAnswer, ApprovalRequest, Approver, Ask, NoOperator, StandingApproval, StandingApprovals,
 };
 pub use hooks::Verdict;
 pub use host::Host;
-pub use plugin_set::PluginSet;
 
 use crate::model::ModelError;
 use crate::state::StoreError;

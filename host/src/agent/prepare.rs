@@ -6,11 +6,11 @@ use std::sync::Arc;
 use foldhash::HashMap;
 
 use super::TurnError;
-use super::plugin_set::{CompiledSchema, PluginSet};
 use super::report::{forward_events, report_failure};
 use crate::events::{Event, EventSink};
 use crate::model::{Message, ToolDefinition};
-use crate::runtime::{CallContext, Capabilities, LoadedPlugin, ProvideMemo, Role};
+use crate::plugins::{CallContext, Capabilities, LoadedPlugin, ProvideMemo, Role};
+use crate::plugins::{CompiledSchema, PluginSet};
 use crate::state::StateBag;
 
 /// Everything one model call needs from the plugins.

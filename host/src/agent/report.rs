@@ -1,12 +1,13 @@
 //! Passing what plugins say and how they fail onto the event stream.
 
-use crate::events::{Event, EventSink, Payload};
-use crate::runtime::{LoadedPlugin, PluginError};
+use crate::events::{Event, EventSink};
+use crate::plugins::{LoadedPlugin, PluginError, PluginEvent};
 
-/// Forwards a successful call's events, in the order the plugin emitted them.
-pub fn forward_events(sink: &dyn EventSink, plugin: &LoadedPlugin, events: Vec<(String, Payload)>) {
-    for (kind, payload) in events {
-        sink.emit(&Event::Plugin { plugin: plugin.name().to_owned(), kind, payload });
+/// Forwards a successful call's events, in the order the plugin emitted them, with the
+/// display form the plugin gave each.
+pub fn forward_events(sink: &dyn EventSink, plugin: &LoadedPlugin, events: Vec<PluginEvent>) {
+    for PluginEvent { kind, payload, display } in events {
+        sink.emit(&Event::Plugin { plugin: plugin.name().to_owned(), kind, payload, display });
     }
 }
 

@@ -6,13 +6,13 @@ use serde_json::Value;
 
 use super::approval::{ApprovalAnswer, ApprovalRequest, Ask, StandingApprovals};
 use super::hooks::Verdict;
-use super::plugin_set::PluginSet;
 use super::prepare::{OfferedTool, Prepared};
 use super::report::{forward_events, report_failure};
 use crate::config::OnAsk;
 use crate::events::{Event, EventSink};
 use crate::model::ToolCallRequest;
-use crate::runtime::{CallContext, Decision, ToolCall, ToolResult, ToolUse};
+use crate::plugins::PluginSet;
+use crate::plugins::{CallContext, Decision, ToolCall, ToolResult, ToolUse};
 use crate::state::StateBag;
 
 /// Errors from schema validation shown to the model, at most.

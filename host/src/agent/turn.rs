@@ -7,7 +7,7 @@ use super::tool_call::{self, CallEnv};
 use super::{Approver, Host, TurnEnd, TurnError, TurnOutcome};
 use crate::events::{Event, EventSink, ToolCallEvent};
 use crate::model::{Message, ModelRequest, Role, ToolCallRequest};
-use crate::runtime::{CallContext, Capabilities, StopOutcome};
+use crate::plugins::{CallContext, Capabilities, StopOutcome};
 use crate::state::Session;
 
 impl Host {

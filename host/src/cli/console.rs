@@ -38,7 +38,7 @@ pub async fn run(host: Arc<Host>, session: SessionHandle, sink: &dyn EventSink) 
     let approver = ConsoleApprover { input: input.clone() };
     println!("Type a message, /help for commands, Ctrl-D to leave.");
     loop {
-        let prompt = prompt_with_mode(&host, &session).await;
+        let prompt = prompt_with_status(&host, &session).await;
         let Some(line) = read_line(&input, &prompt).await else {
             println!();
             return Status::Done;
@@ -63,18 +63,19 @@ pub async fn run(host: Arc<Host>, session: SessionHandle, sink: &dyn EventSink) 
     }
 }
 
-/// The console prompt, `[mode] > ` when a loaded plugin keeps a current mode (a JSON string
-/// under its own `mode` key, the convention every mode plugin follows), else `> `. Read
-/// before every line, so the badge follows switches by the model, the operator or a reload.
-async fn prompt_with_mode(host: &Host, session: &SessionHandle) -> String {
+/// The console prompt: `[status] > ` with the status texts the plugins give (`status`),
+/// else `> `. Asked before every line, so the badge follows switches by the model, the
+/// operator or a reload.
+async fn prompt_with_status(host: &Host, session: &SessionHandle) -> String {
     let session = session.lock().await;
-    let mode = host.plugins().plugins().iter().find_map(|plugin| {
-        session.bag().get_json(plugin.name(), "mode").and_then(|mode| mode.as_str().map(str::to_owned))
-    });
-    match mode {
-        Some(mode) => format!("[{}] > ", one_line(&mode)),
-        None => "> ".to_owned(),
-    }
+    let lines = host.plugins().status(&session).await;
+    badge(&lines)
+}
+
+/// `[a] [b] > ` for the status texts `lines`, each on one line; `> ` without any.
+fn badge(lines: &[String]) -> String {
+    let badges: Vec<String> = lines.iter().map(|line| format!("[{}] ", one_line(line.trim()))).collect();
+    format!("{}> ", badges.concat())
 }
 
 /// Asks the operator at the console.
@@ -139,16 +140,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_badge_shows_each_status_on_one_line_and_nothing_without_one() {
+        assert_eq!(badge(&[]), "> ");
+        assert_eq!(badge(&["plan".to_owned()]), "[plan] > ");
+        assert_eq!(badge(&["a\nb".to_owned(), " two ".to_owned()]), "[a\\nb] [two] > ");
+    }
+
+    #[test]
     fn the_approval_question_shows_the_whole_call_escaped() {
         let long = "x".repeat(500);
         let request = ApprovalRequest {
             call_id: "c1".into(),
             tool: "run\x1b[2A".into(),
-            plugin: "shell".into(),
+            plugin: "runner".into(),
             arguments: serde_json::json!({}),
             arguments_text: format!("{{ \"command\": \"'rm' -rf ~\",\n  \"pad\": \"{long}\u{202e}\" }}"),
             reason: "asks\r".into(),
-            asked_by: "permissions@0.1.0".into(),
+            asked_by: "gatekeeper@0.1.0".into(),
         };
         let question = approval_question(&request, false);
         assert!(question.starts_with('\n'), "{question}");

@@ -106,7 +106,7 @@ impl EventSink for ConsoleRenderer {
             Event::Plugin { kind, payload, .. } if kind == "todos-changed" => {
                 self.line(&checklist(&payload.value()))
             }
-            Event::Plugin { plugin, kind, payload } if kind == "mode-changed" => {
+            Event::Plugin { plugin, kind, payload, .. } if kind == "mode-changed" => {
                 let payload = payload.value();
                 let to = payload["to"].as_str().unwrap_or("?");
                 self.line(&format!("{DIM}[{}] mode → {}{RESET}", one_line(plugin), one_line(to)));

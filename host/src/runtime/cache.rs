@@ -32,13 +32,19 @@ pub fn cache_key_path(cache_dir: &Path) -> PathBuf {
     cache_dir.with_file_name(name)
 }
 
-/// The component for `bytes`, its hash, and whether it came from the cache.
+/// The SHA-256 of a component's bytes, as the cache names it.
+pub fn component_hash(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// The component for `bytes` (whose [`component_hash`] is `hash`), and whether it came
+/// from the cache.
 pub fn component(
     engine: &Engine,
     cache_dir: &Path,
     bytes: &[u8],
-) -> anyhow::Result<(Component, String, bool)> {
-    let hash = hex::encode(Sha256::digest(bytes));
+    hash: &str,
+) -> anyhow::Result<(Component, bool)> {
     let mut engine_hash = DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut engine_hash);
     let name = format!("{hash}-{:016x}.cwasm", engine_hash.finish());
@@ -59,7 +65,7 @@ pub fn component(
             deserialize(engine, compiled)
         });
         match loaded {
-            Ok(component) => return Ok((component, hash, true)),
+            Ok(component) => return Ok((component, true)),
             Err(error) => tracing::warn!(
                 artifact = %artifact.display(), %error, "ignoring a cached component; compiling it again"
             ),
@@ -72,7 +78,7 @@ pub fn component(
     {
         tracing::warn!(dir = %cache_dir.display(), %error, "cannot write the compile cache");
     }
-    Ok((component, hash, false))
+    Ok((component, false))
 }
 
 /// The precompiled bytes of the artifact `file`, if its tag is the one `key` gives its name

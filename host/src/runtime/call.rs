@@ -6,10 +6,7 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use super::caps::CallCaps;
-use super::hook_filter::HookFilters;
 use super::limiter::MemoryCap;
-use super::plugin::PluginIdentity;
-use super::reuse::StateRead;
 use crate::events::Payload;
 use crate::state::StateBag;
 
@@ -20,24 +17,79 @@ const STDERR_CAPACITY: usize = 8 * 1024;
 #[derive(Debug)]
 pub struct ProcessGrant {
     /// The first writable granted folder, on the host; `None` refuses every run.
-    pub(super) workdir: Option<std::path::PathBuf>,
+    pub(crate) workdir: Option<std::path::PathBuf>,
     /// Names of the host environment variables passed on.
-    pub(super) env: Vec<String>,
+    pub(crate) env: Vec<String>,
     /// The granted folders (host path, writable), shown to the process at their host paths.
-    pub(super) folders: Vec<(std::path::PathBuf, bool)>,
-    pub(super) network: bool,
-    pub(super) rlimits: crate::sandbox::Rlimits,
-    pub(super) sandbox: crate::sandbox::Sandbox,
+    pub(crate) folders: Vec<(std::path::PathBuf, bool)>,
+    pub(crate) network: bool,
+    pub(crate) rlimits: crate::sandbox::Rlimits,
+    pub(crate) sandbox: crate::sandbox::Sandbox,
     /// The plugin's `limits.timeout_ms`: no process outlives the call that started it.
-    pub(super) deadline_ms: u64,
+    pub(crate) deadline_ms: u64,
     /// The plugin's `limits.max_output_kb` in bytes: a call cannot return more text than
     /// that, so the host keeps no more of a process's output, whatever the plugin asks.
-    pub(super) max_output_bytes: u64,
+    pub(crate) max_output_bytes: u64,
+}
+
+/// Who is calling, as the host imports name it in errors and log lines.
+#[derive(Debug)]
+pub struct Caller {
+    /// The plugin's name: also its state namespace.
+    pub name: String,
+    /// `name@version`.
+    pub label: String,
+}
+
+impl std::fmt::Display for Caller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.label)
+    }
+}
+
+/// One state value a call read: namespace, key and what it held (`None`: absent).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateRead {
+    pub namespace: String,
+    pub key: String,
+    pub value: Option<String>,
+}
+
+/// An event a call emitted: delivered only if the call succeeds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EmittedEvent {
+    pub kind: String,
+    pub payload: Payload,
+    /// How a person should see it (contract 0.2); `None`: front ends show nothing.
+    pub display: Option<String>,
+}
+
+/// Which tool hook a `hook-filter` declaration is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolHook {
+    PreToolUse,
+    PostToolUse,
+}
+
+/// The tool calls a hook asked to see (`hook-filter.only`), as declared.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolFilter {
+    pub mutating_only: bool,
+    pub tools: Vec<String>,
+    pub except_tools: Vec<String>,
+    pub output_longer_than: Option<u32>,
+}
+
+/// One `hook-filter` declaration: `only` with its filter, or `never`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HookDeclaration {
+    Only(ToolHook, ToolFilter),
+    Never(ToolHook),
 }
 
 /// A granted folder, resolved: where it is on the host, where the plugin sees it.
 #[derive(Debug, Clone)]
-pub(super) struct DirMount {
+pub struct DirMount {
     pub host: std::path::PathBuf,
     pub guest: String,
     pub write: bool,
@@ -45,42 +97,42 @@ pub(super) struct DirMount {
 
 /// The data of one call's store: what the host imports see while a plugin runs.
 pub struct CallState {
-    pub(super) plugin: Arc<PluginIdentity>,
-    pub(super) bag: StateBag,
+    pub(crate) plugin: Arc<Caller>,
+    pub(crate) bag: StateBag,
     /// Writes to the plugin's own namespace; applied only if the call succeeds.
-    pub(super) writes: BTreeMap<String, Option<String>>,
-    pub(super) events: Vec<(String, Payload)>,
-    pub(super) read_grants: Arc<[String]>,
+    pub(crate) writes: BTreeMap<String, Option<String>>,
+    pub(crate) events: Vec<EmittedEvent>,
+    pub(crate) read_grants: Arc<[String]>,
     /// What `process.run` may do; `None` when the plugin has no `process` grant.
-    pub(super) process: Option<Arc<ProcessGrant>>,
-    pub(super) memory: MemoryCap,
+    pub(crate) process: Option<Arc<ProcessGrant>>,
+    pub(crate) memory: MemoryCap,
     /// The host-side caps, and what the call has used of them.
-    pub(super) caps: CallCaps,
-    pub(super) stderr: MemoryOutputPipe,
+    pub(crate) caps: CallCaps,
+    pub(crate) stderr: MemoryOutputPipe,
     /// What the call read from the bag, recorded only for `provide` (the one export whose
     /// result can be reused).
-    pub(super) reads: Option<Vec<StateRead>>,
+    pub(crate) reads: Option<Vec<StateRead>>,
     /// Whether the call declared its contribution reusable (`reuse.until-state-changes`).
-    pub(super) reusable: bool,
+    pub(crate) reusable: bool,
     /// The tool hooks' filters declared so far, recorded only for `configure` (the one
     /// export whose declarations last: as long as the configuration they depend on).
-    pub(super) hook_filters: Option<HookFilters>,
+    pub(crate) hook_filters: Option<Vec<HookDeclaration>>,
     /// The plugin's granted folders, preopened when its WASI context is built.
     mounts: Arc<[DirMount]>,
     /// Built on the call's first WASI import. Most calls never make one (the stock plugins'
     /// `provide` and tools do not), and building it — random generators, clocks, stdio, an
-    /// opened handle per granted folder — was a fifth of every fresh store's cost.
+    /// opened handle per granted folder — is a large part of a fresh store's cost.
     wasi: Option<WasiCtx>,
     /// A granted folder that could not be opened when the context was built: fails the call.
-    pub(super) mount_error: Option<String>,
+    pub(crate) mount_error: Option<String>,
     /// When the call began: a process it starts must end before the call's deadline.
-    pub(super) started: std::time::Instant,
+    pub(crate) started: std::time::Instant,
     table: ResourceTable,
 }
 
 impl CallState {
-    pub(super) fn new(
-        plugin: Arc<PluginIdentity>,
+    pub fn new(
+        plugin: Arc<Caller>,
         bag: StateBag,
         read_grants: Arc<[String]>,
         process: Option<Arc<ProcessGrant>>,
@@ -111,7 +163,7 @@ impl CallState {
     }
 
     /// Reads `key` of `namespace` from the bag, noting it when reads are recorded.
-    pub(super) fn read_bag(&mut self, namespace: &str, key: &str) -> Option<String> {
+    pub(crate) fn read_bag(&mut self, namespace: &str, key: &str) -> Option<String> {
         let value = self.bag.get(namespace, key);
         if let Some(reads) = &mut self.reads {
             reads.push(StateRead {
@@ -125,13 +177,13 @@ impl CallState {
 
     /// The reads a reusable call depends on: `Some` only when it declared itself reusable
     /// and had no effects (no writes, no events).
-    pub(super) fn take_reuse(&mut self) -> Option<Vec<StateRead>> {
+    pub(crate) fn take_reuse(&mut self) -> Option<Vec<StateRead>> {
         let effects = !self.writes.is_empty() || !self.events.is_empty();
         if self.reusable && !effects { self.reads.take() } else { None }
     }
 
     /// The guest's stderr so far, trimmed: a panic message, usually.
-    pub(super) fn stderr_text(&self) -> String {
+    pub(crate) fn stderr_text(&self) -> String {
         String::from_utf8_lossy(&self.stderr.contents()).trim().to_owned()
     }
 }
@@ -158,15 +210,4 @@ fn wasi_context(mounts: &[DirMount], stderr: &MemoryOutputPipe, error: &mut Opti
         }
     }
     wasi.build()
-}
-
-/// A state write a successful call made, for the caller to see (tests, events).
-pub type StateWrite = (String, Option<String>);
-
-/// What a successful call returns: its value and the events it emitted, in order. Its state
-/// writes have already been applied to the session's bag.
-#[derive(Debug)]
-pub struct CallOutput<R> {
-    pub value: R,
-    pub events: Vec<(String, Payload)>,
 }

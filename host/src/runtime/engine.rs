@@ -7,7 +7,6 @@ use anyhow::Context as _;
 use wasmtime::component::Linker;
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-use super::bindings;
 use super::call::CallState;
 use crate::config::Limits;
 
@@ -28,8 +27,10 @@ pub struct SandboxEngine {
 
 impl SandboxEngine {
     /// Builds the engine: pooling allocator when the machine lets us reserve the address
-    /// space for it, on-demand allocation otherwise (slower calls, same guarantees).
-    pub fn new() -> anyhow::Result<Self> {
+    /// space for it, on-demand allocation otherwise (slower calls, same guarantees). The
+    /// linker gets WASI here and the contract's own imports from `imports`: the sandbox
+    /// knows how to implement them, not which contract versions name them.
+    pub fn new(imports: impl FnOnce(&mut Linker<CallState>) -> wasmtime::Result<()>) -> anyhow::Result<Self> {
         let (engine, pooling) = match Engine::new(&base_config(Some(pooling_config()))) {
             Ok(engine) => (engine, true),
             Err(error) => {
@@ -42,9 +43,7 @@ impl SandboxEngine {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(anyhow::Error::from)
             .context("cannot link WASI into the plugin linker")?;
-        bindings::Plugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| state)
-            .map_err(anyhow::Error::from)
-            .context("cannot link the agent-host imports")?;
+        imports(&mut linker).map_err(anyhow::Error::from).context("cannot link the agent-host imports")?;
         let ticker = Ticker::start(engine.clone());
         Ok(Self { engine, linker, pooling, ticker })
     }
@@ -53,7 +52,7 @@ impl SandboxEngine {
         &self.engine
     }
 
-    pub(super) fn linker(&self) -> &Linker<CallState> {
+    pub fn linker(&self) -> &Linker<CallState> {
         &self.linker
     }
 
@@ -63,7 +62,7 @@ impl SandboxEngine {
     }
 
     /// The epoch ticks a call may run for before it is interrupted.
-    pub(super) fn deadline_ticks(limits: &Limits) -> u64 {
+    pub fn deadline_ticks(limits: &Limits) -> u64 {
         let tick = TICK.as_millis() as u64;
         limits.timeout_ms.div_ceil(tick) + 1
     }
@@ -99,7 +98,7 @@ fn pooling_config() -> PoolingAllocationConfig {
     pool.max_memory_size(crate::config::MAX_MEMORY_MB as usize * 1024 * 1024);
     // Every call gets a fresh instance, so a slot is reset after every call. Resetting with
     // `madvise` costs a TLB shootdown now and a page fault per page on the next call (a
-    // third of a call's time, measured); instead, keep what a call typically touches
+    // large share of a call's time); instead, keep what a call typically touches
     // resident and restore it in place. PAGEMAP_SCAN (Linux 6.7+) finds the pages that were
     // really touched, so only those are restored.
     pool.linear_memory_keep_resident(KEEP_RESIDENT);

@@ -2,7 +2,7 @@ use super::StateBag;
 use super::lease::LeaseGuard;
 use super::store::{SessionStore, Step, StoreError};
 use crate::model::Message;
-use crate::runtime::ProvideMemo;
+use crate::plugins::ProvideMemo;
 
 /// One conversation: its history, its plugins' state bag, its counters.
 ///

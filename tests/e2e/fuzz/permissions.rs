@@ -9,7 +9,7 @@
 //! (`-n`), are allowed; lines with no denied command that both shells parse run past deny
 //! rules; the plugin never traps.
 
-use agent_host::runtime::ToolResult;
+use agent_host::plugins::ToolResult;
 use agent_host::state::SessionHandle;
 use proptest::prelude::*;
 use serde_json::json;

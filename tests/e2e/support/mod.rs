@@ -30,7 +30,7 @@ pub fn repo_root() -> PathBuf {
 pub fn plugin_wasm(package: &str) -> PathBuf {
     static BUILT: OnceLock<BTreeMap<String, PathBuf>> = OnceLock::new();
     let built = BUILT.get_or_init(|| {
-        agent_host::runtime::build_workspace(&repo_root().join("plugins"))
+        agent_host::plugins::build_workspace(&repo_root().join("plugins"))
             .unwrap_or_else(|error| panic!("building the plugins failed: {error}"))
     });
     built.get(package).unwrap_or_else(|| panic!("no plugin package `{package}` in plugins/")).clone()

@@ -1,19 +1,13 @@
-use crate::runtime::bindings::agent_host::plugin::hook_filter::{Host, ToolFilter, ToolHook};
-use crate::runtime::call::CallState;
-use crate::runtime::hook_filter::Reach;
+//! `hook-filter.only` and `hook-filter.never`.
 
-// Only `configure` records declarations (see `CallState::hook_filters`): a filter must
-// hold for as long as the configuration it was derived from, no more.
-impl Host for CallState {
-    fn only(&mut self, hook: ToolHook, filter: ToolFilter) {
-        if let Some(filters) = &mut self.hook_filters {
-            filters.declare(hook, Reach::Only(filter.into()));
-        }
-    }
+use crate::runtime::call::{CallState, HookDeclaration};
 
-    fn never(&mut self, hook: ToolHook) {
-        if let Some(filters) = &mut self.hook_filters {
-            filters.declare(hook, Reach::Never);
+impl CallState {
+    /// Records a declaration. Only `configure` records them (see `CallState::hook_filters`):
+    /// a filter must hold for as long as the configuration it was derived from, no more.
+    pub fn declare_hook_filter(&mut self, declaration: HookDeclaration) {
+        if let Some(declared) = &mut self.hook_filters {
+            declared.push(declaration);
         }
     }
 }

@@ -1,8 +1,19 @@
-use crate::runtime::bindings::agent_host::plugin::log::{Host, Level};
+//! `log.write`.
+
 use crate::runtime::call::CallState;
 
-impl Host for CallState {
-    fn write(&mut self, level: Level, message: String) -> wasmtime::Result<()> {
+/// A log line's level, as every contract version names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Trace,
+    Debug,
+    Info,
+    Warn,
+    Error,
+}
+
+impl CallState {
+    pub fn log(&mut self, level: Level, message: String) -> wasmtime::Result<()> {
         self.caps.log(message.len())?;
         let plugin = &*self.plugin;
         // The log goes to the operator's terminal: a plugin's text must not steer it.

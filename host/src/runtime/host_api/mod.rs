@@ -1,4 +1,6 @@
-//! The host side of the plugin's imports, one file per WIT interface.
+//! The host side of the plugin's imports, one file per WIT interface, independent of the
+//! contract version: each contract line's bindings (`crate::plugins::contract`) convert its
+//! types and call these.
 
 mod events;
 mod hook_filter;
@@ -7,4 +9,5 @@ mod process;
 mod reuse;
 mod state;
 
-impl super::bindings::types::Host for super::call::CallState {}
+pub use log::Level;
+pub use process::{ProcessOutput, ProcessRequest};

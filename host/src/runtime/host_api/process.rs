@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use crate::runtime::bindings::agent_host::plugin::process::{Host, RunOutput, RunRequest};
 use crate::runtime::call::CallState;
 use crate::sandbox::{RunLimits, SandboxSpec};
 
@@ -12,8 +11,32 @@ use crate::sandbox::{RunLimits, SandboxSpec};
 /// a process cut short into a call lost to its deadline.
 const MIN_MARGIN_MS: u64 = 50;
 
-impl Host for CallState {
-    async fn run(&mut self, request: RunRequest) -> Result<RunOutput, String> {
+/// What a plugin asks `process.run` for.
+#[derive(Debug, Clone)]
+pub struct ProcessRequest {
+    pub command: String,
+    pub timeout_ms: u64,
+    pub max_output_bytes: u64,
+}
+
+/// How a process ended, and what it printed.
+#[derive(Debug, Clone)]
+pub struct ProcessOutput {
+    pub status: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub timed_out: bool,
+    pub truncated: bool,
+    /// Set when the call's deadline left less time than the request asked for: the
+    /// milliseconds the process was given.
+    pub timeout_cut_to_ms: Option<u64>,
+    /// The calling plugin's own deadline (`[plugin.limits] timeout_ms`), for a line that
+    /// explains a cut.
+    pub deadline_ms: u64,
+}
+
+impl CallState {
+    pub async fn run_process(&mut self, request: ProcessRequest) -> Result<ProcessOutput, String> {
         let name = &self.plugin.name;
         let Some(grant) = self.process.clone() else {
             return Err(format!(
@@ -54,31 +77,14 @@ impl Host for CallState {
                 .unwrap_or(usize::MAX),
         };
         let output = grant.sandbox.run(&spec, limits).await.map_err(|error| error.to_string())?;
-        let mut stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-        // Said only when the cut mattered: a command that ended in time was not cut short.
-        if output.timed_out && timeout_ms < request.timeout_ms {
-            if !stderr.is_empty() && !stderr.ends_with('\n') {
-                stderr.push('\n');
-            }
-            stderr.push_str(&cut_note(request.timeout_ms, timeout_ms, deadline_ms));
-        }
-        Ok(RunOutput {
+        Ok(ProcessOutput {
             status: output.status,
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr,
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
             timed_out: output.timed_out,
             truncated: output.truncated,
+            timeout_cut_to_ms: (timeout_ms < request.timeout_ms).then_some(timeout_ms),
+            deadline_ms,
         })
     }
-}
-
-/// The line `process.run` adds to stderr when the call's deadline cut the time asked for.
-/// Its start is what the shell plugin looks for to report the time the command really had.
-const CUT_NOTE_PREFIX: &str = "agent-host: timeout_ms cut to ";
-
-fn cut_note(asked_ms: u64, given_ms: u64, deadline_ms: u64) -> String {
-    format!(
-        "{CUT_NOTE_PREFIX}{given_ms} ms (asked {asked_ms} ms): the plugin call's deadline is \
-         {deadline_ms} ms ([plugin.limits] timeout_ms)\n"
-    )
 }

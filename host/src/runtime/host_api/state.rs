@@ -1,9 +1,10 @@
-use crate::runtime::bindings::agent_host::plugin::state::Host;
+//! `state.get`, `state.set`, `state.remove` and `state.read`.
+
 use crate::runtime::call::CallState;
 use crate::runtime::caps::StateUsage;
 
-impl Host for CallState {
-    fn get(&mut self, key: String) -> Option<String> {
+impl CallState {
+    pub fn state_get(&mut self, key: String) -> Option<String> {
         match self.writes.get(&key) {
             Some(written) => written.clone(),
             None => {
@@ -13,7 +14,7 @@ impl Host for CallState {
         }
     }
 
-    fn set(&mut self, key: String, value: String) -> wasmtime::Result<Result<(), String>> {
+    pub fn state_set(&mut self, key: String, value: String) -> wasmtime::Result<Result<(), String>> {
         self.caps.state_value(&key, value.len())?;
         if let Err(error) = serde_json::from_str::<serde::de::IgnoredAny>(&value) {
             return Ok(Err(format!("state value `{key}` is not JSON: {error}")));
@@ -23,15 +24,15 @@ impl Host for CallState {
         Ok(Ok(()))
     }
 
-    fn remove(&mut self, key: String) {
+    pub fn state_remove(&mut self, key: String) {
         // Removing only ever shrinks the state, so it cannot go over a cap.
         let _ = self.account_write(&key, None);
         self.writes.insert(key, None);
     }
 
-    fn read(&mut self, namespace: String, key: String) -> Result<Option<String>, String> {
+    pub fn state_read(&mut self, namespace: String, key: String) -> Result<Option<String>, String> {
         if namespace == self.plugin.name {
-            return Ok(self.get(key));
+            return Ok(self.state_get(key));
         }
         if !self.read_grants.contains(&namespace) {
             return Err(format!(

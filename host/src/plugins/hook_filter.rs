@@ -1,11 +1,11 @@
-//! Which tool calls a plugin's tool hooks see (contract 0.1.2, the `hook-filter` import):
+//! Which tool calls a plugin's tool hooks see (the `hook-filter` import, since contract 0.1.2):
 //! declared in `configure`, so it holds for exactly as long as that configuration, and
 //! checked by the host before every `pre-tool-use` and `post-tool-use` call.
 
 use wildmatch::WildMatch;
 
-use super::bindings::agent_host::plugin::hook_filter::{ToolFilter, ToolHook};
-use super::bindings::types::{ToolResult, ToolUse};
+use super::types::{ToolResult, ToolUse};
+use crate::runtime::{HookDeclaration, ToolFilter, ToolHook};
 
 /// The tool calls one hook is called for.
 #[derive(Debug, Clone, Default)]
@@ -68,6 +68,18 @@ pub struct HookFilters {
 }
 
 impl HookFilters {
+    /// The filters `declarations` (in the order `configure` made them) add up to.
+    pub(super) fn from_declarations(declarations: Vec<HookDeclaration>) -> Self {
+        let mut filters = Self::default();
+        for declaration in declarations {
+            match declaration {
+                HookDeclaration::Only(hook, filter) => filters.declare(hook, Reach::Only(filter.into())),
+                HookDeclaration::Never(hook) => filters.declare(hook, Reach::Never),
+            }
+        }
+        filters
+    }
+
     /// Records a declaration; a later one for the same hook replaces the earlier.
     pub(super) fn declare(&mut self, hook: ToolHook, reach: Reach) {
         match hook {
@@ -90,7 +102,7 @@ impl HookFilters {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::bindings::types::ToolCall;
+    use crate::plugins::types::ToolCall;
 
     fn tool_use(name: &str, mutates: bool) -> ToolUse {
         ToolUse {
@@ -134,12 +146,12 @@ mod tests {
     #[test]
     fn tool_names_may_be_patterns_and_exceptions_win() {
         let mut filters = HookFilters::default();
-        let mut todos_but_listing = filter(false, &["todos_*", "mode_?et"], None);
-        todos_but_listing.except_tools = vec!["todos_get_*".into()];
-        filters.declare(ToolHook::PreToolUse, Reach::Only(todos_but_listing.into()));
-        assert!(filters.pre_tool_use_sees(&tool_use("todos_add", false)));
-        assert!(filters.pre_tool_use_sees(&tool_use("mode_set", false)));
-        assert!(!filters.pre_tool_use_sees(&tool_use("todos_get_all", false)), "excepted");
+        let mut notes_but_listing = filter(false, &["notes_*", "lamp_?et"], None);
+        notes_but_listing.except_tools = vec!["notes_get_*".into()];
+        filters.declare(ToolHook::PreToolUse, Reach::Only(notes_but_listing.into()));
+        assert!(filters.pre_tool_use_sees(&tool_use("notes_add", false)));
+        assert!(filters.pre_tool_use_sees(&tool_use("lamp_set", false)));
+        assert!(!filters.pre_tool_use_sees(&tool_use("notes_get_all", false)), "excepted");
         assert!(!filters.pre_tool_use_sees(&tool_use("read_file", false)), "not named");
 
         let mut all_but_reads = filter(false, &[], None);

@@ -7,24 +7,17 @@
 //!
 //! Since such a contribution depends on nothing else, it serves any session whose state
 //! holds the same values: each plugin load also keeps the last few in [`SharedContributions`],
-//! so a new session (empty state, the default mode) starts from them instead of calling
+//! so a new session (empty state) starts from them instead of calling
 //! every plugin.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::bindings::types::Contribution;
+use super::types::Contribution;
 use crate::recent::RecentlyUsed;
+use crate::runtime::StateRead;
 use crate::state::StateBag;
-
-/// One state value a call read: namespace, key and what it held (`None`: absent).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct StateRead {
-    pub namespace: String,
-    pub key: String,
-    pub value: Option<String>,
-}
 
 /// One session's reusable contributions, by plugin load. Lives as long as the session is in
 /// memory; a session read back from the store starts empty, which only costs one call each.
@@ -104,8 +97,8 @@ const SHARED_KEPT: usize = 8;
 /// One plugin load's last few reusable contributions, from any session, the most recently
 /// kept or reused first. Dropped with the load, so a reloaded plugin starts afresh.
 ///
-/// Reuse moves an entry to the front, so the ones many sessions meet (an empty todo list,
-/// the default mode) stay while the ones only their own session ever held (a particular
+/// Reuse moves an entry to the front, so the ones many sessions meet (an empty list, a
+/// default setting) stay while the ones only their own session ever held (a particular
 /// list) pass through.
 pub(super) struct SharedContributions {
     kept: RecentlyUsed<Arc<Kept>>,
@@ -147,14 +140,14 @@ mod tests {
     }
 
     fn read(key: &str, value: Option<&str>) -> StateRead {
-        StateRead { namespace: "todo".into(), key: key.into(), value: value.map(str::to_owned) }
+        StateRead { namespace: "notes".into(), key: key.into(), value: value.map(str::to_owned) }
     }
 
     #[test]
     fn a_kept_contribution_holds_while_every_value_read_holds() {
         let (memo, shared, bag) =
             (ProvideMemo::default(), SharedContributions::default(), StateBag::default());
-        bag.put("todo", "items", Some("[]".into()));
+        bag.put("notes", "items", Some("[]".into()));
         memo.keep(
             7,
             &shared,
@@ -168,13 +161,13 @@ mod tests {
         assert!(memo.reuse(8, &other, &bag).is_none(), "another plugin load sees nothing");
 
         // Written back with the same text: still the same contribution.
-        bag.put("todo", "items", Some("[]".into()));
+        bag.put("notes", "items", Some("[]".into()));
         assert!(memo.reuse(7, &shared, &bag).is_some());
         // A key that was absent appears, or a value read changes: recompute.
-        bag.put("todo", "absent", Some("1".into()));
+        bag.put("notes", "absent", Some("1".into()));
         assert!(memo.reuse(7, &shared, &bag).is_none());
-        bag.put("todo", "absent", None);
-        bag.put("todo", "items", Some("[1]".into()));
+        bag.put("notes", "absent", None);
+        bag.put("notes", "items", Some("[1]".into()));
         assert!(memo.reuse(7, &shared, &bag).is_none());
         assert_eq!(memo.reused(), 2);
     }
@@ -194,7 +187,7 @@ mod tests {
     fn another_session_with_the_same_values_gets_the_contribution_and_one_with_others_does_not() {
         let shared = SharedContributions::default();
         let (first, first_bag) = (ProvideMemo::default(), StateBag::default());
-        first_bag.put("todo", "items", Some("[1]".into()));
+        first_bag.put("notes", "items", Some("[1]".into()));
         first.keep(3, &shared, Some((vec![read("items", Some("[1]"))], contribution("one item"))));
         first.keep(3, &shared, Some((vec![read("items", None)], contribution("empty"))));
 
@@ -203,12 +196,12 @@ mod tests {
             second.reuse(3, &shared, &second_bag).and_then(|c| c.instructions.clone()).as_deref(),
             Some("empty")
         );
-        second_bag.put("todo", "items", Some("[1]".into()));
+        second_bag.put("notes", "items", Some("[1]".into()));
         assert_eq!(
             second.reuse(3, &shared, &second_bag).and_then(|c| c.instructions.clone()).as_deref(),
             Some("one item")
         );
-        second_bag.put("todo", "items", Some("[2]".into()));
+        second_bag.put("notes", "items", Some("[2]".into()));
         assert!(second.reuse(3, &shared, &second_bag).is_none(), "no session saw these values");
     }
 

@@ -6,12 +6,34 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::error::LoadError;
+use crate::events::{Event, EventSink};
 
 const TARGET: &str = "wasm32-wasip2";
 
 /// Where a build reports its progress: one line per step, such as cargo's
 /// `Compiling triage-modes v0.1.0 (...)`. Called from the thread that reads cargo's output.
 pub type Progress<'a> = &'a (dyn Fn(&str) + Sync);
+
+/// The component for a configured plugin path: the `.wasm` itself, or a crate folder built
+/// for it. A build takes seconds, not microseconds, so it runs off the async workers, and its
+/// progress lines come back over a channel to be shown as `plugin_building` events.
+pub(super) async fn build(path: PathBuf, sink: &dyn EventSink) -> Result<PathBuf, String> {
+    let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let shown = path.display().to_string();
+    let build = tokio::task::spawn_blocking(move || {
+        resolve_component(&path, &|line| {
+            let _ = progress_tx.send(line.to_owned());
+        })
+    });
+    // The channel closes when the build is over and drops its sender.
+    while let Some(progress) = progress_rx.recv().await {
+        sink.emit(&Event::PluginBuilding { path: shown.clone(), progress });
+    }
+    build
+        .await
+        .map_err(|error| format!("the build was interrupted: {error}"))?
+        .map_err(|error| error.to_string())
+}
 
 /// The component file for a configured plugin path: the path itself for a `.wasm`, or the
 /// freshly built artifact for a crate folder.

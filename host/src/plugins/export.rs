@@ -3,9 +3,7 @@
 
 use wasmtime::component::{Component, ComponentExportIndex};
 
-/// The `guest` interface as the host names it; a component built against an older
-/// compatible contract version (0.1.x) is found under it too.
-const GUEST_INTERFACE: &str = "agent-host:plugin/guest@0.1.2";
+use super::contract::Line;
 
 /// One export of the `guest` interface.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,10 +18,12 @@ pub enum Export {
     PostToolUse,
     Stop,
     Command,
+    /// Since contract 0.2.0.
+    Status,
 }
 
 impl Export {
-    pub const ALL: [Export; 10] = [
+    pub const ALL: [Export; 11] = [
         Export::Manifest,
         Export::Configure,
         Export::Provide,
@@ -34,6 +34,7 @@ impl Export {
         Export::PostToolUse,
         Export::Stop,
         Export::Command,
+        Export::Status,
     ];
 
     /// The export's name in the WIT contract.
@@ -49,31 +50,33 @@ impl Export {
             Export::PostToolUse => "post-tool-use",
             Export::Stop => "stop",
             Export::Command => "command",
+            Export::Status => "status",
         }
     }
 }
 
-/// Where each export sits in one component.
-pub(super) struct ExportIndices([ComponentExportIndex; Export::ALL.len()]);
+/// Where each export sits in one component; `None` for one its contract line lacks.
+pub(super) struct ExportIndices([Option<ComponentExportIndex>; Export::ALL.len()]);
 
 impl ExportIndices {
-    /// Finds every export of `component`; `Err` names the first one missing.
-    pub(super) fn find(component: &Component) -> Result<Self, String> {
-        let guest = component
-            .get_export_index(None, GUEST_INTERFACE)
-            .ok_or_else(|| format!("the component does not export `{GUEST_INTERFACE}`"))?;
-        let mut found = Vec::with_capacity(Export::ALL.len());
-        for export in Export::ALL {
+    /// Finds every export `line` has in `component`, whose `guest` interface is named
+    /// `guest`; `Err` names the first one missing.
+    pub(super) fn find(component: &Component, line: Line, guest: &str) -> Result<Self, String> {
+        let interface = component
+            .get_export_index(None, guest)
+            .ok_or_else(|| format!("the component does not export `{guest}`"))?;
+        let mut found = [const { None }; Export::ALL.len()];
+        for export in Export::ALL.into_iter().filter(|export| line.has(*export)) {
             let index = component
-                .get_export_index(Some(&guest), export.wit_name())
-                .ok_or_else(|| format!("`{GUEST_INTERFACE}` has no `{}` export", export.wit_name()))?;
-            found.push(index);
+                .get_export_index(Some(&interface), export.wit_name())
+                .ok_or_else(|| format!("`{guest}` has no `{}` export", export.wit_name()))?;
+            found[export as usize] = Some(index);
         }
-        Ok(Self(found.try_into().unwrap_or_else(|_| unreachable!("one index per export"))))
+        Ok(Self(found))
     }
 
-    pub(super) fn get(&self, export: Export) -> &ComponentExportIndex {
-        &self.0[export as usize]
+    pub(super) fn get(&self, export: Export) -> Option<&ComponentExportIndex> {
+        self.0[export as usize].as_ref()
     }
 }
 

@@ -1,8 +1,8 @@
 //! Checks on what a plugin returns, before the host uses it: JSON that must be JSON, names
 //! that must be names, and text cut to the plugin's `max_output_kb`.
 
-use super::bindings::types::{
-    Contribution, PluginManifest, PostToolOutcome, PreToolOutcome, PromptOutcome, StopOutcome, ToolSpec,
+use super::types::{
+    Configured, Contribution, Manifest, PostToolOutcome, PreToolOutcome, PromptOutcome, StopOutcome, ToolSpec,
 };
 
 /// A value a plugin call can return.
@@ -19,7 +19,23 @@ pub trait Checked {
     }
 }
 
-impl Checked for PluginManifest {}
+impl Checked for Manifest {}
+
+impl Checked for Result<Configured, String> {}
+
+/// What `status` returns: capped like any text, and never committed (see
+/// `LoadedPlugin::status`).
+pub(super) struct StatusText(pub Option<String>);
+
+impl Checked for StatusText {
+    fn check(&mut self, max_bytes: usize) -> Result<(), String> {
+        self.0.check(max_bytes)
+    }
+
+    fn commits(&self) -> bool {
+        false
+    }
+}
 
 impl Checked for Result<String, String> {
     fn check(&mut self, max_bytes: usize) -> Result<(), String> {

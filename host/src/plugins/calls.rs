@@ -1,0 +1,397 @@
+//! Calling a loaded plugin: one method per export, each on a fresh store from the pool,
+//! with the call's limits armed, through the bindings of the plugin's contract line; a
+//! failure classified into a [`PluginError`] naming the plugin.
+
+use std::sync::Arc;
+
+use wasmtime::component::Func;
+use wasmtime::{Store, Trap};
+
+use super::error::PluginError;
+use super::export::Export;
+use super::loaded::{Linked, LoadedPlugin, Powers};
+use super::outputs::{Checked, StatusText, schema_problem};
+use super::reuse::ProvideMemo;
+use super::types::{
+    CallContext, Configured, Contribution, Manifest, PostToolOutcome, PreToolOutcome, PromptOutcome,
+    StopOutcome, ToolCall, ToolResult, ToolUse,
+};
+use crate::runtime::caps::CallCaps;
+use crate::runtime::{CallState, EmittedEvent, HookDeclaration, MemoryCap, SandboxEngine, StateRead};
+use crate::state::StateBag;
+
+/// What a successful call returns: its value and the events it emitted, in order. Its state
+/// writes have already been applied to the session's bag.
+#[derive(Debug)]
+pub struct CallOutput<R> {
+    pub value: R,
+    pub events: Vec<EmittedEvent>,
+}
+
+impl LoadedPlugin {
+    /// `provide`, or the contribution `memo` kept from an earlier call that declared itself
+    /// reusable, when every state value that call read is unchanged in `bag`. Shared, not
+    /// copied: a reused contribution is the very one kept.
+    pub async fn provide(
+        &self,
+        ctx: &CallContext,
+        bag: &StateBag,
+        memo: &ProvideMemo,
+    ) -> Result<CallOutput<Arc<Contribution>>, PluginError> {
+        if let Some(value) = memo.reuse(self.load_id, &self.shared, bag) {
+            return Ok(CallOutput { value, events: Vec::new() });
+        }
+        let (linked, powers) = (&self.linked, &self.powers);
+        let (output, reads) = linked
+            .bounded(powers, async {
+                let (mut store, func) = linked.instantiate(powers, bag, Export::Provide).await?;
+                store.data_mut().reads = Some(Vec::new());
+                let result = linked.guest.provide(&mut store, func, ctx, &self.config).await;
+                linked.settle(powers, store, result, bag)
+            })
+            .await?;
+        let CallOutput { value, events } = linked.checked(powers, output)?;
+        self.check_schemas(&value)?;
+        let value = Arc::new(value);
+        memo.keep(self.load_id, &self.shared, reads.map(|reads| (reads, value.clone())));
+        Ok(CallOutput { value, events })
+    }
+
+    pub async fn call_tool(
+        &self,
+        ctx: &CallContext,
+        bag: &StateBag,
+        call: &ToolCall,
+    ) -> Result<CallOutput<Result<String, String>>, PluginError> {
+        let (linked, powers) = (&self.linked, &self.powers);
+        let output = linked
+            .bounded(powers, async {
+                let (mut store, func) = linked.instantiate(powers, bag, Export::CallTool).await?;
+                let result = linked.guest.call_tool(&mut store, func, ctx, &self.config, call).await;
+                linked.finish(powers, store, result, bag)
+            })
+            .await?;
+        linked.checked(powers, output)
+    }
+
+    pub async fn session_start(
+        &self,
+        ctx: &CallContext,
+        bag: &StateBag,
+    ) -> Result<CallOutput<Option<String>>, PluginError> {
+        let (linked, powers) = (&self.linked, &self.powers);
+        let output = linked
+            .bounded(powers, async {
+                let (mut store, func) = linked.instantiate(powers, bag, Export::SessionStart).await?;
+                let result = linked.guest.session_start(&mut store, func, ctx, &self.config).await;
+                linked.finish(powers, store, result, bag)
+            })
+            .await?;
+        linked.checked(powers, output)
+    }
+
+    pub async fn user_prompt_submit(
+        &self,
+        ctx: &CallContext,
+        bag: &StateBag,
+        prompt: &str,
+    ) -> Result<CallOutput<PromptOutcome>, PluginError> {
+        let (linked, powers) = (&self.linked, &self.powers);
+        let output = linked
+            .bounded(powers, async {
+                let (mut store, func) = linked.instantiate(powers, bag, Export::UserPromptSubmit).await?;
+                let result =
+                    linked.guest.user_prompt_submit(&mut store, func, ctx, &self.config, prompt).await;
+                linked.finish(powers, store, result, bag)
+            })
+            .await?;
+        linked.checked(powers, output)
+    }
+
+    pub async fn pre_tool_use(
+        &self,
+        ctx: &CallContext,
+        bag: &StateBag,
+        tool_use: &ToolUse,
+    ) -> Result<CallOutput<PreToolOutcome>, PluginError> {
+        let (linked, powers) = (&self.linked, &self.powers);
+        let output = linked
+            .bounded(powers, async {
+                let (mut store, func) = linked.instantiate(powers, bag, Export::PreToolUse).await?;
+                let result = linked.guest.pre_tool_use(&mut store, func, ctx, &self.config, tool_use).await;
+                linked.finish(powers, store, result, bag)
+            })
+            .await?;
+        linked.checked(powers, output)
+    }
+
+    pub async fn post_tool_use(
+        &self,
+        ctx: &CallContext,
+        bag: &StateBag,
+        tool_use: &ToolUse,
+        result: &ToolResult,
+    ) -> Result<CallOutput<PostToolOutcome>, PluginError> {
+        let (linked, powers) = (&self.linked, &self.powers);
+        let output = linked
+            .bounded(powers, async {
+                let (mut store, func) = linked.instantiate(powers, bag, Export::PostToolUse).await?;
+                let outcome =
+                    linked.guest.post_tool_use(&mut store, func, ctx, &self.config, tool_use, result).await;
+                linked.finish(powers, store, outcome, bag)
+            })
+            .await?;
+        linked.checked(powers, output)
+    }
+
+    pub async fn stop(
+        &self,
+        ctx: &CallContext,
+        bag: &StateBag,
+        reply: &str,
+    ) -> Result<CallOutput<StopOutcome>, PluginError> {
+        let (linked, powers) = (&self.linked, &self.powers);
+        let output = linked
+            .bounded(powers, async {
+                let (mut store, func) = linked.instantiate(powers, bag, Export::Stop).await?;
+                let result = linked.guest.stop(&mut store, func, ctx, &self.config, reply).await;
+                linked.finish(powers, store, result, bag)
+            })
+            .await?;
+        linked.checked(powers, output)
+    }
+
+    pub async fn command(
+        &self,
+        ctx: &CallContext,
+        bag: &StateBag,
+        name: &str,
+        args: &str,
+    ) -> Result<CallOutput<Result<String, String>>, PluginError> {
+        let (linked, powers) = (&self.linked, &self.powers);
+        let output = linked
+            .bounded(powers, async {
+                let (mut store, func) = linked.instantiate(powers, bag, Export::Command).await?;
+                let result = linked.guest.command(&mut store, func, ctx, &self.config, name, args).await;
+                linked.finish(powers, store, result, bag)
+            })
+            .await?;
+        linked.checked(powers, output)
+    }
+
+    /// `status`: the plugin's short status text, or `None`. Its state writes and events are
+    /// discarded (see [`StatusText`]): front ends call it whenever they draw, and drawing
+    /// changes nothing.
+    pub async fn status(&self, ctx: &CallContext, bag: &StateBag) -> Result<Option<String>, PluginError> {
+        let (linked, powers) = (&self.linked, &self.powers);
+        let output = linked
+            .bounded(powers, async {
+                let (mut store, func) = linked.instantiate(powers, bag, Export::Status).await?;
+                let result = linked.guest.status(&mut store, func, ctx, &self.config).await.map(StatusText);
+                linked.finish(powers, store, result, bag)
+            })
+            .await?;
+        Ok(linked.checked(powers, output)?.value.0)
+    }
+
+    /// Checks that every tool schema `contribution` offers is a JSON object. A plugin offers
+    /// the same few schemas on every `provide`, so each text is checked once and then only
+    /// recognised (parsing them all on every call shows in the load bench).
+    fn check_schemas(&self, contribution: &Contribution) -> Result<(), PluginError> {
+        for tool in &contribution.tools {
+            let text = tool.parameters.as_str();
+            if self.checked_schemas.find(|checked| **checked == *text).is_some() {
+                continue;
+            }
+            if let Some(detail) = schema_problem(tool) {
+                return Err(PluginError::Malformed { plugin: self.label(), detail });
+            }
+            self.checked_schemas.put(Arc::from(text), |checked| **checked == *text);
+        }
+        Ok(())
+    }
+}
+
+impl Linked {
+    /// `manifest`, through the generated bindings, which type-check every export against
+    /// the contract line: once per load, so a mismatched plugin fails here with a clear
+    /// message and the calls after it look up only the export they need.
+    pub(super) async fn manifest(
+        &self,
+        powers: &Powers,
+        bag: &StateBag,
+    ) -> Result<CallOutput<Manifest>, PluginError> {
+        self.bounded(powers, async {
+            let mut store = self.fresh_store(powers, bag, Export::Manifest);
+            let result = self.guest.manifest(&mut store).await;
+            self.finish(powers, store, result, bag)
+        })
+        .await
+    }
+
+    /// `configure`, and the tool hooks' filters it declared.
+    pub(super) async fn configure(
+        &self,
+        powers: &Powers,
+        bag: &StateBag,
+        config: &str,
+    ) -> Result<(CallOutput<Result<Configured, String>>, Vec<HookDeclaration>), PluginError> {
+        self.bounded(powers, async {
+            let (mut store, func) = self.instantiate(powers, bag, Export::Configure).await?;
+            store.data_mut().hook_filters = Some(Vec::new());
+            let result = self.guest.configure(&mut store, func, config).await;
+            let declared = store.data_mut().hook_filters.take().unwrap_or_default();
+            self.finish(powers, store, result, bag).map(|output| (output, declared))
+        })
+        .await
+    }
+
+    /// Runs one whole call under the plugin's deadline: instantiating it, the export, and
+    /// every host import it waits in. The epoch deadline stops guest code only; this stops a
+    /// call waiting in the host (a process, a sleep, a read). At the deadline the call's
+    /// future is dropped, and its store with it: none of its writes or events are kept.
+    pub(super) async fn bounded<T>(
+        &self,
+        powers: &Powers,
+        call: impl Future<Output = Result<T, PluginError>>,
+    ) -> Result<T, PluginError> {
+        let deadline = std::time::Duration::from_millis(powers.limits.timeout_ms);
+        tokio::time::timeout(deadline, call).await.unwrap_or_else(|_| Err(timeout_error(powers)))
+    }
+
+    /// Caps and checks what a call returned; see [`Checked`].
+    pub(super) fn checked<R: Checked>(
+        &self,
+        powers: &Powers,
+        mut output: CallOutput<R>,
+    ) -> Result<CallOutput<R>, PluginError> {
+        let max_bytes = powers.limits.max_output_kb as usize * 1024;
+        output
+            .value
+            .check(max_bytes)
+            .map_err(|detail| PluginError::Malformed { plugin: powers.caller.label.clone(), detail })?;
+        Ok(output)
+    }
+
+    /// A fresh store and instance for one call of `export`, with the call's limits armed,
+    /// and the export to call.
+    pub(super) async fn instantiate(
+        &self,
+        powers: &Powers,
+        bag: &StateBag,
+        export: Export,
+    ) -> Result<(Store<CallState>, Func), PluginError> {
+        let mut store = self.fresh_store(powers, bag, export);
+        let instance = self
+            .guest
+            .instance_pre()
+            .instantiate_async(&mut store)
+            .await
+            .map_err(|error| instantiate_error(powers, error))?;
+        let func =
+            self.exports.get(export).and_then(|index| instance.get_func(&mut store, index)).ok_or_else(
+                || PluginError::Malformed {
+                    plugin: powers.caller.label.clone(),
+                    detail: format!("the component has no `{}` export", export.wit_name()),
+                },
+            )?;
+        Ok((store, func))
+    }
+
+    /// A fresh store for one call of `export`: its state and limits (its WASI context is
+    /// built if the call uses WASI at all, see [`CallState`]).
+    fn fresh_store(&self, powers: &Powers, bag: &StateBag, export: Export) -> Store<CallState> {
+        self.calls.count(export);
+        let limits = &powers.limits;
+        let memory = MemoryCap::new(limits.memory_mb as usize * 1024 * 1024);
+        let state = CallState::new(
+            powers.caller.clone(),
+            bag.clone(),
+            powers.read_grants.clone(),
+            powers.process.clone(),
+            memory,
+            CallCaps::new(*limits),
+            powers.dirs.clone(),
+        );
+        let mut store = Store::new(self.guest.engine(), state);
+        store.limiter(|state| &mut state.memory);
+        store.set_epoch_deadline(SandboxEngine::deadline_ticks(limits));
+        store.epoch_deadline_trap();
+        store
+    }
+
+    /// Ends a call: classifies a failure, or applies the state writes (only if the value
+    /// says the call succeeded, see [`Checked::commits`]) and hands back the events.
+    pub(super) fn finish<R: Checked>(
+        &self,
+        powers: &Powers,
+        store: Store<CallState>,
+        result: wasmtime::Result<R>,
+        bag: &StateBag,
+    ) -> Result<CallOutput<R>, PluginError> {
+        self.settle(powers, store, result, bag).map(|(output, _)| output)
+    }
+
+    /// [`Self::finish`], also handing back what the call read when it declared its result
+    /// reusable (see [`CallState::take_reuse`]).
+    pub(super) fn settle<R: Checked>(
+        &self,
+        powers: &Powers,
+        store: Store<CallState>,
+        result: wasmtime::Result<R>,
+        bag: &StateBag,
+    ) -> Result<(CallOutput<R>, Option<Vec<StateRead>>), PluginError> {
+        if let Some(detail) = store.data().mount_error.clone() {
+            // The call ran without a folder it was granted: whatever it returned is suspect.
+            return Err(PluginError::Instantiate { plugin: powers.caller.label.clone(), detail });
+        }
+        let value = result.map_err(|error| classify(powers, &store, error))?;
+        let mut state = store.into_data();
+        let reads = state.take_reuse();
+        if value.commits() {
+            bag.apply(&powers.caller.name, state.writes);
+        }
+        Ok((CallOutput { value, events: state.events }, reads))
+    }
+}
+
+fn timeout_error(powers: &Powers) -> PluginError {
+    PluginError::Timeout { plugin: powers.caller.label.clone(), timeout_ms: powers.limits.timeout_ms }
+}
+
+fn instantiate_error(powers: &Powers, error: wasmtime::Error) -> PluginError {
+    PluginError::Instantiate { plugin: powers.caller.label.clone(), detail: format!("{error:#}") }
+}
+
+fn classify(powers: &Powers, store: &Store<CallState>, error: wasmtime::Error) -> PluginError {
+    let plugin = powers.caller.label.clone();
+    let state = store.data();
+    if state.memory.hit() {
+        return PluginError::MemoryLimit { plugin, limit_mb: (state.memory.max_bytes() >> 20) as u32 };
+    }
+    if let Some(over) = state.caps.hit() {
+        return PluginError::OverCap { plugin, cap: over.cap.key(), detail: state.caps.describe(over) };
+    }
+    let stderr = state.stderr_text();
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::Interrupt) => timeout_error(powers),
+        Some(trap) => match panic_message(&stderr) {
+            Some(message) => PluginError::Panic { plugin, message },
+            None if stderr.is_empty() => PluginError::Trap { plugin, detail: trap.to_string() },
+            None => PluginError::Trap { plugin, detail: format!("{trap} (stderr: {stderr})") },
+        },
+        // Not a trap: the call returned, but its result could not be read (invalid
+        // UTF-8, out-of-bounds pointers) — the plugin broke the contract.
+        None => PluginError::Malformed { plugin, detail: format!("{error:#}") },
+    }
+}
+
+/// The message of a Rust panic, as the guest's std printed it to stderr.
+fn panic_message(stderr: &str) -> Option<String> {
+    let start = stderr.find("panicked at ")?;
+    let rest = &stderr[start..];
+    // "panicked at src/lib.rs:12:5:\nthe message\nnote: run with ..."
+    let message = rest.split_once('\n').map(|(_, message)| message).unwrap_or(rest);
+    let message = message.split("\nnote:").next().unwrap_or(message).trim();
+    Some(if message.is_empty() { rest.trim().to_owned() } else { message.to_owned() })
+}

@@ -1,0 +1,131 @@
+//! Contract line 0.2 (`wit/plugin.wit`), the current one.
+
+use wasmtime::Store;
+use wasmtime::component::{Func, Linker};
+
+use self::agent_host::plugin::types;
+use super::super::types::{Capabilities, Configured, Manifest, Requirement};
+use crate::runtime::CallState;
+use crate::runtime::host_api::ProcessRequest;
+
+wasmtime::component::bindgen!({
+    world: "plugin",
+    path: "../wit",
+    // Calls run on the caller's async task (a fiber per call): WASI I/O stays async and no
+    // call hops threads. The host's own imports are quick and stay synchronous, except
+    // running a process, which waits on the child without blocking the thread.
+    // The imports through which a plugin makes the host hold data may trap: a call over
+    // one of its host-side caps ends there (see `runtime/caps.rs`).
+    exports: { default: async },
+    imports: {
+        "agent-host:plugin/process.run": async,
+        "agent-host:plugin/state.set": trappable,
+        "agent-host:plugin/events.emit": trappable,
+        "agent-host:plugin/log.write": trappable,
+    },
+});
+
+unchanged_in_every_line!();
+
+fn capabilities(flags: types::Capabilities) -> Capabilities {
+    let pairs = [
+        (types::Capabilities::PROVIDE, Capabilities::PROVIDE),
+        (types::Capabilities::CALL_TOOL, Capabilities::CALL_TOOL),
+        (types::Capabilities::SESSION_START, Capabilities::SESSION_START),
+        (types::Capabilities::USER_PROMPT_SUBMIT, Capabilities::USER_PROMPT_SUBMIT),
+        (types::Capabilities::PRE_TOOL_USE, Capabilities::PRE_TOOL_USE),
+        (types::Capabilities::POST_TOOL_USE, Capabilities::POST_TOOL_USE),
+        (types::Capabilities::STOP, Capabilities::STOP),
+        (types::Capabilities::COMMAND, Capabilities::COMMAND),
+        (types::Capabilities::STATUS, Capabilities::STATUS),
+    ];
+    pairs
+        .into_iter()
+        .filter(|(wit, _)| flags.contains(*wit))
+        .fold(Capabilities::empty(), |all, (_, host)| all | host)
+}
+
+pub(super) async fn manifest(
+    pre: &PluginPre<CallState>,
+    store: &mut Store<CallState>,
+) -> wasmtime::Result<Manifest> {
+    let instance = pre.instantiate_async(&mut *store).await?;
+    let manifest = instance.agent_host_plugin_guest().call_manifest(&mut *store).await?;
+    Ok(Manifest {
+        name: manifest.name,
+        version: manifest.version,
+        capabilities: capabilities(manifest.capabilities),
+        commands: manifest.commands.into_iter().map(Into::into).collect(),
+    })
+}
+
+pub(super) async fn configure(
+    store: &mut Store<CallState>,
+    func: Func,
+    config: &str,
+) -> wasmtime::Result<Result<Configured, String>> {
+    let configured = super::call::<_, Result<types::Configured, String>>(store, func, (config,)).await?;
+    Ok(configured.map(|configured| Configured {
+        config: configured.config,
+        requires: configured.requires.into_iter().map(requirement).collect(),
+    }))
+}
+
+fn requirement(requirement: types::Requirement) -> Requirement {
+    match requirement {
+        types::Requirement::ReadsState(name) => Requirement::ReadsState(name),
+        types::Requirement::RunsProcesses => Requirement::RunsProcesses,
+        types::Requirement::Network => Requirement::Network,
+    }
+}
+
+pub(super) async fn status(
+    store: &mut Store<CallState>,
+    func: Func,
+    ctx: &host::CallContext,
+    config: &str,
+) -> wasmtime::Result<Option<String>> {
+    let ctx = call_context(ctx, config);
+    super::call(store, func, (&ctx,)).await
+}
+
+impl agent_host::plugin::events::Host for CallState {
+    fn emit(&mut self, kind: String, payload: String, display: Option<String>) -> wasmtime::Result<()> {
+        CallState::emit(self, kind, payload, display)
+    }
+}
+
+impl agent_host::plugin::process::Host for CallState {
+    async fn run(
+        &mut self,
+        request: agent_host::plugin::process::RunRequest,
+    ) -> Result<agent_host::plugin::process::RunOutput, String> {
+        let request = ProcessRequest {
+            command: request.command,
+            timeout_ms: request.timeout_ms,
+            max_output_bytes: request.max_output_bytes,
+        };
+        let output = self.run_process(request).await?;
+        Ok(agent_host::plugin::process::RunOutput {
+            status: output.status,
+            stdout: output.stdout,
+            stderr: output.stderr,
+            timed_out: output.timed_out,
+            truncated: output.truncated,
+            timeout_cut_to_ms: output.timeout_cut_to_ms,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_flag_maps_to_its_own_capability() {
+        assert_eq!(capabilities(types::Capabilities::STATUS), Capabilities::STATUS);
+        assert_eq!(capabilities(types::Capabilities::CALL_TOOL), Capabilities::CALL_TOOL);
+        let two = capabilities(types::Capabilities::PROVIDE | types::Capabilities::STOP);
+        assert_eq!(two, Capabilities::PROVIDE | Capabilities::STOP);
+    }
+}

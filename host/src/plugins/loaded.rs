@@ -1,0 +1,337 @@
+//! A loaded plugin: compiled, linked against its contract line, described by its manifest,
+//! configured. Built in one go from what the load found (see [`LoadedPlugin::load`]); a
+//! plugin that fails any step is a [`LoadError`] and never exists half-made.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::SystemTime;
+
+use super::call_counts::CallCounts;
+use super::contract::{GuestPre, Line};
+use super::error::LoadError;
+use super::export::ExportIndices;
+use super::hook_filter::HookFilters;
+use super::reuse::SharedContributions;
+use super::types::{Capabilities, CommandSpec, Manifest, Requirement, ToolResult, ToolUse};
+use crate::config::{Grants, Limits, SandboxMode};
+use crate::recent::RecentlyUsed;
+use crate::runtime::{Caller, DirMount, ProcessGrant, SandboxEngine, cache};
+use crate::sandbox::{Rlimits, Sandbox};
+use crate::state::StateBag;
+
+/// Schema texts a load remembers as checked: more than a plugin is likely to offer at once.
+const CHECKED_SCHEMAS: usize = 32;
+
+/// Who a loaded plugin is: shown in every error, log line and `/plugins`.
+#[derive(Debug)]
+pub struct PluginIdentity {
+    /// The manifest's name; also the plugin's state namespace.
+    pub name: String,
+    pub version: String,
+    /// The component file it was loaded from.
+    pub path: PathBuf,
+    /// SHA-256 of the component's bytes.
+    pub hash: String,
+}
+
+impl fmt::Display for PluginIdentity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}@{}", self.name, self.version)
+    }
+}
+
+/// A component's bytes, read once, and their hash.
+pub struct ComponentFile {
+    pub path: PathBuf,
+    pub bytes: Vec<u8>,
+    pub hash: String,
+}
+
+impl ComponentFile {
+    pub fn read(path: &Path) -> Result<Self, LoadError> {
+        let bytes = std::fs::read(path)
+            .map_err(|error| LoadError::Read { path: path.to_path_buf(), detail: error.to_string() })?;
+        let hash = cache::component_hash(&bytes);
+        Ok(Self { path: path.to_path_buf(), bytes, hash })
+    }
+}
+
+/// How to load one plugin: its component, its settings, its powers.
+pub struct PluginSpec<'a> {
+    pub component: &'a ComponentFile,
+    pub config: &'a serde_json::Value,
+    /// The plugin's limits, over the runtime's.
+    pub limits: Limits,
+    pub grants: &'a Grants,
+    /// Folder that relative `grants.dirs` resolve against (the config file's).
+    pub base_dir: &'a Path,
+    pub fail_open: bool,
+    pub cache_dir: &'a Path,
+    /// How the processes of a `process = true` grant are confined.
+    pub sandbox: SandboxMode,
+}
+
+/// A component linked against its contract line: what calls it, whoever it turns out to be.
+pub(super) struct Linked {
+    pub(super) guest: GuestPre,
+    pub(super) exports: ExportIndices,
+    pub(super) calls: CallCounts,
+}
+
+/// What every call of one plugin runs as and with: who it is, its limits and its grants.
+pub(super) struct Powers {
+    pub(super) caller: Arc<Caller>,
+    pub(super) limits: Limits,
+    pub(super) read_grants: Arc<[String]>,
+    pub(super) process: Option<Arc<ProcessGrant>>,
+    pub(super) dirs: Arc<[DirMount]>,
+}
+
+/// A plugin that compiled, linked, described itself and accepted its configuration.
+/// Cheap to share: calls in flight keep an `Arc` to the version they started on.
+pub struct LoadedPlugin {
+    identity: Arc<PluginIdentity>,
+    /// Unique to this load: what a session's `ProvideMemo` keys contributions by, so a
+    /// reloaded plugin (new code or new config) never sees its predecessor's.
+    pub(super) load_id: u64,
+    /// Reusable contributions of this load, from any session (see [`SharedContributions`]).
+    pub(super) shared: SharedContributions,
+    /// Tool schema texts this load's contributions offered and that passed the check.
+    pub(super) checked_schemas: RecentlyUsed<Arc<str>>,
+    capabilities: Capabilities,
+    commands: Vec<CommandSpec>,
+    /// What its configuration requires of the host (contract 0.2; none before).
+    requires: Vec<Requirement>,
+    /// Which tool calls the tool hooks see, as `configure` declared.
+    hook_filters: HookFilters,
+    pub(super) linked: Linked,
+    pub(super) powers: Powers,
+    /// The configuration `configure` returned, as every call receives it.
+    pub(super) config: String,
+    fail_open: bool,
+    loaded_at: SystemTime,
+    cache_hit: bool,
+}
+
+impl LoadedPlugin {
+    /// Compiles (or loads from the cache), links against the component's contract line,
+    /// asks for the manifest, configures.
+    pub async fn load(engine: &SandboxEngine, spec: PluginSpec<'_>) -> Result<Self, LoadError> {
+        let file = spec.component;
+        let path = &file.path;
+        let link_error = |detail: String| LoadError::Link { path: path.clone(), detail };
+        let (component, cache_hit) =
+            cache::component(engine.engine(), spec.cache_dir, &file.bytes, &file.hash)
+                .map_err(|error| LoadError::Compile { path: path.clone(), detail: format!("{error:#}") })?;
+        let (line, guest_interface) = Line::of(&component, engine.engine()).map_err(link_error)?;
+        let instance_pre =
+            engine.linker().instantiate_pre(&component).map_err(|error| link_error(format!("{error:#}")))?;
+        let exports = ExportIndices::find(&component, line, &guest_interface).map_err(link_error)?;
+        let guest = GuestPre::new(line, instance_pre).map_err(|error| link_error(format!("{error:#}")))?;
+        let linked = Linked { guest, exports, calls: CallCounts::default() };
+        let dirs = granted_dirs(spec.grants, spec.base_dir);
+        let scratch = StateBag::default();
+
+        // Until the manifest names it, the plugin is the file it came from.
+        let shown = path.display().to_string();
+        let unnamed = Powers {
+            caller: Arc::new(Caller { name: shown.clone(), label: shown.clone() }),
+            limits: spec.limits,
+            read_grants: Arc::from([]),
+            process: None,
+            dirs: dirs.clone(),
+        };
+        let manifest: Manifest = linked
+            .manifest(&unnamed, &scratch)
+            .await
+            .map_err(|source| LoadError::Call { plugin: shown, source })?
+            .value;
+        validate_name(&manifest.name).map_err(|detail| LoadError::Manifest {
+            plugin: manifest.name.clone(),
+            path: path.clone(),
+            detail,
+        })?;
+        let identity = Arc::new(PluginIdentity {
+            name: manifest.name,
+            version: manifest.version,
+            path: path.clone(),
+            hash: file.hash.clone(),
+        });
+        let label = identity.to_string();
+        let powers = Powers {
+            caller: Arc::new(Caller { name: identity.name.clone(), label: label.clone() }),
+            limits: spec.limits,
+            read_grants: spec.grants.read_state.clone().into(),
+            process: process_grant(&spec, &dirs, &label)?.map(Arc::new),
+            dirs,
+        };
+        let (configured, declarations) = linked
+            .configure(&powers, &scratch, &spec.config.to_string())
+            .await
+            .map_err(|source| LoadError::Call { plugin: label.clone(), source })?;
+        let configured =
+            configured.value.map_err(|message| LoadError::Configure { plugin: label.clone(), message })?;
+        serde_json::from_str::<serde::de::IgnoredAny>(&configured.config).map_err(|error| {
+            LoadError::Manifest {
+                plugin: label.clone(),
+                path: path.clone(),
+                detail: format!("`configure` returned text that is not JSON: {error}"),
+            }
+        })?;
+        static LOADS: AtomicU64 = AtomicU64::new(0);
+        Ok(Self {
+            identity,
+            load_id: LOADS.fetch_add(1, Ordering::Relaxed),
+            shared: SharedContributions::default(),
+            checked_schemas: RecentlyUsed::new(CHECKED_SCHEMAS),
+            capabilities: manifest.capabilities,
+            commands: manifest.commands,
+            requires: configured.requires,
+            hook_filters: HookFilters::from_declarations(declarations),
+            linked,
+            powers,
+            config: configured.config,
+            fail_open: spec.fail_open,
+            loaded_at: SystemTime::now(),
+            cache_hit,
+        })
+    }
+
+    pub fn identity(&self) -> &Arc<PluginIdentity> {
+        &self.identity
+    }
+
+    pub fn name(&self) -> &str {
+        &self.identity.name
+    }
+
+    /// `name@version`.
+    pub fn label(&self) -> String {
+        self.powers.caller.label.clone()
+    }
+
+    /// The contract version line the component was built against, e.g. `0.1`.
+    pub fn contract(&self) -> &'static str {
+        match self.linked.guest.line() {
+            Line::V0_1 => "0.1",
+            Line::V0_2 => "0.2",
+        }
+    }
+
+    pub fn implements(&self, capability: Capabilities) -> bool {
+        self.capabilities.contains(capability)
+    }
+
+    /// What its configuration requires of the host.
+    pub fn requires(&self) -> &[Requirement] {
+        &self.requires
+    }
+
+    /// Whether the host must call `pre-tool-use` for `tool_use`: the plugin implements it
+    /// and its filter lets the call through.
+    pub fn sees_pre_tool_use(&self, tool_use: &ToolUse) -> bool {
+        self.implements(Capabilities::PRE_TOOL_USE) && self.hook_filters.pre_tool_use_sees(tool_use)
+    }
+
+    /// Whether the host must call `post-tool-use` for `tool_use` ending in `result`.
+    pub fn sees_post_tool_use(&self, tool_use: &ToolUse, result: &ToolResult) -> bool {
+        self.implements(Capabilities::POST_TOOL_USE) && self.hook_filters.post_tool_use_sees(tool_use, result)
+    }
+
+    pub fn commands(&self) -> &[CommandSpec] {
+        &self.commands
+    }
+
+    /// The configuration `configure` returned.
+    pub fn config(&self) -> &str {
+        &self.config
+    }
+
+    pub fn limits(&self) -> Limits {
+        self.powers.limits
+    }
+
+    pub fn fail_open(&self) -> bool {
+        self.fail_open
+    }
+
+    pub fn loaded_at(&self) -> SystemTime {
+        self.loaded_at
+    }
+
+    /// How many times each export was called since load.
+    pub fn calls(&self) -> &CallCounts {
+        &self.linked.calls
+    }
+
+    /// Drops the contributions this load keeps for any session, so the next `provide` of a
+    /// session without its own runs the plugin (benchmarks of real calls).
+    pub fn forget_shared_contributions(&self) {
+        self.shared.clear();
+    }
+
+    /// Whether the compiled component came from the disk cache.
+    pub fn cache_hit(&self) -> bool {
+        self.cache_hit
+    }
+}
+
+/// The granted folders, resolved against the config file's folder.
+fn granted_dirs(grants: &Grants, base_dir: &Path) -> Arc<[DirMount]> {
+    grants
+        .dirs
+        .iter()
+        .map(|(guest, grant)| DirMount {
+            host: if grant.host.is_absolute() { grant.host.clone() } else { base_dir.join(&grant.host) },
+            guest: guest.clone(),
+            write: grant.write,
+        })
+        .collect()
+}
+
+/// What a `process = true` grant lets the plugin (`label`) run, and how it is confined;
+/// `None` without the grant.
+fn process_grant(
+    spec: &PluginSpec<'_>,
+    dirs: &[DirMount],
+    label: &str,
+) -> Result<Option<ProcessGrant>, LoadError> {
+    if !spec.grants.process {
+        return Ok(None);
+    }
+    // Probed once per process; never a silent fallback to an unconfined process.
+    let sandbox = match spec.sandbox {
+        SandboxMode::Namespaces => Sandbox::confined()
+            .map_err(|error| LoadError::Sandbox { plugin: label.to_owned(), detail: error.to_string() })?,
+        SandboxMode::None => Sandbox::unconfined(),
+    };
+    let limits = spec.limits;
+    Ok(Some(ProcessGrant {
+        workdir: dirs.iter().find(|mount| mount.write).map(|mount| mount.host.clone()),
+        env: spec.grants.env.clone(),
+        folders: dirs.iter().map(|mount| (mount.host.clone(), mount.write)).collect(),
+        network: spec.grants.network,
+        rlimits: Rlimits {
+            cpu_secs: limits.process_cpu_secs,
+            memory_mb: limits.process_memory_mb,
+            max_procs: limits.process_max_procs,
+            file_mb: limits.process_file_mb,
+        },
+        sandbox,
+        deadline_ms: limits.timeout_ms,
+        max_output_bytes: u64::from(limits.max_output_kb) * 1024,
+    }))
+}
+
+fn validate_name(name: &str) -> Result<(), String> {
+    let valid = !name.is_empty()
+        && name.len() <= 64
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
+    if valid {
+        Ok(())
+    } else {
+        Err(format!("the manifest name `{name}` must be 1-64 characters of a-z, 0-9, `-` and `_`"))
+    }
+}

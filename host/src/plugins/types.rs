@@ -1,0 +1,195 @@
+//! The plugin contract as the host sees it: plain Rust types, the same whichever contract
+//! version a plugin was built against. `contract::v0_*` convert each version's bindings to
+//! and from these; nothing past `plugins::contract` sees a generated type.
+
+use std::ops::BitOr;
+
+pub use crate::runtime::EmittedEvent as PluginEvent;
+
+/// Which exports a plugin really implements; the host never calls the others.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Capabilities(u16);
+
+impl Capabilities {
+    pub const PROVIDE: Self = Self(1 << 0);
+    pub const CALL_TOOL: Self = Self(1 << 1);
+    pub const SESSION_START: Self = Self(1 << 2);
+    pub const USER_PROMPT_SUBMIT: Self = Self(1 << 3);
+    pub const PRE_TOOL_USE: Self = Self(1 << 4);
+    pub const POST_TOOL_USE: Self = Self(1 << 5);
+    pub const STOP: Self = Self(1 << 6);
+    pub const COMMAND: Self = Self(1 << 7);
+    /// Since contract 0.2.0.
+    pub const STATUS: Self = Self(1 << 8);
+
+    pub const fn empty() -> Self {
+        Self(0)
+    }
+
+    /// Whether every capability of `other` is in `self`.
+    pub const fn contains(self, other: Self) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+impl BitOr for Capabilities {
+    type Output = Self;
+
+    fn bitor(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+}
+
+/// What the host tells a plugin about the call it makes (the plugin's configuration is
+/// added by the call itself).
+#[derive(Debug, Clone, Default)]
+pub struct CallContext {
+    pub session_id: String,
+    pub model_calls: u64,
+    pub turn_iteration: u32,
+}
+
+/// An operator command a plugin answers, such as `/todos`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandSpec {
+    pub name: String,
+    pub description: String,
+    pub usage: String,
+}
+
+/// Who a plugin is and what it implements.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Manifest {
+    pub name: String,
+    pub version: String,
+    pub capabilities: Capabilities,
+    pub commands: Vec<CommandSpec>,
+}
+
+/// Something a plugin needs from the host under its configuration, checked against its
+/// grants at load.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Requirement {
+    /// Reads this other plugin's state: needs `read_state = ["NAME"]` and a plugin so named.
+    ReadsState(String),
+    /// Runs processes: needs `process = true`.
+    RunsProcesses,
+    /// Its processes need the network: needs `network = true`.
+    Network,
+}
+
+/// What `configure` returned: the configuration every later call gets, and what it needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Configured {
+    pub config: String,
+    pub requires: Vec<Requirement>,
+}
+
+/// A tool a plugin offers to the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// A JSON Schema for the arguments object, as text.
+    pub parameters: String,
+    /// Whether the tool changes something outside the agent's own bookkeeping.
+    pub mutates: bool,
+}
+
+/// Who an injected message speaks as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    System,
+    User,
+}
+
+/// A message a plugin adds to the model's context for one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InjectedMessage {
+    pub role: Role,
+    pub content: String,
+}
+
+/// What `provide` contributes to one model call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Contribution {
+    pub instructions: Option<String>,
+    pub tools: Vec<ToolSpec>,
+    pub messages: Vec<InjectedMessage>,
+}
+
+/// A tool call as the model made it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// The arguments object, as JSON text.
+    pub arguments: String,
+}
+
+/// A tool call as the hooks see it: with the plugin that owns the tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolUse {
+    pub call: ToolCall,
+    pub plugin: String,
+    pub mutates: bool,
+}
+
+/// A hook's decision on a tool call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    Allow,
+    Ask(String),
+    Deny(String),
+}
+
+/// What `pre-tool-use` returns.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PreToolOutcome {
+    pub decision: Option<Decision>,
+    pub updated_arguments: Option<String>,
+    pub context: Option<String>,
+}
+
+/// How a tool call ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolResult {
+    pub ok: bool,
+    pub output: String,
+}
+
+/// What `post-tool-use` returns.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PostToolOutcome {
+    pub replace: Option<ToolResult>,
+}
+
+/// What `user-prompt-submit` returns.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PromptOutcome {
+    pub block: Option<String>,
+    pub context: Option<String>,
+}
+
+/// What `stop` returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StopOutcome {
+    Stop,
+    Continue(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capabilities_contain_what_was_combined_and_nothing_else() {
+        let both = Capabilities::PROVIDE | Capabilities::STATUS;
+        assert!(both.contains(Capabilities::PROVIDE));
+        assert!(both.contains(Capabilities::STATUS));
+        assert!(!both.contains(Capabilities::CALL_TOOL));
+        assert!(!both.contains(Capabilities::PROVIDE | Capabilities::STOP));
+        assert!(Capabilities::empty().contains(Capabilities::empty()));
+        assert!(!Capabilities::empty().contains(Capabilities::COMMAND));
+    }
+}
