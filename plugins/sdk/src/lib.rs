@@ -51,7 +51,7 @@ mod tool;
 pub mod bindings {
     wit_bindgen::generate!({
         world: "plugin",
-        path: "../../wit/frozen/v0.1",
+        path: "../../wit",
         pub_export_macro: true,
         export_macro_name: "__export_guest",
         default_bindings_module: "agent_host_sdk::bindings",
