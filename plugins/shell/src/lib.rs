@@ -77,6 +77,11 @@ fn report(output: &process::RunOutput, asked_ms: u64, max_output_bytes: u64) -> 
         None => "exit status: none (killed)".to_owned(),
     };
     let mut text = format!("{status}\nstdout:\n{}\nstderr:\n{}", output.stdout, output.stderr);
+    if let Some(cut) = output.timeout_cut_to_ms {
+        text.push_str(&format!(
+            "\nnote: timeout_ms cut to {cut} ms (asked {asked_ms} ms): what was left of the plugin call's deadline"
+        ));
+    }
     if output.timed_out {
         text.push_str(&format!("\nnote: timed out after {timeout_ms} ms and was killed"));
     }

@@ -31,7 +31,8 @@ fn a_cut_timeout_is_reported_as_the_time_really_given() {
     let text = shell.tool("shell", json!({"command": "sleep 9", "timeout_ms": 9000})).unwrap();
     assert_eq!(
         text,
-        "exit status: none (killed)\nstdout:\nran sleep 9\nstderr:\n\nnote: timed out after 1500 ms and was killed"
+        "exit status: none (killed)\nstdout:\nran sleep 9\nstderr:\n\nnote: timeout_ms cut to 1500 ms (asked 9000 \
+         ms): what was left of the plugin call's deadline\nnote: timed out after 1500 ms and was killed"
     );
 }
 
