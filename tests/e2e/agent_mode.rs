@@ -120,8 +120,8 @@ async fn the_default_template_lists_plan_and_execute_and_starts_in_plan() {
     assert!(prompt.contains("mode_get") && prompt.contains("mode_set"), "{prompt}");
     assert_eq!(
         session.lock().await.bag().get_json("agent-mode", "mode"),
-        Some(json!("plan")),
-        "written down"
+        None,
+        "the default is not written down: `status` answers the badge"
     );
     let tools: Vec<String> = model.requests()[0]["tools"]
         .as_array()

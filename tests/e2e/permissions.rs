@@ -350,7 +350,10 @@ async fn bad_config_is_refused_naming_the_field() {
     for (config, expected) in [
         ("preset = \"yolo\"", "preset"),
         ("default = \"maybe\"", "default"),
-        ("rules = [{ tool = \"x\", decision = \"perhaps\" }]", "rules[0]`: unknown variant `perhaps`"),
+        (
+            "rules = [{ tool = \"x\", decision = \"perhaps\" }]",
+            "rules[0].decision`: unknown variant `perhaps`",
+        ),
         ("max_result_bytes = 0", "max_result_bytes"),
     ] {
         let plugins = plugin_block("permissions", &format!("[plugin.config]\n{config}"));

@@ -189,9 +189,9 @@ async fn a_timeout_past_the_plugins_deadline_is_cut_to_it() {
     let output = &run.results()[0];
     assert!(output.contains("early"), "{output}");
     assert!(!output.contains("late"), "{output}");
-    assert!(output.contains("agent-host: timeout_ms cut to"), "{output}");
+    assert!(output.contains("note: timeout_ms cut to"), "{output}");
     assert!(output.contains("(asked 60000 ms)"), "{output}");
-    assert!(output.contains("the plugin call's deadline is 1500 ms"), "{output}");
+    assert!(output.contains("the plugin call's deadline"), "{output}");
     assert!(output.contains("exit status: none (killed)"), "{output}");
     assert!(!output.contains("timed out after 60000 ms"), "the note names the time it had: {output}");
     assert!(output.contains("timed out after 1"), "{output}");

@@ -63,7 +63,7 @@ async fn command(test: &TestHost, session: &SessionHandle, line: &str) -> String
 
 /// The completion loop would keep each turn going while todos are open; these turns are
 /// about the swap, so each ends with the model's reply.
-const NO_LOOP: &str = "[plugin.config]\nloop_enabled = false\n";
+const NO_LOOP: &str = "[plugin.config.loop]\nenabled = false\n";
 
 const TODO_TOOLS: [&str; 5] =
     ["todos_add", "todos_complete", "todos_get_all", "todos_get_remaining", "todos_remove"];

@@ -162,7 +162,7 @@ async fn every_change_emits_todos_changed_with_the_items() {
 #[tokio::test]
 async fn the_list_is_injected_before_every_model_call() {
     let model = FakeModel::start().await;
-    let test = host_with(&model, "[plugin.config]\nloop_enabled = false\n").await;
+    let test = host_with(&model, "[plugin.config.loop]\nenabled = false\n").await;
     let session = test.session();
     model.push(Reply::text("nothing yet"));
     test.turn(&session, "hello").await.unwrap();
@@ -204,7 +204,7 @@ async fn injection_can_be_switched_off_or_templated_and_instructions_replaced() 
     let model = FakeModel::start().await;
     let test = host_with(
         &model,
-        "[plugin.config]\nloop_enabled = false\nitem_template = \"* #{id} {title} is {status} ({description})\"\n",
+        "[plugin.config]\nitem_template = \"* #{id} {title} is {status} ({description})\"\n[plugin.config.loop]\nenabled = false\n",
     )
     .await;
     let session = test.session();
@@ -260,7 +260,7 @@ async fn the_loop_continues_only_while_todos_remain_open() {
 #[tokio::test]
 async fn the_loop_can_be_switched_off() {
     let model = FakeModel::start().await;
-    let test = host_with(&model, "[plugin.config]\nloop_enabled = false\n").await;
+    let test = host_with(&model, "[plugin.config.loop]\nenabled = false\n").await;
     let session = test.session();
     ok(&test, &session, "todos_add", json!({"todos": [{"title": "open"}]})).await;
     model.push(Reply::text("stopping anyway"));
@@ -272,7 +272,7 @@ async fn the_loop_can_be_switched_off() {
 /// `misbehave` test plugin's namespace here: stable, and it never writes a `mode` key itself.
 #[tokio::test]
 async fn the_loop_runs_only_in_the_listed_modes() {
-    let config = "[plugin.config]\nloop_modes = [\"execute\"]\nmode_plugin = \"misbehave\"\n\
+    let config = "[plugin.config.loop]\nmodes = [\"execute\"]\nmode_plugin = \"misbehave\"\n\
                   continue_template = \"Keep going:\\n{remaining_todos}\"\n\
                   [plugin.grants]\nread_state = [\"misbehave\"]\n";
     let model = FakeModel::start().await;
@@ -304,9 +304,9 @@ async fn the_loop_runs_only_in_the_listed_modes() {
 async fn loop_modes_without_mode_plugin_is_refused() {
     let model = FakeModel::start().await;
     let config =
-        config_text(&model.url(), &plugin_block("todo", "[plugin.config]\nloop_modes = [\"execute\"]\n"));
+        config_text(&model.url(), &plugin_block("todo", "[plugin.config.loop]\nmodes = [\"execute\"]\n"));
     let error = TestHost::new(&config).await.err().expect("the load fails").to_string();
-    assert!(error.contains("loop_modes") && error.contains("mode_plugin"), "{error}");
+    assert!(error.contains("loop.modes") && error.contains("loop.mode_plugin"), "{error}");
 }
 
 #[tokio::test]

@@ -134,7 +134,9 @@ async fn a_rejected_write_names_the_item_and_changes_nothing() {
 #[tokio::test]
 async fn the_first_call_gets_a_reminder_and_quiet_rounds_get_a_nag() {
     let model = FakeModel::start().await;
-    let test = host_with(&model, "[plugin.config]\nnag_after_rounds = 2\nloop_enabled = false\n").await;
+    let test =
+        host_with(&model, "[plugin.config]\nnag_after_rounds = 2\n[plugin.config.loop]\nenabled = false\n")
+            .await;
     let session = test.session();
     for _ in 0..4 {
         model.push(Reply::text("ok"));
@@ -186,10 +188,10 @@ async fn loop_modes_without_mode_plugin_is_refused() {
     let model = FakeModel::start().await;
     let config = config_text(
         &model.url(),
-        &plugin_block("todo-write", "[plugin.config]\nloop_modes = [\"execute\"]\n"),
+        &plugin_block("todo-write", "[plugin.config.loop]\nmodes = [\"execute\"]\n"),
     );
     let error = TestHost::new(&config).await.err().expect("the load fails").to_string();
-    assert!(error.contains("loop_modes") && error.contains("mode_plugin"), "{error}");
+    assert!(error.contains("loop.modes") && error.contains("loop.mode_plugin"), "{error}");
 }
 
 /// The mode lives in the `misbehave` test plugin's namespace: the host only grants reads of
@@ -197,7 +199,7 @@ async fn loop_modes_without_mode_plugin_is_refused() {
 #[tokio::test]
 async fn the_loop_runs_only_in_the_listed_modes() {
     let model = FakeModel::start().await;
-    let config = "[plugin.config]\nloop_modes = [\"execute\"]\nmode_plugin = \"misbehave\"\n\
+    let config = "[plugin.config.loop]\nmodes = [\"execute\"]\nmode_plugin = \"misbehave\"\n\
                   [plugin.grants]\nread_state = [\"misbehave\"]\n";
     let plugins = format!("{}{}", plugin_block("todo-write", config), plugin_block("misbehave", ""));
     let test = TestHost::with_plugins(&model, &plugins).await;

@@ -1,9 +1,8 @@
-//! The plugin's `[plugin.config]`: validated once by `configure`, with defaults filled in.
+//! The plugin's `[plugin.config]`: checked once by `configure`, with defaults filled in.
 
 use std::collections::BTreeSet;
 
 use agent_host_sdk::prelude::*;
-use agent_host_sdk::serde_json;
 use serde::{Deserialize, Serialize};
 
 use crate::modes::{DEFAULT_TEMPLATE, Mode, default_modes, render_modes};
@@ -53,16 +52,17 @@ impl Config {
     }
 }
 
-/// Parses and checks the raw config table.
-pub fn configure(raw: Value) -> Result<Value, String> {
-    let raw = if raw.is_null() { json!({}) } else { raw };
-    let mut config: Config =
-        serde_json::from_value(raw).map_err(|error| format!("agent-mode configuration: {error}"))?;
-    validate(&config)?;
+/// Checks the parsed table and fills in each mode's `model_may_leave`, so every later call
+/// sees a value.
+pub fn configure(config: &mut Config) -> Result<Vec<Requirement>, String> {
+    // The mode's rules are about tools that change things (and `mode_set` while it counts as
+    // one, see `tools`); the others need no call.
+    hook_filter::only(ToolHook::PreToolUse, &ToolFilter::mutating_only());
+    validate(config)?;
     for mode in &mut config.modes {
         mode.model_may_leave = Some(mode.model_may_leave());
     }
-    serde_json::to_value(&config).map_err(|error| error.to_string())
+    Ok(Vec::new())
 }
 
 fn validate(config: &Config) -> Result<(), String> {

@@ -10,6 +10,7 @@ use agent_host_sdk::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
+use crate::modes::Mode;
 
 /// An outside switch waiting to be announced on the next model call.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -68,12 +69,13 @@ pub fn stored(config: &Config) -> Result<String, String> {
     Ok(state::get::<String>("mode")?.unwrap_or_else(|| config.default_mode.clone()))
 }
 
-/// Stores `mode` when no mode is stored yet (a session still in its default mode).
-pub fn remember_default(mode: &str) -> Result<(), String> {
-    if state::get::<String>("mode")?.is_none() {
-        state::set("mode", mode)?;
-    }
-    Ok(())
+/// The mode the session is in: the stored one while it is configured, else the default.
+pub fn effective(config: &Config) -> Result<&Mode, String> {
+    let stored = stored(config)?;
+    config
+        .mode(&stored)
+        .or_else(|| config.mode(&config.default_mode))
+        .ok_or_else(|| format!("the default mode `{}` is not configured", config.default_mode))
 }
 
 /// Stores `to` as the current mode and emits `mode-changed`. Returns false (and does
@@ -83,7 +85,8 @@ pub fn switch(from: &str, to: &str, by: Switcher) -> Result<bool, String> {
         return Ok(false);
     }
     state::set("mode", to)?;
-    events::emit("mode-changed", &json!({ "from": from, "to": to, "by": by.as_str() }));
+    let display = format!("mode → {to}");
+    events::emit("mode-changed", &json!({ "from": from, "to": to, "by": by.as_str() }), Some(&display));
     Ok(true)
 }
 

@@ -19,12 +19,9 @@ use crate::tools::{SET_TOOL, SetArgs};
 pub const PLUGIN: &str = "agent-mode";
 
 /// The decision on one call; `None` is no opinion.
-pub fn decide(config: &Config, ctx: &Context, call: &ToolUse) -> Result<Option<Decision>, String> {
-    let stored = current::stored(config)?;
+pub fn decide(config: &Config, model_calls: u64, call: &ToolUse) -> Result<Option<Decision>, String> {
     // An unknown stored mode is repaired by the next `provide`; until then the default rules.
-    let Some(mode) = config.mode(&stored).or_else(|| config.mode(&config.default_mode)) else {
-        return Ok(None);
-    };
+    let mode = current::effective(config)?;
     if call.plugin == PLUGIN && call.call.name == SET_TOOL {
         return Ok(leaving(config, mode, call));
     }
@@ -39,7 +36,7 @@ pub fn decide(config: &Config, ctx: &Context, call: &ToolUse) -> Result<Option<D
             call.call.name, mode.name
         ))));
     }
-    if let Some(from) = current::left_read_only_in(ctx.model_calls())? {
+    if let Some(from) = current::left_read_only_in(model_calls)? {
         return Ok(Some(Decision::Deny(format!(
             "`{}` changes things, and this reply switched out of the read-only mode `{from}` before \
              it. Changes wait for a reply after the switch: call `{}` again in your next reply.",

@@ -9,58 +9,51 @@ use serde::Deserialize;
 
 use crate::config::Config;
 use crate::current::{self, Switcher};
-use crate::modes::Mode;
 
 /// The tool that switches the mode.
 pub const SET_TOOL: &str = "mode_set";
 
 /// The arguments of `mode_set`.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SetArgs {
+    /// The mode to switch to, exactly as named.
     pub mode: String,
 }
 
-/// The tool specs in `current` mode; `mode_set` lists the configured names in its schema.
-pub fn specs(config: &Config, current: &Mode) -> Vec<ToolSpec> {
-    let set = ToolSpec::new(
-        SET_TOOL,
-        "Switches to another mode. Use it only when the user has explicitly allowed the switch.",
-    )
-    .parameters(json!({
-        "type": "object",
-        "properties": {
-            "mode": {
-                "type": "string",
-                "description": format!("The mode to switch to, exactly as named: {}", config.names())
-            }
-        },
-        "required": ["mode"],
-        "additionalProperties": false
-    }));
-    let set = if current.model_may_leave() { set } else { set.mutating() };
-    vec![ToolSpec::new("mode_get", "Returns the mode you are working in now."), set]
+/// `mode_get`.
+pub fn get() -> Tool<Config> {
+    Tool::new("mode_get", "Returns the mode you are working in now.", |ctx: &Context<Config>, _: NoArgs| {
+        current::stored(&ctx.config)
+    })
 }
 
-/// Runs one tool call.
-pub fn call(config: &Config, ctx: &Context, call: &ToolCall) -> Result<String, String> {
-    match call.name.as_str() {
-        "mode_get" => current::stored(config),
-        SET_TOOL => {
-            let SetArgs { mode } = call.args()?;
-            if config.mode(&mode).is_none() {
-                return Err(format!("unknown mode `{mode}`; the supported modes are {}", config.names()));
-            }
-            let from = current::stored(config)?;
-            // The model knows about its own switch, so no notice is queued, and an older
-            // operator notice would now describe a state the model has moved past.
-            if current::switch(&from, &mode, Switcher::Model)?
-                && config.mode(&from).is_some_and(|left| !left.allow_mutating)
-            {
-                current::note_left_read_only(&from, ctx.model_calls())?;
-            }
-            current::discard_notice();
-            Ok(format!("Mode is now {mode}."))
-        }
-        other => Err(format!("the agent-mode plugin has no tool named `{other}`")),
+/// `mode_set`; its description names the configured modes.
+pub fn set() -> Tool<Config> {
+    Tool::new(SET_TOOL, "", switch)
+        .described_by(|config| {
+            format!(
+                "Switches to another mode. Use it only when the user has explicitly allowed the switch. \
+                 The modes: {}",
+                config.names()
+            )
+        })
+        .mutating_when(|ctx| current::effective(&ctx.config).is_ok_and(|mode| !mode.model_may_leave()))
+}
+
+fn switch(ctx: &Context<Config>, SetArgs { mode }: SetArgs) -> Result<String, String> {
+    let config = &ctx.config;
+    if config.mode(&mode).is_none() {
+        return Err(format!("unknown mode `{mode}`; the supported modes are {}", config.names()));
     }
+    let from = current::stored(config)?;
+    // The model knows about its own switch, so no notice is queued, and an older operator
+    // notice would now describe a state the model has moved past.
+    if current::switch(&from, &mode, Switcher::Model)?
+        && config.mode(&from).is_some_and(|left| !left.allow_mutating)
+    {
+        current::note_left_read_only(&from, ctx.model_calls)?;
+    }
+    current::discard_notice();
+    Ok(format!("Mode is now {mode}."))
 }

@@ -1,8 +1,12 @@
-//! The tools' work, one function per tool. Every path goes through `paths::resolve` first.
+//! The tools' work, one function per tool, each with its typed arguments (their doc comments
+//! are the model's descriptions). Every path goes through `paths::resolve` first. `exclude`
+//! is filled in by policy plugins (permissions) with the path rules a call must not reach:
+//! walks leave those paths out, and a path whose symlinks lead to one is refused.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::glob;
@@ -11,11 +15,16 @@ use crate::paths::{WORKSPACE, check_not_excluded, check_openable, resolve, shown
 /// Most lines or matches a listing returns, so one call cannot flood the context.
 const MAX_ENTRIES: usize = 500;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ReadArgs {
+    /// Path relative to the workspace
     path: String,
+    #[schemars(range(min = 1))]
     start_line: Option<usize>,
+    #[schemars(range(min = 1))]
     end_line: Option<usize>,
+    /// Path patterns to leave out
     #[serde(default)]
     exclude: Vec<String>,
 }
@@ -43,10 +52,13 @@ pub fn read_file(args: ReadArgs) -> Result<String, String> {
     Ok(out)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct WriteArgs {
+    /// Path relative to the workspace
     path: String,
     content: String,
+    /// Path patterns to leave out
     #[serde(default)]
     exclude: Vec<String>,
 }
@@ -63,13 +75,16 @@ pub fn write_file(args: WriteArgs) -> Result<String, String> {
     Ok(format!("wrote {} bytes to {}", args.content.len(), shown(&path)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct EditArgs {
+    /// Path relative to the workspace
     path: String,
     old_string: String,
     new_string: String,
     #[serde(default)]
     replace_all: bool,
+    /// Path patterns to leave out
     #[serde(default)]
     exclude: Vec<String>,
 }
@@ -98,10 +113,13 @@ pub fn edit_file(args: EditArgs) -> Result<String, String> {
     Ok(format!("replaced {count} occurrence(s) in {}", shown(&path)))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ListArgs {
+    /// Path relative to the workspace
     #[serde(default)]
     path: Option<String>,
+    /// Path patterns to leave out
     #[serde(default)]
     exclude: Vec<String>,
 }
@@ -123,9 +141,11 @@ pub fn list_dir(args: ListArgs) -> Result<String, String> {
     Ok(if names.is_empty() { format!("{} is empty", shown(&path)) } else { names.join("\n") })
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct GlobArgs {
     pattern: String,
+    /// Path patterns to leave out
     #[serde(default)]
     exclude: Vec<String>,
 }
@@ -140,11 +160,13 @@ pub fn glob(args: GlobArgs) -> Result<String, String> {
     Ok(if found.is_empty() { format!("no files match `{}`", args.pattern) } else { limited(found) })
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct GrepArgs {
     text: String,
     #[serde(default)]
     glob: Option<String>,
+    /// Path patterns to leave out
     #[serde(default)]
     exclude: Vec<String>,
 }

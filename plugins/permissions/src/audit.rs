@@ -7,13 +7,13 @@ use std::io::Write;
 
 use agent_host_sdk::prelude::*;
 
-use crate::config::Verdict;
+use crate::config::{Config, Verdict};
 
 /// Where the log goes inside the plugin's sandbox.
 const AUDIT_FILE: &str = "/audit/audit.jsonl";
 
 /// Appends the record of a decision, before the call runs.
-pub fn decided(ctx: &Context, use_: &ToolUse, verdict: Verdict, reason: &str) -> Result<(), String> {
+pub fn decided(ctx: &Context<Config>, use_: &ToolUse, verdict: Verdict, reason: &str) -> Result<(), String> {
     let mut line = common(ctx, use_, "decided");
     line["decision"] = json!(verdict);
     line["reason"] = json!(reason);
@@ -21,18 +21,18 @@ pub fn decided(ctx: &Context, use_: &ToolUse, verdict: Verdict, reason: &str) ->
 }
 
 /// Appends the record of a finished (or refused) call.
-pub fn finished(ctx: &Context, use_: &ToolUse, result: &ToolResult) -> Result<(), String> {
+pub fn finished(ctx: &Context<Config>, use_: &ToolUse, result: &ToolResult) -> Result<(), String> {
     let mut line = common(ctx, use_, "finished");
     line["ok"] = json!(result.ok);
     line["output_bytes"] = json!(result.output.len());
     append(&line)
 }
 
-fn common(ctx: &Context, use_: &ToolUse, phase: &str) -> Value {
+fn common(ctx: &Context<Config>, use_: &ToolUse, phase: &str) -> Value {
     let arguments: Value = serde_json::from_str(&use_.call.arguments).unwrap_or(Value::Null);
     json!({
         "phase": phase,
-        "session": ctx.session_id(),
+        "session": ctx.session_id,
         "call_id": use_.call.id,
         "tool": use_.call.name,
         "plugin": use_.plugin,

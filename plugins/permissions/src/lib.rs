@@ -19,6 +19,10 @@ mod rules;
 mod shell;
 mod walk;
 
+// The tests run natively, against the SDK's stand-ins for the host.
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests;
+
 use agent_host_sdk::prelude::*;
 
 use config::{Config, Preset, Verdict};
@@ -26,9 +30,6 @@ use rules::{Call, Fallback};
 
 /// State key holding the preset chosen with `/permissions PRESET` for this session.
 const PRESET_KEY: &str = "preset";
-
-#[derive(Default)]
-struct Permissions;
 
 /// The session's preset (from `/permissions`), or the configured one.
 fn session_preset(config: &Config) -> (Preset, bool) {
@@ -46,136 +47,126 @@ fn fallback(config: &Config) -> Fallback {
     }
 }
 
-impl Plugin for Permissions {
-    fn manifest(&self) -> Manifest {
-        Manifest::new("permissions", env!("CARGO_PKG_VERSION"))
-            .with(
-                Capabilities::PROVIDE
-                    | Capabilities::PRE_TOOL_USE
-                    | Capabilities::POST_TOOL_USE
-                    | Capabilities::COMMAND,
-            )
-            .command("permissions", "/permissions [PRESET]", "Shows or switches the permission preset")
-    }
+/// The plugin's declaration.
+pub fn plugin() -> Plugin<Config> {
+    Plugin::new("permissions", env!("CARGO_PKG_VERSION"))
+        .configure(configure)
+        .provide(provide)
+        .on_pre_tool_use(pre_tool_use)
+        .on_post_tool_use(post_tool_use)
+        .command(Command::new(
+            "permissions",
+            "/permissions [PRESET]",
+            "Shows or switches the permission preset",
+            permissions_command,
+        ))
+}
 
-    fn configure(&self, config: Value) -> Result<Value, String> {
-        let config = Config::parse(config)?;
-        // Calls of tools an unconditional allow rule covers come out `allow` whatever else
-        // holds, so the host need not ask about them.
-        // fs tools are asked about whenever path rules may need to rewrite them, and
-        // every call is when each decision goes to the audit log.
-        let guards_paths = config
-            .rules
-            .iter()
-            .any(|r| r.decision != Verdict::Allow && r.args.as_ref().is_some_and(|a| a.path.is_some()));
-        let mut allowed = rules::always_allowed(&config.rules);
-        if guards_paths {
-            allowed.retain(|tool| !walk::fs_tools().any(|fs_tool| glob::glob_match(tool, fs_tool)));
-        }
-        if config.audit {
-            allowed.clear();
-        }
-        if !allowed.is_empty() {
-            hook_filter::only(ToolHook::PreToolUse, &ToolFilter::any().except_tools(allowed));
-        }
-        // `post-tool-use` audits every call, or cuts long results, or has nothing to do.
-        match (config.audit, config.max_result_bytes) {
-            (true, _) => {}
-            (false, Some(limit)) => {
-                let limit = u32::try_from(limit).unwrap_or(u32::MAX);
-                hook_filter::only(ToolHook::PostToolUse, &ToolFilter::any().output_longer_than(limit));
-            }
-            (false, None) => hook_filter::never(ToolHook::PostToolUse),
-        }
-        serde_json::to_value(config).map_err(|e| e.to_string())
+/// Checks the table and tells the host which calls the hooks need to see. No setting reads
+/// another plugin's state or runs processes, so nothing is required of the host.
+fn configure(config: &mut Config) -> Result<Vec<Requirement>, String> {
+    config.check()?;
+    // Calls of tools an unconditional allow rule covers come out `allow` whatever else
+    // holds, so the host need not ask about them.
+    // fs tools are asked about whenever path rules may need to rewrite them, and
+    // every call is when each decision goes to the audit log.
+    let guards_paths = config
+        .rules
+        .iter()
+        .any(|r| r.decision != Verdict::Allow && r.args.as_ref().is_some_and(|a| a.path.is_some()));
+    let mut allowed = rules::always_allowed(&config.rules);
+    if guards_paths {
+        allowed.retain(|tool| !walk::fs_tools().any(|fs_tool| glob::glob_match(tool, fs_tool)));
     }
+    if config.audit {
+        allowed.clear();
+    }
+    if !allowed.is_empty() {
+        hook_filter::only(ToolHook::PreToolUse, &ToolFilter::any().except_tools(allowed));
+    }
+    // `post-tool-use` audits every call, or cuts long results, or has nothing to do.
+    match (config.audit, config.max_result_bytes) {
+        (true, _) => {}
+        (false, Some(limit)) => {
+            let limit = u32::try_from(limit).unwrap_or(u32::MAX);
+            hook_filter::only(ToolHook::PostToolUse, &ToolFilter::any().output_longer_than(limit));
+        }
+        (false, None) => hook_filter::never(ToolHook::PostToolUse),
+    }
+    Ok(Vec::new())
+}
 
-    fn provide(&self, ctx: &Context) -> Contribution {
-        let Ok(config) = ctx.config::<Config>() else { return Contribution::default() };
-        let (preset, _) = session_preset(&config);
-        let text = match preset {
-            Preset::Trust => "!!! PERMISSIONS: TRUST MODE — every tool call runs without asking, including \
-                              ones that change files or run commands. Double-check before you act. !!!"
-                .to_owned(),
-            other => format!(
-                "Some tool calls need the operator's approval or are refused (preset: {}). \
-                 When a call is refused, read the reason and choose another way; do not retry it unchanged.",
-                other.name()
-            ),
-        };
-        Contribution::default().instructions(text).reusable()
-    }
+fn provide(ctx: &Context<Config>, contribution: Contribution) -> Contribution {
+    let (preset, _) = session_preset(&ctx.config);
+    let text = match preset {
+        Preset::Trust => "!!! PERMISSIONS: TRUST MODE — every tool call runs without asking, including \
+                          ones that change files or run commands. Double-check before you act. !!!"
+            .to_owned(),
+        other => format!(
+            "Some tool calls need the operator's approval or are refused (preset: {}). \
+             When a call is refused, read the reason and choose another way; do not retry it unchanged.",
+            other.name()
+        ),
+    };
+    contribution.instructions(text).reusable()
+}
 
-    fn pre_tool_use(&self, ctx: &Context, use_: &ToolUse) -> PreToolOutcome {
-        let config = match ctx.config::<Config>() {
-            Ok(config) => config,
-            // Fail closed: a policy that cannot read its config refuses.
-            Err(error) => {
-                return PreToolOutcome {
-                    decision: Some(Decision::Deny(format!("permissions cannot read its config: {error}"))),
-                    ..Default::default()
-                };
-            }
-        };
-        let arguments: Value = serde_json::from_str(&use_.call.arguments).unwrap_or(Value::Null);
-        let call = Call {
-            tool: &use_.call.name,
-            plugin: &use_.plugin,
-            mutates: use_.mutates,
-            arguments: &arguments,
-        };
-        let outcome = rules::decide(&call, &config.rules, fallback(&config));
-        if config.audit
-            && let Err(error) = audit::decided(ctx, use_, outcome.verdict, &outcome.reason)
-        {
-            log::warn(&format!("audit log write failed: {error}"));
-        }
-        let guarded = walk::guarded_paths(&call, &config.rules);
-        let updated_arguments = walk::with_exclusions(&arguments, &guarded);
-        // A walk says what it left out, so the model knows the listing is not the whole.
-        let context = updated_arguments
-            .as_ref()
-            .filter(|_| walk::WALKING_TOOLS.contains(&call.tool))
-            .map(|_| format!("[permissions: left out by path rules: {}]", guarded.join(", ")));
-        let decision = match outcome.verdict {
-            Verdict::Allow => Decision::Allow,
-            Verdict::Ask => Decision::Ask(outcome.reason),
-            Verdict::Deny => Decision::Deny(format!("refused by permissions: {}", outcome.reason)),
-        };
-        PreToolOutcome { decision: Some(decision), updated_arguments, context }
+fn pre_tool_use(ctx: &Context<Config>, use_: &ToolUse) -> PreToolOutcome {
+    let config = &ctx.config;
+    let arguments: Value = serde_json::from_str(&use_.call.arguments).unwrap_or(Value::Null);
+    let call =
+        Call { tool: &use_.call.name, plugin: &use_.plugin, mutates: use_.mutates, arguments: &arguments };
+    let outcome = rules::decide(&call, &config.rules, fallback(config));
+    if config.audit
+        && let Err(error) = audit::decided(ctx, use_, outcome.verdict, &outcome.reason)
+    {
+        log::warn(&format!("audit log write failed: {error}"));
     }
+    let guarded = walk::guarded_paths(&call, &config.rules);
+    let updated_arguments = walk::with_exclusions(&arguments, &guarded);
+    // A walk says what it left out, so the model knows the listing is not the whole.
+    let context = updated_arguments
+        .as_ref()
+        .filter(|_| walk::WALKING_TOOLS.contains(&call.tool))
+        .map(|_| format!("[permissions: left out by path rules: {}]", guarded.join(", ")));
+    let decision = match outcome.verdict {
+        Verdict::Allow => Decision::Allow,
+        Verdict::Ask => Decision::Ask(outcome.reason),
+        Verdict::Deny => Decision::Deny(format!("refused by permissions: {}", outcome.reason)),
+    };
+    PreToolOutcome { decision: Some(decision), updated_arguments, context }
+}
 
-    fn post_tool_use(&self, ctx: &Context, use_: &ToolUse, result: &ToolResult) -> PostToolOutcome {
-        let Ok(config) = ctx.config::<Config>() else { return PostToolOutcome { replace: None } };
-        if config.audit
-            && let Err(error) = audit::finished(ctx, use_, result)
-        {
-            log::warn(&format!("audit log write failed: {error}"));
-        }
-        let replace = config
-            .max_result_bytes
-            .and_then(|limit| cut(&result.output, limit))
-            .map(|output| ToolResult { ok: result.ok, output });
-        PostToolOutcome { replace }
+fn post_tool_use(ctx: &Context<Config>, use_: &ToolUse, result: &ToolResult) -> PostToolOutcome {
+    if ctx.config.audit
+        && let Err(error) = audit::finished(ctx, use_, result)
+    {
+        log::warn(&format!("audit log write failed: {error}"));
     }
+    let replace = ctx
+        .config
+        .max_result_bytes
+        .and_then(|limit| cut(&result.output, limit))
+        .map(|output| ToolResult { ok: result.ok, output });
+    PostToolOutcome { replace }
+}
 
-    fn command(&self, ctx: &Context, _name: &str, args: &str) -> Result<String, String> {
-        let config: Config = ctx.config()?;
-        if args.trim().is_empty() {
-            let (preset, chosen) = session_preset(&config);
-            let source = if chosen { "chosen for this session" } else { "from config" };
-            return Ok(format!(
-                "permission preset: {} ({source}); {} rule(s). Presets: {}",
-                preset.name(),
-                config.rules.len(),
-                Preset::NAMES
-            ));
-        }
-        let preset = Preset::parse(args)?;
-        state::set(PRESET_KEY, &preset)?;
-        events::emit("permissions-changed", &json!({ "preset": preset.name() }));
-        Ok(format!("permission preset is now {} for this session", preset.name()))
+fn permissions_command(ctx: &Context<Config>, args: &str) -> Result<String, String> {
+    let config = &ctx.config;
+    if args.is_empty() {
+        let (preset, chosen) = session_preset(config);
+        let source = if chosen { "chosen for this session" } else { "from config" };
+        return Ok(format!(
+            "permission preset: {} ({source}); {} rule(s). Presets: {}",
+            preset.name(),
+            config.rules.len(),
+            Preset::NAMES
+        ));
     }
+    let preset = Preset::parse(args)?;
+    state::set(PRESET_KEY, &preset)?;
+    events::emit("permissions-changed", &json!({ "preset": preset.name() }), None);
+    Ok(format!("permission preset is now {} for this session", preset.name()))
 }
 
 /// The output cut to at most `limit` bytes (on a character boundary) plus a note, or None
@@ -196,4 +187,4 @@ fn cut(output: &str, limit: usize) -> Option<String> {
     ))
 }
 
-export_plugin!(Permissions);
+agent_host_sdk::export_plugin!(plugin);

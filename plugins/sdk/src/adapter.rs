@@ -1,58 +1,119 @@
-//! Bridges the generated `Guest` trait (free functions) to a [`Plugin`] value.
+//! Bridges the generated `Guest` trait (free functions) to a [`Plugin`] declaration.
 
 use std::marker::PhantomData;
 
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::Plugin;
 use crate::bindings::agent_host::plugin::types::{
-    CallContext, Contribution, PluginManifest as Manifest, PostToolOutcome, PreToolOutcome, PromptOutcome,
+    CallContext, Configured, Contribution, PluginManifest, PostToolOutcome, PreToolOutcome, PromptOutcome,
     StopOutcome, ToolCall, ToolResult, ToolUse,
 };
 use crate::bindings::exports::agent_host::plugin::guest::Guest;
-use crate::{Context, Plugin};
 
-/// The type `export_plugin!` exports; one fresh `P` per call.
-pub struct Adapter<P>(PhantomData<P>);
+/// The exports of a [`Plugin`] whatever its config type, so `export_plugin!` need not name it.
+pub trait Exports {
+    fn manifest(&self) -> PluginManifest;
+    fn configure(&self, config: &str) -> Result<Configured, String>;
+    fn provide(&self, ctx: CallContext) -> Contribution;
+    fn call_tool(&self, ctx: CallContext, call: ToolCall) -> Result<String, String>;
+    fn session_start(&self, ctx: CallContext) -> Option<String>;
+    fn user_prompt_submit(&self, ctx: CallContext, prompt: &str) -> PromptOutcome;
+    fn pre_tool_use(&self, ctx: CallContext, call: &ToolUse) -> PreToolOutcome;
+    fn post_tool_use(&self, ctx: CallContext, call: &ToolUse, outcome: &ToolResult) -> PostToolOutcome;
+    fn stop(&self, ctx: CallContext, reply: &str) -> StopOutcome;
+    fn command(&self, ctx: CallContext, name: &str, args: &str) -> Result<String, String>;
+    fn status(&self, ctx: CallContext) -> Option<String>;
+}
 
-impl<P: Plugin> Guest for Adapter<P> {
-    fn manifest() -> Manifest {
-        P::default().manifest()
+impl<C: DeserializeOwned + Serialize + 'static> Exports for Plugin<C> {
+    fn manifest(&self) -> PluginManifest {
+        Plugin::manifest(self)
+    }
+    fn configure(&self, config: &str) -> Result<Configured, String> {
+        self.configure_raw(config)
+    }
+    fn provide(&self, ctx: CallContext) -> Contribution {
+        self.provide_raw(ctx)
+    }
+    fn call_tool(&self, ctx: CallContext, call: ToolCall) -> Result<String, String> {
+        self.call_tool_raw(ctx, call)
+    }
+    fn session_start(&self, ctx: CallContext) -> Option<String> {
+        self.session_start_raw(ctx)
+    }
+    fn user_prompt_submit(&self, ctx: CallContext, prompt: &str) -> PromptOutcome {
+        self.user_prompt_submit_raw(ctx, prompt)
+    }
+    fn pre_tool_use(&self, ctx: CallContext, call: &ToolUse) -> PreToolOutcome {
+        self.pre_tool_use_raw(ctx, call)
+    }
+    fn post_tool_use(&self, ctx: CallContext, call: &ToolUse, outcome: &ToolResult) -> PostToolOutcome {
+        self.post_tool_use_raw(ctx, call, outcome)
+    }
+    fn stop(&self, ctx: CallContext, reply: &str) -> StopOutcome {
+        self.stop_raw(ctx, reply)
+    }
+    fn command(&self, ctx: CallContext, name: &str, args: &str) -> Result<String, String> {
+        self.command_raw(ctx, name, args)
+    }
+    fn status(&self, ctx: CallContext) -> Option<String> {
+        self.status_raw(ctx)
+    }
+}
+
+/// What `export_plugin!` implements: builds the plugin's declaration.
+pub trait Export {
+    fn plugin() -> Box<dyn Exports>;
+}
+
+/// The type `export_plugin!` exports; the declaration is built afresh for every call, as
+/// every call runs on a fresh instance.
+pub struct Adapter<E>(PhantomData<E>);
+
+impl<E: Export> Guest for Adapter<E> {
+    fn manifest() -> PluginManifest {
+        E::plugin().manifest()
     }
 
-    fn configure(config: String) -> Result<String, String> {
-        let value = serde_json::from_str(&config)
-            .map_err(|error| format!("the host sent configuration that is not JSON: {error}"))?;
-        let configured = P::default().configure(value)?;
-        serde_json::to_string(&configured).map_err(|error| error.to_string())
+    fn configure(config: String) -> Result<Configured, String> {
+        E::plugin().configure(&config)
     }
 
     fn provide(ctx: CallContext) -> Contribution {
-        P::default().provide(&Context::new(ctx))
+        E::plugin().provide(ctx)
     }
 
     fn call_tool(ctx: CallContext, call: ToolCall) -> Result<String, String> {
-        P::default().call_tool(&Context::new(ctx), call)
+        E::plugin().call_tool(ctx, call)
     }
 
     fn session_start(ctx: CallContext) -> Option<String> {
-        P::default().session_start(&Context::new(ctx))
+        E::plugin().session_start(ctx)
     }
 
     fn user_prompt_submit(ctx: CallContext, prompt: String) -> PromptOutcome {
-        P::default().user_prompt_submit(&Context::new(ctx), &prompt)
+        E::plugin().user_prompt_submit(ctx, &prompt)
     }
 
     fn pre_tool_use(ctx: CallContext, call: ToolUse) -> PreToolOutcome {
-        P::default().pre_tool_use(&Context::new(ctx), &call)
+        E::plugin().pre_tool_use(ctx, &call)
     }
 
     fn post_tool_use(ctx: CallContext, call: ToolUse, outcome: ToolResult) -> PostToolOutcome {
-        P::default().post_tool_use(&Context::new(ctx), &call, &outcome)
+        E::plugin().post_tool_use(ctx, &call, &outcome)
     }
 
     fn stop(ctx: CallContext, reply: String) -> StopOutcome {
-        P::default().stop(&Context::new(ctx), &reply)
+        E::plugin().stop(ctx, &reply)
     }
 
     fn command(ctx: CallContext, name: String, args: String) -> Result<String, String> {
-        P::default().command(&Context::new(ctx), &name, &args)
+        E::plugin().command(ctx, &name, &args)
+    }
+
+    fn status(ctx: CallContext) -> Option<String> {
+        E::plugin().status(ctx)
     }
 }

@@ -5,15 +5,15 @@
 //! call. Declarations made anywhere but `configure` are ignored.
 //!
 //! ```ignore
-//! fn configure(&self, config: Value) -> Result<Value, String> {
+//! fn configure(_config: &mut Config) -> Result<Vec<Requirement>, String> {
 //!     // This policy only ever looks at tools that change things.
 //!     hook_filter::only(ToolHook::PreToolUse, &ToolFilter::mutating_only());
-//!     Ok(config)
+//!     Ok(Vec::new())
 //! }
 //! ```
 
-use crate::bindings::agent_host::plugin::hook_filter as raw;
 pub use crate::bindings::agent_host::plugin::hook_filter::{ToolFilter, ToolHook};
+use crate::host::hook_filter as raw;
 
 /// Calls `hook` only for the tool calls `filter` lets through.
 pub fn only(hook: ToolHook, filter: &ToolFilter) {

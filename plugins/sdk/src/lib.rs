@@ -1,137 +1,104 @@
-//! The guest SDK for agent-host plugins.
+//! The guest SDK for agent-host plugins (contract `agent-host:plugin@0.2.0`).
 //!
-//! A plugin is a type that implements [`Plugin`] (every method has a default, so write only
-//! what you use) and is exported with [`export_plugin!`]:
+//! A plugin is a declaration, built by a function and exported with [`export_plugin!`]:
+//! its typed configuration, its tools (each declared by a typed argument struct whose JSON
+//! Schema the SDK derives, and whose calls the SDK parses and dispatches), its operator
+//! commands and its hooks. The manifest's capabilities are read from the declaration.
 //!
 //! ```ignore
 //! use agent_host_sdk::prelude::*;
 //!
-//! #[derive(Default)]
-//! struct Hello;
+//! #[derive(Default, Serialize, Deserialize)]
+//! #[serde(default, deny_unknown_fields)]
+//! struct Config { greeting: String }
 //!
-//! impl Plugin for Hello {
-//!     fn manifest(&self) -> Manifest {
-//!         Manifest::new("hello", env!("CARGO_PKG_VERSION")).with(Capabilities::PROVIDE)
-//!     }
-//!     fn provide(&self, _ctx: &Context) -> Contribution {
-//!         Contribution::default().instructions("Greet the user warmly.")
-//!     }
+//! #[derive(Deserialize, JsonSchema)]
+//! struct GreetArgs {
+//!     /// Who to greet.
+//!     name: String,
 //! }
 //!
-//! export_plugin!(Hello);
+//! fn greet(ctx: &Context<Config>, args: GreetArgs) -> Result<String, String> {
+//!     Ok(format!("{} {}", ctx.config.greeting, args.name))
+//! }
+//!
+//! fn plugin() -> Plugin<Config> {
+//!     Plugin::new("hello", env!("CARGO_PKG_VERSION"))
+//!         .tool(Tool::new("greet", "Greets someone by name.", greet))
+//! }
+//!
+//! export_plugin!(plugin);
 //! ```
 //!
 //! The host runs every call on a fresh instance, so a plugin keeps nothing in memory between
 //! calls: what it must remember goes into the session's state bag through [`state`].
 
-pub mod completion_loop;
+mod adapter;
+mod command;
 mod context;
 mod contribution;
 pub mod hook_filter;
-mod manifest;
+mod host;
+mod no_config;
+mod plugin;
 pub mod process;
 pub mod state;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod testing;
 mod tool;
 
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
         world: "plugin",
-        path: "../../wit/frozen/v0.1",
+        path: "../../wit",
         pub_export_macro: true,
         export_macro_name: "__export_guest",
         default_bindings_module: "agent_host_sdk::bindings",
+        // So tests can compare what a plugin returns with what they expect.
+        additional_derives: [PartialEq],
     });
 }
 
+pub use command::Command;
 pub use context::Context;
+pub use no_config::NoConfig;
+pub use plugin::{Configure, MaybeText, Plugin, PostToolUse, Provide};
+pub use schemars::{self, JsonSchema};
 pub use serde_json::{self, Value, json};
+pub use tool::{NoArgs, Tool, ToolArgs, schema_of};
 
 pub use bindings::agent_host::plugin::types::{
-    Capabilities, CommandSpec, Contribution, Decision, InjectedMessage, PluginManifest as Manifest,
-    PostToolOutcome, PreToolOutcome, PromptOutcome, Role, StopOutcome, ToolCall, ToolResult, ToolSpec,
-    ToolUse,
+    Capabilities, CommandSpec, Configured, Contribution, Decision, InjectedMessage,
+    PluginManifest as Manifest, PostToolOutcome, PreToolOutcome, PromptOutcome, Requirement, Role,
+    StopOutcome, ToolCall, ToolResult, ToolSpec, ToolUse,
 };
-pub use tool::{ToolArgs, ToolSpecExt};
 
 /// Everything a plugin usually needs, in one import.
 pub mod prelude {
     pub use crate::hook_filter::{ToolFilter, ToolHook};
     pub use crate::{
-        Capabilities, CommandSpec, Context, Contribution, Decision, InjectedMessage, Manifest, Plugin,
-        PostToolOutcome, PreToolOutcome, PromptOutcome, Role, StopOutcome, ToolArgs, ToolCall, ToolResult,
-        ToolSpec, ToolSpecExt, ToolUse, Value, events, export_plugin, hook_filter, json, log, state,
+        Command, Context, Contribution, Decision, JsonSchema, NoArgs, NoConfig, Plugin, PostToolOutcome,
+        PreToolOutcome, PromptOutcome, Requirement, Role, StopOutcome, Tool, ToolArgs, ToolCall, ToolResult,
+        ToolUse, Value, events, export_plugin, hook_filter, json, log, state,
     };
-}
-
-/// A plugin. Every method has a default; [`Plugin::manifest`] must say which ones the plugin
-/// really implements, because the host calls only those.
-///
-/// The value is created fresh (with `Default`) for every call, so fields are scratch space,
-/// not memory.
-pub trait Plugin: Default {
-    /// Name, version, implemented capabilities and commands.
-    fn manifest(&self) -> Manifest;
-
-    /// Validates the `[plugin.config]` table and returns the configuration that later calls
-    /// see in [`Context::config`], with defaults filled in. An `Err` refuses the load.
-    fn configure(&self, config: Value) -> Result<Value, String> {
-        Ok(config)
-    }
-
-    /// Before each model call: instructions, tools and messages for this call only.
-    fn provide(&self, _ctx: &Context) -> Contribution {
-        Contribution::default()
-    }
-
-    /// Runs one of the tools `provide` offered.
-    fn call_tool(&self, _ctx: &Context, call: ToolCall) -> Result<String, String> {
-        Err(format!("this plugin has no tool named `{}`", call.name))
-    }
-
-    /// Once, when a session starts; the returned text is added as context for the model.
-    fn session_start(&self, _ctx: &Context) -> Option<String> {
-        None
-    }
-
-    /// Before a user prompt reaches the model: block it, or add context.
-    fn user_prompt_submit(&self, _ctx: &Context, _prompt: &str) -> PromptOutcome {
-        PromptOutcome { block: None, context: None }
-    }
-
-    /// Before any tool call runs: allow, ask or deny, rewrite the arguments, add context.
-    fn pre_tool_use(&self, _ctx: &Context, _call: &ToolUse) -> PreToolOutcome {
-        PreToolOutcome::default()
-    }
-
-    /// After any tool call: see or replace the result.
-    fn post_tool_use(&self, _ctx: &Context, _call: &ToolUse, _result: &ToolResult) -> PostToolOutcome {
-        PostToolOutcome { replace: None }
-    }
-
-    /// When the model ends a step without tool calls: stop, or continue with a message.
-    fn stop(&self, _ctx: &Context, _reply: &str) -> StopOutcome {
-        StopOutcome::Stop
-    }
-
-    /// An operator command such as `/todos`, answered without a model call.
-    fn command(&self, _ctx: &Context, name: &str, _args: &str) -> Result<String, String> {
-        Err(format!("this plugin has no command named `/{name}`"))
-    }
 }
 
 /// Emits typed events onto the host's event stream.
 pub mod events {
-    /// Emits `kind` with `payload` serialized as JSON. Delivered when the call succeeds.
-    pub fn emit<T: serde::Serialize>(kind: &str, payload: &T) {
+    /// Emits `kind` with `payload` serialized as JSON, for programs, and `display`, how a
+    /// person should see it (plain text, possibly several lines; None shows nothing).
+    /// Delivered when the call succeeds.
+    pub fn emit<T: serde::Serialize + ?Sized>(kind: &str, payload: &T, display: Option<&str>) {
         let json = serde_json::to_string(payload).unwrap_or_else(|_| "null".to_owned());
-        crate::bindings::agent_host::plugin::events::emit(kind, &json);
+        crate::host::events::emit(kind, &json, display);
     }
 }
 
 /// Log lines into the host's tracing, tagged with the plugin's name.
 pub mod log {
-    use crate::bindings::agent_host::plugin::log::{Level, write};
+    use crate::bindings::agent_host::plugin::log::Level;
+    use crate::host::log::write;
 
     pub fn debug(message: &str) {
         write(Level::Debug, message);
@@ -147,18 +114,25 @@ pub mod log {
     }
 }
 
-/// Exports a [`Plugin`] type as the component's `guest` interface.
+/// Exports the plugin that `$plugin` (a function returning a [`Plugin`]) declares as the
+/// component's `guest` interface. Only in a component: the export names are not symbols a
+/// native linker accepts, and native builds are for unit tests, which call the declaration.
 #[macro_export]
 macro_rules! export_plugin {
-    ($plugin:ty) => {
-        #[doc(hidden)]
-        type __AgentHostExportedPlugin = $crate::Adapter<$plugin>;
-        $crate::bindings::__export_guest!(
-            __AgentHostExportedPlugin with_types_in $crate::bindings
-        );
+    ($plugin:path) => {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            struct Export;
+            impl $crate::Export for Export {
+                fn plugin() -> ::std::boxed::Box<dyn $crate::Exports> {
+                    ::std::boxed::Box::new($plugin())
+                }
+            }
+            type ExportedPlugin = $crate::Adapter<Export>;
+    $crate::bindings::__export_guest!(ExportedPlugin with_types_in $crate::bindings);
+        };
     };
 }
 
 #[doc(hidden)]
-pub use adapter::Adapter;
-mod adapter;
+pub use adapter::{Adapter, Export, Exports};

@@ -6,7 +6,7 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::bindings::agent_host::plugin::state as raw;
+use crate::host::state as raw;
 
 /// Reads `key` as a `T`; `Ok(None)` when it is not set.
 pub fn get<T: DeserializeOwned>(key: &str) -> Result<Option<T>, String> {
@@ -29,25 +29,12 @@ pub fn remove(key: &str) {
     raw::remove(key)
 }
 
-/// Reads `key` from another plugin's namespace; needs a `read_state` grant in config.toml.
+/// Reads `key` from another plugin's namespace; needs a `read_state` grant in config.toml,
+/// which the plugin declares from `configure` with [`Requirement::ReadsState`](crate::Requirement).
 pub fn read<T: DeserializeOwned>(namespace: &str, key: &str) -> Result<Option<T>, String> {
     raw::read(namespace, key)?.map(|json| decode(key, &json)).transpose()
 }
 
 fn decode<T: DeserializeOwned>(key: &str, json: &str) -> Result<T, String> {
     serde_json::from_str(json).map_err(|error| format!("stored `{key}` does not fit: {error}"))
-}
-
-/// Whether the mode that `mode_plugin` keeps under its `mode` key is one of `modes` (the
-/// mode-plugin convention). False when no mode is set or the read is not granted; the
-/// latter is also logged, since a feature gated on modes would otherwise silently stay off.
-pub fn mode_is_one_of(mode_plugin: &str, modes: &[String]) -> bool {
-    match read::<String>(mode_plugin, "mode") {
-        Ok(Some(mode)) => modes.contains(&mode),
-        Ok(None) => false,
-        Err(error) => {
-            crate::log::warn(&format!("cannot read the current mode of `{mode_plugin}`: {error}"));
-            false
-        }
-    }
 }

@@ -1,51 +1,115 @@
-use serde::de::DeserializeOwned;
-use serde_json::Value;
+//! Tools, each declared once by its typed argument struct: the SDK derives the JSON Schema
+//! the model sees and parses every call into the struct before the handler runs.
 
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use crate::Context;
 use crate::bindings::agent_host::plugin::types::{ToolCall, ToolSpec};
 
-/// Builders for tool specs.
-pub trait ToolSpecExt {
-    /// A read-only tool with an empty argument object.
-    fn new(name: &str, description: &str) -> Self;
-    /// Sets the JSON Schema of the arguments object.
-    fn parameters(self, schema: Value) -> Self;
-    /// Sets the JSON Schema of the arguments object from JSON text, as written: for a
-    /// fixed schema, nothing to build or serialize on every `provide` (the host checks
-    /// that it is JSON).
-    fn parameters_json(self, schema: &str) -> Self;
-    /// Marks the tool as one that changes the world (files, processes, network).
-    fn mutating(self) -> Self;
+/// The arguments of a tool that takes none: an empty object.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+type Handler<C> = Box<dyn Fn(&Context<C>, &ToolCall) -> Result<String, String>>;
+
+/// One tool a plugin offers: name, description, whether it changes things, and the typed
+/// handler that runs its calls.
+pub struct Tool<C> {
+    pub(crate) name: &'static str,
+    description: Description<C>,
+    mutates: Mutates<C>,
+    schema: fn() -> String,
+    run: Handler<C>,
 }
 
-impl ToolSpecExt for ToolSpec {
-    fn new(name: &str, description: &str) -> Self {
-        ToolSpec {
-            name: name.to_owned(),
-            description: description.to_owned(),
-            parameters: r#"{"type":"object","properties":{},"additionalProperties":false}"#.to_owned(),
-            mutates: false,
+enum Description<C> {
+    Fixed(&'static str),
+    FromConfig(fn(&C) -> String),
+}
+
+enum Mutates<C> {
+    Fixed(bool),
+    When(fn(&Context<C>) -> bool),
+}
+
+impl<C: 'static> Tool<C> {
+    /// A tool whose calls `run` answers with the arguments parsed into `A`. `A`'s JSON
+    /// Schema (field doc comments become the model's descriptions) is what the host checks
+    /// every call against. Read-only unless marked [`mutating`](Self::mutating).
+    pub fn new<A, F>(name: &'static str, description: &'static str, run: F) -> Self
+    where
+        A: DeserializeOwned + JsonSchema,
+        F: Fn(&Context<C>, A) -> Result<String, String> + 'static,
+    {
+        Self {
+            name,
+            description: Description::Fixed(description),
+            mutates: Mutates::Fixed(false),
+            schema: schema_of::<A>,
+            run: Box::new(move |ctx, call| {
+                let args = serde_json::from_str(&call.arguments)
+                    .map_err(|error| format!("invalid arguments for `{}`: {error}", call.name))?;
+                run(ctx, args)
+            }),
         }
     }
 
-    fn parameters(mut self, schema: Value) -> Self {
-        // `to_string` would go through `Display` and a formatter per token: several times
-        // slower, and `provide` runs before every model call.
-        self.parameters = serde_json::to_string(&schema).expect("a JSON value always serializes");
+    /// The description, written from the configuration (a limit it names, say).
+    pub fn described_by(mut self, describe: fn(&C) -> String) -> Self {
+        self.description = Description::FromConfig(describe);
         self
     }
 
-    fn parameters_json(mut self, schema: &str) -> Self {
-        self.parameters = schema.to_owned();
+    /// Marks the tool as one that changes things outside the agent's own bookkeeping.
+    pub fn mutating(mut self) -> Self {
+        self.mutates = Mutates::Fixed(true);
         self
     }
 
-    fn mutating(mut self) -> Self {
-        self.mutates = true;
+    /// Marks the tool as changing things whenever `when` says so; `when` may read only the
+    /// configuration and state, as `provide` may (the contribution is reused).
+    pub fn mutating_when(mut self, when: fn(&Context<C>) -> bool) -> Self {
+        self.mutates = Mutates::When(when);
         self
+    }
+
+    pub(crate) fn spec(&self, ctx: &Context<C>) -> ToolSpec {
+        ToolSpec {
+            name: self.name.to_owned(),
+            description: match &self.description {
+                Description::Fixed(text) => (*text).to_owned(),
+                Description::FromConfig(describe) => describe(&ctx.config),
+            },
+            parameters: (self.schema)(),
+            mutates: match &self.mutates {
+                Mutates::Fixed(mutates) => *mutates,
+                Mutates::When(when) => when(ctx),
+            },
+        }
+    }
+
+    pub(crate) fn call(&self, ctx: &Context<C>, call: &ToolCall) -> Result<String, String> {
+        (self.run)(ctx, call)
     }
 }
 
-/// Typed access to a tool call's arguments.
+/// `A`'s JSON Schema as the host wants it: one self-contained object schema, with no
+/// `$schema`, title or type-level doc text (those are for the plugin's authors).
+pub fn schema_of<A: JsonSchema>() -> String {
+    let mut settings = SchemaSettings::draft2020_12();
+    settings.meta_schema = None;
+    settings.inline_subschemas = true;
+    let mut schema = settings.into_generator().into_root_schema_for::<A>();
+    schema.remove("title");
+    schema.remove("description");
+    serde_json::to_string(&schema).expect("a JSON Schema always serializes")
+}
+
+/// Typed access to a tool call's arguments, for hooks that look at other plugins' calls.
 pub trait ToolArgs {
     /// Deserializes the arguments object into `T`; the error text suits the model.
     fn args<T: DeserializeOwned>(&self) -> Result<T, String>;

@@ -1,8 +1,7 @@
-//! The plugin's `[plugin.config]`: validated once by `configure`, with defaults filled in.
+//! The plugin's `[plugin.config]`, with `[plugin.config.loop]` for the completion loop.
 
-use agent_host_sdk::completion_loop::LoopSettings;
-use agent_host_sdk::prelude::*;
-use agent_host_sdk::serde_json;
+use agent_host_sdk::Requirement;
+use completion_loop::LoopConfig;
 use serde::{Deserialize, Serialize};
 
 const DEFAULT_INSTRUCTIONS: &str = "\
@@ -27,14 +26,9 @@ pub struct Config {
     pub max_items: usize,
     /// Remind the model after this many model calls without a write; 0 turns it off.
     pub nag_after_rounds: u64,
-    /// Keep the turn going while items are not completed.
-    pub loop_enabled: bool,
-    /// The user message sent when the loop continues; must contain `{remaining_todos}`.
-    pub continue_template: String,
-    /// Continue only while the mode (read from `mode_plugin`) is one of these.
-    pub loop_modes: Option<Vec<String>>,
-    /// The plugin whose `mode` key names the current mode.
-    pub mode_plugin: Option<String>,
+    /// The completion loop.
+    #[serde(rename = "loop")]
+    pub completion: LoopConfig,
 }
 
 impl Default for Config {
@@ -43,34 +37,15 @@ impl Default for Config {
             instructions: DEFAULT_INSTRUCTIONS.to_owned(),
             max_items: 20,
             nag_after_rounds: 10,
-            loop_enabled: true,
-            continue_template: DEFAULT_CONTINUE.to_owned(),
-            loop_modes: None,
-            mode_plugin: None,
+            completion: LoopConfig::default(),
         }
     }
 }
 
-impl Config {
-    /// The completion-loop settings, as the SDK reads them.
-    pub fn completion_loop(&self) -> LoopSettings<'_> {
-        LoopSettings {
-            enabled: self.loop_enabled,
-            continue_template: &self.continue_template,
-            loop_modes: self.loop_modes.as_deref(),
-            mode_plugin: self.mode_plugin.as_deref(),
-        }
-    }
-}
-
-/// Parses and checks the raw config table.
-pub fn configure(raw: Value) -> Result<Value, String> {
-    let raw = if raw.is_null() { json!({}) } else { raw };
-    let config: Config =
-        serde_json::from_value(raw).map_err(|error| format!("todo-write configuration: {error}"))?;
+/// Checks the parsed table together and fills in the loop's default reminder.
+pub fn configure(config: &mut Config) -> Result<Vec<Requirement>, String> {
     if config.max_items == 0 {
         return Err("`max_items` must be at least 1".to_owned());
     }
-    config.completion_loop().check()?;
-    serde_json::to_value(&config).map_err(|error| error.to_string())
+    config.completion.settle(DEFAULT_CONTINUE)
 }

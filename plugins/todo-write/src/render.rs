@@ -1,4 +1,5 @@
-//! Text views of the list: the tool's answer, `/todos`, reminders and the loop's message.
+//! Text views of the list: the tool's answer, `/todos`, reminders, the loop's message and
+//! the checklist front ends show for `todos-changed`.
 
 use crate::todos::{Status, Todo};
 
@@ -22,5 +23,21 @@ pub fn list(todos: &[Todo]) -> String {
     let done = todos.iter().filter(|t| t.status == Status::Completed).count();
     let mut lines = lines(todos);
     lines.push(format!("({done}/{} completed)", todos.len()));
+    lines.join("\n")
+}
+
+/// The operator's view of a change: `todos k/n`, then `✓` done, `▸` in progress, `○`
+/// pending per item.
+pub fn checklist(todos: &[Todo]) -> String {
+    let done = todos.iter().filter(|t| t.status == Status::Completed).count();
+    let mut lines = vec![format!("todos {done}/{}", todos.len())];
+    lines.extend(todos.iter().map(|todo| {
+        let mark = match todo.status {
+            Status::Completed => '✓',
+            Status::InProgress => '▸',
+            Status::Pending => '○',
+        };
+        format!("  {mark} {}", todo.content)
+    }));
     lines.join("\n")
 }

@@ -4,10 +4,11 @@
 use std::collections::HashSet;
 
 use agent_host_sdk::prelude::*;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Where an item stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Pending,
@@ -26,12 +27,15 @@ pub struct Todo {
 }
 
 /// One item as the model sends it; the id is optional for new items.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TodoInput {
+    /// Keep an item's id when you resend it.
     id: Option<String>,
+    /// What to do, e.g. "Run the tests".
     content: String,
     status: Status,
+    /// The step as ongoing work, e.g. "Running the tests".
     active_form: String,
 }
 

@@ -41,7 +41,11 @@ impl TodoList {
     pub fn save(&self) -> Result<(), String> {
         state::set("items", &self.items)?;
         state::set("next_id", &self.next_id)?;
-        events::emit("todos-changed", &Changed { items: &self.items });
+        events::emit(
+            "todos-changed",
+            &Changed { items: &self.items },
+            Some(&crate::render::checklist(&self.items)),
+        );
         Ok(())
     }
 

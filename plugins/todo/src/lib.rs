@@ -1,70 +1,74 @@
 //! The `todo` plugin: a todo list the model keeps with the `todos_*` tools, shown to it
 //! before every model call, shown to the operator with `/todos`, and a stop hook that keeps
-//! the turn going while todos are still open.
+//! the turn going while todos are still open (the shared `completion-loop`).
 //!
 //! State (namespace `todo`): `items` = [{id, title, description?, isComplete}], `next_id`.
-//! Every change emits `todos-changed` with `{"items": [...]}`.
+//! Every change emits `todos-changed` with `{"items": [...]}`, displayed as a checklist.
 
 mod config;
 mod item;
 mod render;
-mod stop;
 mod tools;
+
+// The tests run natively, against the SDK's stand-ins for the host.
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests;
 
 use agent_host_sdk::prelude::*;
 
 use config::Config;
 use item::TodoList;
 
-#[derive(Default)]
-struct Todo;
+/// The plugin's declaration.
+pub fn plugin() -> Plugin<Config> {
+    Plugin::new("todo", env!("CARGO_PKG_VERSION"))
+        .configure(config::configure)
+        .tool(Tool::new(
+            "todos_add",
+            "Adds todos to your list. Returns the new items with their ids.",
+            tools::add,
+        ))
+        .tool(Tool::new(
+            "todos_complete",
+            "Marks todos as done, each with a short reason. Returns how many were newly completed.",
+            tools::complete,
+        ))
+        .tool(Tool::new(
+            "todos_remove",
+            "Removes todos that no longer apply. Returns how many were removed.",
+            tools::remove,
+        ))
+        .tool(Tool::new("todos_get_remaining", "Returns the open todos as JSON.", tools::get_remaining))
+        .tool(Tool::new("todos_get_all", "Returns every todo, open and done, as JSON.", tools::get_all))
+        .provide(provide)
+        .on_stop(stop)
+        .command(Command::new("todos", "/todos", "Shows the todo list", show))
+}
 
-impl Plugin for Todo {
-    fn manifest(&self) -> Manifest {
-        Manifest::new("todo", env!("CARGO_PKG_VERSION"))
-            .with(Capabilities::PROVIDE | Capabilities::CALL_TOOL | Capabilities::STOP)
-            .command("todos", "/todos", "Shows the todo list")
+fn provide(ctx: &Context<Config>, contribution: Contribution) -> Contribution {
+    let contribution = contribution.instructions(ctx.config.instructions.clone());
+    if !ctx.config.inject_list {
+        return contribution.reusable();
     }
-
-    fn configure(&self, config: Value) -> Result<Value, String> {
-        config::configure(config)
-    }
-
-    fn provide(&self, ctx: &Context) -> Contribution {
-        let config: Config = ctx.config().unwrap_or_default();
-        let mut contribution = Contribution::default().instructions(config.instructions.clone());
-        for spec in tools::specs() {
-            contribution = contribution.tool(spec);
-        }
-        if config.inject_list {
-            match TodoList::load() {
-                Ok(list) => contribution = contribution.inject(render::list_message(&config, &list.items)),
-                Err(error) => {
-                    log::warn(&format!("cannot show the todo list: {error}"));
-                    return contribution;
-                }
-            }
-        }
+    match TodoList::load() {
         // The list is state and the rest is config: reused until the list changes.
-        contribution.reusable()
-    }
-
-    fn call_tool(&self, _ctx: &Context, call: ToolCall) -> Result<String, String> {
-        tools::call(&call)
-    }
-
-    fn stop(&self, ctx: &Context, _reply: &str) -> StopOutcome {
-        stop::decide(&ctx.config().unwrap_or_default())
-    }
-
-    fn command(&self, ctx: &Context, name: &str, _args: &str) -> Result<String, String> {
-        if name != "todos" {
-            return Err(format!("the todo plugin has no command named `/{name}`"));
+        Ok(list) => contribution.inject(render::list_message(&ctx.config, &list.items)).reusable(),
+        Err(error) => {
+            log::warn(&format!("cannot show the todo list: {error}"));
+            contribution
         }
-        let config: Config = ctx.config()?;
-        let list = TodoList::load()?;
-        Ok(render::list_message(&config, &list.items))
     }
 }
 
-export_plugin!(Todo);
+fn stop(ctx: &Context<Config>, _reply: &str) -> StopOutcome {
+    ctx.config.completion.decide(|| {
+        let list = TodoList::load()?;
+        Ok(list.remaining().into_iter().map(|item| render::item_line(&ctx.config, item)).collect())
+    })
+}
+
+fn show(ctx: &Context<Config>, _args: &str) -> Result<String, String> {
+    Ok(render::list_message(&ctx.config, &TodoList::load()?.items))
+}
+
+agent_host_sdk::export_plugin!(plugin);

@@ -1,4 +1,5 @@
-//! Text views of the list: the injected message, `/todos`, the loop's reminder.
+//! Text views of the list: the injected message, `/todos`, the loop's reminder, and the
+//! checklist front ends show for `todos-changed`.
 
 use crate::config::Config;
 use crate::item::Item;
@@ -31,4 +32,14 @@ pub fn lines<'a>(config: &Config, items: impl IntoIterator<Item = &'a Item>) -> 
 /// The whole injected message.
 pub fn list_message(config: &Config, items: &[Item]) -> String {
     format!("{HEADING}\n{}", lines(config, items))
+}
+
+/// The operator's view of a change: `todos k/n`, then `✓` done / `○` open per item.
+pub fn checklist(items: &[Item]) -> String {
+    let done = items.iter().filter(|item| item.is_complete).count();
+    let mut lines = vec![format!("todos {done}/{}", items.len())];
+    lines.extend(
+        items.iter().map(|item| format!("  {} {}", if item.is_complete { '✓' } else { '○' }, item.title)),
+    );
+    lines.join("\n")
 }

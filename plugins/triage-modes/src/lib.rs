@@ -1,109 +1,77 @@
 //! The `triage-modes` plugin: a custom mode plugin written the way any plugin author would.
 //! A session moves through `triage` → `research` → `review`, forward only, through the
 //! `advance_stage` tool; `review` opens only when the `todo` list has no open items; every
-//! stage has its own instructions.
+//! stage has its own instructions, and `status` shows the stage.
 //!
-//! State (namespace `triage-modes`): `mode` = the current stage as a JSON string (the same
-//! convention as `agent-mode`, so the console badge shows it). Every switch emits
-//! `mode-changed` with `{from, to, by}`.
-//! Config: none; the gate needs `[plugin.grants] read_state = ["todo"]`.
+//! State (namespace `triage-modes`): `mode` = the current stage as a JSON string, absent in
+//! `triage` (the `agent-mode` convention, for plugins that read it through a grant). Every
+//! advance emits `mode-changed` with `{from, to, by}`. Config: none; the gate needs
+//! `[plugin.grants] read_state = ["todo"]` (not declared as a requirement: only `review`
+//! needs it, and without it `advance_stage` says which grant is missing).
 
 mod gate;
 mod stages;
+
+// The tests run natively, against the SDK's stand-ins for the host.
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests;
 
 use agent_host_sdk::prelude::*;
 use serde::Deserialize;
 
 use stages::{STAGES, position};
 
-#[derive(Default)]
-struct TriageModes;
-
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct AdvanceArgs {
+    /// A later stage: `research` or `review`.
     to: String,
 }
 
-impl Plugin for TriageModes {
-    fn manifest(&self) -> Manifest {
-        Manifest::new("triage-modes", env!("CARGO_PKG_VERSION"))
-            .with(Capabilities::PROVIDE | Capabilities::CALL_TOOL)
-            .command("stage", "/stage", "Shows the current triage stage")
-    }
-
-    fn configure(&self, config: Value) -> Result<Value, String> {
-        match config {
-            Value::Null => Ok(json!({})),
-            Value::Object(table) if table.is_empty() => Ok(json!({})),
-            _ => Err("triage-modes takes no configuration; remove its [plugin.config] table".to_owned()),
-        }
-    }
-
-    fn provide(&self, _ctx: &Context) -> Contribution {
-        let current = match current_stage() {
-            Ok(index) => index,
-            Err(error) => {
+/// The plugin's declaration.
+pub fn plugin() -> Plugin<NoConfig> {
+    Plugin::new("triage-modes", env!("CARGO_PKG_VERSION"))
+        .tool(Tool::new("advance_stage", "Moves the triage workflow forward to a later stage.", advance))
+        .provide(|_, contribution| {
+            let current = current_stage().unwrap_or_else(|error| {
                 log::error(&error);
                 0
-            }
-        };
-        let stage = &STAGES[current];
-        // Write the first stage down, so the console badge shows it before any advance.
-        if current == 0
-            && let Err(error) = state::set("mode", stage.name)
-        {
-            log::warn(&format!("cannot store the stage: {error}"));
-        }
-        let next =
-            STAGES.get(current + 1).map_or_else(String::new, |next| format!(" The next is `{}`.", next.name));
-        Contribution::default()
-            .instructions(format!(
-                "## Triage workflow\n\nYou are in the `{}` stage of triage → research → review. Stages only move \
-                 forward.{next}\n\n{}",
-                stage.name, stage.instructions
-            ))
-            .tool(
-                ToolSpec::new("advance_stage", "Moves the triage workflow forward to a later stage.").parameters(
-                    json!({
-                        "type": "object",
-                        "properties": { "to": { "type": "string", "description": "A later stage: `research` or `review`." } },
-                        "required": ["to"],
-                        "additionalProperties": false
-                    }),
-                ),
-            )
-            // Depends on the stored stage only. (At the first stage the call also writes the
-            // stage down, an effect, so the host runs it every time; later stages are reused.)
-            .reusable()
-    }
+            });
+            let (stage, next) = (&STAGES[current], STAGES.get(current + 1));
+            let next = next.map_or_else(String::new, |next| format!(" The next is `{}`.", next.name));
+            // Depends on the stored stage only.
+            contribution
+                .instructions(format!(
+                    "## Triage workflow\n\nYou are in the `{}` stage of triage → research → review. Stages \
+                     only move forward.{next}\n\n{}",
+                    stage.name, stage.instructions
+                ))
+                .reusable()
+        })
+        .status(|_| current_stage().ok().map(|index| STAGES[index].name.to_owned()))
+        .command(Command::new("stage", "/stage", "Shows the current triage stage", |_, _| {
+            Ok(format!("stage: {}", STAGES[current_stage()?].name))
+        }))
+}
 
-    fn call_tool(&self, _ctx: &Context, call: ToolCall) -> Result<String, String> {
-        if call.name != "advance_stage" {
-            return Err(format!("the triage-modes plugin has no tool named `{}`", call.name));
-        }
-        let AdvanceArgs { to } = call.args()?;
-        let Some(target) = position(&to) else {
-            return Err(format!("unknown stage `{to}`; the stages are {}", stages::names()));
-        };
-        let current = current_stage()?;
-        let from = STAGES[current].name;
-        if target <= current {
-            return Err(format!("stages only move forward: you are in `{from}`, so `{to}` is behind you"));
-        }
-        if STAGES[target].name == "review" {
-            gate::review_may_open()?;
-        }
-        state::set("mode", &to)?;
-        events::emit("mode-changed", &json!({ "from": from, "to": to, "by": "model" }));
-        Ok(format!("Stage is now {to}."))
+fn advance(_ctx: &Context<NoConfig>, AdvanceArgs { to }: AdvanceArgs) -> Result<String, String> {
+    let target =
+        position(&to).ok_or_else(|| format!("unknown stage `{to}`; the stages are {}", stages::names()))?;
+    let current = current_stage()?;
+    let from = STAGES[current].name;
+    if target <= current {
+        return Err(format!("stages only move forward: you are in `{from}`, so `{to}` is behind you"));
     }
-
-    fn command(&self, _ctx: &Context, name: &str, _args: &str) -> Result<String, String> {
-        if name != "stage" {
-            return Err(format!("the triage-modes plugin has no command named `/{name}`"));
-        }
-        Ok(format!("stage: {}", STAGES[current_stage()?].name))
+    if STAGES[target].name == "review" {
+        gate::review_may_open()?;
     }
+    state::set("mode", &to)?;
+    events::emit(
+        "mode-changed",
+        &json!({ "from": from, "to": to, "by": "model" }),
+        Some(&format!("mode → {to}")),
+    );
+    Ok(format!("Stage is now {to}."))
 }
 
 /// The index of the session's stage; a session that never advanced is in `triage`.
@@ -116,4 +84,4 @@ fn current_stage() -> Result<usize, String> {
     }
 }
 
-export_plugin!(TriageModes);
+agent_host_sdk::export_plugin!(plugin);

@@ -1,0 +1,143 @@
+use agent_host_sdk::testing::{self, Harness};
+use agent_host_sdk::{Capabilities, Decision};
+use serde_json::json;
+
+use crate::config::Config;
+
+fn agent_mode() -> Harness<Config> {
+    Harness::new(crate::plugin(), json!({})).expect("the default config is accepted")
+}
+
+fn decision(
+    plugin: &Harness<Config>,
+    tool: &str,
+    mutates: bool,
+    args: serde_json::Value,
+) -> Option<Decision> {
+    plugin.pre_tool_use(if tool == "mode_set" { "agent-mode" } else { "fs" }, tool, mutates, args).decision
+}
+
+#[test]
+fn the_manifest_announces_status_and_the_gate() {
+    let capabilities = crate::plugin().manifest().capabilities;
+    assert!(
+        capabilities.contains(Capabilities::STATUS | Capabilities::PRE_TOOL_USE | Capabilities::CALL_TOOL)
+    );
+    assert!(!capabilities.contains(Capabilities::STOP));
+}
+
+#[test]
+fn a_new_session_is_in_plan_without_writing_anything() {
+    let plugin = agent_mode();
+    assert_eq!(plugin.status().as_deref(), Some("plan"));
+    let contribution = plugin.provide();
+    assert!(contribution.instructions.unwrap().contains("The current mode is `plan`."));
+    assert!(contribution.messages.is_empty());
+    assert!(testing::take_reusable());
+    assert_eq!(testing::stored("mode"), None, "provide no longer writes the default down");
+    assert_eq!(plugin.tool("mode_get", json!({})).unwrap(), "plan");
+}
+
+#[test]
+fn in_plan_mode_set_counts_as_mutating_and_names_the_modes() {
+    let contribution = agent_mode().provide();
+    let set = contribution.tools.iter().find(|tool| tool.name == "mode_set").unwrap();
+    assert!(set.mutates);
+    assert!(set.description.ends_with("The modes: `plan`, `execute`"), "{}", set.description);
+    let get = contribution.tools.iter().find(|tool| tool.name == "mode_get").unwrap();
+    assert!(!get.mutates);
+}
+
+#[test]
+fn plan_refuses_changes_and_asks_before_the_model_leaves() {
+    let plugin = agent_mode();
+    let Some(Decision::Deny(reason)) = decision(&plugin, "write_file", true, json!({})) else { panic!() };
+    assert!(reason.starts_with("`write_file` changes things, and the current mode `plan`"), "{reason}");
+    let Some(Decision::Ask(question)) = decision(&plugin, "mode_set", true, json!({"mode": "execute"}))
+    else {
+        panic!()
+    };
+    assert!(question.starts_with("the model asks to switch from mode `plan` to `execute`."), "{question}");
+    assert_eq!(decision(&plugin, "mode_set", true, json!({"mode": "nonsense"})), None, "left to the tool");
+    assert_eq!(decision(&plugin, "read_file", false, json!({})), None);
+}
+
+#[test]
+fn the_models_switch_is_stored_announced_and_holds_for_the_rest_of_the_reply() {
+    let mut plugin = agent_mode();
+    plugin.model_calls = 4;
+    assert_eq!(plugin.tool("mode_set", json!({"mode": "execute"})).unwrap(), "Mode is now execute.");
+    assert_eq!(testing::stored("mode"), Some(json!("execute")));
+    let events = testing::take_events();
+    assert_eq!(events[0].payload, json!({"from": "plan", "to": "execute", "by": "model"}));
+    assert_eq!(events[0].display.as_deref(), Some("mode → execute"));
+    assert_eq!(plugin.status().as_deref(), Some("execute"));
+    let Some(Decision::Deny(reason)) = decision(&plugin, "write_file", true, json!({})) else { panic!() };
+    assert!(reason.contains("this reply switched out of the read-only mode `plan`"), "{reason}");
+    plugin.model_calls = 5;
+    assert_eq!(decision(&plugin, "write_file", true, json!({})), None, "the next reply may change things");
+}
+
+#[test]
+fn an_unknown_mode_is_refused_with_the_list() {
+    let error = agent_mode().tool("mode_set", json!({"mode": "ship"})).unwrap_err();
+    assert_eq!(error, "unknown mode `ship`; the supported modes are `plan`, `execute`");
+}
+
+#[test]
+fn an_operator_switch_is_announced_once() {
+    let plugin = agent_mode();
+    assert_eq!(plugin.command("mode", " execute ").unwrap(), "mode: plan -> execute");
+    assert_eq!(testing::take_events()[0].payload["by"], json!("operator"));
+    let first = plugin.provide();
+    assert_eq!(
+        first.messages[0].content,
+        "[Mode changed: the user switched the mode from `plan` to `execute`. Follow the `execute` workflow from now on.]"
+    );
+    assert!(plugin.provide().messages.is_empty());
+    assert_eq!(plugin.command("mode", "").unwrap(), "mode: execute");
+    assert_eq!(plugin.command("mode", "execute").unwrap(), "mode: already execute");
+}
+
+#[test]
+fn a_mode_no_longer_configured_falls_back_to_the_default() {
+    let plugin = agent_mode();
+    testing::store("mode", json!("review"));
+    assert_eq!(plugin.status().as_deref(), Some("plan"));
+    let contribution = plugin.provide();
+    assert!(
+        contribution.messages[0]
+            .content
+            .starts_with("[Mode changed: the mode `review` is no longer configured")
+    );
+    assert_eq!(testing::stored("mode"), Some(json!("plan")));
+    assert_eq!(testing::take_events()[0].payload, json!({"from": "review", "to": "plan", "by": "host"}));
+}
+
+#[test]
+fn configure_fills_in_model_may_leave_and_filters_the_gate() {
+    let plugin = Harness::new(
+        crate::plugin(),
+        json!({"modes": [{"name": "look", "description": "Look only.", "allow_mutating": false},
+                         {"name": "do", "description": "Do it."}],
+               "default_mode": "look"}),
+    )
+    .unwrap();
+    assert_eq!(plugin.config()["modes"][0]["model_may_leave"], json!(false));
+    assert_eq!(plugin.config()["modes"][1]["model_may_leave"], json!(true));
+    assert_eq!(
+        testing::filters(),
+        [
+            "ToolHook::PreToolUse only ToolFilter { mutating-only: true, tools: [], except-tools: [], output-longer-than: None }"
+        ]
+    );
+}
+
+#[test]
+fn a_default_mode_that_is_not_configured_is_refused() {
+    let error = Harness::new(crate::plugin(), json!({"default_mode": "ship"})).err().unwrap();
+    assert_eq!(
+        error,
+        "`default_mode` is `ship`, which is not one of the configured modes (`plan`, `execute`)"
+    );
+}

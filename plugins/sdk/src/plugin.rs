@@ -1,0 +1,268 @@
+//! A plugin as a declaration: what it answers and how. The manifest's capabilities are
+//! read from the declaration, so an export that is written is also announced.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::bindings::agent_host::plugin::types::{
+    CallContext, Capabilities, Configured, Contribution, Decision, PluginManifest, PostToolOutcome,
+    PreToolOutcome, PromptOutcome, Requirement, StopOutcome, ToolCall, ToolResult, ToolUse,
+};
+use crate::{Command, Context, Tool, log};
+
+/// Checks (and may adjust) the parsed configuration; returns what it needs from the host.
+pub type Configure<C> = fn(&mut C) -> Result<Vec<Requirement>, String>;
+/// Adds instructions and messages to a contribution that already lists the plugin's tools.
+pub type Provide<C> = fn(&Context<C>, Contribution) -> Contribution;
+/// A hook that may add text: `session-start`, and `status`.
+pub type MaybeText<C> = fn(&Context<C>) -> Option<String>;
+/// The `post-tool-use` hook.
+pub type PostToolUse<C> = fn(&Context<C>, &ToolUse, &ToolResult) -> PostToolOutcome;
+
+/// A plugin: its name, its typed configuration `C` and everything it answers. Build it in
+/// a function and export that with [`export_plugin!`](crate::export_plugin).
+///
+/// `C` is the `[plugin.config]` table: the SDK parses it (an absent table is `{}`, so give
+/// `C` serde defaults; `#[serde(deny_unknown_fields)]` makes a misspelt key an error that
+/// names it), runs [`configure`](Self::configure) on it, and hands the result to every
+/// later call as [`Context::config`].
+pub struct Plugin<C> {
+    name: &'static str,
+    version: &'static str,
+    configure: Option<Configure<C>>,
+    provide: Option<Provide<C>>,
+    tools: Vec<Tool<C>>,
+    commands: Vec<Command<C>>,
+    session_start: Option<MaybeText<C>>,
+    user_prompt_submit: Option<fn(&Context<C>, &str) -> PromptOutcome>,
+    pre_tool_use: Option<fn(&Context<C>, &ToolUse) -> PreToolOutcome>,
+    post_tool_use: Option<PostToolUse<C>>,
+    stop: Option<fn(&Context<C>, &str) -> StopOutcome>,
+    status: Option<MaybeText<C>>,
+}
+
+impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
+    /// A plugin that answers nothing yet; `name` is also its state namespace.
+    pub fn new(name: &'static str, version: &'static str) -> Self {
+        Self {
+            name,
+            version,
+            configure: None,
+            provide: None,
+            tools: Vec::new(),
+            commands: Vec::new(),
+            session_start: None,
+            user_prompt_submit: None,
+            pre_tool_use: None,
+            post_tool_use: None,
+            stop: None,
+            status: None,
+        }
+    }
+
+    /// Checks the parsed configuration beyond what its type says, fills in derived
+    /// defaults, declares hook filters ([`hook_filter`](crate::hook_filter)) and returns
+    /// what this configuration needs from the host ([`Requirement`]). An `Err` refuses the
+    /// load.
+    pub fn configure(mut self, configure: Configure<C>) -> Self {
+        self.configure = Some(configure);
+        self
+    }
+
+    /// Instructions and injected messages before each model call. Without it a plugin
+    /// with tools offers just them, reused until the configuration changes.
+    pub fn provide(mut self, provide: Provide<C>) -> Self {
+        self.provide = Some(provide);
+        self
+    }
+
+    /// Offers a tool on every model call and runs its calls.
+    pub fn tool(mut self, tool: Tool<C>) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Answers an operator command.
+    pub fn command(mut self, command: Command<C>) -> Self {
+        self.commands.push(command);
+        self
+    }
+
+    /// Once, when a session starts; the text is added as context for the model.
+    pub fn on_session_start(mut self, hook: MaybeText<C>) -> Self {
+        self.session_start = Some(hook);
+        self
+    }
+
+    /// Before a user prompt reaches the model: block it, or add context.
+    pub fn on_user_prompt(mut self, hook: fn(&Context<C>, &str) -> PromptOutcome) -> Self {
+        self.user_prompt_submit = Some(hook);
+        self
+    }
+
+    /// Before any tool call of any plugin: allow, ask, deny, rewrite, add context. A hook
+    /// whose configuration cannot be read denies (fails closed) without being called.
+    pub fn on_pre_tool_use(mut self, hook: fn(&Context<C>, &ToolUse) -> PreToolOutcome) -> Self {
+        self.pre_tool_use = Some(hook);
+        self
+    }
+
+    /// After any tool call: see or replace the result.
+    pub fn on_post_tool_use(mut self, hook: PostToolUse<C>) -> Self {
+        self.post_tool_use = Some(hook);
+        self
+    }
+
+    /// When the model ends a step without tool calls: stop, or continue with a message.
+    pub fn on_stop(mut self, hook: fn(&Context<C>, &str) -> StopOutcome) -> Self {
+        self.stop = Some(hook);
+        self
+    }
+
+    /// A one-line status for front ends (the current mode, say). It may read state; its
+    /// writes and events are discarded.
+    pub fn status(mut self, status: MaybeText<C>) -> Self {
+        self.status = Some(status);
+        self
+    }
+
+    // The exports. The generated `Guest` impl forwards here, and so do unit tests.
+
+    /// Who the plugin is; the capabilities are exactly what was declared.
+    pub fn manifest(&self) -> PluginManifest {
+        let mut capabilities = Capabilities::empty();
+        let declared = [
+            (self.provide.is_some() || !self.tools.is_empty(), Capabilities::PROVIDE),
+            (!self.tools.is_empty(), Capabilities::CALL_TOOL),
+            (!self.commands.is_empty(), Capabilities::COMMAND),
+            (self.session_start.is_some(), Capabilities::SESSION_START),
+            (self.user_prompt_submit.is_some(), Capabilities::USER_PROMPT_SUBMIT),
+            (self.pre_tool_use.is_some(), Capabilities::PRE_TOOL_USE),
+            (self.post_tool_use.is_some(), Capabilities::POST_TOOL_USE),
+            (self.stop.is_some(), Capabilities::STOP),
+            (self.status.is_some(), Capabilities::STATUS),
+        ];
+        for (present, flag) in declared {
+            if present {
+                capabilities |= flag;
+            }
+        }
+        PluginManifest {
+            name: self.name.to_owned(),
+            version: self.version.to_owned(),
+            capabilities,
+            commands: self.commands.iter().map(Command::spec).collect(),
+        }
+    }
+
+    /// Parses the `[plugin.config]` table (JSON text) into `C`, checks it, and returns it
+    /// normalized with its requirements. Errors name the key's path.
+    pub fn configure_raw(&self, config: &str) -> Result<Configured, String> {
+        let raw: serde_json::Value = serde_json::from_str(config)
+            .map_err(|error| format!("the host sent configuration that is not JSON: {error}"))?;
+        let raw = if raw.is_null() { serde_json::Value::Object(Default::default()) } else { raw };
+        // The host names the plugin in front of the error; the path says where in the table.
+        let mut parsed: C = serde_path_to_error::deserialize(raw).map_err(|error| {
+            match error.path().to_string().as_str() {
+                "." => error.inner().to_string(),
+                path => format!("`{path}`: {}", error.inner()),
+            }
+        })?;
+        let requires = match self.configure {
+            Some(configure) => configure(&mut parsed)?,
+            None => Vec::new(),
+        };
+        let config = serde_json::to_string(&parsed).map_err(|error| error.to_string())?;
+        Ok(Configured { config, requires })
+    }
+
+    /// Before each model call: the tools, then what `provide` adds.
+    pub fn provide_raw(&self, ctx: CallContext) -> Contribution {
+        let Some(ctx) = self.context(ctx) else { return Contribution::default() };
+        let tools = self.tools.iter().map(|tool| tool.spec(&ctx)).collect();
+        let contribution = Contribution { tools, ..Contribution::default() };
+        match self.provide {
+            Some(provide) => provide(&ctx, contribution),
+            // Tool specs depend on the configuration and state only.
+            None => contribution.reusable(),
+        }
+    }
+
+    /// Runs a call of one of the declared tools.
+    pub fn call_tool_raw(&self, ctx: CallContext, call: ToolCall) -> Result<String, String> {
+        let ctx = Context::from_raw(ctx)?;
+        let tool = self
+            .tools
+            .iter()
+            .find(|tool| tool.name == call.name)
+            .ok_or_else(|| format!("the {} plugin has no tool named `{}`", self.name, call.name))?;
+        tool.call(&ctx, &call)
+    }
+
+    /// Answers a declared operator command.
+    pub fn command_raw(&self, ctx: CallContext, name: &str, args: &str) -> Result<String, String> {
+        let ctx = Context::from_raw(ctx)?;
+        let command = self
+            .commands
+            .iter()
+            .find(|command| command.name == name)
+            .ok_or_else(|| format!("the {} plugin has no command named `/{name}`", self.name))?;
+        command.call(&ctx, args)
+    }
+
+    pub fn session_start_raw(&self, ctx: CallContext) -> Option<String> {
+        let hook = self.session_start?;
+        hook(&self.context(ctx)?)
+    }
+
+    pub fn user_prompt_submit_raw(&self, ctx: CallContext, prompt: &str) -> PromptOutcome {
+        match (self.user_prompt_submit, self.context(ctx)) {
+            (Some(hook), Some(ctx)) => hook(&ctx, prompt),
+            _ => PromptOutcome { block: None, context: None },
+        }
+    }
+
+    pub fn pre_tool_use_raw(&self, ctx: CallContext, call: &ToolUse) -> PreToolOutcome {
+        let Some(hook) = self.pre_tool_use else { return PreToolOutcome::default() };
+        match Context::from_raw(ctx) {
+            Ok(ctx) => hook(&ctx, call),
+            // A policy that cannot read its configuration refuses rather than waves through.
+            Err(error) => PreToolOutcome {
+                decision: Some(Decision::Deny(format!(
+                    "{} cannot read its configuration: {error}",
+                    self.name
+                ))),
+                ..PreToolOutcome::default()
+            },
+        }
+    }
+
+    pub fn post_tool_use_raw(
+        &self,
+        ctx: CallContext,
+        call: &ToolUse,
+        result: &ToolResult,
+    ) -> PostToolOutcome {
+        match (self.post_tool_use, self.context(ctx)) {
+            (Some(hook), Some(ctx)) => hook(&ctx, call, result),
+            _ => PostToolOutcome { replace: None },
+        }
+    }
+
+    pub fn stop_raw(&self, ctx: CallContext, reply: &str) -> StopOutcome {
+        match (self.stop, self.context(ctx)) {
+            (Some(hook), Some(ctx)) => hook(&ctx, reply),
+            _ => StopOutcome::Stop,
+        }
+    }
+
+    pub fn status_raw(&self, ctx: CallContext) -> Option<String> {
+        let status = self.status?;
+        status(&self.context(ctx)?)
+    }
+
+    /// The typed context, or None (logged) when the configuration does not fit.
+    fn context(&self, raw: CallContext) -> Option<Context<C>> {
+        Context::from_raw(raw).map_err(|error| log::error(&format!("{}: {error}", self.name))).ok()
+    }
+}

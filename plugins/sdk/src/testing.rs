@@ -1,0 +1,251 @@
+//! Native stand-ins for the host, for plugins' unit tests (`cargo test` on the build
+//! machine, not in a component). Each test thread has its own session: a state bag, the
+//! other plugins' namespaces it may read, and a record of events, logs, reuse and hook
+//! filter declarations. [`Harness`] drives a [`Plugin`] through its exports as the host
+//! would.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::Plugin;
+use crate::bindings::agent_host::plugin::types::{
+    CallContext, Contribution, PostToolOutcome, PreToolOutcome, Requirement, StopOutcome, ToolCall,
+    ToolResult, ToolUse,
+};
+use crate::process::{RunOutput, RunRequest};
+
+/// An event a call emitted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Emitted {
+    pub kind: String,
+    pub payload: Value,
+    pub display: Option<String>,
+}
+
+/// What answers `process::run`.
+pub type ProcessStandIn = fn(&RunRequest) -> Result<RunOutput, String>;
+
+#[derive(Default)]
+struct Session {
+    own: BTreeMap<String, String>,
+    foreign: BTreeMap<(String, String), String>,
+    events: Vec<Emitted>,
+    logs: Vec<String>,
+    reusable: bool,
+    filters: Vec<String>,
+    process: Option<ProcessStandIn>,
+}
+
+thread_local! {
+    static SESSION: RefCell<Session> = RefCell::new(Session::default());
+}
+
+fn with<T>(f: impl FnOnce(&mut Session) -> T) -> T {
+    SESSION.with(|session| f(&mut session.borrow_mut()))
+}
+
+/// Starts this thread's session afresh.
+pub fn reset() {
+    with(|session| *session = Session::default());
+}
+
+/// The value stored under `key` in the plugin's own namespace.
+pub fn stored(key: &str) -> Option<Value> {
+    with(|session| session.own.get(key).map(|json| serde_json::from_str(json).expect("stored JSON")))
+}
+
+/// Stores `value` under `key` in the plugin's own namespace, as an earlier call would have.
+pub fn store(key: &str, value: Value) {
+    with(|session| session.own.insert(key.to_owned(), value.to_string()));
+}
+
+/// Stores `value` under `key` in another plugin's namespace, readable through `state::read`.
+pub fn store_foreign(namespace: &str, key: &str, value: Value) {
+    with(|session| session.foreign.insert((namespace.to_owned(), key.to_owned()), value.to_string()));
+}
+
+/// The events emitted since the last call of this function (or the reset).
+pub fn take_events() -> Vec<Emitted> {
+    with(|session| std::mem::take(&mut session.events))
+}
+
+/// The log lines written since the reset, as `LEVEL message`.
+pub fn logs() -> Vec<String> {
+    with(|session| session.logs.clone())
+}
+
+/// Whether a call since the last look declared its contribution reusable; clears the flag.
+pub fn take_reusable() -> bool {
+    with(|session| std::mem::take(&mut session.reusable))
+}
+
+/// The hook filter declarations made since the reset, in their `Debug` form.
+pub fn filters() -> Vec<String> {
+    with(|session| session.filters.clone())
+}
+
+/// Answers `process::run` with `run` from now on (without it, runs fail).
+pub fn on_process(run: ProcessStandIn) {
+    with(|session| session.process = Some(run));
+}
+
+/// A plugin configured as the host would configure it, with calls made as the host makes
+/// them, in this thread's session.
+pub struct Harness<C> {
+    plugin: Plugin<C>,
+    config: String,
+    requires: Vec<Requirement>,
+    /// The session's model-call count the next call sees.
+    pub model_calls: u64,
+}
+
+impl<C: DeserializeOwned + Serialize + 'static> Harness<C> {
+    /// Resets the session and configures `plugin` with `config` (the `[plugin.config]` table).
+    pub fn new(plugin: Plugin<C>, config: Value) -> Result<Self, String> {
+        reset();
+        let configured = plugin.configure_raw(&config.to_string())?;
+        Ok(Self { plugin, config: configured.config, requires: configured.requires, model_calls: 0 })
+    }
+
+    /// The configuration every call sees, as JSON.
+    pub fn config(&self) -> Value {
+        serde_json::from_str(&self.config).expect("configure returns JSON")
+    }
+
+    /// What `configure` said this configuration needs.
+    pub fn requires(&self) -> &[Requirement] {
+        &self.requires
+    }
+
+    fn ctx(&self) -> CallContext {
+        CallContext {
+            session_id: "test-session".to_owned(),
+            config: self.config.clone(),
+            model_calls: self.model_calls,
+            turn_iteration: 0,
+        }
+    }
+
+    pub fn provide(&self) -> Contribution {
+        self.plugin.provide_raw(self.ctx())
+    }
+
+    pub fn tool(&self, name: &str, arguments: Value) -> Result<String, String> {
+        let call =
+            ToolCall { id: "call-1".to_owned(), name: name.to_owned(), arguments: arguments.to_string() };
+        self.plugin.call_tool_raw(self.ctx(), call)
+    }
+
+    pub fn command(&self, name: &str, args: &str) -> Result<String, String> {
+        self.plugin.command_raw(self.ctx(), name, args)
+    }
+
+    pub fn stop(&self) -> StopOutcome {
+        self.plugin.stop_raw(self.ctx(), "done")
+    }
+
+    pub fn status(&self) -> Option<String> {
+        self.plugin.status_raw(self.ctx())
+    }
+
+    /// `pre-tool-use` for a call of `tool` (offered by `plugin`) with `arguments`.
+    pub fn pre_tool_use(&self, plugin: &str, tool: &str, mutates: bool, arguments: Value) -> PreToolOutcome {
+        self.plugin.pre_tool_use_raw(self.ctx(), &tool_use(plugin, tool, mutates, arguments))
+    }
+
+    /// `post-tool-use` for a call of `tool` that answered `output`.
+    pub fn post_tool_use(&self, plugin: &str, tool: &str, mutates: bool, output: &str) -> PostToolOutcome {
+        let result = ToolResult { ok: true, output: output.to_owned() };
+        self.plugin.post_tool_use_raw(
+            self.ctx(),
+            &tool_use(plugin, tool, mutates, Value::Object(Default::default())),
+            &result,
+        )
+    }
+}
+
+fn tool_use(plugin: &str, tool: &str, mutates: bool, arguments: Value) -> ToolUse {
+    ToolUse {
+        call: ToolCall { id: "call-1".to_owned(), name: tool.to_owned(), arguments: arguments.to_string() },
+        plugin: plugin.to_owned(),
+        mutates,
+    }
+}
+
+/// The imports' stand-ins, with the generated functions' signatures.
+pub(crate) mod fake {
+    pub mod state {
+        use super::super::with;
+
+        pub fn get(key: &str) -> Option<String> {
+            with(|session| session.own.get(key).cloned())
+        }
+        pub fn set(key: &str, value: &str) -> Result<(), String> {
+            serde_json::from_str::<serde_json::Value>(value).map_err(|error| error.to_string())?;
+            with(|session| session.own.insert(key.to_owned(), value.to_owned()));
+            Ok(())
+        }
+        pub fn remove(key: &str) {
+            with(|session| session.own.remove(key));
+        }
+        pub fn read(namespace: &str, key: &str) -> Result<Option<String>, String> {
+            Ok(with(|session| session.foreign.get(&(namespace.to_owned(), key.to_owned())).cloned()))
+        }
+    }
+
+    pub mod events {
+        use super::super::{Emitted, with};
+
+        pub fn emit(kind: &str, payload: &str, display: Option<&str>) {
+            let payload = serde_json::from_str(payload).expect("an event payload is JSON");
+            let event = Emitted { kind: kind.to_owned(), payload, display: display.map(str::to_owned) };
+            with(|session| session.events.push(event));
+        }
+    }
+
+    pub mod log {
+        pub use crate::bindings::agent_host::plugin::log::Level;
+
+        use super::super::with;
+
+        pub fn write(level: Level, message: &str) {
+            with(|session| session.logs.push(format!("{level:?} {message}")));
+        }
+    }
+
+    pub mod reuse {
+        use super::super::with;
+
+        pub fn until_state_changes() {
+            with(|session| session.reusable = true);
+        }
+    }
+
+    pub mod hook_filter {
+        use super::super::with;
+        use crate::hook_filter::{ToolFilter, ToolHook};
+
+        pub fn only(hook: ToolHook, filter: &ToolFilter) {
+            with(|session| session.filters.push(format!("{hook:?} only {filter:?}")));
+        }
+        pub fn never(hook: ToolHook) {
+            with(|session| session.filters.push(format!("{hook:?} never")));
+        }
+    }
+
+    pub mod process {
+        use super::super::with;
+        use crate::process::{RunOutput, RunRequest};
+
+        pub fn run(request: &RunRequest) -> Result<RunOutput, String> {
+            match with(|session| session.process) {
+                Some(run) => run(request),
+                None => Err("no process stand-in: call testing::on_process first".to_owned()),
+            }
+        }
+    }
+}

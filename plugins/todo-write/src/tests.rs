@@ -1,0 +1,97 @@
+use agent_host_sdk::StopOutcome;
+use agent_host_sdk::testing::{self, Harness};
+use serde_json::json;
+
+use crate::config::Config;
+
+fn todo_write(config: serde_json::Value) -> Harness<Config> {
+    Harness::new(crate::plugin(), config).expect("the config is accepted")
+}
+
+fn item(content: &str, status: &str) -> serde_json::Value {
+    json!({"content": content, "status": status, "activeForm": format!("{content}ing")})
+}
+
+#[test]
+fn a_write_stores_the_list_with_fresh_ids_and_emits_a_checklist() {
+    let plugin = todo_write(json!({}));
+    let answer = plugin.tool(
+        "TodoWrite",
+        json!({"todos": [item("Build", "completed"), item("Test", "in_progress"), item("Ship", "pending")]}),
+    );
+    assert_eq!(answer.unwrap(), "[x] Build\n[>] Test <- Testing\n[ ] Ship\n(1/3 completed)");
+    assert_eq!(testing::stored("todos").unwrap()[2]["id"], json!("3"));
+    let events = testing::take_events();
+    assert_eq!(events[0].kind, "todos-changed");
+    assert_eq!(events[0].payload["items"][0]["content"], json!("Build"));
+    assert_eq!(events[0].display.as_deref(), Some("todos 1/3\n  ✓ Build\n  ▸ Test\n  ○ Ship"));
+}
+
+#[test]
+fn a_fresh_id_skips_one_the_snapshot_gives_another_item() {
+    let plugin = todo_write(json!({}));
+    let mut kept = item("Keep", "pending");
+    kept["id"] = json!("1");
+    plugin.tool("TodoWrite", json!({"todos": [item("New", "pending"), kept]})).unwrap();
+    let stored = testing::stored("todos").unwrap();
+    assert_eq!((stored[0]["id"].clone(), stored[1]["id"].clone()), (json!("2"), json!("1")));
+}
+
+#[test]
+fn two_items_in_progress_are_refused() {
+    let plugin = todo_write(json!({}));
+    let error = plugin
+        .tool(
+            "TodoWrite",
+            json!({"todos": [item("A", "in_progress"), item("B", "pending"), item("C", "in_progress")]}),
+        )
+        .unwrap_err();
+    assert!(error.starts_with("items 1, 3 are all in_progress"), "{error}");
+    assert_eq!(testing::stored("todos"), None, "a refused write changes nothing");
+}
+
+#[test]
+fn the_item_limit_is_in_the_description_and_enforced() {
+    let plugin = todo_write(json!({"max_items": 1}));
+    let tool = &plugin.provide().tools[0];
+    assert!(tool.description.contains("(at most 1 items)"), "{}", tool.description);
+    let error =
+        plugin.tool("TodoWrite", json!({"todos": [item("A", "pending"), item("B", "pending")]})).unwrap_err();
+    assert_eq!(error, "the list has 2 items; at most 1 are allowed");
+}
+
+#[test]
+fn the_status_schema_lists_the_three_states() {
+    let plugin = todo_write(json!({}));
+    let schema: serde_json::Value = serde_json::from_str(&plugin.provide().tools[0].parameters).unwrap();
+    let item = &schema["properties"]["todos"]["items"];
+    assert_eq!(item["properties"]["status"]["enum"], json!(["pending", "in_progress", "completed"]));
+    assert_eq!(item["required"], json!(["content", "status", "activeForm"]));
+}
+
+#[test]
+fn the_first_call_reminds_and_a_quiet_stretch_nags() {
+    let mut plugin = todo_write(json!({"nag_after_rounds": 2}));
+    assert_eq!(plugin.provide().messages[0].content, crate::REMINDER);
+    plugin.model_calls = 1;
+    plugin.tool("TodoWrite", json!({"todos": [item("A", "pending")]})).unwrap();
+    plugin.model_calls = 2;
+    assert!(plugin.provide().messages.is_empty(), "one call since the write");
+    plugin.model_calls = 3;
+    let nag = &plugin.provide().messages[0].content;
+    assert!(nag.starts_with("The TodoWrite list has not been updated for 2 model calls."), "{nag}");
+    assert!(nag.ends_with("Current list:\n[ ] A\n(0/1 completed)"), "{nag}");
+}
+
+#[test]
+fn the_loop_lists_what_is_not_completed() {
+    let plugin = todo_write(json!({"loop": {"continue_template": "Left:\n{remaining_todos}"}}));
+    plugin.tool("TodoWrite", json!({"todos": [item("A", "completed"), item("B", "in_progress")]})).unwrap();
+    assert_eq!(plugin.stop(), StopOutcome::Continue("Left:\n[>] B <- Bing".to_owned()));
+}
+
+#[test]
+fn zero_items_is_not_a_limit() {
+    let error = Harness::new(crate::plugin(), json!({"max_items": 0})).err().unwrap();
+    assert_eq!(error, "`max_items` must be at least 1");
+}
