@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// Whether line breaks and tabs pass through (multi-line text) or are escaped too (one-line
-/// fields: a tool name, a todo title, a reason).
+/// fields: a tool name, a list item's title, a reason).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lines {
     Keep,

@@ -18,6 +18,7 @@ mod fuzz;
 mod hook_filter;
 mod hostile;
 mod hygiene;
+mod layering;
 mod lease;
 mod model_faults;
 mod permissions;

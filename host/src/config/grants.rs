@@ -70,7 +70,7 @@ fn sensitive_paths(config: &Config) -> Vec<Sensitive> {
         add(journal.into(), "the session store's journal".into(), false);
     }
     let cache = config.resolve(&config.runtime.cache_dir);
-    add(crate::runtime::cache_key_path(&cache), "the compile cache's key".into(), false);
+    add(super::compile_cache_key_path(&cache), "the compile cache's key".into(), false);
     add(cache, "the compile cache (machine code the host runs)".into(), true);
     for (index, plugin) in config.plugins.iter().enumerate() {
         let path = config.resolve(plugin.path.get_ref());

@@ -146,6 +146,15 @@ impl Default for StorageConfig {
     }
 }
 
+/// Where the key that seals the compile cache at `cache_dir` is kept: beside the folder, not
+/// in it. Named here because the grants check must keep it out of every plugin's reach as
+/// surely as the runtime finds it.
+pub fn compile_cache_key_path(cache_dir: &std::path::Path) -> PathBuf {
+    let mut name = cache_dir.file_name().map(|name| name.to_owned()).unwrap_or_else(|| "cache".into());
+    name.push(".key");
+    cache_dir.with_file_name(name)
+}
+
 /// The plugin runtime's settings.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -25,13 +25,6 @@ const KEY_LEN: usize = 32;
 
 type Tag = Hmac<Sha256>;
 
-/// Where the key of the cache at `cache_dir` is kept: beside the folder, not in it.
-pub fn cache_key_path(cache_dir: &Path) -> PathBuf {
-    let mut name = cache_dir.file_name().map(|name| name.to_owned()).unwrap_or_else(|| "cache".into());
-    name.push(".key");
-    cache_dir.with_file_name(name)
-}
-
 /// The SHA-256 of a component's bytes, as the cache names it.
 pub fn component_hash(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
@@ -49,7 +42,7 @@ pub fn component(
     engine.precompile_compatibility_hash().hash(&mut engine_hash);
     let name = format!("{hash}-{:016x}.cwasm", engine_hash.finish());
     let artifact = cache_dir.join(&name);
-    let key = match load_or_create_key(&cache_key_path(cache_dir)) {
+    let key = match load_or_create_key(&crate::config::compile_cache_key_path(cache_dir)) {
         Ok(key) => Some(key),
         Err(error) => {
             // Without its key the cache cannot be trusted: compile, and keep nothing.

@@ -38,7 +38,6 @@ mod engine;
 pub mod host_api;
 mod limiter;
 
-pub use cache::cache_key_path;
 pub use call::{
     CallState, Caller, DirMount, EmittedEvent, HookDeclaration, ProcessGrant, StateRead, ToolFilter, ToolHook,
 };

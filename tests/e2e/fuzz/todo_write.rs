@@ -217,7 +217,7 @@ async fn a_fresh_id_never_takes_one_the_snapshot_gives() {
     assert_eq!(ids, [json!("1"), json!("3"), json!("2")]);
 }
 
-/// Found by fuzzing: the rule "at most one item in progress" (DESIGN.md) was not checked.
+/// Found by fuzzing: the rule "at most one item in progress" (the tool's description states it) was not checked.
 #[tokio::test]
 async fn two_items_in_progress_are_refused_naming_them() {
     let model = FakeModel::start().await;
