@@ -118,9 +118,13 @@ impl KillPoint {
             KillPoint::After(delay) => tokio::time::timeout_at(started + delay, child.wait()).await.is_err(),
             KillPoint::AtToolResult(n) => {
                 let stdout = child.stdout.take().expect("the child's stdout is piped");
-                tokio::time::timeout(EVENT_WAIT, nth_tool_result(stdout, n))
+                let reached = tokio::time::timeout(EVENT_WAIT, nth_tool_result(stdout, n))
                     .await
-                    .unwrap_or_else(|_| panic!("no tool result {n} within {EVENT_WAIT:?}"))
+                    .unwrap_or_else(|_| panic!("no tool result {n} within {EVENT_WAIT:?}"));
+                if !reached {
+                    child.wait().await.expect("the child is reaped");
+                }
+                reached
             }
         }
     }
