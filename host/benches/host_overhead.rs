@@ -18,6 +18,11 @@ use agent_host::state::StateBag;
 use agent_host::{Config, Host};
 use serde_json::json;
 
+/// Allocates as the binary does (`src/main.rs`), so the bench measures what it runs.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     divan::main();
 }

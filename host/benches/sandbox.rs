@@ -11,6 +11,11 @@ use std::time::{Duration, Instant};
 use agent_host::sandbox::{RunLimits, Sandbox, SandboxSpec};
 use hdrhistogram::Histogram;
 
+/// Allocates as the binary does (`src/main.rs`), so the bench measures what it runs.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const WARMUP: usize = 20;
 
 fn main() {

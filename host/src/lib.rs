@@ -1,6 +1,6 @@
 //! agent-host: an LLM agent loop whose behaviour lives in sandboxed WebAssembly plugins.
 //!
-//! The folders follow the architecture (see DESIGN.md):
+//! The folders follow the architecture (see docs/architecture.md):
 //! - [`agent`]: the loop — one user turn, model round trips, tool calls through hooks;
 //! - [`plugins`]: plugins as the host sees them — registry, loading, contract versions, types;
 //! - [`runtime`]: the sandbox — wasmtime engine, limits and caps, the host imports;
@@ -28,13 +28,3 @@ pub mod state;
 pub use agent::{Host, TurnEnd, TurnOutcome};
 pub use config::Config;
 pub use events::{Event, EventSink};
-
-/// Every binary built on the host (the CLI, the benchmarks, the tests) allocates through
-/// mimalloc. A model round trip makes hundreds of small, short-lived allocations (request
-/// and reply text, events, plugin call buffers) on whichever worker thread runs the session;
-/// glibc's allocator spent about a tenth of the CPU at concurrency 50 on them (measured with
-/// `perf`), consolidating and contending across threads. mimalloc 2 rather than 3: as fast
-/// in the load bench, and its resident memory stays flat over 100,000 sessions where 3's
-/// crept up (BENCHMARKS.md, item 21).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

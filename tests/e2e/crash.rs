@@ -3,8 +3,14 @@
 //! instant. After every kill the database loads, state and history agree (no half-written
 //! step), and the next run repairs any interrupted tool call and resumes the session.
 //!
-//! The kill delays come from a seed taken from the clock and printed; set
-//! `AGENT_HOST_CRASH_SEED` to that number to replay the same delays (the process timing
+//! Half the kills come after a random delay, which may fall anywhere, between turns too; the
+//! other half right after the host reports a random one of its tool results, with more calls
+//! still to come. The store after each kill tells whether it landed mid-turn (the turn's
+//! prompt committed, its final reply not), and each test fails if none did: a test whose
+//! kills all fell between turns would prove nothing about a turn cut short.
+//!
+//! The kill points come from a seed taken from the clock and printed; set
+//! `AGENT_HOST_CRASH_SEED` to that number to replay the same points (the process timing
 //! around them is the machine's, so a replay is close, not exact).
 
 use std::collections::HashSet;
@@ -15,6 +21,8 @@ use agent_host::model::Role;
 use agent_host::state::{SessionStore, SqliteStore, StoredSession};
 use futures_util::future::join_all;
 use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Child;
 
 use crate::support::{FakeModel, Reply, json_prompt_command, plugin_block, shared_cache_dir};
 
@@ -34,6 +42,10 @@ const CALLS_PER_RUN: usize = 6;
 
 /// What the tool result says when the host repaired a call a kill left unanswered.
 const INTERRUPTED: &str = "the call was interrupted";
+/// The reply that ends every turn (the model's fallback once a run's calls are used up).
+const FINAL_REPLY: &str = "Noted.";
+/// Longest wait for the tool result a kill waits for: a host that never reports it is stuck.
+const EVENT_WAIT: Duration = Duration::from_secs(60);
 
 fn config(model_url: &str) -> String {
     format!(
@@ -66,14 +78,76 @@ impl Delays {
         (Self(seed), seed)
     }
 
-    /// A delay from 0 to `max_ms` milliseconds.
-    fn next(&mut self, max_ms: u64) -> Duration {
+    fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        Duration::from_millis((z ^ (z >> 31)) % (max_ms + 1))
+        z ^ (z >> 31)
     }
+
+    /// A delay from 0 to `max_ms` milliseconds.
+    fn next(&mut self, max_ms: u64) -> Duration {
+        Duration::from_millis(self.next_u64() % (max_ms + 1))
+    }
+
+    /// Where to kill a run: after a delay of up to `window_ms` when `by_delay`, else after a
+    /// tool result that leaves at least two of the run's calls (and the final reply) to come.
+    fn kill_point(&mut self, by_delay: bool, window_ms: u64) -> KillPoint {
+        if by_delay {
+            KillPoint::After(self.next(window_ms))
+        } else {
+            KillPoint::AtToolResult(1 + (self.next_u64() % (CALLS_PER_RUN as u64 - 2)) as usize)
+        }
+    }
+}
+
+/// When a run is killed.
+#[derive(Debug, Clone, Copy)]
+enum KillPoint {
+    /// This long after it starts: anywhere, from before the host is up to after the turn.
+    After(Duration),
+    /// As soon as the host reports the `n`th tool result of the turn.
+    AtToolResult(usize),
+}
+
+impl KillPoint {
+    /// Waits for the point in `child`'s run (started `started`); whether it is still running.
+    async fn reached(self, child: &mut Child, started: tokio::time::Instant) -> bool {
+        match self {
+            KillPoint::After(delay) => tokio::time::timeout_at(started + delay, child.wait()).await.is_err(),
+            KillPoint::AtToolResult(n) => {
+                let stdout = child.stdout.take().expect("the child's stdout is piped");
+                let reached = tokio::time::timeout(EVENT_WAIT, nth_tool_result(stdout, n))
+                    .await
+                    .unwrap_or_else(|_| panic!("no tool result {n} within {EVENT_WAIT:?}"));
+                if !reached {
+                    child.wait().await.expect("the child is reaped");
+                }
+                reached
+            }
+        }
+    }
+}
+
+/// Reads the `--json` events until the `n`th tool result after the turn's first model
+/// request (results a run repairs for the run before it come earlier): true once it is
+/// read, false if the run ended first.
+async fn nth_tool_result(stdout: tokio::process::ChildStdout, n: usize) -> bool {
+    let mut lines = BufReader::new(stdout).lines();
+    let (mut requested, mut results) = (false, 0);
+    while let Some(line) = lines.next_line().await.expect("the child's stdout reads") {
+        let event: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+        match event["type"].as_str() {
+            Some("model_request") => requested = true,
+            Some("tool_result") if requested => results += 1,
+            _ => {}
+        }
+        if results == n {
+            return true;
+        }
+    }
+    false
 }
 
 /// The binary on the deployment in `dir`, told to remember things.
@@ -129,15 +203,19 @@ fn assert_every_call_answered(stored: &StoredSession, context: &str) {
     }
 }
 
-/// Whether a kill landed mid-turn: after some steps of the turn were committed, before its
-/// final reply.
+/// Whether a kill landed mid-turn: the store holds the run's prompt (past the `before`
+/// messages the session had) and no final reply after it.
 fn killed_mid_turn(stored: &StoredSession, before: usize) -> bool {
-    stored.history.len() > before && stored.history.last().is_some_and(|m| m.content != "Noted.")
+    let added = &stored.history[before.min(stored.history.len())..];
+    let Some(prompt) = added.iter().rposition(|m| m.role == Role::User) else {
+        return false;
+    };
+    !added[prompt..].iter().any(|m| m.role == Role::Assistant && m.content == FINAL_REPLY)
 }
 
 /// A fresh deployment in a temporary folder, pointed at `model`.
 fn deployment(model: &FakeModel) -> tempfile::TempDir {
-    model.fallback(Reply::text("Noted."));
+    model.fallback(Reply::text(FINAL_REPLY));
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("config.toml"), config(&model.url())).unwrap();
     dir
@@ -151,7 +229,7 @@ async fn finish_and_check(dir: &Path, id: &str, before: usize, context: &str) ->
     assert!(stored.history.len() > before, "{context}: the last run added to the history");
     assert_every_call_answered(&stored, context);
     assert_state_matches_history(&stored, context);
-    assert_eq!(stored.history.last().unwrap().content, "Noted.", "{context}");
+    assert_eq!(stored.history.last().unwrap().content, FINAL_REPLY, "{context}");
     let repaired = stored.history.iter().filter(|m| m.content.starts_with(INTERRUPTED)).count();
     (repaired, stored.history.len())
 }
@@ -173,14 +251,15 @@ async fn sigkill_at_random_points_of_a_turn_loses_nothing_and_the_session_resume
     let (mut killed, mut mid_turn) = (0, 0);
     for run in 1..=KILLED_RUNS {
         script_run(&model, run);
+        let point = delays.kill_point(run % 2 == 1, SINGLE_RUN_WINDOW_MS);
+        let started = tokio::time::Instant::now();
         let mut child = command(dir.path(), Some(&id)).spawn().expect("the binary starts");
-        let delay = delays.next(SINGLE_RUN_WINDOW_MS);
-        let finished = tokio::time::timeout(delay, child.wait()).await.is_ok();
+        let finished = !point.reached(&mut child, started).await;
         if !finished {
             child.kill().await.expect("SIGKILL is delivered");
             killed += 1;
         }
-        let context = format!("seed {seed}, run {run} (killed after {delay:?}: {})", !finished);
+        let context = format!("seed {seed}, run {run} (killed at {point:?}: {})", !finished);
         stored = load(&db, &id);
         assert!(stored.history.len() >= count, "{context}: history shrank");
         if !finished && killed_mid_turn(&stored, count) {
@@ -190,6 +269,7 @@ async fn sigkill_at_random_points_of_a_turn_loses_nothing_and_the_session_resume
         assert_state_matches_history(&stored, &context);
     }
 
+    assert!(mid_turn > 0, "seed {seed}: none of the {killed} kills landed mid-turn");
     script_run(&model, KILLED_RUNS + 1);
     let (repaired, messages) =
         finish_and_check(dir.path(), &id, count, &format!("seed {seed}, last run")).await;
@@ -218,8 +298,16 @@ async fn sessions_killed_at_the_same_instant_all_resume_intact() {
             script_run(&model, round * 1000 + session as u64);
             children.push(command(dir.path(), Some(id)).spawn().expect("the binary starts"));
         }
-        let delay = delays.next(GROUP_WINDOW_MS);
-        tokio::time::sleep(delay).await;
+        let started = tokio::time::Instant::now();
+        // A tool result is one session's (a different one each round); the others are
+        // wherever they are then.
+        let point = delays.kill_point(round % 2 == 0, GROUP_WINDOW_MS);
+        match point {
+            KillPoint::After(delay) => tokio::time::sleep_until(started + delay).await,
+            KillPoint::AtToolResult(_) => {
+                point.reached(&mut children[round as usize % SIDE_BY_SIDE], started).await;
+            }
+        }
         // Every process still running is killed now, back to back.
         let mut running = Vec::new();
         for child in &mut children {
@@ -230,7 +318,7 @@ async fn sessions_killed_at_the_same_instant_all_resume_intact() {
             child.wait().await.expect("the child is reaped");
         }
         for (session, id) in ids.iter().enumerate() {
-            let context = format!("seed {seed}, round {round} (killed after {delay:?}), session {session}");
+            let context = format!("seed {seed}, round {round} (killed at {point:?}), session {session}");
             let stored = load(&db, id);
             assert!(stored.history.len() >= counts[session], "{context}: history shrank");
             if running[session] {
@@ -242,6 +330,7 @@ async fn sessions_killed_at_the_same_instant_all_resume_intact() {
         }
     }
 
+    assert!(mid_turn > 0, "seed {seed}: none of the {killed} processes killed was mid-turn");
     for session in 0..SIDE_BY_SIDE {
         script_run(&model, 9000 + session as u64);
     }

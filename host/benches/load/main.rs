@@ -25,6 +25,11 @@ use timing::{Breakdown, TimingSink, cpu_time, memory_kib, quantile};
 
 const KEY_VARIABLE: &str = "AGENT_HOST_BENCH_KEY";
 
+/// Allocates as the binary does (`src/main.rs`), so the bench measures what it runs.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 struct Options {
     serial: usize,
     sessions: usize,
