@@ -59,7 +59,8 @@ fn modules_used(text: &str) -> BTreeSet<String> {
         if let Some(group) = rest.strip_prefix('{') {
             let group = &group[..group.find('}').unwrap_or(group.len())];
             for item in group.split(',') {
-                let name: String = item.trim().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                let name: String =
+                    item.trim().chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
                 if !name.is_empty() {
                     used.insert(name);
                 }
@@ -90,7 +91,9 @@ fn no_module_imports_from_its_own_layer_or_above() {
             }
             match layer_of(&used) {
                 Some(layer) if layer < own => {}
-                Some(_) => wrong.push(format!("{} uses crate::{used}", file.strip_prefix(&src).unwrap().display())),
+                Some(_) => {
+                    wrong.push(format!("{} uses crate::{used}", file.strip_prefix(&src).unwrap().display()))
+                }
                 None => {}
             }
         }
@@ -131,14 +134,27 @@ fn host_code_names_no_stock_plugin() {
                 let as_word = !matches!(name.as_str(), "fs" | "shell");
                 let line = &line.replace(".permissions()", "");
                 let hit = quoted.iter().any(|q| line.contains(q.as_str()))
-                    || (as_word && line.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_')).any(|word| word == name));
+                    || (as_word
+                        && line
+                            .split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'))
+                            .any(|word| word == name));
                 if hit {
-                    found.push(format!("{}:{}: {name}: {}", file.strip_prefix(&src).unwrap().display(), number + 1, line.trim()));
+                    found.push(format!(
+                        "{}:{}: {name}: {}",
+                        file.strip_prefix(&src).unwrap().display(),
+                        number + 1,
+                        line.trim()
+                    ));
                 }
             }
             for key in ["mode_plugin", "loop_modes", "loop_enabled"] {
                 if line.contains(key) {
-                    found.push(format!("{}:{}: {key}: {}", file.strip_prefix(&src).unwrap().display(), number + 1, line.trim()));
+                    found.push(format!(
+                        "{}:{}: {key}: {}",
+                        file.strip_prefix(&src).unwrap().display(),
+                        number + 1,
+                        line.trim()
+                    ));
                 }
             }
         }

@@ -29,10 +29,12 @@ fn author_crate(package: &str) -> tempfile::TempDir {
         toml::from_str(&std::fs::read_to_string(root.join("plugins/Cargo.toml")).unwrap()).unwrap();
     let manifest = format!(
         "[package]\nname = \"{package}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
-         [lib]\ncrate-type = [\"cdylib\"]\n\n\
-         [dependencies]\nagent-host-sdk = {{ path = \"{}\" }}\nserde = {{ version = \"1\", features = [\"derive\"] }}\n\n\
-         [workspace]\n\n{}",
-        root.join("plugins/sdk").display(),
+         [lib]\ncrate-type = [\"cdylib\"]\n\n{}\n[workspace]\n\n{}",
+        toml::to_string(&toml::Table::from_iter([(
+            "dependencies".to_owned(),
+            author_dependencies(&workspace).into()
+        )]))
+        .unwrap(),
         toml::to_string(&toml::Table::from_iter([("profile".to_owned(), workspace["profile"].clone())]))
             .unwrap(),
     );
@@ -47,6 +49,30 @@ fn author_crate(package: &str) -> tempfile::TempDir {
     )
     .unwrap();
     dir
+}
+
+/// triage-modes' own dependencies as an author's crate states them: each `workspace = true`
+/// taken from the plugins workspace, and a path (the SDK) made absolute.
+fn author_dependencies(workspace: &toml::Table) -> toml::Table {
+    let root = repo_root();
+    let own: toml::Table =
+        toml::from_str(&std::fs::read_to_string(root.join("plugins/triage-modes/Cargo.toml")).unwrap())
+            .unwrap();
+    let shared = workspace["workspace"]["dependencies"].as_table().unwrap();
+    own["dependencies"]
+        .as_table()
+        .unwrap()
+        .iter()
+        .map(|(name, own_spec)| {
+            let from_workspace = own_spec.get("workspace").and_then(|w| w.as_bool()) == Some(true);
+            let mut spec = if from_workspace { shared[name].clone() } else { own_spec.clone() };
+            if let Some(path) = spec.get("path").and_then(|path| path.as_str()) {
+                let absolute = root.join("plugins").join(path).display().to_string();
+                spec.as_table_mut().unwrap().insert("path".into(), absolute.into());
+            }
+            (name.clone(), spec)
+        })
+        .collect()
 }
 
 /// Edits one source file of the crate as an editor would: read, change, save.
@@ -113,7 +139,12 @@ async fn an_edited_crate_folder_plugin_is_rebuilt_and_serves_the_next_call() {
     );
 
     // A save in the middle of an edit: the compiler refuses it, the last good build serves on.
-    edit(source.path(), "lib.rs", "impl Plugin for TriageModes {", "impl Plugin for TriageModes {{");
+    edit(
+        source.path(),
+        "lib.rs",
+        "pub fn plugin() -> Plugin<NoConfig> {",
+        "pub fn plugin() -> Plugin<NoConfig> {{",
+    );
     let events = events_until(&test, |e| matches!(e, Event::PluginRejected { .. })).await;
     let error = events
         .iter()

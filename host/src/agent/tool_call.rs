@@ -365,12 +365,7 @@ fn follow_answer(
 }
 
 /// Reports a refusal and makes the result the model sees.
-fn refuse(
-    env: &CallEnv<'_>,
-    request: &ToolCallRequest,
-    reason: String,
-    by: String,
-) -> ToolResult {
+fn refuse(env: &CallEnv<'_>, request: &ToolCallRequest, reason: String, by: String) -> ToolResult {
     env.sink.emit(&Event::ToolDecision {
         id: request.id.clone(),
         name: request.name.clone(),

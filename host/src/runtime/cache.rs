@@ -10,7 +10,7 @@
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context as _;
 use hmac::{Hmac, Mac};

@@ -1,6 +1,10 @@
 //! A plugin as a third party would have built it for agent-host:plugin@0.1.0: raw
 //! wit-bindgen against `wit/plugin.wit` as it was frozen at 0.1.0 (no `reuse` import).
-//! The host, at a later compatible version, must load it and call it unchanged.
+//! The host, on a later contract line, must load it through its 0.1 bindings and converter.
+
+// Raw wit-bindgen, without the SDK, pins the contract version; its generated export glue is
+// unsafe code, which the workspace lints deny elsewhere.
+#![allow(unsafe_code, reason = "wit-bindgen's generated export glue")]
 
 wit_bindgen::generate!({ world: "plugin", path: "wit" });
 
