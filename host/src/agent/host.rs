@@ -115,13 +115,7 @@ impl Host {
         match result {
             Ok((config, set)) => {
                 for plugin in set.freshly_loaded() {
-                    let identity = plugin.identity();
-                    sink.emit(&Event::PluginLoaded {
-                        plugin: plugin.label(),
-                        path: identity.path.display().to_string(),
-                        hash: identity.hash.clone(),
-                        cached: plugin.cache_hit(),
-                    });
+                    sink.emit(&plugin.loaded_event());
                 }
                 *self.current.write().unwrap_or_else(|p| p.into_inner()) =
                     Snapshot { config: Arc::new(config), plugins: Arc::new(set) };

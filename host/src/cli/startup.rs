@@ -78,13 +78,7 @@ pub async fn run(args: Args) -> Status {
     if args.json {
         // Programs reading the stream learn which plugin versions serve this run.
         for plugin in host.plugins().plugins() {
-            let identity = plugin.identity();
-            sink.emit(&Event::PluginLoaded {
-                plugin: plugin.label(),
-                path: identity.path.display().to_string(),
-                hash: identity.hash.clone(),
-                cached: plugin.cache_hit(),
-            });
+            sink.emit(&plugin.loaded_event());
         }
     }
     let interactive = !args.json && std::io::stdin().is_terminal();

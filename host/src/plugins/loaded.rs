@@ -273,6 +273,16 @@ impl LoadedPlugin {
     pub fn cache_hit(&self) -> bool {
         self.cache_hit
     }
+
+    /// The `plugin_loaded` event that tells front ends this version serves.
+    pub fn loaded_event(&self) -> crate::events::Event {
+        crate::events::Event::PluginLoaded {
+            plugin: self.label(),
+            path: self.identity().path.display().to_string(),
+            hash: self.identity().hash.clone(),
+            cached: self.cache_hit,
+        }
+    }
 }
 
 /// The granted folders, resolved against the config file's folder.
