@@ -245,8 +245,8 @@ macro_rules! unchanged_in_every_line {
                 level: agent_host::plugin::log::Level,
                 message: String,
             ) -> wasmtime::Result<()> {
+                use self::agent_host::plugin::log::Level;
                 use crate::runtime::host_api::Level as HostLevel;
-                use agent_host::plugin::log::Level;
                 let level = match level {
                     Level::Trace => HostLevel::Trace,
                     Level::Debug => HostLevel::Debug,
