@@ -5,14 +5,24 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo fmt --all --check
-(cd plugins && cargo fmt --all --check)
-cargo clippy --workspace --all-targets -- -D warnings
+# Each step says how long it took, so a slow CI run shows where its time went.
+step() {
+    local start=$SECONDS
+    "$@"
+    echo "test.sh: \`$*\` took $((SECONDS - start)) s" >&2
+}
+
+step cargo fmt --all --check
+step cargo fmt --all --check --manifest-path plugins/Cargo.toml
+step cargo clippy --workspace --all-targets -- -D warnings
 
 # rust-toolchain.toml names the target; an older rustup may not have added it yet. The host
 # does the same before building a plugin crate.
 rustup target list --installed | grep -qx wasm32-wasip2 || rustup target add wasm32-wasip2
-(cd plugins && cargo clippy --target wasm32-wasip2 --workspace --all-targets -- -D warnings)
-(cd plugins && cargo test --workspace --target "$(rustc -vV | sed -n 's/^host: //p')")
+(
+    cd plugins
+    step cargo clippy --target wasm32-wasip2 --workspace --all-targets -- -D warnings
+    step cargo test --workspace --target "$(rustc -vV | sed -n 's/^host: //p')"
+)
 
-cargo test --workspace
+step cargo test --workspace
