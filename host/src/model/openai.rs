@@ -4,7 +4,6 @@
 
 use std::time::Duration;
 
-use hyper::body::Incoming;
 use hyper::header::{CONTENT_TYPE, HeaderValue, LOCATION, RETRY_AFTER};
 use hyper::{Response, StatusCode, Uri};
 use tokio::time::{Instant, timeout_at};
@@ -131,7 +130,7 @@ impl OpenAiClient {
         }
     }
 
-    async fn send(&self, body: &bytes::Bytes) -> Result<Response<Incoming>, Failure> {
+    async fn send(&self, body: &bytes::Bytes) -> Result<Response<http::Body>, Failure> {
         let response = self
             .http
             .post_json(&self.url, self.authorization.as_ref(), body.clone())
@@ -182,7 +181,7 @@ impl OpenAiClient {
 
     async fn read(
         &self,
-        response: Response<Incoming>,
+        response: Response<http::Body>,
         on_text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<ModelReply, ModelError> {
         let streamed = response
