@@ -6,14 +6,17 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{ModelError, ModelReply, ToolCallRequest};
+use super::{ModelError, ModelReply, StopReason, ToolCallRequest, Usage};
 
 /// Accumulates streamed deltas: text in order, tool calls by their `index`.
 #[derive(Debug, Default)]
 pub struct ReplyAssembler {
     text: String,
+    reasoning: String,
     calls: Vec<PartialCall>,
-    finished: bool,
+    /// The `finish_reason` a chunk gave, once one did.
+    stop: Option<StopReason>,
+    usage: Option<Usage>,
 }
 
 #[derive(Debug, Default)]
@@ -35,6 +38,36 @@ struct Reply<'a> {
     error: Option<&'a RawValue>,
     #[serde(borrow, default)]
     choices: Vec<Choice<'a>>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+}
+
+/// `usage` as Chat Completions reports it; `prompt_tokens` includes the cached ones.
+#[derive(Deserialize)]
+struct WireUsage {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: u64,
+}
+
+impl From<WireUsage> for Usage {
+    fn from(usage: WireUsage) -> Self {
+        Usage {
+            input_tokens: usage.prompt_tokens,
+            output_tokens: usage.completion_tokens,
+            cache_read_tokens: usage.prompt_tokens_details.map_or(0, |details| details.cached_tokens),
+            cache_write_tokens: 0,
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -53,6 +86,12 @@ struct Choice<'a> {
 struct Delta<'a> {
     #[serde(borrow, default)]
     content: Option<Cow<'a, str>>,
+    /// What DeepSeek, vLLM and llama.cpp call the model's shown reasoning.
+    #[serde(borrow, default)]
+    reasoning_content: Option<Cow<'a, str>>,
+    /// What OpenRouter and Ollama call it.
+    #[serde(borrow, default)]
+    reasoning: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     tool_calls: Option<Vec<CallDelta<'a>>>,
 }
@@ -83,14 +122,20 @@ impl ReplyAssembler {
         if let Some(error) = chunk.error {
             return Err(ModelError::Stream { detail: format!("the endpoint sent an error: {error}") });
         }
+        if let Some(usage) = chunk.usage {
+            self.usage = Some(usage.into());
+        }
         let Some(choice) = chunk.choices.into_iter().next() else {
             // Usage-only and keep-alive chunks carry no choice.
             return Ok(None);
         };
-        if choice.finish_reason.is_some() {
-            self.finished = true;
+        if let Some(reason) = &choice.finish_reason {
+            self.stop = Some(stop_reason(reason));
         }
         let Some(delta) = choice.delta else { return Ok(None) };
+        for reasoning in [&delta.reasoning_content, &delta.reasoning].into_iter().flatten() {
+            self.reasoning.push_str(reasoning);
+        }
         for call in delta.tool_calls.unwrap_or_default() {
             self.push_call_delta(call)?;
         }
@@ -133,7 +178,7 @@ impl ReplyAssembler {
 
     /// Whether a chunk said the reply is complete (`finish_reason`).
     pub fn finished(&self) -> bool {
-        self.finished
+        self.stop.is_some()
     }
 
     /// The reply so far. Calls without an id get one; calls without a name are kept (the
@@ -149,7 +194,8 @@ impl ReplyAssembler {
                 arguments: if call.arguments.trim().is_empty() { "{}".to_owned() } else { call.arguments },
             })
             .collect();
-        ModelReply { text: self.text, tool_calls }
+        let stop = self.stop.unwrap_or_default();
+        ModelReply { text: self.text, tool_calls, reasoning: self.reasoning, stop, usage: self.usage }
     }
 
     /// Parses a whole, non-streamed Chat Completions response.
@@ -157,19 +203,36 @@ impl ReplyAssembler {
         let text = || String::from_utf8_lossy(body);
         let response: Reply<'_> =
             serde_json::from_slice(body).map_err(|error| unreadable("the response", &error, &text()))?;
-        let message = response.choices.into_iter().next().and_then(|choice| choice.message);
+        let choice = response.choices.into_iter().next();
+        let finish_reason = choice.as_ref().and_then(|choice| choice.finish_reason.as_deref().map(stop_reason));
+        let message = choice.and_then(|choice| choice.message);
         let message = message.ok_or_else(|| ModelError::Stream {
             detail: format!("the response has no choices: {}", preview(&text())),
         })?;
-        let mut assembler = ReplyAssembler::default();
+        let mut assembler =
+            ReplyAssembler { stop: finish_reason, usage: response.usage.map(Usage::from), ..Default::default() };
         if let Some(text) = message.content {
             assembler.text.push_str(&text);
+        }
+        for reasoning in [&message.reasoning_content, &message.reasoning].into_iter().flatten() {
+            assembler.reasoning.push_str(reasoning);
         }
         for (index, mut call) in message.tool_calls.unwrap_or_default().into_iter().enumerate() {
             call.index = Some(index as u64);
             assembler.push_call_delta(call)?;
         }
         Ok(assembler.finish())
+    }
+}
+
+/// `finish_reason` in the host's terms.
+fn stop_reason(reason: &str) -> StopReason {
+    match reason {
+        "stop" | "eos" | "end_turn" => StopReason::Done,
+        "tool_calls" | "function_call" => StopReason::ToolCalls,
+        "length" | "max_tokens" => StopReason::Length,
+        "content_filter" | "refusal" => StopReason::Filtered,
+        other => StopReason::Other(other.to_owned()),
     }
 }
 
@@ -209,11 +272,31 @@ mod tests {
         assert_eq!(deltas, ["Hel", "lo"]);
         assert!(assembler.finished());
         let reply = assembler.finish();
+        assert_eq!(reply.stop, StopReason::ToolCalls);
+        assert_eq!(reply.usage, None);
         assert_eq!(reply.text, "Hello");
         assert_eq!(reply.tool_calls.len(), 2);
         assert_eq!(reply.tool_calls[0].name, "echo");
         assert_eq!(reply.tool_calls[0].arguments, r#"{"text":"hi"}"#);
         assert_eq!(reply.tool_calls[1].id, "call_b");
+    }
+
+    #[test]
+    fn a_cut_reply_its_usage_and_its_reasoning_are_reported() {
+        let mut assembler = ReplyAssembler::default();
+        for chunk in [
+            r#"{"choices":[{"delta":{"reasoning_content":"Think"}}]}"#,
+            r#"{"choices":[{"delta":{"reasoning_content":"ing.","content":"Half a sen"}}]}"#,
+            r#"{"choices":[{"delta":{},"finish_reason":"length"}]}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":120,"completion_tokens":16,"prompt_tokens_details":{"cached_tokens":64}}}"#,
+        ] {
+            assembler.push_chunk(chunk).unwrap();
+        }
+        let reply = assembler.finish();
+        assert_eq!((reply.text.as_str(), reply.reasoning.as_str()), ("Half a sen", "Thinking."));
+        assert_eq!(reply.stop, StopReason::Length);
+        let usage = Usage { input_tokens: 120, output_tokens: 16, cache_read_tokens: 64, cache_write_tokens: 0 };
+        assert_eq!(reply.usage, Some(usage));
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub use history_encodings::HistoryEncodings;
 pub use openai::OpenAiClient;
 pub use scripted::ScriptedModel;
 pub use sse::read_event_stream;
-pub use types::{ModelReply, ModelRequest, ToolDefinition};
+pub use types::{ModelReply, ModelRequest, StopReason, ToolDefinition, Usage};
 
 /// The messages the model clients send and receive, for callers that talk to a model.
 pub use crate::conversation::{History, Message, Role, ToolCallRequest};

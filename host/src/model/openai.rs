@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use hyper::header::{CONTENT_TYPE, HeaderValue, LOCATION, RETRY_AFTER};
+use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, LOCATION, RETRY_AFTER};
 use hyper::{Response, StatusCode, Uri};
 use tokio::time::{Instant, timeout_at};
 
@@ -25,8 +25,8 @@ pub struct OpenAiClient {
     url: Uri,
     model: String,
     api_key: Option<String>,
-    /// `Authorization` for `api_key`, built once.
-    authorization: Option<HeaderValue>,
+    /// `Authorization` for `api_key` and `[model] headers`, built once.
+    headers: HeaderMap,
     /// System prompts and tool lists already encoded for a request.
     encodings: Encodings,
     key_env: String,
@@ -47,7 +47,7 @@ impl OpenAiClient {
     /// official endpoint, and no key means no endpoint.
     /// The endpoint caps come from `limits` (`[runtime.limits]`).
     pub fn from_config(config: &ModelConfig, limits: &Limits) -> anyhow::Result<Option<Self>> {
-        let api_key = std::env::var(&config.api_key_env).ok().filter(|key| !key.trim().is_empty());
+        let api_key = std::env::var(config.key_env()).ok().filter(|key| !key.trim().is_empty());
         let base_url = config
             .base_url
             .clone()
@@ -59,23 +59,24 @@ impl OpenAiClient {
         };
         let url = format!("{}/chat/completions", base_url.trim_end_matches('/'));
         let url = parse_endpoint(&url)?;
-        let authorization = match &api_key {
-            Some(key) => Some(http::bearer(key).ok_or_else(|| {
+        let mut headers = http::configured_headers(&config.headers)?;
+        if let Some(key) = &api_key {
+            let authorization = http::bearer(key).ok_or_else(|| {
                 anyhow::anyhow!(
                     "the API key in {} has characters an HTTP header cannot carry (a line break?)",
-                    config.api_key_env
+                    config.key_env()
                 )
-            })?),
-            None => None,
-        };
+            })?;
+            headers.insert(AUTHORIZATION, authorization);
+        }
         Ok(Some(Self {
             http: HttpClient::new(&url, CONNECT_TIMEOUT),
             url,
             model: config.model.clone(),
             api_key,
-            authorization,
+            headers,
             encodings: Encodings::default(),
-            key_env: config.api_key_env.clone(),
+            key_env: config.key_env().to_owned(),
             timeout: Duration::from_secs(config.timeout_secs),
             max_retries: config.max_retries,
             backoff: Duration::from_millis(config.retry_backoff_ms),
@@ -133,7 +134,7 @@ impl OpenAiClient {
     async fn send(&self, body: &bytes::Bytes) -> Result<Response<http::Body>, Failure> {
         let response = self
             .http
-            .post_json(&self.url, self.authorization.as_ref(), body.clone())
+            .post_json(&self.url, &self.headers, body.clone())
             .await
             .map_err(|error| self.transport_error(&error))?;
         let status = response.status();

@@ -81,6 +81,7 @@ impl Script {
                     }
                 })
                 .collect(),
+            ..ModelReply::default()
         }
     }
 }
