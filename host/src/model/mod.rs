@@ -46,6 +46,7 @@ impl ModelClient {
             }
             Provider::Openai => Ok(OpenAiClient::from_config(&config.model, &config.runtime.limits)?
                 .map(|client| Self::OpenAi(Arc::new(client)))),
+            Provider::Anthropic => anyhow::bail!("`[model] provider = \"anthropic\"` is not available in this build"),
         }
     }
 
