@@ -81,6 +81,14 @@ impl HttpClient {
     }
 }
 
+impl HttpClient {
+    /// GETs `uri` with `headers`; resolves at the response head. For probing an endpoint
+    /// (`--check`), not for model calls.
+    pub async fn get(&self, uri: &Uri, headers: &HeaderMap) -> Result<Response<Body>, TransportError> {
+        Ok(self.client.get(uri.to_string()).headers(headers.clone()).send().await?.into())
+    }
+}
+
 /// TLS with ring and the webpki roots: the same trust on every machine, no system store read.
 fn tls_config() -> rustls::ClientConfig {
     let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
