@@ -47,8 +47,10 @@ impl HttpClient {
             .no_proxy();
         let proxy = proxies.intercept(endpoint).map(|intercept| intercept.uri().clone());
         if let Some(uri) = &proxy {
-            let with_credentials = proxies.intercept(endpoint).and_then(|intercept| intercept.basic_auth().cloned());
-            let mut route = reqwest::Proxy::all(uri.to_string()).expect("a proxy URI the matcher parsed is valid");
+            let with_credentials =
+                proxies.intercept(endpoint).and_then(|intercept| intercept.basic_auth().cloned());
+            let mut route =
+                reqwest::Proxy::all(uri.to_string()).expect("a proxy URI the matcher parsed is valid");
             if let Some(auth) = with_credentials {
                 route = route.custom_http_auth(auth);
             }
@@ -121,7 +123,9 @@ pub fn configured_headers(headers: &BTreeMap<String, String>) -> anyhow::Result<
             anyhow::anyhow!("`[model] headers.{name}` reads the variable {variable}, which is not set")
         })?;
         let value = secret(&value).ok_or_else(|| {
-            anyhow::anyhow!("the variable {variable} (for `[model] headers.{name}`) has characters a header cannot carry")
+            anyhow::anyhow!(
+                "the variable {variable} (for `[model] headers.{name}`) has characters a header cannot carry"
+            )
         })?;
         let name = HeaderName::from_bytes(name.as_bytes())
             .map_err(|_| anyhow::anyhow!("`[model] headers.{name}` is not an HTTP header name"))?;
@@ -188,10 +192,14 @@ mod tests {
         let endpoint: Uri = "http://models.internal:8080/v1/chat/completions".parse().unwrap();
         let client = HttpClient::with_proxies(&endpoint, Duration::from_secs(5), &proxies);
         assert_eq!(client.proxy().map(|uri| uri.port_u16()), Some(Some(proxy_address.port())));
-        let response = client.post_json(&endpoint, &HeaderMap::new(), Bytes::from_static(b"{}")).await.unwrap();
+        let response =
+            client.post_json(&endpoint, &HeaderMap::new(), Bytes::from_static(b"{}")).await.unwrap();
         assert_eq!(read_body(response, 2).await.unwrap(), Bytes::from_static(b"{}"));
         let head = seen_rx.await.unwrap();
-        assert!(head.starts_with("POST http://models.internal:8080/v1/chat/completions HTTP/1.1\r\n"), "{head}");
+        assert!(
+            head.starts_with("POST http://models.internal:8080/v1/chat/completions HTTP/1.1\r\n"),
+            "{head}"
+        );
         // base64("user:secret")
         assert!(head.to_ascii_lowercase().contains("proxy-authorization: basic dxnlcjpzzwnyzxq="), "{head}");
     }
@@ -207,7 +215,8 @@ mod tests {
         });
         let endpoint: Uri = format!("http://{address}/v1").parse().unwrap();
         let client = HttpClient::with_proxies(&endpoint, Duration::from_secs(5), &Matcher::builder().build());
-        let response = client.post_json(&endpoint, &HeaderMap::new(), Bytes::from_static(b"{}")).await.unwrap();
+        let response =
+            client.post_json(&endpoint, &HeaderMap::new(), Bytes::from_static(b"{}")).await.unwrap();
         let error = read_body(response, 4).await.unwrap_err();
         assert!(over_cap(&*error), "{error}");
     }
