@@ -2,12 +2,19 @@
 //! scripted one that replays a file of turns for demos and tests.
 
 mod assemble;
+pub mod call_ids;
+mod context_errors;
+mod deadline;
 mod encodings;
 mod error;
+mod extra_body;
 mod history_encodings;
 pub mod http;
+mod injected;
 mod openai;
+mod params;
 mod scripted;
+mod sniff;
 mod sse;
 mod types;
 mod wire;
@@ -46,7 +53,9 @@ impl ModelClient {
             }
             Provider::Openai => Ok(OpenAiClient::from_config(&config.model, &config.runtime.limits)?
                 .map(|client| Self::OpenAi(Arc::new(client)))),
-            Provider::Anthropic => anyhow::bail!("`[model] provider = \"anthropic\"` is not available in this build"),
+            Provider::Anthropic => {
+                anyhow::bail!("`[model] provider = \"anthropic\"` is not available in this build")
+            }
         }
     }
 
