@@ -70,11 +70,7 @@ mod tests {
     use super::*;
 
     fn injected() -> Vec<Message> {
-        vec![
-            Message::system("### Current todo list\n* #1 a"),
-            Message::user("mode: plan"),
-            Message::system("  "),
-        ]
+        vec![Message::system("### Reminders\n* #1 a"), Message::user("notice: b"), Message::system("  ")]
     }
 
     #[test]
@@ -83,7 +79,7 @@ mod tests {
         let after_prompt = History::from(vec![Message::user("do it")]);
         let placed = place(&messages, &after_prompt, InjectedAs::User);
         let expected = Placement {
-            user: Some("### Current todo list\n* #1 a\n\nmode: plan".into()),
+            user: Some("### Reminders\n* #1 a\n\nnotice: b".into()),
             merge_into_last: true,
             ..Placement::default()
         };
@@ -101,8 +97,8 @@ mod tests {
         assert_eq!(
             placed,
             Placement {
-                system: Some("### Current todo list\n* #1 a".into()),
-                user: Some("mode: plan".into()),
+                system: Some("### Reminders\n* #1 a".into()),
+                user: Some("notice: b".into()),
                 ..Placement::default()
             }
         );

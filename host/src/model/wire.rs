@@ -347,7 +347,7 @@ mod tests {
 
     #[test]
     fn injected_messages_go_as_one_user_message_merged_into_the_users_turn() {
-        let injected = vec![Message::system("### Current todo list\n* #1 a"), Message::system("mode: plan")];
+        let injected = vec![Message::system("### Reminders\n* #1 a"), Message::system("notice: b")];
         let mut history = History::from(vec![Message::user("do it")]);
         let mut kept = fresh();
         let sent = |history: &History, kept: &mut HistoryEncodings, how: InjectedAs| {
@@ -359,7 +359,7 @@ mod tests {
             sent(&history, &mut kept, InjectedAs::User),
             json!([
                 {"role": "system", "content": "sys"},
-                {"role": "user", "content": "do it\n\n### Current todo list\n* #1 a\n\nmode: plan"},
+                {"role": "user", "content": "do it\n\n### Reminders\n* #1 a\n\nnotice: b"},
             ])
         );
         history.push(Message::assistant("", vec![call("c1", "{}")]));
@@ -370,10 +370,7 @@ mod tests {
             json!({"role": "user", "content": "do it"}),
             "the kept encoding is the plain turn"
         );
-        assert_eq!(
-            messages[4],
-            json!({"role": "user", "content": "### Current todo list\n* #1 a\n\nmode: plan"})
-        );
+        assert_eq!(messages[4], json!({"role": "user", "content": "### Reminders\n* #1 a\n\nnotice: b"}));
         assert_eq!(messages.as_array().unwrap().len(), 5);
         assert_eq!(
             messages,
@@ -384,7 +381,7 @@ mod tests {
         let first_system = sent(&history, &mut kept, InjectedAs::FirstSystem);
         assert_eq!(
             first_system[0],
-            json!({"role": "system", "content": "sys\n\n### Current todo list\n* #1 a\n\nmode: plan"})
+            json!({"role": "system", "content": "sys\n\n### Reminders\n* #1 a\n\nnotice: b"})
         );
         assert_eq!(first_system.as_array().unwrap().len(), 4, "nothing after the history");
         let system_count =
