@@ -8,7 +8,7 @@ use agent_host::agent::SessionHandle;
 use agent_host::plugins::ToolResult;
 use serde_json::{Value, json};
 
-use crate::support::{FakeModel, Reply, TestHost, config_text, plugin_block, system_prompt};
+use crate::support::{FakeModel, Reply, TestHost, config_text, paragraphs, plugin_block, system_prompt};
 
 mod leaving;
 
@@ -202,11 +202,9 @@ async fn an_outside_switch_is_announced_once_on_the_next_model_call() {
     let requests = model.requests();
     assert_eq!(requests.len(), 4);
     assert_eq!(occurrences(&requests, "[Mode changed:"), 1, "exactly one notice");
-    let notice = requests[1]["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find_map(|m| m["content"].as_str().filter(|c| c.starts_with("[Mode changed:")))
+    let notice = paragraphs(&requests[1])
+        .into_iter()
+        .find(|c| c.starts_with("[Mode changed:"))
         .expect("the notice is on the first call after the switch");
     assert!(notice.contains("`plan`") && notice.contains("`execute`"), "{notice}");
     assert!(notice.contains("Follow the `execute` workflow from now on"), "{notice}");

@@ -21,6 +21,7 @@ mod hygiene;
 mod layering;
 mod lease;
 mod model_faults;
+mod openai_compat;
 mod permissions;
 mod reload;
 mod reuse;

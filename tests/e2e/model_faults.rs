@@ -4,6 +4,7 @@
 //! unknown tool, one id twice). In every case the session keeps what it had and the next
 //! turn works.
 
+use agent_host::model::Role;
 use agent_host::state::{SessionStore, SqliteStore};
 use agent_host::{Event, TurnEnd};
 use serde_json::{Value, json};
@@ -25,15 +26,21 @@ async fn fails_then_recovers(model: &FakeModel, test: &TestHost, expected: &str)
     model.push(Reply::text("recovered"));
     let outcome = test.turn(&session, "second").await.unwrap();
     assert_eq!(outcome.reply, "recovered");
+    let id = session.lock().await.id().to_owned();
+    let stored = SqliteStore::open(&test.db_path()).unwrap().load(&id).unwrap().unwrap();
+    let users: Vec<&str> =
+        stored.history.iter().filter(|m| m.role == Role::User).map(|m| m.content.as_str()).collect();
+    assert_eq!(users, ["first", "second"], "the failed turn's prompt is kept");
     let last = model.requests().last().unwrap().clone();
-    let users: Vec<&str> = last["messages"]
+    let sent: Vec<&str> = last["messages"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|m| m["role"] == "user")
         .map(|m| m["content"].as_str().unwrap())
         .collect();
-    assert_eq!(users, ["first", "second"], "the failed turn's prompt is kept");
+    // The plugin's injected message rides on the user's turn (`injected_as = "user"`).
+    assert_eq!(sent, ["first", "second\n\nmisbehave injected message"], "and sent");
 }
 
 #[tokio::test]
@@ -132,7 +139,7 @@ async fn an_empty_reply_is_an_empty_answer_and_the_session_continues() {
         .filter(|m| m["role"] != "system")
         .map(|m| (m["role"].as_str().unwrap().to_owned(), m["content"].as_str().unwrap().to_owned()))
         .collect();
-    let expected = [("user", "first"), ("assistant", ""), ("user", "second")];
+    let expected = [("user", "first"), ("assistant", ""), ("user", "second\n\nmisbehave injected message")];
     assert_eq!(sent, expected.map(|(role, text)| (role.to_owned(), text.to_owned())));
     let id = session.lock().await.id().to_owned();
     let stored = SqliteStore::open(&test.db_path()).unwrap().load(&id).unwrap().unwrap();

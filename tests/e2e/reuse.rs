@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::support::{FakeModel, Reply, TestHost, plugin_block, system_prompt};
+use crate::support::{FakeModel, Reply, TestHost, paragraphs, plugin_block, system_prompt};
 
 /// The stock trio whose `provide` declares itself reusable.
 async fn stock_host(model: &FakeModel) -> TestHost {
@@ -28,7 +28,7 @@ fn contents(request: &Value) -> Vec<&str> {
 
 /// The todo list message injected into one request.
 fn injected_list(request: &Value) -> &str {
-    contents(request)
+    paragraphs(request)
         .into_iter()
         .rfind(|c| c.starts_with("### Current todo list"))
         .unwrap_or_else(|| panic!("no todo list in {request}"))

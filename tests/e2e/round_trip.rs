@@ -28,8 +28,12 @@ async fn remember_then_answer(stream: bool) {
     let messages = first["messages"].as_array().unwrap();
     assert_eq!(messages[0]["role"], "system");
     assert!(messages[0]["content"].as_str().unwrap().ends_with("misbehave instructions"));
-    assert_eq!(messages[1], json!({"role": "user", "content": "Remember my favourite colour: teal."}));
-    assert_eq!(messages.last().unwrap()["content"], "misbehave injected message");
+    // The injected message rides on the user's turn (`injected_as = "user"`).
+    assert_eq!(
+        messages[1],
+        json!({"role": "user", "content": "Remember my favourite colour: teal.\n\nmisbehave injected message"})
+    );
+    assert_eq!(messages.len(), 2);
     let tools: Vec<&str> =
         first["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
     assert!(tools.contains(&"echo") && tools.contains(&"remember"), "{tools:?}");

@@ -8,7 +8,7 @@ use agent_host::agent::TurnEnd;
 use agent_host::plugins::ToolResult;
 use serde_json::{Value, json};
 
-use crate::support::{FakeModel, Reply, TestHost, config_text, plugin_block};
+use crate::support::{FakeModel, Reply, TestHost, config_text, paragraphs, plugin_block};
 
 async fn host_with(model: &FakeModel, extra: &str) -> TestHost {
     TestHost::with_plugins(model, &plugin_block("todo", extra)).await
@@ -35,25 +35,26 @@ async fn stored_items(session: &SessionHandle) -> Value {
 
 /// The content of the injected todo message in one model request, if any.
 fn injected_list(request: &Value) -> Option<String> {
-    request["messages"]
-        .as_array()?
-        .iter()
-        .filter_map(|m| m["content"].as_str())
-        .find(|c| c.starts_with("### Current todo list"))
-        .map(str::to_owned)
+    paragraphs(request).into_iter().find(|c| c.starts_with("### Current todo list")).map(str::to_owned)
 }
 
-/// The last user message of one model request.
+/// The last user message of one model request as the history holds it: without the
+/// injected messages, which are sent as user text too (paragraphs after the user's own, or a
+/// user message of their own after a tool result).
 fn last_user_message(request: &Value) -> String {
+    let injected = |paragraph: &&str| {
+        paragraph.starts_with("### Current todo list") || *paragraph == "misbehave injected message"
+    };
     request["messages"]
         .as_array()
         .unwrap()
         .iter()
         .rev()
-        .find(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str())
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str())
+        .map(|content| content.split("\n\n").filter(|p| !injected(p)).collect::<Vec<_>>().join("\n\n"))
+        .find(|own| !own.is_empty())
         .unwrap_or_default()
-        .to_owned()
 }
 
 #[tokio::test]

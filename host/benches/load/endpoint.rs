@@ -108,7 +108,7 @@ impl BareRequest {
     async fn round_trip(&self) {
         let response = self
             .client
-            .post_json(&self.uri, None, self.body.clone())
+            .post_json(&self.uri, &Default::default(), self.body.clone())
             .await
             .expect("the fake endpoint answers");
         http::read_body(response, usize::MAX).await.expect("the fake endpoint sends a body");

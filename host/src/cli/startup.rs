@@ -120,7 +120,7 @@ fn choose_model(config: &Config) -> anyhow::Result<(ModelClient, bool)> {
     let script = config.resolve(std::path::Path::new(DEMO_SCRIPT));
     eprintln!(
         "No model endpoint configured ([model].base_url, OPENAI_BASE_URL or ${}); running the offline demo from {}.",
-        config.model.api_key_env,
+        config.model.key_env(),
         script.display()
     );
     Ok((ModelClient::Scripted(Arc::new(ScriptedModel::from_file(&script)?)), true))

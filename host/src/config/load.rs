@@ -54,7 +54,7 @@ fn validate(config: &Config) -> Result<(), ConfigError> {
         return Err(whole("agent.max_iterations", "must be at least 1".into()));
     }
     check_limits(config, &config.runtime.limits, "runtime.limits")?;
-    if !is_variable_name(&config.model.api_key_env) {
+    if !is_variable_name(config.model.key_env()) {
         // The value is not repeated: a key pasted here by mistake must not reach a log.
         return Err(whole(
             "model.api_key_env",
@@ -63,6 +63,7 @@ fn validate(config: &Config) -> Result<(), ConfigError> {
                 .into(),
         ));
     }
+    check_model(config)?;
     if config.model.provider == Provider::Scripted {
         let Some(script) = &config.model.script else {
             // `script` is missing, so name the line that asked for it.
@@ -168,6 +169,53 @@ fn check_limits(config: &Config, limits: &super::Limits, table: &str) -> Result<
 pub(super) fn line_of(text: &str, offset: usize) -> usize {
     let offset = offset.min(text.len());
     text.as_bytes()[..offset].iter().filter(|&&byte| byte == b'\n').count() + 1
+}
+
+/// `[model]` settings that serde takes but that cannot work together.
+fn check_model(config: &Config) -> Result<(), ConfigError> {
+    let model = &config.model;
+    let whole = |field: &str, message: String| ConfigError {
+        file: config.source.file.clone(),
+        line: line_of_field(&config.source.text, field),
+        field: Some(field.to_owned()),
+        message,
+    };
+    for (field, secs) in [
+        ("model.timeout_secs", model.timeout_secs),
+        ("model.first_byte_timeout_secs", model.first_byte_timeout_secs),
+        ("model.idle_timeout_secs", model.idle_timeout_secs),
+    ] {
+        if secs == 0 {
+            return Err(whole(field, "must be at least 1 second".into()));
+        }
+    }
+    if model.max_output_tokens == Some(0) {
+        return Err(whole("model.max_output_tokens", "must be at least 1 token".into()));
+    }
+    if let (Some(window), Some(output)) = (model.context_window, model.max_output_tokens)
+        && output >= window
+    {
+        return Err(whole(
+            "model.max_output_tokens",
+            format!("{output} leaves no room for the prompt in a context_window of {window} tokens"),
+        ));
+    }
+    for (header, variable) in &model.headers {
+        let field = format!("model.headers.{header}");
+        if hyper::header::HeaderName::from_bytes(header.as_bytes()).is_err() {
+            return Err(whole(&field, format!("`{header}` is not an HTTP header name")));
+        }
+        if !is_variable_name(variable) {
+            // Like the key: the value is not repeated, in case a secret was pasted here.
+            return Err(whole(
+                &field,
+                "must be the name of the environment variable that holds the header's value, not \
+                 the value itself"
+                    .into(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A portable environment variable name: `[A-Za-z_][A-Za-z0-9_]*`.

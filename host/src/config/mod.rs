@@ -83,14 +83,22 @@ pub enum OnAsk {
 #[serde(deny_unknown_fields, default)]
 pub struct ModelConfig {
     pub provider: Provider,
-    /// The Chat Completions endpoint's base, e.g. `http://localhost:8080/v1`. When absent,
-    /// `OPENAI_BASE_URL` is used; when that is absent too, the host runs its offline demo.
+    /// The endpoint's base, e.g. `http://localhost:8080/v1` for Chat Completions or
+    /// `https://api.anthropic.com` for Messages. For `openai`, when absent, `OPENAI_BASE_URL`
+    /// is used; when that is absent too (and no key is set), the host runs its offline demo.
     pub base_url: Option<String>,
     pub model: String,
-    /// The name of the environment variable that holds the API key (never the key itself).
-    pub api_key_env: String,
-    /// Seconds before a model request (the whole streamed reply) is given up.
+    /// The name of the environment variable that holds the API key (never the key itself);
+    /// `OPENAI_API_KEY` or `ANTHROPIC_API_KEY` by default, after the provider.
+    pub api_key_env: Option<String>,
+    /// Seconds one attempt may take in all, from sending the request to the reply's last
+    /// byte: the outer bound over the two waits below.
     pub timeout_secs: u64,
+    /// Seconds to wait for the reply's first byte (the endpoint may queue the request and
+    /// read the whole prompt first).
+    pub first_byte_timeout_secs: u64,
+    /// Seconds a streamed reply may go quiet between two chunks.
+    pub idle_timeout_secs: u64,
     /// Retries after a 429, a 5xx or a dropped connection, with exponential backoff.
     pub max_retries: u32,
     /// The first backoff delay; it doubles with every retry.
@@ -99,6 +107,27 @@ pub struct ModelConfig {
     pub script: Option<Spanned<PathBuf>>,
     /// Sampling temperature, when the deployment wants one.
     pub temperature: Option<f32>,
+    /// The most tokens one reply may have: sent as `max_tokens` (required by Messages).
+    pub max_output_tokens: Option<u32>,
+    /// The model's context window in tokens, prompt and reply together.
+    pub context_window: Option<u32>,
+    /// Extra request headers: header name to the NAME of the variable holding its value.
+    pub headers: BTreeMap<String, String>,
+    /// Provider-specific options merged into every request body's top level.
+    pub extra_body: toml::Table,
+    /// Where plugins' injected messages go in a Chat Completions request.
+    pub injected_as: InjectedAs,
+}
+
+impl ModelConfig {
+    /// The variable the API key is read from: `api_key_env`, or the provider's usual one.
+    pub fn key_env(&self) -> &str {
+        match (&self.api_key_env, self.provider) {
+            (Some(name), _) => name,
+            (None, Provider::Anthropic) => "ANTHROPIC_API_KEY",
+            (None, Provider::Openai | Provider::Scripted) => "OPENAI_API_KEY",
+        }
+    }
 }
 
 impl Default for ModelConfig {
@@ -107,12 +136,19 @@ impl Default for ModelConfig {
             provider: Provider::Openai,
             base_url: None,
             model: "gpt-4.1-mini".to_owned(),
-            api_key_env: "OPENAI_API_KEY".to_owned(),
-            timeout_secs: 120,
+            api_key_env: None,
+            timeout_secs: 600,
+            first_byte_timeout_secs: 120,
+            idle_timeout_secs: 60,
             max_retries: 3,
             retry_backoff_ms: 500,
             script: None,
             temperature: None,
+            max_output_tokens: None,
+            context_window: None,
+            headers: BTreeMap::new(),
+            extra_body: toml::Table::new(),
+            injected_as: InjectedAs::default(),
         }
     }
 }
@@ -121,8 +157,26 @@ impl Default for ModelConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Provider {
+    /// OpenAI-compatible Chat Completions.
     Openai,
+    /// Anthropic's Messages API.
+    Anthropic,
+    /// A file of turns replayed, for demos and tests.
     Scripted,
+}
+
+/// Where a Chat Completions request carries plugins' injected messages. Strict chat
+/// templates refuse a `system` message anywhere but first.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InjectedAs {
+    /// As `user` messages after the history: every template takes them.
+    #[default]
+    User,
+    /// Appended to the first system message.
+    FirstSystem,
+    /// As `system` messages after the history, as the plugin gave them.
+    System,
 }
 
 /// Where sessions are kept.

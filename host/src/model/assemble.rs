@@ -1,24 +1,36 @@
 //! Turns the chunks of a streamed Chat Completions reply (or one whole reply) into a
 //! [`ModelReply`]. Pure: no I/O, so it is easy to test and to fuzz.
+//!
+//! Servers that call themselves OpenAI-compatible stream in more shapes than OpenAI's own,
+//! and each shape below is one a real server sends (`tests/fixtures/openai/` has them):
+//! a tool call's `id` and `name` repeated on every delta (DeepSeek, DashScope, Fireworks,
+//! NVIDIA NIM), deltas without an `index` (Gemini), `arguments` as a JSON object rather
+//! than a string (Text Generation Inference, some llama.cpp builds), `choices: null` and
+//! `data: null` chunks.
 
 use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{ModelError, ModelReply, ToolCallRequest};
+use super::{ModelError, ModelReply, StopReason, ToolCallRequest, Usage};
 
-/// Accumulates streamed deltas: text in order, tool calls by their `index`.
+/// Accumulates streamed deltas: text in order, tool calls by their `index` (or, without
+/// one, by their id and name).
 #[derive(Debug, Default)]
 pub struct ReplyAssembler {
     text: String,
+    reasoning: String,
     calls: Vec<PartialCall>,
-    finished: bool,
+    /// The `finish_reason` a chunk gave, once one did.
+    stop: Option<StopReason>,
+    usage: Option<Usage>,
 }
 
 #[derive(Debug, Default)]
 struct PartialCall {
-    index: u64,
+    /// The delta's `index`; `None` for a call an endpoint streamed without one.
+    index: Option<u64>,
     id: String,
     name: String,
     arguments: String,
@@ -34,7 +46,40 @@ struct Reply<'a> {
     #[serde(borrow, default)]
     error: Option<&'a RawValue>,
     #[serde(borrow, default)]
-    choices: Vec<Choice<'a>>,
+    choices: Option<Vec<Choice<'a>>>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+}
+
+/// `usage` as Chat Completions reports it; `prompt_tokens` includes the cached ones.
+#[derive(Deserialize)]
+struct WireUsage {
+    #[serde(default)]
+    prompt_tokens: Option<u64>,
+    #[serde(default)]
+    completion_tokens: Option<u64>,
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
+}
+
+impl From<WireUsage> for Usage {
+    fn from(usage: WireUsage) -> Self {
+        Usage {
+            input_tokens: usage.prompt_tokens.unwrap_or(0),
+            output_tokens: usage.completion_tokens.unwrap_or(0),
+            cache_read_tokens: usage
+                .prompt_tokens_details
+                .and_then(|details| details.cached_tokens)
+                .unwrap_or(0),
+            cache_write_tokens: 0,
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -53,6 +98,12 @@ struct Choice<'a> {
 struct Delta<'a> {
     #[serde(borrow, default)]
     content: Option<Cow<'a, str>>,
+    /// What DeepSeek, vLLM and llama.cpp call the model's shown reasoning.
+    #[serde(borrow, default)]
+    reasoning_content: Option<Cow<'a, str>>,
+    /// What OpenRouter and Ollama call it.
+    #[serde(borrow, default)]
+    reasoning: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     tool_calls: Option<Vec<CallDelta<'a>>>,
 }
@@ -67,30 +118,40 @@ struct CallDelta<'a> {
     function: Option<FunctionDelta<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct FunctionDelta<'a> {
     #[serde(borrow, default)]
     name: Option<Cow<'a, str>>,
+    /// A fragment of the arguments' JSON text, as a string; or, from some servers, the
+    /// arguments as a JSON object.
     #[serde(borrow, default)]
-    arguments: Option<Cow<'a, str>>,
+    arguments: Option<&'a RawValue>,
 }
 
 impl ReplyAssembler {
     /// Takes one `data:` payload of the stream. Returns the text delta it carried, if any.
     pub fn push_chunk(&mut self, data: &str) -> Result<Option<String>, ModelError> {
-        let chunk: Reply<'_> =
+        let chunk: Option<Reply<'_>> =
             serde_json::from_str(data).map_err(|error| unreadable("a stream chunk", &error, data))?;
+        // `data: null`: a keep-alive some proxies send.
+        let Some(chunk) = chunk else { return Ok(None) };
         if let Some(error) = chunk.error {
             return Err(ModelError::Stream { detail: format!("the endpoint sent an error: {error}") });
         }
-        let Some(choice) = chunk.choices.into_iter().next() else {
-            // Usage-only and keep-alive chunks carry no choice.
+        if let Some(usage) = chunk.usage {
+            self.usage = Some(usage.into());
+        }
+        let Some(choice) = chunk.choices.unwrap_or_default().into_iter().next() else {
+            // Usage-only and keep-alive chunks carry no choice (`[]`, `null` or none).
             return Ok(None);
         };
-        if choice.finish_reason.is_some() {
-            self.finished = true;
+        if let Some(reason) = choice.finish_reason.as_deref().filter(|reason| !reason.is_empty()) {
+            self.stop = Some(stop_reason(reason));
         }
         let Some(delta) = choice.delta else { return Ok(None) };
+        for reasoning in [&delta.reasoning_content, &delta.reasoning].into_iter().flatten() {
+            self.reasoning.push_str(reasoning);
+        }
         for call in delta.tool_calls.unwrap_or_default() {
             self.push_call_delta(call)?;
         }
@@ -104,8 +165,14 @@ impl ReplyAssembler {
     }
 
     fn push_call_delta(&mut self, call: CallDelta<'_>) -> Result<(), ModelError> {
-        let index = call.index.unwrap_or(self.calls.len() as u64);
-        let position = match self.calls.iter().position(|c| c.index == index) {
+        let function = call.function.unwrap_or_default();
+        let id = call.id.filter(|id| !id.is_empty());
+        let name = function.name.filter(|name| !name.is_empty());
+        let existing = match call.index {
+            Some(index) => self.calls.iter().position(|partial| partial.index == Some(index)),
+            None => self.continued_call(id.as_deref(), name.as_deref()),
+        };
+        let position = match existing {
             Some(position) => position,
             None => {
                 if self.calls.len() >= MAX_TOOL_CALLS {
@@ -113,63 +180,137 @@ impl ReplyAssembler {
                         detail: format!("more than {MAX_TOOL_CALLS} tool calls in one reply"),
                     });
                 }
-                self.calls.push(PartialCall { index, ..PartialCall::default() });
+                self.calls.push(PartialCall { index: call.index, ..PartialCall::default() });
                 self.calls.len() - 1
             }
         };
         let partial = &mut self.calls[position];
-        if let Some(id) = call.id {
-            partial.id.push_str(&id);
+        if let Some(id) = id {
+            extend(&mut partial.id, &id);
         }
-        let Some(function) = call.function else { return Ok(()) };
-        if let Some(name) = function.name {
-            partial.name.push_str(&name);
+        if let Some(name) = name {
+            extend(&mut partial.name, &name);
         }
         if let Some(arguments) = function.arguments {
-            partial.arguments.push_str(&arguments);
+            partial.arguments.push_str(&arguments_text(arguments)?);
         }
         Ok(())
     }
 
-    /// Whether a chunk said the reply is complete (`finish_reason`).
-    pub fn finished(&self) -> bool {
-        self.finished
+    /// For a delta without an `index`: the call it continues, the last one begun, unless
+    /// the delta starts another (a new id, or a new name), or names the same tool again
+    /// without an id after that call's arguments are complete.
+    fn continued_call(&self, id: Option<&str>, name: Option<&str>) -> Option<usize> {
+        let position = self.calls.len().checked_sub(1)?;
+        let current = &self.calls[position];
+        let another = match (id, name) {
+            (Some(id), _) if !current.id.is_empty() => id != current.id,
+            (_, Some(name)) if !current.name.is_empty() && name != current.name => true,
+            (None, Some(name)) => name == current.name && complete_json(&current.arguments),
+            _ => false,
+        };
+        (!another).then_some(position)
     }
 
-    /// The reply so far. Calls without an id get one; calls without a name are kept (the
-    /// loop answers them with an error the model can act on).
+    /// Whether a chunk said the reply is complete (`finish_reason`).
+    pub fn finished(&self) -> bool {
+        self.stop.is_some()
+    }
+
+    /// The reply so far. Calls without a name are kept (the loop answers them with an error
+    /// the model can act on); calls without an id keep an empty one, for the client to name
+    /// (`call_ids`: it knows the session and the history).
     pub fn finish(self) -> ModelReply {
         let tool_calls = self
             .calls
             .into_iter()
-            .enumerate()
-            .map(|(position, call)| ToolCallRequest {
-                id: if call.id.is_empty() { format!("call_{position}") } else { call.id },
+            .map(|call| ToolCallRequest {
+                id: call.id,
                 name: call.name,
                 arguments: if call.arguments.trim().is_empty() { "{}".to_owned() } else { call.arguments },
             })
             .collect();
-        ModelReply { text: self.text, tool_calls }
+        let stop = self.stop.unwrap_or_default();
+        ModelReply { text: self.text, tool_calls, reasoning: self.reasoning, stop, usage: self.usage }
     }
 
     /// Parses a whole, non-streamed Chat Completions response.
     pub fn from_response(body: &[u8]) -> Result<ModelReply, ModelError> {
         let text = || String::from_utf8_lossy(body);
-        let response: Reply<'_> =
+        let response: Option<Reply<'_>> =
             serde_json::from_slice(body).map_err(|error| unreadable("the response", &error, &text()))?;
-        let message = response.choices.into_iter().next().and_then(|choice| choice.message);
-        let message = message.ok_or_else(|| ModelError::Stream {
-            detail: format!("the response has no choices: {}", preview(&text())),
-        })?;
-        let mut assembler = ReplyAssembler::default();
+        let no_choices =
+            || ModelError::Stream { detail: format!("the response has no choices: {}", preview(&text())) };
+        let response = response.ok_or_else(no_choices)?;
+        if let Some(error) = response.error {
+            return Err(ModelError::Stream { detail: format!("the endpoint sent an error: {error}") });
+        }
+        let choice = response.choices.unwrap_or_default().into_iter().next();
+        let finish_reason = choice.as_ref().and_then(|choice| {
+            choice.finish_reason.as_deref().filter(|reason| !reason.is_empty()).map(stop_reason)
+        });
+        let message = choice.and_then(|choice| choice.message).ok_or_else(no_choices)?;
+        let mut assembler = ReplyAssembler {
+            stop: finish_reason,
+            usage: response.usage.map(Usage::from),
+            ..Default::default()
+        };
         if let Some(text) = message.content {
             assembler.text.push_str(&text);
+        }
+        for reasoning in [&message.reasoning_content, &message.reasoning].into_iter().flatten() {
+            assembler.reasoning.push_str(reasoning);
         }
         for (index, mut call) in message.tool_calls.unwrap_or_default().into_iter().enumerate() {
             call.index = Some(index as u64);
             assembler.push_call_delta(call)?;
         }
         Ok(assembler.finish())
+    }
+}
+
+/// Adds what a delta says of an id or a name to what came before: the same value again
+/// (sent on every delta) changes nothing, a longer one that starts with it replaces it, and
+/// anything else is the next fragment.
+fn extend(kept: &mut String, delta: &str) {
+    if kept.as_str() == delta {
+        return;
+    }
+    if delta.starts_with(kept.as_str()) {
+        delta.clone_into(kept);
+    } else {
+        kept.push_str(delta);
+    }
+}
+
+/// A delta's `arguments` as text: a string's contents, or an object's JSON text.
+fn arguments_text(raw: &RawValue) -> Result<Cow<'_, str>, ModelError> {
+    let json = raw.get();
+    if json == "null" {
+        return Ok(Cow::Borrowed(""));
+    }
+    if !json.starts_with('"') {
+        return Ok(Cow::Borrowed(json));
+    }
+    let unescaped = serde_json::from_str::<&str>(json).map(Cow::Borrowed);
+    unescaped.or_else(|_| serde_json::from_str::<String>(json).map(Cow::Owned)).map_err(|error| {
+        ModelError::Stream { detail: format!("a tool call's arguments could not be read ({error})") }
+    })
+}
+
+/// Whether `text` is one whole JSON value.
+fn complete_json(text: &str) -> bool {
+    !text.trim().is_empty() && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
+}
+
+/// `finish_reason` in the host's terms.
+fn stop_reason(reason: &str) -> StopReason {
+    match reason {
+        "stop" | "eos" | "end_turn" => StopReason::Done,
+        "tool_calls" | "function_call" => StopReason::ToolCalls,
+        "length" | "max_tokens" => StopReason::Length,
+        "content_filter" | "refusal" => StopReason::Filtered,
+        other => StopReason::Other(other.to_owned()),
     }
 }
 
@@ -209,11 +350,32 @@ mod tests {
         assert_eq!(deltas, ["Hel", "lo"]);
         assert!(assembler.finished());
         let reply = assembler.finish();
+        assert_eq!(reply.stop, StopReason::ToolCalls);
+        assert_eq!(reply.usage, None);
         assert_eq!(reply.text, "Hello");
         assert_eq!(reply.tool_calls.len(), 2);
         assert_eq!(reply.tool_calls[0].name, "echo");
         assert_eq!(reply.tool_calls[0].arguments, r#"{"text":"hi"}"#);
         assert_eq!(reply.tool_calls[1].id, "call_b");
+    }
+
+    #[test]
+    fn a_cut_reply_its_usage_and_its_reasoning_are_reported() {
+        let mut assembler = ReplyAssembler::default();
+        for chunk in [
+            r#"{"choices":[{"delta":{"reasoning_content":"Think"}}]}"#,
+            r#"{"choices":[{"delta":{"reasoning_content":"ing.","content":"Half a sen"}}]}"#,
+            r#"{"choices":[{"delta":{},"finish_reason":"length"}]}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":120,"completion_tokens":16,"prompt_tokens_details":{"cached_tokens":64}}}"#,
+        ] {
+            assembler.push_chunk(chunk).unwrap();
+        }
+        let reply = assembler.finish();
+        assert_eq!((reply.text.as_str(), reply.reasoning.as_str()), ("Half a sen", "Thinking."));
+        assert_eq!(reply.stop, StopReason::Length);
+        let usage =
+            Usage { input_tokens: 120, output_tokens: 16, cache_read_tokens: 64, cache_write_tokens: 0 };
+        assert_eq!(reply.usage, Some(usage));
     }
 
     #[test]
@@ -239,8 +401,79 @@ mod tests {
         assert_eq!(reply.tool_calls[0].arguments, r#"{"text":"é"}"#);
         assert_eq!(
             (reply.tool_calls[1].id.as_str(), reply.tool_calls[1].arguments.as_str()),
-            ("call_1", "{}")
+            ("", "{}"),
+            "a call without an id is left for the client to name"
         );
+    }
+
+    fn assembled(chunks: &[&str]) -> ModelReply {
+        let mut assembler = ReplyAssembler::default();
+        for chunk in chunks {
+            assembler.push_chunk(chunk).unwrap();
+        }
+        assembler.finish()
+    }
+
+    fn calls(reply: &ModelReply) -> Vec<(&str, &str, &str)> {
+        reply.tool_calls.iter().map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.as_str())).collect()
+    }
+
+    #[test]
+    fn an_id_and_a_name_sent_on_every_delta_are_one_value_not_fragments() {
+        let reply = assembled(&[
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_a","function":{"name":"todos_add","arguments":"{\"x\":"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_a","function":{"name":"todos_add","arguments":"1}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"id":"call_b","function":{"name":"todos_","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"name":"get_all","arguments":"{}"}}]}}]}"#,
+        ]);
+        assert_eq!(calls(&reply), [("call_a", "todos_add", r#"{"x":1}"#), ("call_b", "todos_get_all", "{}")]);
+    }
+
+    #[test]
+    fn deltas_without_an_index_continue_the_call_until_another_begins() {
+        let reply = assembled(&[
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"f1","function":{"name":"todos_add","arguments":"{\"t\":"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"\"a\"}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"f2","function":{"name":"todos_add","arguments":"{}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"function":{"name":"todos_get_all","arguments":"{}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"function":{"name":"todos_get_all","arguments":"{}"}}]}}]}"#,
+        ]);
+        assert_eq!(
+            calls(&reply),
+            [
+                ("f1", "todos_add", r#"{"t":"a"}"#),
+                ("f2", "todos_add", "{}"),
+                ("", "todos_get_all", "{}"),
+                ("", "todos_get_all", "{}"),
+            ],
+            "a new id, a new name, or the same name after complete arguments starts a call"
+        );
+    }
+
+    #[test]
+    fn arguments_sent_as_an_object_are_its_json_text() {
+        let reply = assembled(&[
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"n","arguments":{"a":[1,"é"]}}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"id":"d","function":{"name":"m","arguments":null}}]}}]}"#,
+        ]);
+        assert_eq!(calls(&reply), [("c", "n", r#"{"a":[1,"é"]}"#), ("d", "m", "{}")]);
+    }
+
+    #[test]
+    fn null_chunks_choices_and_fields_are_skipped() {
+        let reply = assembled(&[
+            "null",
+            r#"{"choices":null}"#,
+            r#"{"choices":[{"delta":null}]}"#,
+            r#"{"choices":[{"delta":{"content":"ok","tool_calls":null},"finish_reason":""}]}"#,
+            r#"{"choices":null,"usage":{"prompt_tokens":5,"completion_tokens":null,"prompt_tokens_details":null}}"#,
+        ]);
+        assert_eq!(reply.text, "ok");
+        assert_eq!(reply.stop, StopReason::Done, "an empty finish_reason is no reason");
+        assert_eq!(reply.usage, Some(Usage { input_tokens: 5, ..Usage::default() }));
+        let mut open = ReplyAssembler::default();
+        open.push_chunk(r#"{"choices":[{"delta":{"content":"x"},"finish_reason":""}]}"#).unwrap();
+        assert!(!open.finished());
     }
 
     #[test]

@@ -12,6 +12,13 @@ pub enum ModelError {
     Timeout { secs: u64 },
     #[error("the model's reply broke off or could not be read: {detail}")]
     Stream { detail: String },
+    /// The reply broke off (a timeout, a dropped connection) after part of it had streamed:
+    /// `partial` is what arrived, for the loop to keep.
+    #[error("the model's reply was cut off: {detail}")]
+    Cut { detail: String, partial: Box<super::ModelReply> },
+    /// The endpoint refused the request as longer than the model's context window.
+    #[error("the request is longer than the model's context window (HTTP {status}): {body}")]
+    ContextTooLong { status: u16, body: String },
     #[error("scripted model: {detail}")]
     Script { detail: String },
 }
@@ -33,6 +40,8 @@ impl ModelError {
             Self::Unreachable { url, detail } => Self::Unreachable { url: scrub(url), detail: scrub(detail) },
             Self::Http { status, attempts, body } => Self::Http { status, attempts, body: scrub(body) },
             Self::Stream { detail } => Self::Stream { detail: scrub(detail) },
+            Self::Cut { detail, partial } => Self::Cut { detail: scrub(detail), partial },
+            Self::ContextTooLong { status, body } => Self::ContextTooLong { status, body: scrub(body) },
             other @ (Self::Unauthorized { .. } | Self::Timeout { .. } | Self::Script { .. }) => other,
         }
     }

@@ -2,11 +2,12 @@
 //! (ring, webpki roots), following no redirect, with the proxy decided once, when the client
 //! is built, so that an error can name it.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyDataStream, BodyExt, LengthLimitError, Limited};
-use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
+use hyper::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Response, Uri};
 use hyper_util::client::proxy::matcher::Matcher;
 
@@ -46,8 +47,10 @@ impl HttpClient {
             .no_proxy();
         let proxy = proxies.intercept(endpoint).map(|intercept| intercept.uri().clone());
         if let Some(uri) = &proxy {
-            let with_credentials = proxies.intercept(endpoint).and_then(|intercept| intercept.basic_auth().cloned());
-            let mut route = reqwest::Proxy::all(uri.to_string()).expect("a proxy URI the matcher parsed is valid");
+            let with_credentials =
+                proxies.intercept(endpoint).and_then(|intercept| intercept.basic_auth().cloned());
+            let mut route =
+                reqwest::Proxy::all(uri.to_string()).expect("a proxy URI the matcher parsed is valid");
             if let Some(auth) = with_credentials {
                 route = route.custom_http_auth(auth);
             }
@@ -62,23 +65,29 @@ impl HttpClient {
         self.proxy.as_ref()
     }
 
-    /// POSTs `body` as JSON to `uri`, with `authorization` when given; resolves at the
-    /// response head.
+    /// POSTs `body` as JSON to `uri` with `headers` (credentials, versions: built once by
+    /// the caller); resolves at the response head.
     pub async fn post_json(
         &self,
         uri: &Uri,
-        authorization: Option<&HeaderValue>,
+        headers: &HeaderMap,
         body: Bytes,
     ) -> Result<Response<Body>, TransportError> {
-        let mut request = self
+        let request = self
             .client
             .post(uri.to_string())
             .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
+            .headers(headers.clone())
             .body(body);
-        if let Some(value) = authorization {
-            request = request.header(AUTHORIZATION, value.clone());
-        }
         Ok(request.send().await?.into())
+    }
+}
+
+impl HttpClient {
+    /// GETs `uri` with `headers`; resolves at the response head. For probing an endpoint
+    /// (`--check`), not for model calls.
+    pub async fn get(&self, uri: &Uri, headers: &HeaderMap) -> Result<Response<Body>, TransportError> {
+        Ok(self.client.get(uri.to_string()).headers(headers.clone()).send().await?.into())
     }
 }
 
@@ -94,9 +103,35 @@ fn tls_config() -> rustls::ClientConfig {
 
 /// The `Authorization` header for a bearer `key`, marked sensitive so no debug output shows it.
 pub fn bearer(key: &str) -> Option<HeaderValue> {
-    let mut value = HeaderValue::from_str(&format!("Bearer {key}")).ok()?;
+    secret(&format!("Bearer {key}"))
+}
+
+/// A header value that carries a secret, marked sensitive so no debug output shows it;
+/// `None` when it has characters a header cannot carry (a line break, say).
+pub fn secret(value: &str) -> Option<HeaderValue> {
+    let mut value = HeaderValue::from_str(value).ok()?;
     value.set_sensitive(true);
     Some(value)
+}
+
+/// `[model] headers`: each header with the value of the variable it names. A variable that
+/// is unset or empty is an error naming it; so is a value a header cannot carry.
+pub fn configured_headers(headers: &BTreeMap<String, String>) -> anyhow::Result<HeaderMap> {
+    let mut map = HeaderMap::new();
+    for (name, variable) in headers {
+        let value = std::env::var(variable).ok().filter(|value| !value.is_empty()).ok_or_else(|| {
+            anyhow::anyhow!("`[model] headers.{name}` reads the variable {variable}, which is not set")
+        })?;
+        let value = secret(&value).ok_or_else(|| {
+            anyhow::anyhow!(
+                "the variable {variable} (for `[model] headers.{name}`) has characters a header cannot carry"
+            )
+        })?;
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| anyhow::anyhow!("`[model] headers.{name}` is not an HTTP header name"))?;
+        map.insert(name, value);
+    }
+    Ok(map)
 }
 
 /// An error reading a body: the transport's, or the body outgrew its cap.
@@ -157,10 +192,14 @@ mod tests {
         let endpoint: Uri = "http://models.internal:8080/v1/chat/completions".parse().unwrap();
         let client = HttpClient::with_proxies(&endpoint, Duration::from_secs(5), &proxies);
         assert_eq!(client.proxy().map(|uri| uri.port_u16()), Some(Some(proxy_address.port())));
-        let response = client.post_json(&endpoint, None, Bytes::from_static(b"{}")).await.unwrap();
+        let response =
+            client.post_json(&endpoint, &HeaderMap::new(), Bytes::from_static(b"{}")).await.unwrap();
         assert_eq!(read_body(response, 2).await.unwrap(), Bytes::from_static(b"{}"));
         let head = seen_rx.await.unwrap();
-        assert!(head.starts_with("POST http://models.internal:8080/v1/chat/completions HTTP/1.1\r\n"), "{head}");
+        assert!(
+            head.starts_with("POST http://models.internal:8080/v1/chat/completions HTTP/1.1\r\n"),
+            "{head}"
+        );
         // base64("user:secret")
         assert!(head.to_ascii_lowercase().contains("proxy-authorization: basic dxnlcjpzzwnyzxq="), "{head}");
     }
@@ -176,7 +215,8 @@ mod tests {
         });
         let endpoint: Uri = format!("http://{address}/v1").parse().unwrap();
         let client = HttpClient::with_proxies(&endpoint, Duration::from_secs(5), &Matcher::builder().build());
-        let response = client.post_json(&endpoint, None, Bytes::from_static(b"{}")).await.unwrap();
+        let response =
+            client.post_json(&endpoint, &HeaderMap::new(), Bytes::from_static(b"{}")).await.unwrap();
         let error = read_body(response, 4).await.unwrap_err();
         assert!(over_cap(&*error), "{error}");
     }

@@ -2,12 +2,19 @@
 //! scripted one that replays a file of turns for demos and tests.
 
 mod assemble;
+pub mod call_ids;
+mod context_errors;
+mod deadline;
 mod encodings;
 mod error;
+mod extra_body;
 mod history_encodings;
 pub mod http;
+mod injected;
 mod openai;
+mod params;
 mod scripted;
+mod sniff;
 mod sse;
 mod types;
 mod wire;
@@ -20,7 +27,7 @@ pub use history_encodings::HistoryEncodings;
 pub use openai::OpenAiClient;
 pub use scripted::ScriptedModel;
 pub use sse::read_event_stream;
-pub use types::{ModelReply, ModelRequest, ToolDefinition};
+pub use types::{ModelReply, ModelRequest, StopReason, ToolDefinition, Usage};
 
 /// The messages the model clients send and receive, for callers that talk to a model.
 pub use crate::conversation::{History, Message, Role, ToolCallRequest};
@@ -46,6 +53,9 @@ impl ModelClient {
             }
             Provider::Openai => Ok(OpenAiClient::from_config(&config.model, &config.runtime.limits)?
                 .map(|client| Self::OpenAi(Arc::new(client)))),
+            Provider::Anthropic => {
+                anyhow::bail!("`[model] provider = \"anthropic\"` is not available in this build")
+            }
         }
     }
 

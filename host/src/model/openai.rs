@@ -1,23 +1,37 @@
 //! OpenAI-compatible Chat Completions over HTTP: streaming (SSE) or whole replies,
-//! retries with backoff on 429 / 5xx / dropped connections, errors that never show the key
-//! (not even when the endpoint echoes it back).
+//! retries with backoff on 429 / 5xx / connections dropped before anything was shown,
+//! a first-byte and an idle wait under an outer bound, optional parameters dropped when the
+//! endpoint refuses them, errors that never show the key (not even when the endpoint echoes
+//! it back).
 
 use std::time::Duration;
 
-use hyper::header::{CONTENT_TYPE, HeaderValue, LOCATION, RETRY_AFTER};
+use bytes::{Bytes, BytesMut};
+use futures_util::StreamExt;
+use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, LOCATION, RETRY_AFTER};
 use hyper::{Response, StatusCode, Uri};
-use tokio::time::{Instant, timeout_at};
+use tokio::time::timeout_at;
 
+use super::deadline::{self, Clock, Lapse, Timed, Waits};
 use super::encodings::Encodings;
 use super::error::{redact, redact_url};
 use super::http::{self, HttpClient};
-use super::{HistoryEncodings, ModelError, ModelReply, ModelRequest, ReplyAssembler, wire};
-use crate::config::{Limits, ModelConfig};
+use super::params::{Dropped, Param, Params};
+use super::sniff::{self, Looks};
+use super::sse::{self, Broken};
+use super::wire::{self, BodyOptions};
+use super::{
+    HistoryEncodings, ModelError, ModelReply, ModelRequest, ReplyAssembler, call_ids, context_errors,
+};
+use crate::config::{InjectedAs, Limits, ModelConfig};
 
 /// Longest wait a `Retry-After` header may impose.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
 /// Longest wait for a connection to the endpoint.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How much of an error body is kept: enough for a template's whole complaint or a
+/// validation error's list of fields.
+const ERROR_TEXT_BYTES: usize = 2000;
 
 pub struct OpenAiClient {
     http: HttpClient,
@@ -25,16 +39,20 @@ pub struct OpenAiClient {
     url: Uri,
     model: String,
     api_key: Option<String>,
-    /// `Authorization` for `api_key`, built once.
-    authorization: Option<HeaderValue>,
+    /// `Authorization` for `api_key` and `[model] headers`, built once.
+    headers: HeaderMap,
     /// System prompts and tool lists already encoded for a request.
     encodings: Encodings,
     key_env: String,
-    /// For one attempt, from sending the request to the reply's last byte.
-    timeout: Duration,
+    waits: Waits,
     max_retries: u32,
     backoff: Duration,
     temperature: Option<f32>,
+    max_tokens: Option<u32>,
+    injected_as: InjectedAs,
+    extra_body: serde_json::Map<String, serde_json::Value>,
+    /// Parameters this endpoint refused: not sent again while the client lives.
+    dropped: Dropped,
     /// A response body's cap (`endpoint_body_mb`), streamed or whole.
     max_body_bytes: usize,
     /// One streamed event's cap (`sse_line_kb`).
@@ -47,7 +65,7 @@ impl OpenAiClient {
     /// official endpoint, and no key means no endpoint.
     /// The endpoint caps come from `limits` (`[runtime.limits]`).
     pub fn from_config(config: &ModelConfig, limits: &Limits) -> anyhow::Result<Option<Self>> {
-        let api_key = std::env::var(&config.api_key_env).ok().filter(|key| !key.trim().is_empty());
+        let api_key = std::env::var(config.key_env()).ok().filter(|key| !key.trim().is_empty());
         let base_url = config
             .base_url
             .clone()
@@ -59,27 +77,36 @@ impl OpenAiClient {
         };
         let url = format!("{}/chat/completions", base_url.trim_end_matches('/'));
         let url = parse_endpoint(&url)?;
-        let authorization = match &api_key {
-            Some(key) => Some(http::bearer(key).ok_or_else(|| {
+        let mut headers = http::configured_headers(&config.headers)?;
+        if let Some(key) = &api_key {
+            let authorization = http::bearer(key).ok_or_else(|| {
                 anyhow::anyhow!(
                     "the API key in {} has characters an HTTP header cannot carry (a line break?)",
-                    config.api_key_env
+                    config.key_env()
                 )
-            })?),
-            None => None,
-        };
+            })?;
+            headers.insert(AUTHORIZATION, authorization);
+        }
         Ok(Some(Self {
             http: HttpClient::new(&url, CONNECT_TIMEOUT),
             url,
             model: config.model.clone(),
             api_key,
-            authorization,
+            headers,
             encodings: Encodings::default(),
-            key_env: config.api_key_env.clone(),
-            timeout: Duration::from_secs(config.timeout_secs),
+            key_env: config.key_env().to_owned(),
+            waits: Waits {
+                first_byte: Duration::from_secs(config.first_byte_timeout_secs),
+                idle: Duration::from_secs(config.idle_timeout_secs),
+                whole: Duration::from_secs(config.timeout_secs),
+            },
             max_retries: config.max_retries,
             backoff: Duration::from_millis(config.retry_backoff_ms),
             temperature: config.temperature,
+            max_tokens: config.max_output_tokens,
+            injected_as: config.injected_as,
+            extra_body: super::extra_body::from_table(&config.extra_body)?,
+            dropped: Dropped::default(),
             max_body_bytes: limits.endpoint_body_mb as usize * 1024 * 1024,
             max_event_bytes: limits.sse_line_kb as usize * 1024,
         }))
@@ -100,29 +127,47 @@ impl OpenAiClient {
         history: &mut HistoryEncodings,
         on_text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<ModelReply, ModelError> {
-        let body = wire::request_body(&self.model, self.temperature, request, &self.encodings, history);
-        let body = bytes::Bytes::from(body);
+        let name_calls = |reply: &mut ModelReply| {
+            call_ids::name_missing(&mut reply.tool_calls, request.session_id, request.history);
+        };
         let mut attempt = 0;
         loop {
+            let options = self.body_options();
+            let body = Bytes::from(wire::request_body(&options, request, &self.encodings, history));
             attempt += 1;
-            let deadline = Instant::now() + self.timeout;
-            let sent = timeout_at(deadline, self.send(&body)).await.map_err(|_| self.timed_out())?;
-            let retry_after = match sent {
-                Ok(response) => {
-                    let read = timeout_at(deadline, self.read(response, on_text)).await;
-                    return read.map_err(|_| self.timed_out())?.map_err(|e| self.redact(e));
+            let retry_after = match self.attempt(&body, options.sent(), on_text).await {
+                Ok(mut reply) => {
+                    name_calls(&mut reply);
+                    return Ok(reply);
+                }
+                Err(Failure::Refused { param, error }) => {
+                    // Sent again at once without it; that is not one of the retries.
+                    attempt -= 1;
+                    if self.dropped.drop_param(param) {
+                        tracing::warn!(
+                            parameter = param.name(),
+                            %error,
+                            "the model endpoint refused `{}`; sending requests without it from now on",
+                            param.name()
+                        );
+                    }
+                    continue;
                 }
                 Err(Failure::Retryable { error, retry_after }) if attempt <= self.max_retries => {
                     tracing::warn!(%error, attempt, "model call failed; retrying");
                     retry_after
                 }
                 Err(Failure::Retryable { error, .. } | Failure::Final(error)) => {
-                    return Err(match error {
+                    let mut error = match error {
                         ModelError::Http { status, body, .. } => {
                             ModelError::Http { status, attempts: attempt, body }
                         }
                         other => other,
-                    });
+                    };
+                    if let ModelError::Cut { partial, .. } = &mut error {
+                        name_calls(partial);
+                    }
+                    return Err(self.redact(error));
                 }
             };
             let backoff = self.backoff * 2u32.saturating_pow(attempt - 1);
@@ -130,10 +175,37 @@ impl OpenAiClient {
         }
     }
 
-    async fn send(&self, body: &bytes::Bytes) -> Result<Response<http::Body>, Failure> {
+    fn body_options(&self) -> BodyOptions<'_> {
+        BodyOptions {
+            model: &self.model,
+            temperature: self.temperature,
+            max_tokens: self.max_tokens,
+            include_usage: true,
+            injected_as: self.injected_as,
+            extra_body: &self.extra_body,
+            dropped: self.dropped.get(),
+        }
+    }
+
+    /// One attempt: the request sent, the reply read, each within its wait.
+    async fn attempt(
+        &self,
+        body: &Bytes,
+        sent: Params,
+        on_text: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<ModelReply, Failure> {
+        let clock = Clock::start(self.waits);
+        let (deadline, lapse) = clock.next();
+        let response = timeout_at(deadline, self.send(body, sent))
+            .await
+            .map_err(|_| Failure::Final(lapsed(lapse)))??;
+        self.read(response, clock, on_text).await
+    }
+
+    async fn send(&self, body: &Bytes, sent: Params) -> Result<Response<http::Body>, Failure> {
         let response = self
             .http
-            .post_json(&self.url, self.authorization.as_ref(), body.clone())
+            .post_json(&self.url, &self.headers, body.clone())
             .await
             .map_err(|error| self.transport_error(&error))?;
         let status = response.status();
@@ -171,37 +243,88 @@ impl OpenAiClient {
             Some(key) => redact(&text, key),
             None => text.into_owned(),
         };
-        let error = ModelError::Http { status: status.as_u16(), attempts: 1, body: short(&text) };
-        if status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error() {
+        let status = status.as_u16();
+        if context_errors::is_context_too_long(status, &text) {
+            return Err(Failure::Final(ModelError::ContextTooLong { status, body: short(&text) }));
+        }
+        let error = ModelError::Http { status, attempts: 1, body: short(&text) };
+        if status == 400
+            && let Some(param) = super::params::refused(&text, sent)
+        {
+            return Err(Failure::Refused { param, error });
+        }
+        if status == 429 || status >= 500 {
             Err(Failure::Retryable { error, retry_after })
         } else {
             Err(Failure::Final(error))
         }
     }
 
+    /// Reads the reply: server-sent events when the endpoint says so or its first bytes
+    /// look like them (whatever the content type claims), else one JSON body.
     async fn read(
         &self,
         response: Response<http::Body>,
+        clock: Clock,
         on_text: &mut (dyn FnMut(&str) + Send),
-    ) -> Result<ModelReply, ModelError> {
-        let streamed = response
+    ) -> Result<ModelReply, Failure> {
+        let declared = response
             .headers()
             .get(CONTENT_TYPE)
             .and_then(|value| value.to_str().ok())
             .is_some_and(|value| value.starts_with("text/event-stream"));
-        if !streamed {
-            let body = http::read_body(response, self.max_body_bytes)
+        let mut chunks = Box::pin(deadline::timed(http::body_stream(response, self.max_body_bytes), clock));
+        let mut peeked: Vec<Bytes> = Vec::new();
+        let streamed = declared
+            || loop {
+                match sniff::looks(&peeked.concat()) {
+                    Looks::EventStream => break true,
+                    Looks::Whole => break false,
+                    Looks::Undecided => {}
+                }
+                match chunks.next().await {
+                    Some(Ok(chunk)) => peeked.push(chunk),
+                    Some(Err(error)) => return Err(self.broken(error).into()),
+                    None => break false,
+                }
+            };
+        if streamed {
+            let all = futures_util::stream::iter(peeked.into_iter().map(Ok)).chain(chunks);
+            return sse::read_events(all, self.max_event_bytes, |error| self.broken(error), on_text)
                 .await
-                .map_err(|error| self.body_error(&*error))?;
-            let reply = ReplyAssembler::from_response(&body)?;
-            if !reply.text.is_empty() {
-                on_text(&reply.text);
-            }
-            return Ok(reply);
+                .map_err(Failure::from);
         }
-        let chunks = http::body_stream(response, self.max_body_bytes);
-        let transport = |error: http::BodyError| self.body_error(&*error);
-        super::read_event_stream(chunks, self.max_event_bytes, transport, on_text).await
+        let mut body = BytesMut::from(&peeked.concat()[..]);
+        while let Some(chunk) = chunks.next().await {
+            body.extend_from_slice(&chunk.map_err(|error| Failure::from(self.broken(error)))?);
+        }
+        let reply = ReplyAssembler::from_response(&body).map_err(Failure::Final)?;
+        if !reply.text.is_empty() {
+            on_text(&reply.text);
+        }
+        Ok(reply)
+    }
+
+    /// An error reading the body: a dropped connection may be tried again; a body past its
+    /// cap or a wait that ran out is final.
+    fn broken(&self, error: Timed<http::BodyError>) -> Broken {
+        match error {
+            Timed::Lapsed(lapse) => Broken::last(lapsed(lapse)),
+            Timed::Transport(error) if http::over_cap(&*error) => {
+                let cap = self.max_body_bytes >> 20;
+                Broken::last(ModelError::Stream {
+                    detail: format!(
+                        "the reply is longer than {cap} MiB, the cap `endpoint_body_mb` in [runtime.limits]"
+                    ),
+                })
+            }
+            Timed::Transport(error) => Broken {
+                error: ModelError::Stream {
+                    detail: format!("the connection broke: {}", root_cause(&*error)),
+                },
+                retryable: true,
+            },
+        }
     }
 
     /// `error` without the API key, whatever the endpoint echoed back.
@@ -227,21 +350,13 @@ impl OpenAiClient {
     fn shown_url(&self) -> String {
         redact_url(&self.url.to_string())
     }
+}
 
-    fn body_error(&self, error: &(dyn std::error::Error + 'static)) -> ModelError {
-        if http::over_cap(error) {
-            let cap = self.max_body_bytes >> 20;
-            return ModelError::Stream {
-                detail: format!(
-                    "the reply is longer than {cap} MiB, the cap `endpoint_body_mb` in [runtime.limits]"
-                ),
-            };
-        }
-        ModelError::Stream { detail: root_cause(error) }
-    }
-
-    fn timed_out(&self) -> ModelError {
-        ModelError::Timeout { secs: self.timeout.as_secs() }
+/// The error for a wait that ran out before anything was shown.
+fn lapsed(lapse: Lapse) -> ModelError {
+    match lapse {
+        Lapse::Whole(wait) => ModelError::Timeout { secs: wait.as_secs() },
+        other => ModelError::Stream { detail: other.describe() },
     }
 }
 
@@ -271,8 +386,26 @@ fn parse_endpoint(url: &str) -> anyhow::Result<Uri> {
 }
 
 enum Failure {
-    Retryable { error: ModelError, retry_after: Option<Duration> },
+    Retryable {
+        error: ModelError,
+        retry_after: Option<Duration>,
+    },
     Final(ModelError),
+    /// A 400 naming an optional parameter the request carried: send it again without.
+    Refused {
+        param: Param,
+        error: ModelError,
+    },
+}
+
+impl From<Broken> for Failure {
+    fn from(broken: Broken) -> Self {
+        if broken.retryable {
+            Failure::Retryable { error: broken.error, retry_after: None }
+        } else {
+            Failure::Final(broken.error)
+        }
+    }
 }
 
 /// The innermost error's text: "connection refused", not the client's whole chain.
@@ -286,7 +419,7 @@ fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
 
 fn short(text: &str) -> String {
     let text = text.trim();
-    let mut end = text.len().min(300);
+    let mut end = text.len().min(ERROR_TEXT_BYTES);
     while !text.is_char_boundary(end) {
         end -= 1;
     }

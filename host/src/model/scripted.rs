@@ -92,6 +92,6 @@ impl ScriptedModel {
                 arguments: serde_json::to_string(&call.arguments).unwrap_or_else(|_| "{}".into()),
             })
             .collect();
-        Ok(ModelReply { text: turn.text.clone(), tool_calls })
+        Ok(ModelReply { text: turn.text.clone(), tool_calls, ..ModelReply::default() })
     }
 }

@@ -1,3 +1,4 @@
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::conversation::{History, Message, ToolCallRequest};
@@ -27,4 +28,42 @@ pub struct ModelRequest<'a> {
 pub struct ModelReply {
     pub text: String,
     pub tool_calls: Vec<ToolCallRequest>,
+    /// What the model showed of its reasoning (`reasoning_content`, thinking), apart from
+    /// the text: shown, never sent back.
+    pub reasoning: String,
+    /// Why the reply ended.
+    pub stop: StopReason,
+    /// What the call cost, when the endpoint said.
+    pub usage: Option<Usage>,
+}
+
+/// Why a reply ended, in the endpoint's words mapped to the host's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model finished its reply (`stop`, `end_turn`), or the endpoint did not say.
+    #[default]
+    Done,
+    /// The model asked for tool calls (`tool_calls`, `tool_use`).
+    ToolCalls,
+    /// The reply hit the output limit (`length`, `max_tokens`): it is cut, and any tool
+    /// call in it may be incomplete.
+    Length,
+    /// The endpoint stopped the reply for its content (`content_filter`, `refusal`).
+    Filtered,
+    /// A reason the host does not know, as the endpoint spelled it.
+    Other(String),
+}
+
+/// Tokens one model call used, as the endpoint counted them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Usage {
+    /// Tokens of the request, cached ones included.
+    pub input_tokens: u64,
+    /// Tokens of the reply, reasoning included.
+    pub output_tokens: u64,
+    /// Of `input_tokens`, how many were read from the endpoint's prompt cache.
+    pub cache_read_tokens: u64,
+    /// Of `input_tokens`, how many were written to the endpoint's prompt cache.
+    pub cache_write_tokens: u64,
 }

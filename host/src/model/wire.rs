@@ -6,23 +6,74 @@ use serde_json::value::RawValue;
 
 use super::encodings::{Encodings, same_tools};
 use super::history_encodings::HistoryEncodings;
+use super::injected::{self, Placement};
+use super::params::{Param, Params};
 use super::{Message, ModelRequest, Role, ToolCallRequest, ToolDefinition};
+use crate::config::InjectedAs;
+
+/// What shapes a body besides the request itself: the client's settings.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyOptions<'a> {
+    pub model: &'a str,
+    pub temperature: Option<f32>,
+    /// Sent as `max_tokens`.
+    pub max_tokens: Option<u32>,
+    /// Ask for a final chunk with the call's usage (`stream_options.include_usage`).
+    pub include_usage: bool,
+    pub injected_as: InjectedAs,
+    /// `[model] extra_body`, merged into the body's top level. A key of it that the host
+    /// would set as an optional parameter (`temperature`, `max_tokens`, `stream_options`)
+    /// replaces the host's; the client refuses keys that would replace the request itself.
+    pub extra_body: &'a serde_json::Map<String, serde_json::Value>,
+    /// Parameters this endpoint refused before: left out.
+    pub dropped: Params,
+}
+
+impl BodyOptions<'_> {
+    /// The optional parameters the host itself puts in the body (not `extra_body`): the
+    /// ones it may leave out when the endpoint refuses them.
+    pub fn sent(&self) -> Params {
+        let mut sent = Params::default();
+        for (param, wanted) in [
+            (Param::StreamOptions, self.include_usage),
+            (Param::MaxTokens, self.max_tokens.is_some()),
+            (Param::Temperature, self.temperature.is_some()),
+        ] {
+            if wanted && !self.dropped.contains(param) && !self.extra_body.contains_key(param.name()) {
+                sent.insert(param);
+            }
+        }
+        sent
+    }
+}
 
 /// `POST /chat/completions` body for `request`, as bytes ready to send. The system prompt
 /// and the tool list come from `encodings` when they were sent before, the history's
 /// messages from `history` (the session's own) when they were.
 pub fn request_body(
-    model: &str,
-    temperature: Option<f32>,
+    options: &BodyOptions<'_>,
     request: &ModelRequest<'_>,
     encodings: &Encodings,
     history: &mut HistoryEncodings,
 ) -> Vec<u8> {
-    let system = encodings.system.get_or_encode(
-        |kept| kept == request.system,
-        || request.system.to_owned(),
-        || to_json(&WireMessage::text(Role::System, request.system)),
-    );
+    let placement = injected::place(request.injected, request.history, options.injected_as);
+    // With text appended, the system message is this call's own: encoded afresh, not kept.
+    let (kept_system, fresh_system);
+    let system: &RawValue = match &placement.system {
+        Some(suffix) => {
+            fresh_system =
+                encode(&WireMessage::text(Role::System, &injected::append(request.system, suffix)));
+            &fresh_system
+        }
+        None => {
+            kept_system = encodings.system.get_or_encode(
+                |kept| kept == request.system,
+                || request.system.to_owned(),
+                || to_json(&WireMessage::text(Role::System, request.system)),
+            );
+            &kept_system.json
+        }
+    };
     let tools = (!request.tools.is_empty()).then(|| {
         encodings.tools.get_or_encode(
             |kept| same_tools(kept, request.tools),
@@ -30,16 +81,21 @@ pub fn request_body(
             || to_json(&Tools(request.tools)),
         )
     });
+    let sent = options.sent();
     let body = ChatRequest {
-        model,
+        model: options.model,
         messages: Messages {
-            system: &system.json,
-            history: history.of(request.history, encode),
-            injected: request.injected,
+            system,
+            history: history.of(request.history, |message| encode(&WireMessage::from(message))),
+            last: request.history.last(),
+            placement: &placement,
         },
         stream: true,
+        stream_options: sent.contains(Param::StreamOptions).then_some(StreamOptions { include_usage: true }),
         tools: tools.as_ref().map(|tools| &*tools.json),
-        temperature,
+        temperature: options.temperature.filter(|_| sent.contains(Param::Temperature)),
+        max_tokens: options.max_tokens.filter(|_| sent.contains(Param::MaxTokens)),
+        extra: options.extra_body,
     };
     serde_json::to_vec(&body).expect("a request body is plain data and always serializes")
 }
@@ -54,39 +110,67 @@ struct ChatRequest<'a> {
     messages: Messages<'a>,
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<StreamOptions>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     tools: Option<&'a RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(flatten)]
+    extra: &'a serde_json::Map<String, serde_json::Value>,
 }
 
-/// The system prompt and the history (encoded), then this call's injected messages.
+#[derive(serde::Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+/// The system prompt and the history (encoded), then this call's injected messages where
+/// `placement` puts them.
 struct Messages<'a> {
     system: &'a RawValue,
     history: &'a [Box<RawValue>],
-    injected: &'a [Message],
+    /// The history's last message, for a placement that merges into it.
+    last: Option<&'a Message>,
+    placement: &'a Placement<'a>,
 }
 
 impl Serialize for Messages<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut seq = serializer.serialize_seq(Some(1 + self.history.len() + self.injected.len()))?;
+        let placement = self.placement;
+        let mut seq = serializer.serialize_seq(None)?;
         seq.serialize_element(self.system)?;
-        for message in self.history {
+        let merged = match (&placement.user, self.last) {
+            (Some(user), Some(last)) if placement.merge_into_last => {
+                Some(injected::append(&last.content, user))
+            }
+            _ => None,
+        };
+        let kept = if merged.is_some() { &self.history[..self.history.len() - 1] } else { self.history };
+        for message in kept {
             seq.serialize_element(message)?;
         }
-        for message in self.injected {
+        match (merged, &placement.user) {
+            (Some(merged), _) => seq.serialize_element(&WireMessage::text(Role::User, &merged))?,
+            (None, Some(user)) => seq.serialize_element(&WireMessage::text(Role::User, user))?,
+            (None, None) => {}
+        }
+        for message in placement.as_given {
             seq.serialize_element(&WireMessage::from(message))?;
         }
         seq.end()
     }
 }
 
-/// `message` in the wire format, as text to keep.
-fn encode(message: &Message) -> Box<RawValue> {
-    RawValue::from_string(to_json(&WireMessage::from(message))).expect("serde_json writes JSON")
+/// `message` in the wire format, as JSON text to keep or send.
+fn encode(message: &WireMessage<'_>) -> Box<RawValue> {
+    RawValue::from_string(to_json(message)).expect("serde_json writes JSON")
 }
 
 /// One message in the wire format: an assistant message with tool calls has `null` content
-/// when it said nothing; a tool result names the call it answers.
+/// when it said nothing; a tool result names the call it answers. Nothing else of a message
+/// is sent: the model's shown reasoning is never stored in one, so never sent back.
 #[derive(serde::Serialize)]
 struct WireMessage<'a> {
     role: Role,
@@ -127,10 +211,21 @@ impl Serialize for Calls<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_seq(self.0.iter().map(|call| Typed {
             kind: "function",
-            function: WireCall { name: &call.name, arguments: &call.arguments },
+            function: WireCall { name: &call.name, arguments: sendable_arguments(&call.arguments) },
             id: Some(&call.id),
         }))
     }
+}
+
+/// A stored call's arguments as they may go back to the endpoint. A reply cut at its output
+/// limit, or a model that wrote broken JSON, leaves arguments that are not a JSON object; the
+/// history keeps them as they came (the loop answered the call with an error saying so), but
+/// servers that render the history through a chat template parse them and refuse the whole
+/// request (llama.cpp: "Failed to parse tool call arguments as JSON"), so `{}` goes instead.
+fn sendable_arguments(arguments: &str) -> &str {
+    let object = arguments.trim_start().starts_with('{')
+        && serde_json::from_str::<serde::de::IgnoredAny>(arguments).is_ok();
+    if object { arguments } else { "{}" }
 }
 
 struct Tools<'a>(&'a [ToolDefinition]);
@@ -162,20 +257,42 @@ struct WireCall<'a> {
 mod tests {
     use std::sync::Arc;
 
-    use serde_json::json;
     use serde_json::value::RawValue;
+    use serde_json::{Value, json};
 
     use super::*;
     use crate::conversation::History;
+
+    fn no_extra() -> &'static serde_json::Map<String, Value> {
+        static EMPTY: std::sync::OnceLock<serde_json::Map<String, Value>> = std::sync::OnceLock::new();
+        EMPTY.get_or_init(serde_json::Map::new)
+    }
+
+    fn options(injected_as: InjectedAs) -> BodyOptions<'static> {
+        BodyOptions {
+            model: "m",
+            temperature: None,
+            max_tokens: None,
+            include_usage: false,
+            injected_as,
+            extra_body: no_extra(),
+            dropped: Params::default(),
+        }
+    }
+
+    fn body_of(options: &BodyOptions<'_>, request: &ModelRequest<'_>, kept: &mut HistoryEncodings) -> Value {
+        serde_json::from_slice(&request_body(options, request, &Encodings::default(), kept)).unwrap()
+    }
+
+    fn call(id: &str, arguments: &str) -> ToolCallRequest {
+        ToolCallRequest { id: id.into(), name: "notes_add".into(), arguments: arguments.into() }
+    }
 
     #[test]
     fn the_body_carries_every_message_in_the_wire_format() {
         let history = History::from(vec![
             Message::user("hi"),
-            Message::assistant(
-                "",
-                vec![ToolCallRequest { id: "c1".into(), name: "notes_add".into(), arguments: "{}".into() }],
-            ),
+            Message::assistant("", vec![call("c1", "{}")]),
             Message::tool("c1", "added"),
             Message::assistant("done", Vec::new()),
         ]);
@@ -192,20 +309,20 @@ mod tests {
             injected: &injected,
             tools: &tools,
         };
-        let body: serde_json::Value = serde_json::from_slice(&request_body(
-            "m",
-            Some(0.5),
-            &request,
-            &Encodings::default(),
-            &mut fresh(),
-        ))
-        .unwrap();
+        let full = BodyOptions {
+            temperature: Some(0.5),
+            max_tokens: Some(512),
+            include_usage: true,
+            ..options(InjectedAs::System)
+        };
         assert_eq!(
-            body,
+            body_of(&full, &request, &mut fresh()),
             json!({
                 "model": "m",
                 "stream": true,
+                "stream_options": {"include_usage": true},
                 "temperature": 0.5,
+                "max_tokens": 512,
                 "messages": [
                     {"role": "system", "content": "be brief"},
                     {"role": "user", "content": "hi"},
@@ -222,10 +339,122 @@ mod tests {
             })
         );
         let bare = ModelRequest { tools: &[], ..request };
-        let body: serde_json::Value =
-            serde_json::from_slice(&request_body("m", None, &bare, &Encodings::default(), &mut fresh()))
-                .unwrap();
-        assert!(body.get("tools").is_none() && body.get("temperature").is_none());
+        let body = body_of(&options(InjectedAs::System), &bare, &mut fresh());
+        for absent in ["tools", "temperature", "max_tokens", "stream_options"] {
+            assert!(body.get(absent).is_none(), "{absent}: {body}");
+        }
+    }
+
+    #[test]
+    fn injected_messages_go_as_one_user_message_merged_into_the_users_turn() {
+        let injected = vec![Message::system("### Reminders\n* #1 a"), Message::system("notice: b")];
+        let mut history = History::from(vec![Message::user("do it")]);
+        let mut kept = fresh();
+        let sent = |history: &History, kept: &mut HistoryEncodings, how: InjectedAs| {
+            let request =
+                ModelRequest { session_id: "s", system: "sys", history, injected: &injected, tools: &[] };
+            body_of(&options(how), &request, kept)["messages"].clone()
+        };
+        assert_eq!(
+            sent(&history, &mut kept, InjectedAs::User),
+            json!([
+                {"role": "system", "content": "sys"},
+                {"role": "user", "content": "do it\n\n### Reminders\n* #1 a\n\nnotice: b"},
+            ])
+        );
+        history.push(Message::assistant("", vec![call("c1", "{}")]));
+        history.push(Message::tool("c1", "ok"));
+        let messages = sent(&history, &mut kept, InjectedAs::User);
+        assert_eq!(
+            messages[1],
+            json!({"role": "user", "content": "do it"}),
+            "the kept encoding is the plain turn"
+        );
+        assert_eq!(messages[4], json!({"role": "user", "content": "### Reminders\n* #1 a\n\nnotice: b"}));
+        assert_eq!(messages.as_array().unwrap().len(), 5);
+        assert_eq!(
+            messages,
+            sent(&history, &mut fresh(), InjectedAs::User),
+            "kept encodings send what fresh ones do"
+        );
+
+        let first_system = sent(&history, &mut kept, InjectedAs::FirstSystem);
+        assert_eq!(
+            first_system[0],
+            json!({"role": "system", "content": "sys\n\n### Reminders\n* #1 a\n\nnotice: b"})
+        );
+        assert_eq!(first_system.as_array().unwrap().len(), 4, "nothing after the history");
+        let system_count =
+            |messages: &Value| messages.as_array().unwrap().iter().filter(|m| m["role"] == "system").count();
+        assert_eq!(system_count(&first_system), 1);
+        assert_eq!(system_count(&sent(&history, &mut kept, InjectedAs::System)), 3);
+        // The system prompt kept encoded is never the one with a call's text appended.
+        let encodings = Encodings::default();
+        let system_sent = |injected: &[Message]| {
+            let request =
+                ModelRequest { session_id: "s", system: "sys", history: &history, injected, tools: &[] };
+            let body = request_body(&options(InjectedAs::FirstSystem), &request, &encodings, &mut fresh());
+            serde_json::from_slice::<Value>(&body).unwrap()["messages"][0]["content"].clone()
+        };
+        assert_eq!(system_sent(&[]), "sys");
+        assert_ne!(system_sent(&injected), "sys");
+        assert_eq!(system_sent(&[]), "sys");
+    }
+
+    #[test]
+    fn arguments_that_are_not_a_json_object_go_back_as_an_empty_one() {
+        let cut = r#"{"todos": [{"title": "Wri"#;
+        let history = History::from(vec![
+            Message::user("go"),
+            Message::assistant(
+                "",
+                vec![call("a", cut), call("b", r#"{"ok": 1}"#), call("c", "[1]"), call("d", "")],
+            ),
+        ]);
+        let request =
+            ModelRequest { session_id: "s", system: "", history: &history, injected: &[], tools: &[] };
+        let body = body_of(&options(InjectedAs::User), &request, &mut fresh());
+        let sent: Vec<&str> = body["messages"][2]["tool_calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|call| call["function"]["arguments"].as_str().unwrap())
+            .collect();
+        assert_eq!(sent, ["{}", r#"{"ok": 1}"#, "{}", "{}"]);
+        assert_eq!(history[1].tool_calls[0].arguments, cut, "the history keeps what the model wrote");
+    }
+
+    #[test]
+    fn extra_body_is_merged_and_dropped_parameters_are_left_out() {
+        let extra: serde_json::Map<String, Value> =
+            serde_json::from_value(json!({"top_k": 20, "temperature": 0.9})).unwrap();
+        let mut dropped = Params::default();
+        dropped.insert(Param::StreamOptions);
+        let options = BodyOptions {
+            temperature: Some(0.1),
+            max_tokens: Some(64),
+            include_usage: true,
+            extra_body: &extra,
+            dropped,
+            ..options(InjectedAs::User)
+        };
+        let history = History::default();
+        let request =
+            ModelRequest { session_id: "s", system: "", history: &history, injected: &[], tools: &[] };
+        let text =
+            String::from_utf8(request_body(&options, &request, &Encodings::default(), &mut fresh())).unwrap();
+        assert_eq!(
+            text.matches("\"temperature\"").count(),
+            1,
+            "extra_body's value replaces the host's: {text}"
+        );
+        let body: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!((body["top_k"].clone(), body["temperature"].clone()), (json!(20), json!(0.9)));
+        assert_eq!(body["max_tokens"], 64);
+        assert!(body.get("stream_options").is_none(), "dropped: {body}");
+        let mut expected = Params::default();
+        expected.insert(Param::MaxTokens);
+        assert_eq!(options.sent(), expected, "only what the host itself sends may be dropped");
     }
 
     #[test]
@@ -239,8 +468,13 @@ mod tests {
         let sent = |system: &str, tools: &[ToolDefinition]| {
             let history = History::default();
             let request = ModelRequest { session_id: "s", system, history: &history, injected: &[], tools };
-            let body: serde_json::Value =
-                serde_json::from_slice(&request_body("m", None, &request, &encodings, &mut fresh())).unwrap();
+            let body: Value = serde_json::from_slice(&request_body(
+                &options(InjectedAs::User),
+                &request,
+                &encodings,
+                &mut fresh(),
+            ))
+            .unwrap();
             (body["messages"][0]["content"].as_str().unwrap().to_owned(), body["tools"].clone())
         };
         let (plain, quoted) = (vec![tool("sort")], vec![tool("sort \"now\"")]);
@@ -258,13 +492,13 @@ mod tests {
         let mut kept = fresh();
         let body = |history: &History, kept: &mut HistoryEncodings| {
             let request = ModelRequest { session_id: "s", system: "", history, injected: &[], tools: &[] };
-            request_body("m", None, &request, &Encodings::default(), kept)
+            request_body(&options(InjectedAs::User), &request, &Encodings::default(), kept)
         };
         assert_eq!(body(&history, &mut kept), body(&history, &mut fresh()));
         history.push(Message::assistant("ok", Vec::new()));
         assert_eq!(body(&history, &mut kept), body(&history, &mut fresh()), "after an append");
         history.rewrite(|messages| messages[0].content = "compacted".into());
-        let sent: serde_json::Value = serde_json::from_slice(&body(&history, &mut kept)).unwrap();
+        let sent: Value = serde_json::from_slice(&body(&history, &mut kept)).unwrap();
         assert_eq!(sent["messages"][1]["content"], "compacted", "a rewrite is never sent stale");
     }
 

@@ -1,5 +1,7 @@
 //! A local OpenAI-compatible Chat Completions server for tests: answers from a queue of
-//! scripted replies (streamed or whole), records every request, and can misbehave on cue.
+//! scripted replies (streamed, whole, or a real server's body replayed byte for byte),
+//! records every request, can misbehave on cue, and can check requests the way strict real
+//! servers do (see [`Check`]).
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -19,6 +21,8 @@ pub struct Reply {
     tool_calls: Vec<(String, String, String)>,
     stream: bool,
     fault: Fault,
+    /// For [`Reply::raw`]: the `Content-Type` to serve the body under.
+    content_type: String,
     /// Answered only once this is notified: holds a model call in flight while the test acts.
     gate: Option<Arc<tokio::sync::Notify>>,
 }
@@ -37,12 +41,68 @@ enum Fault {
     EndlessLine,
     /// A 307 pointing elsewhere.
     Redirect(String),
+    /// The body given, served as it is with status 200.
+    Raw(String),
+    /// An error status with the body given.
+    StatusBody(u16, String),
+    /// Never answers, not even the response head.
+    Silent,
+    /// Streams the text (when any), then breaks the connection mid-body.
+    Dropped,
+}
+
+/// A refusal real servers make of a request, checked before any reply is given: a request
+/// that fails it is answered as that server answers it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Check {
+    /// Strict chat templates (Qwen3.5's, Mistral's, Apertus's): a `system` message anywhere
+    /// but first is refused with llama.cpp's HTTP 500 and the template's words.
+    SystemFirst,
+    /// llama.cpp's server parses every stored tool call's `arguments`: text that is not JSON
+    /// fails the whole request with HTTP 500.
+    ArgumentsParse,
+    /// Mistral's templates: every tool call id is 9 characters `[A-Za-z0-9]`.
+    MistralIds,
 }
 
 impl Reply {
     /// A streamed text reply.
     pub fn text(text: &str) -> Self {
-        Self { text: text.to_owned(), tool_calls: Vec::new(), stream: true, fault: Fault::None, gate: None }
+        Self {
+            text: text.to_owned(),
+            tool_calls: Vec::new(),
+            stream: true,
+            fault: Fault::None,
+            content_type: "text/event-stream".to_owned(),
+            gate: None,
+        }
+    }
+
+    /// A body a real server sent (an SSE stream, say), served byte for byte with status 200
+    /// as `text/event-stream` unless [`Reply::content_type`] says otherwise.
+    pub fn raw(body: &str) -> Self {
+        Self { fault: Fault::Raw(body.to_owned()), ..Self::text("") }
+    }
+
+    /// The `Content-Type` a [`Reply::raw`] body is served under.
+    pub fn content_type(mut self, content_type: &str) -> Self {
+        content_type.clone_into(&mut self.content_type);
+        self
+    }
+
+    /// Answers with an HTTP error status and the body given (served as JSON).
+    pub fn status_body(code: u16, body: &str) -> Self {
+        Self { fault: Fault::StatusBody(code, body.to_owned()), ..Self::text("") }
+    }
+
+    /// Never answers at all: the response head never comes.
+    pub fn silent() -> Self {
+        Self { fault: Fault::Silent, ..Self::text("") }
+    }
+
+    /// Starts a stream, streams `text` (none when empty), then breaks the connection.
+    pub fn dropped(text: &str) -> Self {
+        Self { fault: Fault::Dropped, ..Self::text(text) }
     }
 
     /// A streamed reply with one tool call (`arguments` is sent as given, JSON or not).
@@ -120,6 +180,7 @@ struct Shared {
     fallback: Mutex<Option<Reply>>,
     requests: Mutex<Vec<Value>>,
     authorizations: Mutex<Vec<Option<String>>>,
+    checks: Mutex<Vec<Check>>,
 }
 
 /// A running fake endpoint; stops when the test's runtime ends.
@@ -156,6 +217,12 @@ impl FakeModel {
         self
     }
 
+    /// Checks every request from now on as a strict server would (see [`Check`]).
+    pub fn check(&self, check: Check) -> &Self {
+        self.shared.checks.lock().unwrap().push(check);
+        self
+    }
+
     /// Every request body received, in order.
     pub fn requests(&self) -> Vec<Value> {
         self.shared.requests.lock().unwrap().clone()
@@ -169,9 +236,13 @@ impl FakeModel {
 
 async fn answer(State(shared): State<Arc<Shared>>, headers: axum::http::HeaderMap, body: String) -> Response {
     let request: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-    shared.requests.lock().unwrap().push(request);
+    shared.requests.lock().unwrap().push(request.clone());
     let authorization = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_owned);
     shared.authorizations.lock().unwrap().push(authorization.clone());
+    let checks = shared.checks.lock().unwrap().clone();
+    if let Some(refusal) = checks.iter().find_map(|check| refused(*check, &request)) {
+        return refusal;
+    }
     let queued = shared.replies.lock().unwrap().pop_front();
     let Some(reply) = queued.or_else(|| shared.fallback.lock().unwrap().clone()) else {
         return (StatusCode::INTERNAL_SERVER_ERROR, "the fake model has no reply queued").into_response();
@@ -205,6 +276,30 @@ async fn answer(State(shared): State<Arc<Shared>>, headers: axum::http::HeaderMa
             return sse(Body::from_stream(futures_util::StreamExt::chain(start, endless)));
         }
         Fault::NotJson => return sse(Body::from("data: {this is not json\n\n")),
+        Fault::Raw(body) => {
+            return Response::builder()
+                .header(header::CONTENT_TYPE, reply.content_type)
+                .body(Body::from(body))
+                .unwrap();
+        }
+        Fault::StatusBody(code, body) => {
+            return (StatusCode::from_u16(code).unwrap(), [(header::CONTENT_TYPE, "application/json")], body)
+                .into_response();
+        }
+        Fault::Silent => return futures_util::future::pending().await,
+        Fault::Dropped => {
+            let mut sent = vec![Ok(chunk(json!({"role": "assistant", "content": null})))];
+            if !reply.text.is_empty() {
+                sent.push(Ok(chunk(json!({"content": reply.text}))));
+            }
+            // The break comes after a pause, so the server writes out what came before it.
+            let broken = futures_util::stream::once(async {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                Err(std::io::Error::other("the fake model drops the connection"))
+            });
+            let body = futures_util::StreamExt::chain(futures_util::stream::iter(sent), broken);
+            return sse(Body::from_stream(body));
+        }
         Fault::CutMidStream => return sse(Body::from(chunk(json!({"content": reply.text})))),
         Fault::None => {}
     }
@@ -253,4 +348,34 @@ fn chunk(delta: Value) -> String {
 
 fn sse(body: Body) -> Response {
     Response::builder().header(header::CONTENT_TYPE, "text/event-stream").body(body).unwrap()
+}
+
+/// The answer a strict server gives a request `check` refuses, if it does.
+fn refused(check: Check, request: &Value) -> Option<Response> {
+    let messages = request["messages"].as_array()?;
+    let calls = || {
+        messages.iter().filter_map(|m| m["tool_calls"].as_array()).flatten().map(|call| {
+            (
+                call["id"].as_str().unwrap_or_default(),
+                call["function"]["arguments"].as_str().unwrap_or_default(),
+            )
+        })
+    };
+    let message = match check {
+        Check::SystemFirst => messages
+            .iter()
+            .skip(1)
+            .any(|m| m["role"] == "system")
+            .then(|| "System message must be at the beginning.".to_owned()),
+        Check::ArgumentsParse => calls()
+            .find(|(_, arguments)| serde_json::from_str::<Value>(arguments).is_err())
+            .map(|(_, arguments)| format!("Failed to parse tool call arguments as JSON: {arguments}")),
+        Check::MistralIds => {
+            calls().find(|(id, _)| id.len() != 9 || !id.bytes().all(|b| b.is_ascii_alphanumeric())).map(
+                |(id, _)| format!("Tool call IDs should be alphanumeric strings with length 9! (got `{id}`)"),
+            )
+        }
+    }?;
+    let body = json!({"error": {"code": 500, "message": message, "type": "server_error"}});
+    Some((StatusCode::INTERNAL_SERVER_ERROR, axum::Json(body)).into_response())
 }

@@ -18,7 +18,7 @@ use agent_host::{Config, Event, Host, TurnOutcome};
 
 pub use approver::ScriptedApprover;
 pub use binary::json_prompt_command;
-pub use fake_model::{FakeModel, Reply};
+pub use fake_model::{Check, FakeModel, Reply};
 pub use files::{contains, files_under};
 
 /// The repository's root folder.
@@ -134,6 +134,14 @@ pub fn scripted_console(script: &str, plugins: &str, input: &str) -> String {
     let output = child.wait_with_output().unwrap();
     assert!(output.status.success(), "stderr: {}", String::from_utf8_lossy(&output.stderr));
     String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The paragraphs (the parts between blank lines) of every message one request carried, in
+/// order. Plugins' injected messages ride on the user's turn as paragraphs after its own
+/// text (`[model] injected_as = "user"`, the default), so a test looking for one looks here.
+pub fn paragraphs(request: &serde_json::Value) -> Vec<&str> {
+    let messages = request["messages"].as_array().map(Vec::as_slice).unwrap_or_default();
+    messages.iter().filter_map(|m| m["content"].as_str()).flat_map(|content| content.split("\n\n")).collect()
 }
 
 /// The system prompt of one request the fake model received.
