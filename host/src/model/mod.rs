@@ -1,12 +1,15 @@
-//! Model clients: an OpenAI-compatible Chat Completions client (streaming, retries) and a
-//! scripted one that replays a file of turns for demos and tests.
+//! Model clients: an OpenAI-compatible Chat Completions client (streaming, retries), an
+//! Anthropic Messages client (streaming, prompt caching, retries) and a scripted one that
+//! replays a file of turns for demos and tests.
 
+mod anthropic;
 mod assemble;
 mod encodings;
 mod error;
 mod history_encodings;
 pub mod http;
 mod openai;
+mod retry;
 mod scripted;
 mod sse;
 mod types;
@@ -14,6 +17,7 @@ mod wire;
 
 use std::sync::Arc;
 
+pub use anthropic::AnthropicClient;
 pub use assemble::ReplyAssembler;
 pub use error::ModelError;
 pub use history_encodings::HistoryEncodings;
@@ -31,6 +35,7 @@ use crate::config::{Config, Provider};
 #[derive(Clone)]
 pub enum ModelClient {
     OpenAi(Arc<OpenAiClient>),
+    Anthropic(Arc<AnthropicClient>),
     Scripted(Arc<ScriptedModel>),
 }
 
@@ -46,7 +51,10 @@ impl ModelClient {
             }
             Provider::Openai => Ok(OpenAiClient::from_config(&config.model, &config.runtime.limits)?
                 .map(|client| Self::OpenAi(Arc::new(client)))),
-            Provider::Anthropic => anyhow::bail!("`[model] provider = \"anthropic\"` is not available in this build"),
+            Provider::Anthropic => {
+                let client = AnthropicClient::from_config(&config.model, &config.runtime.limits)?;
+                Ok(Some(Self::Anthropic(Arc::new(client))))
+            }
         }
     }
 
@@ -60,6 +68,7 @@ impl ModelClient {
     ) -> Result<ModelReply, ModelError> {
         match self {
             Self::OpenAi(client) => client.complete(request, encodings, on_text).await,
+            Self::Anthropic(client) => client.complete(request, encodings, on_text).await,
             Self::Scripted(script) => script.complete(request, on_text),
         }
     }
@@ -68,6 +77,7 @@ impl ModelClient {
     pub fn describe(&self) -> String {
         match self {
             Self::OpenAi(client) => client.describe(),
+            Self::Anthropic(client) => client.describe(),
             Self::Scripted(script) => script.describe(),
         }
     }
