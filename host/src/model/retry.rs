@@ -34,29 +34,24 @@ impl RetryPolicy {
         Self { max_retries: config.max_retries, backoff: Duration::from_millis(config.retry_backoff_ms) }
     }
 
-    /// Runs `attempt` (given its number, from 1) until it succeeds, fails for good or the
-    /// retries run out. An HTTP error says how many attempts were made.
-    pub(super) async fn run<T>(
-        &self,
-        mut attempt: impl AsyncFnMut(u32) -> Result<T, Failure>,
-    ) -> Result<T, ModelError> {
-        let mut number = 0;
-        loop {
-            number += 1;
-            let error = match attempt(number).await {
-                Ok(value) => return Ok(value),
-                Err(Failure::Retryable { error, retry_after }) if number <= self.max_retries => {
-                    tracing::warn!(%error, attempt = number, "model call failed; retrying");
-                    tokio::time::sleep(self.delay(number, retry_after)).await;
-                    continue;
-                }
-                Err(Failure::Retryable { error, .. } | Failure::Final(error)) => error,
-            };
-            return Err(match error {
-                ModelError::Http { status, body, .. } => ModelError::Http { status, attempts: number, body },
-                other => other,
-            });
-        }
+    /// What follows failed attempt `number` (from 1): the wait before the next one, or the
+    /// error to give up with when another would fail too or the retries are used up. An
+    /// HTTP error then says how many attempts were made.
+    ///
+    /// The clients keep the loop themselves: a loop over an async closure would make the
+    /// call's future `Send` only for one lifetime, and the agent needs it `Send` for all.
+    pub(super) fn after(&self, number: u32, failure: Failure) -> Result<Duration, ModelError> {
+        let error = match failure {
+            Failure::Retryable { error, retry_after } if number <= self.max_retries => {
+                tracing::warn!(%error, attempt = number, "model call failed; retrying");
+                return Ok(self.delay(number, retry_after));
+            }
+            Failure::Retryable { error, .. } | Failure::Final(error) => error,
+        };
+        Err(match error {
+            ModelError::Http { status, body, .. } => ModelError::Http { status, attempts: number, body },
+            other => other,
+        })
     }
 
     /// The wait after failed attempt `number`: what the endpoint asked for, else the backoff
@@ -84,8 +79,6 @@ pub(super) fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::cell::Cell;
-
     use hyper::header::HeaderValue;
 
     use super::*;
@@ -114,42 +107,28 @@ mod tests {
         assert_eq!(retry_after(&headers), None);
     }
 
-    #[tokio::test]
-    async fn retryable_failures_are_tried_again_until_the_retries_run_out() {
-        let attempts = Cell::new(0);
-        let result: Result<(), _> = policy(2, 1)
-            .run(async |_| {
-                attempts.set(attempts.get() + 1);
-                let error = ModelError::Http { status: 529, attempts: 1, body: "overloaded".into() };
-                Err(Failure::Retryable { error, retry_after: None })
-            })
-            .await;
-        assert_eq!(attempts.get(), 3, "the first attempt and two retries");
-        let error = result.unwrap_err().to_string();
+    fn overloaded() -> Failure {
+        let error = ModelError::Http { status: 529, attempts: 1, body: "overloaded".into() };
+        Failure::Retryable { error, retry_after: None }
+    }
+
+    #[test]
+    fn retryable_failures_are_tried_again_until_the_retries_run_out() {
+        let policy = policy(2, 10);
+        assert_eq!(policy.after(1, overloaded()).unwrap(), Duration::from_millis(10));
+        assert_eq!(policy.after(2, overloaded()).unwrap(), Duration::from_millis(20));
+        let error = policy.after(3, overloaded()).unwrap_err().to_string();
         assert!(error.contains("HTTP 529 after 3 attempt(s)"), "{error}");
     }
 
-    #[tokio::test]
-    async fn a_final_failure_or_a_success_ends_at_once() {
-        let attempts = Cell::new(0);
-        let result: Result<(), _> = policy(5, 1)
-            .run(async |_| {
-                attempts.set(attempts.get() + 1);
-                Err(Failure::Final(ModelError::Http { status: 400, attempts: 1, body: "bad".into() }))
-            })
-            .await;
-        assert_eq!(attempts.get(), 1);
-        assert!(result.unwrap_err().to_string().contains("after 1 attempt(s)"));
-
-        let result = policy(5, 1)
-            .run(async |number| {
-                if number < 2 {
-                    let error = ModelError::Stream { detail: "dropped".into() };
-                    return Err(Failure::Retryable { error, retry_after: Some(Duration::from_millis(1)) });
-                }
-                Ok(number)
-            })
-            .await;
-        assert_eq!(result.unwrap(), 2);
+    #[test]
+    fn a_final_failure_ends_at_once() {
+        let bad = Failure::Final(ModelError::Http { status: 400, attempts: 1, body: "bad".into() });
+        let error = policy(5, 10).after(1, bad).unwrap_err().to_string();
+        assert!(error.contains("HTTP 400 after 1 attempt(s)"), "{error}");
+        let dropped = ModelError::Stream { detail: "dropped".into() };
+        let waited = policy(5, 10)
+            .after(2, Failure::Retryable { error: dropped, retry_after: Some(Duration::from_secs(3)) });
+        assert_eq!(waited.unwrap(), Duration::from_secs(3));
     }
 }

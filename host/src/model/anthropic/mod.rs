@@ -121,11 +121,23 @@ impl AnthropicClient {
         on_text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<ModelReply, ModelError> {
         let body = Bytes::from(wire::request_body(&self.settings, request, &self.encodings, history));
-        let result = self.retries.run(async |_| self.attempt(&body, on_text).await).await;
-        result.map_err(|error| match &self.api_key {
-            Some(key) => error.redact(key),
-            None => error,
-        })
+        let mut number = 0;
+        loop {
+            number += 1;
+            let failure = match self.attempt(&body, on_text).await {
+                Ok(reply) => return Ok(reply),
+                Err(failure) => failure,
+            };
+            match self.retries.after(number, failure) {
+                Ok(wait) => tokio::time::sleep(wait).await,
+                Err(error) => {
+                    return Err(match &self.api_key {
+                        Some(key) => error.redact(key),
+                        None => error,
+                    });
+                }
+            }
+        }
     }
 
     /// One attempt, from sending the request to the reply's last byte.

@@ -183,17 +183,14 @@ enum StartedBlock {
 }
 
 #[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(tag = "type")]
 enum Delta {
-    TextDelta {
-        text: String,
-    },
-    InputJsonDelta {
-        partial_json: String,
-    },
-    ThinkingDelta {
-        thinking: String,
-    },
+    #[serde(rename = "text_delta")]
+    Text { text: String },
+    #[serde(rename = "input_json_delta")]
+    InputJson { partial_json: String },
+    #[serde(rename = "thinking_delta")]
+    Thinking { thinking: String },
     #[serde(other)]
     Other,
 }
@@ -331,11 +328,11 @@ impl Assembler {
             return Err(Cause::Malformed(format!("a delta for content block {index}, which never started")));
         };
         match (block, delta) {
-            (Block::Text, Delta::TextDelta { text }) => return Ok(Some(self.add_text(&text))),
-            (Block::ToolUse { input, .. }, Delta::InputJsonDelta { partial_json }) => {
+            (Block::Text, Delta::Text { text }) => return Ok(Some(self.add_text(&text))),
+            (Block::ToolUse { input, .. }, Delta::InputJson { partial_json }) => {
                 input.push_str(&partial_json)
             }
-            (Block::Thinking, Delta::ThinkingDelta { thinking }) => self.add_reasoning(&thinking, false),
+            (Block::Thinking, Delta::Thinking { thinking }) => self.add_reasoning(&thinking, false),
             // Signatures, citations, blocks the host does not read.
             (_, Delta::Other) | (Block::Other, _) => {}
             (_, _) => {
