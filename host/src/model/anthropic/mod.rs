@@ -4,7 +4,10 @@
 //! echoes it back).
 
 mod deadlines;
+mod events;
 mod stream;
+mod turns;
+mod whole;
 mod wire;
 
 use std::time::Duration;
@@ -183,7 +186,7 @@ impl AnthropicClient {
             }
             Ok(Ok(body)) => body,
         };
-        let reply = stream::whole(&body).map_err(|detail| Failure::Final(ModelError::Stream { detail }))?;
+        let reply = whole::whole(&body).map_err(|detail| Failure::Final(ModelError::Stream { detail }))?;
         if !reply.text.is_empty() {
             on_text(&reply.text);
         }
@@ -273,7 +276,7 @@ impl AnthropicClient {
     fn error_text(&self, body: &[u8]) -> String {
         #[derive(serde::Deserialize)]
         struct Body {
-            error: stream::EndpointError,
+            error: events::EndpointError,
         }
         let text = match serde_json::from_slice::<Body>(body) {
             Ok(Body { error }) => format!("{}: {}", error.kind, error.message),

@@ -2,22 +2,20 @@
 //! framing by `eventsource-stream`, each event's JSON through the [`Assembler`]. Generic
 //! over the byte stream, so the tests can feed it chunks cut anywhere.
 //!
-//! The events: `message_start` (the prompt's usage), `content_block_start` / `_delta` /
-//! `_stop` for each block of the reply (text, a tool call whose input streams as JSON
-//! fragments, thinking), `message_delta` (why it stopped, the reply's usage),
-//! `message_stop`, `ping`, and `error` when the endpoint gives up mid-reply. Event types
-//! the host does not know are skipped, as the API's versioning policy asks.
+//! The events (`events.rs`): `message_start` (the prompt's usage), `content_block_start` /
+//! `_delta` / `_stop` for each block of the reply (text, a tool call whose input streams as
+//! JSON fragments, thinking), `message_delta` (why it stopped, the reply's usage),
+//! `message_stop`, `ping`, and `error` when the endpoint gives up mid-reply.
 
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::{Stream, StreamExt};
-use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use super::super::sse::EventSizes;
 use super::super::{ModelReply, StopReason, ToolCallRequest, Usage};
+use super::events::{Delta, Event, StartedBlock, WireUsage, cut, stop_reason};
 
 /// Tool calls one reply may carry; more is a broken endpoint, not a plan.
-const MAX_TOOL_CALLS: usize = 128;
+pub(super) const MAX_TOOL_CALLS: usize = 128;
 /// Content blocks one reply may have, of any kind.
 const MAX_BLOCKS: usize = 1024;
 
@@ -125,140 +123,6 @@ enum Block {
     Thinking,
     /// A kind the host does not read (redacted thinking, server tools' blocks).
     Other,
-}
-
-/// One event's data: the parts the host reads.
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum Event {
-    MessageStart {
-        message: StartedMessage,
-    },
-    ContentBlockStart {
-        index: u64,
-        content_block: StartedBlock,
-    },
-    ContentBlockDelta {
-        index: u64,
-        delta: Delta,
-    },
-    ContentBlockStop,
-    MessageDelta {
-        delta: MessageDelta,
-        #[serde(default)]
-        usage: Option<WireUsage>,
-    },
-    MessageStop,
-    Ping,
-    Error {
-        error: EndpointError,
-    },
-    #[serde(other)]
-    Unknown,
-}
-
-#[derive(Deserialize)]
-struct StartedMessage {
-    #[serde(default)]
-    usage: Option<WireUsage>,
-}
-
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum StartedBlock {
-    Text {
-        #[serde(default)]
-        text: String,
-    },
-    ToolUse {
-        id: String,
-        name: String,
-    },
-    Thinking {
-        #[serde(default)]
-        thinking: String,
-    },
-    #[serde(other)]
-    Other,
-}
-
-#[derive(Deserialize)]
-#[serde(tag = "type")]
-enum Delta {
-    #[serde(rename = "text_delta")]
-    Text { text: String },
-    #[serde(rename = "input_json_delta")]
-    InputJson { partial_json: String },
-    #[serde(rename = "thinking_delta")]
-    Thinking { thinking: String },
-    #[serde(other)]
-    Other,
-}
-
-#[derive(Deserialize)]
-struct MessageDelta {
-    #[serde(default)]
-    stop_reason: Option<String>,
-}
-
-/// `error` as Messages sends it, in an event or a response body.
-#[derive(Debug, Deserialize)]
-pub(super) struct EndpointError {
-    #[serde(rename = "type", default)]
-    pub kind: String,
-    #[serde(default)]
-    pub message: String,
-}
-
-/// `usage` as Messages counts it: `input_tokens` leaves out the cached ones. A field
-/// `message_delta` repeats replaces the one `message_start` gave.
-#[derive(Debug, Default, Clone, Copy, Deserialize)]
-pub(super) struct WireUsage {
-    #[serde(default)]
-    input_tokens: Option<u64>,
-    #[serde(default)]
-    output_tokens: Option<u64>,
-    #[serde(default)]
-    cache_read_input_tokens: Option<u64>,
-    #[serde(default)]
-    cache_creation_input_tokens: Option<u64>,
-}
-
-impl WireUsage {
-    fn merged(self, later: WireUsage) -> Self {
-        Self {
-            input_tokens: later.input_tokens.or(self.input_tokens),
-            output_tokens: later.output_tokens.or(self.output_tokens),
-            cache_read_input_tokens: later.cache_read_input_tokens.or(self.cache_read_input_tokens),
-            cache_creation_input_tokens: later
-                .cache_creation_input_tokens
-                .or(self.cache_creation_input_tokens),
-        }
-    }
-}
-
-impl From<WireUsage> for Usage {
-    fn from(usage: WireUsage) -> Self {
-        let (read, written) =
-            (usage.cache_read_input_tokens.unwrap_or(0), usage.cache_creation_input_tokens.unwrap_or(0));
-        Usage {
-            input_tokens: usage.input_tokens.unwrap_or(0) + read + written,
-            output_tokens: usage.output_tokens.unwrap_or(0),
-            cache_read_tokens: read,
-            cache_write_tokens: written,
-        }
-    }
-}
-
-/// `stop_reason` in the host's words.
-fn stop_reason(reason: &str) -> StopReason {
-    match reason {
-        "end_turn" | "stop_sequence" => StopReason::Done,
-        "tool_use" => StopReason::ToolCalls,
-        "max_tokens" | "model_context_window_exceeded" => StopReason::Length,
-        "refusal" => StopReason::Filtered,
-        other => StopReason::Other(other.to_owned()),
-    }
 }
 
 impl Assembler {
@@ -390,79 +254,6 @@ impl Assembler {
     fn partial(self) -> ModelReply {
         ModelReply { tool_calls: Vec::new(), ..self.finish() }
     }
-}
-
-/// A reply sent whole (an endpoint or gateway that ignores `stream: true`).
-pub(super) fn whole(body: &[u8]) -> Result<ModelReply, String> {
-    #[derive(Deserialize)]
-    struct Whole {
-        #[serde(rename = "type", default)]
-        kind: String,
-        #[serde(default)]
-        content: Vec<WholeBlock>,
-        #[serde(default)]
-        stop_reason: Option<String>,
-        #[serde(default)]
-        usage: Option<WireUsage>,
-        #[serde(default)]
-        error: Option<EndpointError>,
-    }
-    /// A block of any kind: a struct, not a tagged enum, so that `input` can be kept as
-    /// the text it came as.
-    #[derive(Deserialize)]
-    struct WholeBlock {
-        #[serde(rename = "type")]
-        kind: String,
-        #[serde(default)]
-        text: String,
-        #[serde(default)]
-        thinking: String,
-        #[serde(default)]
-        id: String,
-        #[serde(default)]
-        name: String,
-        #[serde(default)]
-        input: Option<Box<RawValue>>,
-    }
-    let reply: Whole = serde_json::from_slice(body).map_err(|error| {
-        format!("the reply is not a Messages response ({error}): {}", cut(&String::from_utf8_lossy(body)))
-    })?;
-    if let Some(error) = reply.error {
-        return Err(format!("the endpoint sent an error: {}: {}", error.kind, error.message));
-    }
-    if reply.kind != "message" {
-        return Err(format!("the reply is not a Messages response (its type is `{}`)", reply.kind));
-    }
-    let mut assembler = Assembler {
-        usage: reply.usage,
-        stop: reply.stop_reason.as_deref().map(stop_reason),
-        ..Assembler::default()
-    };
-    let mut calls = Vec::new();
-    for block in reply.content {
-        match block.kind.as_str() {
-            "text" => assembler.text.push_str(&block.text),
-            "thinking" => assembler.add_reasoning(&block.thinking, true),
-            "tool_use" => {
-                let arguments = block.input.map_or_else(|| "{}".to_owned(), |input| input.get().to_owned());
-                calls.push(ToolCallRequest { id: block.id, name: block.name, arguments });
-            }
-            _ => {}
-        }
-    }
-    if calls.len() > MAX_TOOL_CALLS {
-        return Err(format!("the reply has more than {MAX_TOOL_CALLS} tool calls"));
-    }
-    Ok(ModelReply { tool_calls: calls, ..assembler.finish() })
-}
-
-/// At most the first 200 bytes of `text`, for an error that quotes it.
-fn cut(text: &str) -> &str {
-    let mut end = text.len().min(200);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 #[cfg(test)]
@@ -678,42 +469,5 @@ mod tests {
             .chain(stream::repeat_with(|| Ok(vec![b'x'; 4096])));
         let interrupted = read(endless, 64 * 1024, &mut on_text).await.unwrap_err();
         assert!(matches!(interrupted.cause, Cause::EventTooLong { max_kib: 64 }), "{:?}", interrupted.cause);
-    }
-
-    #[test]
-    fn a_reply_sent_whole_is_read_too() {
-        let body = json!({
-            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
-            "content": [
-                {"type": "thinking", "thinking": "hm", "signature": "x"},
-                {"type": "text", "text": "Done."},
-                {"type": "tool_use", "id": "toolu_9", "name": "todos_get_all", "input": {"a": 1}},
-            ],
-            "stop_reason": "tool_use",
-            "usage": {"input_tokens": 10, "output_tokens": 4, "cache_read_input_tokens": 90},
-        });
-        let reply = whole(body.to_string().as_bytes()).unwrap();
-        assert_eq!(reply.text, "Done.");
-        assert_eq!(reply.reasoning, "hm");
-        assert_eq!(reply.stop, StopReason::ToolCalls);
-        assert_eq!(
-            reply.tool_calls,
-            [ToolCallRequest {
-                id: "toolu_9".into(),
-                name: "todos_get_all".into(),
-                arguments: r#"{"a":1}"#.into()
-            }]
-        );
-        assert_eq!(
-            reply.usage,
-            Some(Usage { input_tokens: 100, output_tokens: 4, cache_read_tokens: 90, cache_write_tokens: 0 })
-        );
-
-        let error = json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
-        assert_eq!(
-            whole(error.to_string().as_bytes()).unwrap_err(),
-            "the endpoint sent an error: overloaded_error: Overloaded"
-        );
-        assert!(whole(b"<html>").unwrap_err().contains("not a Messages response"));
     }
 }

@@ -5,19 +5,22 @@
 //! cache breakpoints on the stable prefix (the tools, the system prompt) and at the end of
 //! the history.
 //!
-//! Each history message is kept encoded (in the session's `HistoryEncodings`) as its
+//! Each history message is kept encoded (in the session's `HistoryEncodings`: a host's
+//! model client is the same for its whole life, so they are always this client's) as its
 //! content: one block for a user, system or tool message (`null` when it has nothing to
 //! say), the list of blocks for an assistant message. Which messages share a turn, and
-//! where the breakpoint goes, depends on its neighbours, so that is decided on every call.
+//! where the history's breakpoint goes, depends on the neighbours: `turns.rs` decides that
+//! on every call.
 
 use std::borrow::Cow;
 
-use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
 
 use super::super::encodings::{Encodings, same_tools};
 use super::super::history_encodings::HistoryEncodings;
-use super::super::{Message, ModelRequest, Role, ToolCallRequest, ToolDefinition};
+use super::super::{Message, ModelRequest, Role, ToolDefinition};
+use super::turns::{Turn, turns};
 
 /// What every request of one client carries besides the conversation.
 pub(super) struct Settings {
@@ -91,7 +94,7 @@ struct MessagesRequest<'a> {
 }
 
 /// `{"type": "ephemeral"}`: a prompt-cache breakpoint after the block that carries it.
-struct Ephemeral;
+pub(super) struct Ephemeral;
 
 impl Serialize for Ephemeral {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -128,7 +131,7 @@ struct WireTool<'a> {
 /// One content block.
 #[derive(serde::Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-enum Kind<'a> {
+pub(super) enum Kind<'a> {
     Text {
         text: Cow<'a, str>,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -151,7 +154,7 @@ enum Kind<'a> {
 }
 
 impl Kind<'_> {
-    fn with_breakpoint(mut self) -> Self {
+    pub(super) fn with_breakpoint(mut self) -> Self {
         match &mut self {
             Kind::Text { cache_control, .. } | Kind::ToolResult { cache_control, .. } => {
                 *cache_control = Some(Ephemeral);
@@ -165,7 +168,7 @@ impl Kind<'_> {
 /// A tool call's `input`: the stored arguments when they are a JSON object (the only kind
 /// Messages takes), else `{}`: a call cut short or malformed is still sent back in a form
 /// the endpoint accepts, and its error result follows it.
-enum Input<'a> {
+pub(super) enum Input<'a> {
     Object(&'a RawValue),
     Empty,
 }
@@ -191,7 +194,7 @@ impl Serialize for Input<'_> {
 /// A tool call id as Messages takes them (`[A-Za-z0-9_-]+`): a session begun with another
 /// endpoint may hold ids with other characters, which become `_` (in the call and in its
 /// result alike, so they still match).
-fn wire_id(id: &str) -> Cow<'_, str> {
+pub(super) fn wire_id(id: &str) -> Cow<'_, str> {
     let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
     if !id.is_empty() && id.chars().all(allowed) {
         return Cow::Borrowed(id);
@@ -202,7 +205,7 @@ fn wire_id(id: &str) -> Cow<'_, str> {
 
 /// The block a user, system or tool message becomes; `None` for one with nothing to say
 /// (Messages refuses an empty or blank text block).
-fn user_block(message: &Message) -> Option<Kind<'_>> {
+pub(super) fn user_block(message: &Message) -> Option<Kind<'_>> {
     match message.role {
         Role::Tool => Some(Kind::ToolResult {
             tool_use_id: wire_id(message.tool_call_id.as_deref().unwrap_or_default()),
@@ -214,7 +217,7 @@ fn user_block(message: &Message) -> Option<Kind<'_>> {
     }
 }
 
-fn text_block(text: &str) -> Option<Kind<'_>> {
+pub(super) fn text_block(text: &str) -> Option<Kind<'_>> {
     (!text.trim().is_empty()).then(|| Kind::Text { text: text.into(), cache_control: None })
 }
 
@@ -237,176 +240,8 @@ fn encode(message: &Message) -> Box<RawValue> {
 }
 
 /// Whether a kept encoding has nothing to send.
-fn is_empty(kept: &RawValue) -> bool {
+pub(super) fn is_empty(kept: &RawValue) -> bool {
     matches!(kept.get(), "null" | "[]")
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-enum Side {
-    User,
-    Assistant,
-}
-
-impl Side {
-    fn of(message: &Message) -> Self {
-        if message.role == Role::Assistant { Side::Assistant } else { Side::User }
-    }
-}
-
-/// One message of the request: a role and its blocks.
-#[derive(serde::Serialize)]
-struct Turn<'a> {
-    role: Side,
-    content: Content<'a>,
-}
-
-enum Content<'a> {
-    /// One assistant message's blocks, as kept.
-    Whole(&'a RawValue),
-    Parts(Vec<Part<'a>>),
-}
-
-enum Part<'a> {
-    /// A block as kept, with the message it encodes when that is a user-side one (to encode
-    /// it again with a breakpoint).
-    Kept { json: &'a RawValue, source: Option<&'a Message> },
-    /// A block encoded in this call's body.
-    Block(Kind<'a>),
-}
-
-impl Serialize for Content<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Content::Whole(json) => json.serialize(serializer),
-            Content::Parts(parts) => {
-                let mut seq = serializer.serialize_seq(Some(parts.len()))?;
-                for part in parts {
-                    match part {
-                        Part::Kept { json, .. } => seq.serialize_element(json)?,
-                        Part::Block(block) => seq.serialize_element(block)?,
-                    }
-                }
-                seq.end()
-            }
-        }
-    }
-}
-
-/// What stands in for the result of a call the history has none for (Messages refuses a
-/// `tool_use` without its `tool_result`).
-const NO_RESULT: &str = "no result was recorded for this call";
-
-/// What opens a history that starts with the assistant (Messages wants the user first).
-const OPENING: &str = "(the conversation so far follows)";
-
-/// The request's messages: the history in alternating turns, then the injected messages in
-/// the last user turn. The last block of the history's last user turn carries the
-/// breakpoint, so the next call, whose history only grew, reads all of it from the cache.
-fn turns<'a>(history: &'a [Message], kept: &'a [Box<RawValue>], injected: &'a [Message]) -> Vec<Turn<'a>> {
-    let said: Vec<(&Message, &RawValue)> = history
-        .iter()
-        .zip(kept)
-        .map(|(message, json)| (message, &**json))
-        .filter(|(_, json)| !is_empty(json))
-        .collect();
-    let mut turns = Vec::new();
-    // The calls of the last assistant turn, which the next user turn must answer.
-    let mut calls: Vec<&ToolCallRequest> = Vec::new();
-    for run in said.chunk_by(|(a, _), (b, _)| Side::of(a) == Side::of(b)) {
-        if Side::of(run[0].0) == Side::Assistant {
-            if !calls.is_empty() {
-                turns.push(Turn { role: Side::User, content: Content::Parts(answers(&calls, &[])) });
-            }
-            calls = run.iter().flat_map(|(message, _)| &message.tool_calls).collect();
-            turns.push(Turn { role: Side::Assistant, content: assistant_content(run) });
-        } else {
-            turns.push(Turn { role: Side::User, content: Content::Parts(answers(&calls, run)) });
-            calls.clear();
-        }
-    }
-    if !calls.is_empty() {
-        turns.push(Turn { role: Side::User, content: Content::Parts(answers(&calls, &[])) });
-    }
-    if turns.first().is_some_and(|turn| turn.role == Side::Assistant) {
-        let opening = Kind::Text { text: OPENING.into(), cache_control: None };
-        turns.insert(0, Turn { role: Side::User, content: Content::Parts(vec![Part::Block(opening)]) });
-    }
-    if let Some(Turn { content: Content::Parts(parts), .. }) =
-        turns.iter_mut().rev().find(|turn| turn.role == Side::User)
-        && let Some(last) = parts.pop()
-    {
-        parts.push(with_breakpoint(last));
-    }
-    let injected: Vec<Part<'a>> =
-        injected.iter().filter_map(|message| text_block(&message.content)).map(Part::Block).collect();
-    if !injected.is_empty() {
-        match turns.last_mut() {
-            Some(Turn { role: Side::User, content: Content::Parts(parts) }) => parts.extend(injected),
-            _ => turns.push(Turn { role: Side::User, content: Content::Parts(injected) }),
-        }
-    }
-    turns
-}
-
-/// An assistant turn: one message's blocks as kept, or several messages' in one list.
-fn assistant_content<'a>(run: &[(&'a Message, &'a RawValue)]) -> Content<'a> {
-    if let [(_, json)] = run {
-        return Content::Whole(json);
-    }
-    let blocks = run.iter().flat_map(|(_, json)| {
-        serde_json::from_str::<Vec<&RawValue>>(json.get()).expect("an assistant message is kept as a list")
-    });
-    Content::Parts(blocks.map(|json| Part::Kept { json, source: None }).collect())
-}
-
-/// A user turn after `calls`: each call's result in the calls' order (a stand-in where
-/// the history has none), then any result that answers none of them (as text: Messages
-/// refuses a `tool_result` for a call it did not just see), then the turn's other messages.
-fn answers<'a>(calls: &[&'a ToolCallRequest], run: &[(&'a Message, &'a RawValue)]) -> Vec<Part<'a>> {
-    let mut results: Vec<Option<(&Message, &RawValue)>> =
-        run.iter().copied().filter(|(message, _)| message.role == Role::Tool).map(Some).collect();
-    let mut parts = Vec::with_capacity(calls.len() + run.len());
-    for call in calls {
-        let id = wire_id(&call.id);
-        let answering = results.iter_mut().find(|result| {
-            result.is_some_and(|(message, _)| {
-                wire_id(message.tool_call_id.as_deref().unwrap_or_default()) == id
-            })
-        });
-        parts.push(match answering.and_then(Option::take) {
-            Some((message, json)) => Part::Kept { json, source: Some(message) },
-            None => Part::Block(Kind::ToolResult {
-                tool_use_id: id,
-                content: NO_RESULT,
-                is_error: true,
-                cache_control: None,
-            }),
-        });
-    }
-    for (message, _) in results.into_iter().flatten() {
-        let id = message.tool_call_id.as_deref().unwrap_or_default();
-        let text = format!(
-            "(the result of the tool call `{id}`, which is no longer in the conversation)\n{}",
-            message.content
-        );
-        parts.push(Part::Block(Kind::Text { text: text.into(), cache_control: None }));
-    }
-    let others = run.iter().filter(|(message, _)| message.role != Role::Tool);
-    parts.extend(others.map(|&(message, json)| Part::Kept { json, source: Some(message) }));
-    parts
-}
-
-/// `part` with a cache breakpoint: a kept block is encoded again from its message.
-fn with_breakpoint(part: Part<'_>) -> Part<'_> {
-    match part {
-        Part::Kept { source: Some(message), .. } => {
-            let block = user_block(message).expect("only messages with something to say are kept as parts");
-            Part::Block(block.with_breakpoint())
-        }
-        Part::Block(block) => Part::Block(block.with_breakpoint()),
-        kept @ Part::Kept { source: None, .. } => kept,
-    }
 }
 
 #[cfg(test)]
@@ -415,8 +250,9 @@ mod tests {
 
     use serde_json::{Value, json};
 
+    use super::super::turns::{NO_RESULT, OPENING};
     use super::*;
-    use crate::conversation::History;
+    use crate::conversation::{History, ToolCallRequest};
 
     fn settings() -> Settings {
         Settings {
