@@ -281,7 +281,7 @@ mod tests {
             json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
             json!({"type": "ping"}),
             json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Adding "}}),
-            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "a todo ✓"}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "a note ✓"}}),
             json!({"type": "content_block_stop", "index": 0}),
             json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_01", "name": "todos_add", "input": {}}}),
             json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": ""}}),
@@ -312,7 +312,7 @@ mod tests {
         assert_eq!(
             reply,
             ModelReply {
-                text: "Adding a todo ✓".into(),
+                text: "Adding a note ✓".into(),
                 tool_calls: vec![ToolCallRequest {
                     id: "toolu_01".into(),
                     name: "todos_add".into(),
@@ -328,7 +328,7 @@ mod tests {
                 }),
             }
         );
-        assert_eq!(shown, ["Adding ", "a todo ✓"]);
+        assert_eq!(shown, ["Adding ", "a note ✓"]);
     }
 
     #[tokio::test]
@@ -402,9 +402,9 @@ mod tests {
             "{:?}",
             interrupted.cause
         );
-        assert_eq!(interrupted.partial.text, "Adding a todo ✓");
+        assert_eq!(interrupted.partial.text, "Adding a note ✓");
         assert_eq!(interrupted.partial.usage.unwrap().cache_read_tokens, 3000);
-        assert_eq!(shown.concat(), "Adding a todo ✓");
+        assert_eq!(shown.concat(), "Adding a note ✓");
     }
 
     #[tokio::test]
@@ -413,7 +413,7 @@ mod tests {
         let (result, _) = read_text(&framed(&events[..9])).await;
         let interrupted = result.unwrap_err();
         assert!(matches!(interrupted.cause, Cause::Ended), "{:?}", interrupted.cause);
-        assert_eq!(interrupted.partial.text, "Adding a todo ✓");
+        assert_eq!(interrupted.partial.text, "Adding a note ✓");
         assert!(interrupted.partial.tool_calls.is_empty(), "half a call is never handed on");
 
         let mut shown = Vec::new();
@@ -422,7 +422,7 @@ mod tests {
         let broken = stream::iter([Ok(first), Err("connection reset".to_owned())]);
         let interrupted = read(broken, 1 << 20, &mut on_text).await.unwrap_err();
         assert!(matches!(&interrupted.cause, Cause::Transport(error) if error == "connection reset"));
-        assert_eq!(interrupted.partial.text, "Adding a todo ✓");
+        assert_eq!(interrupted.partial.text, "Adding a note ✓");
 
         let mut without_stop = events.clone();
         without_stop.pop();

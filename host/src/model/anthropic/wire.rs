@@ -456,13 +456,13 @@ mod tests {
     #[test]
     fn injected_messages_after_an_assistant_turn_open_a_user_turn_of_their_own() {
         let history = History::from(vec![Message::user("hi"), Message::assistant("hello", Vec::new())]);
-        let body = sent(&history, &[Message::system("todo: none"), Message::system(" ")]);
+        let body = sent(&history, &[Message::system("list: none"), Message::system(" ")]);
         assert_eq!(
             body["messages"],
             json!([
                 {"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": breakpoint()}]},
                 {"role": "assistant", "content": [{"type": "text", "text": "hello"}]},
-                {"role": "user", "content": [{"type": "text", "text": "todo: none"}]},
+                {"role": "user", "content": [{"type": "text", "text": "list: none"}]},
             ])
         );
         let bare =
