@@ -4,6 +4,7 @@
 mod support;
 
 mod agent_mode;
+mod anthropic;
 mod approvals;
 mod caps;
 mod cli;

@@ -1,5 +1,8 @@
-//! A fake OpenAI-compatible endpoint that answers at once, scripting the todo workflow:
-//! add four todos, complete them one by one, then a final answer.
+//! A fake model endpoint that answers at once, scripting the todo workflow: add four
+//! todos, complete them one by one, then a final answer. It speaks both wires the host
+//! does: Chat Completions (`/v1/chat/completions`, whole JSON replies) and Anthropic
+//! Messages (`/v1/messages`, streamed events), so host overhead per model call can be
+//! measured through either client.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,8 +32,25 @@ pub struct Counters {
     workflows: AtomicU64,
 }
 
+/// Which wire a client speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    ChatCompletions,
+    Messages,
+}
+
+impl Wire {
+    /// The `[model] provider` whose client speaks it.
+    pub fn provider(self) -> &'static str {
+        match self {
+            Wire::ChatCompletions => "openai",
+            Wire::Messages => "anthropic",
+        }
+    }
+}
+
 /// Serves on a loopback port from its own thread and runtime, so the host's runtime only
-/// ever does the host's work. Returns the `/v1` base URL.
+/// ever does the host's work. Returns the `/v1` base URL (both clients take it).
 pub fn start(counters: Arc<Counters>) -> String {
     let listener = std::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).expect("bind loopback");
     listener.set_nonblocking(true).unwrap();
@@ -41,7 +61,10 @@ pub fn start(counters: Arc<Counters>) -> String {
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-                let app = axum::Router::new().route("/v1/chat/completions", post(reply)).with_state(counters);
+                let app = axum::Router::new()
+                    .route("/v1/chat/completions", post(reply))
+                    .route("/v1/messages", post(reply_messages))
+                    .with_state(counters);
                 axum::serve(listener, app).await.unwrap();
             });
         })
@@ -51,8 +74,8 @@ pub fn start(counters: Arc<Counters>) -> String {
 
 /// Bare round trips to the endpoint, one at a time, through the same HTTP client the host
 /// uses and with no host work in between: the floor under every model call of the bench.
-pub async fn round_trips(base_url: &str, count: usize) -> Vec<std::time::Duration> {
-    let bare = BareRequest::new(base_url);
+pub async fn round_trips(base_url: &str, wire: Wire, count: usize) -> Vec<std::time::Duration> {
+    let bare = BareRequest::new(base_url, wire);
     let mut times = Vec::with_capacity(count);
     for _ in 0..count {
         let started = std::time::Instant::now();
@@ -66,8 +89,8 @@ pub async fn round_trips(base_url: &str, count: usize) -> Vec<std::time::Duratio
 /// Bare round trips at `concurrency`: `count` in all through one shared HTTP client, as the
 /// host sends them, with no host work in between. Returns model calls per second: the ceiling
 /// the endpoint and loopback TCP alone put on any host at that concurrency on this machine.
-pub async fn round_trips_per_second(base_url: &str, count: usize, concurrency: usize) -> f64 {
-    let bare = Arc::new(BareRequest::new(base_url));
+pub async fn round_trips_per_second(base_url: &str, wire: Wire, count: usize, concurrency: usize) -> f64 {
+    let bare = Arc::new(BareRequest::new(base_url, wire));
     let next = Arc::new(AtomicU64::new(0));
     let started = std::time::Instant::now();
     let workers: Vec<_> = (0..concurrency)
@@ -86,8 +109,8 @@ pub async fn round_trips_per_second(base_url: &str, count: usize, concurrency: u
     count as f64 / started.elapsed().as_secs_f64()
 }
 
-/// What a bare round trip sends: a minimal chat request to the endpoint, through a client
-/// like the host's.
+/// What a bare round trip sends: a minimal request of the wire to the endpoint, through a
+/// client like the host's.
 struct BareRequest {
     uri: Uri,
     client: HttpClient,
@@ -95,13 +118,19 @@ struct BareRequest {
 }
 
 impl BareRequest {
-    fn new(base_url: &str) -> Self {
-        let uri: Uri = format!("{base_url}/chat/completions").parse().expect("the endpoint URL parses");
+    fn new(base_url: &str, wire: Wire) -> Self {
+        let (path, body): (_, &'static [u8]) = match wire {
+            Wire::ChatCompletions => {
+                ("chat/completions", br#"{"model":"fake","stream":true,"messages":[{"role":"user","content":"hi"}]}"#)
+            }
+            Wire::Messages => (
+                "messages",
+                br#"{"model":"fake","max_tokens":8192,"stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}"#,
+            ),
+        };
+        let uri: Uri = format!("{base_url}/{path}").parse().expect("the endpoint URL parses");
         let client = HttpClient::new(&uri, std::time::Duration::from_secs(10));
-        let body = Bytes::from_static(
-            br#"{"model":"fake","stream":true,"messages":[{"role":"user","content":"hi"}]}"#,
-        );
-        Self { uri, client, body }
+        Self { uri, client, body: Bytes::from_static(body) }
     }
 
     /// Sends the request and reads the whole reply.
@@ -125,17 +154,33 @@ async fn reply(State(counters): State<Arc<Counters>>, body: Bytes) -> Response {
     let Some(step) = tool_results_this_turn(&body) else {
         return (StatusCode::BAD_REQUEST, "not a chat completions request").into_response();
     };
-    let answer = &answers()[step.min(TODOS as usize + 1)];
-    let answer = if step == 0 {
-        // Each workflow's todos get titles of their own, so no two sessions ever hold the same
-        // list: the host shares reusable contributions across sessions with equal state, and
-        // identical lists in every session would flatter it.
-        let workflow = counters.workflows.fetch_add(1, Ordering::Relaxed).to_string();
-        Bytes::from(String::from_utf8_lossy(answer).replace(WORKFLOW, &workflow))
-    } else {
-        answer.clone()
-    };
+    let answer = numbered(&counters, &answers()[step.min(TODOS as usize + 1)], step);
     ([(header::CONTENT_TYPE, "application/json")], answer).into_response()
+}
+
+/// The same steps on the Messages wire, streamed as the API streams them. Every tool result
+/// of the body is this turn's: a bench session is one turn.
+async fn reply_messages(State(counters): State<Arc<Counters>>, body: Bytes) -> Response {
+    counters.requests.fetch_add(1, Ordering::Relaxed);
+    let is_object = body.first() == Some(&b'{') && body.last() == Some(&b'}');
+    if !is_object || memmem::find(&body, b"\"messages\":[").is_none() {
+        return (StatusCode::BAD_REQUEST, "not a Messages request").into_response();
+    }
+    let step = memmem::find_iter(&body, b"\"type\":\"tool_result\"").count();
+    let answer = numbered(&counters, &message_answers()[step.min(TODOS as usize + 1)], step);
+    ([(header::CONTENT_TYPE, "text/event-stream")], answer).into_response()
+}
+
+/// `answer`, with the workflow's number in the titles of the first step's todos.
+fn numbered(counters: &Counters, answer: &Bytes, step: usize) -> Bytes {
+    if step != 0 {
+        return answer.clone();
+    }
+    // Each workflow's todos get titles of their own, so no two sessions ever hold the same
+    // list: the host shares reusable contributions across sessions with equal state, and
+    // identical lists in every session would flatter it.
+    let workflow = counters.workflows.fetch_add(1, Ordering::Relaxed).to_string();
+    Bytes::from(String::from_utf8_lossy(answer).replace(WORKFLOW, &workflow))
 }
 
 /// Tool results after the last user message; `None` for a body that is not a JSON object
@@ -152,22 +197,29 @@ fn tool_results_this_turn(body: &[u8]) -> Option<usize> {
 /// Stands for the workflow's number in the titles of the first answer.
 const WORKFLOW: &str = "#workflow#";
 
+/// The tool call of each step but the last: `todos_add`, then four `todos_complete`.
+fn step_call(step: u64) -> Option<(&'static str, Value)> {
+    match step {
+        0 => Some((
+            "todos_add",
+            json!({ "todos": (1..=TODOS).map(|n| json!({ "title": format!("step {n} of {WORKFLOW}") })).collect::<Vec<_>>() }),
+        )),
+        n if n <= TODOS => Some(("todos_complete", json!({ "items": [{ "id": n, "reason": "done" }] }))),
+        _ => None,
+    }
+}
+
+const FINAL_ANSWER: &str = "All four steps are done.";
+
 /// The whole response body for each step: `todos_add`, four `todos_complete`, the answer.
 fn answers() -> &'static [Bytes] {
     static ANSWERS: OnceLock<Vec<Bytes>> = OnceLock::new();
     ANSWERS.get_or_init(|| {
         (0..=TODOS + 1)
             .map(|step| {
-                let message = match step {
-                    0 => tool_call(
-                        "todos_add",
-                        json!({ "todos": (1..=TODOS).map(|n| json!({ "title": format!("step {n} of {WORKFLOW}") })).collect::<Vec<_>>() }),
-                        step,
-                    ),
-                    n if n <= TODOS => {
-                        tool_call("todos_complete", json!({ "items": [{ "id": n, "reason": "done" }] }), step)
-                    }
-                    _ => json!({ "role": "assistant", "content": "All four steps are done." }),
+                let message = match step_call(step) {
+                    Some((name, arguments)) => tool_call(name, arguments, step),
+                    None => json!({ "role": "assistant", "content": FINAL_ANSWER }),
                 };
                 let body = json!({
                     "id": "bench",
@@ -189,5 +241,48 @@ fn tool_call(name: &str, arguments: Value, step: u64) -> Value {
             "type": "function",
             "function": { "name": name, "arguments": arguments.to_string() },
         }],
+    })
+}
+
+/// The streamed body for each step on the Messages wire: the events the API sends for a
+/// tool call (its input in two fragments) or for the final text, pings included.
+fn message_answers() -> &'static [Bytes] {
+    static ANSWERS: OnceLock<Vec<Bytes>> = OnceLock::new();
+    ANSWERS.get_or_init(|| {
+        (0..=TODOS + 1)
+            .map(|step| {
+                let (block, deltas, stop) = match step_call(step) {
+                    Some((name, input)) => {
+                        let input = input.to_string();
+                        // Cut before the first workflow number, so each stays whole for `numbered`.
+                        let (first, second) = input.split_at(input.find(WORKFLOW).unwrap_or(input.len() / 2));
+                        let block = json!({"type": "tool_use", "id": format!("toolu_{step}"), "name": name, "input": {}});
+                        let deltas = [first, second].map(|part| json!({"type": "input_json_delta", "partial_json": part}));
+                        (block, deltas.to_vec(), "tool_use")
+                    }
+                    None => {
+                        let (first, second) = FINAL_ANSWER.split_at(FINAL_ANSWER.len() / 2);
+                        let deltas = [first, second].map(|part| json!({"type": "text_delta", "text": part}));
+                        (json!({"type": "text", "text": ""}), deltas.to_vec(), "end_turn")
+                    }
+                };
+                let mut events = vec![
+                    json!({"type": "message_start", "message": {"id": "msg_bench", "type": "message", "role": "assistant",
+                        "content": [], "model": "fake", "stop_reason": null,
+                        "usage": {"input_tokens": 900, "cache_read_input_tokens": 2000, "cache_creation_input_tokens": 100, "output_tokens": 1}}}),
+                    json!({"type": "content_block_start", "index": 0, "content_block": block}),
+                    json!({"type": "ping"}),
+                ];
+                events.extend(deltas.into_iter().map(|delta| json!({"type": "content_block_delta", "index": 0, "delta": delta})));
+                events.push(json!({"type": "content_block_stop", "index": 0}));
+                events.push(json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 40}}));
+                events.push(json!({"type": "message_stop"}));
+                let body: String = events
+                    .iter()
+                    .map(|event| format!("event: {}\ndata: {event}\n\n", event["type"].as_str().unwrap()))
+                    .collect();
+                Bytes::from(body)
+            })
+            .collect()
     })
 }

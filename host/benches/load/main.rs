@@ -5,6 +5,8 @@
 //!
 //! `cargo bench -p agent-host --bench load` (defaults), or with figures of your own:
 //! `cargo bench -p agent-host --bench load -- --serial 1000 --sessions 100000 --concurrency 50`.
+//! `--provider anthropic` runs the same workflow through the Messages client (the endpoint
+//! speaks both), for the host overhead per model call of each client.
 
 mod endpoint;
 mod startup;
@@ -20,6 +22,7 @@ use agent_host::agent::NoOperator;
 use agent_host::model::ModelClient;
 use agent_host::plugins::Export;
 use agent_host::{Config, Host, TurnEnd};
+use endpoint::Wire;
 use hdrhistogram::Histogram;
 use timing::{Breakdown, TimingSink, cpu_time, memory_kib, quantile};
 
@@ -36,13 +39,21 @@ struct Options {
     concurrency: usize,
     /// Time `agent-host --check` cold and warm (`--no-startup` skips it: quicker A/B runs).
     startup: bool,
+    /// The client under test: `--provider openai` (the default) or `--provider anthropic`.
+    wire: Wire,
 }
 
 impl Options {
-    /// `--serial N`, `--sessions N`, `--concurrency C`, `--no-startup`; cargo's own `--bench`
-    /// is ignored.
+    /// `--serial N`, `--sessions N`, `--concurrency C`, `--no-startup`, `--provider P`;
+    /// cargo's own `--bench` is ignored.
     fn parse() -> Self {
-        let mut options = Options { serial: 1_000, sessions: 5_000, concurrency: 50, startup: true };
+        let mut options = Options {
+            serial: 1_000,
+            sessions: 5_000,
+            concurrency: 50,
+            startup: true,
+            wire: Wire::ChatCompletions,
+        };
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
             let mut value = || -> usize {
@@ -53,6 +64,13 @@ impl Options {
                 "--sessions" => options.sessions = value(),
                 "--concurrency" => options.concurrency = value().max(1),
                 "--no-startup" => options.startup = false,
+                "--provider" => {
+                    options.wire = match args.next().as_deref() {
+                        Some("openai") => Wire::ChatCompletions,
+                        Some("anthropic") => Wire::Messages,
+                        other => panic!("--provider takes openai or anthropic, not {other:?}"),
+                    }
+                }
                 _ => {}
             }
         }
@@ -107,7 +125,7 @@ fn main() -> anyhow::Result<()> {
     set_bench_key();
     let base_url = endpoint::start(Arc::default());
     let config_path = dir.path().join("config.toml");
-    std::fs::write(&config_path, config_text(&base_url, &built))?;
+    std::fs::write(&config_path, config_text(&base_url, options.wire, &built))?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let host = runtime.block_on(async {
@@ -117,7 +135,10 @@ fn main() -> anyhow::Result<()> {
     })?;
 
     let mut figures = targets::Figures::default();
-    println!("agent-host load benchmark: stock plugins (todo, agent-mode, permissions, fs), SQLite store\n");
+    println!(
+        "agent-host load benchmark: stock plugins (todo, agent-mode, permissions, fs), SQLite store, the {} client\n",
+        options.wire.provider()
+    );
     let startup_runs: &[_] =
         if options.startup { &[("cold (empty compile cache)", 5, true), ("warm", 20, false)] } else { &[] };
     for &(label, runs, cold) in startup_runs {
@@ -138,7 +159,7 @@ fn main() -> anyhow::Result<()> {
         endpoint::TOOL_CALLS_PER_SESSION
     );
     runtime.block_on(run_batch(&host, 200, 4));
-    let floor = runtime.block_on(endpoint::round_trips(&base_url, 2_000));
+    let floor = runtime.block_on(endpoint::round_trips(&base_url, options.wire, 2_000));
     let floor_p50 = quantile(&floor, 0.5);
     println!(
         "endpoint round trip alone (same HTTP client, no host work): p50 {:.0} µs, p99 {:.0} µs;\n  \
@@ -149,8 +170,12 @@ fn main() -> anyhow::Result<()> {
     );
     if options.sessions > 0 {
         let calls = 20_000;
-        let per_second =
-            runtime.block_on(endpoint::round_trips_per_second(&base_url, calls, options.concurrency));
+        let per_second = runtime.block_on(endpoint::round_trips_per_second(
+            &base_url,
+            options.wire,
+            calls,
+            options.concurrency,
+        ));
         println!(
             "endpoint alone at concurrency {} ({calls} round trips, same HTTP client, no host work): \
              {per_second:.0} model calls/s;\n  so at that concurrency no host could exceed {:.0} sessions/s here\n",
@@ -374,11 +399,16 @@ fn set_bench_key() {
     unsafe { std::env::set_var(KEY_VARIABLE, "bench-key") }
 }
 
-fn config_text(base_url: &str, built: &std::collections::BTreeMap<String, std::path::PathBuf>) -> String {
+fn config_text(
+    base_url: &str,
+    wire: Wire,
+    built: &std::collections::BTreeMap<String, std::path::PathBuf>,
+) -> String {
+    let provider = wire.provider();
     format!(
         r#"
 [model]
-provider = "openai"
+provider = "{provider}"
 base_url = "{base_url}"
 api_key_env = "{KEY_VARIABLE}"
 max_retries = 0

@@ -1,6 +1,8 @@
-//! Model clients: an OpenAI-compatible Chat Completions client (streaming, retries) and a
-//! scripted one that replays a file of turns for demos and tests.
+//! Model clients: an OpenAI-compatible Chat Completions client (streaming, retries), an
+//! Anthropic Messages client (streaming, prompt caching, retries) and a scripted one that
+//! replays a file of turns for demos and tests.
 
+mod anthropic;
 mod assemble;
 pub mod call_ids;
 mod context_errors;
@@ -13,6 +15,7 @@ pub mod http;
 mod injected;
 mod openai;
 mod params;
+mod retry;
 mod scripted;
 mod sniff;
 mod sse;
@@ -21,6 +24,7 @@ mod wire;
 
 use std::sync::Arc;
 
+pub use anthropic::AnthropicClient;
 pub use assemble::ReplyAssembler;
 pub use error::ModelError;
 pub use history_encodings::HistoryEncodings;
@@ -38,6 +42,7 @@ use crate::config::{Config, Provider};
 #[derive(Clone)]
 pub enum ModelClient {
     OpenAi(Arc<OpenAiClient>),
+    Anthropic(Arc<AnthropicClient>),
     Scripted(Arc<ScriptedModel>),
 }
 
@@ -54,7 +59,8 @@ impl ModelClient {
             Provider::Openai => Ok(OpenAiClient::from_config(&config.model, &config.runtime.limits)?
                 .map(|client| Self::OpenAi(Arc::new(client)))),
             Provider::Anthropic => {
-                anyhow::bail!("`[model] provider = \"anthropic\"` is not available in this build")
+                let client = AnthropicClient::from_config(&config.model, &config.runtime.limits)?;
+                Ok(Some(Self::Anthropic(Arc::new(client))))
             }
         }
     }
@@ -69,6 +75,7 @@ impl ModelClient {
     ) -> Result<ModelReply, ModelError> {
         match self {
             Self::OpenAi(client) => client.complete(request, encodings, on_text).await,
+            Self::Anthropic(client) => client.complete(request, encodings, on_text).await,
             Self::Scripted(script) => script.complete(request, on_text),
         }
     }
@@ -77,6 +84,7 @@ impl ModelClient {
     pub fn describe(&self) -> String {
         match self {
             Self::OpenAi(client) => client.describe(),
+            Self::Anthropic(client) => client.describe(),
             Self::Scripted(script) => script.describe(),
         }
     }

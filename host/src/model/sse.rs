@@ -138,7 +138,7 @@ impl<E: std::fmt::Display> std::fmt::Display for Capped<E> {
 
 /// The size of the event being received: bytes since the blank line that ended the last.
 #[derive(Default)]
-struct EventSizes {
+pub(super) struct EventSizes {
     event: usize,
     /// Bytes of the current line so far; 0 right after a line break.
     line: usize,
@@ -148,7 +148,7 @@ struct EventSizes {
 
 impl EventSizes {
     /// Takes in `chunk`; false once the current event has grown past `max`.
-    fn fits(&mut self, chunk: &[u8], max: usize) -> bool {
+    pub(super) fn fits(&mut self, chunk: &[u8], max: usize) -> bool {
         for &byte in chunk {
             match byte {
                 b'\n' if self.after_cr => self.after_cr = false,

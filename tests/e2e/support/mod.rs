@@ -1,6 +1,7 @@
 //! What every end-to-end test shares: plugins built once, a fake model server, a host in a
 //! temporary folder with its own SQLite database.
 
+pub mod anthropic_fake;
 pub mod approver;
 pub mod binary;
 pub mod fake_model;
