@@ -217,16 +217,21 @@ fn check_lists_the_loaded_plugins_or_names_the_one_that_failed() {
     let config = dir.path().join("config.toml");
     let plugins = format!("{}{}", plugin_block("todo", ""), plugin_block("agent-mode", ""));
     std::fs::write(&config, config_text("http://127.0.0.1:9/v1", &plugins)).unwrap();
-    let output = agent_host().arg("--config").arg(&config).arg("--check").output().unwrap();
+    // Offline: nothing listens at the endpoint (endpoint_check.rs checks reaching it).
+    let output = agent_host().arg("--config").arg(&config).args(["--check", "--offline"]).output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "stderr: {}", String::from_utf8_lossy(&output.stderr));
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 2, "{stdout}");
+    assert_eq!(lines.len(), 3, "{stdout}");
     assert!(lines[0].starts_with("todo@") && lines[1].starts_with("agent-mode@"), "{stdout}");
+    assert!(
+        lines[2].starts_with("model: fake at ") && lines[2].ends_with("(not contacted: --offline)"),
+        "{stdout}"
+    );
 
     let broken = format!("{plugins}{}", plugin_block("misbehave", "[plugin.config]\nfail_configure = true"));
     std::fs::write(&config, config_text("http://127.0.0.1:9/v1", &broken)).unwrap();
-    let output = agent_host().arg("--config").arg(&config).arg("--check").output().unwrap();
+    let output = agent_host().arg("--config").arg(&config).args(["--check", "--offline"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("misbehave"), "the error names the plugin: {stderr}");

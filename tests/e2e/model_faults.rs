@@ -127,7 +127,7 @@ async fn an_empty_reply_is_an_empty_answer_and_the_session_continues() {
     let outcome = test.turn(&session, "first").await.unwrap();
     assert_eq!((outcome.end, outcome.iterations, outcome.reply.as_str()), (TurnEnd::Done, 1, ""));
     let events = test.take_events();
-    assert!(events.iter().any(|e| matches!(e, Event::AssistantMessage { text, tool_calls } if text.is_empty() && tool_calls.is_empty())));
+    assert!(events.iter().any(|e| matches!(e, Event::AssistantMessage { text, tool_calls, .. } if text.is_empty() && tool_calls.is_empty())));
     assert!(!events.iter().any(|e| matches!(e, Event::Error { .. })), "{events:?}");
 
     model.push(Reply::text("second answer"));

@@ -156,6 +156,35 @@ async fn the_first_call_gets_a_reminder_and_quiet_rounds_get_a_nag() {
     assert!(!texts(&model.requests()[4]).iter().any(|t| t.contains("has not been updated")));
 }
 
+/// The model's own write, in the reply to a call: the nag comes after exactly
+/// `nag_after_rounds` calls without one, not one call early.
+#[tokio::test]
+async fn after_the_models_own_write_the_nag_waits_for_n_quiet_calls() {
+    let model = FakeModel::start().await;
+    let test =
+        host_with(&model, "[plugin.config]\nnag_after_rounds = 2\n[plugin.config.loop]\nenabled = false\n")
+            .await;
+    let session = test.session();
+    // Call 1 writes the list; call 2 follows with the write's result.
+    model
+        .push(Reply::tool("TodoWrite", r#"{"todos":[{"content":"a","status":"pending","activeForm":"a"}]}"#));
+    model.push(Reply::text("planned"));
+    test.turn(&session, "plan").await.unwrap();
+    for _ in 0..2 {
+        model.push(Reply::text("ok"));
+        test.turn(&session, "hi").await.unwrap();
+    }
+    let requests = model.requests();
+    let nagged = |i: usize| texts(&requests[i]).iter().any(|t| t.contains("has not been updated"));
+    assert!(!nagged(1), "call 2 comes right after the write");
+    assert!(!nagged(2), "call 3 comes after one quiet call (2)");
+    assert!(
+        texts(&requests[3]).iter().any(|t| t.contains("has not been updated for 2 model calls")),
+        "call 4 comes after two quiet calls (2 and 3): {:?}",
+        texts(&requests[3])
+    );
+}
+
 #[tokio::test]
 async fn the_loop_continues_while_items_are_not_completed() {
     let model = FakeModel::start().await;

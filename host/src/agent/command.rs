@@ -5,7 +5,7 @@ use super::prepare::prepare_call;
 use super::report::{forward_events, report_failure};
 use super::tool_call::{self, CallEnv};
 use super::{Host, LiveSession, NoOperator, TurnError};
-use crate::events::EventSink;
+use crate::events::{EventSink, TokenUsage};
 use crate::model::ToolCallRequest;
 use crate::plugins::{CallContext, ToolResult};
 
@@ -30,7 +30,13 @@ impl Host {
                 Err(error) => Err(format!("reload rejected, the current plugins keep serving: {error:#}")),
             },
             // The model's URL as `describe` prints it: without userinfo or query.
-            "session" => Ok(format!("session {}\nmodel {}", session.id(), self.model().describe())),
+            "session" => Ok(format!(
+                "session {}\nmodel {}\nmodel calls {}; tokens {}",
+                session.id(),
+                self.model().describe(),
+                session.model_calls(),
+                tokens_used(session.usage())
+            )),
             "approvals" => super::StandingApprovals::command(session.bag(), args),
             _ => {
                 let Some(plugin) = set.plugins().iter().find(|p| p.commands().iter().any(|c| c.name == name))
@@ -66,7 +72,7 @@ impl Host {
             "/plugins           the loaded plugins: version, file, hash, when loaded, calls made, last error"
                 .to_owned(),
             "/reload            read config.toml and the plugins again now".to_owned(),
-            "/session           this session's id and the model it talks to".to_owned(),
+            "/session           this session's id, the model it talks to, the tokens it has used".to_owned(),
             "/approvals         the standing \"always\" approvals, numbered: tool, scope, when".to_owned(),
             "/approvals revoke N|all  withdraw one standing approval, or all of them".to_owned(),
             "/quit              leave (the session is saved; resume with --session ID)".to_owned(),
@@ -139,4 +145,9 @@ impl Host {
         session.commit(&**self.sessions().store())?;
         Ok(report.result)
     }
+}
+
+/// A session's token totals for `/session`; an endpoint that reports no usage leaves none.
+fn tokens_used(usage: TokenUsage) -> String {
+    if usage == TokenUsage::default() { "none reported by the endpoint".to_owned() } else { usage.summary() }
 }

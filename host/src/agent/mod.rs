@@ -6,11 +6,13 @@
 //! cap is reached. The session is committed after every step.
 
 mod approval;
+mod call_ids;
 mod command;
 mod hooks;
 mod host;
 mod live_session;
 pub mod prepare;
+mod reply;
 mod report;
 mod snapshot;
 mod tool_call;
@@ -33,7 +35,7 @@ use crate::state::StoreError;
 /// A finished turn.
 #[derive(Debug, Clone)]
 pub struct TurnOutcome {
-    /// `Done`, `MaxIterations` or `Blocked`.
+    /// `Done`, `ReplyCut`, `MaxIterations` or `Blocked`.
     pub end: TurnEnd,
     /// Model calls made in this turn.
     pub iterations: u32,

@@ -3,13 +3,15 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use super::call_ids::unique_ids;
 use super::prepare::{Prepared, prepare_call};
+use super::reply::{ReplyReport, cut_call_answer, reply_stop, token_usage};
 use super::report::{forward_events, report_failure};
 use super::tool_call::{self, CallEnv};
 use super::turn_end::EndReport;
 use super::{Approver, Host, LiveSession, Snapshot, TurnEnd, TurnError, TurnOutcome};
-use crate::events::{Event, EventSink, ToolCallEvent};
-use crate::model::{Message, ModelReply, ModelRequest, Role, ToolCallRequest};
+use crate::events::{Event, EventSink, ReplyStop};
+use crate::model::{Message, ModelError, ModelReply, ModelRequest, Role, StopReason, ToolCallRequest};
 use crate::plugins::{CallContext, Capabilities, StopOutcome};
 use crate::state::{Session, SessionStore};
 
@@ -102,10 +104,24 @@ impl Turn<'_, '_> {
         self.ctx.model_calls = self.session.model_calls();
         let prepared = prepare_call(snapshot, &self.ctx, self.session, self.sink).await?;
         let answer = self.call_model(&prepared, iteration).await?;
-        let tool_calls = unique_ids(answer.tool_calls);
-        self.sink.emit(&assistant_event(&answer.text, &tool_calls));
+        // Cut at the output limit: the text stands, but any tool call in it may be cut short.
+        let cut = answer.stop == StopReason::Length;
+        let tool_calls = unique_ids(self.session.id(), self.session.history(), answer.tool_calls);
+        let usage = answer.usage.as_ref().map(token_usage);
+        let report = ReplyReport {
+            text: &answer.text,
+            tool_calls: &tool_calls,
+            stop: reply_stop(&answer.stop),
+            usage,
+            reasoning: &answer.reasoning,
+        };
+        self.sink.emit(&report.event());
         reply.clone_from(&answer.text);
-        self.session.push(Message::assistant(answer.text, tool_calls.clone()));
+        self.session.push_reply(Message::assistant(answer.text, tool_calls.clone()), usage);
+        if cut && !tool_calls.is_empty() {
+            self.refuse_cut_calls(snapshot, &tool_calls)?;
+            return Ok(Next::Continue);
+        }
         // A reply whose tools change nothing outside the agent's own bookkeeping becomes
         // durable together with their results, as one step: a crash in between leaves
         // the session before the reply, which a rerun redoes with nothing out of place.
@@ -125,9 +141,33 @@ impl Turn<'_, '_> {
             }
             _ => {
                 self.commit()?;
-                Ok(Next::Stop(TurnEnd::Done))
+                Ok(Next::Stop(if cut { TurnEnd::ReplyCut } else { TurnEnd::Done }))
             }
         }
+    }
+
+    /// Answers every call of a reply cut at the output limit with an error instead of running
+    /// it (its arguments may be cut short), as one step with the reply.
+    fn refuse_cut_calls(
+        &mut self,
+        snapshot: &Snapshot,
+        tool_calls: &[ToolCallRequest],
+    ) -> Result<(), TurnError> {
+        let answer = cut_call_answer(snapshot.config.model.max_output_tokens);
+        tracing::warn!(
+            calls = tool_calls.len(),
+            "the model's reply was cut at the output limit; its tool calls are not run"
+        );
+        for call in tool_calls {
+            self.sink.emit(&Event::ToolResult {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                ok: false,
+                output: answer.clone(),
+            });
+            self.session.push(Message::tool(call.id.clone(), answer.clone()));
+        }
+        self.commit()
     }
 
     /// The model call itself, with the session's history and its kept encodings.
@@ -154,12 +194,35 @@ impl Turn<'_, '_> {
                 Ok(reply)
             }
             Err(error) => {
+                let error = self.keep_what_streamed(error);
                 // Plugin state changed while preparing (injected-message bookkeeping) is
-                // kept; the failed call itself left nothing.
+                // kept; the failed call itself left nothing but what it streamed.
                 self.commit()?;
                 Err(error.into())
             }
         }
+    }
+
+    /// A reply that broke off after part of it streamed keeps that part, as a reply of its
+    /// own (text only: a call in it may be cut short), so that neither the operator nor a
+    /// resumed session loses it.
+    fn keep_what_streamed(&mut self, error: ModelError) -> ModelError {
+        let ModelError::Cut { detail, partial } = error else { return error };
+        if partial.text.is_empty() && partial.reasoning.is_empty() {
+            return ModelError::Cut { detail, partial };
+        }
+        let usage = partial.usage.as_ref().map(token_usage);
+        let report = ReplyReport {
+            text: &partial.text,
+            tool_calls: &[],
+            stop: ReplyStop::BrokenOff,
+            usage,
+            reasoning: &partial.reasoning,
+        };
+        self.sink.emit(&report.event());
+        self.session.count_model_call();
+        self.session.push_reply(Message::assistant(partial.text.clone(), Vec::new()), usage);
+        ModelError::Cut { detail, partial }
     }
 
     /// Runs the reply's tool calls and stores their results, as one step.
@@ -265,15 +328,6 @@ impl Turn<'_, '_> {
     }
 }
 
-/// The `assistant_message` event for a reply.
-fn assistant_event(text: &str, tool_calls: &[ToolCallRequest]) -> Event {
-    let tool_calls = tool_calls
-        .iter()
-        .map(|c| ToolCallEvent { id: c.id.clone(), name: c.name.clone(), arguments: c.arguments.clone() })
-        .collect();
-    Event::AssistantMessage { text: text.to_owned(), tool_calls }
-}
-
 /// Gives every tool call of the last assistant message a result. A turn cut short (Ctrl-C,
 /// a crash, a killed process) can leave calls unanswered, and the model API refuses a
 /// history like that.
@@ -293,17 +347,4 @@ fn close_dangling_calls(session: &mut Session) {
     for id in missing {
         session.push(Message::tool(id, "the call was interrupted before it finished; it may not have run"));
     }
-}
-
-/// Tool-call ids made unique within one reply (a model that repeats an id would otherwise
-/// get two results for one call and a history the API refuses).
-fn unique_ids(mut calls: Vec<ToolCallRequest>) -> Vec<ToolCallRequest> {
-    let mut seen = HashSet::new();
-    for (index, call) in calls.iter_mut().enumerate() {
-        if !seen.insert(call.id.clone()) {
-            call.id = format!("{}_{index}", call.id);
-            seen.insert(call.id.clone());
-        }
-    }
-    calls
 }

@@ -14,6 +14,12 @@ use crate::agent::{ApprovalAnswer, ApprovalRequest, Approver, Host, SessionHandl
 use crate::events::EventSink;
 use crate::sanitize::{multi_line, one_line};
 
+/// Said after the offline demo's turn, when the console stays open.
+const DEMO_BANNER: &str = "That was the offline demo: a scripted model, the real plugins. The console stays open \
+     to look around: /todos shows the list the demo made, /mode (or /mode execute) the operating \
+     mode, /plugins what is loaded, /help the rest. The script has nothing more to say; give \
+     [model] an endpoint to talk to a real model. Ctrl-D leaves.";
+
 /// Lines from stdin, shared by the prompt loop and the approval prompt.
 type Input = Arc<Mutex<Lines<BufReader<Stdin>>>>;
 
@@ -32,10 +38,23 @@ async fn read_line(input: &Input, prompt: &str) -> Option<String> {
     }
 }
 
-pub async fn run(host: Arc<Host>, session: SessionHandle, sink: &dyn EventSink) -> Status {
+/// The console on `session`; with `demo`, the offline demo's prompt runs first, and the
+/// banner says what is worth trying after it.
+pub async fn run(
+    host: Arc<Host>,
+    session: SessionHandle,
+    sink: &dyn EventSink,
+    demo: Option<&str>,
+) -> Status {
     let input = stdin_lines();
     let approver = ConsoleApprover { input: input.clone() };
-    println!("Type a message, /help for commands, Ctrl-D to leave.");
+    match demo {
+        Some(prompt) => {
+            one_turn(&host, &session, prompt, sink, &approver).await;
+            println!("{DEMO_BANNER}");
+        }
+        None => println!("Type a message, /help for commands, Ctrl-D to leave."),
+    }
     loop {
         let prompt = prompt_with_status(&host, &session).await;
         let Some(line) = read_line(&input, &prompt).await else {

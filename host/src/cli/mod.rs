@@ -2,7 +2,9 @@
 //! turn; `--json` writes the event stream as JSON lines.
 //!
 //! Exit status: 0 the turn finished; 1 the turn failed (model, store); 2 bad config or
-//! arguments; 3 the turn hit `agent.max_iterations`; 4 a hook blocked the prompt.
+//! arguments (or, with `--check`, a deployment that is not ready); 3 the turn hit
+//! `agent.max_iterations`; 4 a hook blocked the prompt; 5 the turn's last reply was cut at
+//! the output limit.
 
 mod console;
 mod json;
@@ -42,10 +44,15 @@ pub struct Args {
     #[arg(long)]
     pub list_sessions: bool,
 
-    /// Load the config and every plugin, list what loaded, and exit: 0 when the deployment
-    /// is ready, 2 when it is not (with the reason).
+    /// Load the config and every plugin, list what loaded, reach the model endpoint (unless
+    /// --offline), and exit: 0 when the deployment is ready, 2 when it is not (with the
+    /// reason).
     #[arg(long)]
     pub check: bool,
+
+    /// With --check: do not contact the model endpoint.
+    #[arg(long, requires = "check")]
+    pub offline: bool,
 
     /// More log output on stderr (repeat for more); `RUST_LOG` overrides.
     #[arg(long, short, action = clap::ArgAction::Count)]
@@ -60,6 +67,8 @@ pub enum Status {
     BadInput = 2,
     MaxIterations = 3,
     Blocked = 4,
+    /// The turn's last reply hit the output limit: its text is incomplete.
+    ReplyCut = 5,
 }
 
 pub fn main(args: Args) -> ExitCode {

@@ -6,7 +6,7 @@
 use std::io::Write;
 use std::sync::Mutex;
 
-use crate::events::{CallDecision, Event, EventSink, TurnEnd};
+use crate::events::{CallDecision, Event, EventSink, ReplyStop, TurnEnd};
 use crate::sanitize::{multi_line, one_line};
 
 const DIM: &str = "\x1b[2m";
@@ -70,11 +70,21 @@ impl EventSink for ConsoleRenderer {
                 let _ = out.flush();
                 *mid_line = !text.ends_with('\n');
             }
-            Event::AssistantMessage { text, tool_calls }
-                if text.trim().is_empty() && tool_calls.is_empty() =>
-            {
-                // Otherwise the operator sees the turn end with nothing at all.
-                self.line(&format!("{DIM}(the model sent an empty reply){RESET}"));
+            Event::AssistantMessage { text, tool_calls, stop, usage, reasoning } => {
+                if let Some(reasoning) = reasoning {
+                    self.line(&format!("{DIM}reasoning: {}{RESET}", multi_line(reasoning.trim())));
+                }
+                if text.trim().is_empty() && tool_calls.is_empty() && *stop != ReplyStop::BrokenOff {
+                    // Otherwise the operator sees the turn end with nothing at all.
+                    self.line(&format!("{DIM}(the model sent an empty reply){RESET}"));
+                }
+                if let Some(warning) = stop_warning(*stop, !tool_calls.is_empty()) {
+                    self.line(&format!("{YELLOW}⚠ {warning}{RESET}"));
+                }
+                // Dimmed after the reply: `in 1,234 (cached 1,000) · out 56`.
+                if let Some(usage) = usage {
+                    self.line(&format!("{DIM}{}{RESET}", usage.summary()));
+                }
             }
             Event::ToolCall { name, arguments, .. } => {
                 self.line(&format!(
@@ -107,6 +117,11 @@ impl EventSink for ConsoleRenderer {
             Event::TurnEnded { reason: TurnEnd::MaxIterations, .. } => {
                 self.line(&format!("{YELLOW}(stopped: the turn reached agent.max_iterations){RESET}"));
             }
+            Event::TurnEnded { reason: TurnEnd::ReplyCut, .. } => {
+                self.line(&format!(
+                    "{YELLOW}(stopped: the last reply is incomplete, cut at the output limit; raise [model] max_output_tokens or ask for less){RESET}"
+                ));
+            }
             Event::TurnEnded { .. } => self.line(""),
             Event::PluginBuilding { path, progress } => {
                 self.line(&format!("{DIM}building plugin {}: {}{RESET}", one_line(path), one_line(progress)))
@@ -122,6 +137,19 @@ impl EventSink for ConsoleRenderer {
             )),
             _ => {}
         }
+    }
+}
+
+/// The warning line for a reply that did not end by itself, if it did not.
+fn stop_warning(stop: ReplyStop, had_calls: bool) -> Option<&'static str> {
+    match stop {
+        ReplyStop::Length if had_calls => Some(
+            "the reply was cut at the output limit: its tool calls were not run, the model is asked to retry in smaller steps",
+        ),
+        ReplyStop::Length => Some("the reply was cut at the output limit: its text is incomplete"),
+        ReplyStop::Filtered => Some("the endpoint stopped the reply for its content"),
+        ReplyStop::BrokenOff => Some("the reply broke off; what arrived is kept"),
+        ReplyStop::Done | ReplyStop::ToolCalls | ReplyStop::Other => None,
     }
 }
 

@@ -57,7 +57,7 @@ pub async fn run(args: Args) -> Status {
     }
     if args.check {
         println!("{}", multi_line(&host.plugin_table()));
-        return Status::Done;
+        return check_endpoint(&host, args.offline).await;
     }
     let session = match open_session(&host, args.session.as_deref()) {
         Ok(session) => session,
@@ -82,32 +82,82 @@ pub async fn run(args: Args) -> Status {
         }
     }
     let interactive = !args.json && std::io::stdin().is_terminal();
-    let prompt = args.prompt.or_else(|| demo.then(|| DEMO_PROMPT.to_owned()));
-    match prompt {
-        Some(prompt) => {
+    // At a terminal, the demo's scripted turn opens a console that stays for the operator to
+    // look around in; a prompt given, or input piped in, ends after one turn as ever.
+    let opening = match (args.prompt, demo) {
+        (Some(prompt), _) => Opening::OneTurn(prompt),
+        (None, true) if interactive => Opening::DemoThenConsole,
+        (None, true) => Opening::OneTurn(DEMO_PROMPT.to_owned()),
+        (None, false) => Opening::Console,
+    };
+    match opening {
+        Opening::OneTurn(prompt) => {
             let approver: Box<dyn Approver> =
                 if interactive { Box::new(ConsoleApprover::new()) } else { Box::new(NoOperator) };
             one_turn(&host, &session, &prompt, &*sink, &*approver).await
         }
-        None if args.json => {
+        Opening::Console if args.json => {
             eprintln!(
                 "error: --json needs --prompt (the console is for people; the JSON stream for programs)"
             );
             Status::BadInput
         }
-        None => {
-            // Editing config.toml or a plugin takes effect without a restart.
-            let _watcher = match crate::reload::watch(host.clone(), sink.clone()) {
-                Ok(watcher) => Some(watcher),
-                Err(error) => {
-                    eprintln!(
-                        "warning: hot reload is off: cannot watch the plugin files: {}",
-                        multi_line(&error.to_string())
-                    );
-                    None
-                }
-            };
-            console::run(host, session, &*sink).await
+        Opening::Console => open_console(host, session, sink, None).await,
+        Opening::DemoThenConsole => open_console(host, session, sink, Some(DEMO_PROMPT)).await,
+    }
+}
+
+/// The console, with hot reload: editing config.toml or a plugin takes effect without a
+/// restart.
+async fn open_console(
+    host: Arc<Host>,
+    session: SessionHandle,
+    sink: Arc<dyn EventSink>,
+    demo: Option<&str>,
+) -> Status {
+    let _watcher = match crate::reload::watch(host.clone(), sink.clone()) {
+        Ok(watcher) => Some(watcher),
+        Err(error) => {
+            eprintln!(
+                "warning: hot reload is off: cannot watch the plugin files: {}",
+                multi_line(&error.to_string())
+            );
+            None
+        }
+    };
+    console::run(host, session, &*sink, demo).await
+}
+
+/// What a run does once its session is open.
+enum Opening {
+    /// One turn with this prompt, then exit.
+    OneTurn(String),
+    /// The console.
+    Console,
+    /// The offline demo's turn, then the console.
+    DemoThenConsole,
+}
+
+/// `--check`'s last part: the model endpoint reached (unless `offline`), and what it said.
+async fn check_endpoint(host: &Host, offline: bool) -> Status {
+    let config = host.config();
+    let model = host.model().describe();
+    if offline {
+        println!("model: {} (not contacted: --offline)", one_line(&model));
+        return Status::Done;
+    }
+    match crate::model::probe(&config).await {
+        Ok(Some(found)) => {
+            println!("model: {}", one_line(&found));
+            Status::Done
+        }
+        Ok(None) => {
+            println!("model: {} (nothing to contact)", one_line(&model));
+            Status::Done
+        }
+        Err(error) => {
+            eprintln!("error: {}", multi_line(&error.to_string()));
+            Status::BadInput
         }
     }
 }
@@ -173,6 +223,7 @@ pub async fn one_turn(
     match outcome {
         Ok(outcome) => match outcome.end {
             TurnEnd::Done => Status::Done,
+            TurnEnd::ReplyCut => Status::ReplyCut,
             TurnEnd::MaxIterations => Status::MaxIterations,
             TurnEnd::Blocked => Status::Blocked,
             TurnEnd::Error | TurnEnd::Cancelled => Status::Failed,

@@ -9,6 +9,7 @@
 
 mod outcomes;
 mod payload;
+mod reply;
 pub mod schema;
 mod sinks;
 
@@ -19,6 +20,7 @@ use serde_json::Value;
 use crate::conversation::Role;
 pub use outcomes::{ApprovalAnswer, CallDecision, TurnEnd};
 pub use payload::Payload;
+pub use reply::{ReplyStop, TokenUsage};
 pub use sinks::{BuildProgressOnStderr, CollectEvents, EventSink, NoEvents};
 
 /// One thing that happened. Serialized with a `type` tag in snake_case.
@@ -62,16 +64,29 @@ pub enum Event {
         /// The new text.
         text: String,
     },
-    /// The model's complete reply.
+    /// The model's complete reply, or what arrived of one that broke off.
     AssistantMessage {
         /// The reply text (may be empty when the reply only calls tools).
         text: String,
         /// The tool calls the reply asks for, in order.
         tool_calls: Vec<ToolCallEvent>,
+        /// Why the reply ended; with `length` its tool calls are not run.
+        stop: ReplyStop,
+        /// The tokens the call used, when the endpoint said.
+        // Left out, never `null`, when there is none.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "TokenUsage")]
+        usage: Option<TokenUsage>,
+        /// What the model showed of its reasoning, apart from the text: never stored in the
+        /// history nor sent back.
+        // Left out, never `null`, when there is none.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "String")]
+        reasoning: Option<String>,
     },
     /// A tool call is about to run (after the hooks allowed it).
     ToolCall {
-        /// The call's id, unique within the reply.
+        /// The call's id, unique in the session.
         id: String,
         /// The tool's name.
         name: String,
@@ -207,7 +222,7 @@ pub enum Event {
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ToolCallEvent {
-    /// The call's id, unique within the reply.
+    /// The call's id, unique in the session.
     pub id: String,
     /// The tool's name.
     pub name: String,

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-/// How a turn ended. `run_turn` returns `Done`, `MaxIterations` or `Blocked`; `Error` and
+/// How a turn ended. `run_turn` returns `Done`, `ReplyCut`, `MaxIterations` or `Blocked`; `Error` and
 /// `Cancelled` are the ends the front end reports when the turn failed or was cut short.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -12,6 +12,9 @@ pub enum TurnEnd {
     /// The model stopped and no `stop` hook continued (or an approval nobody could give
     /// ended the turn).
     Done,
+    /// As `done`, but the model's last reply was cut at the output limit
+    /// (`[model] max_output_tokens`): its text is incomplete.
+    ReplyCut,
     /// The turn used `agent.max_iterations` model calls.
     MaxIterations,
     /// A `user-prompt-submit` hook refused the prompt (the `prompt_blocked` event says who

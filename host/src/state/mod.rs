@@ -9,6 +9,7 @@
 mod bag;
 mod checkpoint;
 pub mod lease;
+mod schema;
 mod session;
 mod sessions;
 mod sqlite;

@@ -2,6 +2,7 @@ use super::StateBag;
 use super::lease::LeaseGuard;
 use super::store::{SessionStore, Step, StoreError};
 use crate::conversation::{History, Message};
+use crate::events::TokenUsage;
 
 /// One conversation as stored: its history, its plugins' state bag, its counters. What is
 /// only cached for it in memory is kept beside it by the layer that uses it.
@@ -13,6 +14,10 @@ pub struct Session {
     history: History,
     bag: StateBag,
     model_calls: u64,
+    /// The tokens of every reported model call, stored and pending.
+    usage: TokenUsage,
+    /// What the replies not yet committed used, by history position.
+    pending_usage: Vec<(usize, TokenUsage)>,
     /// How much of `history` the store already has.
     persisted: usize,
     /// The model-call count the store already has.
@@ -29,6 +34,8 @@ impl Session {
             history: History::default(),
             bag: StateBag::default(),
             model_calls: 0,
+            usage: TokenUsage::default(),
+            pending_usage: Vec::new(),
             persisted: 0,
             persisted_model_calls: 0,
             resumed: false,
@@ -43,6 +50,8 @@ impl Session {
             history: History::from(stored.history),
             bag: StateBag::from_entries(stored.state),
             model_calls: stored.model_calls,
+            usage: stored.usage,
+            pending_usage: Vec::new(),
             persisted,
             persisted_model_calls: stored.model_calls,
             resumed: true,
@@ -66,6 +75,11 @@ impl Session {
         self.model_calls
     }
 
+    /// The tokens this session's model calls used, as far as their endpoints reported.
+    pub fn usage(&self) -> TokenUsage {
+        self.usage
+    }
+
     /// Whether this session existed before this process opened it.
     pub fn was_resumed(&self) -> bool {
         self.resumed
@@ -77,6 +91,15 @@ impl Session {
     }
 
     pub fn push(&mut self, message: Message) {
+        self.history.push(message);
+    }
+
+    /// Appends a model reply with what its call used (stored beside it, never in it).
+    pub fn push_reply(&mut self, message: Message, usage: Option<TokenUsage>) {
+        if let Some(usage) = usage {
+            self.pending_usage.push((self.history.len(), usage));
+            self.usage = self.usage.plus(usage);
+        }
         self.history.push(message);
     }
 
@@ -99,6 +122,7 @@ impl Session {
             lease: Some(self.lease.token()),
             first_seq: self.persisted,
             messages: &self.history[self.persisted..],
+            usage: &self.pending_usage,
             changes: &changes,
             model_calls: self.model_calls,
         };
@@ -106,6 +130,7 @@ impl Session {
             Ok(()) => {
                 self.persisted = self.history.len();
                 self.persisted_model_calls = self.model_calls;
+                self.pending_usage.clear();
                 Ok(())
             }
             Err(error) => {

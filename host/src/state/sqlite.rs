@@ -8,48 +8,10 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::checkpoint::{self, Checkpointer};
 use super::lease::{HeldLease, Holder, now_millis};
+use super::schema;
 use super::store::{SessionStore, Step, StoreError, StoredSession};
 use crate::conversation::{Message, Role};
-
-// `sessions.updated_at` and `model_calls` are written when a step carries a user message
-// (a turn starts, or a stop hook continues it), not on every step: a row of its own would
-// cost every step a third page in the WAL. `model_calls` is read back as the number of
-// replies in the history, which is what it counts (see `load`).
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS sessions (
-    id          TEXT PRIMARY KEY,
-    created_at  INTEGER NOT NULL,
-    updated_at  INTEGER NOT NULL,
-    model_calls INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS messages (
-    session_id TEXT NOT NULL,
-    seq        INTEGER NOT NULL,
-    body       TEXT NOT NULL,
-    PRIMARY KEY (session_id, seq)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS state (
-    session_id TEXT NOT NULL,
-    namespace  TEXT NOT NULL,
-    key        TEXT NOT NULL,
-    value      TEXT NOT NULL,
-    PRIMARY KEY (session_id, namespace, key)
-) WITHOUT ROWID;
--- Which process may write a session, and until when (see `lease.rs`). A row outlives its
--- holder only when the holder died; the next holder replaces it.
-CREATE TABLE IF NOT EXISTS session_leases (
-    session_id    TEXT PRIMARY KEY,
-    token         TEXT NOT NULL,
-    claim         TEXT NOT NULL,
-    pid           INTEGER NOT NULL,
-    host          TEXT NOT NULL,
-    pid_namespace TEXT NOT NULL,
-    expires_at    INTEGER NOT NULL
-) WITHOUT ROWID;
--- No index on updated_at: every step updates it, and keeping an index in step cost a page
--- write per commit; listing recent sessions scans instead (rare, and fast enough).
-DROP INDEX IF EXISTS sessions_by_use;
-";
+use crate::events::TokenUsage;
 
 pub struct SqliteStore {
     /// The one connection that writes; shared with the checkpointer only as a lock.
@@ -87,7 +49,7 @@ impl SqliteStore {
         connection.pragma_update(None, "journal_mode", "WAL")?;
         connection.pragma_update(None, "synchronous", "NORMAL")?;
         connection.busy_timeout(std::time::Duration::from_secs(5))?;
-        connection.execute_batch(SCHEMA)?;
+        schema::create_or_update(&connection)?;
         Ok(Self { connection: Arc::new(Mutex::new(connection)), checkpointer: None })
     }
 
@@ -101,7 +63,7 @@ impl SqliteStore {
 /// was a measurable part of it. IMMEDIATE takes the write lock up front: a transaction that
 /// reads first (the lease check) and writes after would otherwise fail with "database is
 /// locked" at once, without waiting, whenever another process committed in between.
-fn in_transaction<T>(
+pub(super) fn in_transaction<T>(
     connection: &Connection,
     work: impl FnOnce(&Connection) -> Result<T, StoreError>,
 ) -> Result<T, StoreError> {
@@ -235,16 +197,21 @@ impl SessionStore for SqliteStore {
             return Ok(None);
         };
         let mut history = Vec::new();
-        let mut statement =
-            connection.prepare_cached("SELECT seq, body FROM messages WHERE session_id = ?1 ORDER BY seq")?;
-        let rows = statement.query_map([id], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)))?;
+        let mut usage = TokenUsage::default();
+        let mut statement = connection
+            .prepare_cached("SELECT seq, body, usage FROM messages WHERE session_id = ?1 ORDER BY seq")?;
+        let rows = statement.query_map([id], |row| {
+            Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, row.get::<_, Option<String>>(2)?))
+        })?;
         for row in rows {
-            let (seq, body) = row?;
-            let message: Message = serde_json::from_str(&body).map_err(|error| StoreError::Corrupt {
-                session: id.to_owned(),
-                seq,
-                detail: error.to_string(),
-            })?;
+            let (seq, body, used) = row?;
+            let corrupt = |detail: String| StoreError::Corrupt { session: id.to_owned(), seq, detail };
+            let message: Message = serde_json::from_str(&body).map_err(|error| corrupt(error.to_string()))?;
+            if let Some(used) = used {
+                let used: TokenUsage =
+                    serde_json::from_str(&used).map_err(|error| corrupt(format!("its usage: {error}")))?;
+                usage = usage.plus(used);
+            }
             history.push(message);
         }
         let mut statement =
@@ -257,7 +224,7 @@ impl SessionStore for SqliteStore {
         // count never goes back).
         let replies = history.iter().filter(|message| message.role == Role::Assistant).count() as u64;
         let model_calls = replies.max(recorded_calls as u64);
-        Ok(Some(StoredSession { history, state, model_calls }))
+        Ok(Some(StoredSession { history, state, model_calls, usage }))
     }
 
     fn commit(&self, id: &str, step: Step<'_>) -> Result<(), StoreError> {
@@ -268,12 +235,19 @@ impl SessionStore for SqliteStore {
             }
             // A plain INSERT: a position is written once. A writer that believed a taken
             // position was next lost a race, and must hear so instead of replacing the row.
-            let mut insert = transaction
-                .prepare_cached("INSERT INTO messages (session_id, seq, body) VALUES (?1, ?2, ?3)")?;
+            let mut insert = transaction.prepare_cached(
+                "INSERT INTO messages (session_id, seq, body, usage) VALUES (?1, ?2, ?3, ?4)",
+            )?;
             for (offset, message) in step.messages.iter().enumerate() {
                 let body = serde_json::to_string(message).expect("messages always serialize");
-                let seq = (step.first_seq + offset) as i64;
-                insert.execute(params![id, seq, body]).map_err(|error| {
+                let position = step.first_seq + offset;
+                let used = step
+                    .usage
+                    .iter()
+                    .find(|(at, _)| *at == position)
+                    .map(|(_, used)| serde_json::to_string(used).expect("usage always serializes"));
+                let seq = position as i64;
+                insert.execute(params![id, seq, body, used]).map_err(|error| {
                     let error = StoreError::from(error);
                     if error.is_conflict() {
                         StoreError::PositionTaken { session: id.to_owned(), seq }
@@ -322,7 +296,7 @@ mod tests {
     use crate::state::StateChange;
 
     fn step<'a>(lease: Option<&'a str>, first_seq: usize, messages: &'a [Message]) -> Step<'a> {
-        Step { lease, first_seq, messages, changes: &[], model_calls: 0 }
+        Step { lease, first_seq, messages, usage: &[], changes: &[], model_calls: 0 }
     }
 
     #[test]
@@ -337,7 +311,14 @@ mod tests {
         let error = store
             .commit(
                 "s1",
-                Step { lease: None, first_seq: 1, messages: &rival, changes: &changes, model_calls: 9 },
+                Step {
+                    lease: None,
+                    first_seq: 1,
+                    messages: &rival,
+                    usage: &[],
+                    changes: &changes,
+                    model_calls: 9,
+                },
             )
             .unwrap_err();
         assert!(
@@ -406,14 +387,28 @@ mod tests {
         store
             .commit(
                 "s1",
-                Step { lease: None, first_seq: 0, messages: &messages, changes: &changes, model_calls: 1 },
+                Step {
+                    lease: None,
+                    first_seq: 0,
+                    messages: &messages,
+                    usage: &[],
+                    changes: &changes,
+                    model_calls: 1,
+                },
             )
             .unwrap();
         let removal = [StateChange { namespace: "notes".into(), key: "gone".into(), value: None }];
         store
             .commit(
                 "s1",
-                Step { lease: None, first_seq: 2, messages: &[], changes: &removal, model_calls: 1 },
+                Step {
+                    lease: None,
+                    first_seq: 2,
+                    messages: &[],
+                    usage: &[],
+                    changes: &removal,
+                    model_calls: 1,
+                },
             )
             .unwrap();
         let loaded = store.load("s1").unwrap().unwrap();
@@ -435,15 +430,121 @@ mod tests {
         let call = ToolCallRequest { id: "c1".into(), name: "notes_add".into(), arguments: "{}".into() };
         let start = [Message::user("go"), Message::assistant("", vec![call])];
         store
-            .commit("s1", Step { lease: None, first_seq: 0, messages: &start, changes: &[], model_calls: 1 })
+            .commit(
+                "s1",
+                Step {
+                    lease: None,
+                    first_seq: 0,
+                    messages: &start,
+                    usage: &[],
+                    changes: &[],
+                    model_calls: 1,
+                },
+            )
             .unwrap();
         assert_eq!(recorded().unwrap(), 1);
         let rest = [Message::tool("c1", "added"), Message::assistant("done", vec![])];
         store
-            .commit("s1", Step { lease: None, first_seq: 2, messages: &rest, changes: &[], model_calls: 2 })
+            .commit(
+                "s1",
+                Step { lease: None, first_seq: 2, messages: &rest, usage: &[], changes: &[], model_calls: 2 },
+            )
             .unwrap();
         assert_eq!(recorded().unwrap(), 1, "a step without a user message leaves the row alone");
         assert_eq!(store.load("s1").unwrap().unwrap().model_calls, 2);
+    }
+
+    #[test]
+    fn usage_is_kept_beside_its_reply_and_added_up_on_load_in_an_older_database_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        {
+            // A database an older version wrote: `messages` without `usage`, one session in it.
+            let old = Connection::open(&path).unwrap();
+            old.execute_batch(
+                "CREATE TABLE sessions (id TEXT PRIMARY KEY, created_at INTEGER NOT NULL,
+                     updated_at INTEGER NOT NULL, model_calls INTEGER NOT NULL DEFAULT 0);
+                 CREATE TABLE messages (session_id TEXT NOT NULL, seq INTEGER NOT NULL,
+                     body TEXT NOT NULL, PRIMARY KEY (session_id, seq)) WITHOUT ROWID;
+                 INSERT INTO sessions VALUES ('before', 1, 1, 1);
+                 INSERT INTO messages VALUES ('before', 0, '{\"role\":\"user\",\"content\":\"hi\"}');
+                 INSERT INTO messages VALUES ('before', 1, '{\"role\":\"assistant\",\"content\":\"hello\"}');",
+            )
+            .unwrap();
+        }
+        let store = SqliteStore::open(&path).unwrap();
+        let before = store.load("before").unwrap().unwrap();
+        assert_eq!(before.history, [Message::user("hi"), Message::assistant("hello", vec![])]);
+        assert_eq!(before.usage, TokenUsage::default(), "nothing was recorded then");
+
+        let first = TokenUsage {
+            input_tokens: 1_200,
+            output_tokens: 30,
+            cache_read_tokens: 1_000,
+            cache_write_tokens: 0,
+        };
+        let second = TokenUsage {
+            input_tokens: 1_300,
+            output_tokens: 7,
+            cache_read_tokens: 0,
+            cache_write_tokens: 250,
+        };
+        let messages = [
+            Message::user("go"),
+            Message::assistant("", vec![]),
+            Message::user("again"),
+            Message::assistant("done", vec![]),
+        ];
+        store
+            .commit(
+                "before",
+                Step {
+                    lease: None,
+                    first_seq: 2,
+                    messages: &messages[..2],
+                    usage: &[(3, first)],
+                    changes: &[],
+                    model_calls: 2,
+                },
+            )
+            .unwrap();
+        store
+            .commit(
+                "before",
+                Step {
+                    lease: None,
+                    first_seq: 4,
+                    messages: &messages[2..],
+                    usage: &[(5, second)],
+                    changes: &[],
+                    model_calls: 3,
+                },
+            )
+            .unwrap();
+        let after = store.load("before").unwrap().unwrap();
+        assert_eq!(after.history.len(), 6);
+        assert_eq!(
+            after.usage,
+            TokenUsage {
+                input_tokens: 2_500,
+                output_tokens: 37,
+                cache_read_tokens: 1_000,
+                cache_write_tokens: 250
+            }
+        );
+        let recorded: Option<String> = store
+            .connection()
+            .query_row("SELECT usage FROM messages WHERE session_id = 'before' AND seq = 3", [], |row| {
+                row.get(0)
+            })
+            .unwrap();
+        assert_eq!(
+            recorded.as_deref(),
+            Some(
+                r#"{"input_tokens":1200,"output_tokens":30,"cache_read_tokens":1000,"cache_write_tokens":0}"#
+            ),
+            "on the reply's own row"
+        );
     }
 
     #[test]
@@ -456,7 +557,14 @@ mod tests {
         store
             .commit(
                 "s1",
-                Step { lease: None, first_seq: 0, messages: &messages, changes: &[], model_calls: 0 },
+                Step {
+                    lease: None,
+                    first_seq: 0,
+                    messages: &messages,
+                    usage: &[],
+                    changes: &[],
+                    model_calls: 0,
+                },
             )
             .unwrap();
         // Far below the fallback threshold, so only the background thread can have copied

@@ -1,6 +1,7 @@
 use super::StateChange;
 use super::lease::{HeldLease, Holder};
 use crate::conversation::Message;
+use crate::events::TokenUsage;
 
 /// A session as stored: its history, its state bag and its counters.
 #[derive(Debug, Default)]
@@ -9,6 +10,8 @@ pub struct StoredSession {
     /// (namespace, key, JSON text)
     pub state: Vec<(String, String, String)>,
     pub model_calls: u64,
+    /// The tokens of every model call whose usage the endpoint reported, added up.
+    pub usage: TokenUsage,
 }
 
 /// One step to make durable: messages appended since the last commit, state changes, and
@@ -22,6 +25,9 @@ pub struct Step<'a> {
     /// The history position of `messages[0]`.
     pub first_seq: usize,
     pub messages: &'a [Message],
+    /// What the model call behind a reply in `messages` used, by the reply's history
+    /// position; replies the endpoint reported nothing for are not listed.
+    pub usage: &'a [(usize, TokenUsage)],
     pub changes: &'a [StateChange],
     pub model_calls: u64,
 }

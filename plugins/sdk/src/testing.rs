@@ -101,6 +101,9 @@ pub struct Harness<C> {
     requires: Vec<Requirement>,
     /// The session's model-call count the next call sees.
     pub model_calls: u64,
+    /// The turn's model-call count the next call sees: 0, as for an operator's command or a
+    /// direct call, or the round trip's number, as for the calls of a model's reply.
+    pub turn_iteration: u32,
 }
 
 impl<C: DeserializeOwned + Serialize + 'static> Harness<C> {
@@ -108,7 +111,13 @@ impl<C: DeserializeOwned + Serialize + 'static> Harness<C> {
     pub fn new(plugin: Plugin<C>, config: Value) -> Result<Self, String> {
         reset();
         let configured = plugin.configure_raw(&config.to_string())?;
-        Ok(Self { plugin, config: configured.config, requires: configured.requires, model_calls: 0 })
+        Ok(Self {
+            plugin,
+            config: configured.config,
+            requires: configured.requires,
+            model_calls: 0,
+            turn_iteration: 0,
+        })
     }
 
     /// The configuration every call sees, as JSON.
@@ -126,7 +135,7 @@ impl<C: DeserializeOwned + Serialize + 'static> Harness<C> {
             session_id: "test-session".to_owned(),
             config: self.config.clone(),
             model_calls: self.model_calls,
-            turn_iteration: 0,
+            turn_iteration: self.turn_iteration,
         }
     }
 

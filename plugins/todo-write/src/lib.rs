@@ -4,7 +4,8 @@
 //! (displayed as a checklist) and the same completion loop as the `todo` plugin.
 //!
 //! State (namespace `todo-write`): `todos` = [{id, content, status, activeForm}], `next_id`,
-//! `last_write` (the session's model-call count at the last write).
+//! `last_write` (the model calls the session had made at the last write, the one whose reply
+//! wrote included).
 
 mod config;
 mod render;
@@ -67,7 +68,7 @@ fn provide(ctx: &Context<Config>, contribution: Contribution) -> Contribution {
 fn write(ctx: &Context<Config>, args: WriteArgs) -> Result<String, String> {
     let todos = todos::validate(args.todos, ctx.config.max_items)?;
     state::set("todos", &todos)?;
-    state::set("last_write", &ctx.model_calls)?;
+    state::set("last_write", &calls_made(ctx))?;
     events::emit("todos-changed", &Changed { items: &todos }, Some(&render::checklist(&todos)));
     Ok(render::list(&todos))
 }
@@ -83,14 +84,23 @@ fn show(_ctx: &Context<Config>, _args: &str) -> Result<String, String> {
     Ok(render::list(&todos::load()?))
 }
 
+/// The model calls the session has made by the time of a tool call, counting the one whose
+/// reply asked for it: a reply's tool calls see the count from before that model call (it
+/// stays the same for the whole round trip), while a direct call or an operator's command,
+/// outside any round trip (`turn_iteration` 0), sees the count as it is.
+fn calls_made(ctx: &Context<Config>) -> u64 {
+    if ctx.turn_iteration > 0 { ctx.model_calls + 1 } else { ctx.model_calls }
+}
+
 /// A nudge each time the model has gone another `nag_after_rounds` model calls without
-/// writing the list.
+/// writing the list. `model_calls` is the count before the call being prepared.
 fn nag(config: &Config, model_calls: u64) -> Option<String> {
     if config.nag_after_rounds == 0 {
         return None;
     }
     let last_write: u64 = state::get("last_write").ok().flatten().unwrap_or(0);
-    // Once per quiet stretch of `nag_after_rounds` calls, not on every call after it.
+    // The calls made since the write, none of which wrote. Once per quiet stretch of
+    // `nag_after_rounds` calls, not on every call after it.
     let quiet = model_calls.saturating_sub(last_write);
     if quiet == 0 || !quiet.is_multiple_of(config.nag_after_rounds) {
         return None;

@@ -69,8 +69,43 @@ fn the_status_schema_lists_the_three_states() {
     assert_eq!(item["required"], json!(["content", "status", "activeForm"]));
 }
 
+/// The calls as the host makes them: call `n` of the session is prepared (`provide`) with
+/// `model_calls = n - 1`, and the tool calls of its reply run with the same count.
 #[test]
-fn the_first_call_reminds_and_a_quiet_stretch_nags() {
+fn the_nag_comes_after_exactly_n_quiet_calls_since_the_models_own_write() {
+    let mut plugin = todo_write(json!({"nag_after_rounds": 2}));
+    let nagged = |plugin: &Harness<Config>| {
+        plugin
+            .provide()
+            .messages
+            .iter()
+            .find(|m| m.content.contains("has not been updated"))
+            .map(|m| m.content.clone())
+    };
+    // Call 1's reply writes the list (a round trip's tool call: turn_iteration 1).
+    plugin.turn_iteration = 1;
+    plugin.model_calls = 0;
+    plugin.tool("TodoWrite", json!({"todos": [item("A", "pending")]})).unwrap();
+    // Call 2 follows the write at once; call 3 comes after one quiet call (call 2).
+    plugin.model_calls = 1;
+    assert_eq!(nagged(&plugin), None, "call 2: no call since the write");
+    plugin.model_calls = 2;
+    assert_eq!(nagged(&plugin), None, "call 3: one quiet call (2) is not two");
+    // Call 4 comes after two quiet calls (2 and 3).
+    plugin.model_calls = 3;
+    let nag = nagged(&plugin).expect("call 4: two quiet calls");
+    assert!(nag.starts_with("The TodoWrite list has not been updated for 2 model calls."), "{nag}");
+    plugin.model_calls = 4;
+    assert_eq!(nagged(&plugin), None, "once per quiet stretch");
+    plugin.model_calls = 5;
+    let again = nagged(&plugin).expect("call 6: four quiet calls");
+    assert!(again.starts_with("The TodoWrite list has not been updated for 4 model calls."), "{again}");
+}
+
+/// A write outside any round trip (turn_iteration 0: a direct call, a command) follows
+/// `model_calls` calls, none of them its own.
+#[test]
+fn the_first_call_reminds_and_a_quiet_stretch_after_a_direct_write_nags() {
     let mut plugin = todo_write(json!({"nag_after_rounds": 2}));
     assert_eq!(plugin.provide().messages[0].content, crate::REMINDER);
     plugin.model_calls = 1;

@@ -25,6 +25,12 @@ pub struct Reply {
     content_type: String,
     /// Answered only once this is notified: holds a model call in flight while the test acts.
     gate: Option<Arc<tokio::sync::Notify>>,
+    /// The `finish_reason` sent, when not the usual one (`stop`, or `tool_calls`).
+    finish_reason: Option<String>,
+    /// The `usage` object sent (in a last chunk of its own when streamed).
+    usage: Option<Value>,
+    /// Streamed as `reasoning_content` deltas before the text.
+    reasoning: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -75,6 +81,9 @@ impl Reply {
             fault: Fault::None,
             content_type: "text/event-stream".to_owned(),
             gate: None,
+            finish_reason: None,
+            usage: None,
+            reasoning: String::new(),
         }
     }
 
@@ -122,6 +131,29 @@ impl Reply {
         if let Some(call) = self.tool_calls.last_mut() {
             call.0 = id.to_owned();
         }
+        self
+    }
+
+    /// Ends the reply with this `finish_reason` (`length`: cut at the output limit).
+    pub fn finish_reason(mut self, reason: &str) -> Self {
+        self.finish_reason = Some(reason.to_owned());
+        self
+    }
+
+    /// Reports this usage, as `stream_options.include_usage` asks a server to.
+    pub fn usage(mut self, prompt_tokens: u64, cached_tokens: u64, completion_tokens: u64) -> Self {
+        self.usage = Some(json!({
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": cached_tokens},
+        }));
+        self
+    }
+
+    /// Streams `reasoning` as `reasoning_content` deltas before the text.
+    pub fn reasoning(mut self, reasoning: &str) -> Self {
+        self.reasoning = reasoning.to_owned();
         self
     }
 
@@ -313,11 +345,17 @@ async fn answer(State(shared): State<Arc<Shared>>, headers: axum::http::HeaderMa
         if !calls.is_empty() {
             message["tool_calls"] = calls.into();
         }
-        let finish = if reply.tool_calls.is_empty() { "stop" } else { "tool_calls" };
-        return axum::Json(json!({"choices": [{"index": 0, "message": message, "finish_reason": finish}]}))
-            .into_response();
+        let mut body =
+            json!({"choices": [{"index": 0, "message": message, "finish_reason": finish_reason(&reply)}]});
+        if let Some(usage) = &reply.usage {
+            body["usage"] = usage.clone();
+        }
+        return axum::Json(body).into_response();
     }
     let mut body = String::new();
+    if !reply.reasoning.is_empty() {
+        body.push_str(&chunk(json!({"reasoning_content": reply.reasoning})));
+    }
     let middle = reply.text.char_indices().nth(reply.text.chars().count() / 2).map_or(0, |(i, _)| i);
     for piece in [&reply.text[..middle], &reply.text[middle..]] {
         if !piece.is_empty() {
@@ -333,13 +371,23 @@ async fn answer(State(shared): State<Arc<Shared>>, headers: axum::http::HeaderMa
             json!({"tool_calls": [{"index": index, "function": {"arguments": &arguments[split..]}}]}),
         ));
     }
-    let finish = if reply.tool_calls.is_empty() { "stop" } else { "tool_calls" };
     body.push_str(&format!(
         "data: {}\n\n",
-        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish_reason(&reply)}]})
     ));
+    if let Some(usage) = &reply.usage {
+        body.push_str(&format!("data: {}\n\n", json!({"choices": [], "usage": usage})));
+    }
     body.push_str("data: [DONE]\n\n");
     sse(Body::from(body))
+}
+
+fn finish_reason(reply: &Reply) -> &str {
+    match &reply.finish_reason {
+        Some(reason) => reason,
+        None if reply.tool_calls.is_empty() => "stop",
+        None => "tool_calls",
+    }
 }
 
 fn chunk(delta: Value) -> String {

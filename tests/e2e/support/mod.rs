@@ -145,6 +145,36 @@ pub fn paragraphs(request: &serde_json::Value) -> Vec<&str> {
     messages.iter().filter_map(|m| m["content"].as_str()).flat_map(|content| content.split("\n\n")).collect()
 }
 
+/// Runs the real binary as a console session on the deployment `config` (stdin piped, no
+/// colours), resuming `session` when given, with `input` typed; returns stdout. Async, so
+/// that a fake model on the test's runtime can answer meanwhile.
+pub async fn console_on(config: &Path, session: Option<&str>, input: &str) -> String {
+    use std::process::Stdio;
+    use tokio::io::AsyncWriteExt;
+
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-host"));
+    command
+        .arg("--config")
+        .arg(config)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    if let Some(id) = session {
+        command.args(["--session", id]);
+    }
+    let mut child = command.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).await.unwrap();
+    drop(stdin);
+    let output = child.wait_with_output().await.unwrap();
+    assert!(output.status.success(), "stderr: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
 /// The system prompt of one request the fake model received.
 pub fn system_prompt(request: &serde_json::Value) -> &str {
     request["messages"][0]["content"].as_str().expect("every request starts with the system prompt")

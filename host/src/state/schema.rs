@@ -1,0 +1,111 @@
+//! The SQLite schema of [`super::SqliteStore`], and bringing a database made by an older
+//! version up to it when it is opened.
+
+use rusqlite::{Connection, params};
+
+use super::sqlite::in_transaction;
+use super::store::StoreError;
+
+// `sessions.updated_at` and `model_calls` are written when a step carries a user message
+// (a turn starts, or a stop hook continues it), not on every step: a row of its own would
+// cost every step a third page in the WAL. `model_calls` is read back as the number of
+// replies in the history, which is what it counts (see `load`).
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS sessions (
+    id          TEXT PRIMARY KEY,
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL,
+    model_calls INTEGER NOT NULL DEFAULT 0
+);
+-- `usage`: on a model reply, what its call used (JSON, see `TokenUsage`); on the reply's
+-- own row, so recording it costs a step no page of its own.
+CREATE TABLE IF NOT EXISTS messages (
+    session_id TEXT NOT NULL,
+    seq        INTEGER NOT NULL,
+    body       TEXT NOT NULL,
+    usage      TEXT,
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS state (
+    session_id TEXT NOT NULL,
+    namespace  TEXT NOT NULL,
+    key        TEXT NOT NULL,
+    value      TEXT NOT NULL,
+    PRIMARY KEY (session_id, namespace, key)
+) WITHOUT ROWID;
+-- Which process may write a session, and until when (see `lease.rs`). A row outlives its
+-- holder only when the holder died; the next holder replaces it.
+CREATE TABLE IF NOT EXISTS session_leases (
+    session_id    TEXT PRIMARY KEY,
+    token         TEXT NOT NULL,
+    claim         TEXT NOT NULL,
+    pid           INTEGER NOT NULL,
+    host          TEXT NOT NULL,
+    pid_namespace TEXT NOT NULL,
+    expires_at    INTEGER NOT NULL
+) WITHOUT ROWID;
+-- No index on updated_at: every step updates it, and keeping an index in step cost a page
+-- write per commit; listing recent sessions scans instead (rare, and fast enough).
+DROP INDEX IF EXISTS sessions_by_use;
+";
+
+/// Columns added to a table after databases with it were in use: (table, column, type).
+/// `SCHEMA` creates new tables with them; an older database gets them when it is opened.
+const ADDED_COLUMNS: &[(&str, &str, &str)] = &[("messages", "usage", "TEXT")];
+
+/// Brings an older database's tables up to [`ADDED_COLUMNS`], in one transaction, so that
+/// two processes opening it at once cannot both add a column.
+fn add_missing_columns(connection: &Connection) -> Result<(), StoreError> {
+    in_transaction(connection, |transaction| {
+        for (table, column, kind) in ADDED_COLUMNS {
+            let present = transaction
+                .prepare("SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2")?
+                .exists(params![table, column])?;
+            if !present {
+                transaction.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind}"))?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Creates what is missing of the schema: every table of a new database, the columns an
+/// older one lacks.
+pub(super) fn create_or_update(connection: &Connection) -> Result<(), StoreError> {
+    connection.execute_batch(SCHEMA)?;
+    add_missing_columns(connection)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn columns(connection: &Connection, table: &str) -> Vec<String> {
+        let mut statement = connection.prepare("SELECT name FROM pragma_table_info(?1)").unwrap();
+        statement.query_map([table], |row| row.get(0)).unwrap().collect::<Result<_, _>>().unwrap()
+    }
+
+    #[test]
+    fn an_older_messages_table_gains_the_usage_column_and_keeps_its_rows() {
+        let connection = Connection::open_in_memory().unwrap();
+        // `messages` as the first released version created it.
+        connection
+            .execute_batch(
+                "CREATE TABLE messages (session_id TEXT NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL,
+                 PRIMARY KEY (session_id, seq)) WITHOUT ROWID;
+                 INSERT INTO messages VALUES ('s1', 0, '{\"role\":\"user\",\"content\":\"hi\"}');",
+            )
+            .unwrap();
+        create_or_update(&connection).unwrap();
+        assert_eq!(columns(&connection, "messages"), ["session_id", "seq", "body", "usage"]);
+        let (body, usage): (String, Option<String>) = connection
+            .query_row("SELECT body, usage FROM messages WHERE seq = 0", [], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })
+            .unwrap();
+        assert_eq!((body.as_str(), usage), (r#"{"role":"user","content":"hi"}"#, None));
+        // Opening it again changes nothing.
+        create_or_update(&connection).unwrap();
+        assert_eq!(columns(&connection, "messages").len(), 4);
+    }
+}
