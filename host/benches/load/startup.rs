@@ -17,7 +17,7 @@ pub fn measure(config: &Path, cache_dir: &Path, runs: usize, cold: bool) -> anyh
         let output = Command::new(env!("CARGO_BIN_EXE_agent-host"))
             .arg("--config")
             .arg(config)
-            .arg("--check")
+            .args(["--check", "--offline"])
             .output()?;
         times.push(started.elapsed());
         anyhow::ensure!(

@@ -9,14 +9,8 @@
 
 use std::collections::HashSet;
 
-use sha2::{Digest, Sha256};
-
+use crate::model::call_ids::invent;
 use crate::model::{Message, ToolCallRequest};
-
-/// The characters of a made-up id.
-const ALPHABET: &[u8; 62] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-/// The length of a made-up id.
-const ID_LEN: usize = 9;
 
 /// `calls`, the reply about to be appended to `history` in the session `session_id`, with
 /// every id that is empty or already used (earlier in the session or in this reply)
@@ -33,26 +27,11 @@ pub(super) fn unique_ids(
         history.iter().flat_map(|message| &message.tool_calls).map(|call| call.id.clone()).collect();
     for (index, call) in calls.iter_mut().enumerate() {
         if call.id.is_empty() || taken.contains(&call.id) {
-            call.id = (0u32..)
-                .map(|attempt| made_up_id(session_id, history.len(), index, attempt))
-                .find(|id| !taken.contains(id))
-                .expect("some attempt gives an id not yet taken");
+            call.id = invent(session_id, history.len(), index, |id| taken.contains(id));
         }
         taken.insert(call.id.clone());
     }
     calls
-}
-
-/// The `attempt`-th candidate id for call `index` of the reply at history `position`.
-fn made_up_id(session_id: &str, position: usize, index: usize, attempt: u32) -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(session_id.as_bytes());
-    hasher.update([0]);
-    for number in [position as u64, index as u64, u64::from(attempt)] {
-        hasher.update(number.to_le_bytes());
-    }
-    let digest = hasher.finalize();
-    digest.iter().take(ID_LEN).map(|byte| char::from(ALPHABET[usize::from(*byte) % ALPHABET.len()])).collect()
 }
 
 #[cfg(test)]
@@ -113,7 +92,7 @@ mod tests {
 
     #[test]
     fn a_made_up_id_that_is_taken_gives_way_to_the_next_candidate() {
-        let first_choice = made_up_id("s", 1, 0, 0);
+        let first_choice = invent("s", 1, 0, |_| false);
         let history = [Message::assistant("", vec![call(&first_choice)])];
         let calls = unique_ids("s", &history, vec![call("")]);
         assert_ne!(calls[0].id, first_choice);
