@@ -45,6 +45,15 @@ impl ModelError {
             other @ (Self::Unauthorized { .. } | Self::Timeout { .. } | Self::Script { .. }) => other,
         }
     }
+
+    /// What to say of a reply this error cut off, after part of it was shown: a broken
+    /// stream's own detail, else the whole text.
+    pub fn into_cut_detail(self) -> String {
+        match self {
+            Self::Stream { detail } => detail,
+            other => other.to_string(),
+        }
+    }
 }
 
 /// `text` with every occurrence of `secret` (when not empty) replaced by [`REDACTED`].

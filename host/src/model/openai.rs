@@ -8,15 +8,16 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
-use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, LOCATION, RETRY_AFTER};
+use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, LOCATION};
 use hyper::{Response, StatusCode, Uri};
 use tokio::time::timeout_at;
 
-use super::deadline::{self, Clock, Lapse, Timed, Waits};
+use super::deadline::{self, Clock, Timed, Waits};
 use super::encodings::Encodings;
 use super::error::{redact, redact_url};
 use super::http::{self, HttpClient};
 use super::params::{Dropped, Param, Params};
+use super::retry::{self, Failure, RetryPolicy, root_cause};
 use super::sniff::{self, Looks};
 use super::sse::{self, Broken};
 use super::wire::{self, BodyOptions};
@@ -25,8 +26,6 @@ use super::{
 };
 use crate::config::{InjectedAs, Limits, ModelConfig};
 
-/// Longest wait a `Retry-After` header may impose.
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
 /// Longest wait for a connection to the endpoint.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How much of an error body is kept: enough for a template's whole complaint or a
@@ -45,8 +44,7 @@ pub struct OpenAiClient {
     encodings: Encodings,
     key_env: String,
     waits: Waits,
-    max_retries: u32,
-    backoff: Duration,
+    retries: RetryPolicy,
     temperature: Option<f32>,
     max_tokens: Option<u32>,
     injected_as: InjectedAs,
@@ -95,13 +93,8 @@ impl OpenAiClient {
             headers,
             encodings: Encodings::default(),
             key_env: config.key_env().to_owned(),
-            waits: Waits {
-                first_byte: Duration::from_secs(config.first_byte_timeout_secs),
-                idle: Duration::from_secs(config.idle_timeout_secs),
-                whole: Duration::from_secs(config.timeout_secs),
-            },
-            max_retries: config.max_retries,
-            backoff: Duration::from_millis(config.retry_backoff_ms),
+            waits: Waits::from_config(config),
+            retries: RetryPolicy::from_config(config),
             temperature: config.temperature,
             max_tokens: config.max_output_tokens,
             injected_as: config.injected_as,
@@ -135,12 +128,13 @@ impl OpenAiClient {
             let options = self.body_options();
             let body = Bytes::from(wire::request_body(&options, request, &self.encodings, history));
             attempt += 1;
-            let retry_after = match self.attempt(&body, options.sent(), on_text).await {
+            let failure = match self.attempt(&body, options.sent(), on_text).await {
                 Ok(mut reply) => {
                     name_calls(&mut reply);
                     return Ok(reply);
                 }
-                Err(Failure::Refused { param, error }) => {
+                Err(Attempt::Failed(failure)) => failure,
+                Err(Attempt::Refused { param, error }) => {
                     // Sent again at once without it; that is not one of the retries.
                     attempt -= 1;
                     if self.dropped.drop_param(param) {
@@ -153,25 +147,16 @@ impl OpenAiClient {
                     }
                     continue;
                 }
-                Err(Failure::Retryable { error, retry_after }) if attempt <= self.max_retries => {
-                    tracing::warn!(%error, attempt, "model call failed; retrying");
-                    retry_after
-                }
-                Err(Failure::Retryable { error, .. } | Failure::Final(error)) => {
-                    let mut error = match error {
-                        ModelError::Http { status, body, .. } => {
-                            ModelError::Http { status, attempts: attempt, body }
-                        }
-                        other => other,
-                    };
+            };
+            match self.retries.after(attempt, failure) {
+                Ok(wait) => tokio::time::sleep(wait).await,
+                Err(mut error) => {
                     if let ModelError::Cut { partial, .. } = &mut error {
                         name_calls(partial);
                     }
                     return Err(self.redact(error));
                 }
-            };
-            let backoff = self.backoff * 2u32.saturating_pow(attempt - 1);
-            tokio::time::sleep(retry_after.unwrap_or(backoff).min(MAX_RETRY_AFTER)).await;
+            }
         }
     }
 
@@ -193,21 +178,21 @@ impl OpenAiClient {
         body: &Bytes,
         sent: Params,
         on_text: &mut (dyn FnMut(&str) + Send),
-    ) -> Result<ModelReply, Failure> {
+    ) -> Result<ModelReply, Attempt> {
         let clock = Clock::start(self.waits);
         let (deadline, lapse) = clock.next();
         let response = timeout_at(deadline, self.send(body, sent))
             .await
-            .map_err(|_| Failure::Final(lapsed(lapse)))??;
-        self.read(response, clock, on_text).await
+            .map_err(|_| Failure::Final(lapse.error()))??;
+        Ok(self.read(response, clock, on_text).await?)
     }
 
-    async fn send(&self, body: &Bytes, sent: Params) -> Result<Response<http::Body>, Failure> {
+    async fn send(&self, body: &Bytes, sent: Params) -> Result<Response<http::Body>, Attempt> {
         let response = self
             .http
             .post_json(&self.url, &self.headers, body.clone())
             .await
-            .map_err(|error| self.transport_error(&error))?;
+            .map_err(|error| Attempt::Failed(self.transport_error(&error)))?;
         let status = response.status();
         if status.is_success() {
             return Ok(response);
@@ -216,7 +201,8 @@ impl OpenAiClient {
             return Err(Failure::Final(ModelError::Unauthorized {
                 status: status.as_u16(),
                 key_env: self.key_env.clone(),
-            }));
+            })
+            .into());
         }
         if status.is_redirection() {
             // Not followed: a POST that moved is a `base_url` to correct, not to chase.
@@ -228,14 +214,11 @@ impl OpenAiClient {
                 }
                 None => "the endpoint redirects without saying where".to_owned(),
             };
-            return Err(Failure::Final(ModelError::Http { status: status.as_u16(), attempts: 1, body }));
+            return Err(
+                Failure::Final(ModelError::Http { status: status.as_u16(), attempts: 1, body }).into()
+            );
         }
-        let retry_after = response
-            .headers()
-            .get(RETRY_AFTER)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
+        let retry_after = retry::retry_after(response.headers());
         let body = http::read_body(response, self.max_body_bytes).await.unwrap_or_default();
         let text = String::from_utf8_lossy(&body);
         // Redacted before it is cut, so no part of an echoed key survives at the cut.
@@ -245,18 +228,18 @@ impl OpenAiClient {
         };
         let status = status.as_u16();
         if context_errors::is_context_too_long(status, &text) {
-            return Err(Failure::Final(ModelError::ContextTooLong { status, body: short(&text) }));
+            return Err(Failure::Final(ModelError::ContextTooLong { status, body: short(&text) }).into());
         }
         let error = ModelError::Http { status, attempts: 1, body: short(&text) };
         if status == 400
             && let Some(param) = super::params::refused(&text, sent)
         {
-            return Err(Failure::Refused { param, error });
+            return Err(Attempt::Refused { param, error });
         }
         if status == 429 || status >= 500 {
-            Err(Failure::Retryable { error, retry_after })
+            Err(Failure::Retryable { error, retry_after }.into())
         } else {
-            Err(Failure::Final(error))
+            Err(Failure::Final(error).into())
         }
     }
 
@@ -309,7 +292,7 @@ impl OpenAiClient {
     /// cap or a wait that ran out is final.
     fn broken(&self, error: Timed<http::BodyError>) -> Broken {
         match error {
-            Timed::Lapsed(lapse) => Broken::last(lapsed(lapse)),
+            Timed::Lapsed(lapse) => Broken::last(lapse.error()),
             Timed::Transport(error) if http::over_cap(&*error) => {
                 let cap = self.max_body_bytes >> 20;
                 Broken::last(ModelError::Stream {
@@ -352,14 +335,6 @@ impl OpenAiClient {
     }
 }
 
-/// The error for a wait that ran out before anything was shown.
-fn lapsed(lapse: Lapse) -> ModelError {
-    match lapse {
-        Lapse::Whole(wait) => ModelError::Timeout { secs: wait.as_secs() },
-        other => ModelError::Stream { detail: other.describe() },
-    }
-}
-
 /// A proxy's address without any credentials it carries: scheme, host and port.
 fn shown(proxy: &Uri) -> String {
     let host = proxy.host().unwrap_or("?");
@@ -385,17 +360,18 @@ fn parse_endpoint(url: &str) -> anyhow::Result<Uri> {
     }
 }
 
-enum Failure {
-    Retryable {
-        error: ModelError,
-        retry_after: Option<Duration>,
-    },
-    Final(ModelError),
+/// How one attempt failed.
+enum Attempt {
+    /// For the retry policy to judge.
+    Failed(Failure),
     /// A 400 naming an optional parameter the request carried: send it again without.
-    Refused {
-        param: Param,
-        error: ModelError,
-    },
+    Refused { param: Param, error: ModelError },
+}
+
+impl From<Failure> for Attempt {
+    fn from(failure: Failure) -> Self {
+        Attempt::Failed(failure)
+    }
 }
 
 impl From<Broken> for Failure {
@@ -406,15 +382,6 @@ impl From<Broken> for Failure {
             Failure::Final(broken.error)
         }
     }
-}
-
-/// The innermost error's text: "connection refused", not the client's whole chain.
-fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut cause = error;
-    while let Some(source) = cause.source() {
-        cause = source;
-    }
-    cause.to_string()
 }
 
 fn short(text: &str) -> String {

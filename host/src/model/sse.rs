@@ -114,10 +114,7 @@ fn cut_short(assembler: ReplyAssembler, streamed_text: bool, broken: Broken) -> 
     if !streamed_text {
         return Err(broken);
     }
-    let detail = match broken.error {
-        ModelError::Stream { detail } => detail,
-        other => other.to_string(),
-    };
+    let detail = broken.error.into_cut_detail();
     Err(Broken::last(ModelError::Cut { detail, partial: Box::new(assembler.finish()) }))
 }
 

@@ -3,7 +3,6 @@
 //! and an idle timeout, and errors that never show the key (not even when the endpoint
 //! echoes it back).
 
-mod deadlines;
 mod events;
 mod stream;
 mod turns;
@@ -17,8 +16,8 @@ use hyper::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, LOCATION};
 use hyper::{Response, StatusCode, Uri};
 use tokio::time::timeout_at;
 
-use self::deadlines::{Broken, Clock, Deadlines, Late};
 use self::stream::{Cause, Interrupted};
+use super::deadline::{self, Clock, Lapse, Timed, Waits};
 use super::encodings::Encodings;
 use super::error::{redact, redact_url};
 use super::http::{self, HttpClient};
@@ -55,7 +54,7 @@ pub struct AnthropicClient {
     /// System prompts and tool lists already encoded for a request.
     encodings: Encodings,
     key_env: String,
-    deadlines: Deadlines,
+    waits: Waits,
     retries: RetryPolicy,
     /// A response body's cap (`endpoint_body_mb`), streamed or whole.
     max_body_bytes: usize,
@@ -102,7 +101,7 @@ impl AnthropicClient {
             headers,
             encodings: Encodings::default(),
             key_env: config.key_env().to_owned(),
-            deadlines: Deadlines::from_config(config),
+            waits: Waits::from_config(config),
             retries: RetryPolicy::from_config(config),
             max_body_bytes: limits.endpoint_body_mb as usize * 1024 * 1024,
             max_event_bytes: limits.sse_line_kb as usize * 1024,
@@ -149,11 +148,11 @@ impl AnthropicClient {
         body: &Bytes,
         on_text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<ModelReply, Failure> {
-        let clock = self.deadlines.start();
-        let (first_byte, late) = clock.first_byte();
+        let clock = Clock::start(self.waits);
+        let (first_byte, lapse) = clock.next();
         let sent = timeout_at(first_byte, self.http.post_json(&self.url, &self.headers, body.clone())).await;
         let response = match sent {
-            Err(_) => return Err(Failure::Final(self.timed_out(late))),
+            Err(_) => return Err(Failure::Final(timed_out(lapse))),
             Ok(Err(error)) => return Err(self.transport_error(&error)),
             Ok(Ok(response)) => response,
         };
@@ -168,7 +167,7 @@ impl AnthropicClient {
         if !streamed {
             return self.read_whole(response, &clock, on_text).await;
         }
-        let chunks = clock.watch(http::body_stream(response, self.max_body_bytes));
+        let chunks = deadline::timed(http::body_stream(response, self.max_body_bytes), clock);
         stream::read(chunks, self.max_event_bytes, on_text).await.map_err(|broken| self.interrupted(broken))
     }
 
@@ -179,8 +178,9 @@ impl AnthropicClient {
         clock: &Clock,
         on_text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<ModelReply, Failure> {
-        let body = match timeout_at(clock.end(), http::read_body(response, self.max_body_bytes)).await {
-            Err(_) => return Err(Failure::Final(self.timed_out(Late::Total))),
+        let (end, lapse) = clock.end();
+        let body = match timeout_at(end, http::read_body(response, self.max_body_bytes)).await {
+            Err(_) => return Err(Failure::Final(timed_out(lapse))),
             Ok(Err(error)) => {
                 return Err(Failure::Final(ModelError::Stream { detail: self.body_error(&*error) }));
             }
@@ -195,17 +195,10 @@ impl AnthropicClient {
 
     /// What a stream that broke off becomes: a cut reply once text was shown (kept, never
     /// sent again), else another attempt where one may succeed.
-    fn interrupted(&self, Interrupted { cause, partial }: Interrupted<Broken<http::BodyError>>) -> Failure {
+    fn interrupted(&self, Interrupted { cause, partial }: Interrupted<Timed<http::BodyError>>) -> Failure {
         let detail = match &cause {
-            Cause::Transport(Broken::Late(late)) => {
-                let (secs, setting) = self.deadlines.of(*late);
-                match late {
-                    Late::FirstByte => format!("no reply within {secs} s (`[model] {setting}`)"),
-                    Late::Idle => format!("nothing arrived for {secs} s (`[model] {setting}`)"),
-                    Late::Total => format!("the reply took longer than {secs} s (`[model] {setting}`)"),
-                }
-            }
-            Cause::Transport(Broken::Body(error)) => self.body_error(&**error),
+            Cause::Transport(Timed::Lapsed(lapse)) => lapse.error().into_cut_detail(),
+            Cause::Transport(Timed::Transport(error)) => self.body_error(&**error),
             Cause::EventTooLong { max_kib } => format!(
                 "one event of the stream is longer than {max_kib} KiB, the cap `sse_line_kb` in [runtime.limits]"
             ),
@@ -220,9 +213,9 @@ impl AnthropicClient {
         }
         let retryable = match &cause {
             Cause::Endpoint { kind, .. } => RETRYABLE_ERRORS.contains(&kind.as_str()),
-            Cause::Transport(Broken::Body(error)) => !http::over_cap(&**error),
+            Cause::Transport(Timed::Transport(error)) => !http::over_cap(&**error),
             Cause::Ended => true,
-            Cause::Transport(Broken::Late(late)) => return Failure::Final(self.timed_out(*late)),
+            Cause::Transport(Timed::Lapsed(lapse)) => return Failure::Final(timed_out(*lapse)),
             Cause::EventTooLong { .. } | Cause::Malformed(_) => false,
         };
         let error = ModelError::Stream { detail };
@@ -253,7 +246,7 @@ impl AnthropicClient {
         let retry_after = super::retry::retry_after(response.headers());
         let request_id =
             response.headers().get(REQUEST_ID).and_then(|id| id.to_str().ok()).map(str::to_owned);
-        let body = timeout_at(clock.end(), http::read_body(response, self.max_body_bytes)).await;
+        let body = timeout_at(clock.end().0, http::read_body(response, self.max_body_bytes)).await;
         let body = body.ok().and_then(Result::ok).unwrap_or_default();
         let mut text = self.error_text(&body);
         if status == StatusCode::BAD_REQUEST && too_long(&text) {
@@ -311,12 +304,16 @@ impl AnthropicClient {
         }
         format!("the connection broke: {}", root_cause(error))
     }
+}
 
-    fn timed_out(&self, late: Late) -> ModelError {
-        let (secs, setting) = self.deadlines.of(late);
-        tracing::warn!(secs, setting, "the model endpoint was too slow");
-        ModelError::Timeout { secs }
-    }
+/// The error for an attempt a wait ended before any of the reply was shown.
+fn timed_out(lapse: Lapse) -> ModelError {
+    tracing::warn!(
+        secs = lapse.wait().as_secs(),
+        setting = lapse.setting(),
+        "the model endpoint was too slow"
+    );
+    lapse.error()
 }
 
 /// Whether a 400's error says the prompt does not fit the model's context window.
