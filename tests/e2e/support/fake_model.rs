@@ -37,6 +37,8 @@ enum Fault {
     EndlessLine,
     /// A 307 pointing elsewhere.
     Redirect(String),
+    /// A body exactly as a real server sent it (a captured fixture), with its status and type.
+    Raw { status: u16, content_type: String, body: bytes::Bytes },
 }
 
 impl Reply {
@@ -110,6 +112,13 @@ impl Reply {
     /// Answers 307 Temporary Redirect to `location`.
     pub fn redirect(location: &str) -> Self {
         Self { fault: Fault::Redirect(location.to_owned()), ..Self::text("") }
+    }
+
+    /// Answers with `body` byte for byte (a reply captured from a real server), with `status`
+    /// and `content_type`.
+    pub fn raw(status: u16, content_type: &str, body: impl Into<bytes::Bytes>) -> Self {
+        let fault = Fault::Raw { status, content_type: content_type.to_owned(), body: body.into() };
+        Self { fault, ..Self::text("") }
     }
 }
 
@@ -205,6 +214,13 @@ async fn answer(State(shared): State<Arc<Shared>>, headers: axum::http::HeaderMa
             return sse(Body::from_stream(futures_util::StreamExt::chain(start, endless)));
         }
         Fault::NotJson => return sse(Body::from("data: {this is not json\n\n")),
+        Fault::Raw { status, content_type, body } => {
+            return Response::builder()
+                .status(status)
+                .header(header::CONTENT_TYPE, content_type)
+                .body(Body::from(body))
+                .unwrap();
+        }
         Fault::CutMidStream => return sse(Body::from(chunk(json!({"content": reply.text})))),
         Fault::None => {}
     }
