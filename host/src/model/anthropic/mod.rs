@@ -460,6 +460,37 @@ mod tests {
     }
 
     #[test]
+    fn a_wait_that_runs_out_is_final_and_names_its_setting_before_text_and_after() {
+        let client =
+            AnthropicClient::from_config(&config("", Some("http://127.0.0.1:9")), &Limits::default())
+                .unwrap();
+        let lapsed = |lapse, text: &str| {
+            let partial = ModelReply { text: text.into(), ..ModelReply::default() };
+            client.interrupted(Interrupted { cause: Cause::Transport(Timed::Lapsed(lapse)), partial })
+        };
+        match lapsed(Lapse::FirstByte(Duration::from_secs(120)), "") {
+            Failure::Final(ModelError::Stream { detail }) => {
+                assert!(detail.contains("nothing within 120 s (`first_byte_timeout_secs`"), "{detail}")
+            }
+            other => panic!("{other:?}"),
+        }
+        match lapsed(Lapse::Whole(Duration::from_secs(600)), "") {
+            Failure::Final(ModelError::Timeout { secs: 600 }) => {}
+            other => panic!("{other:?}"),
+        }
+        match lapsed(Lapse::Idle(Duration::from_secs(60)), "Half of it") {
+            Failure::Final(ModelError::Cut { detail, partial }) => {
+                assert!(
+                    detail.contains("quiet for 60 s") && detail.contains("`idle_timeout_secs`"),
+                    "{detail}"
+                );
+                assert_eq!(partial.text, "Half of it");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn a_prompt_too_long_is_told_from_other_bad_requests() {
         assert!(too_long("invalid_request_error: prompt is too long: 208310 tokens > 200000 maximum"));
         assert!(too_long(
