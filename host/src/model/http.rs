@@ -106,6 +106,14 @@ pub fn bearer(key: &str) -> Option<HeaderValue> {
     secret(&format!("Bearer {key}"))
 }
 
+/// `value` (an API key, or a header built from one) as a header, or the error that names the
+/// variable `key_env` it came from; the key itself is never repeated.
+pub fn key_header(value: Option<HeaderValue>, key_env: &str) -> anyhow::Result<HeaderValue> {
+    value.ok_or_else(|| {
+        anyhow::anyhow!("the API key in {key_env} has characters an HTTP header cannot carry (a line break?)")
+    })
+}
+
 /// A header value that carries a secret, marked sensitive so no debug output shows it;
 /// `None` when it has characters a header cannot carry (a line break, say).
 pub fn secret(value: &str) -> Option<HeaderValue> {

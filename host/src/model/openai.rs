@@ -77,13 +77,7 @@ impl OpenAiClient {
         let url = parse_endpoint(&url)?;
         let mut headers = http::configured_headers(&config.headers)?;
         if let Some(key) = &api_key {
-            let authorization = http::bearer(key).ok_or_else(|| {
-                anyhow::anyhow!(
-                    "the API key in {} has characters an HTTP header cannot carry (a line break?)",
-                    config.key_env()
-                )
-            })?;
-            headers.insert(AUTHORIZATION, authorization);
+            headers.insert(AUTHORIZATION, http::key_header(http::bearer(key), config.key_env())?);
         }
         Ok(Some(Self {
             http: HttpClient::new(&url, CONNECT_TIMEOUT),

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 use super::error::{redact, redact_url};
 use super::http::{self, HttpClient};
+use super::retry::root_cause;
 use crate::config::{Config, ModelConfig, Provider};
 
 /// The Messages API version the probe asks for, as the client does.
@@ -386,15 +387,6 @@ fn shown_proxy(proxy: &Uri) -> String {
         Some(port) => format!("{scheme}://{host}:{port}"),
         None => format!("{scheme}://{host}"),
     }
-}
-
-/// The innermost error's text: "connection refused", not the client's whole chain.
-fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut cause = error;
-    while let Some(source) = cause.source() {
-        cause = source;
-    }
-    cause.to_string()
 }
 
 #[cfg(test)]

@@ -78,13 +78,7 @@ impl AnthropicClient {
         let url = messages_url(config.base_url.as_deref().unwrap_or(DEFAULT_BASE_URL))?;
         let mut headers = http::configured_headers(&config.headers)?;
         if let Some(key) = &api_key {
-            let value = http::secret(key).ok_or_else(|| {
-                anyhow::anyhow!(
-                    "the API key in {} has characters an HTTP header cannot carry (a line break?)",
-                    config.key_env()
-                )
-            })?;
-            headers.insert(API_KEY, value);
+            headers.insert(API_KEY, http::key_header(http::secret(key), config.key_env())?);
         }
         // A version of `[model] headers` wins: a deployment may need a newer one.
         headers.entry(VERSION).or_insert(HeaderValue::from_static(API_VERSION));
