@@ -20,6 +20,7 @@ mod hostile;
 mod hygiene;
 mod layering;
 mod lease;
+mod llama_server_replay;
 mod model_faults;
 mod permissions;
 mod reload;

@@ -38,7 +38,11 @@ enum Fault {
     /// A 307 pointing elsewhere.
     Redirect(String),
     /// A body exactly as a real server sent it (a captured fixture), with its status and type.
-    Raw { status: u16, content_type: String, body: bytes::Bytes },
+    Raw {
+        status: u16,
+        content_type: String,
+        body: bytes::Bytes,
+    },
 }
 
 impl Reply {
