@@ -9,8 +9,12 @@
 #   scripts/check-llama-server.sh NAME...           these templates (file names without .jinja)
 #   INJECTED_AS=system scripts/check-llama-server.sh ...   with `[model] injected_as` set
 #
-# A template passes when the server accepted every call of the turn (no 4xx/5xx) and the turn
-# ended rather than failed; the model (SmolLM2-135M at temperature 0) is far too small to follow
+# Each template gets two turns: `text`, the stock prompt as it is, and `tools`, where the server
+# is asked for a tool call in every reply (`tool_choice: "required"` through `[model]
+# extra_body`; llama-server then constrains the output to the template's tool-call syntax), so
+# tool calls and their results go back through the template call after call, up to 4 calls.
+# A turn passes when the server accepted every call of it (no 4xx/5xx) and it ended rather
+# than failed; the model (SmolLM2-135M at temperature 0) is far too small to follow
 # the workflow, and what it says is not judged. Exits 1 when any template failed. Each run's
 # files (server log, the host's events, every request and the server's reply to it) are kept
 # under .agent-host/llama-check/ and named in the output.
@@ -100,20 +104,32 @@ for template in "${templates[@]}"; do
         stop
         continue
     fi
-    rm -f "$dir/recorder.port"
-    python3 "$helpers/recorder.py" "http://127.0.0.1:$port" "$dir/calls.jsonl" "$dir/recorder.port" &
-    recorder_pid=$!
-    wait_for "[ -s '$dir/recorder.port' ]" 30 "$recorder_pid"
-    python3 "$helpers/config.py" "$root" "http://127.0.0.1:$(cat "$dir/recorder.port")/v1" \
-        "$dir/sessions.db" "$cache_dir" "${INJECTED_AS:-}" >"$dir/config.toml"
-    echo "== $template"
-    status=0
-    env -u OPENAI_API_KEY -u OPENAI_BASE_URL NO_COLOR=1 \
-        "$host" --config "$dir/config.toml" --json --prompt "$prompt" \
-        >"$dir/events.jsonl" 2>"$dir/host.stderr" </dev/null || status=$?
+    for run in text tools; do
+        run_dir_one="$dir/$run"
+        mkdir -p "$run_dir_one"
+        recorder_pid=""
+        python3 "$helpers/recorder.py" "http://127.0.0.1:$port" "$run_dir_one/calls.jsonl" \
+            "$run_dir_one/recorder.port" &
+        recorder_pid=$!
+        wait_for "[ -s '$run_dir_one/recorder.port' ]" 30 "$recorder_pid"
+        options=()
+        [ -n "${INJECTED_AS:-}" ] && options+=(--injected-as "$INJECTED_AS")
+        [ "$run" = tools ] && options+=(--force-tools --max-iterations 4)
+        python3 "$helpers/config.py" "$root" "http://127.0.0.1:$(cat "$run_dir_one/recorder.port")/v1" \
+            "$run_dir_one/sessions.db" "$cache_dir" "${options[@]}" >"$run_dir_one/config.toml"
+        echo "== $template ($run)"
+        status=0
+        env -u OPENAI_API_KEY -u OPENAI_BASE_URL NO_COLOR=1 \
+            "$host" --config "$run_dir_one/config.toml" --json --prompt "$prompt" \
+            >"$run_dir_one/events.jsonl" 2>"$run_dir_one/host.stderr" </dev/null || status=$?
+        # The recorder finishes recording the calls in flight before it exits.
+        kill "$recorder_pid" 2>/dev/null || true
+        wait "$recorder_pid" 2>/dev/null || true
+        recorder_pid=""
+        python3 "$helpers/summarize.py" row "$template ($run)" "$run_dir_one/events.jsonl" \
+            "$run_dir_one/calls.jsonl" "$status" "$run_dir_one/host.stderr" >>"$results"
+    done
     stop
-    python3 "$helpers/summarize.py" row "$template" "$dir/events.jsonl" "$dir/calls.jsonl" "$status" \
-        "$dir/host.stderr" >>"$results"
 done
 
 echo

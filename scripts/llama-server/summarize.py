@@ -30,11 +30,18 @@ def lines(path):
 
 
 def server_message(reply):
-    """llama-server's error text: `{"error": {"message": ...}}`, or the body as it came."""
+    """llama-server's error text (`{"error": {"message": ...}}`, or the body as it came), led
+    by the template's own exception when it raised one: the rest is where in the template."""
     try:
-        return json.loads(reply)["error"]["message"]
+        message = json.loads(reply)["error"]["message"]
     except (ValueError, KeyError, TypeError):
         return reply.strip()
+    raised = [line for line in message.splitlines() if line.startswith("Error: Jinja Exception: ")]
+    if raised:
+        head = message.split("\n", 1)[0].strip()
+        exception = raised[0][len("Error: "):]
+        return f"{head} {exception}" if head and "CallExpression" not in head else exception
+    return message
 
 
 def one_line(text, limit=110):

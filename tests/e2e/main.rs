@@ -23,6 +23,7 @@ mod hostile;
 mod hygiene;
 mod layering;
 mod lease;
+mod llama_server_replay;
 mod model_faults;
 mod openai_compat;
 mod permissions;
