@@ -207,7 +207,9 @@ async fn a_dropped_run_takes_the_namespace_with_it() {
     assert!(processes_with(&marker) >= 3, "PID 1 and both shells started");
     run.abort();
     let _ = run.await;
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    // Generous: the kill is immediate, but on a loaded two-core machine the reaping of a
+    // killed namespace's processes has been seen to take more than 5 s.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while processes_with(&marker) > 0 && std::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
