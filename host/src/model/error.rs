@@ -56,6 +56,18 @@ impl ModelError {
     }
 }
 
+/// What a redirect answer says: where it points (redacted), and that `base_url` is to be
+/// corrected, since a POST that moved is not chased.
+pub fn redirect_text(location: Option<&str>) -> String {
+    match location {
+        Some(location) => {
+            let location = redact_url(location);
+            format!("the endpoint redirects to {location}; set `[model] base_url` to it")
+        }
+        None => "the endpoint redirects without saying where".to_owned(),
+    }
+}
+
 /// `text` with every occurrence of `secret` (when not empty) replaced by [`REDACTED`].
 pub fn redact(text: &str, secret: &str) -> String {
     if secret.is_empty() { text.to_owned() } else { text.replace(secret, REDACTED) }

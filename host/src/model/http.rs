@@ -91,6 +91,16 @@ impl HttpClient {
     }
 }
 
+/// A proxy's address fit to print: scheme, host and port, without any credentials it carries.
+pub fn shown_proxy(proxy: &Uri) -> String {
+    let scheme = proxy.scheme_str().unwrap_or("http");
+    let host = proxy.host().unwrap_or("?");
+    match proxy.port_u16() {
+        Some(port) => format!("{scheme}://{host}:{port}"),
+        None => format!("{scheme}://{host}"),
+    }
+}
+
 /// TLS with ring and the webpki roots: the same trust on every machine, no system store read.
 fn tls_config() -> rustls::ClientConfig {
     let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };

@@ -14,7 +14,7 @@ use tokio::time::timeout_at;
 
 use super::deadline::{self, Clock, Timed, Waits};
 use super::encodings::Encodings;
-use super::error::{redact, redact_url};
+use super::error::{redact, redact_url, redirect_text};
 use super::http::{self, HttpClient};
 use super::params::{Dropped, Param, Params};
 use super::retry::{self, Failure, RetryPolicy, root_cause};
@@ -102,7 +102,12 @@ impl OpenAiClient {
     pub fn describe(&self) -> String {
         match self.http.proxy() {
             Some(proxy) => {
-                format!("{} at {} (through the proxy {})", self.model, self.shown_url(), shown(proxy))
+                format!(
+                    "{} at {} (through the proxy {})",
+                    self.model,
+                    self.shown_url(),
+                    http::shown_proxy(proxy)
+                )
             }
             None => format!("{} at {}", self.model, self.shown_url()),
         }
@@ -201,13 +206,7 @@ impl OpenAiClient {
         if status.is_redirection() {
             // Not followed: a POST that moved is a `base_url` to correct, not to chase.
             let location = response.headers().get(LOCATION).and_then(|value| value.to_str().ok());
-            let body = match location {
-                Some(location) => {
-                    let location = redact_url(location);
-                    format!("the endpoint redirects to {location}; set `[model] base_url` to it")
-                }
-                None => "the endpoint redirects without saying where".to_owned(),
-            };
+            let body = redirect_text(location);
             return Err(
                 Failure::Final(ModelError::Http { status: status.as_u16(), attempts: 1, body }).into()
             );
@@ -314,7 +313,7 @@ impl OpenAiClient {
 
     fn transport_error(&self, error: &http::TransportError) -> Failure {
         let detail = match self.http.proxy() {
-            Some(proxy) => format!("through the proxy {}: {}", shown(proxy), root_cause(error)),
+            Some(proxy) => format!("through the proxy {}: {}", http::shown_proxy(proxy), root_cause(error)),
             None => root_cause(error),
         };
         Failure::Retryable {
@@ -326,15 +325,6 @@ impl OpenAiClient {
     /// The endpoint's URL as it may be printed: see [`redact_url`].
     fn shown_url(&self) -> String {
         redact_url(&self.url.to_string())
-    }
-}
-
-/// A proxy's address without any credentials it carries: scheme, host and port.
-fn shown(proxy: &Uri) -> String {
-    let host = proxy.host().unwrap_or("?");
-    match proxy.port_u16() {
-        Some(port) => format!("{}://{host}:{port}", proxy.scheme_str().unwrap_or("http")),
-        None => format!("{}://{host}", proxy.scheme_str().unwrap_or("http")),
     }
 }
 

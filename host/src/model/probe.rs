@@ -276,7 +276,7 @@ impl<'a> Probe<'a> {
             Ok(Err(error)) => {
                 let detail = root_cause(&error);
                 return Err(unreachable(match self.http.proxy() {
-                    Some(proxy) => format!("through the proxy {}: {detail}", shown_proxy(proxy)),
+                    Some(proxy) => format!("through the proxy {}: {detail}", http::shown_proxy(proxy)),
                     None => detail,
                 }));
             }
@@ -377,16 +377,6 @@ fn some_of(offered: &[String], wanted: &str) -> String {
         ranked.iter().take(MODELS_SHOWN).map(|id| format!("`{}`", crate::sanitize::one_line(id))).collect();
     let more = offered.len().saturating_sub(MODELS_SHOWN);
     if more > 0 { format!("{} and {more} more", shown.join(", ")) } else { shown.join(", ") }
-}
-
-/// A proxy's address without any credentials it carries: scheme, host and port.
-fn shown_proxy(proxy: &Uri) -> String {
-    let scheme = proxy.scheme_str().unwrap_or("http");
-    let host = proxy.host().unwrap_or("?");
-    match proxy.port_u16() {
-        Some(port) => format!("{scheme}://{host}:{port}"),
-        None => format!("{scheme}://{host}"),
-    }
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use tokio::time::timeout_at;
 use self::stream::{Cause, Interrupted};
 use super::deadline::{self, Clock, Lapse, Timed, Waits};
 use super::encodings::Encodings;
-use super::error::{redact, redact_url};
+use super::error::{redact, redact_url, redirect_text};
 use super::http::{self, HttpClient};
 use super::retry::{Failure, RetryPolicy, root_cause};
 use super::{HistoryEncodings, ModelError, ModelReply, ModelRequest};
@@ -105,7 +105,9 @@ impl AnthropicClient {
     pub fn describe(&self) -> String {
         let url = redact_url(&self.url.to_string());
         match self.http.proxy() {
-            Some(proxy) => format!("{} at {url} (through the proxy {})", self.settings.model, shown(proxy)),
+            Some(proxy) => {
+                format!("{} at {url} (through the proxy {})", self.settings.model, http::shown_proxy(proxy))
+            }
             None => format!("{} at {url}", self.settings.model),
         }
     }
@@ -228,13 +230,7 @@ impl AnthropicClient {
         if status.is_redirection() {
             // Not followed: a POST that moved is a `base_url` to correct, not to chase.
             let location = response.headers().get(LOCATION).and_then(|value| value.to_str().ok());
-            let body = match location {
-                Some(location) => {
-                    let location = redact_url(location);
-                    format!("the endpoint redirects to {location}; set `[model] base_url` to it")
-                }
-                None => "the endpoint redirects without saying where".to_owned(),
-            };
+            let body = redirect_text(location);
             return Failure::Final(ModelError::Http { status: status.as_u16(), attempts: 1, body });
         }
         let retry_after = super::retry::retry_after(response.headers());
@@ -282,7 +278,7 @@ impl AnthropicClient {
 
     fn transport_error(&self, error: &http::TransportError) -> Failure {
         let detail = match self.http.proxy() {
-            Some(proxy) => format!("through the proxy {}: {}", shown(proxy), root_cause(error)),
+            Some(proxy) => format!("through the proxy {}: {}", http::shown_proxy(proxy), root_cause(error)),
             None => root_cause(error),
         };
         let url = redact_url(&self.url.to_string());
@@ -362,16 +358,6 @@ fn messages_url(base_url: &str) -> anyhow::Result<Uri> {
         (Some("http" | "https"), Some(_)) => Ok(uri),
         (Some(other), Some(_)) => Err(not_a_url(format!("the scheme must be http or https, not `{other}`"))),
         _ => Err(not_a_url("it needs a scheme and a host, like https://api.anthropic.com".into())),
-    }
-}
-
-/// A proxy's address without any credentials it carries: scheme, host and port.
-fn shown(proxy: &Uri) -> String {
-    let scheme = proxy.scheme_str().unwrap_or("http");
-    let host = proxy.host().unwrap_or("?");
-    match proxy.port_u16() {
-        Some(port) => format!("{scheme}://{host}:{port}"),
-        None => format!("{scheme}://{host}"),
     }
 }
 
