@@ -11,8 +11,10 @@
 #
 # Each template gets two turns: `text`, the stock prompt as it is, and `tools`, where the server
 # is asked for a tool call in every reply (`tool_choice: "required"` through `[model]
-# extra_body`; llama-server then constrains the output to the template's tool-call syntax), so
-# tool calls and their results go back through the template call after call, up to 4 calls.
+# extra_body`; llama-server then constrains the output with a grammar of the template's
+# tool-call syntax), so tool calls and their results go back through the template call after
+# call, up to 4 calls. Where the syntax lets text come first (Qwen's, Mistral's), the small
+# model may talk to the token limit instead, and the turn ends after one call.
 # A turn passes when the server accepted every call of it (no 4xx/5xx) and it ended rather
 # than failed; the model (SmolLM2-135M at temperature 0) is far too small to follow
 # the workflow, and what it says is not judged. Exits 1 when any template failed. Each run's
@@ -23,8 +25,9 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 helpers="$root/scripts/llama-server"
 prompt=${LLAMA_CHECK_PROMPT:-"Plan the steps to write a short poem about the sea, track them with your todo tools, then write it."}
-# The four the issue names as refusing a `system` message after the user's turn, and some
-# lenient ones beside them.
+# The four the issue names as refusing a `system` message after the user's turn, some lenient
+# ones beside them, and Functionary v3.2's, whose syntax starts a reply with the call, so that
+# the forced-tools turn makes calls even with this model.
 default_templates=(
     Qwen3.5-4B
     mistralai-Mistral-Nemo-Instruct-2407
@@ -34,7 +37,12 @@ default_templates=(
     HuggingFaceTB-SmolLM3-3B
     meta-llama-Llama-3.3-70B-Instruct
     ibm-granite-granite-4.0
+    meetkai-functionary-medium-v3.2
 )
+# Templates whose syntax the model's free text cannot meet: llama-server refuses the text turn's
+# reply mid-stream ("The model produced output that does not match the expected peg-native
+# format"), whatever the host sent, so only their forced-tools turn says anything of the host.
+tools_only=" meetkai-functionary-medium-v3.2 "
 
 eval "$("$helpers/install.sh")"
 
@@ -104,7 +112,9 @@ for template in "${templates[@]}"; do
         stop
         continue
     fi
-    for run in text tools; do
+    runs="text tools"
+    case "$tools_only" in *" $template "*) runs=tools ;; esac
+    for run in $runs; do
         run_dir_one="$dir/$run"
         mkdir -p "$run_dir_one"
         recorder_pid=""

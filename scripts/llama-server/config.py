@@ -7,9 +7,10 @@ scratch folder.
               [--force-tools --max-iterations N] > config.toml
 
 `--force-tools` asks the server for a tool call in every reply (`tool_choice: "required"`
-through `[model] extra_body`): llama-server then constrains even a tiny model to its
-template's tool-call syntax, so the turn sends tool calls and results back through the
-template, call after call, until `--max-iterations`.
+through `[model] extra_body`): llama-server then constrains the output with a grammar of the
+template's tool-call syntax, so that tool calls and results go back through the template,
+call after call, up to `--max-iterations`. Where that syntax lets text come before the call
+(Qwen's, Mistral's), a small model may talk to the token limit instead.
 
 The plugins, their order and their settings are the stock ones, whatever config.toml says
 today: the check is of the deployment a newcomer runs, not of one written for it.
