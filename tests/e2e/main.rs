@@ -13,6 +13,7 @@ mod config_errors;
 mod contract_versions;
 mod crash;
 mod custom_mode;
+mod declared_tools;
 mod endpoint_check;
 mod event_schema;
 mod first_run;

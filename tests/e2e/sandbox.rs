@@ -95,9 +95,9 @@ async fn enormous_output_is_cut_with_a_note() {
 async fn a_schema_that_is_not_json_is_a_malformed_return() {
     let test = host("[plugin.config]\nbad_schema = true\n").await;
     let session = test.session();
-    let result = call(&test, &session, "echo", json!({"text": "x"})).await;
+    let result = call(&test, &session, "late", json!({})).await;
     assert!(!result.ok);
-    assert!(result.output.contains("no tool named `echo`"), "{}", result.output);
+    assert!(result.output.contains("no tool named `late`"), "{}", result.output);
     let errors: Vec<String> = test
         .take_events()
         .into_iter()
@@ -108,7 +108,7 @@ async fn a_schema_that_is_not_json_is_a_malformed_return() {
         .collect();
     assert!(
         errors.iter().any(|m| m.contains("misbehave@0.1.0 returned malformed output")
-            && m.contains("schema of tool `echo` is not JSON")),
+            && m.contains("schema of tool `late` is not JSON")),
         "{errors:?}"
     );
 }

@@ -1,5 +1,6 @@
 //! Assembling one model call: the system prompt in config order, the union of the
-//! plugins' tools, and this call's injected messages.
+//! plugins' tools (each plugin's declared ones, then what its `provide` returns), and this
+//! call's injected messages.
 
 use std::sync::Arc;
 
@@ -10,7 +11,9 @@ use super::{LiveSession, Snapshot, TurnError};
 use crate::conversation::{Message, ToolCallRequest};
 use crate::events::{Event, EventSink};
 use crate::model::ToolDefinition;
-use crate::plugins::{CallContext, Capabilities, CompiledSchema, LoadedPlugin, PluginSet, ProvideMemo, Role};
+use crate::plugins::{
+    CallContext, Capabilities, CompiledSchema, LoadedPlugin, PluginSet, ProvideMemo, Role, ToolSpec,
+};
 use crate::state::StateBag;
 
 /// Everything one model call needs from the plugins.
@@ -22,6 +25,30 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// Puts `tool` of `plugin` on offer; a name already on offer is the turn's error.
+    fn offer(
+        &mut self,
+        plugin: &Arc<LoadedPlugin>,
+        tool: &ToolSpec,
+        schema: Arc<CompiledSchema>,
+    ) -> Result<(), TurnError> {
+        if let Some(first) = self.offered.get(&tool.name) {
+            return Err(TurnError::DuplicateTool {
+                tool: tool.name.clone(),
+                first: first.plugin.label(),
+                second: plugin.label(),
+            });
+        }
+        self.tools.push(ToolDefinition {
+            name: tool.name.clone(),
+            description: tool.description.clone(),
+            parameters: schema.schema.clone(),
+        });
+        self.offered
+            .insert(tool.name.clone(), OfferedTool { plugin: plugin.clone(), mutates: tool.mutates, schema });
+        Ok(())
+    }
+
     /// Whether any of `calls` is of a tool that changes things outside the agent's own
     /// bookkeeping. A call of a tool not on offer changes nothing: it is refused.
     pub fn any_mutating(&self, calls: &[ToolCallRequest]) -> bool {
@@ -62,7 +89,13 @@ pub async fn prepare(
         offered: HashMap::default(),
         injected: Vec::new(),
     };
-    for plugin in set.plugins().iter().filter(|p| p.implements(Capabilities::PROVIDE)) {
+    for plugin in set.plugins().iter() {
+        for tool in plugin.declared_tools() {
+            prepared.offer(plugin, &tool.spec, tool.schema.clone())?;
+        }
+        if !plugin.implements(Capabilities::PROVIDE) {
+            continue;
+        }
         let output = match plugin.provide(ctx, bag, memo).await {
             Ok(output) => output,
             Err(error) => {
@@ -79,13 +112,6 @@ pub async fn prepare(
             prepared.system.push_str(instructions.trim_end());
         }
         for tool in &contribution.tools {
-            if let Some(first) = prepared.offered.get(&tool.name) {
-                return Err(TurnError::DuplicateTool {
-                    tool: tool.name.clone(),
-                    first: first.plugin.label(),
-                    second: plugin.label(),
-                });
-            }
             let schema = match plugin.schema(&tool.parameters) {
                 Ok(schema) => schema,
                 Err(error) => {
@@ -100,15 +126,7 @@ pub async fn prepare(
                     continue;
                 }
             };
-            prepared.tools.push(ToolDefinition {
-                name: tool.name.clone(),
-                description: tool.description.clone(),
-                parameters: schema.schema.clone(),
-            });
-            prepared.offered.insert(
-                tool.name.clone(),
-                OfferedTool { plugin: plugin.clone(), mutates: tool.mutates, schema },
-            );
+            prepared.offer(plugin, tool, schema)?;
         }
         for message in &contribution.messages {
             let injected = match message.role {

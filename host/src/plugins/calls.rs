@@ -18,7 +18,7 @@ use super::types::{
     StopOutcome, ToolCall, ToolResult, ToolUse,
 };
 use crate::runtime::caps::CallCaps;
-use crate::runtime::{CallState, EmittedEvent, HookDeclaration, MemoryCap, SandboxEngine, StateRead};
+use crate::runtime::{CallState, Declarations, EmittedEvent, MemoryCap, SandboxEngine, StateRead};
 use crate::state::StateBag;
 
 /// What a successful call returns: its value and the events it emitted, in order. Its state
@@ -233,18 +233,18 @@ impl Linked {
         .await
     }
 
-    /// `configure`, and the tool hooks' filters it declared.
+    /// `configure`, and the hook filters and tools it declared.
     pub(super) async fn configure(
         &self,
         powers: &Powers,
         bag: &StateBag,
         config: &str,
-    ) -> Result<(CallOutput<Result<Configured, String>>, Vec<HookDeclaration>), PluginError> {
+    ) -> Result<(CallOutput<Result<Configured, String>>, Declarations), PluginError> {
         self.bounded(powers, async {
             let (mut store, func) = self.instantiate(powers, bag, Export::Configure).await?;
-            store.data_mut().hook_filters = Some(Vec::new());
+            store.data_mut().declarations = Some(Declarations::default());
             let result = self.guest.configure(&mut store, func, config).await;
-            let declared = store.data_mut().hook_filters.take().unwrap_or_default();
+            let declared = store.data_mut().declarations.take().unwrap_or_default();
             self.finish(powers, store, result, bag).map(|output| (output, declared))
         })
         .await

@@ -10,6 +10,7 @@ use std::time::SystemTime;
 
 use super::call_counts::CallCounts;
 use super::contract::{GuestPre, Line};
+use super::declared_tools::{self, DeclaredTool};
 use super::error::LoadError;
 use super::export::ExportIndices;
 use super::hook_filter::HookFilters;
@@ -103,6 +104,8 @@ pub struct LoadedPlugin {
     requires: Vec<Requirement>,
     /// Which tool calls the tool hooks see, as `configure` declared.
     hook_filters: HookFilters,
+    /// The tools `configure` declared, offered on every model call (contract 0.2.1).
+    declared_tools: Vec<DeclaredTool>,
     pub(super) linked: Linked,
     pub(super) powers: Powers,
     /// The configuration `configure` returned, as every call receives it.
@@ -164,29 +167,35 @@ impl LoadedPlugin {
             process: process_grant(&spec, &dirs, &label)?.map(Arc::new),
             dirs,
         };
-        let (configured, declarations) = linked
+        let (configured, declared) = linked
             .configure(&powers, &scratch, &spec.config.to_string())
             .await
             .map_err(|source| LoadError::Call { plugin: label.clone(), source })?;
         let configured =
             configured.value.map_err(|message| LoadError::Configure { plugin: label.clone(), message })?;
+        let manifest_error =
+            |detail: String| LoadError::Manifest { plugin: label.clone(), path: path.clone(), detail };
         serde_json::from_str::<serde::de::IgnoredAny>(&configured.config).map_err(|error| {
-            LoadError::Manifest {
-                plugin: label.clone(),
-                path: path.clone(),
-                detail: format!("`configure` returned text that is not JSON: {error}"),
-            }
+            manifest_error(format!("`configure` returned text that is not JSON: {error}"))
         })?;
+        let schemas = SchemaCache::default();
+        let declared_tools = declared_tools::check(declared.tools, &schemas).map_err(manifest_error)?;
+        if !declared_tools.is_empty() && !manifest.capabilities.contains(Capabilities::CALL_TOOL) {
+            return Err(manifest_error(
+                "declares tools but its manifest does not announce `call-tool`, so none could run".into(),
+            ));
+        }
         static LOADS: AtomicU64 = AtomicU64::new(0);
         Ok(Self {
             identity,
             load_id: LOADS.fetch_add(1, Ordering::Relaxed),
             shared: SharedContributions::default(),
-            schemas: SchemaCache::default(),
+            schemas,
             capabilities: manifest.capabilities,
             commands: manifest.commands,
             requires: configured.requires,
-            hook_filters: HookFilters::from_declarations(declarations),
+            hook_filters: HookFilters::from_declarations(declared.hook_filters),
+            declared_tools,
             linked,
             powers,
             config: configured.config,
@@ -235,6 +244,11 @@ impl LoadedPlugin {
     /// Whether the host must call `post-tool-use` for `tool_use` ending in `result`.
     pub fn sees_post_tool_use(&self, tool_use: &ToolUse, result: &ToolResult) -> bool {
         self.implements(Capabilities::POST_TOOL_USE) && self.hook_filters.post_tool_use_sees(tool_use, result)
+    }
+
+    /// The tools `configure` declared, in the order declared.
+    pub fn declared_tools(&self) -> &[DeclaredTool] {
+        &self.declared_tools
     }
 
     pub fn commands(&self) -> &[CommandSpec] {

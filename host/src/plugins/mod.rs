@@ -45,6 +45,7 @@
 mod call_counts;
 mod calls;
 mod contract;
+mod declared_tools;
 mod error;
 mod export;
 mod hook_filter;
@@ -59,6 +60,7 @@ pub mod types;
 
 pub use call_counts::CallCounts;
 pub use calls::CallOutput;
+pub use declared_tools::DeclaredTool;
 pub use error::{LoadError, PluginError};
 pub use export::Export;
 pub use loaded::{ComponentFile, LoadedPlugin, PluginIdentity, PluginSpec};

@@ -149,27 +149,33 @@ impl PluginSet {
         lines
     }
 
-    /// Asks every plugin for its tools in an empty scratch session, so a name offered
-    /// twice is caught at load, not on some later model call.
+    /// Every plugin's declared tools, and what `provide` offers in an empty scratch session,
+    /// so a name offered twice is caught at load, not on some later model call.
     async fn check_tool_names(&self) -> Result<(), String> {
         let scratch = StateBag::default();
         let ctx = CallContext { session_id: "load-check".into(), ..CallContext::default() };
         let mut owners: HashMap<String, String> = HashMap::new();
-        for plugin in self.plugins.iter().filter(|p| p.implements(Capabilities::PROVIDE)) {
-            let contribution = match plugin.provide(&ctx, &scratch, &ProvideMemo::default()).await {
-                Ok(output) => output.value,
-                // A plugin whose tools depend on state may fail here; its failures are
-                // reported on real calls.
-                Err(error) => {
-                    tracing::debug!(%error, "tool-name check skipped a plugin");
-                    continue;
+        for plugin in self.plugins.iter() {
+            let mut names: Vec<String> =
+                plugin.declared_tools().iter().map(|tool| tool.spec.name.clone()).collect();
+            if plugin.implements(Capabilities::PROVIDE) {
+                match plugin.provide(&ctx, &scratch, &ProvideMemo::default()).await {
+                    Ok(output) => names.extend(output.value.tools.iter().map(|tool| tool.name.clone())),
+                    // A plugin whose tools depend on state may fail here; its failures are
+                    // reported on real calls.
+                    Err(error) => tracing::debug!(%error, "tool-name check skipped a plugin's provide"),
                 }
-            };
-            for tool in &contribution.tools {
-                if let Some(first) = owners.insert(tool.name.clone(), plugin.label()) {
+            }
+            for name in names {
+                if let Some(first) = owners.insert(name.clone(), plugin.label()) {
+                    if first == plugin.label() {
+                        return Err(format!(
+                            "plugin {first} offers the tool `{name}` twice: it declares it from \
+                             `configure` and its `provide` returns it too"
+                        ));
+                    }
                     return Err(format!(
-                        "the tool `{}` is offered by both {first} and {}; remove one of the plugins",
-                        tool.name,
+                        "the tool `{name}` is offered by both {first} and {}; remove one of the plugins",
                         plugin.label()
                     ));
                 }

@@ -5,6 +5,8 @@
 use std::ops::BitOr;
 
 pub use crate::runtime::EmittedEvent as PluginEvent;
+/// A tool a plugin offers to the model (declared from `configure`, or returned by `provide`).
+pub use crate::runtime::ToolSpec;
 
 /// Which exports a plugin really implements; the host never calls the others.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -83,17 +85,6 @@ pub enum Requirement {
 pub struct Configured {
     pub config: String,
     pub requires: Vec<Requirement>,
-}
-
-/// A tool a plugin offers to the model.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolSpec {
-    pub name: String,
-    pub description: String,
-    /// A JSON Schema for the arguments object, as text.
-    pub parameters: String,
-    /// Whether the tool changes something outside the agent's own bookkeeping.
-    pub mutates: bool,
 }
 
 /// Who an injected message speaks as.

@@ -6,6 +6,7 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use super::caps::CallCaps;
+use super::declarations::Declarations;
 use super::limiter::MemoryCap;
 use crate::events::Payload;
 use crate::state::StateBag;
@@ -64,29 +65,6 @@ pub struct EmittedEvent {
     pub display: Option<String>,
 }
 
-/// Which tool hook a `hook-filter` declaration is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolHook {
-    PreToolUse,
-    PostToolUse,
-}
-
-/// The tool calls a hook asked to see (`hook-filter.only`), as declared.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ToolFilter {
-    pub mutating_only: bool,
-    pub tools: Vec<String>,
-    pub except_tools: Vec<String>,
-    pub output_longer_than: Option<u32>,
-}
-
-/// One `hook-filter` declaration: `only` with its filter, or `never`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HookDeclaration {
-    Only(ToolHook, ToolFilter),
-    Never(ToolHook),
-}
-
 /// A granted folder, resolved: where it is on the host, where the plugin sees it.
 #[derive(Debug, Clone)]
 pub struct DirMount {
@@ -114,9 +92,9 @@ pub struct CallState {
     pub(crate) reads: Option<Vec<StateRead>>,
     /// Whether the call declared its contribution reusable (`reuse.until-state-changes`).
     pub(crate) reusable: bool,
-    /// The tool hooks' filters declared so far, recorded only for `configure` (the one
+    /// The hook filters and tools declared so far, recorded only for `configure` (the one
     /// export whose declarations last: as long as the configuration they depend on).
-    pub(crate) hook_filters: Option<Vec<HookDeclaration>>,
+    pub(crate) declarations: Option<Declarations>,
     /// The plugin's granted folders, preopened when its WASI context is built.
     mounts: Arc<[DirMount]>,
     /// Built on the call's first WASI import. Most calls never make one (the stock plugins'
@@ -153,7 +131,7 @@ impl CallState {
             stderr,
             reads: None,
             reusable: false,
-            hook_filters: None,
+            declarations: None,
             mounts,
             wasi: None,
             mount_error: None,

@@ -28,18 +28,18 @@
 //!   traps the call.
 //! - **Host imports** ([`host_api`]): state through the overlay (another plugin's namespace
 //!   only when granted), events, log lines, processes in the OS sandbox (`crate::sandbox`)
-//!   for plugins granted `process = true`, the reuse and hook-filter declarations. Each is
+//!   for plugins granted `process = true`, the reuse, hook-filter and tool declarations. Each is
 //!   written once, in host types; the contract lines convert to them.
 
 pub mod cache;
 mod call;
 pub mod caps;
+mod declarations;
 mod engine;
 pub mod host_api;
 mod limiter;
 
-pub use call::{
-    CallState, Caller, DirMount, EmittedEvent, HookDeclaration, ProcessGrant, StateRead, ToolFilter, ToolHook,
-};
+pub use call::{CallState, Caller, DirMount, EmittedEvent, ProcessGrant, StateRead};
+pub use declarations::{Declarations, HookDeclaration, ToolFilter, ToolHook, ToolSpec};
 pub use engine::{SandboxEngine, TICK};
 pub use limiter::MemoryCap;

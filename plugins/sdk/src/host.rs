@@ -3,6 +3,8 @@
 //! reads state or emits events runs under `cargo test`.
 
 #[cfg(target_arch = "wasm32")]
-pub(crate) use crate::bindings::agent_host::plugin::{events, hook_filter, log, process, reuse, state};
+pub(crate) use crate::bindings::agent_host::plugin::{
+    events, hook_filter, log, process, reuse, state, tools,
+};
 #[cfg(not(target_arch = "wasm32"))]
-pub(crate) use crate::testing::fake::{events, hook_filter, log, process, reuse, state};
+pub(crate) use crate::testing::fake::{events, hook_filter, log, process, reuse, state, tools};

@@ -1,4 +1,4 @@
-//! The guest SDK for agent-host plugins (contract `agent-host:plugin@0.2.0`).
+//! The guest SDK for agent-host plugins (contract `agent-host:plugin@0.2.1`).
 //!
 //! A plugin is a declaration, built by a function and exported with [`export_plugin!`]:
 //! its typed configuration, its tools (each declared by a typed argument struct whose JSON
@@ -45,7 +45,10 @@ pub mod process;
 pub mod state;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod testing;
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests;
 mod tool;
+pub mod tools;
 
 #[doc(hidden)]
 pub mod bindings {

@@ -8,7 +8,7 @@ use crate::bindings::agent_host::plugin::types::{
     CallContext, Capabilities, Configured, Contribution, Decision, PluginManifest, PostToolOutcome,
     PreToolOutcome, PromptOutcome, Requirement, StopOutcome, ToolCall, ToolResult, ToolUse,
 };
-use crate::{Command, Context, Tool, log};
+use crate::{Command, Context, Tool, log, tools};
 
 /// Checks (and may adjust) the parsed configuration; returns what it needs from the host.
 pub type Configure<C> = fn(&mut C) -> Result<Vec<Requirement>, String>;
@@ -69,14 +69,16 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
         self
     }
 
-    /// Instructions and injected messages before each model call. Without it a plugin
-    /// with tools offers just them, reused until the configuration changes.
+    /// Instructions and injected messages before each model call. The plugin's tools are
+    /// declared once, at load; the contribution `provide` receives lists only those whose
+    /// `mutates` depends on state ([`Tool::mutating_when`]).
     pub fn provide(mut self, provide: Provide<C>) -> Self {
         self.provide = Some(provide);
         self
     }
 
-    /// Offers a tool on every model call and runs its calls.
+    /// Offers a tool on every model call and runs its calls. Declared to the host from
+    /// `configure` (so its schema is derived once per load), unless it depends on state.
     pub fn tool(mut self, tool: Tool<C>) -> Self {
         self.tools.push(tool);
         self
@@ -132,7 +134,7 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
     pub fn manifest(&self) -> PluginManifest {
         let mut capabilities = Capabilities::empty();
         let declared = [
-            (self.provide.is_some() || !self.tools.is_empty(), Capabilities::PROVIDE),
+            (self.provide.is_some() || self.tools.iter().any(Tool::is_provided), Capabilities::PROVIDE),
             (!self.tools.is_empty(), Capabilities::CALL_TOOL),
             (!self.commands.is_empty(), Capabilities::COMMAND),
             (self.session_start.is_some(), Capabilities::SESSION_START),
@@ -173,13 +175,17 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
             None => Vec::new(),
         };
         let config = serde_json::to_string(&parsed).map_err(|error| error.to_string())?;
+        for spec in self.tools.iter().filter_map(|tool| tool.declared_spec(&parsed)) {
+            tools::declare(&spec);
+        }
         Ok(Configured { config, requires })
     }
 
-    /// Before each model call: the tools, then what `provide` adds.
+    /// Before each model call: the tools whose spec depends on state, then what `provide`
+    /// adds.
     pub fn provide_raw(&self, ctx: CallContext) -> Contribution {
         let Some(ctx) = self.context(ctx) else { return Contribution::default() };
-        let tools = self.tools.iter().map(|tool| tool.spec(&ctx)).collect();
+        let tools = self.tools.iter().filter_map(|tool| tool.provided_spec(&ctx)).collect();
         let contribution = Contribution { tools, ..Contribution::default() };
         match self.provide {
             Some(provide) => provide(&ctx, contribution),

@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::Plugin;
 use crate::bindings::agent_host::plugin::types::{
     CallContext, Contribution, PostToolOutcome, PreToolOutcome, Requirement, StopOutcome, ToolCall,
-    ToolResult, ToolUse,
+    ToolResult, ToolSpec, ToolUse,
 };
 use crate::process::{RunOutput, RunRequest};
 
@@ -37,6 +37,7 @@ struct Session {
     logs: Vec<String>,
     reusable: bool,
     filters: Vec<String>,
+    declared: Vec<ToolSpec>,
     process: Option<ProcessStandIn>,
 }
 
@@ -88,6 +89,11 @@ pub fn filters() -> Vec<String> {
     with(|session| session.filters.clone())
 }
 
+/// The tools declared since the reset, in order.
+pub fn declared() -> Vec<ToolSpec> {
+    with(|session| session.declared.clone())
+}
+
 /// Answers `process::run` with `run` from now on (without it, runs fail).
 pub fn on_process(run: ProcessStandIn) {
     with(|session| session.process = Some(run));
@@ -99,6 +105,8 @@ pub struct Harness<C> {
     plugin: Plugin<C>,
     config: String,
     requires: Vec<Requirement>,
+    /// The tools `configure` declared.
+    declared: Vec<ToolSpec>,
     /// The session's model-call count the next call sees.
     pub model_calls: u64,
     /// The turn's model-call count the next call sees: 0, as for an operator's command or a
@@ -115,6 +123,7 @@ impl<C: DeserializeOwned + Serialize + 'static> Harness<C> {
             plugin,
             config: configured.config,
             requires: configured.requires,
+            declared: declared(),
             model_calls: 0,
             turn_iteration: 0,
         })
@@ -139,8 +148,17 @@ impl<C: DeserializeOwned + Serialize + 'static> Harness<C> {
         }
     }
 
+    /// What the host offers before a model call: the declared tools, then the
+    /// contribution of `provide`, whose own tools follow them.
     pub fn provide(&self) -> Contribution {
-        self.plugin.provide_raw(self.ctx())
+        let mut contribution = self.plugin.provide_raw(self.ctx());
+        contribution.tools.splice(0..0, self.declared.iter().cloned());
+        contribution
+    }
+
+    /// The tools `configure` declared.
+    pub fn declared(&self) -> &[ToolSpec] {
+        &self.declared
     }
 
     pub fn tool(&self, name: &str, arguments: Value) -> Result<String, String> {
@@ -243,6 +261,15 @@ pub(crate) mod fake {
         }
         pub fn never(hook: ToolHook) {
             with(|session| session.filters.push(format!("{hook:?} never")));
+        }
+    }
+
+    pub mod tools {
+        use super::super::with;
+        use crate::ToolSpec;
+
+        pub fn declare(tool: &ToolSpec) {
+            with(|session| session.declared.push(tool.clone()));
         }
     }
 

@@ -71,25 +71,45 @@ impl<C: 'static> Tool<C> {
     }
 
     /// Marks the tool as changing things whenever `when` says so; `when` may read only the
-    /// configuration and state, as `provide` may (the contribution is reused).
+    /// configuration and state, as `provide` may (the contribution is reused). Such a tool
+    /// is returned by `provide` on every call instead of being declared once at load.
     pub fn mutating_when(mut self, when: fn(&Context<C>) -> bool) -> Self {
         self.mutates = Mutates::When(when);
         self
     }
 
-    pub(crate) fn spec(&self, ctx: &Context<C>) -> ToolSpec {
+    /// The spec under `config`, when nothing in it depends on state: such a tool is
+    /// declared once, from `configure`, and its schema derived once per load.
+    pub(crate) fn declared_spec(&self, config: &C) -> Option<ToolSpec> {
+        match self.mutates {
+            Mutates::Fixed(mutates) => Some(self.spec_with(config, mutates)),
+            Mutates::When(_) => None,
+        }
+    }
+
+    /// The spec for this call, when it depends on state (it is returned by `provide`).
+    pub(crate) fn provided_spec(&self, ctx: &Context<C>) -> Option<ToolSpec> {
+        match self.mutates {
+            Mutates::Fixed(_) => None,
+            Mutates::When(when) => Some(self.spec_with(&ctx.config, when(ctx))),
+        }
+    }
+
+    fn spec_with(&self, config: &C, mutates: bool) -> ToolSpec {
         ToolSpec {
             name: self.name.to_owned(),
             description: match &self.description {
                 Description::Fixed(text) => (*text).to_owned(),
-                Description::FromConfig(describe) => describe(&ctx.config),
+                Description::FromConfig(describe) => describe(config),
             },
             parameters: (self.schema)(),
-            mutates: match &self.mutates {
-                Mutates::Fixed(mutates) => *mutates,
-                Mutates::When(when) => when(ctx),
-            },
+            mutates,
         }
+    }
+
+    /// Whether its spec depends on state, so that `provide` must return it.
+    pub(crate) fn is_provided(&self) -> bool {
+        matches!(self.mutates, Mutates::When(_))
     }
 
     pub(crate) fn call(&self, ctx: &Context<C>, call: &ToolCall) -> Result<String, String> {

@@ -1,4 +1,5 @@
-//! Contract line 0.2 (`wit/plugin.wit`), the current one.
+//! Contract line 0.2 (`wit/plugin.wit`, 0.2.1), the current one. Components built against
+//! 0.2.0 link against it unchanged: they import no `tools` and declare nothing.
 
 use wasmtime::Store;
 use wasmtime::component::{Func, Linker};
@@ -22,6 +23,7 @@ wasmtime::component::bindgen!({
         "agent-host:plugin/state.set": trappable,
         "agent-host:plugin/events.emit": trappable,
         "agent-host:plugin/log.write": trappable,
+        "agent-host:plugin/tools.declare": trappable,
     },
 });
 
@@ -92,6 +94,12 @@ pub(super) async fn status(
 impl agent_host::plugin::events::Host for CallState {
     fn emit(&mut self, kind: String, payload: String, display: Option<String>) -> wasmtime::Result<()> {
         CallState::emit(self, kind, payload, display)
+    }
+}
+
+impl agent_host::plugin::tools::Host for CallState {
+    fn declare(&mut self, tool: types::ToolSpec) -> wasmtime::Result<()> {
+        self.declare_tool(tool.into())
     }
 }
 

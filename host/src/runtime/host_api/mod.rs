@@ -8,6 +8,7 @@ mod log;
 mod process;
 mod reuse;
 mod state;
+mod tools;
 
 pub use log::Level;
 pub use process::{ProcessOutput, ProcessRequest};

@@ -7,10 +7,12 @@
 //! like lines of the host's own `--json` stream.
 //! Others wait in the host (`sleep`, a WASI poll; `run`, a process) or hand the host more
 //! than it should hold (`hoard_state`, `flood_events`, `flood_log`).
-//! Config switches make `configure` fail, `provide` return a schema that is not JSON,
+//! Config switches make `configure` fail or declare a tool whose schema is not JSON (or a
+//! great many tools), `provide` return a schema that is not JSON,
 //! `pre_tool_use` abort, or `pre_tool_use` rewrite arguments into text that is not JSON;
 //! `mode_plugin` makes `configure` require reading that plugin's state.
 
+use agent_host_sdk::ToolSpec;
 use agent_host_sdk::prelude::*;
 use agent_host_sdk::serde_json;
 use serde::{Deserialize, Serialize};
@@ -19,7 +21,14 @@ use serde::{Deserialize, Serialize};
 #[serde(default)]
 pub struct Config {
     fail_configure: bool,
+    /// `provide` adds a tool `late` whose schema is not JSON.
     bad_schema: bool,
+    /// `configure` declares a tool `broken` whose schema is not JSON.
+    declare_bad_schema: bool,
+    /// `configure` declares this many more tools (`extra_0`, ...), to test the bound.
+    declare_extra_tools: u32,
+    /// `provide` returns `echo` too, which `configure` declared.
+    provide_declared_name: bool,
     prefix: String,
     /// Abort in `pre_tool_use`, to test that a failing policy fails closed.
     trap_in_pre_tool_use: bool,
@@ -88,6 +97,22 @@ pub fn plugin() -> Plugin<Config> {
         .configure(|config: &mut Config| {
             if config.fail_configure {
                 return Err("fail_configure is set, so this configuration is refused".into());
+            }
+            if config.declare_bad_schema {
+                agent_host_sdk::tools::declare(&ToolSpec {
+                    name: "broken".into(),
+                    description: "Declared with a schema that is not JSON.".into(),
+                    parameters: "{not json".into(),
+                    mutates: false,
+                });
+            }
+            for n in 0..config.declare_extra_tools {
+                agent_host_sdk::tools::declare(&ToolSpec {
+                    name: format!("extra_{n}"),
+                    description: "One of many.".into(),
+                    parameters: "{}".into(),
+                    mutates: false,
+                });
             }
             Ok(config.mode_plugin.iter().map(|name| Requirement::ReadsState(name.clone())).collect())
         })
@@ -185,8 +210,21 @@ pub fn plugin() -> Plugin<Config> {
             Ok(format!("{} lines logged", args.count))
         }))
         .provide(|ctx, mut contribution| {
+            if ctx.config.provide_declared_name {
+                contribution.tools.push(ToolSpec {
+                    name: "echo".into(),
+                    description: "Echoes again.".into(),
+                    parameters: "{}".into(),
+                    mutates: false,
+                });
+            }
             if ctx.config.bad_schema {
-                contribution.tools[0].parameters = "{not json".into();
+                contribution.tools.push(ToolSpec {
+                    name: "late".into(),
+                    description: "Offered by provide with a schema that is not JSON.".into(),
+                    parameters: "{not json".into(),
+                    mutates: false,
+                });
             }
             contribution
                 .instructions(format!("{}misbehave instructions", ctx.config.prefix))
