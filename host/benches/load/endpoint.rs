@@ -144,14 +144,15 @@ impl BareRequest {
     }
 }
 
-/// The next step of the workflow, from how many tool results the turn holds so far. The
+/// The next step of the workflow, from how many tool results the body holds (a bench session
+/// is one turn, so every one is this turn's). The
 /// roles are found by searching the body's bytes, not by parsing it: the host writes compact
 /// JSON, where a `"role":"tool"` can only be a role (inside a string its quotes would be
 /// escaped). A JSON parse of every request was a sixth of the endpoint's CPU in the profile, and the
 /// endpoint's time is on the critical path of every model call the bench makes.
 async fn reply(State(counters): State<Arc<Counters>>, body: Bytes) -> Response {
     counters.requests.fetch_add(1, Ordering::Relaxed);
-    let Some(step) = tool_results_this_turn(&body) else {
+    let Some(step) = tool_results(&body) else {
         return (StatusCode::BAD_REQUEST, "not a chat completions request").into_response();
     };
     let answer = numbered(&counters, &answers()[step.min(TODOS as usize + 1)], step);
@@ -183,15 +184,15 @@ fn numbered(counters: &Counters, answer: &Bytes, step: usize) -> Bytes {
     Bytes::from(String::from_utf8_lossy(answer).replace(WORKFLOW, &workflow))
 }
 
-/// Tool results after the last user message; `None` for a body that is not a JSON object
-/// with messages.
-fn tool_results_this_turn(body: &[u8]) -> Option<usize> {
+/// Tool results in the body; `None` for a body that is not a JSON object with messages. Not
+/// "after the last user message": the stock deployment's injected messages (the todo list,
+/// the mode) are sent as user messages after the history.
+fn tool_results(body: &[u8]) -> Option<usize> {
     let is_object = body.first() == Some(&b'{') && body.last() == Some(&b'}');
     if !is_object || memmem::find(body, b"\"messages\":[").is_none() {
         return None;
     }
-    let turn_start = memmem::rfind(body, b"\"role\":\"user\"").map_or(0, |at| at + 1);
-    Some(memmem::find_iter(&body[turn_start..], b"\"role\":\"tool\"").count())
+    Some(memmem::find_iter(body, b"\"role\":\"tool\"").count())
 }
 
 /// Stands for the workflow's number in the titles of the first answer.
