@@ -16,10 +16,10 @@ use super::deadline::{self, Clock, Timed, Waits};
 use super::encodings::Encodings;
 use super::error::{redact, redact_url, redirect_text};
 use super::http::{self, HttpClient};
+use super::openai_stream::{self, Broken};
 use super::params::{Dropped, Param, Params};
 use super::retry::{self, Failure, RetryPolicy, root_cause};
 use super::sniff::{self, Looks};
-use super::sse::{self, Broken};
 use super::wire::{self, BodyOptions};
 use super::{
     HistoryEncodings, ModelError, ModelReply, ModelRequest, ReplyAssembler, call_ids, context_errors,
@@ -266,9 +266,14 @@ impl OpenAiClient {
             };
         if streamed {
             let all = futures_util::stream::iter(peeked.into_iter().map(Ok)).chain(chunks);
-            return sse::read_events(all, self.max_event_bytes, |error| self.broken(error), on_text)
-                .await
-                .map_err(Failure::from);
+            return openai_stream::read_events(
+                all,
+                self.max_event_bytes,
+                |error| self.broken(error),
+                on_text,
+            )
+            .await
+            .map_err(Failure::from);
         }
         let mut body = BytesMut::from(&peeked.concat()[..]);
         while let Some(chunk) = chunks.next().await {

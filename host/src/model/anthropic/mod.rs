@@ -22,6 +22,7 @@ use super::encodings::Encodings;
 use super::error::{redact, redact_url, redirect_text};
 use super::http::{self, HttpClient};
 use super::retry::{Failure, RetryPolicy, root_cause};
+use super::sse::ENDED_EARLY;
 use super::{HistoryEncodings, ModelError, ModelReply, ModelRequest};
 use crate::config::{Limits, ModelConfig};
 
@@ -195,14 +196,11 @@ impl AnthropicClient {
         let detail = match &cause {
             Cause::Transport(Timed::Lapsed(lapse)) => lapse.error().into_cut_detail(),
             Cause::Transport(Timed::Transport(error)) => self.body_error(&**error),
-            Cause::EventTooLong { max_kib } => format!(
-                "one event of the stream is longer than {max_kib} KiB, the cap `sse_line_kb` in [runtime.limits]"
-            ),
-            Cause::Malformed(detail) => detail.clone(),
+            Cause::Unreadable(detail) => detail.clone(),
             Cause::Endpoint { kind, message } => {
                 format!("the endpoint sent an error mid-reply: {kind}: {message}")
             }
-            Cause::Ended => "the stream ended before the reply was complete".to_owned(),
+            Cause::Ended => ENDED_EARLY.to_owned(),
         };
         if !partial.text.is_empty() {
             return Failure::Final(ModelError::Cut { detail, partial: Box::new(partial) });
@@ -212,7 +210,7 @@ impl AnthropicClient {
             Cause::Transport(Timed::Transport(error)) => !http::over_cap(&**error),
             Cause::Ended => true,
             Cause::Transport(Timed::Lapsed(lapse)) => return Failure::Final(timed_out(*lapse)),
-            Cause::EventTooLong { .. } | Cause::Malformed(_) => false,
+            Cause::Unreadable(_) => false,
         };
         let error = ModelError::Stream { detail };
         if retryable { Failure::Retryable { error, retry_after: None } } else { Failure::Final(error) }
