@@ -340,23 +340,11 @@ fn extra_body(table: &toml::Table) -> anyhow::Result<serde_json::Map<String, ser
     }
 }
 
-/// `{base_url}/v1/messages`, checked once: http or https, with a host. A `base_url` that
-/// already ends in `/v1` is taken as meaning the same endpoint.
+/// `{base_url}/v1/messages`. A `base_url` that already ends in `/v1` is taken as meaning
+/// the same endpoint.
 fn messages_url(base_url: &str) -> anyhow::Result<Uri> {
     let base = base_url.trim_end_matches('/');
-    let url = if base.ends_with("/v1") { format!("{base}/messages") } else { format!("{base}/v1/messages") };
-    let not_a_url = |detail: String| {
-        anyhow::anyhow!(
-            "the model endpoint `{}` (`[model] base_url`) is not a URL: {detail}",
-            redact_url(base_url)
-        )
-    };
-    let uri: Uri = url.parse().map_err(|error: hyper::http::uri::InvalidUri| not_a_url(error.to_string()))?;
-    match (uri.scheme_str(), uri.host()) {
-        (Some("http" | "https"), Some(_)) => Ok(uri),
-        (Some(other), Some(_)) => Err(not_a_url(format!("the scheme must be http or https, not `{other}`"))),
-        _ => Err(not_a_url("it needs a scheme and a host, like https://api.anthropic.com".into())),
-    }
+    http::endpoint_url(base.strip_suffix("/v1").unwrap_or(base), "/v1/messages")
 }
 
 #[cfg(test)]
