@@ -171,6 +171,16 @@ pub fn configured_headers(headers: &BTreeMap<String, String>) -> anyhow::Result<
 /// An error reading a body: the transport's, or the body outgrew its cap.
 pub type BodyError = Box<dyn std::error::Error + Send + Sync>;
 
+/// What an error reading a body (capped at `max_bytes`) says, for both clients: the cap
+/// it outgrew, or where the connection broke.
+pub fn body_error_text(error: &(dyn std::error::Error + 'static), max_bytes: usize) -> String {
+    if over_cap(error) {
+        let cap = max_bytes >> 20;
+        return format!("the reply is longer than {cap} MiB, the cap `endpoint_body_mb` in [runtime.limits]");
+    }
+    format!("the connection broke: {}", super::retry::root_cause(error))
+}
+
 /// Whether `error` is a body that outgrew its cap.
 pub fn over_cap(error: &(dyn std::error::Error + 'static)) -> bool {
     error.downcast_ref::<LengthLimitError>().is_some()

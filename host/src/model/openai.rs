@@ -284,19 +284,9 @@ impl OpenAiClient {
     fn broken(&self, error: Timed<http::BodyError>) -> Broken {
         match error {
             Timed::Lapsed(lapse) => Broken::last(lapse.error()),
-            Timed::Transport(error) if http::over_cap(&*error) => {
-                let cap = self.max_body_bytes >> 20;
-                Broken::last(ModelError::Stream {
-                    detail: format!(
-                        "the reply is longer than {cap} MiB, the cap `endpoint_body_mb` in [runtime.limits]"
-                    ),
-                })
-            }
             Timed::Transport(error) => Broken {
-                error: ModelError::Stream {
-                    detail: format!("the connection broke: {}", root_cause(&*error)),
-                },
-                retryable: true,
+                error: ModelError::Stream { detail: http::body_error_text(&*error, self.max_body_bytes) },
+                retryable: !http::over_cap(&*error),
             },
         }
     }

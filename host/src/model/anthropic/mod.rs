@@ -284,13 +284,7 @@ impl AnthropicClient {
     }
 
     fn body_error(&self, error: &(dyn std::error::Error + 'static)) -> String {
-        if http::over_cap(error) {
-            let cap = self.max_body_bytes >> 20;
-            return format!(
-                "the reply is longer than {cap} MiB, the cap `endpoint_body_mb` in [runtime.limits]"
-            );
-        }
-        format!("the connection broke: {}", root_cause(error))
+        http::body_error_text(error, self.max_body_bytes)
     }
 }
 
