@@ -46,20 +46,22 @@ async fn contributions_are_reused_until_the_state_they_read_changes() {
     let session = test.session();
     let reused = || async { session.lock().await.provide_memo().reused() };
 
-    // The first call: all three come from what they returned for the load's tool-name check
-    // (an empty session, like this one). agent-mode too: it no longer writes its default
-    // mode down, so its call has no effect and its contribution is kept.
+    // The first call: todo and permissions come from what they returned for the load's
+    // tool-name check (an empty session, like this one). agent-mode is called: in a session
+    // without its configured default written down it writes it (for plugins that read the
+    // mode from its state), and a call with an effect is not kept.
     test.turn(&session, "hi").await.unwrap();
-    assert_eq!(reused().await, 3);
-    // Nothing changed since: all three come from the memo.
+    assert_eq!(reused().await, 2);
+    // Nothing changed since: todo and permissions come from the memo; agent-mode, with no
+    // call kept yet, is called again, writes nothing this time and is kept.
     test.turn(&session, "again").await.unwrap();
-    assert_eq!(reused().await, 3 + 3);
+    assert_eq!(reused().await, 2 + 2);
 
     // A turn that changes the todo list: three model calls. Before the first, nothing
     // changed (3 reused); after `todos_add` and after `todos_complete` the list differs, so
     // todo runs again while agent-mode and permissions are reused (2 each).
     test.turn(&session, "work").await.unwrap();
-    assert_eq!(reused().await, 6 + 3 + 2 + 2);
+    assert_eq!(reused().await, 4 + 3 + 2 + 2);
 
     // The model saw the list as it was at every call, never a stale copy.
     let requests = model.requests();
@@ -102,9 +104,10 @@ async fn a_new_session_starts_from_what_another_kept_but_never_sees_its_state() 
     for request in &requests[4..] {
         assert!(injected_list(request).ends_with("- none yet"), "{}", injected_list(request));
     }
-    // Both its calls took all three contributions from those already kept for the same
-    // values (an empty list, no mode written down): 3 + 3 reused.
-    assert_eq!(second.lock().await.provide_memo().reused(), 3 + 3);
+    // Its calls took the contributions already kept for the same values (an empty list, no
+    // mode chosen): all but agent-mode's first, which writes the default down (2 + 3; its
+    // second finds the one the first session kept once the default was written).
+    assert_eq!(second.lock().await.provide_memo().reused(), 2 + 3);
     let prompt = system_prompt(&requests[0]);
     assert!(requests.iter().all(|r| system_prompt(r) == prompt), "the same config and mode, the same prompt");
 }

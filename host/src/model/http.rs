@@ -101,6 +101,22 @@ pub fn shown_proxy(proxy: &Uri) -> String {
     }
 }
 
+/// `path` under the endpoint `base_url` names, checked once for every client and the probe:
+/// http or https, with a host. The error names `model.base_url`, with its credentials and
+/// query taken out.
+pub fn endpoint_url(base_url: &str, path: &str) -> anyhow::Result<Uri> {
+    let not_a_url = |detail: String| {
+        anyhow::anyhow!("`model.base_url` `{}` is not a URL: {detail}", super::error::redact_url(base_url))
+    };
+    let url = format!("{}{path}", base_url.trim_end_matches('/'));
+    let uri: Uri = url.parse().map_err(|error: hyper::http::uri::InvalidUri| not_a_url(error.to_string()))?;
+    match (uri.scheme_str(), uri.host()) {
+        (Some("http" | "https"), Some(_)) => Ok(uri),
+        (Some(other), Some(_)) => Err(not_a_url(format!("the scheme must be http or https, not `{other}`"))),
+        _ => Err(not_a_url("it needs a scheme and a host, like https://api.example.com".into())),
+    }
+}
+
 /// TLS with ring and the webpki roots: the same trust on every machine, no system store read.
 fn tls_config() -> rustls::ClientConfig {
     let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
@@ -155,6 +171,16 @@ pub fn configured_headers(headers: &BTreeMap<String, String>) -> anyhow::Result<
 /// An error reading a body: the transport's, or the body outgrew its cap.
 pub type BodyError = Box<dyn std::error::Error + Send + Sync>;
 
+/// What an error reading a body (capped at `max_bytes`) says, for both clients: the cap
+/// it outgrew, or where the connection broke.
+pub fn body_error_text(error: &(dyn std::error::Error + 'static), max_bytes: usize) -> String {
+    if over_cap(error) {
+        let cap = max_bytes >> 20;
+        return format!("the reply is longer than {cap} MiB, the cap `endpoint_body_mb` in [runtime.limits]");
+    }
+    format!("the connection broke: {}", super::retry::root_cause(error))
+}
+
 /// Whether `error` is a body that outgrew its cap.
 pub fn over_cap(error: &(dyn std::error::Error + 'static)) -> bool {
     error.downcast_ref::<LengthLimitError>().is_some()
@@ -177,6 +203,22 @@ mod tests {
     use tokio::net::{TcpListener, TcpStream};
 
     use super::*;
+
+    #[test]
+    fn an_endpoint_is_its_base_url_and_path_or_an_error_naming_model_base_url() {
+        let joined = endpoint_url("http://127.0.0.1:8080/v1/", "/chat/completions").unwrap();
+        assert_eq!(joined.to_string(), "http://127.0.0.1:8080/v1/chat/completions");
+        for (base, reason) in [
+            ("ftp://user:pw@host/v1", "the scheme must be http or https, not `ftp`"),
+            ("localhost:8080", "is not a URL: invalid"),
+            ("/v1", "it needs a scheme and a host"),
+            ("http://exa mple.com", "invalid"),
+        ] {
+            let error = endpoint_url(base, "/messages").unwrap_err().to_string();
+            assert!(error.starts_with("`model.base_url` `") && error.contains(reason), "{base}: {error}");
+            assert!(!error.contains("pw"), "{error}");
+        }
+    }
 
     /// Reads one request head (up to the blank line) from `stream`.
     async fn read_head(stream: &mut TcpStream) -> String {

@@ -14,6 +14,7 @@ mod history_encodings;
 pub mod http;
 mod injected;
 mod openai;
+mod openai_stream;
 mod params;
 mod probe;
 mod retry;
@@ -30,9 +31,9 @@ pub use assemble::ReplyAssembler;
 pub use error::ModelError;
 pub use history_encodings::HistoryEncodings;
 pub use openai::OpenAiClient;
+pub use openai_stream::read_event_stream;
 pub use probe::{ProbeError, probe};
 pub use scripted::ScriptedModel;
-pub use sse::read_event_stream;
 pub use types::{ModelReply, ModelRequest, StopReason, ToolDefinition, Usage};
 
 /// The messages the model clients send and receive, for callers that talk to a model.

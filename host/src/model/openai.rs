@@ -16,16 +16,18 @@ use super::deadline::{self, Clock, Timed, Waits};
 use super::encodings::Encodings;
 use super::error::{redact, redact_url, redirect_text};
 use super::http::{self, HttpClient};
+use super::openai_stream::{self, Broken};
 use super::params::{Dropped, Param, Params};
 use super::retry::{self, Failure, RetryPolicy, root_cause};
 use super::sniff::{self, Looks};
-use super::sse::{self, Broken};
 use super::wire::{self, BodyOptions};
 use super::{
     HistoryEncodings, ModelError, ModelReply, ModelRequest, ReplyAssembler, call_ids, context_errors,
 };
 use crate::config::{InjectedAs, Limits, ModelConfig};
 
+/// The endpoint when neither `[model] base_url` nor `OPENAI_BASE_URL` names one.
+const OFFICIAL_BASE_URL: &str = "https://api.openai.com/v1";
 /// Longest wait for a connection to the endpoint.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How much of an error body is kept: enough for a template's whole complaint or a
@@ -64,17 +66,8 @@ impl OpenAiClient {
     /// The endpoint caps come from `limits` (`[runtime.limits]`).
     pub fn from_config(config: &ModelConfig, limits: &Limits) -> anyhow::Result<Option<Self>> {
         let api_key = std::env::var(config.key_env()).ok().filter(|key| !key.trim().is_empty());
-        let base_url = config
-            .base_url
-            .clone()
-            .or_else(|| std::env::var("OPENAI_BASE_URL").ok().filter(|url| !url.trim().is_empty()));
-        let base_url = match (base_url, &api_key) {
-            (Some(url), _) => url,
-            (None, Some(_)) => "https://api.openai.com/v1".to_owned(),
-            (None, None) => return Ok(None),
-        };
-        let url = format!("{}/chat/completions", base_url.trim_end_matches('/'));
-        let url = parse_endpoint(&url)?;
+        let Some(base_url) = base_url(config) else { return Ok(None) };
+        let url = base_url.endpoint("/chat/completions")?;
         let mut headers = http::configured_headers(&config.headers)?;
         if let Some(key) = &api_key {
             headers.insert(AUTHORIZATION, http::key_header(http::bearer(key), config.key_env())?);
@@ -266,9 +259,14 @@ impl OpenAiClient {
             };
         if streamed {
             let all = futures_util::stream::iter(peeked.into_iter().map(Ok)).chain(chunks);
-            return sse::read_events(all, self.max_event_bytes, |error| self.broken(error), on_text)
-                .await
-                .map_err(Failure::from);
+            return openai_stream::read_events(
+                all,
+                self.max_event_bytes,
+                |error| self.broken(error),
+                on_text,
+            )
+            .await
+            .map_err(Failure::from);
         }
         let mut body = BytesMut::from(&peeked.concat()[..]);
         while let Some(chunk) = chunks.next().await {
@@ -286,19 +284,9 @@ impl OpenAiClient {
     fn broken(&self, error: Timed<http::BodyError>) -> Broken {
         match error {
             Timed::Lapsed(lapse) => Broken::last(lapse.error()),
-            Timed::Transport(error) if http::over_cap(&*error) => {
-                let cap = self.max_body_bytes >> 20;
-                Broken::last(ModelError::Stream {
-                    detail: format!(
-                        "the reply is longer than {cap} MiB, the cap `endpoint_body_mb` in [runtime.limits]"
-                    ),
-                })
-            }
             Timed::Transport(error) => Broken {
-                error: ModelError::Stream {
-                    detail: format!("the connection broke: {}", root_cause(&*error)),
-                },
-                retryable: true,
+                error: ModelError::Stream { detail: http::body_error_text(&*error, self.max_body_bytes) },
+                retryable: !http::over_cap(&*error),
             },
         }
     }
@@ -328,20 +316,38 @@ impl OpenAiClient {
     }
 }
 
-/// The endpoint's URL, checked once: http or https, with a host.
-fn parse_endpoint(url: &str) -> anyhow::Result<Uri> {
-    let not_a_url = |detail: String| {
-        let url = redact_url(url);
-        anyhow::anyhow!(
-            "the model endpoint `{url}` (`[model] base_url` or OPENAI_BASE_URL) is not a URL: {detail}"
-        )
-    };
-    let uri: Uri = url.parse().map_err(|error: hyper::http::uri::InvalidUri| not_a_url(error.to_string()))?;
-    match (uri.scheme_str(), uri.host()) {
-        (Some("http" | "https"), Some(_)) => Ok(uri),
-        (Some(other), Some(_)) => Err(not_a_url(format!("the scheme must be http or https, not `{other}`"))),
-        _ => Err(not_a_url("it needs a scheme and a host, like https://api.example.com/v1".into())),
+/// Where the OpenAI client's endpoint comes from.
+pub(super) enum BaseUrl {
+    Configured(String),
+    /// `OPENAI_BASE_URL`, standing in for a `[model] base_url` that is not set.
+    FromEnv(String),
+    /// The official endpoint: a key is set, and nothing names another.
+    Official,
+}
+
+impl BaseUrl {
+    /// `path` under it, checked; the error says where a URL from the environment came from.
+    pub(super) fn endpoint(&self, path: &str) -> anyhow::Result<Uri> {
+        match self {
+            Self::Configured(url) => http::endpoint_url(url, path),
+            Self::FromEnv(url) => http::endpoint_url(url, path)
+                .map_err(|error| error.context("OPENAI_BASE_URL, set in place of `model.base_url`")),
+            Self::Official => http::endpoint_url(OFFICIAL_BASE_URL, path),
+        }
     }
+}
+
+/// The OpenAI client's endpoint: `[model] base_url`, else `OPENAI_BASE_URL`, else the
+/// official endpoint when a key is set; `None` when there is none at all (the offline demo).
+pub(super) fn base_url(config: &ModelConfig) -> Option<BaseUrl> {
+    let set = |value: &String| !value.trim().is_empty();
+    if let Some(url) = &config.base_url {
+        return Some(BaseUrl::Configured(url.clone()));
+    }
+    if let Some(url) = std::env::var("OPENAI_BASE_URL").ok().filter(set) {
+        return Some(BaseUrl::FromEnv(url));
+    }
+    std::env::var(config.key_env()).ok().filter(set).map(|_| BaseUrl::Official)
 }
 
 /// How one attempt failed.

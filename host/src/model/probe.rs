@@ -57,26 +57,19 @@ pub async fn probe(config: &Config) -> Result<Option<String>, ProbeError> {
     let model = &config.model;
     match model.provider {
         Provider::Scripted => Ok(None),
-        Provider::Openai => match openai_base(model) {
-            Some(base) => Probe::new(model, &base, openai_headers(model)?)?.openai().await.map(Some),
+        Provider::Openai => match super::openai::base_url(model) {
+            Some(base) => {
+                let endpoint = base.endpoint("").map_err(ProbeError::Config)?;
+                Probe::new(model, endpoint, openai_headers(model)?).openai().await.map(Some)
+            }
             None => Ok(None),
         },
         Provider::Anthropic => {
-            let base = model.base_url.clone().unwrap_or_else(|| "https://api.anthropic.com".to_owned());
-            Probe::new(model, &base, anthropic_headers(model)?)?.anthropic().await.map(Some)
+            let base = model.base_url.as_deref().unwrap_or("https://api.anthropic.com");
+            let endpoint = http::endpoint_url(base, "").map_err(ProbeError::Config)?;
+            Probe::new(model, endpoint, anthropic_headers(model)?).anthropic().await.map(Some)
         }
     }
-}
-
-/// The base URL the OpenAI client uses: `[model] base_url`, else `OPENAI_BASE_URL`, else
-/// the official endpoint when a key is set; none at all means the offline demo.
-fn openai_base(model: &ModelConfig) -> Option<String> {
-    let set = |value: String| Some(value).filter(|v| !v.trim().is_empty());
-    model
-        .base_url
-        .clone()
-        .or_else(|| std::env::var("OPENAI_BASE_URL").ok().and_then(set))
-        .or_else(|| api_key(model).map(|_| "https://api.openai.com/v1".to_owned()))
 }
 
 fn api_key(model: &ModelConfig) -> Option<String> {
@@ -130,22 +123,16 @@ struct Answer {
 }
 
 impl<'a> Probe<'a> {
-    fn new(model: &'a ModelConfig, base: &str, headers: HeaderMap) -> Result<Self, ProbeError> {
-        let base = base.trim_end_matches('/').to_owned();
-        let endpoint: Uri = base.parse().map_err(|error| {
-            ProbeError::Config(anyhow::anyhow!(
-                "the model endpoint `{}` is not a URL: {error}",
-                redact_url(&base)
-            ))
-        })?;
-        Ok(Self {
+    /// A probe of `endpoint`, the base URL checked.
+    fn new(model: &'a ModelConfig, endpoint: Uri, headers: HeaderMap) -> Self {
+        Self {
             model,
             http: HttpClient::new(&endpoint, CONNECT_TIMEOUT),
-            base,
+            base: endpoint.to_string().trim_end_matches('/').to_owned(),
             headers,
             key: api_key(model).unwrap_or_default(),
             timeout: Duration::from_secs(model.first_byte_timeout_secs.max(1)),
-        })
+        }
     }
 
     async fn openai(&self) -> Result<String, ProbeError> {

@@ -1,121 +1,56 @@
-//! Reads a streamed Chat Completions reply (server-sent events) into a [`ModelReply`]: the
-//! SSE framing by `eventsource-stream`, each `data:` payload through the [`ReplyAssembler`].
-//! Generic over the byte stream, so tests and the fuzz targets can feed it chunks cut
-//! anywhere, without an HTTP server.
+//! The one reader of server-sent events, for both model clients: the framing by
+//! `eventsource-stream` (LF, CR or CRLF line endings, comments and keep-alives, lines cut
+//! across chunks), a cap on one event's size enforced as the bytes arrive, and the data of
+//! each event handed on. Generic over the byte stream, so tests and the fuzz targets can feed
+//! it chunks cut anywhere, without an HTTP server.
 
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::{Stream, StreamExt};
 
-use super::{ModelError, ModelReply, ReplyAssembler};
-
-/// Why a streamed reply could not be read, and whether a new attempt may do better.
-#[derive(Debug)]
-pub struct Broken {
-    pub error: ModelError,
-    /// The connection dropped before anything was shown: the request can simply be sent
-    /// again. Never true once text has streamed (that is a [`ModelError::Cut`]).
-    pub retryable: bool,
-}
-
-impl Broken {
-    pub fn last(error: ModelError) -> Self {
-        Self { error, retryable: false }
-    }
-}
-
-/// What a stream that ended early says: the end of the bytes without `[DONE]` or a
-/// `finish_reason`.
+/// What a stream that ends early says: the end of the bytes before the reply said it was
+/// complete.
 pub const ENDED_EARLY: &str = "the stream ended before the reply was complete";
 
-/// Reads the whole stream. `transport` turns an error of the byte stream itself (a dropped
-/// connection, a timeout) into a [`ModelError`]; text deltas go to `on_text` as they come.
-/// A stream that ends without `[DONE]` or a `finish_reason` is an error: the reply was cut
-/// (a [`ModelError::Cut`] carrying what arrived, once text has streamed).
-/// One event (all its lines) longer than `max_event_bytes` is an error too, found as the
-/// bytes arrive: the SSE reader buffers an unfinished line whole, however long it grows.
-pub async fn read_event_stream<S, B, E>(
-    bytes: S,
-    max_event_bytes: usize,
-    transport: impl Fn(E) -> ModelError,
-    on_text: &mut (dyn FnMut(&str) + Send),
-) -> Result<ModelReply, ModelError>
-where
-    S: Stream<Item = Result<B, E>>,
-    B: AsRef<[u8]>,
-    E: std::fmt::Display,
-{
-    read_events(bytes, max_event_bytes, |error| Broken::last(transport(error)), on_text)
-        .await
-        .map_err(|broken| broken.error)
+/// Why the events stopped before the bytes did.
+#[derive(Debug)]
+pub(super) enum SseError<E> {
+    /// The byte stream failed: the connection, a timeout, the body's cap.
+    Transport(E),
+    /// What arrived is not an event stream, or one event outgrew its cap: the detail says
+    /// which. Another attempt would read the same.
+    Unreadable(String),
 }
 
-/// [`read_event_stream`], saying too whether a failed read may be tried again.
-pub(super) async fn read_events<S, B, E>(
+/// The data of each event of `bytes`, in order: all its `data:` lines, joined by line
+/// breaks. Events without data (comments, keep-alives, blank ones) are passed over. One
+/// event longer than `max_event_bytes` is an error as soon as it grows past it: the framing
+/// buffers an unfinished line whole, however long it grows, so it is measured before.
+pub(super) fn data_events<S, B, E>(
     bytes: S,
     max_event_bytes: usize,
-    transport: impl Fn(E) -> Broken,
-    on_text: &mut (dyn FnMut(&str) + Send),
-) -> Result<ModelReply, Broken>
+) -> impl Stream<Item = Result<String, SseError<E>>>
 where
     S: Stream<Item = Result<B, E>>,
     B: AsRef<[u8]>,
-    E: std::fmt::Display,
 {
     let mut sizes = EventSizes::default();
-    let bytes = bytes.map(move |chunk| match chunk {
+    let capped = bytes.map(move |chunk| match chunk {
         Ok(chunk) if !sizes.fits(chunk.as_ref(), max_event_bytes) => Err(Capped::EventTooLong),
         Ok(chunk) => Ok(chunk),
         Err(error) => Err(Capped::Transport(error)),
     });
-    let mut events = std::pin::pin!(bytes.eventsource());
-    let mut assembler = ReplyAssembler::default();
-    let mut streamed_text = false;
-    while let Some(event) = events.next().await {
-        let event = match event {
-            Ok(event) => event,
-            Err(EventStreamError::Transport(Capped::Transport(error))) => {
-                return cut_short(assembler, streamed_text, transport(error));
-            }
-            Err(EventStreamError::Transport(Capped::EventTooLong)) => {
-                return Err(Broken::last(ModelError::Stream {
-                    detail: format!(
-                        "one event of the stream is longer than {} KiB, the cap `sse_line_kb` in \
-                         [runtime.limits]",
-                        max_event_bytes / 1024
-                    ),
-                }));
-            }
-            Err(other) => return Err(Broken::last(ModelError::Stream { detail: other.to_string() })),
-        };
-        let data = event.data.trim();
-        if data == "[DONE]" {
-            return Ok(assembler.finish());
-        }
-        if data.is_empty() {
-            continue;
-        }
-        if let Some(text) = assembler.push_chunk(&event.data).map_err(Broken::last)? {
-            streamed_text = true;
-            on_text(&text);
-        }
-    }
-    let early = Broken { error: ModelError::Stream { detail: ENDED_EARLY.into() }, retryable: true };
-    cut_short(assembler, streamed_text, early)
-}
-
-/// The outcome of a stream that stopped before `[DONE]`: the reply, when a `finish_reason`
-/// had already said it was complete (only a trailing usage chunk or `[DONE]` was lost, or
-/// never sent); else a [`ModelError::Cut`] with what arrived, when text was shown; else
-/// `broken` as it is.
-fn cut_short(assembler: ReplyAssembler, streamed_text: bool, broken: Broken) -> Result<ModelReply, Broken> {
-    if assembler.finished() {
-        return Ok(assembler.finish());
-    }
-    if !streamed_text {
-        return Err(broken);
-    }
-    let detail = broken.error.into_cut_detail();
-    Err(Broken::last(ModelError::Cut { detail, partial: Box::new(assembler.finish()) }))
+    capped.eventsource().filter_map(move |event| {
+        std::future::ready(match event {
+            Ok(event) if event.data.trim().is_empty() => None,
+            Ok(event) => Some(Ok(event.data)),
+            Err(EventStreamError::Transport(Capped::Transport(error))) => Some(Err(SseError::Transport(error))),
+            Err(EventStreamError::Transport(Capped::EventTooLong)) => Some(Err(SseError::Unreadable(format!(
+                "one event of the stream is longer than {} KiB, the cap `sse_line_kb` in [runtime.limits]",
+                max_event_bytes / 1024
+            )))),
+            Err(other) => Some(Err(SseError::Unreadable(other.to_string()))),
+        })
+    })
 }
 
 /// An error of the byte stream, or the cap on one event's size.
@@ -124,18 +59,19 @@ enum Capped<E> {
     EventTooLong,
 }
 
-impl<E: std::fmt::Display> std::fmt::Display for Capped<E> {
+/// Only for the framing's own error type, which wants one: the reader never shows it.
+impl<E> std::fmt::Display for Capped<E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Capped::Transport(error) => error.fmt(f),
-            Capped::EventTooLong => f.write_str("an event is too long"),
-        }
+        f.write_str(match self {
+            Capped::Transport(_) => "the stream broke",
+            Capped::EventTooLong => "an event is too long",
+        })
     }
 }
 
 /// The size of the event being received: bytes since the blank line that ended the last.
 #[derive(Default)]
-pub(super) struct EventSizes {
+struct EventSizes {
     event: usize,
     /// Bytes of the current line so far; 0 right after a line break.
     line: usize,
@@ -145,7 +81,7 @@ pub(super) struct EventSizes {
 
 impl EventSizes {
     /// Takes in `chunk`; false once the current event has grown past `max`.
-    pub(super) fn fits(&mut self, chunk: &[u8], max: usize) -> bool {
+    fn fits(&mut self, chunk: &[u8], max: usize) -> bool {
         for &byte in chunk {
             match byte {
                 b'\n' if self.after_cr => self.after_cr = false,
@@ -172,115 +108,70 @@ impl EventSizes {
 
 #[cfg(test)]
 mod tests {
+    use futures_util::stream;
+
     use super::*;
-    use crate::model::{StopReason, Usage};
 
-    /// A fixture of `tests/fixtures/openai/`, as the server sent it.
-    fn fixture(name: &str) -> Vec<u8> {
-        let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/openai").join(name);
-        std::fs::read(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+    /// The data of `chunks`' events, or the error that ended them.
+    async fn read(
+        chunks: Vec<Result<Vec<u8>, String>>,
+        max: usize,
+    ) -> (Vec<String>, Option<SseError<String>>) {
+        let all: Vec<_> = data_events(stream::iter(chunks), max).collect().await;
+        let mut data = Vec::new();
+        for event in all {
+            match event {
+                Ok(event) => data.push(event),
+                Err(error) => return (data, Some(error)),
+            }
+        }
+        (data, None)
     }
 
-    /// Reads `bytes` in chunks of 7 bytes (cut inside lines and characters), then `tail`.
-    fn read(bytes: &[u8], tail: Option<std::io::Error>) -> (Result<ModelReply, Broken>, String) {
-        let mut chunks: Vec<Result<Vec<u8>, std::io::Error>> =
-            bytes.chunks(7).map(|c| Ok(c.to_vec())).collect();
-        chunks.extend(tail.map(Err));
-        let mut streamed = String::new();
-        let mut on_text = |text: &str| streamed.push_str(text);
-        let transport = |error: std::io::Error| Broken {
-            error: ModelError::Stream { detail: error.to_string() },
-            retryable: true,
-        };
-        let future = read_events(futures_util::stream::iter(chunks), 1 << 20, transport, &mut on_text);
-        let reply = tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(future);
-        (reply, streamed)
+    fn whole(text: &str) -> Vec<Result<Vec<u8>, String>> {
+        vec![Ok(text.as_bytes().to_vec())]
     }
 
-    fn reply_of(name: &str) -> ModelReply {
-        read(&fixture(name), None).0.unwrap_or_else(|broken| panic!("{name}: {}", broken.error))
+    #[tokio::test]
+    async fn events_are_framed_alike_whatever_their_line_endings_and_cuts() {
+        let body = ": keep-alive\n\nevent: a\ndata: one\ndata: two\n\ndata:three\n\n\n\ndata: \n\n";
+        let expected = ["one\ntwo", "three"];
+        for ending in ["\n", "\r\n", "\r"] {
+            let body = body.replace('\n', ending);
+            assert_eq!(read(whole(&body), 1024).await.0, expected, "{ending:?}");
+            for size in [1, 2, 5] {
+                let chunks = body.as_bytes().chunks(size).map(|c| Ok(c.to_vec())).collect();
+                let (data, error) = read(chunks, 1024).await;
+                assert_eq!((data, error.is_none()), (expected.map(str::to_owned).to_vec(), true));
+            }
+        }
     }
 
-    fn usage(input_tokens: u64, output_tokens: u64, cache_read_tokens: u64) -> Option<Usage> {
-        Some(Usage { input_tokens, output_tokens, cache_read_tokens, cache_write_tokens: 0 })
+    #[tokio::test]
+    async fn a_transport_error_ends_the_events_after_those_complete_before_it() {
+        let chunks = vec![Ok(b"data: one\n\ndata: tw".to_vec()), Err("connection reset".to_owned())];
+        let (data, error) = read(chunks, 1024).await;
+        assert_eq!(data, ["one"]);
+        assert!(matches!(error, Some(SseError::Transport(error)) if error == "connection reset"));
     }
 
-    #[test]
-    fn llama_cpp_cut_at_its_length_mid_arguments() {
-        let reply = reply_of("llama.cpp-length-mid-arguments.sse");
-        assert_eq!(reply.stop, StopReason::Length);
-        assert_eq!(reply.usage, usage(412, 16, 0));
-        assert_eq!(reply.tool_calls[0].id, "kVqTx3rW0cBQm1aOeZ8yHn2LsJdPf7Gu");
-        assert_eq!(reply.tool_calls[0].arguments, r#"{"todos": [{"title": "Wri"#);
-        let reply = reply_of("llama.cpp-length-no-done.sse");
-        assert_eq!(
-            (reply.text.as_str(), reply.stop),
-            ("The plan has three steps: first", StopReason::Length)
-        );
-    }
-
-    #[test]
-    fn repeated_ids_and_names_and_missing_indexes() {
-        let deepseek = reply_of("deepseek-repeated-id.sse");
-        assert_eq!(deepseek.tool_calls.len(), 1);
-        assert_eq!(deepseek.tool_calls[0].id, "call_0_8f7c1e62-0c59-4c61-a7a6-3c1d2a0f9b54");
-        assert_eq!(deepseek.tool_calls[0].arguments, r#"{"todos":[{"title":"Write the tests"}]}"#);
-        assert_eq!(deepseek.usage, usage(318, 22, 256));
-        let dashscope = reply_of("dashscope-repeated-id-and-name.sse");
-        assert_eq!(dashscope.tool_calls.len(), 1);
-        assert_eq!(dashscope.tool_calls[0].name, "todos_add");
-        assert_eq!(dashscope.tool_calls[0].id, "call_5b1f0c2e9a3d4e7f8a6b2c1d");
-        assert_eq!(dashscope.tool_calls[0].arguments, r#"{"todos": [{"title": "Write the tests"}]}"#);
-        assert_eq!(dashscope.usage, usage(402, 25, 0));
-        let gemini = reply_of("gemini-no-index.sse");
-        let calls: Vec<(&str, &str)> =
-            gemini.tool_calls.iter().map(|c| (c.id.as_str(), c.name.as_str())).collect();
-        assert_eq!(calls, [("function-call-1", "todos_add"), ("function-call-2", "todos_get_all")]);
-        assert_eq!(gemini.tool_calls[0].arguments, r#"{"todos":[{"title":"Write the tests"}]}"#);
-        assert_eq!(gemini.stop, StopReason::Done);
-    }
-
-    #[test]
-    fn objects_for_arguments_and_null_chunks() {
-        let object = reply_of("llama.cpp-arguments-object.sse");
-        assert_eq!(object.tool_calls[0].arguments, r#"{"todos":[{"title":"Write the tests"}]}"#);
-        let minimax = reply_of("minimax-choices-null.sse");
-        assert_eq!((minimax.text.as_str(), minimax.usage), ("All three todos are done.", usage(521, 9, 0)));
-        assert_eq!(reply_of("proxy-data-null.sse").text, "Still here.");
-    }
-
-    #[test]
-    fn a_stream_that_ends_early_is_cut_once_text_streamed_and_retryable_before() {
-        let text = b"data: {\"choices\":[{\"delta\":{\"content\":\"half a sen\"}}]}\n\n";
-        let (result, streamed) = read(text, None);
-        match result {
-            Err(Broken { error: ModelError::Cut { detail, partial }, retryable: false }) => {
-                assert_eq!((detail.as_str(), partial.text.as_str()), (ENDED_EARLY, "half a sen"));
+    #[tokio::test]
+    async fn an_endless_line_is_refused_as_it_arrives() {
+        let endless = stream::iter([Ok::<_, String>(b"data: \"".to_vec())])
+            .chain(stream::repeat_with(|| Ok(vec![b'x'; 4096])));
+        let mut events = std::pin::pin!(data_events(endless, 64 * 1024));
+        match events.next().await {
+            Some(Err(SseError::Unreadable(detail))) => {
+                assert!(detail.contains("longer than 64 KiB, the cap `sse_line_kb`"), "{detail}")
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(streamed, "half a sen");
-        let dropped = read(text, Some(std::io::Error::other("connection reset")));
-        assert!(
-            matches!(dropped.0, Err(Broken { error: ModelError::Cut { ref detail, .. }, .. }) if detail == "connection reset")
-        );
-        let nothing_shown = b"data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\n";
-        let (result, _) = read(nothing_shown, Some(std::io::Error::other("connection reset")));
-        assert!(
-            matches!(result, Err(Broken { error: ModelError::Stream { .. }, retryable: true })),
-            "{result:?}"
-        );
-        let (result, _) = read(nothing_shown, None);
-        assert!(matches!(result, Err(Broken { retryable: true, .. })), "{result:?}");
     }
 
-    #[test]
-    fn a_connection_lost_after_the_finish_reason_leaves_a_complete_reply() {
-        let finished =
-            b"data: {\"choices\":[{\"delta\":{\"content\":\"done\"},\"finish_reason\":\"stop\"}]}\n\n";
-        let (result, _) = read(finished, Some(std::io::Error::other("connection reset")));
-        assert_eq!(result.unwrap().text, "done");
+    #[tokio::test]
+    async fn invalid_utf8_is_unreadable_not_a_panic() {
+        let (_, error) = read(vec![Ok(b"data: \xff\xfe\n\n".to_vec())], 1024).await;
+        assert!(matches!(error, Some(SseError::Unreadable(_))), "{error:?}");
     }
 
     #[test]

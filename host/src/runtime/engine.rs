@@ -78,6 +78,11 @@ fn base_config(pooling: Option<PoolingAllocationConfig>) -> Config {
     config.wasm_component_model(true);
     config.epoch_interruption(true);
     config.cranelift_opt_level(wasmtime::OptLevel::Speed);
+    // For `perf`: guest functions by name, from the map wasmtime writes to /tmp/perf-PID.map.
+    // Off unless asked for, since the map grows with every module compiled or loaded.
+    if std::env::var_os("AGENT_HOST_PROFILE_GUEST").is_some_and(|value| value == "perfmap") {
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     if let Some(pooling) = pooling {
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling));
     }

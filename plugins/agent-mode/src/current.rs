@@ -1,7 +1,9 @@
 //! The session's current mode and the operator's pending switch notice, in the state bag.
 //!
 //! Keys (namespace `agent-mode`): `mode` = the current mode's name as a JSON string (absent
-//! means the default mode); `pending_notice` = `{from, to}` of an operator switch the model
+//! means the default mode); `default_mode` = the configured default, kept there for plugins
+//! that read the mode from this namespace (the todo completion loop), which cannot see this
+//! plugin's configuration; `pending_notice` = `{from, to}` of an operator switch the model
 //! has not been told about yet; `left_read_only` = `{from, model_calls}` of the model's last
 //! switch out of a mode that forbids mutating tools, so that the rest of the same reply stays
 //! under that mode's rule.
@@ -67,6 +69,15 @@ impl Switcher {
 /// longer configured; `provide` repairs that.
 pub fn stored(config: &Config) -> Result<String, String> {
     Ok(state::get::<String>("mode")?.unwrap_or_else(|| config.default_mode.clone()))
+}
+
+/// Writes the configured default mode to `default_mode` unless it is there already: on a
+/// session's first model call, and on the first after a reload that changed the default.
+pub fn publish_default(config: &Config) -> Result<(), String> {
+    if state::get::<String>("default_mode")?.as_deref() != Some(config.default_mode.as_str()) {
+        state::set("default_mode", &config.default_mode)?;
+    }
+    Ok(())
 }
 
 /// The mode the session is in: the stored one while it is configured, else the default.

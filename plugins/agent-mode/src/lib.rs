@@ -11,7 +11,8 @@
 //! displayed as `mode → NAME`.
 //!
 //! State (namespace `agent-mode`): `mode` (JSON string; absent until the first switch, which
-//! means the default mode), `pending_notice`, `left_read_only`.
+//! means the default mode), `default_mode` (the configured default, for plugins that read the
+//! mode from here), `pending_notice`, `left_read_only`.
 
 mod config;
 mod current;
@@ -88,6 +89,7 @@ fn mode_command(ctx: &Context<Config>, wanted: &str) -> Result<String, String> {
 /// Instructions for the current mode, plus a one-time notice of a switch the model did not
 /// make itself (an operator switch, or a fallback after the mode set changed).
 fn contribution_for(config: &Config, contribution: Contribution) -> Result<Contribution, String> {
+    current::publish_default(config)?;
     let stored = current::stored(config)?;
     let mut notices = Vec::new();
     let current = if config.mode(&stored).is_some() {
@@ -108,7 +110,8 @@ fn contribution_for(config: &Config, contribution: Contribution) -> Result<Contr
         contribution = contribution.inject(notice);
     }
     // Depends on the config and the stored mode and notice only; a call that takes a notice
-    // has effects and is not reused, so an outside switch is still announced exactly once.
+    // or writes the default has effects and is not reused, so an outside switch is still
+    // announced exactly once and every session gets its `default_mode`.
     Ok(contribution.reusable())
 }
 

@@ -27,15 +27,27 @@ fn the_manifest_announces_status_and_the_gate() {
 }
 
 #[test]
-fn a_new_session_is_in_plan_without_writing_anything() {
+fn a_new_session_is_in_plan_and_only_the_default_is_written_down() {
     let plugin = agent_mode();
     assert_eq!(plugin.status().as_deref(), Some("plan"));
     let contribution = plugin.provide();
     assert!(contribution.instructions.unwrap().contains("The current mode is `plan`."));
     assert!(contribution.messages.is_empty());
     assert!(testing::take_reusable());
-    assert_eq!(testing::stored("mode"), None, "provide no longer writes the default down");
+    assert_eq!(testing::stored("mode"), None, "no mode is chosen for the session");
+    assert_eq!(testing::stored("default_mode"), Some(json!("plan")), "for plugins reading the mode");
     assert_eq!(plugin.tool("mode_get", json!({})).unwrap(), "plan");
+}
+
+#[test]
+fn the_default_written_down_follows_the_configuration() {
+    let execute = Harness::new(crate::plugin(), json!({"default_mode": "execute"})).unwrap();
+    // Written down under the configuration before a reload.
+    testing::store("default_mode", json!("plan"));
+    let contribution = execute.provide();
+    assert!(contribution.instructions.unwrap().contains("The current mode is `execute`."));
+    assert_eq!(testing::stored("default_mode"), Some(json!("execute")), "a reload changed the default");
+    assert_eq!(testing::stored("mode"), None);
 }
 
 #[test]

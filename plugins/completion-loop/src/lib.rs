@@ -7,8 +7,11 @@
 //! enabled = true                      # keep the turn going while work is open
 //! continue_template = "…{remaining_todos}…"
 //! modes = ["execute"]                 # only in these modes, read from…
-//! mode_plugin = "agent-mode"          # …this plugin's `mode` key (needs a read_state grant)
+//! mode_plugin = "agent-mode"          # …this plugin's state (needs a read_state grant)
 //! ```
+//!
+//! The mode plugin's state says the current mode in its `mode` key; while that is absent (no
+//! switch yet), its `default_mode` key says the mode a session starts in.
 
 use agent_host_sdk::{Requirement, StopOutcome, log, state};
 use serde::{Deserialize, Serialize};
@@ -60,14 +63,19 @@ impl LoopConfig {
     }
 
     /// Whether the loop may keep the turn going now: it is on and, with `modes`, the mode
-    /// plugin's current mode is one of them. An unreadable mode counts as "not one of them"
+    /// plugin's current mode (its stored mode, else its default) is one of them. A mode
+    /// plugin that says neither is in no mode; an unreadable mode counts as "not one of them"
     /// and is logged, since the loop would otherwise silently stay off.
     pub fn runs_now(&self) -> bool {
         if !self.enabled {
             return false;
         }
         let (Some(modes), Some(plugin)) = (&self.modes, &self.mode_plugin) else { return true };
-        match state::read::<String>(plugin, "mode") {
+        let mode = match state::read::<String>(plugin, "mode") {
+            Ok(None) => state::read::<String>(plugin, "default_mode"),
+            stored => stored,
+        };
+        match mode {
             Ok(Some(mode)) => modes.contains(&mode),
             Ok(None) => false,
             Err(error) => {

@@ -55,7 +55,7 @@ fn with_modes_it_runs_only_in_them() {
     testing::reset();
     let mut config = parse(json!({"modes": ["execute"], "mode_plugin": "agent-mode"})).unwrap();
     config.settle("go on: {remaining_todos}").unwrap();
-    assert!(!config.runs_now(), "no mode stored yet");
+    assert!(!config.runs_now(), "no mode stored yet, and no default said");
     testing::store_foreign("agent-mode", "mode", json!("plan"));
     assert!(matches!(config.decide(open), StopOutcome::Stop));
     testing::store_foreign("agent-mode", "mode", json!("execute"));
@@ -71,4 +71,18 @@ fn off_or_nothing_open_lets_the_turn_end() {
     let mut on = parse(json!({})).unwrap();
     on.settle("{remaining_todos}").unwrap();
     assert!(matches!(on.decide(|| Ok(Vec::new())), StopOutcome::Stop));
+}
+
+#[test]
+fn without_a_stored_mode_the_mode_plugins_default_decides() {
+    testing::reset();
+    let mut config = parse(json!({"modes": ["execute"], "mode_plugin": "agent-mode"})).unwrap();
+    config.settle("go on: {remaining_todos}").unwrap();
+    testing::store_foreign("agent-mode", "default_mode", json!("execute"));
+    assert!(matches!(config.decide(open), StopOutcome::Continue(_)), "a session starts in execute");
+    testing::store_foreign("agent-mode", "mode", json!("plan"));
+    assert!(matches!(config.decide(open), StopOutcome::Stop), "a stored mode wins over the default");
+    testing::reset();
+    testing::store_foreign("agent-mode", "default_mode", json!("plan"));
+    assert!(matches!(config.decide(open), StopOutcome::Stop));
 }

@@ -5,26 +5,25 @@
 //! it streams scripted replies as the API's events, `ping`s included, with usage from a
 //! simulated prompt cache (see `cache`); it records every request with when it came; and
 //! it misbehaves on cue (429 / 529 with `retry-after`, an `error` event mid-stream, a
-//! connection dropped after some text).
+//! connection dropped after some text). The server, the queue and the record are the shared
+//! ones of `fake_endpoint`; this file is the Messages wire format.
 
 mod cache;
 mod checks;
 
-use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Once};
-use std::time::{Duration, Instant};
 
-use axum::body::{Body, Bytes};
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::body::Body;
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
 use serde_json::{Value, json};
 
 pub use cache::CacheUsage;
 use cache::PromptCache;
+
+use super::fake_endpoint::{self, Endpoint, Received, broken_after, event_stream, halves};
 
 /// The variable the test configs name in `api_key_env`, and the key it holds.
 pub const KEY_ENV: &str = "AGENT_HOST_TEST_ANTHROPIC_KEY";
@@ -119,27 +118,12 @@ impl AnthropicReply {
     }
 }
 
-/// One request as it arrived.
-#[derive(Debug, Clone)]
-pub struct Received {
-    /// The body's bytes, as sent.
-    pub body: String,
-    /// The body parsed (`Null` when it is not JSON).
-    pub json: Value,
-    pub api_key: Option<String>,
-    pub version: Option<String>,
-    pub at: Instant,
-    /// Why the fake refused it as the API would, if it did.
-    pub refused: Option<String>,
-    /// The prompt-cache usage the fake reported for it.
-    pub cache: Option<CacheUsage>,
-}
-
 #[derive(Default)]
 struct Shared {
-    replies: Mutex<VecDeque<AnthropicReply>>,
-    received: Mutex<Vec<Received>>,
+    endpoint: Endpoint<AnthropicReply>,
     cache: Mutex<PromptCache>,
+    /// The prompt-cache usage reported to each request answered with a reply, in order.
+    reported: Mutex<Vec<CacheUsage>>,
 }
 
 /// A running fake endpoint; stops when the test's runtime ends.
@@ -152,12 +136,7 @@ impl AnthropicFake {
     pub async fn start() -> Self {
         set_key();
         let shared = Arc::new(Shared::default());
-        let app = axum::Router::new().route("/v1/messages", post(answer)).with_state(shared.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
-        let address = listener.local_addr().expect("local address");
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+        let address = fake_endpoint::serve("/v1/messages", shared.clone(), answer).await;
         Self { address, shared }
     }
 
@@ -167,13 +146,19 @@ impl AnthropicFake {
     }
 
     pub fn push(&self, reply: AnthropicReply) -> &Self {
-        self.shared.replies.lock().unwrap().push_back(reply);
+        self.shared.endpoint.push(reply);
         self
     }
 
     /// Every request received, in order.
     pub fn received(&self) -> Vec<Received> {
-        self.shared.received.lock().unwrap().clone()
+        self.shared.endpoint.received()
+    }
+
+    /// The prompt-cache usage the fake reported, one for each request it answered with a
+    /// reply (not an error), in order.
+    pub fn cache_reported(&self) -> Vec<CacheUsage> {
+        self.shared.reported.lock().unwrap().clone()
     }
 
     /// Every request body received, parsed, in order; panics on one the API would refuse.
@@ -208,11 +193,8 @@ fn set_key() {
     SET.call_once(|| unsafe { std::env::set_var(KEY_ENV, KEY) });
 }
 
-async fn answer(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
-    let at = Instant::now();
-    let body = String::from_utf8_lossy(&body).into_owned();
-    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let (api_key, version) = (header("x-api-key"), header("anthropic-version"));
+async fn answer(shared: Arc<Shared>, mut received: Received) -> Response {
+    let (api_key, version) = (received.header("x-api-key"), received.header("anthropic-version"));
     let checked = match (&api_key, &version) {
         (None, _) => {
             Err((StatusCode::UNAUTHORIZED, "authentication_error", "x-api-key header is required".to_owned()))
@@ -225,22 +207,19 @@ async fn answer(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Byt
             "invalid_request_error",
             "anthropic-version: header is required".to_owned(),
         )),
-        _ => checks::check(&body)
+        _ => checks::check(&received.body)
             .map_err(|refusal| (StatusCode::BAD_REQUEST, "invalid_request_error", refusal)),
     };
-    let json = serde_json::from_str(&body).unwrap_or(Value::Null);
-    let mut received = Received { body, json, api_key, version, at, refused: None, cache: None };
     let request = match checked {
         Ok(request) => request,
         Err((status, kind, message)) => {
             received.refused = Some(message.clone());
-            shared.received.lock().unwrap().push(received);
+            shared.endpoint.record(received);
             return error_response(status, kind, &message, None);
         }
     };
-    let queued = shared.replies.lock().unwrap().pop_front();
-    let Some(reply) = queued else {
-        shared.received.lock().unwrap().push(received);
+    shared.endpoint.record(received);
+    let Some(reply) = shared.endpoint.next_reply() else {
         return error_response(
             StatusCode::INTERNAL_SERVER_ERROR,
             "api_error",
@@ -249,13 +228,11 @@ async fn answer(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Byt
         );
     };
     if let Fault::Status { code, message, retry_after } = &reply.fault {
-        shared.received.lock().unwrap().push(received);
         let status = StatusCode::from_u16(*code).unwrap();
         return error_response(status, error_kind(*code), message, *retry_after);
     }
     let usage = shared.cache.lock().unwrap().serve(&request);
-    received.cache = Some(usage);
-    shared.received.lock().unwrap().push(received);
+    shared.reported.lock().unwrap().push(usage);
     let model = request["model"].as_str().unwrap_or_default();
     stream(events(&reply, model, usage), matches!(reply.fault, Fault::Drop))
 }
@@ -357,29 +334,16 @@ fn events(reply: &AnthropicReply, model: &str, usage: CacheUsage) -> Vec<Value> 
     events
 }
 
-/// `text` in two pieces, cut at a character boundary (the second empty for short text).
-fn halves(text: &str) -> Vec<&str> {
-    let middle = text.char_indices().nth(text.chars().count() / 2).map_or(text.len(), |(at, _)| at);
-    [&text[..middle], &text[middle..]].into_iter().filter(|part| !part.is_empty()).collect()
-}
-
 /// `events` as a `text/event-stream` body, one event per chunk; when `drop` is set the
 /// connection breaks after the last one.
 fn stream(events: Vec<Value>, drop: bool) -> Response {
-    let chunks = events.into_iter().map(|event| {
-        let kind = event["type"].as_str().unwrap_or_default().to_owned();
-        Ok::<_, std::io::Error>(Bytes::from(format!("event: {kind}\ndata: {event}\n\n")))
-    });
-    let body = futures_util::stream::iter(chunks);
-    let body = if drop {
-        let broken = futures_util::stream::once(async {
-            // Long enough for the events before to be written out before the break.
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "the fake drops the connection"))
-        });
-        Body::from_stream(futures_util::StreamExt::chain(body, broken))
-    } else {
-        Body::from_stream(body)
-    };
-    Response::builder().header(header::CONTENT_TYPE, "text/event-stream").body(body).unwrap()
+    let chunks: Vec<String> = events
+        .into_iter()
+        .map(|event| format!("event: {}\ndata: {event}\n\n", event["type"].as_str().unwrap_or_default()))
+        .collect();
+    if drop {
+        return event_stream(broken_after(chunks));
+    }
+    let chunks = chunks.into_iter().map(Ok::<_, std::io::Error>);
+    event_stream(Body::from_stream(futures_util::stream::iter(chunks)))
 }

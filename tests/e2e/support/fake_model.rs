@@ -1,18 +1,18 @@
 //! A local OpenAI-compatible Chat Completions server for tests: answers from a queue of
 //! scripted replies (streamed, whole, or a real server's body replayed byte for byte),
 //! records every request, can misbehave on cue, and can check requests the way strict real
-//! servers do (see [`Check`]).
+//! servers do (see [`Check`]). The server, the queue and the record are the shared ones of
+//! `fake_endpoint`; this file is the Chat Completions wire format.
 
-use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use axum::body::Body;
-use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
 use serde_json::{Value, json};
+
+use super::fake_endpoint::{self, Endpoint, Received, broken_after, event_stream, halves};
 
 /// One scripted answer.
 #[derive(Debug, Clone)]
@@ -207,11 +207,8 @@ impl Reply {
 
 #[derive(Default)]
 struct Shared {
-    replies: Mutex<VecDeque<Reply>>,
-    /// Answers when the queue is empty (load tests); `None` means answer 500.
-    fallback: Mutex<Option<Reply>>,
-    requests: Mutex<Vec<Value>>,
-    authorizations: Mutex<Vec<Option<String>>>,
+    /// With no reply queued and no fallback, a request is answered 500.
+    endpoint: Endpoint<Reply>,
     checks: Mutex<Vec<Check>>,
 }
 
@@ -224,12 +221,7 @@ pub struct FakeModel {
 impl FakeModel {
     pub async fn start() -> Self {
         let shared = Arc::new(Shared::default());
-        let app = axum::Router::new().route("/v1/chat/completions", post(answer)).with_state(shared.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind loopback");
-        let address = listener.local_addr().expect("local address");
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+        let address = fake_endpoint::serve("/v1/chat/completions", shared.clone(), answer).await;
         Self { address, shared }
     }
 
@@ -239,13 +231,13 @@ impl FakeModel {
     }
 
     pub fn push(&self, reply: Reply) -> &Self {
-        self.shared.replies.lock().unwrap().push_back(reply);
+        self.shared.endpoint.push(reply);
         self
     }
 
     /// The reply given whenever the queue is empty.
     pub fn fallback(&self, reply: Reply) -> &Self {
-        *self.shared.fallback.lock().unwrap() = Some(reply);
+        self.shared.endpoint.fallback(reply);
         self
     }
 
@@ -255,28 +247,29 @@ impl FakeModel {
         self
     }
 
-    /// Every request body received, in order.
+    /// Every request body received, in order (`Null` for one that is not JSON).
     pub fn requests(&self) -> Vec<Value> {
-        self.shared.requests.lock().unwrap().clone()
+        self.shared.endpoint.received().into_iter().map(|request| request.json).collect()
     }
 
     /// The `Authorization` header of every request.
     pub fn authorizations(&self) -> Vec<Option<String>> {
-        self.shared.authorizations.lock().unwrap().clone()
+        let received = self.shared.endpoint.received();
+        received.iter().map(|request| request.header(header::AUTHORIZATION.as_str())).collect()
     }
 }
 
-async fn answer(State(shared): State<Arc<Shared>>, headers: axum::http::HeaderMap, body: String) -> Response {
-    let request: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-    shared.requests.lock().unwrap().push(request.clone());
-    let authorization = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    shared.authorizations.lock().unwrap().push(authorization.clone());
+async fn answer(shared: Arc<Shared>, mut received: Received) -> Response {
+    let request = received.json.clone();
+    let authorization = received.header(header::AUTHORIZATION.as_str());
     let checks = shared.checks.lock().unwrap().clone();
-    if let Some(refusal) = checks.iter().find_map(|check| refused(*check, &request)) {
-        return refusal;
+    let refusal = checks.iter().find_map(|check| refused(*check, &request));
+    received.refused = refusal.as_ref().map(|(message, _)| message.clone());
+    shared.endpoint.record(received);
+    if let Some((_, response)) = refusal {
+        return response;
     }
-    let queued = shared.replies.lock().unwrap().pop_front();
-    let Some(reply) = queued.or_else(|| shared.fallback.lock().unwrap().clone()) else {
+    let Some(reply) = shared.endpoint.next_reply() else {
         return (StatusCode::INTERNAL_SERVER_ERROR, "the fake model has no reply queued").into_response();
     };
     if let Some(gate) = &reply.gate {
@@ -300,14 +293,14 @@ async fn answer(State(shared): State<Arc<Shared>>, headers: axum::http::HeaderMa
                 Ok::<_, std::io::Error>(chunk(json!({"content": "…"})))
             });
             let never = futures_util::stream::pending();
-            return sse(Body::from_stream(futures_util::StreamExt::chain(first, never)));
+            return event_stream(Body::from_stream(futures_util::StreamExt::chain(first, never)));
         }
         Fault::EndlessLine => {
             let start = futures_util::stream::once(async { Ok::<_, std::io::Error>("data: \"".to_owned()) });
             let endless = futures_util::stream::repeat_with(|| Ok("x".repeat(64 << 10)));
-            return sse(Body::from_stream(futures_util::StreamExt::chain(start, endless)));
+            return event_stream(Body::from_stream(futures_util::StreamExt::chain(start, endless)));
         }
-        Fault::NotJson => return sse(Body::from("data: {this is not json\n\n")),
+        Fault::NotJson => return event_stream(Body::from("data: {this is not json\n\n")),
         Fault::Raw(body) => {
             return Response::builder()
                 .header(header::CONTENT_TYPE, reply.content_type)
@@ -320,19 +313,13 @@ async fn answer(State(shared): State<Arc<Shared>>, headers: axum::http::HeaderMa
         }
         Fault::Silent => return futures_util::future::pending().await,
         Fault::Dropped => {
-            let mut sent = vec![Ok(chunk(json!({"role": "assistant", "content": null})))];
+            let mut sent = vec![chunk(json!({"role": "assistant", "content": null}))];
             if !reply.text.is_empty() {
-                sent.push(Ok(chunk(json!({"content": reply.text}))));
+                sent.push(chunk(json!({"content": reply.text})));
             }
-            // The break comes after a pause, so the server writes out what came before it.
-            let broken = futures_util::stream::once(async {
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                Err(std::io::Error::other("the fake model drops the connection"))
-            });
-            let body = futures_util::StreamExt::chain(futures_util::stream::iter(sent), broken);
-            return sse(Body::from_stream(body));
+            return event_stream(broken_after(sent));
         }
-        Fault::CutMidStream => return sse(Body::from(chunk(json!({"content": reply.text})))),
+        Fault::CutMidStream => return event_stream(Body::from(chunk(json!({"content": reply.text})))),
         Fault::None => {}
     }
     if !reply.stream {
@@ -356,20 +343,22 @@ async fn answer(State(shared): State<Arc<Shared>>, headers: axum::http::HeaderMa
     if !reply.reasoning.is_empty() {
         body.push_str(&chunk(json!({"reasoning_content": reply.reasoning})));
     }
-    let middle = reply.text.char_indices().nth(reply.text.chars().count() / 2).map_or(0, |(i, _)| i);
-    for piece in [&reply.text[..middle], &reply.text[middle..]] {
-        if !piece.is_empty() {
-            body.push_str(&chunk(json!({"content": piece})));
-        }
+    for piece in halves(&reply.text) {
+        body.push_str(&chunk(json!({"content": piece})));
     }
     for (index, (id, name, arguments)) in reply.tool_calls.iter().enumerate() {
-        let split = arguments.len() / 2;
-        let split = (0..=split).rev().find(|&i| arguments.is_char_boundary(i)).unwrap_or(0);
+        // The first fragment comes with the call's id and name, as servers send it.
+        let (first, rest) = match halves(arguments).split_first() {
+            Some((first, rest)) => (*first, rest.to_vec()),
+            None => ("", Vec::new()),
+        };
         body.push_str(&chunk(json!({"tool_calls": [{"index": index, "id": id, "type": "function",
-            "function": {"name": name, "arguments": &arguments[..split]}}]})));
-        body.push_str(&chunk(
-            json!({"tool_calls": [{"index": index, "function": {"arguments": &arguments[split..]}}]}),
-        ));
+            "function": {"name": name, "arguments": first}}]})));
+        for piece in rest {
+            body.push_str(&chunk(
+                json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}),
+            ));
+        }
     }
     body.push_str(&format!(
         "data: {}\n\n",
@@ -379,7 +368,7 @@ async fn answer(State(shared): State<Arc<Shared>>, headers: axum::http::HeaderMa
         body.push_str(&format!("data: {}\n\n", json!({"choices": [], "usage": usage})));
     }
     body.push_str("data: [DONE]\n\n");
-    sse(Body::from(body))
+    event_stream(Body::from(body))
 }
 
 fn finish_reason(reply: &Reply) -> &str {
@@ -394,12 +383,8 @@ fn chunk(delta: Value) -> String {
     format!("data: {}\n\n", json!({"choices": [{"index": 0, "delta": delta, "finish_reason": null}]}))
 }
 
-fn sse(body: Body) -> Response {
-    Response::builder().header(header::CONTENT_TYPE, "text/event-stream").body(body).unwrap()
-}
-
-/// The answer a strict server gives a request `check` refuses, if it does.
-fn refused(check: Check, request: &Value) -> Option<Response> {
+/// Why a strict server refuses a request `check` checks, and its answer, if it does.
+fn refused(check: Check, request: &Value) -> Option<(String, Response)> {
     let messages = request["messages"].as_array()?;
     let calls = || {
         messages.iter().filter_map(|m| m["tool_calls"].as_array()).flatten().map(|call| {
@@ -425,5 +410,5 @@ fn refused(check: Check, request: &Value) -> Option<Response> {
         }
     }?;
     let body = json!({"error": {"code": 500, "message": message, "type": "server_error"}});
-    Some((StatusCode::INTERNAL_SERVER_ERROR, axum::Json(body)).into_response())
+    Some((message, (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(body)).into_response()))
 }

@@ -4,6 +4,7 @@
 pub mod anthropic_fake;
 pub mod approver;
 pub mod binary;
+pub mod fake_endpoint;
 pub mod fake_model;
 pub mod files;
 

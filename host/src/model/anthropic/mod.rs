@@ -22,6 +22,7 @@ use super::encodings::Encodings;
 use super::error::{redact, redact_url, redirect_text};
 use super::http::{self, HttpClient};
 use super::retry::{Failure, RetryPolicy, root_cause};
+use super::sse::ENDED_EARLY;
 use super::{HistoryEncodings, ModelError, ModelReply, ModelRequest};
 use crate::config::{Limits, ModelConfig};
 
@@ -195,14 +196,11 @@ impl AnthropicClient {
         let detail = match &cause {
             Cause::Transport(Timed::Lapsed(lapse)) => lapse.error().into_cut_detail(),
             Cause::Transport(Timed::Transport(error)) => self.body_error(&**error),
-            Cause::EventTooLong { max_kib } => format!(
-                "one event of the stream is longer than {max_kib} KiB, the cap `sse_line_kb` in [runtime.limits]"
-            ),
-            Cause::Malformed(detail) => detail.clone(),
+            Cause::Unreadable(detail) => detail.clone(),
             Cause::Endpoint { kind, message } => {
                 format!("the endpoint sent an error mid-reply: {kind}: {message}")
             }
-            Cause::Ended => "the stream ended before the reply was complete".to_owned(),
+            Cause::Ended => ENDED_EARLY.to_owned(),
         };
         if !partial.text.is_empty() {
             return Failure::Final(ModelError::Cut { detail, partial: Box::new(partial) });
@@ -212,7 +210,7 @@ impl AnthropicClient {
             Cause::Transport(Timed::Transport(error)) => !http::over_cap(&**error),
             Cause::Ended => true,
             Cause::Transport(Timed::Lapsed(lapse)) => return Failure::Final(timed_out(*lapse)),
-            Cause::EventTooLong { .. } | Cause::Malformed(_) => false,
+            Cause::Unreadable(_) => false,
         };
         let error = ModelError::Stream { detail };
         if retryable { Failure::Retryable { error, retry_after: None } } else { Failure::Final(error) }
@@ -286,13 +284,7 @@ impl AnthropicClient {
     }
 
     fn body_error(&self, error: &(dyn std::error::Error + 'static)) -> String {
-        if http::over_cap(error) {
-            let cap = self.max_body_bytes >> 20;
-            return format!(
-                "the reply is longer than {cap} MiB, the cap `endpoint_body_mb` in [runtime.limits]"
-            );
-        }
-        format!("the connection broke: {}", root_cause(error))
+        http::body_error_text(error, self.max_body_bytes)
     }
 }
 
@@ -342,23 +334,11 @@ fn extra_body(table: &toml::Table) -> anyhow::Result<serde_json::Map<String, ser
     }
 }
 
-/// `{base_url}/v1/messages`, checked once: http or https, with a host. A `base_url` that
-/// already ends in `/v1` is taken as meaning the same endpoint.
+/// `{base_url}/v1/messages`. A `base_url` that already ends in `/v1` is taken as meaning
+/// the same endpoint.
 fn messages_url(base_url: &str) -> anyhow::Result<Uri> {
     let base = base_url.trim_end_matches('/');
-    let url = if base.ends_with("/v1") { format!("{base}/messages") } else { format!("{base}/v1/messages") };
-    let not_a_url = |detail: String| {
-        anyhow::anyhow!(
-            "the model endpoint `{}` (`[model] base_url`) is not a URL: {detail}",
-            redact_url(base_url)
-        )
-    };
-    let uri: Uri = url.parse().map_err(|error: hyper::http::uri::InvalidUri| not_a_url(error.to_string()))?;
-    match (uri.scheme_str(), uri.host()) {
-        (Some("http" | "https"), Some(_)) => Ok(uri),
-        (Some(other), Some(_)) => Err(not_a_url(format!("the scheme must be http or https, not `{other}`"))),
-        _ => Err(not_a_url("it needs a scheme and a host, like https://api.anthropic.com".into())),
-    }
+    http::endpoint_url(base.strip_suffix("/v1").unwrap_or(base), "/v1/messages")
 }
 
 #[cfg(test)]

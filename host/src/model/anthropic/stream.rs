@@ -1,16 +1,15 @@
-//! Reads a streamed Messages reply (server-sent events) into a [`ModelReply`]: the SSE
-//! framing by `eventsource-stream`, each event's JSON through the [`Assembler`]. Generic
-//! over the byte stream, so the tests can feed it chunks cut anywhere.
+//! Reads a streamed Messages reply into a [`ModelReply`]: the events by the one SSE reader
+//! (`model/sse.rs`), each event's JSON through the [`Assembler`]. Generic over the byte
+//! stream, so the tests can feed it chunks cut anywhere.
 //!
 //! The events (`events.rs`): `message_start` (the prompt's usage), `content_block_start` /
 //! `_delta` / `_stop` for each block of the reply (text, a tool call whose input streams as
 //! JSON fragments, thinking), `message_delta` (why it stopped, the reply's usage),
 //! `message_stop`, `ping`, and `error` when the endpoint gives up mid-reply.
 
-use eventsource_stream::{EventStreamError, Eventsource};
 use futures_util::{Stream, StreamExt};
 
-use super::super::sse::EventSizes;
+use super::super::sse::{self, SseError};
 use super::super::{ModelReply, StopReason, ToolCallRequest, Usage};
 use super::events::{Delta, Event, StartedBlock, WireUsage, cut, stop_reason};
 
@@ -31,10 +30,9 @@ pub(super) struct Interrupted<E> {
 pub(super) enum Cause<E> {
     /// The byte stream failed: the connection, a timeout, the body's cap.
     Transport(E),
-    /// One event outgrew `sse_line_kb`.
-    EventTooLong { max_kib: usize },
-    /// The endpoint sent something that is not a Messages stream.
-    Malformed(String),
+    /// The endpoint sent something that is not a Messages stream, or an event past
+    /// `sse_line_kb`: the detail says which.
+    Unreadable(String),
     /// The endpoint sent an `error` event.
     Endpoint { kind: String, message: String },
     /// The stream ended before the reply did.
@@ -52,24 +50,14 @@ where
     S: Stream<Item = Result<B, E>>,
     B: AsRef<[u8]>,
 {
-    let mut sizes = EventSizes::default();
-    let bytes = bytes.map(move |chunk| match chunk {
-        Ok(chunk) if !sizes.fits(chunk.as_ref(), max_event_bytes) => Err(Capped::EventTooLong),
-        Ok(chunk) => Ok(chunk),
-        Err(error) => Err(Capped::Transport(error)),
-    });
-    let mut events = std::pin::pin!(bytes.eventsource());
+    let mut events = std::pin::pin!(sse::data_events(bytes, max_event_bytes));
     let mut assembler = Assembler::default();
     while !assembler.stopped {
         let Some(event) = events.next().await else { break };
         let pushed = match event {
-            Ok(event) if event.data.trim().is_empty() => continue,
-            Ok(event) => assembler.push(&event.data),
-            Err(EventStreamError::Transport(Capped::Transport(error))) => Err(Cause::Transport(error)),
-            Err(EventStreamError::Transport(Capped::EventTooLong)) => {
-                Err(Cause::EventTooLong { max_kib: max_event_bytes / 1024 })
-            }
-            Err(other) => Err(Cause::Malformed(other.to_string())),
+            Ok(data) => assembler.push(&data),
+            Err(SseError::Transport(error)) => Err(Cause::Transport(error)),
+            Err(SseError::Unreadable(detail)) => Err(Cause::Unreadable(detail)),
         };
         match pushed {
             Ok(Some(text)) => on_text(text),
@@ -81,21 +69,6 @@ where
         return Err(Interrupted { cause: Cause::Ended, partial: assembler.partial() });
     }
     Ok(assembler.finish())
-}
-
-/// An error of the byte stream, or the cap on one event's size.
-enum Capped<E> {
-    Transport(E),
-    EventTooLong,
-}
-
-impl<E> std::fmt::Display for Capped<E> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Capped::Transport(_) => "the stream broke",
-            Capped::EventTooLong => "an event is too long",
-        })
-    }
 }
 
 /// Accumulates the events of one reply. Pure: no I/O.
@@ -129,7 +102,7 @@ impl Assembler {
     /// Takes in one event's data; the text it adds, if any, for the caller to show.
     pub(super) fn push<E>(&mut self, data: &str) -> Result<Option<&str>, Cause<E>> {
         let event: Event = serde_json::from_str(data).map_err(|error| {
-            Cause::Malformed(format!("an event is not a Messages event ({error}): {}", cut(data)))
+            Cause::Unreadable(format!("an event is not a Messages event ({error}): {}", cut(data)))
         })?;
         match event {
             Event::MessageStart { message } => self.add_usage(message.usage),
@@ -158,17 +131,17 @@ impl Assembler {
 
     fn start<E>(&mut self, index: u64, block: StartedBlock) -> Result<Option<&str>, Cause<E>> {
         if self.blocks.len() == MAX_BLOCKS {
-            return Err(Cause::Malformed(format!("the reply has more than {MAX_BLOCKS} content blocks")));
+            return Err(Cause::Unreadable(format!("the reply has more than {MAX_BLOCKS} content blocks")));
         }
         if self.blocks.iter().any(|(known, _)| *known == index) {
-            return Err(Cause::Malformed(format!("content block {index} started twice")));
+            return Err(Cause::Unreadable(format!("content block {index} started twice")));
         }
         let (block, text) = match block {
             StartedBlock::Text { text } => (Block::Text, Some(text)),
             StartedBlock::ToolUse { id, name } => {
                 self.calls += 1;
                 if self.calls > MAX_TOOL_CALLS {
-                    return Err(Cause::Malformed(format!(
+                    return Err(Cause::Unreadable(format!(
                         "the reply has more than {MAX_TOOL_CALLS} tool calls"
                     )));
                 }
@@ -189,7 +162,7 @@ impl Assembler {
 
     fn delta<E>(&mut self, index: u64, delta: Delta) -> Result<Option<&str>, Cause<E>> {
         let Some((_, block)) = self.blocks.iter_mut().find(|(known, _)| *known == index) else {
-            return Err(Cause::Malformed(format!("a delta for content block {index}, which never started")));
+            return Err(Cause::Unreadable(format!("a delta for content block {index}, which never started")));
         };
         match (block, delta) {
             (Block::Text, Delta::Text { text }) => return Ok(Some(self.add_text(&text))),
@@ -200,7 +173,7 @@ impl Assembler {
             // Signatures, citations, blocks the host does not read.
             (_, Delta::Other) | (Block::Other, _) => {}
             (_, _) => {
-                return Err(Cause::Malformed(format!(
+                return Err(Cause::Unreadable(format!(
                     "content block {index} got a delta of another kind than the block"
                 )));
             }
@@ -456,7 +429,7 @@ mod tests {
         ];
         for (body, expected) in cases {
             match read_text(&body).await.0.unwrap_err().cause {
-                Cause::Malformed(detail) => assert!(detail.contains(expected), "{detail}"),
+                Cause::Unreadable(detail) => assert!(detail.contains(expected), "{detail}"),
                 other => panic!("{other:?} for {body}"),
             }
         }
@@ -468,6 +441,10 @@ mod tests {
         let endless = stream::iter([Ok::<_, String>(b"data: \"".to_vec())])
             .chain(stream::repeat_with(|| Ok(vec![b'x'; 4096])));
         let interrupted = read(endless, 64 * 1024, &mut on_text).await.unwrap_err();
-        assert!(matches!(interrupted.cause, Cause::EventTooLong { max_kib: 64 }), "{:?}", interrupted.cause);
+        assert!(
+            matches!(&interrupted.cause, Cause::Unreadable(detail) if detail.contains("longer than 64 KiB")),
+            "{:?}",
+            interrupted.cause
+        );
     }
 }
