@@ -179,7 +179,10 @@ fn check_header(header: &Header) -> Result<(), DocumentError> {
         Some(serde_json::Value::String(format)) if format == FORMAT => {}
         Some(other) => return Err(field("format", format!("expected \"{FORMAT}\", found {other}"))),
         None => {
-            return Err(field("format", format!("missing: a session document says \"format\": \"{FORMAT}\"")));
+            return Err(field(
+                "format",
+                format!("missing: a session document says \"format\": \"{FORMAT}\""),
+            ));
         }
     }
     match header.version.as_ref().map(|version| version.as_u64()) {
