@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::process::Stdio;
 
+use agent_host::agent::SessionHandle;
 use agent_host::compaction::{Compaction, MessageId, Replacement};
 use agent_host::conversation::{Message, Role};
 use agent_host::state::{SessionStore, SqliteStore, document};
@@ -20,22 +21,30 @@ const SUMMARY: &str = "Summary: the operator asked for a release plan; one todo 
 /// reported), then compacted: the first turn's call, its result and the reply after become a
 /// summary. Its id.
 async fn compacted_source(test: &TestHost, model: &FakeModel) -> String {
+    compacted_session(test, model).await.1
+}
+
+/// [`compacted_source`], still open: its handle (with the encodings its model calls kept)
+/// and its id.
+async fn compacted_session(test: &TestHost, model: &FakeModel) -> (SessionHandle, String) {
     let session = test.session();
     model.push(Reply::tool("todos_add", r#"{"todos":[{"title":"write the notes"}]}"#).usage(900, 0, 20));
     model.push(Reply::text("Planned: one todo.").usage(950, 900, 12));
     test.turn(&session, "plan the release").await.unwrap();
     model.push(Reply::text("Write the notes next."));
     test.turn(&session, "what next?").await.unwrap();
-    let mut session = session.lock().await;
-    let sent = session.viewed();
+    let mut open = session.lock().await;
+    let sent = open.viewed();
     let reply = sent.iter().position(|viewed| viewed.message.content == "Planned: one todo.").unwrap();
     let first_user = sent.iter().find(|viewed| viewed.message.role == Role::User).unwrap().id;
     let compaction = Compaction {
         replaces: reply + 1,
         entries: vec![Replacement::Keep(first_user), Replacement::Summary(Message::user(SUMMARY))],
     };
-    session.compact(&**test.host.sessions().store(), compaction).unwrap();
-    session.id().to_owned()
+    open.compact(&**test.host.sessions().store(), compaction).unwrap();
+    let id = open.id().to_owned();
+    drop(open);
+    (session, id)
 }
 
 fn exported(db: &Path, id: &str) -> String {
@@ -120,6 +129,24 @@ async fn an_imported_or_forked_session_sends_what_its_source_would_and_the_sourc
     let stored = SqliteStore::open(&db).unwrap().load(&source).unwrap().unwrap();
     assert!(stored.history.iter().any(|message| message.content == "Planned: one todo."));
     assert_eq!(stored.view.unwrap().view.entries[1], MessageId::Summary(1));
+}
+
+#[tokio::test]
+async fn the_next_call_in_the_same_process_sends_the_new_view_not_the_encodings_kept_before_it() {
+    let model = FakeModel::start().await;
+    let test =
+        TestHost::with_plugins(&model, &plugin_block("todo", "[plugin.config.loop]\nenabled = false\n"))
+            .await;
+    // Three model calls so far encoded the full history into this session's kept encodings.
+    let (session, _) = compacted_session(&test, &model).await;
+    let before = model.requests().last().unwrap().clone();
+    assert!(contents(&before).join("\n").contains("Planned: one todo."));
+    model.push(Reply::text("On it."));
+    test.turn(&session, "go on").await.unwrap();
+    let sent = contents(model.requests().last().unwrap()).join("\n");
+    assert!(sent.contains(SUMMARY), "{sent}");
+    assert!(!sent.contains("Planned: one todo.") && !sent.contains("todos_add"), "{sent}");
+    assert!(sent.contains("Write the notes next.") && sent.contains("go on"), "{sent}");
 }
 
 #[tokio::test]
