@@ -247,7 +247,7 @@ mod tests {
             ],
             state: vec![
                 ("notes".into(), "items".into(), r#"["x", {"nested": true}]"#.into()),
-                ("todo".into(), "list".into(), "[]".into()),
+                ("planner".into(), "list".into(), "[]".into()),
             ],
             model_calls: 2,
             usage: used.plus(used),

@@ -392,18 +392,18 @@ mod tests {
         {
             let handle = sessions.open(&id).unwrap().unwrap();
             let mut session = handle.try_lock().unwrap();
-            session.bag().put("todo", "list", Some(r#"[{"title":"ship"}]"#.into()));
+            session.bag().put("planner", "list", Some(r#"[{"title":"ship"}]"#.into()));
             session.compact(&**sessions.store(), summary_of_the_call()).unwrap();
         }
         let source = sessions.store().load(&id).unwrap().unwrap();
         let fork = sessions.fork(&id).unwrap().unwrap();
         let mut fork = fork.try_lock().unwrap();
         assert_ne!(fork.id(), id);
-        assert_eq!(fork.bag().get("todo", "list").as_deref(), Some(r#"[{"title":"ship"}]"#));
+        assert_eq!(fork.bag().get("planner", "list").as_deref(), Some(r#"[{"title":"ship"}]"#));
         assert_eq!(contents(fork.to_send()), ["first", "a note was added", "second", "ok"]);
         assert_eq!(sessions.store().load(fork.id()).unwrap().unwrap(), source, "the copy is whole");
         fork.push(Message::user("only in the fork"));
-        fork.bag().put("todo", "list", Some("[]".into()));
+        fork.bag().put("planner", "list", Some("[]".into()));
         fork.commit(&**sessions.store()).unwrap();
         assert_eq!(sessions.store().load(&id).unwrap().unwrap(), source, "the source is untouched");
         assert!(sessions.fork("no-such-session").unwrap().is_none());
