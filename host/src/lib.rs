@@ -7,12 +7,14 @@
 //! - [`state`]: the per-session state bag and history, persisted in SQLite;
 //! - [`model`]: the model clients (OpenAI-compatible HTTP, scripted replay);
 //! - [`conversation`]: messages and the history, plain data every layer shares;
+//! - [`compaction`]: what is sent in place of a history's prefix, its checks, the built-in truncation;
 //! - [`config`]: `config.toml`, parsed and checked with errors that name file, line and field;
 //! - [`events`]: the event stream every front end renders;
 //! - [`cli`]: the console, `--prompt` and `--json` front ends.
 
 pub mod agent;
 pub mod cli;
+pub mod compaction;
 pub mod config;
 pub mod conversation;
 pub mod events;

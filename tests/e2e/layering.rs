@@ -11,7 +11,7 @@ use crate::support::repo_root;
 /// those of any lower layer, never a module of its own layer or above.
 const LAYERS: &[&[&str]] = &[
     &["conversation", "sanitize", "recent"],
-    &["config", "events"],
+    &["config", "events", "compaction"],
     &["state", "sandbox"],
     &["runtime"],
     &["plugins", "model"],

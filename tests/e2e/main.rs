@@ -7,6 +7,7 @@ mod agent_mode;
 mod anthropic;
 mod approvals;
 mod caps;
+mod carry;
 mod cli;
 mod compile_cache;
 mod config_errors;

@@ -8,6 +8,7 @@ use super::{Host, LiveSession, NoOperator, TurnError};
 use crate::events::{EventSink, TokenUsage};
 use crate::model::ToolCallRequest;
 use crate::plugins::{CallContext, ToolResult};
+use crate::state::document;
 
 impl Host {
     /// Runs `/name args`. Built-in commands first, then the plugin that declared `name`.
@@ -38,6 +39,7 @@ impl Host {
                 tokens_used(session.usage())
             )),
             "approvals" => super::StandingApprovals::command(session.bag(), args),
+            "export" => self.export(session, args.trim()),
             _ => {
                 let Some(plugin) = set.plugins().iter().find(|p| p.commands().iter().any(|c| c.name == name))
                 else {
@@ -75,6 +77,9 @@ impl Host {
             "/session           this session's id, the model it talks to, the tokens it has used".to_owned(),
             "/approvals         the standing \"always\" approvals, numbered: tool, scope, when".to_owned(),
             "/approvals revoke N|all  withdraw one standing approval, or all of them".to_owned(),
+            "/export FILE       write this session (history, state, compaction view) to FILE as JSON; \
+             --import FILE starts a copy of it"
+                .to_owned(),
             "/quit              leave (the session is saved; resume with --session ID)".to_owned(),
         ];
         for plugin in self.plugins().plugins() {
@@ -83,6 +88,29 @@ impl Host {
             }
         }
         lines.join("\n")
+    }
+
+    /// `/export FILE`: the session as committed, as a session document (`state::document`).
+    fn export(&self, session: &mut LiveSession, path: &str) -> Result<String, String> {
+        if path.is_empty() {
+            return Err("usage: /export FILE".to_owned());
+        }
+        let store = self.sessions().store();
+        // What is exported is what the store has: everything so far, committed first.
+        session
+            .commit(&**store)
+            .map_err(|error| format!("the session could not be saved to export it: {error}"))?;
+        let stored = store
+            .load(session.id())
+            .map_err(|error| format!("cannot read the session back to export it: {error}"))?
+            .ok_or_else(|| format!("session {} is not in the store", session.id()))?;
+        let text = document::export(&stored).map_err(|error| error.to_string())?;
+        std::fs::write(path, text).map_err(|error| format!("cannot write {path}: {error}"))?;
+        Ok(format!(
+            "session {} written to {path} ({} messages); --import {path} starts a copy of it",
+            session.id(),
+            stored.history.len()
+        ))
     }
 
     /// The loaded plugins, one line each, and the last reload error: `/plugins`, `--check`.

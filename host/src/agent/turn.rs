@@ -175,14 +175,14 @@ impl Turn<'_, '_> {
         self.sink.emit(&Event::ModelRequest {
             iteration,
             tools: prepared.tools.len(),
-            messages: self.session.history().len() + prepared.injected.len() + 1,
+            messages: self.session.to_send().len() + prepared.injected.len() + 1,
         });
         self.end.model_call_made();
         let (stored, encodings) = self.session.for_model_call();
         let request = ModelRequest {
             session_id: stored.id(),
             system: &prepared.system,
-            history: stored.history(),
+            history: stored.to_send(),
             injected: &prepared.injected,
             tools: &prepared.tools,
         };

@@ -40,6 +40,15 @@ pub struct Args {
     #[arg(long, short, value_name = "ID")]
     pub session: Option<String>,
 
+    /// Start a new session from a copy of the session with this id: its history, state and
+    /// compaction view. The session copied is left as it was.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["session", "import"])]
+    pub fork: Option<String>,
+
+    /// Start a new session from a session document written by `/export FILE`.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["session", "fork"])]
+    pub import: Option<PathBuf>,
+
     /// List recent session ids and exit.
     #[arg(long)]
     pub list_sessions: bool,

@@ -59,7 +59,13 @@ pub async fn run(args: Args) -> Status {
         println!("{}", multi_line(&host.plugin_table()));
         return check_endpoint(&host, args.offline).await;
     }
-    let session = match open_session(&host, args.session.as_deref()) {
+    let start = match (args.session, args.fork, args.import) {
+        (Some(id), _, _) => Start::Resume(id),
+        (_, Some(id), _) => Start::Fork(id),
+        (_, _, Some(path)) => Start::Import(path),
+        _ => Start::New,
+    };
+    let session = match open_session(&host, start) {
         Ok(session) => session,
         Err((status, message)) => {
             eprintln!("error: {}", one_line(&message));
@@ -176,17 +182,37 @@ fn choose_model(config: &Config) -> anyhow::Result<(ModelClient, bool)> {
     Ok((ModelClient::Scripted(Arc::new(ScriptedModel::from_file(&script)?)), true))
 }
 
-/// The session to run; an unknown id is bad input, a store that refuses (another process has
-/// the session open, say) a failure.
-fn open_session(host: &Host, id: Option<&str>) -> Result<SessionHandle, (Status, String)> {
+/// Which session a run is in.
+enum Start {
+    New,
+    /// `--session ID`
+    Resume(String),
+    /// `--fork ID`
+    Fork(String),
+    /// `--import FILE`
+    Import(std::path::PathBuf),
+}
+
+/// The session to run; an unknown id or an unreadable document is bad input, a store that
+/// refuses (another process has the session open, say) a failure.
+fn open_session(host: &Host, start: Start) -> Result<SessionHandle, (Status, String)> {
     let failed = |error: crate::state::StoreError| (Status::Failed, error.to_string());
-    match id {
-        Some(id) => host.sessions().open(id).map_err(failed)?.ok_or_else(|| {
-            let message =
-                format!("no session with id `{id}` in the session store (list them with --list-sessions)");
-            (Status::BadInput, message)
-        }),
-        None => host.sessions().create().map_err(failed),
+    let unknown = |id: &str| {
+        let message =
+            format!("no session with id `{id}` in the session store (list them with --list-sessions)");
+        (Status::BadInput, message)
+    };
+    let sessions = host.sessions();
+    match start {
+        Start::New => sessions.create().map_err(failed),
+        Start::Resume(id) => sessions.open(&id).map_err(failed)?.ok_or_else(|| unknown(&id)),
+        Start::Fork(id) => sessions.fork(&id).map_err(failed)?.ok_or_else(|| unknown(&id)),
+        Start::Import(path) => {
+            let bad = |detail: String| (Status::BadInput, format!("--import {}: {detail}", path.display()));
+            let text = std::fs::read_to_string(&path).map_err(|error| bad(error.to_string()))?;
+            let contents = crate::state::document::import(&text).map_err(|error| bad(error.to_string()))?;
+            sessions.create_copy(contents).map_err(failed)
+        }
     }
 }
 

@@ -162,6 +162,13 @@ impl Leases {
         Ok(self.guard(id, claim))
     }
 
+    /// Records a new session `id` holding a copy of `contents`, leased to this holder.
+    pub fn create_copy(&self, id: &str, contents: &super::StoredSession) -> Result<LeaseGuard, StoreError> {
+        let claim = new_claim();
+        self.shared.store.create_copy(id, &self.shared.holder, &claim, self.shared.expiry(), contents)?;
+        Ok(self.guard(id, claim))
+    }
+
     fn guard(&self, id: &str, claim: String) -> LeaseGuard {
         self.shared.held.fetch_add(1, Ordering::Relaxed);
         LeaseGuard { shared: self.shared.clone(), session: id.to_owned(), claim }

@@ -8,6 +8,7 @@
 
 mod bag;
 mod checkpoint;
+pub mod document;
 pub mod lease;
 mod schema;
 mod session;
@@ -16,7 +17,7 @@ mod sqlite;
 mod store;
 
 pub use bag::{StateBag, StateChange};
-pub use session::Session;
+pub use session::{CompactError, Session};
 pub use sessions::{DEFAULT_LEASE, SessionHandle, Sessions};
 pub use sqlite::SqliteStore;
-pub use store::{SessionStore, Step, StoreError, StoredSession};
+pub use store::{SessionStore, Step, StoreError, StoredSession, StoredView, ViewChange};

@@ -44,6 +44,25 @@ CREATE TABLE IF NOT EXISTS session_leases (
     pid_namespace TEXT NOT NULL,
     expires_at    INTEGER NOT NULL
 ) WITHOUT ROWID;
+-- What a compaction wrote in place of part of the history: summaries, numbered per session
+-- from 1, and the views that send them (see `compaction::View`). A view names stored
+-- messages by `seq` and summaries by `id`; the newest generation is the session's view.
+-- Nothing here replaces a message: compaction changes what is sent, never what is kept.
+-- Older databases gain both tables on open (CREATE ... IF NOT EXISTS).
+CREATE TABLE IF NOT EXISTS summaries (
+    session_id TEXT NOT NULL,
+    id         INTEGER NOT NULL,
+    body       TEXT NOT NULL,
+    PRIMARY KEY (session_id, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS views (
+    session_id TEXT NOT NULL,
+    generation INTEGER NOT NULL,
+    covers     INTEGER NOT NULL,
+    entries    TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (session_id, generation)
+) WITHOUT ROWID;
 -- No index on updated_at: every step updates it, and keeping an index in step cost a page
 -- write per commit; listing recent sessions scans instead (rare, and fast enough).
 DROP INDEX IF EXISTS sessions_by_use;
@@ -107,5 +126,23 @@ mod tests {
         // Opening it again changes nothing.
         create_or_update(&connection).unwrap();
         assert_eq!(columns(&connection, "messages").len(), 4);
+    }
+
+    #[test]
+    fn an_older_database_gains_the_compaction_tables() {
+        let connection = Connection::open_in_memory().unwrap();
+        connection
+            .execute_batch(
+                "CREATE TABLE sessions (id TEXT PRIMARY KEY, created_at INTEGER NOT NULL,
+                 updated_at INTEGER NOT NULL, model_calls INTEGER NOT NULL DEFAULT 0);",
+            )
+            .unwrap();
+        assert!(columns(&connection, "views").is_empty());
+        create_or_update(&connection).unwrap();
+        assert_eq!(columns(&connection, "summaries"), ["session_id", "id", "body"]);
+        assert_eq!(
+            columns(&connection, "views"),
+            ["session_id", "generation", "covers", "entries", "created_at"]
+        );
     }
 }

@@ -4,8 +4,8 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::Session;
-use super::lease::Leases;
-use super::store::{SessionStore, StoreError};
+use super::lease::{LeaseGuard, Leases};
+use super::store::{SessionStore, StoreError, StoredSession};
 
 /// A shared, lockable session: one turn (or command) at a time. `L` is what the layer
 /// above keeps a session in (the agent's live session, which holds the [`Session`] beside
@@ -47,11 +47,40 @@ impl<L: From<Session>> Sessions<L> {
 
     /// A new session with a fresh id, already recorded in the store (and leased).
     pub fn create(&self) -> Result<SessionHandle<L>, StoreError> {
+        let (id, lease) = self.record(|leases, id| leases.create(id))?;
+        self.keep_open(Session::new(id, lease))
+    }
+
+    /// A new session holding a copy of `contents` (an imported document, say), recorded in
+    /// the store in one transaction, and open as if resumed.
+    pub fn create_copy(&self, contents: StoredSession) -> Result<SessionHandle<L>, StoreError> {
+        // Checked before anything is written: a session is not recorded that cannot be opened.
+        if let Some(stored) = &contents.view {
+            crate::compaction::viewed(Some(&stored.view), &contents.history, &contents.summaries).map_err(
+                |error| StoreError::CorruptView { session: "being copied".into(), detail: error.to_string() },
+            )?;
+        }
+        let (id, lease) = self.record(|leases, id| leases.create_copy(id, &contents))?;
+        self.keep_open(Session::resumed(id, contents, lease)?)
+    }
+
+    /// A new session from a copy of `source`'s history, state bag and compaction view, as
+    /// committed; `source` itself is only read. `None` when no session has that id.
+    pub fn fork(&self, source: &str) -> Result<Option<SessionHandle<L>>, StoreError> {
+        let Some(contents) = self.store.load(source)? else { return Ok(None) };
+        self.create_copy(contents).map(Some)
+    }
+
+    /// Records a session under a fresh id with `create`, drawing again when the id is taken.
+    fn record(
+        &self,
+        create: impl Fn(&Leases, &str) -> Result<LeaseGuard, StoreError>,
+    ) -> Result<(String, LeaseGuard), StoreError> {
         let mut id = self.next_id();
         let mut attempts = 1;
-        let lease = loop {
-            match self.leases.create(&id) {
-                Ok(lease) => break lease,
+        loop {
+            match create(&self.leases, &id) {
+                Ok(lease) => return Ok((id, lease)),
                 // Only another process sharing the store can have taken the id, in the same
                 // millisecond with the same random bits; a fresh draw settles it.
                 Err(error) if error.is_conflict() && attempts < ID_ATTEMPTS => {
@@ -60,8 +89,12 @@ impl<L: From<Session>> Sessions<L> {
                 }
                 Err(error) => return Err(error),
             }
-        };
-        let handle = Arc::new(tokio::sync::Mutex::new(L::from(Session::new(id.clone(), lease))));
+        }
+    }
+
+    fn keep_open(&self, session: Session) -> Result<SessionHandle<L>, StoreError> {
+        let id = session.id().to_owned();
+        let handle = Arc::new(tokio::sync::Mutex::new(L::from(session)));
         let mut open = self.open_map();
         prune(&mut open);
         open.insert(id, Arc::downgrade(&handle));
@@ -81,8 +114,8 @@ impl<L: From<Session>> Sessions<L> {
         let Some(stored) = self.store.load(id)? else {
             return Ok(None);
         };
-        let handle =
-            Arc::new(tokio::sync::Mutex::new(L::from(Session::resumed(id.to_owned(), stored, lease))));
+        let session = Session::resumed(id.to_owned(), stored, lease)?;
+        let handle = Arc::new(tokio::sync::Mutex::new(L::from(session)));
         prune(&mut open);
         open.insert(id.to_owned(), Arc::downgrade(&handle));
         Ok(Some(handle))

@@ -9,7 +9,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::checkpoint::{self, Checkpointer};
 use super::lease::{HeldLease, Holder, now_millis};
 use super::schema;
-use super::store::{SessionStore, Step, StoreError, StoredSession};
+use super::store::{SessionStore, Step, StoreError, StoredSession, StoredView};
+use crate::compaction::{Summaries, View};
 use crate::conversation::{Message, Role};
 use crate::events::TokenUsage;
 
@@ -144,6 +145,118 @@ fn check_lease(connection: &Connection, id: &str, token: &str) -> Result<(), Sto
     }
 }
 
+/// Appends `messages` at `first_seq` on, each reply with what its call used (`usage`, by
+/// history position). A plain INSERT: a position is written once. A writer that believed a
+/// taken position was next lost a race, and must hear so instead of replacing the row.
+fn insert_messages(
+    connection: &Connection,
+    id: &str,
+    first_seq: usize,
+    messages: &[Message],
+    usage: &[(usize, TokenUsage)],
+) -> Result<(), StoreError> {
+    let mut insert = connection
+        .prepare_cached("INSERT INTO messages (session_id, seq, body, usage) VALUES (?1, ?2, ?3, ?4)")?;
+    for (offset, message) in messages.iter().enumerate() {
+        let body = serde_json::to_string(message).expect("messages always serialize");
+        let position = first_seq + offset;
+        let used = usage
+            .iter()
+            .find(|(at, _)| *at == position)
+            .map(|(_, used)| serde_json::to_string(used).expect("usage always serializes"));
+        let seq = position as i64;
+        insert.execute(params![id, seq, body, used]).map_err(|error| {
+            let error = StoreError::from(error);
+            if error.is_conflict() {
+                StoreError::PositionTaken { session: id.to_owned(), seq }
+            } else {
+                error
+            }
+        })?;
+    }
+    Ok(())
+}
+
+fn insert_summaries(
+    connection: &Connection,
+    id: &str,
+    summaries: &[(u64, Message)],
+) -> Result<(), StoreError> {
+    let mut insert =
+        connection.prepare_cached("INSERT INTO summaries (session_id, id, body) VALUES (?1, ?2, ?3)")?;
+    for (number, message) in summaries {
+        let body = serde_json::to_string(message).expect("messages always serialize");
+        insert.execute(params![id, *number as i64, body])?;
+    }
+    Ok(())
+}
+
+/// Writes `view` as the session's `generation`; a generation already written fails the
+/// step with [`StoreError::ViewTaken`], like a position taken.
+fn insert_view(connection: &Connection, id: &str, generation: u64, view: &View) -> Result<(), StoreError> {
+    let entries = serde_json::to_string(&view.entries).expect("view entries always serialize");
+    connection
+        .prepare_cached(
+            "INSERT INTO views (session_id, generation, covers, entries, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?
+        .execute(params![id, generation as i64, view.covers as i64, entries, now_millis()])
+        .map_err(|error| {
+            let error = StoreError::from(error);
+            if error.is_conflict() { StoreError::ViewTaken { session: id.to_owned(), generation } } else { error }
+        })?;
+    Ok(())
+}
+
+fn load_summaries(connection: &Connection, id: &str) -> Result<Summaries, StoreError> {
+    let mut statement =
+        connection.prepare_cached("SELECT id, body FROM summaries WHERE session_id = ?1 ORDER BY id")?;
+    let rows = statement.query_map([id], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)))?;
+    let mut summaries = Summaries::new();
+    for row in rows {
+        let (number, body) = row?;
+        let message = serde_json::from_str(&body).map_err(|error| StoreError::CorruptView {
+            session: id.to_owned(),
+            detail: format!("summary #{number}: {error}"),
+        })?;
+        summaries.insert(number as u64, message);
+    }
+    Ok(summaries)
+}
+
+/// The session's newest view, if it has one.
+fn load_view(connection: &Connection, id: &str) -> Result<Option<StoredView>, StoreError> {
+    let newest = connection
+        .prepare_cached(
+            "SELECT generation, covers, entries FROM views WHERE session_id = ?1 ORDER BY generation DESC LIMIT 1",
+        )?
+        .query_row([id], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, i64>(1)?, row.get::<_, String>(2)?)))
+        .optional()?;
+    let Some((generation, covers, entries)) = newest else { return Ok(None) };
+    let entries = serde_json::from_str(&entries).map_err(|error| StoreError::CorruptView {
+        session: id.to_owned(),
+        detail: format!("view {generation}: {error}"),
+    })?;
+    Ok(Some(StoredView { generation: generation as u64, view: View { covers: covers as usize, entries } }))
+}
+
+/// Where a test stops a commit half-way to kill its process there: the commit waits forever
+/// at the point `AGENT_HOST_TEST_STALL_AT` names, after creating the file
+/// `AGENT_HOST_TEST_STALLED` names. Nothing outside the crate's own tests.
+#[cfg(test)]
+fn fault_point(name: &str) {
+    if std::env::var("AGENT_HOST_TEST_STALL_AT").is_ok_and(|at| at == name) {
+        if let Ok(marker) = std::env::var("AGENT_HOST_TEST_STALLED") {
+            std::fs::write(marker, name).expect("the test's marker file can be written");
+        }
+        loop {
+            std::thread::park();
+        }
+    }
+}
+
+#[cfg(not(test))]
+fn fault_point(_name: &str) {}
+
 impl SessionStore for SqliteStore {
     fn create(&self, id: &str, holder: &Holder, claim: &str, expires_at: i64) -> Result<(), StoreError> {
         let now = now_millis();
@@ -190,7 +303,10 @@ impl SessionStore for SqliteStore {
 
     fn load(&self, id: &str) -> Result<Option<StoredSession>, StoreError> {
         let connection = self.connection();
-        let Some(recorded_calls) = connection
+        // One read transaction: a session another process is writing (the source of a fork)
+        // is read as of one step, its messages, state and view together.
+        let transaction = connection.unchecked_transaction()?;
+        let Some(recorded_calls) = transaction
             .query_row("SELECT model_calls FROM sessions WHERE id = ?1", [id], |row| row.get::<_, i64>(0))
             .optional()?
         else {
@@ -198,7 +314,8 @@ impl SessionStore for SqliteStore {
         };
         let mut history = Vec::new();
         let mut usage = TokenUsage::default();
-        let mut statement = connection
+        let mut reply_usage = Vec::new();
+        let mut statement = transaction
             .prepare_cached("SELECT seq, body, usage FROM messages WHERE session_id = ?1 ORDER BY seq")?;
         let rows = statement.query_map([id], |row| {
             Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, row.get::<_, Option<String>>(2)?))
@@ -211,20 +328,60 @@ impl SessionStore for SqliteStore {
                 let used: TokenUsage =
                     serde_json::from_str(&used).map_err(|error| corrupt(format!("its usage: {error}")))?;
                 usage = usage.plus(used);
+                reply_usage.push((history.len(), used));
             }
             history.push(message);
         }
-        let mut statement =
-            connection.prepare_cached("SELECT namespace, key, value FROM state WHERE session_id = ?1")?;
+        drop(statement);
+        let mut statement = transaction.prepare_cached(
+            "SELECT namespace, key, value FROM state WHERE session_id = ?1 ORDER BY namespace, key",
+        )?;
         let state = statement
             .query_map([id], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
             .collect::<Result<Vec<_>, _>>()?;
+        drop(statement);
+        let summaries = load_summaries(&transaction, id)?;
+        let view = load_view(&transaction, id)?;
         // Every model call that returned left exactly one assistant message, committed in the
         // same step as the count; the column is only as recent as the last turn's start (and a
         // count never goes back).
         let replies = history.iter().filter(|message| message.role == Role::Assistant).count() as u64;
         let model_calls = replies.max(recorded_calls as u64);
-        Ok(Some(StoredSession { history, state, model_calls, usage }))
+        Ok(Some(StoredSession { history, state, model_calls, usage, reply_usage, summaries, view }))
+    }
+
+    fn create_copy(
+        &self,
+        id: &str,
+        holder: &Holder,
+        claim: &str,
+        expires_at: i64,
+        contents: &StoredSession,
+    ) -> Result<(), StoreError> {
+        let now = now_millis();
+        let connection = self.connection();
+        in_transaction(&connection, |transaction| {
+            transaction
+                .prepare_cached(
+                    "INSERT INTO sessions (id, created_at, updated_at, model_calls) VALUES (?1, ?2, ?2, ?3)",
+                )?
+                .execute(params![id, now, contents.model_calls as i64])?;
+            take_lease(transaction, id, holder, claim, expires_at, None)?;
+            insert_messages(transaction, id, 0, &contents.history, &contents.reply_usage)?;
+            let mut insert = transaction.prepare_cached(
+                "INSERT INTO state (session_id, namespace, key, value) VALUES (?1, ?2, ?3, ?4)",
+            )?;
+            for (namespace, key, value) in &contents.state {
+                insert.execute(params![id, namespace, key, value])?;
+            }
+            let summaries: Vec<(u64, Message)> =
+                contents.summaries.iter().map(|(number, message)| (*number, message.clone())).collect();
+            insert_summaries(transaction, id, &summaries)?;
+            if let Some(stored) = &contents.view {
+                insert_view(transaction, id, stored.generation, &stored.view)?;
+            }
+            Ok(())
+        })
     }
 
     fn commit(&self, id: &str, step: Step<'_>) -> Result<(), StoreError> {
@@ -233,29 +390,7 @@ impl SessionStore for SqliteStore {
             if let Some(token) = step.lease {
                 check_lease(transaction, id, token)?;
             }
-            // A plain INSERT: a position is written once. A writer that believed a taken
-            // position was next lost a race, and must hear so instead of replacing the row.
-            let mut insert = transaction.prepare_cached(
-                "INSERT INTO messages (session_id, seq, body, usage) VALUES (?1, ?2, ?3, ?4)",
-            )?;
-            for (offset, message) in step.messages.iter().enumerate() {
-                let body = serde_json::to_string(message).expect("messages always serialize");
-                let position = step.first_seq + offset;
-                let used = step
-                    .usage
-                    .iter()
-                    .find(|(at, _)| *at == position)
-                    .map(|(_, used)| serde_json::to_string(used).expect("usage always serializes"));
-                let seq = position as i64;
-                insert.execute(params![id, seq, body, used]).map_err(|error| {
-                    let error = StoreError::from(error);
-                    if error.is_conflict() {
-                        StoreError::PositionTaken { session: id.to_owned(), seq }
-                    } else {
-                        error
-                    }
-                })?;
-            }
+            insert_messages(transaction, id, step.first_seq, step.messages, step.usage)?;
             let mut upsert = transaction.prepare_cached(
                 "INSERT OR REPLACE INTO state (session_id, namespace, key, value) VALUES (?1, ?2, ?3, ?4)",
             )?;
@@ -271,6 +406,12 @@ impl SessionStore for SqliteStore {
                 transaction
                     .prepare_cached("UPDATE sessions SET updated_at = ?2, model_calls = ?3 WHERE id = ?1")?
                     .execute(params![id, now_millis(), step.model_calls as i64])?;
+            }
+            if let Some(change) = &step.view {
+                insert_summaries(transaction, id, change.summaries)?;
+                fault_point("view-summaries-written");
+                insert_view(transaction, id, change.generation, change.view)?;
+                fault_point("view-written");
             }
             Ok(())
         })?;
@@ -296,7 +437,7 @@ mod tests {
     use crate::state::StateChange;
 
     fn step<'a>(lease: Option<&'a str>, first_seq: usize, messages: &'a [Message]) -> Step<'a> {
-        Step { lease, first_seq, messages, usage: &[], changes: &[], model_calls: 0 }
+        Step { lease, first_seq, messages, usage: &[], changes: &[], model_calls: 0, view: None }
     }
 
     #[test]
@@ -318,6 +459,7 @@ mod tests {
                     usage: &[],
                     changes: &changes,
                     model_calls: 9,
+                    view: None,
                 },
             )
             .unwrap_err();
@@ -394,6 +536,7 @@ mod tests {
                     usage: &[],
                     changes: &changes,
                     model_calls: 1,
+                    view: None,
                 },
             )
             .unwrap();
@@ -408,6 +551,7 @@ mod tests {
                     usage: &[],
                     changes: &removal,
                     model_calls: 1,
+                    view: None,
                 },
             )
             .unwrap();
@@ -439,6 +583,7 @@ mod tests {
                     usage: &[],
                     changes: &[],
                     model_calls: 1,
+                    view: None,
                 },
             )
             .unwrap();
@@ -447,7 +592,15 @@ mod tests {
         store
             .commit(
                 "s1",
-                Step { lease: None, first_seq: 2, messages: &rest, usage: &[], changes: &[], model_calls: 2 },
+                Step {
+                    lease: None,
+                    first_seq: 2,
+                    messages: &rest,
+                    usage: &[],
+                    changes: &[],
+                    model_calls: 2,
+                    view: None,
+                },
             )
             .unwrap();
         assert_eq!(recorded().unwrap(), 1, "a step without a user message leaves the row alone");
@@ -505,6 +658,7 @@ mod tests {
                     usage: &[(3, first)],
                     changes: &[],
                     model_calls: 2,
+                    view: None,
                 },
             )
             .unwrap();
@@ -518,6 +672,7 @@ mod tests {
                     usage: &[(5, second)],
                     changes: &[],
                     model_calls: 3,
+                    view: None,
                 },
             )
             .unwrap();
@@ -564,6 +719,7 @@ mod tests {
                     usage: &[],
                     changes: &[],
                     model_calls: 0,
+                    view: None,
                 },
             )
             .unwrap();

@@ -1,17 +1,41 @@
 use super::StateChange;
 use super::lease::{HeldLease, Holder};
+use crate::compaction::{Summaries, View};
 use crate::conversation::Message;
 use crate::events::TokenUsage;
 
-/// A session as stored: its history, its state bag and its counters.
-#[derive(Debug, Default)]
+/// A session as stored: its history, its state bag, its counters and its compaction view.
+#[derive(Debug, Default, Clone, PartialEq)]
 pub struct StoredSession {
     pub history: Vec<Message>,
-    /// (namespace, key, JSON text)
+    /// (namespace, key, JSON text), by namespace then key.
     pub state: Vec<(String, String, String)>,
     pub model_calls: u64,
     /// The tokens of every model call whose usage the endpoint reported, added up.
     pub usage: TokenUsage,
+    /// What each of those calls used, by its reply's history position, in order.
+    pub reply_usage: Vec<(usize, TokenUsage)>,
+    /// Every summary a compaction wrote, whether the view still sends it or not.
+    pub summaries: Summaries,
+    /// What is sent in place of part of the history; `None` before any compaction.
+    pub view: Option<StoredView>,
+}
+
+/// A session's compaction view and its generation: the first view is 1, each later one the
+/// next.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredView {
+    pub generation: u64,
+    pub view: View,
+}
+
+/// A new view for a [`Step`]: it becomes the session's in the same transaction as the rest.
+pub struct ViewChange<'a> {
+    /// The session's view generation plus one: a generation is written once.
+    pub generation: u64,
+    pub view: &'a View,
+    /// The summaries `view` adds (number, message); numbers the session has not used.
+    pub summaries: &'a [(u64, Message)],
 }
 
 /// One step to make durable: messages appended since the last commit, state changes, and
@@ -30,6 +54,8 @@ pub struct Step<'a> {
     pub usage: &'a [(usize, TokenUsage)],
     pub changes: &'a [StateChange],
     pub model_calls: u64,
+    /// A compaction's new view, when the step commits one.
+    pub view: Option<ViewChange<'a>>,
 }
 
 /// Where sessions live. SQLite by default; the trait leaves room for a shared store.
@@ -37,6 +63,16 @@ pub trait SessionStore: Send + Sync {
     /// Records a new, empty session, leased to `holder` until `expires_at` (ms since the
     /// epoch), in one transaction. `claim` names this one taking of the lease.
     fn create(&self, id: &str, holder: &Holder, claim: &str, expires_at: i64) -> Result<(), StoreError>;
+    /// Records a new session holding a copy of `contents` (a fork, an import), leased like
+    /// [`SessionStore::create`], in one transaction: all of it or nothing.
+    fn create_copy(
+        &self,
+        id: &str,
+        holder: &Holder,
+        claim: &str,
+        expires_at: i64,
+        contents: &StoredSession,
+    ) -> Result<(), StoreError>;
     /// Takes (or extends) the lease on `id` for `holder` until `expires_at`, as `claim`,
     /// unless another holder's lease is still live; that lease is returned then, and nothing
     /// changes. `replacing` names a holder's token whose lease may be taken even so (a holder
@@ -85,6 +121,13 @@ pub enum StoreError {
          so nothing of this step was written"
     )]
     PositionTaken { session: String, seq: i64 },
+    #[error(
+        "session {session} already has compaction view {generation}: another writer got there first, \
+         so nothing of this step was written"
+    )]
+    ViewTaken { session: String, generation: u64 },
+    #[error("session store holds a compaction view that cannot be used (session {session}): {detail}")]
+    CorruptView { session: String, detail: String },
 }
 
 impl StoreError {
