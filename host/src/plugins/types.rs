@@ -49,6 +49,9 @@ pub struct CallContext {
     pub session_id: String,
     pub model_calls: u64,
     pub turn_iteration: u32,
+    /// The model a plugin granted `model = true` may ask from this call; `None` where no
+    /// session's model is at hand (loading, `status`).
+    pub model: Option<super::PluginModel>,
 }
 
 /// An operator command a plugin answers, such as `/notes`.
