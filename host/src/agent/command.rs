@@ -1,13 +1,14 @@
 //! Operator commands (built-in ones such as `/plugins`, and those plugins declare) and direct
 //! tool calls: work on a session without a model call.
 
+use super::plugin_model::PluginModel;
 use super::prepare::prepare_call;
 use super::report::{forward_events, forward_model_calls, report_failure};
 use super::tool_call::{self, CallEnv};
 use super::{Host, LiveSession, NoOperator, TurnError};
 use crate::events::{EventSink, TokenUsage};
 use crate::model::ToolCallRequest;
-use crate::plugins::{CallContext, PluginModel, ToolResult};
+use crate::plugins::{CallContext, ToolResult};
 use crate::state::document;
 
 impl Host {
@@ -49,7 +50,7 @@ impl Host {
                     session_id: session.id().to_owned(),
                     model_calls: session.model_calls(),
                     turn_iteration: 0,
-                    model: Some(PluginModel::new(self.model().clone(), session.id())),
+                    model: Some(PluginModel::access(self.model().clone(), session.id())),
                 };
                 let outcome = plugin.command(&ctx, session.bag(), name, args.trim()).await;
                 forward_model_calls(sink, &ctx);
@@ -159,7 +160,7 @@ impl Host {
             session_id: session.id().to_owned(),
             model_calls: session.model_calls(),
             turn_iteration: 0,
-            model: Some(PluginModel::new(self.model().clone(), session.id())),
+            model: Some(PluginModel::access(self.model().clone(), session.id())),
         };
         let prepared = prepare_call(&snapshot, &ctx, session, sink).await?;
         let env = CallEnv {

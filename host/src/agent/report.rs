@@ -14,7 +14,7 @@ pub fn forward_events(sink: &dyn EventSink, plugin: &LoadedPlugin, events: Vec<P
 /// Forwards the `plugin_model_call` events of the model calls plugins made from calls with
 /// `ctx`, whether those calls then succeeded or not: the tokens are spent either way.
 pub fn forward_model_calls(sink: &dyn EventSink, ctx: &CallContext) {
-    for event in ctx.model.iter().flat_map(|model| model.take_events()) {
+    for event in ctx.model.iter().flat_map(|model| model.0.take_events()) {
         sink.emit(&event);
     }
 }

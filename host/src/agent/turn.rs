@@ -4,6 +4,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::call_ids::unique_ids;
+use super::plugin_model::PluginModel;
 use super::prepare::{Prepared, prepare_call};
 use super::reply::{ReplyReport, cut_call_answer, reply_stop, token_usage};
 use super::report::{forward_events, forward_model_calls, report_failure};
@@ -12,7 +13,7 @@ use super::turn_end::EndReport;
 use super::{Approver, Host, LiveSession, Snapshot, TurnEnd, TurnError, TurnOutcome};
 use crate::events::{Event, EventSink, ReplyStop};
 use crate::model::{Message, ModelError, ModelReply, ModelRequest, Role, StopReason, ToolCallRequest};
-use crate::plugins::{CallContext, Capabilities, PluginModel, StopOutcome};
+use crate::plugins::{CallContext, Capabilities, StopOutcome};
 use crate::state::{Session, SessionStore};
 
 impl Host {
@@ -35,7 +36,7 @@ impl Host {
                 session_id: session.id().to_owned(),
                 model_calls: session.model_calls(),
                 turn_iteration: 0,
-                model: Some(PluginModel::new(self.model().clone(), session.id())),
+                model: Some(PluginModel::access(self.model().clone(), session.id())),
             },
             session,
             sink,

@@ -18,7 +18,7 @@ use super::types::{
     StopOutcome, ToolCall, ToolResult, ToolUse,
 };
 use crate::runtime::caps::CallCaps;
-use crate::runtime::host_api::{ModelGrant, ModelService};
+use crate::runtime::host_api::ModelGrant;
 use crate::runtime::{CallState, Declarations, EmittedEvent, MemoryCap, SandboxEngine, StateRead};
 use crate::state::StateBag;
 
@@ -295,9 +295,7 @@ impl Linked {
         store.data_mut().model = powers.model.map(|budget| ModelGrant {
             budget,
             deadline_ms: powers.limits.timeout_ms,
-            service: ctx
-                .and_then(|ctx| ctx.model.clone())
-                .map(|model| Arc::new(model) as Arc<dyn ModelService>),
+            service: ctx.and_then(|ctx| ctx.model.as_ref()).map(|model| model.0.clone()),
         });
         let instance = self
             .guest

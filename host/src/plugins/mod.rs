@@ -50,7 +50,6 @@ mod error;
 mod export;
 mod hook_filter;
 mod loaded;
-mod model_access;
 mod outputs;
 mod registry;
 mod requirements;
@@ -65,15 +64,14 @@ pub use declared_tools::DeclaredTool;
 pub use error::{LoadError, PluginError};
 pub use export::Export;
 pub use loaded::{ComponentFile, LoadedPlugin, PluginIdentity, PluginSpec};
-pub use model_access::PluginModel;
 pub use registry::PluginSet;
 pub use reuse::ProvideMemo;
 pub use schema::CompiledSchema;
 pub use source::{Progress, build_crate, build_workspace, resolve_component};
 pub use types::{
     CallContext, Capabilities, CommandSpec, Configured, Contribution, Decision, InjectedMessage, Manifest,
-    PluginEvent, PostToolOutcome, PreToolOutcome, PromptOutcome, Requirement, Role, StopOutcome, ToolCall,
-    ToolResult, ToolSpec, ToolUse,
+    ModelAccess, PluginEvent, PostToolOutcome, PreToolOutcome, PromptOutcome, Requirement, Role, StopOutcome,
+    ToolCall, ToolResult, ToolSpec, ToolUse,
 };
 
 /// The sandbox's engine with every contract line's imports linked.

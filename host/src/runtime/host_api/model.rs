@@ -53,6 +53,11 @@ pub struct ModelAsk {
 /// sends no tools, ever, and gives up after `ask.wait`.
 pub trait ModelService: Send + Sync {
     fn complete(&self, ask: ModelAsk) -> Pin<Box<dyn Future<Output = Result<Completion, String>> + Send>>;
+
+    /// The `plugin_model_call` events of the calls answered since the last take, in order.
+    /// Kept by the service, not the plugin call's store: a call that fails (or is dropped at
+    /// its deadline) after the model answered has still spent the tokens.
+    fn take_events(&self) -> Vec<crate::events::Event>;
 }
 
 /// A plugin's `model = true` grant and its budgets.

@@ -9,10 +9,11 @@ use std::time::Instant;
 
 use crate::events::Event;
 use crate::model::{History, HistoryEncodings, Message, ModelClient, ModelRequest};
+use crate::plugins::ModelAccess;
 use crate::runtime::host_api::{ChatMessage, ChatRole, Completion, ModelAsk, ModelService};
 
 /// The model the plugin calls of one session may ask. Cheap to clone; the events of the
-/// calls it served wait in it until [`PluginModel::take_events`].
+/// calls it served wait in it until [`ModelService::take_events`].
 #[derive(Clone)]
 pub struct PluginModel {
     inner: Arc<Inner>,
@@ -33,14 +34,10 @@ impl std::fmt::Debug for PluginModel {
 }
 
 impl PluginModel {
-    pub fn new(client: ModelClient, session_id: impl Into<String>) -> Self {
+    /// What a session's plugin calls are given to reach `client` through.
+    pub fn access(client: ModelClient, session_id: impl Into<String>) -> ModelAccess {
         let inner = Inner { client, session_id: session_id.into(), events: Mutex::new(Vec::new()) };
-        Self { inner: Arc::new(inner) }
-    }
-
-    /// The `plugin_model_call` events of the calls answered since the last take, in order.
-    pub fn take_events(&self) -> Vec<Event> {
-        std::mem::take(&mut *self.inner.events.lock().unwrap_or_else(|p| p.into_inner()))
+        ModelAccess(Arc::new(Self { inner: Arc::new(inner) }))
     }
 
     async fn ask(self, ask: ModelAsk) -> Result<Completion, String> {
@@ -88,6 +85,10 @@ impl PluginModel {
 impl ModelService for PluginModel {
     fn complete(&self, ask: ModelAsk) -> Pin<Box<dyn Future<Output = Result<Completion, String>> + Send>> {
         Box::pin(self.clone().ask(ask))
+    }
+
+    fn take_events(&self) -> Vec<Event> {
+        std::mem::take(&mut *self.inner.events.lock().unwrap_or_else(|p| p.into_inner()))
     }
 }
 
