@@ -141,3 +141,34 @@ async fn an_endpoint_that_hangs_is_given_up_on_within_the_plugins_deadline() {
     assert!(output.contains("`timeout_ms`"), "names the deadline: {output}");
     assert!(model_calls(&events).is_empty(), "no answer, no record");
 }
+
+#[tokio::test]
+async fn the_spent_budget_is_stored_with_the_session_and_holds_after_a_resume() {
+    let model = FakeModel::start().await;
+    let block = "[plugin.grants]\nmodel = true\nmodel_tokens_per_call = 50\nmodel_tokens_per_session = 60\n";
+    let first = host(&model, block).await;
+    model.push(ask(json!({"prompt": "first"})));
+    model.push(Reply::text("one").usage(40, 0, 30));
+    model.push(Reply::text("noted"));
+    let session = first.session();
+    let id = session.lock().await.id().to_owned();
+    first.turn(&session, "go").await.unwrap();
+    let dir = first.dir;
+    drop(session);
+    drop(first.host);
+
+    // A second host on the same folder, and so the same database.
+    let config = agent_host::Config::load(&dir.path().join("config.toml")).unwrap();
+    let client = agent_host::model::ModelClient::from_config(&config).unwrap().unwrap();
+    let host = agent_host::Host::new(config, client).await.unwrap();
+    let session = host.sessions().open(&id).unwrap().expect("the session is in the store");
+    let mut session = session.lock().await;
+    assert_eq!(PluginModelUsage::of(session.bag(), "misbehave").tokens(), 70);
+    model.push(ask(json!({"prompt": "second"})));
+    model.push(Reply::text("done"));
+    let events = agent_host::events::CollectEvents::default();
+    host.run_turn(&mut session, "again", &events, &agent_host::agent::NoOperator).await.unwrap();
+    assert_eq!(model.requests().len(), 5, "the resumed session's ask was refused before it was sent");
+    let results = tool_results(&events.take());
+    assert!(results[0].1.contains("70 of 60 tokens"), "{results:?}");
+}

@@ -296,6 +296,23 @@ mod tests {
     }
 
     #[test]
+    fn a_request_with_its_own_output_limit_sends_that_one() {
+        let history = History::from(vec![Message::user("summarise")]);
+        let request = ModelRequest {
+            session_id: "s",
+            system: "",
+            history: &history,
+            injected: &[],
+            tools: &[],
+            max_output_tokens: Some(200),
+        };
+        let body: Value =
+            serde_json::from_slice(&body_of(&settings(), &request, &Encodings::default())).unwrap();
+        assert_eq!(body["max_tokens"], 200);
+        assert_eq!(sent(&history, &[])["max_tokens"], 1024, "the configured limit otherwise");
+    }
+
+    #[test]
     fn the_body_has_the_system_prompt_and_tools_on_top_and_every_message_as_blocks() {
         let history = History::from(vec![
             Message::user("hi"),
