@@ -85,7 +85,7 @@ fn plugin(name: &str) -> Arc<LoadedPlugin> {
 }
 
 fn ctx() -> CallContext {
-    CallContext { session_id: "bench".into(), model_calls: 3, turn_iteration: 1 }
+    CallContext { session_id: "bench".into(), model_calls: 3, turn_iteration: 1, model: None }
 }
 
 fn todo_use() -> ToolUse {

@@ -43,8 +43,14 @@ fn client(model: &FakeModel) -> (tempfile::TempDir, ModelClient) {
 async fn one_call(model: &FakeModel) -> (agent_host::model::ModelReply, Vec<String>) {
     let (_dir, client) = client(model);
     let history = History::from(vec![Message::user("hi")]);
-    let request =
-        ModelRequest { session_id: "s", system: "be brief", history: &history, injected: &[], tools: &[] };
+    let request = ModelRequest {
+        session_id: "s",
+        system: "be brief",
+        history: &history,
+        injected: &[],
+        tools: &[],
+        max_output_tokens: None,
+    };
     let mut deltas = Vec::new();
     let reply = client
         .complete(&request, &mut HistoryEncodings::default(), &mut |text| deltas.push(text.to_owned()))
@@ -187,7 +193,14 @@ async fn a_tool_call_cut_at_max_tokens_is_reported_as_length_and_never_run() {
     model.push(streamed("length-cut-tool-call.sse"));
     let (_dir, client) = client(&model);
     let history = History::from(vec![Message::user("hi")]);
-    let request = ModelRequest { session_id: "s", system: "", history: &history, injected: &[], tools: &[] };
+    let request = ModelRequest {
+        session_id: "s",
+        system: "",
+        history: &history,
+        injected: &[],
+        tools: &[],
+        max_output_tokens: None,
+    };
     let reply = client.complete(&request, &mut HistoryEncodings::default(), &mut |_| {}).await.unwrap();
     assert_eq!(reply.stop, StopReason::Length);
     let cut = ToolCallRequest {

@@ -29,6 +29,7 @@ mod llama_server_replay;
 mod model_faults;
 mod openai_compat;
 mod permissions;
+mod plugin_model;
 mod reload;
 mod reply_ends;
 mod reuse;

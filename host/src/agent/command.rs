@@ -1,8 +1,9 @@
 //! Operator commands (built-in ones such as `/plugins`, and those plugins declare) and direct
 //! tool calls: work on a session without a model call.
 
+use super::plugin_model::PluginModel;
 use super::prepare::prepare_call;
-use super::report::{forward_events, report_failure};
+use super::report::{forward_events, forward_model_calls, report_failure};
 use super::tool_call::{self, CallEnv};
 use super::{Host, LiveSession, NoOperator, TurnError};
 use crate::events::{EventSink, TokenUsage};
@@ -49,8 +50,11 @@ impl Host {
                     session_id: session.id().to_owned(),
                     model_calls: session.model_calls(),
                     turn_iteration: 0,
+                    model: Some(PluginModel::access(self.model().clone(), session.id())),
                 };
-                match plugin.command(&ctx, session.bag(), name, args.trim()).await {
+                let outcome = plugin.command(&ctx, session.bag(), name, args.trim()).await;
+                forward_model_calls(sink, &ctx);
+                match outcome {
                     Ok(output) => {
                         forward_events(sink, plugin, output.events);
                         output.value
@@ -156,6 +160,7 @@ impl Host {
             session_id: session.id().to_owned(),
             model_calls: session.model_calls(),
             turn_iteration: 0,
+            model: Some(PluginModel::access(self.model().clone(), session.id())),
         };
         let prepared = prepare_call(&snapshot, &ctx, session, sink).await?;
         let env = CallEnv {

@@ -11,6 +11,7 @@ mod command;
 mod hooks;
 mod host;
 mod live_session;
+mod plugin_model;
 pub mod prepare;
 mod reply;
 mod report;

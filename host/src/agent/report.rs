@@ -1,13 +1,21 @@
 //! Passing what plugins say and how they fail onto the event stream.
 
 use crate::events::{Event, EventSink};
-use crate::plugins::{LoadedPlugin, PluginError, PluginEvent};
+use crate::plugins::{CallContext, LoadedPlugin, PluginError, PluginEvent};
 
 /// Forwards a successful call's events, in the order the plugin emitted them, with the
 /// display form the plugin gave each.
 pub fn forward_events(sink: &dyn EventSink, plugin: &LoadedPlugin, events: Vec<PluginEvent>) {
     for PluginEvent { kind, payload, display } in events {
         sink.emit(&Event::Plugin { plugin: plugin.name().to_owned(), kind, payload, display });
+    }
+}
+
+/// Forwards the `plugin_model_call` events of the model calls plugins made from calls with
+/// `ctx`, whether those calls then succeeded or not: the tokens are spent either way.
+pub fn forward_model_calls(sink: &dyn EventSink, ctx: &CallContext) {
+    for event in ctx.model.iter().flat_map(|model| model.0.take_events()) {
+        sink.emit(&event);
     }
 }
 

@@ -41,6 +41,7 @@ pub async fn run(env: &CallEnv<'_>, request: &ToolCallRequest) -> CallReport {
         Err(result) => CallReport { result, unanswered_ask: false },
         Ok((tool, arguments)) => gate_and_run(env, request, tool, arguments).await,
     };
+    super::report::forward_model_calls(env.sink, env.ctx);
     env.sink.emit(&Event::ToolResult {
         id: request.id.clone(),
         name: request.name.clone(),

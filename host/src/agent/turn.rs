@@ -4,9 +4,10 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::call_ids::unique_ids;
+use super::plugin_model::PluginModel;
 use super::prepare::{Prepared, prepare_call};
 use super::reply::{ReplyReport, cut_call_answer, reply_stop, token_usage};
-use super::report::{forward_events, report_failure};
+use super::report::{forward_events, forward_model_calls, report_failure};
 use super::tool_call::{self, CallEnv};
 use super::turn_end::EndReport;
 use super::{Approver, Host, LiveSession, Snapshot, TurnEnd, TurnError, TurnOutcome};
@@ -35,6 +36,7 @@ impl Host {
                 session_id: session.id().to_owned(),
                 model_calls: session.model_calls(),
                 turn_iteration: 0,
+                model: Some(PluginModel::access(self.model().clone(), session.id())),
             },
             session,
             sink,
@@ -185,6 +187,7 @@ impl Turn<'_, '_> {
             history: stored.to_send(),
             injected: &prepared.injected,
             tools: &prepared.tools,
+            max_output_tokens: None,
         };
         let sink = self.sink;
         let mut on_text = |text: &str| sink.emit(&Event::AssistantDelta { text: text.to_owned() });
@@ -324,6 +327,8 @@ impl Turn<'_, '_> {
     }
 
     fn commit(&mut self) -> Result<(), TurnError> {
+        // The model calls of the step's plugin calls, before the step is stored with their usage.
+        forward_model_calls(self.sink, &self.ctx);
         Ok(self.session.commit(&*self.store)?)
     }
 }

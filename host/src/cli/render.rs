@@ -126,6 +126,10 @@ impl EventSink for ConsoleRenderer {
             Event::PluginBuilding { path, progress } => {
                 self.line(&format!("{DIM}building plugin {}: {}{RESET}", one_line(path), one_line(progress)))
             }
+            Event::PluginModelCall { plugin, input_tokens, output_tokens, .. } => self.line(&format!(
+                "{DIM}{} asked the model ({input_tokens} tokens in, {output_tokens} out){RESET}",
+                one_line(plugin)
+            )),
             Event::PluginLoaded { plugin, cached, .. } => {
                 let how = if *cached { "from cache" } else { "compiled" };
                 self.line(&format!("{DIM}plugin {} loaded ({how}){RESET}", one_line(plugin)));

@@ -114,6 +114,7 @@ fn validate(config: &Config) -> Result<(), ConfigError> {
         }
         let limits = plugin.limits.over(config.runtime.limits);
         check_limits(config, &limits, &format!("plugin[{index}].limits"))?;
+        check_model_grant(config, &plugin.grants, index)?;
     }
     super::grants::check(config)?;
     Ok(())
@@ -161,6 +162,35 @@ fn check_limits(config: &Config, limits: &super::Limits, table: &str) -> Result<
         if value == 0 {
             return Err(error(key, &format!("must be at least 1 ({unit})")));
         }
+    }
+    Ok(())
+}
+
+/// A plugin's model budgets: each at least one token, a call's within the session's.
+fn check_model_grant(config: &Config, grants: &super::Grants, index: usize) -> Result<(), ConfigError> {
+    let error = |key: &str, message: String| {
+        let field = format!("plugin[{index}].grants.{key}");
+        ConfigError {
+            file: config.source.file.clone(),
+            line: line_of_field(&config.source.text, &field),
+            field: Some(field),
+            message,
+        }
+    };
+    if grants.model_tokens_per_call == 0 {
+        return Err(error("model_tokens_per_call", "must be at least 1 (tokens)".into()));
+    }
+    if grants.model_tokens_per_session == 0 {
+        return Err(error("model_tokens_per_session", "must be at least 1 (tokens)".into()));
+    }
+    if u64::from(grants.model_tokens_per_call) > grants.model_tokens_per_session {
+        return Err(error(
+            "model_tokens_per_call",
+            format!(
+                "{} is more than the whole session's budget (`model_tokens_per_session` = {})",
+                grants.model_tokens_per_call, grants.model_tokens_per_session
+            ),
+        ));
     }
     Ok(())
 }
@@ -410,6 +440,31 @@ mod tests {
         assert_eq!(config.runtime.limits.process_memory_mb, 4096);
         let wrong = error("[runtime]\nsandbox = \"bubble\"\n");
         assert_eq!((wrong.line, wrong.field.as_deref()), (Some(2), Some("runtime.sandbox")), "{wrong}");
+    }
+
+    #[test]
+    fn model_grants_are_read_with_their_default_budgets_and_checked() {
+        let text = "[[plugin]]\npath = \"/\"\nenabled = false\n[plugin.grants]\nmodel = true\nmodel_tokens_per_call = 900\n";
+        let grants = &parse(text, Path::new("c.toml")).unwrap().plugins[0].grants;
+        assert!(grants.model);
+        assert_eq!((grants.model_tokens_per_call, grants.model_tokens_per_session), (900, 50_000));
+
+        let zero = error(
+            "[[plugin]]\npath = \"/\"\nenabled = false\n[plugin.grants]\nmodel = true\nmodel_tokens_per_session = 0\n",
+        );
+        assert_eq!(
+            (zero.line, zero.field.as_deref()),
+            (Some(6), Some("plugin[0].grants.model_tokens_per_session")),
+            "{zero}"
+        );
+        let over = error(
+            "[[plugin]]\npath = \"/\"\nenabled = false\n[plugin.grants]\nmodel_tokens_per_call = 600\nmodel_tokens_per_session = 500\n",
+        );
+        assert_eq!(
+            (over.line, over.field.as_deref()),
+            (Some(5), Some("plugin[0].grants.model_tokens_per_call"))
+        );
+        assert!(over.message.contains("600") && over.message.contains("500"), "{over}");
     }
 
     #[test]

@@ -392,7 +392,7 @@ fn enabled_by_default() -> bool {
 }
 
 /// Powers beyond pure computation, granted by name. Nothing is granted by default.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Grants {
     /// Other plugins' state namespaces this plugin may read.
@@ -405,6 +405,33 @@ pub struct Grants {
     pub env: Vec<String>,
     /// Whether those processes share the host's network; without it they have none.
     pub network: bool,
+    /// Whether the plugin may ask the deployment's model (`model.complete`, contract 0.2.2).
+    pub model: bool,
+    /// The most output tokens one such call may ask for (and is held to when it asks none).
+    pub model_tokens_per_call: u32,
+    /// Input and output tokens of all the plugin's model calls in one session; once spent,
+    /// further calls are refused.
+    pub model_tokens_per_session: u64,
+}
+
+/// `model_tokens_per_call` unless set: room for a summary of a long stretch of history.
+pub const DEFAULT_MODEL_TOKENS_PER_CALL: u32 = 4_000;
+/// `model_tokens_per_session` unless set: a dozen such calls with their inputs.
+pub const DEFAULT_MODEL_TOKENS_PER_SESSION: u64 = 50_000;
+
+impl Default for Grants {
+    fn default() -> Self {
+        Self {
+            read_state: Vec::new(),
+            dirs: BTreeMap::new(),
+            process: false,
+            env: Vec::new(),
+            network: false,
+            model: false,
+            model_tokens_per_call: DEFAULT_MODEL_TOKENS_PER_CALL,
+            model_tokens_per_session: DEFAULT_MODEL_TOKENS_PER_SESSION,
+        }
+    }
 }
 
 /// A host folder preopened for a plugin.

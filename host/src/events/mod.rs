@@ -198,6 +198,17 @@ pub enum Event {
         /// One line of cargo's progress, such as `Compiling notes v0.1.0 (...)`.
         progress: String,
     },
+    /// A plugin asked the deployment's model (`model.complete`) and it answered.
+    PluginModelCall {
+        /// The asking plugin (its name).
+        plugin: String,
+        /// Tokens of the request, as the endpoint counted them (0 when it did not say).
+        input_tokens: u64,
+        /// Tokens of the reply, as the endpoint counted them (0 when it did not say).
+        output_tokens: u64,
+        /// Milliseconds the call took.
+        ms: u64,
+    },
     /// A plugin was loaded or reloaded.
     PluginLoaded {
         /// The plugin's label, `name@version`.

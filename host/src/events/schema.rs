@@ -122,6 +122,7 @@ mod tests {
                 "error",
                 "turn_ended",
                 "plugin_building",
+                "plugin_model_call",
                 "plugin_loaded",
                 "plugin_rejected",
             ]

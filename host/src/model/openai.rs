@@ -117,7 +117,7 @@ impl OpenAiClient {
         };
         let mut attempt = 0;
         loop {
-            let options = self.body_options();
+            let options = self.body_options(request.max_output_tokens);
             let body = Bytes::from(wire::request_body(&options, request, &self.encodings, history));
             attempt += 1;
             let failure = match self.attempt(&body, options.sent(), on_text).await {
@@ -152,11 +152,11 @@ impl OpenAiClient {
         }
     }
 
-    fn body_options(&self) -> BodyOptions<'_> {
+    fn body_options(&self, max_tokens: Option<u32>) -> BodyOptions<'_> {
         BodyOptions {
             model: &self.model,
             temperature: self.temperature,
-            max_tokens: self.max_tokens,
+            max_tokens: max_tokens.or(self.max_tokens),
             include_usage: true,
             injected_as: self.injected_as,
             extra_body: &self.extra_body,

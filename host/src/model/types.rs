@@ -21,6 +21,9 @@ pub struct ModelRequest<'a> {
     /// Messages for this call only (plugins' injected messages), after the history.
     pub injected: &'a [Message],
     pub tools: &'a [ToolDefinition],
+    /// The most tokens the reply may have, in place of `[model] max_output_tokens`: set by a
+    /// plugin's own request (`model.complete`), `None` for the agent's calls.
+    pub max_output_tokens: Option<u32>,
 }
 
 /// What the model answered.

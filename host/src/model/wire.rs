@@ -308,6 +308,7 @@ mod tests {
             history: &history,
             injected: &injected,
             tools: &tools,
+            max_output_tokens: None,
         };
         let full = BodyOptions {
             temperature: Some(0.5),
@@ -351,8 +352,14 @@ mod tests {
         let mut history = History::from(vec![Message::user("do it")]);
         let mut kept = fresh();
         let sent = |history: &History, kept: &mut HistoryEncodings, how: InjectedAs| {
-            let request =
-                ModelRequest { session_id: "s", system: "sys", history, injected: &injected, tools: &[] };
+            let request = ModelRequest {
+                session_id: "s",
+                system: "sys",
+                history,
+                injected: &injected,
+                tools: &[],
+                max_output_tokens: None,
+            };
             body_of(&options(how), &request, kept)["messages"].clone()
         };
         assert_eq!(
@@ -391,8 +398,14 @@ mod tests {
         // The system prompt kept encoded is never the one with a call's text appended.
         let encodings = Encodings::default();
         let system_sent = |injected: &[Message]| {
-            let request =
-                ModelRequest { session_id: "s", system: "sys", history: &history, injected, tools: &[] };
+            let request = ModelRequest {
+                session_id: "s",
+                system: "sys",
+                history: &history,
+                injected,
+                tools: &[],
+                max_output_tokens: None,
+            };
             let body = request_body(&options(InjectedAs::FirstSystem), &request, &encodings, &mut fresh());
             serde_json::from_slice::<Value>(&body).unwrap()["messages"][0]["content"].clone()
         };
@@ -411,8 +424,14 @@ mod tests {
                 vec![call("a", cut), call("b", r#"{"ok": 1}"#), call("c", "[1]"), call("d", "")],
             ),
         ]);
-        let request =
-            ModelRequest { session_id: "s", system: "", history: &history, injected: &[], tools: &[] };
+        let request = ModelRequest {
+            session_id: "s",
+            system: "",
+            history: &history,
+            injected: &[],
+            tools: &[],
+            max_output_tokens: None,
+        };
         let body = body_of(&options(InjectedAs::User), &request, &mut fresh());
         let sent: Vec<&str> = body["messages"][2]["tool_calls"]
             .as_array()
@@ -439,8 +458,14 @@ mod tests {
             ..options(InjectedAs::User)
         };
         let history = History::default();
-        let request =
-            ModelRequest { session_id: "s", system: "", history: &history, injected: &[], tools: &[] };
+        let request = ModelRequest {
+            session_id: "s",
+            system: "",
+            history: &history,
+            injected: &[],
+            tools: &[],
+            max_output_tokens: None,
+        };
         let text =
             String::from_utf8(request_body(&options, &request, &Encodings::default(), &mut fresh())).unwrap();
         assert_eq!(
@@ -467,7 +492,14 @@ mod tests {
         };
         let sent = |system: &str, tools: &[ToolDefinition]| {
             let history = History::default();
-            let request = ModelRequest { session_id: "s", system, history: &history, injected: &[], tools };
+            let request = ModelRequest {
+                session_id: "s",
+                system,
+                history: &history,
+                injected: &[],
+                tools,
+                max_output_tokens: None,
+            };
             let body: Value = serde_json::from_slice(&request_body(
                 &options(InjectedAs::User),
                 &request,
@@ -491,7 +523,14 @@ mod tests {
         let mut history = History::from(vec![Message::user("say \"hi\"\n"), Message::tool("c1", "é ✓")]);
         let mut kept = fresh();
         let body = |history: &History, kept: &mut HistoryEncodings| {
-            let request = ModelRequest { session_id: "s", system: "", history, injected: &[], tools: &[] };
+            let request = ModelRequest {
+                session_id: "s",
+                system: "",
+                history,
+                injected: &[],
+                tools: &[],
+                max_output_tokens: None,
+            };
             request_body(&options(InjectedAs::User), &request, &Encodings::default(), kept)
         };
         assert_eq!(body(&history, &mut kept), body(&history, &mut fresh()));

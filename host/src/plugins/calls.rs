@@ -18,6 +18,7 @@ use super::types::{
     StopOutcome, ToolCall, ToolResult, ToolUse,
 };
 use crate::runtime::caps::CallCaps;
+use crate::runtime::host_api::ModelGrant;
 use crate::runtime::{CallState, Declarations, EmittedEvent, MemoryCap, SandboxEngine, StateRead};
 use crate::state::StateBag;
 
@@ -45,7 +46,7 @@ impl LoadedPlugin {
         let (linked, powers) = (&self.linked, &self.powers);
         let (output, reads) = linked
             .bounded(powers, async {
-                let (mut store, func) = linked.instantiate(powers, bag, Export::Provide).await?;
+                let (mut store, func) = linked.instantiate(powers, bag, Export::Provide, Some(ctx)).await?;
                 store.data_mut().reads = Some(Vec::new());
                 let result = linked.guest.provide(&mut store, func, ctx, &self.config).await;
                 linked.settle(powers, store, result, bag)
@@ -67,7 +68,7 @@ impl LoadedPlugin {
         let (linked, powers) = (&self.linked, &self.powers);
         let output = linked
             .bounded(powers, async {
-                let (mut store, func) = linked.instantiate(powers, bag, Export::CallTool).await?;
+                let (mut store, func) = linked.instantiate(powers, bag, Export::CallTool, Some(ctx)).await?;
                 let result = linked.guest.call_tool(&mut store, func, ctx, &self.config, call).await;
                 linked.finish(powers, store, result, bag)
             })
@@ -83,7 +84,8 @@ impl LoadedPlugin {
         let (linked, powers) = (&self.linked, &self.powers);
         let output = linked
             .bounded(powers, async {
-                let (mut store, func) = linked.instantiate(powers, bag, Export::SessionStart).await?;
+                let (mut store, func) =
+                    linked.instantiate(powers, bag, Export::SessionStart, Some(ctx)).await?;
                 let result = linked.guest.session_start(&mut store, func, ctx, &self.config).await;
                 linked.finish(powers, store, result, bag)
             })
@@ -100,7 +102,8 @@ impl LoadedPlugin {
         let (linked, powers) = (&self.linked, &self.powers);
         let output = linked
             .bounded(powers, async {
-                let (mut store, func) = linked.instantiate(powers, bag, Export::UserPromptSubmit).await?;
+                let (mut store, func) =
+                    linked.instantiate(powers, bag, Export::UserPromptSubmit, Some(ctx)).await?;
                 let result =
                     linked.guest.user_prompt_submit(&mut store, func, ctx, &self.config, prompt).await;
                 linked.finish(powers, store, result, bag)
@@ -118,7 +121,8 @@ impl LoadedPlugin {
         let (linked, powers) = (&self.linked, &self.powers);
         let output = linked
             .bounded(powers, async {
-                let (mut store, func) = linked.instantiate(powers, bag, Export::PreToolUse).await?;
+                let (mut store, func) =
+                    linked.instantiate(powers, bag, Export::PreToolUse, Some(ctx)).await?;
                 let result = linked.guest.pre_tool_use(&mut store, func, ctx, &self.config, tool_use).await;
                 linked.finish(powers, store, result, bag)
             })
@@ -136,7 +140,8 @@ impl LoadedPlugin {
         let (linked, powers) = (&self.linked, &self.powers);
         let output = linked
             .bounded(powers, async {
-                let (mut store, func) = linked.instantiate(powers, bag, Export::PostToolUse).await?;
+                let (mut store, func) =
+                    linked.instantiate(powers, bag, Export::PostToolUse, Some(ctx)).await?;
                 let outcome =
                     linked.guest.post_tool_use(&mut store, func, ctx, &self.config, tool_use, result).await;
                 linked.finish(powers, store, outcome, bag)
@@ -154,7 +159,7 @@ impl LoadedPlugin {
         let (linked, powers) = (&self.linked, &self.powers);
         let output = linked
             .bounded(powers, async {
-                let (mut store, func) = linked.instantiate(powers, bag, Export::Stop).await?;
+                let (mut store, func) = linked.instantiate(powers, bag, Export::Stop, Some(ctx)).await?;
                 let result = linked.guest.stop(&mut store, func, ctx, &self.config, reply).await;
                 linked.finish(powers, store, result, bag)
             })
@@ -172,7 +177,7 @@ impl LoadedPlugin {
         let (linked, powers) = (&self.linked, &self.powers);
         let output = linked
             .bounded(powers, async {
-                let (mut store, func) = linked.instantiate(powers, bag, Export::Command).await?;
+                let (mut store, func) = linked.instantiate(powers, bag, Export::Command, Some(ctx)).await?;
                 let result = linked.guest.command(&mut store, func, ctx, &self.config, name, args).await;
                 linked.finish(powers, store, result, bag)
             })
@@ -187,7 +192,7 @@ impl LoadedPlugin {
         let (linked, powers) = (&self.linked, &self.powers);
         let output = linked
             .bounded(powers, async {
-                let (mut store, func) = linked.instantiate(powers, bag, Export::Status).await?;
+                let (mut store, func) = linked.instantiate(powers, bag, Export::Status, None).await?;
                 let result = linked.guest.status(&mut store, func, ctx, &self.config).await.map(StatusText);
                 linked.finish(powers, store, result, bag)
             })
@@ -241,7 +246,7 @@ impl Linked {
         config: &str,
     ) -> Result<(CallOutput<Result<Configured, String>>, Declarations), PluginError> {
         self.bounded(powers, async {
-            let (mut store, func) = self.instantiate(powers, bag, Export::Configure).await?;
+            let (mut store, func) = self.instantiate(powers, bag, Export::Configure, None).await?;
             store.data_mut().declarations = Some(Declarations::default());
             let result = self.guest.configure(&mut store, func, config).await;
             let declared = store.data_mut().declarations.take().unwrap_or_default();
@@ -278,14 +283,20 @@ impl Linked {
     }
 
     /// A fresh store and instance for one call of `export`, with the call's limits armed,
-    /// and the export to call.
+    /// and the export to call. `ctx` brings the model a `model = true` grant may ask.
     pub(super) async fn instantiate(
         &self,
         powers: &Powers,
         bag: &StateBag,
         export: Export,
+        ctx: Option<&CallContext>,
     ) -> Result<(Store<CallState>, Func), PluginError> {
         let mut store = self.fresh_store(powers, bag, export);
+        store.data_mut().model = powers.model.map(|budget| ModelGrant {
+            budget,
+            deadline_ms: powers.limits.timeout_ms,
+            service: ctx.and_then(|ctx| ctx.model.as_ref()).map(|model| model.0.clone()),
+        });
         let instance = self
             .guest
             .instance_pre()

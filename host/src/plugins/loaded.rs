@@ -18,6 +18,7 @@ use super::reuse::SharedContributions;
 use super::schema::SchemaCache;
 use super::types::{Capabilities, CommandSpec, Manifest, Requirement, ToolResult, ToolUse};
 use crate::config::{Grants, Limits, SandboxMode};
+use crate::runtime::host_api::ModelBudget;
 use crate::runtime::{Caller, DirMount, ProcessGrant, SandboxEngine, cache};
 use crate::sandbox::{Rlimits, Sandbox};
 use crate::state::StateBag;
@@ -84,6 +85,8 @@ pub(super) struct Powers {
     pub(super) limits: Limits,
     pub(super) read_grants: Arc<[String]>,
     pub(super) process: Option<Arc<ProcessGrant>>,
+    /// The budgets of a `model = true` grant; `None` without one.
+    pub(super) model: Option<ModelBudget>,
     pub(super) dirs: Arc<[DirMount]>,
 }
 
@@ -141,6 +144,7 @@ impl LoadedPlugin {
             limits: spec.limits,
             read_grants: Arc::from([]),
             process: None,
+            model: None,
             dirs: dirs.clone(),
         };
         let manifest: Manifest = linked
@@ -165,6 +169,10 @@ impl LoadedPlugin {
             limits: spec.limits,
             read_grants: spec.grants.read_state.clone().into(),
             process: process_grant(&spec, &dirs, &label)?.map(Arc::new),
+            model: spec.grants.model.then_some(ModelBudget {
+                tokens_per_call: spec.grants.model_tokens_per_call,
+                tokens_per_session: spec.grants.model_tokens_per_session,
+            }),
             dirs,
         };
         let (configured, declared) = linked

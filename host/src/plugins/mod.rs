@@ -70,8 +70,8 @@ pub use schema::CompiledSchema;
 pub use source::{Progress, build_crate, build_workspace, resolve_component};
 pub use types::{
     CallContext, Capabilities, CommandSpec, Configured, Contribution, Decision, InjectedMessage, Manifest,
-    PluginEvent, PostToolOutcome, PreToolOutcome, PromptOutcome, Requirement, Role, StopOutcome, ToolCall,
-    ToolResult, ToolSpec, ToolUse,
+    ModelAccess, PluginEvent, PostToolOutcome, PreToolOutcome, PromptOutcome, Requirement, Role, StopOutcome,
+    ToolCall, ToolResult, ToolSpec, ToolUse,
 };
 
 /// The sandbox's engine with every contract line's imports linked.

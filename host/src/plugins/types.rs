@@ -49,6 +49,19 @@ pub struct CallContext {
     pub session_id: String,
     pub model_calls: u64,
     pub turn_iteration: u32,
+    /// The model a plugin granted `model = true` may ask from this call; `None` where no
+    /// session's model is at hand (loading, `status`).
+    pub model: Option<ModelAccess>,
+}
+
+/// The model calls of a session may ask, as the layer that owns the model client set it up.
+#[derive(Clone)]
+pub struct ModelAccess(pub std::sync::Arc<dyn crate::runtime::host_api::ModelService>);
+
+impl std::fmt::Debug for ModelAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ModelAccess")
+    }
 }
 
 /// An operator command a plugin answers, such as `/notes`.

@@ -83,6 +83,8 @@ pub struct CallState {
     pub(crate) read_grants: Arc<[String]>,
     /// What `process.run` may do; `None` when the plugin has no `process` grant.
     pub(crate) process: Option<Arc<ProcessGrant>>,
+    /// What `model.complete` may do; `None` when the plugin has no `model` grant.
+    pub(crate) model: Option<super::host_api::ModelGrant>,
     pub(crate) memory: MemoryCap,
     /// The host-side caps, and what the call has used of them.
     pub(crate) caps: CallCaps,
@@ -126,6 +128,7 @@ impl CallState {
             events: Vec::new(),
             read_grants,
             process,
+            model: None,
             memory,
             caps,
             stderr,

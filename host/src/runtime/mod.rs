@@ -28,8 +28,10 @@
 //!   traps the call.
 //! - **Host imports** ([`host_api`]): state through the overlay (another plugin's namespace
 //!   only when granted), events, log lines, processes in the OS sandbox (`crate::sandbox`)
-//!   for plugins granted `process = true`, the reuse, hook-filter and tool declarations. Each is
-//!   written once, in host types; the contract lines convert to them.
+//!   for plugins granted `process = true`, the model for plugins granted `model = true`
+//!   (through a [`host_api::ModelService`] it is handed, within the grant's token budgets and
+//!   the call's deadline), the reuse, hook-filter and tool declarations. Each is written once,
+//!   in host types; the contract lines convert to them.
 
 pub mod cache;
 mod call;

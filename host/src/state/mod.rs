@@ -10,6 +10,7 @@ mod bag;
 mod checkpoint;
 pub mod document;
 pub mod lease;
+mod model_usage;
 mod schema;
 mod session;
 mod sessions;
@@ -17,6 +18,7 @@ mod sqlite;
 mod store;
 
 pub use bag::{StateBag, StateChange};
+pub use model_usage::{MODEL_USAGE_NAMESPACE, PluginModelUsage};
 pub use session::{CompactError, Session};
 pub use sessions::{DEFAULT_LEASE, SessionHandle, Sessions};
 pub use sqlite::SqliteStore;

@@ -4,7 +4,7 @@
 
 #[cfg(target_arch = "wasm32")]
 pub(crate) use crate::bindings::agent_host::plugin::{
-    events, hook_filter, log, process, reuse, state, tools,
+    events, hook_filter, log, model, process, reuse, state, tools,
 };
 #[cfg(not(target_arch = "wasm32"))]
-pub(crate) use crate::testing::fake::{events, hook_filter, log, process, reuse, state, tools};
+pub(crate) use crate::testing::fake::{events, hook_filter, log, model, process, reuse, state, tools};

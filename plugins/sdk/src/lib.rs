@@ -1,4 +1,4 @@
-//! The guest SDK for agent-host plugins (contract `agent-host:plugin@0.2.1`).
+//! The guest SDK for agent-host plugins (contract `agent-host:plugin@0.2.2`).
 //!
 //! A plugin is a declaration, built by a function and exported with [`export_plugin!`]:
 //! its typed configuration, its tools (each declared by a typed argument struct whose JSON
@@ -39,6 +39,7 @@ mod context;
 mod contribution;
 pub mod hook_filter;
 mod host;
+pub mod model;
 mod no_config;
 mod plugin;
 pub mod process;

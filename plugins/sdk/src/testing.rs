@@ -16,6 +16,7 @@ use crate::bindings::agent_host::plugin::types::{
     CallContext, Contribution, PostToolOutcome, PreToolOutcome, Requirement, StopOutcome, ToolCall,
     ToolResult, ToolSpec, ToolUse,
 };
+use crate::model::{ChatMessage, CompleteOptions, Completion};
 use crate::process::{RunOutput, RunRequest};
 
 /// An event a call emitted.
@@ -29,6 +30,9 @@ pub struct Emitted {
 /// What answers `process::run`.
 pub type ProcessStandIn = fn(&RunRequest) -> Result<RunOutput, String>;
 
+/// What answers `model::complete`.
+pub type ModelStandIn = fn(&[ChatMessage], &CompleteOptions) -> Result<Completion, String>;
+
 #[derive(Default)]
 struct Session {
     own: BTreeMap<String, String>,
@@ -39,6 +43,8 @@ struct Session {
     filters: Vec<String>,
     declared: Vec<ToolSpec>,
     process: Option<ProcessStandIn>,
+    model: Option<ModelStandIn>,
+    asked: Vec<(Vec<ChatMessage>, CompleteOptions)>,
 }
 
 thread_local! {
@@ -92,6 +98,16 @@ pub fn filters() -> Vec<String> {
 /// The tools declared since the reset, in order.
 pub fn declared() -> Vec<ToolSpec> {
     with(|session| session.declared.clone())
+}
+
+/// Answers `model::complete` with `answer` from now on (without it, calls fail).
+pub fn on_model(answer: ModelStandIn) {
+    with(|session| session.model = Some(answer));
+}
+
+/// The requests `model::complete` was given since the last take, in order.
+pub fn take_model_requests() -> Vec<(Vec<ChatMessage>, CompleteOptions)> {
+    with(|session| std::mem::take(&mut session.asked))
 }
 
 /// Answers `process::run` with `run` from now on (without it, runs fail).
@@ -270,6 +286,22 @@ pub(crate) mod fake {
 
         pub fn declare(tool: &ToolSpec) {
             with(|session| session.declared.push(tool.clone()));
+        }
+    }
+
+    pub mod model {
+        use super::super::with;
+        use crate::model::{ChatMessage, CompleteOptions, Completion};
+
+        pub fn complete(messages: &[ChatMessage], options: CompleteOptions) -> Result<Completion, String> {
+            let answer = with(|session| {
+                session.asked.push((messages.to_vec(), options));
+                session.model
+            });
+            match answer {
+                Some(answer) => answer(messages, &options),
+                None => Err("no model stand-in: call testing::on_model first".to_owned()),
+            }
         }
     }
 

@@ -60,3 +60,34 @@ fn a_description_written_from_the_configuration_is_declared_with_it() {
         Harness::new(Plugin::new("limited", "1.0.0").tool(tool), serde_json::json!({"most": 7})).unwrap();
     assert_eq!(harness.declared()[0].description, "Takes at most 7 items.");
 }
+
+#[test]
+fn a_tool_asks_the_model_through_the_stand_in_which_records_the_request() {
+    use crate::model::{self, ChatMessage, CompleteOptions, Completion};
+    reset();
+    fn ask(_: &Context<NoConfig>, _: NoArgs) -> Result<String, String> {
+        let messages = [ChatMessage::system("Answer in one word."), ChatMessage::user("Colour of the sky?")];
+        let answer = model::complete(&messages, CompleteOptions::max_output_tokens(5))?;
+        Ok(format!("{} ({} in, {} out)", answer.text, answer.input_tokens, answer.output_tokens))
+    }
+    let harness = Harness::new(
+        Plugin::new("asker", "1.0.0").tool(Tool::new("ask", "Asks.", ask)),
+        serde_json::json!({}),
+    )
+    .unwrap();
+    let refused = harness.tool("ask", serde_json::json!({})).unwrap_err();
+    assert!(refused.contains("on_model"), "{refused}");
+    crate::testing::on_model(|messages, options| {
+        Ok(Completion {
+            text: format!("blue, said to {} messages with {:?}", messages.len(), options.max_output_tokens),
+            input_tokens: 12,
+            output_tokens: 1,
+        })
+    });
+    let said = harness.tool("ask", serde_json::json!({})).unwrap();
+    assert_eq!(said, "blue, said to 2 messages with Some(5) (12 in, 1 out)");
+    let asked = crate::testing::take_model_requests();
+    assert_eq!(asked.len(), 2, "the refused request is recorded too");
+    assert_eq!(asked[1].0[1], ChatMessage::user("Colour of the sky?"));
+    assert_eq!(asked[1].1, CompleteOptions::max_output_tokens(5));
+}

@@ -14,8 +14,14 @@ use crate::support::{TestHost, plugin_block};
 /// One model call straight through the host's client, with a one-message history.
 async fn call(test: &TestHost) -> (Result<ModelReply, ModelError>, String) {
     let history = History::from(vec![Message::user("hi")]);
-    let request =
-        ModelRequest { session_id: "s", system: "Be brief.", history: &history, injected: &[], tools: &[] };
+    let request = ModelRequest {
+        session_id: "s",
+        system: "Be brief.",
+        history: &history,
+        injected: &[],
+        tools: &[],
+        max_output_tokens: None,
+    };
     let mut shown = String::new();
     let result = test
         .host

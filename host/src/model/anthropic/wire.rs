@@ -58,7 +58,7 @@ pub(super) fn request_body(
     let kept = history.of(request.history, encode);
     let body = MessagesRequest {
         model: &settings.model,
-        max_tokens: settings.max_tokens,
+        max_tokens: request.max_output_tokens.unwrap_or(settings.max_tokens),
         stream: true,
         temperature: settings.temperature,
         system: system.as_ref().map(|system| &*system.json),
@@ -280,12 +280,36 @@ mod tests {
     }
 
     fn sent(history: &History, injected: &[Message]) -> Value {
-        let request = ModelRequest { session_id: "s", system: "be brief", history, injected, tools: &[] };
+        let request = ModelRequest {
+            session_id: "s",
+            system: "be brief",
+            history,
+            injected,
+            tools: &[],
+            max_output_tokens: None,
+        };
         serde_json::from_slice(&body_of(&settings(), &request, &Encodings::default())).unwrap()
     }
 
     fn breakpoint() -> Value {
         json!({"type": "ephemeral"})
+    }
+
+    #[test]
+    fn a_request_with_its_own_output_limit_sends_that_one() {
+        let history = History::from(vec![Message::user("summarise")]);
+        let request = ModelRequest {
+            session_id: "s",
+            system: "",
+            history: &history,
+            injected: &[],
+            tools: &[],
+            max_output_tokens: Some(200),
+        };
+        let body: Value =
+            serde_json::from_slice(&body_of(&settings(), &request, &Encodings::default())).unwrap();
+        assert_eq!(body["max_tokens"], 200);
+        assert_eq!(sent(&history, &[])["max_tokens"], 1024, "the configured limit otherwise");
     }
 
     #[test]
@@ -313,6 +337,7 @@ mod tests {
             history: &history,
             injected: &injected,
             tools: &tools,
+            max_output_tokens: None,
         };
         let body: Value =
             serde_json::from_slice(&body_of(&settings, &request, &Encodings::default())).unwrap();
@@ -465,8 +490,14 @@ mod tests {
                 {"role": "user", "content": [{"type": "text", "text": "list: none"}]},
             ])
         );
-        let bare =
-            ModelRequest { session_id: "s", system: "  ", history: &history, injected: &[], tools: &[] };
+        let bare = ModelRequest {
+            session_id: "s",
+            system: "  ",
+            history: &history,
+            injected: &[],
+            tools: &[],
+            max_output_tokens: None,
+        };
         let body: Value =
             serde_json::from_slice(&body_of(&settings(), &bare, &Encodings::default())).unwrap();
         assert!(
@@ -488,7 +519,14 @@ mod tests {
         let mut history = History::from(vec![Message::user("one")]);
         let mut kept = HistoryEncodings::default();
         let mut body = |history: &History, system: &str, encodings: &Encodings| {
-            let request = ModelRequest { session_id: "s", system, history, injected: &[], tools: &tools };
+            let request = ModelRequest {
+                session_id: "s",
+                system,
+                history,
+                injected: &[],
+                tools: &tools,
+                max_output_tokens: None,
+            };
             request_body(&settings(), &request, encodings, &mut kept)
         };
         let first = body(&history, "Mode: plan. Be brief.", &encodings);
@@ -512,7 +550,14 @@ mod tests {
         ]);
         let mut kept = HistoryEncodings::default();
         let body = |history: &History, kept: &mut HistoryEncodings| {
-            let request = ModelRequest { session_id: "s", system: "", history, injected: &[], tools: &[] };
+            let request = ModelRequest {
+                session_id: "s",
+                system: "",
+                history,
+                injected: &[],
+                tools: &[],
+                max_output_tokens: None,
+            };
             request_body(&settings(), &request, &Encodings::default(), kept)
         };
         assert_eq!(body(&history, &mut kept), body(&history, &mut HistoryEncodings::default()));

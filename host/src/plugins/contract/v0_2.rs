@@ -1,5 +1,5 @@
-//! Contract line 0.2 (`wit/plugin.wit`, 0.2.1), the current one. Components built against
-//! 0.2.0 link against it unchanged: they import no `tools` and declare nothing.
+//! Contract line 0.2 (`wit/plugin.wit`, 0.2.2), the current one. Components built against
+//! 0.2.0 and 0.2.1 link against it unchanged: they import no `tools` (0.2.0) and no `model`.
 
 use wasmtime::Store;
 use wasmtime::component::{Func, Linker};
@@ -7,19 +7,20 @@ use wasmtime::component::{Func, Linker};
 use self::agent_host::plugin::types;
 use super::super::types::{Capabilities, Configured, Manifest, Requirement};
 use crate::runtime::CallState;
-use crate::runtime::host_api::ProcessRequest;
+use crate::runtime::host_api::{ChatMessage, ChatRole, ProcessRequest};
 
 wasmtime::component::bindgen!({
     world: "plugin",
     path: "../wit",
     // Calls run on the caller's async task (a fiber per call): WASI I/O stays async and no
     // call hops threads. The host's own imports are quick and stay synchronous, except
-    // running a process, which waits on the child without blocking the thread.
+    // running a process and asking the model, which wait without blocking the thread.
     // The imports through which a plugin makes the host hold data may trap: a call over
     // one of its host-side caps ends there (see `runtime/caps.rs`).
     exports: { default: async },
     imports: {
         "agent-host:plugin/process.run": async,
+        "agent-host:plugin/model.complete": async,
         "agent-host:plugin/state.set": trappable,
         "agent-host:plugin/events.emit": trappable,
         "agent-host:plugin/log.write": trappable,
@@ -121,6 +122,33 @@ impl agent_host::plugin::process::Host for CallState {
             timed_out: output.timed_out,
             truncated: output.truncated,
             timeout_cut_to_ms: output.timeout_cut_to_ms,
+        })
+    }
+}
+
+impl agent_host::plugin::model::Host for CallState {
+    async fn complete(
+        &mut self,
+        messages: Vec<agent_host::plugin::model::ChatMessage>,
+        options: agent_host::plugin::model::CompleteOptions,
+    ) -> Result<agent_host::plugin::model::Completion, String> {
+        use agent_host::plugin::model::ChatRole as Wit;
+        let messages = messages
+            .into_iter()
+            .map(|message| ChatMessage {
+                role: match message.role {
+                    Wit::System => ChatRole::System,
+                    Wit::User => ChatRole::User,
+                    Wit::Assistant => ChatRole::Assistant,
+                },
+                content: message.content,
+            })
+            .collect();
+        let completion = CallState::complete(self, messages, options.max_output_tokens).await?;
+        Ok(agent_host::plugin::model::Completion {
+            text: completion.text,
+            input_tokens: completion.input_tokens,
+            output_tokens: completion.output_tokens,
         })
     }
 }

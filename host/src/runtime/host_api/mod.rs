@@ -5,10 +5,12 @@
 mod events;
 mod hook_filter;
 mod log;
+mod model;
 mod process;
 mod reuse;
 mod state;
 mod tools;
 
 pub use log::Level;
+pub use model::{ChatMessage, ChatRole, Completion, ModelAsk, ModelBudget, ModelGrant, ModelService};
 pub use process::{ProcessOutput, ProcessRequest};

@@ -6,7 +6,8 @@
 //! `forge_events` emits an event whose payload is pretty-printed JSON text built to look
 //! like lines of the host's own `--json` stream.
 //! Others wait in the host (`sleep`, a WASI poll; `run`, a process) or hand the host more
-//! than it should hold (`hoard_state`, `flood_events`, `flood_log`).
+//! than it should hold (`hoard_state`, `flood_events`, `flood_log`). `ask_model` asks the
+//! deployment's model (`model.complete`) and returns its answer with the token counts.
 //! Config switches make `configure` fail or declare a tool whose schema is not JSON (or a
 //! great many tools), `provide` return a schema that is not JSON,
 //! `pre_tool_use` abort, or `pre_tool_use` rewrite arguments into text that is not JSON;
@@ -76,6 +77,15 @@ struct SleepArgs {
 struct RunArgs {
     command: String,
     timeout_ms: u64,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct AskArgs {
+    /// Sent as a system message first, when given.
+    system: Option<String>,
+    /// Sent as the user message.
+    prompt: String,
+    max_output_tokens: Option<u32>,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -184,6 +194,7 @@ pub fn plugin() -> Plugin<Config> {
                 Ok(output.stdout)
             },
         ))
+        .tool(Tool::new("ask_model", "Asks the deployment's model.", ask_model))
         .tool(Tool::new(
             "hoard_state",
             "Writes `count` state values of `kb` KiB.",
@@ -234,6 +245,14 @@ pub fn plugin() -> Plugin<Config> {
         .command(Command::new("misbehave", "/misbehave", "Says hello without a model call", |_, args| {
             Ok(format!("misbehave says hello {args}"))
         }))
+}
+
+fn ask_model(_ctx: &Ctx, args: AskArgs) -> Result<String, String> {
+    use agent_host_sdk::model::{self, ChatMessage, CompleteOptions};
+    let mut messages: Vec<ChatMessage> = args.system.into_iter().map(ChatMessage::system).collect();
+    messages.push(ChatMessage::user(args.prompt));
+    let answer = model::complete(&messages, CompleteOptions { max_output_tokens: args.max_output_tokens })?;
+    Ok(format!("{} (tokens: {} in, {} out)", answer.text, answer.input_tokens, answer.output_tokens))
 }
 
 fn remember(_ctx: &Ctx, args: RememberArgs) -> Result<String, String> {

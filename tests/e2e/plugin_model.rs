@@ -1,0 +1,174 @@
+//! `model.complete` (contract 0.2.2): a plugin granted `model = true` asks the deployment's
+//! model from a tool, through the fake endpoint; the grant, the budgets and the plugin's
+//! deadline bound it, and every answer is a `plugin_model_call` event.
+
+use agent_host::events::Event;
+use agent_host::state::PluginModelUsage;
+use serde_json::{Value, json};
+
+use crate::support::{FakeModel, Reply, TestHost, plugin_block};
+
+async fn host(model: &FakeModel, block: &str) -> TestHost {
+    TestHost::with_plugins(model, &plugin_block("misbehave", block)).await
+}
+
+/// The model's turn: one `ask_model` call with `arguments`.
+fn ask(arguments: Value) -> Reply {
+    Reply::tool("ask_model", &arguments.to_string())
+}
+
+/// Every tool result of the collected events: (ok, output).
+fn tool_results(events: &[Event]) -> Vec<(bool, String)> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            Event::ToolResult { ok, output, .. } => Some((*ok, output.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn model_calls(events: &[Event]) -> Vec<(String, u64, u64)> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            Event::PluginModelCall { plugin, input_tokens, output_tokens, .. } => {
+                Some((plugin.clone(), *input_tokens, *output_tokens))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_granted_plugin_gets_the_answer_from_a_request_without_tools_and_it_is_recorded() {
+    let model = FakeModel::start().await;
+    let test = host(&model, "[plugin.grants]\nmodel = true\n").await;
+    model
+        .push(ask(json!({"system": "Be terse.", "prompt": "Summarise the plan.", "max_output_tokens": 100})));
+    model.push(Reply::text("the plan, in short").usage(41, 0, 7));
+    model.push(Reply::text("done"));
+    let session = test.session();
+    test.turn(&session, "summarise").await.unwrap();
+
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3, "the agent's call, the plugin's, the agent's again");
+    let asked = &requests[1];
+    assert!(asked.get("tools").is_none(), "the plugin's request offers no tools: {asked}");
+    assert_eq!(
+        asked["messages"],
+        json!([{"role": "system", "content": "Be terse."}, {"role": "user", "content": "Summarise the plan."}]),
+    );
+    assert_eq!(asked["max_tokens"], 100, "the plugin's own output limit: {asked}");
+    assert!(requests[0]["tools"].is_array(), "the agent's own calls keep their tools");
+
+    let events = test.take_events();
+    assert_eq!(tool_results(&events), [(true, "the plan, in short (tokens: 41 in, 7 out)".to_owned())]);
+    assert_eq!(model_calls(&events), [("misbehave".to_owned(), 41, 7)]);
+    let usage = PluginModelUsage::of(session.lock().await.bag(), "misbehave");
+    assert_eq!(usage, PluginModelUsage { calls: 1, input_tokens: 41, output_tokens: 7 });
+}
+
+#[tokio::test]
+async fn without_the_grant_the_call_is_an_error_naming_the_grant_and_nothing_is_sent() {
+    let model = FakeModel::start().await;
+    let test = host(&model, "").await;
+    model.push(ask(json!({"prompt": "hello"})));
+    model.push(Reply::text("done"));
+    test.turn(&test.session(), "go").await.unwrap();
+    assert_eq!(model.requests().len(), 2, "no request of the plugin's reached the endpoint");
+    let results = tool_results(&test.take_events());
+    let (ok, output) = &results[0];
+    assert!(!ok);
+    assert!(output.contains("plugin `misbehave` may not ask the model"), "{output}");
+    assert!(output.contains("`model = true`") && output.contains("[plugin.grants]"), "{output}");
+}
+
+#[tokio::test]
+async fn asking_for_more_output_than_the_per_call_budget_is_an_error_naming_it() {
+    let model = FakeModel::start().await;
+    let test = host(&model, "[plugin.grants]\nmodel = true\nmodel_tokens_per_call = 50\n").await;
+    model.push(ask(json!({"prompt": "hello", "max_output_tokens": 100})));
+    model.push(Reply::text("done"));
+    test.turn(&test.session(), "go").await.unwrap();
+    assert_eq!(model.requests().len(), 2, "the refused request was not sent");
+    let results = tool_results(&test.take_events());
+    let (ok, output) = &results[0];
+    assert!(!ok);
+    assert!(output.contains("up to 100 output tokens"), "{output}");
+    assert!(output.contains("budget of 50 per call (`model_tokens_per_call`"), "{output}");
+}
+
+#[tokio::test]
+async fn once_the_session_budget_is_spent_further_calls_are_refused_naming_it_and_the_numbers() {
+    let model = FakeModel::start().await;
+    let block = "[plugin.grants]\nmodel = true\nmodel_tokens_per_call = 50\nmodel_tokens_per_session = 60\n";
+    let test = host(&model, block).await;
+    model.push(ask(json!({"prompt": "first"})));
+    model.push(Reply::text("one").usage(40, 0, 30));
+    model.push(ask(json!({"prompt": "second"})));
+    model.push(Reply::text("done"));
+    test.turn(&test.session(), "go").await.unwrap();
+
+    let requests = model.requests();
+    assert_eq!(requests.len(), 4, "the second ask never reached the endpoint");
+    assert_eq!(requests[1]["max_tokens"], 50, "no limit asked: the per-call budget holds the reply");
+    let results = tool_results(&test.take_events());
+    assert_eq!(results[0], (true, "one (tokens: 40 in, 30 out)".to_owned()));
+    let (ok, output) = &results[1];
+    assert!(!ok);
+    assert!(
+        output.contains("spent its model budget for this session: 70 of 60 tokens in 1 calls"),
+        "{output}"
+    );
+    assert!(output.contains("`model_tokens_per_session`"), "{output}");
+}
+
+#[tokio::test]
+async fn an_endpoint_that_hangs_is_given_up_on_within_the_plugins_deadline() {
+    let model = FakeModel::start().await;
+    // `[model] timeout_secs` is 5: the plugin's deadline is what ends the wait.
+    let test = host(&model, "[plugin.grants]\nmodel = true\n[plugin.limits]\ntimeout_ms = 1000\n").await;
+    model.push(ask(json!({"prompt": "hello"})));
+    model.push(Reply::hang());
+    model.push(Reply::text("done"));
+    test.turn(&test.session(), "go").await.unwrap();
+    let events = test.take_events();
+    let results = tool_results(&events);
+    let (ok, output) = &results[0];
+    assert!(!ok);
+    assert!(output.contains("the model did not answer within"), "{output}");
+    assert!(output.contains("`timeout_ms`"), "names the deadline: {output}");
+    assert!(model_calls(&events).is_empty(), "no answer, no record");
+}
+
+#[tokio::test]
+async fn the_spent_budget_is_stored_with_the_session_and_holds_after_a_resume() {
+    let model = FakeModel::start().await;
+    let block = "[plugin.grants]\nmodel = true\nmodel_tokens_per_call = 50\nmodel_tokens_per_session = 60\n";
+    let first = host(&model, block).await;
+    model.push(ask(json!({"prompt": "first"})));
+    model.push(Reply::text("one").usage(40, 0, 30));
+    model.push(Reply::text("noted"));
+    let session = first.session();
+    let id = session.lock().await.id().to_owned();
+    first.turn(&session, "go").await.unwrap();
+    let dir = first.dir;
+    drop(session);
+    drop(first.host);
+
+    // A second host on the same folder, and so the same database.
+    let config = agent_host::Config::load(&dir.path().join("config.toml")).unwrap();
+    let client = agent_host::model::ModelClient::from_config(&config).unwrap().unwrap();
+    let host = agent_host::Host::new(config, client).await.unwrap();
+    let session = host.sessions().open(&id).unwrap().expect("the session is in the store");
+    let mut session = session.lock().await;
+    assert_eq!(PluginModelUsage::of(session.bag(), "misbehave").tokens(), 70);
+    model.push(ask(json!({"prompt": "second"})));
+    model.push(Reply::text("done"));
+    let events = agent_host::events::CollectEvents::default();
+    host.run_turn(&mut session, "again", &events, &agent_host::agent::NoOperator).await.unwrap();
+    assert_eq!(model.requests().len(), 5, "the resumed session's ask was refused before it was sent");
+    let results = tool_results(&events.take());
+    assert!(results[0].1.contains("70 of 60 tokens"), "{results:?}");
+}
