@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::call_ids::unique_ids;
 use super::prepare::{Prepared, prepare_call};
-use super::reply::{ReplyReport, cut_call_answer, reply_stop, token_usage};
+use super::reply::{ReplyReport, cut_call_answer, reply_stop};
 use super::report::{forward_events, report_failure};
 use super::tool_call::{self, CallEnv};
 use super::turn_end::EndReport;
@@ -107,7 +107,7 @@ impl Turn<'_, '_> {
         // Cut at the output limit: the text stands, but any tool call in it may be cut short.
         let cut = answer.stop == StopReason::Length;
         let tool_calls = unique_ids(self.session.id(), self.session.history(), answer.tool_calls);
-        let usage = answer.usage.as_ref().map(token_usage);
+        let usage = answer.usage;
         let report = ReplyReport {
             text: &answer.text,
             tool_calls: &tool_calls,
@@ -211,7 +211,7 @@ impl Turn<'_, '_> {
         if partial.text.is_empty() && partial.reasoning.is_empty() {
             return ModelError::Cut { detail, partial };
         }
-        let usage = partial.usage.as_ref().map(token_usage);
+        let usage = partial.usage;
         let report = ReplyReport {
             text: &partial.text,
             tool_calls: &[],

@@ -1,6 +1,7 @@
 //! What the stream says about a model reply beyond its text: why it ended and what it cost.
-//! Defined here, below the model clients, because the event stream and the session store
-//! report them; the loop converts the clients' own types into these.
+//! Defined here, below the model clients and the session store: the clients read
+//! [`TokenUsage`] off the wire, the store keeps it beside each reply and the stream reports it,
+//! all as this one type (the stored JSON is its serde form).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -33,7 +33,7 @@ pub use openai::OpenAiClient;
 pub use probe::{ProbeError, probe};
 pub use scripted::ScriptedModel;
 pub use sse::read_event_stream;
-pub use types::{ModelReply, ModelRequest, StopReason, ToolDefinition, Usage};
+pub use types::{ModelReply, ModelRequest, StopReason, ToolDefinition};
 
 /// The messages the model clients send and receive, for callers that talk to a model.
 pub use crate::conversation::{History, Message, Role, ToolCallRequest};
