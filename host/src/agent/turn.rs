@@ -172,13 +172,7 @@ impl Turn<'_, '_> {
 
     /// The model call itself, with the session's history and its kept encodings.
     async fn call_model(&mut self, prepared: &Prepared, iteration: u32) -> Result<ModelReply, TurnError> {
-        self.sink.emit(&Event::ModelRequest {
-            iteration,
-            tools: prepared.tools.len(),
-            messages: self.session.history().len() + prepared.injected.len() + 1,
-        });
-        self.end.model_call_made();
-        let (stored, encodings) = self.session.for_model_call();
+        let (stored, encodings, account) = self.session.for_model_call();
         let request = ModelRequest {
             session_id: stored.id(),
             system: &prepared.system,
@@ -186,11 +180,27 @@ impl Turn<'_, '_> {
             injected: &prepared.injected,
             tools: &prepared.tools,
         };
+        let context = account.estimate(self.host.budget(), &request, stored.last_usage());
+        if let Some(window) = context.window.filter(|&window| context.estimated_tokens > window) {
+            tracing::warn!(
+                estimated = context.estimated_tokens,
+                window,
+                "the next request may not fit the model's context window"
+            );
+        }
+        self.sink.emit(&Event::ModelRequest {
+            iteration,
+            tools: prepared.tools.len(),
+            messages: stored.history().len() + prepared.injected.len() + 1,
+            context,
+        });
+        self.end.model_call_made();
         let sink = self.sink;
         let mut on_text = |text: &str| sink.emit(&Event::AssistantDelta { text: text.to_owned() });
         match self.host.model().complete(&request, encodings, &mut on_text).await {
             Ok(reply) => {
                 self.session.count_model_call();
+                self.session.context_mut().replied(reply.usage.as_ref());
                 Ok(reply)
             }
             Err(error) => {
@@ -221,6 +231,7 @@ impl Turn<'_, '_> {
         };
         self.sink.emit(&report.event());
         self.session.count_model_call();
+        self.session.context_mut().replied(usage.as_ref());
         self.session.push_reply(Message::assistant(partial.text.clone(), Vec::new()), usage);
         ModelError::Cut { detail, partial }
     }

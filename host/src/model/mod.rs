@@ -20,6 +20,7 @@ mod retry;
 mod scripted;
 mod sniff;
 mod sse;
+pub mod tokens;
 mod types;
 mod wire;
 
@@ -28,7 +29,7 @@ use std::sync::Arc;
 pub use anthropic::AnthropicClient;
 pub use assemble::ReplyAssembler;
 pub use error::ModelError;
-pub use history_encodings::HistoryEncodings;
+pub use history_encodings::{HistoryEncodings, PerMessage};
 pub use openai::OpenAiClient;
 pub use probe::{ProbeError, probe};
 pub use scripted::ScriptedModel;

@@ -198,6 +198,7 @@ impl SessionStore for SqliteStore {
         };
         let mut history = Vec::new();
         let mut usage = TokenUsage::default();
+        let mut last_usage = None;
         let mut statement = connection
             .prepare_cached("SELECT seq, body, usage FROM messages WHERE session_id = ?1 ORDER BY seq")?;
         let rows = statement.query_map([id], |row| {
@@ -211,6 +212,7 @@ impl SessionStore for SqliteStore {
                 let used: TokenUsage =
                     serde_json::from_str(&used).map_err(|error| corrupt(format!("its usage: {error}")))?;
                 usage = usage.plus(used);
+                last_usage = Some((history.len(), used));
             }
             history.push(message);
         }
@@ -224,7 +226,7 @@ impl SessionStore for SqliteStore {
         // count never goes back).
         let replies = history.iter().filter(|message| message.role == Role::Assistant).count() as u64;
         let model_calls = replies.max(recorded_calls as u64);
-        Ok(Some(StoredSession { history, state, model_calls, usage }))
+        Ok(Some(StoredSession { history, state, model_calls, usage, last_usage }))
     }
 
     fn commit(&self, id: &str, step: Step<'_>) -> Result<(), StoreError> {
@@ -476,6 +478,7 @@ mod tests {
         let before = store.load("before").unwrap().unwrap();
         assert_eq!(before.history, [Message::user("hi"), Message::assistant("hello", vec![])]);
         assert_eq!(before.usage, TokenUsage::default(), "nothing was recorded then");
+        assert_eq!(before.last_usage, None);
 
         let first = TokenUsage {
             input_tokens: 1_200,
@@ -523,6 +526,7 @@ mod tests {
             .unwrap();
         let after = store.load("before").unwrap().unwrap();
         assert_eq!(after.history.len(), 6);
+        assert_eq!(after.last_usage, Some((5, second)), "the last reply's, at its position");
         assert_eq!(
             after.usage,
             TokenUsage {

@@ -12,6 +12,8 @@ pub struct StoredSession {
     pub model_calls: u64,
     /// The tokens of every model call whose usage the endpoint reported, added up.
     pub usage: TokenUsage,
+    /// The last of those calls: its reply's history position and what it used.
+    pub last_usage: Option<(usize, TokenUsage)>,
 }
 
 /// One step to make durable: messages appended since the last commit, state changes, and
