@@ -10,6 +10,7 @@ mod caps;
 mod cli;
 mod compile_cache;
 mod config_errors;
+mod context_window;
 mod contract_versions;
 mod crash;
 mod custom_mode;

@@ -5,8 +5,9 @@ use super::prepare::prepare_call;
 use super::report::{forward_events, report_failure};
 use super::tool_call::{self, CallEnv};
 use super::{Host, LiveSession, NoOperator, TurnError};
-use crate::events::{EventSink, TokenUsage};
+use crate::events::{EventSink, TokenUsage, thousands};
 use crate::model::ToolCallRequest;
+use crate::model::tokens::{Budget, ContextAccount};
 use crate::plugins::{CallContext, ToolResult};
 
 impl Host {
@@ -31,11 +32,12 @@ impl Host {
             },
             // The model's URL as `describe` prints it: without userinfo or query.
             "session" => Ok(format!(
-                "session {}\nmodel {}\nmodel calls {}; tokens {}",
+                "session {}\nmodel {}\nmodel calls {}; tokens {}\ncontext {}",
                 session.id(),
                 self.model().describe(),
                 session.model_calls(),
-                tokens_used(session.usage())
+                tokens_used(session.usage()),
+                context_line(session.context(), self.budget())
             )),
             "approvals" => super::StandingApprovals::command(session.bag(), args),
             _ => {
@@ -150,4 +152,27 @@ impl Host {
 /// A session's token totals for `/session`; an endpoint that reports no usage leaves none.
 fn tokens_used(usage: TokenUsage) -> String {
     if usage == TokenUsage::default() { "none reported by the endpoint".to_owned() } else { usage.summary() }
+}
+
+/// How full the window is, for `/session`: the tokens the last call took (as the endpoint
+/// counted them, else as estimated) of the window, and how the last request was estimated.
+fn context_line(account: &ContextAccount, budget: &Budget) -> String {
+    let window = budget.window.map_or_else(
+        || "a window the host does not know (set [model] context_window)".to_owned(),
+        |window| format!("a window of {} tokens", thousands(window.into())),
+    );
+    let used = match account.in_use() {
+        Some(in_use) if in_use.reported => format!("{} tokens in use of {window}", thousands(in_use.tokens)),
+        Some(in_use) => format!("~{} tokens in use (estimated) of {window}", thousands(in_use.tokens)),
+        None => format!("no model call yet, {window}"),
+    };
+    match account.last() {
+        Some(last) => format!(
+            "{used}; the last request was estimated at ~{} tokens and {} kept for the reply (counted by {})",
+            thousands(last.prompt_tokens),
+            thousands(last.output_reserve),
+            last.counted_by.name()
+        ),
+        None => used,
+    }
 }

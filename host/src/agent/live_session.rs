@@ -29,10 +29,10 @@ pub struct LiveSession {
 impl From<Session> for LiveSession {
     fn from(stored: Session) -> Self {
         Self {
-            stored,
             provide_memo: ProvideMemo::default(),
             encodings: HistoryEncodings::default(),
-            context: ContextAccount::default(),
+            context: ContextAccount::resumed(stored.last_usage().map(|(_, usage)| usage)),
+            stored,
         }
     }
 }
@@ -42,7 +42,7 @@ impl LiveSession {
         &self.provide_memo
     }
 
-    /// The estimate of the last model call made on this session in this process.
+    /// What the session's model calls came to: the last one's estimate, the tokens in use.
     pub fn context(&self) -> &ContextAccount {
         &self.context
     }

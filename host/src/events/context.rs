@@ -30,17 +30,6 @@ pub struct ContextEstimate {
     pub last_usage: Option<TokenUsage>,
 }
 
-impl ContextEstimate {
-    /// `~12,345 of 128,000 tokens` (`~12,345 tokens` without a window): for people.
-    pub fn summary(&self) -> String {
-        let used = super::reply::thousands(self.estimated_tokens);
-        match self.window {
-            Some(window) => format!("~{used} of {} tokens", super::reply::thousands(window)),
-            None => format!("~{used} tokens"),
-        }
-    }
-}
-
 /// How an estimate counted the request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -57,22 +46,33 @@ pub enum CountedBy {
     Bytes,
 }
 
+impl CountedBy {
+    /// The name `--json` gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::O200kBase => "o200k_base",
+            Self::O200kHarmony => "o200k_harmony",
+            Self::Cl100kBase => "cl100k_base",
+            Self::CalibratedBytes => "calibrated_bytes",
+            Self::Bytes => "bytes",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn the_summary_says_the_window_when_there_is_one() {
-        let mut estimate = ContextEstimate {
-            prompt_tokens: 12_000,
-            output_reserve: 345,
-            estimated_tokens: 12_345,
-            window: Some(128_000),
-            counted_by: CountedBy::Bytes,
-            last_usage: None,
-        };
-        assert_eq!(estimate.summary(), "~12,345 of 128,000 tokens");
-        estimate.window = None;
-        assert_eq!(estimate.summary(), "~12,345 tokens");
+    fn a_counters_name_is_its_json_spelling() {
+        for counted_by in [
+            CountedBy::O200kBase,
+            CountedBy::O200kHarmony,
+            CountedBy::Cl100kBase,
+            CountedBy::CalibratedBytes,
+            CountedBy::Bytes,
+        ] {
+            assert_eq!(serde_json::to_value(counted_by).unwrap(), counted_by.name());
+        }
     }
 }

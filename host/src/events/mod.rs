@@ -22,7 +22,7 @@ use crate::conversation::Role;
 pub use context::{ContextEstimate, CountedBy};
 pub use outcomes::{ApprovalAnswer, CallDecision, TurnEnd};
 pub use payload::Payload;
-pub use reply::{ReplyStop, TokenUsage};
+pub use reply::{ReplyStop, TokenUsage, thousands};
 pub use sinks::{BuildProgressOnStderr, CollectEvents, EventSink, NoEvents};
 
 /// One thing that happened. Serialized with a `type` tag in snake_case.

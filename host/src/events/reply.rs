@@ -67,7 +67,7 @@ impl TokenUsage {
 }
 
 /// `1234567` as `1,234,567`.
-pub(super) fn thousands(n: u64) -> String {
+pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (index, digit) in digits.chars().enumerate() {

@@ -82,6 +82,16 @@ pub struct ContextAccount {
     estimated_bytes: Option<u64>,
     calibration: Option<Calibration>,
     last: Option<ContextEstimate>,
+    in_use: Option<InUse>,
+}
+
+/// The tokens a conversation took at its last model call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InUse {
+    pub tokens: u64,
+    /// Whether the endpoint counted them (its request and reply), rather than the estimate
+    /// (of the request).
+    pub reported: bool,
 }
 
 #[derive(Debug)]
@@ -110,6 +120,12 @@ impl Calibration {
 }
 
 impl ContextAccount {
+    /// The account of a session resumed from the store, whose last reported call used
+    /// `last_usage`.
+    pub fn resumed(last_usage: Option<TokenUsage>) -> Self {
+        Self { in_use: last_usage.map(InUse::reported), ..Self::default() }
+    }
+
     /// The estimate of `request` under `budget`. `last_usage` is the session's last reported
     /// call (its reply's history position and usage): on a session resumed from the store it
     /// calibrates the byte count until a call made here does.
@@ -151,17 +167,27 @@ impl ContextAccount {
             last_usage: last_usage.map(|(_, usage)| usage),
         };
         self.last = Some(estimate);
+        self.in_use = Some(InUse { tokens: prompt_tokens, reported: false });
         estimate
     }
 
     /// The reply to the request last estimated arrived, with what its endpoint said it used:
     /// the byte count is calibrated by it from now on.
     pub fn replied(&mut self, usage: Option<&TokenUsage>) {
-        if let (Some(bytes), Some(usage)) = (self.estimated_bytes.take(), usage)
+        let Some(usage) = usage else { return };
+        self.in_use = Some(InUse::reported(*usage));
+        if let Some(bytes) = self.estimated_bytes.take()
             && let Some(calibration) = Calibration::new(bytes, usage.input_tokens)
         {
             self.calibration = Some(calibration);
         }
+    }
+
+    /// The tokens the conversation took at its last model call: as its endpoint reported them
+    /// when it did, else as estimated before it. `None` before the first call (of a new
+    /// session, or one resumed without a reported call).
+    pub fn in_use(&self) -> Option<InUse> {
+        self.in_use
     }
 
     /// The estimate of the session's last model call made in this process.
@@ -183,6 +209,12 @@ impl ContextAccount {
         let size = counter.fixed(system, tool_parts(tools));
         self.fixed = Some(CountedFixed { system: system.to_owned(), tools: tools.to_vec(), size });
         size
+    }
+}
+
+impl InUse {
+    fn reported(usage: TokenUsage) -> Self {
+        Self { tokens: usage.input_tokens.saturating_add(usage.output_tokens), reported: true }
     }
 }
 

@@ -158,3 +158,19 @@ fn a_scripted_model_is_counted_by_bytes_whatever_its_name() {
         (Counter::Tokenizer(Encoding::O200kBase), Some(128_000), 16_384)
     );
 }
+
+#[test]
+fn the_tokens_in_use_are_the_endpoints_once_it_reported_them() {
+    let mut account = ContextAccount::default();
+    assert_eq!(account.in_use(), None);
+    let history = History::from(vec![Message::user("hello there")]);
+    let estimate = account.estimate(&bytes_budget(), &request("", &history, &[]), None);
+    assert_eq!(account.in_use(), Some(InUse { tokens: estimate.prompt_tokens, reported: false }));
+    account.replied(None);
+    assert_eq!(account.in_use().map(|in_use| in_use.reported), Some(false), "nothing reported");
+    account.estimate(&bytes_budget(), &request("", &history, &[]), None);
+    account.replied(Some(&usage(120)));
+    assert_eq!(account.in_use(), Some(InUse { tokens: 129, reported: true }), "input and output");
+    assert_eq!(ContextAccount::resumed(Some(usage(40))).in_use(), Some(InUse { tokens: 49, reported: true }));
+    assert_eq!(ContextAccount::resumed(None).in_use(), None);
+}
