@@ -55,7 +55,7 @@ impl Host {
         }
         let plugins = PluginSet::load(&engine, &config, None, &BuildProgressOnStderr).await?;
         let lease = Duration::from_secs(config.storage.lease_secs.get());
-        let budget = Budget::from_config(&config.model);
+        let budget = Budget::new(&config.model, &model);
         Ok(Self {
             current: RwLock::new(Snapshot { config: Arc::new(config), plugins: Arc::new(plugins) }),
             engine,

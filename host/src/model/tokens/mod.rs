@@ -11,11 +11,11 @@ mod counter;
 
 pub use counter::{Counter, Encoding, Size};
 
-use super::ToolDefinition;
 use super::encodings::same_tools;
 use super::history_encodings::PerMessage;
 use super::types::ModelRequest;
-use crate::config::{ModelConfig, Provider};
+use super::{ModelClient, ToolDefinition};
+use crate::config::ModelConfig;
 use crate::events::{ContextEstimate, CountedBy, TokenUsage};
 use counter::TOKENS_PER_REPLY;
 
@@ -34,12 +34,12 @@ pub struct Budget {
 }
 
 impl Budget {
-    pub fn from_config(model: &ModelConfig) -> Self {
-        // A scripted model reads no tokens, whatever `model` is called.
-        let counter = if model.provider == Provider::Scripted {
-            Counter::Bytes
-        } else {
-            Counter::for_model(&model.model)
+    /// The budget of `client`, configured by `model`.
+    pub fn new(model: &ModelConfig, client: &ModelClient) -> Self {
+        // A scripted model (the offline demo's too) reads no tokens, whatever `model` says.
+        let counter = match client {
+            ModelClient::Scripted(_) => Counter::Bytes,
+            ModelClient::OpenAi(_) | ModelClient::Anthropic(_) => Counter::for_model(&model.model),
         };
         Self { counter, window: model.window(), output_reserve: model.output_reserve() }
     }

@@ -148,14 +148,26 @@ fn a_rewritten_history_and_a_changed_system_prompt_are_counted_afresh() {
 
 #[test]
 fn a_scripted_model_is_counted_by_bytes_whatever_its_name() {
-    let mut config = ModelConfig { provider: Provider::Scripted, ..ModelConfig::default() };
-    config.model = "gpt-4o".into();
-    assert_eq!(Budget::from_config(&config).counter, Counter::Bytes);
-    config.provider = Provider::Openai;
-    let budget = Budget::from_config(&config);
+    let config = crate::config::Config::parse(
+        "[model]\nmodel = \"gpt-4o\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+        std::path::Path::new("c.toml"),
+    )
+    .unwrap();
+    let client = ModelClient::from_config(&config).unwrap().unwrap();
+    let budget = Budget::new(&config.model, &client);
     assert_eq!(
         (budget.counter, budget.window, budget.output_reserve),
         (Counter::Tokenizer(Encoding::O200kBase), Some(128_000), 16_384)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.toml");
+    std::fs::write(&script, "[[turn]]\ntext = \"done\"\n").unwrap();
+    let scripted =
+        ModelClient::Scripted(std::sync::Arc::new(super::super::ScriptedModel::from_file(&script).unwrap()));
+    assert_eq!(
+        Budget::new(&config.model, &scripted).counter,
+        Counter::Bytes,
+        "the demo, under the same [model]"
     );
 }
 
