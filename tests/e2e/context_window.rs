@@ -148,3 +148,18 @@ async fn a_window_too_small_for_what_every_request_carries_is_refused_at_start()
     let output = run(&dir, &["--check", "--offline"]).await;
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
 }
+
+#[tokio::test]
+async fn an_openai_model_is_counted_with_its_tokenizer_against_its_default_window() {
+    let model = FakeModel::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let text = config(&model, "").replace("model = \"fake\"", "model = \"gpt-4o-mini\"");
+    std::fs::write(dir.path().join("config.toml"), text).unwrap();
+    model.push(Reply::text("Hi.").usage(900, 0, 2));
+    let output = run(&dir, &["--prompt", "go", "--json"]).await;
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let context = &estimates(&json_lines(&output))[0];
+    assert_eq!(context["counted_by"], "o200k_base");
+    assert_eq!((context["window"].as_u64(), tokens(context, "output_reserve")), (Some(128_000), 16_384));
+    assert_eq!(model.requests()[0].get("max_tokens"), None, "the default reserve is not sent");
+}
