@@ -163,3 +163,22 @@ async fn an_openai_model_is_counted_with_its_tokenizer_against_its_default_windo
     assert_eq!((context["window"].as_u64(), tokens(context, "output_reserve")), (Some(128_000), 16_384));
     assert_eq!(model.requests()[0].get("max_tokens"), None, "the default reserve is not sent");
 }
+
+#[tokio::test]
+async fn a_reload_whose_prompt_outgrows_the_window_is_rejected_and_the_old_set_serves() {
+    let model = FakeModel::start().await;
+    let text = config(&model, "context_window = 32000");
+    let test = crate::support::TestHost::new(&text).await.unwrap();
+    let before = test.host.config().agent.instructions.clone();
+    // Some 50,000 tokens at four bytes a token: the base instructions alone outgrow it.
+    let long = "word ".repeat(40_000);
+    let grown = text.replace("[agent]\n", &format!("[agent]\ninstructions = \"{long}\"\n"));
+    std::fs::write(test.dir.path().join("config.toml"), grown).unwrap();
+    let error = test.host.reload(&agent_host::events::NoEvents).await.unwrap_err().to_string();
+    assert!(
+        error.contains("`model.context_window`: 32000 tokens cannot hold what every request carries"),
+        "{error}"
+    );
+    assert_eq!(test.host.config().agent.instructions, before, "the old config serves");
+    assert!(test.host.reload_status().error.is_some_and(|e| e.contains("cannot hold")));
+}

@@ -117,6 +117,7 @@ impl Host {
             let config = Config::load(&file)?;
             let previous = self.plugins();
             let set = PluginSet::load(&self.engine, &config, Some(&previous), sink).await?;
+            super::window_check::check_window(&self.budget, &config, &set).await?;
             Ok::<_, anyhow::Error>((config, set))
         }
         .await;

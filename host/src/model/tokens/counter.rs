@@ -185,6 +185,15 @@ mod tests {
     }
 
     #[test]
+    fn a_long_run_of_one_letter_is_counted() {
+        // As tiktoken's `test_large_repeated`: one regex piece as long as a tool's largest
+        // output, which a merge that rescans the piece for every pair would take hours over.
+        let run = "x".repeat(256 << 10);
+        let tokens = Encoding::O200kBase.count(&run);
+        assert!(tokens > 0 && tokens < run.len() as u64, "{tokens}");
+    }
+
+    #[test]
     fn a_special_token_spelled_in_text_is_counted_as_text() {
         // With special tokens read, `<|endoftext|>` would be the one token 100257.
         assert!(Encoding::Cl100kBase.count("hello <|endoftext|>") > 3);
