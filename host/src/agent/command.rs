@@ -164,7 +164,7 @@ fn context_line(account: &ContextAccount, budget: &Budget) -> String {
     let used = match account.in_use() {
         Some(in_use) if in_use.reported => format!("{} tokens in use of {window}", thousands(in_use.tokens)),
         Some(in_use) => format!("~{} tokens in use (estimated) of {window}", thousands(in_use.tokens)),
-        None => format!("no model call yet, {window}"),
+        None => format!("nothing sent yet; {window}"),
     };
     match account.last() {
         Some(last) => format!(
@@ -174,5 +174,33 @@ fn context_line(account: &ContextAccount, budget: &Budget) -> String {
             last.counted_by.name()
         ),
         None => used,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::{History, Message};
+    use crate::model::ModelRequest;
+    use crate::model::tokens::Counter;
+
+    #[test]
+    fn the_context_line_says_what_is_known_of_the_window() {
+        let budget = Budget { counter: Counter::Bytes, window: Some(8_000), output_reserve: 100 };
+        let mut account = ContextAccount::default();
+        assert_eq!(context_line(&account, &budget), "nothing sent yet; a window of 8,000 tokens");
+        let history = History::from(vec![Message::user("x".repeat(4_000))]);
+        let request =
+            ModelRequest { session_id: "s", system: "", history: &history, injected: &[], tools: &[] };
+        let estimate = account.estimate(&budget, &request, None);
+        let line = context_line(&account, &Budget { window: None, ..budget });
+        assert!(
+            line.starts_with(&format!(
+                "~{} tokens in use (estimated) of a window the host does not know",
+                thousands(estimate.prompt_tokens)
+            )),
+            "{line}"
+        );
+        assert!(line.ends_with("and 100 kept for the reply (counted by bytes)"), "{line}");
     }
 }
