@@ -1,6 +1,7 @@
 //! What the host costs next to the model, piece by piece: one plugin call per export
 //! (instantiate + call + teardown), context assembly for one model call with the stock set,
-//! a tool call through the hooks, TodoWrite validating a 20-item list, a whole turn against
+//! the estimate of a request's size at 10, 100 and 1,000 messages, a tool call through the
+//! hooks, TodoWrite validating a 20-item list, a whole turn against
 //! a model that answers at once, the state bag, hot reloads, and what the host-side caps cost.
 //!
 //! `cargo bench -p agent-host --bench host_overhead` (builds the plugins first).
@@ -202,6 +203,95 @@ fn context_assembly_stock_set_reused(bencher: divan::Bencher) {
     bencher.bench(|| {
         fixture.runtime.block_on(prepare(instructions, &set, &ctx(), &bag, &memo, &NoEvents)).unwrap()
     });
+}
+
+/// The estimate of the next request's size, made before every model call, on a session of
+/// 10, 100 and 1,000 messages with the stock set's system prompt and tools: with everything
+/// but the request's own parts kept from the call before (by bytes, as for a model the host
+/// has no tokenizer for, and with GPT-4o's tokenizer), and on a session just resumed, whose
+/// every message is counted once.
+mod context_estimate {
+    use agent_host::model::tokens::{Budget, ContextAccount, Counter, Encoding};
+    use agent_host::model::{History, Message, ModelRequest, ToolCallRequest};
+
+    use super::*;
+
+    const LENGTHS: [usize; 3] = [10, 100, 1000];
+
+    /// A working session's messages: the user's asks, replies calling tools, their results.
+    fn history(messages: usize) -> History {
+        let history: Vec<Message> = (0..messages)
+            .map(|index| match index % 3 {
+                0 => Message::user(format!(
+                    "Step {index}: update the release note's section on the plugin host."
+                )),
+                1 => Message::assistant(
+                    "Reading the file first.",
+                    vec![ToolCallRequest {
+                        id: format!("call_{index}"),
+                        name: "read_file".into(),
+                        arguments: format!("{{\"path\":\"/workspace/notes/{index}.md\"}}"),
+                    }],
+                ),
+                _ => Message::tool(format!("call_{}", index - 1), "# Release notes\n\n- ".repeat(24)),
+            })
+            .collect();
+        History::from(history)
+    }
+
+    fn budget(counter: Counter) -> Budget {
+        Budget { counter, window: Some(128_000), output_reserve: 16_384 }
+    }
+
+    fn bench_estimate(bencher: divan::Bencher, messages: usize, counter: Counter) {
+        let fixture = fixture();
+        let (set, bag) = (fixture.host.plugins(), StateBag::default());
+        let prepared = fixture
+            .runtime
+            .block_on(prepare("You are helpful.", &set, &ctx(), &bag, &ProvideMemo::default(), &NoEvents))
+            .unwrap();
+        let history = history(messages);
+        let request = ModelRequest {
+            session_id: "bench",
+            system: &prepared.system,
+            history: &history,
+            injected: &prepared.injected,
+            tools: &prepared.tools,
+            max_output_tokens: None,
+        };
+        let (budget, mut account) = (budget(counter), ContextAccount::default());
+        account.estimate(&budget, &request, None);
+        bencher.bench_local(|| account.estimate(&budget, &request, None));
+    }
+
+    #[divan::bench(args = LENGTHS)]
+    fn by_bytes(bencher: divan::Bencher, messages: usize) {
+        bench_estimate(bencher, messages, Counter::Bytes);
+    }
+
+    #[divan::bench(args = LENGTHS)]
+    fn by_o200k(bencher: divan::Bencher, messages: usize) {
+        bench_estimate(bencher, messages, Counter::Tokenizer(Encoding::O200kBase));
+    }
+
+    #[divan::bench(args = LENGTHS)]
+    fn by_o200k_resumed(bencher: divan::Bencher, messages: usize) {
+        let history = history(messages);
+        let request = ModelRequest {
+            session_id: "bench",
+            system: "You are helpful.",
+            history: &history,
+            injected: &[],
+            tools: &[],
+            max_output_tokens: None,
+        };
+        let budget = budget(Counter::Tokenizer(Encoding::O200kBase));
+        // The shared encoder is built once per process, before the first sample.
+        ContextAccount::default().estimate(&budget, &request, None);
+        bencher
+            .with_inputs(ContextAccount::default)
+            .bench_local_values(|mut account| account.estimate(&budget, &request, None));
+    }
 }
 
 /// One tool call as the model would make it: schema validation, agent-mode's and

@@ -5,7 +5,8 @@
 //! `max_tokens`, a tool call, and the error a strict template raises.
 
 use agent_host::conversation::{History, Message, Role};
-use agent_host::model::{HistoryEncodings, ModelClient, ModelRequest, StopReason, ToolCallRequest, Usage};
+use agent_host::events::TokenUsage;
+use agent_host::model::{HistoryEncodings, ModelClient, ModelRequest, StopReason, ToolCallRequest};
 use agent_host::state::{SessionStore, SqliteStore};
 use agent_host::{Config, Event, TurnEnd};
 
@@ -107,7 +108,8 @@ async fn the_usage_chunk_is_read_as_the_server_counted() {
     let (reply, _) = one_call(&model).await;
     assert_eq!(reply.text, "There are no three colours in the world.");
     assert_eq!(reply.stop, StopReason::Done);
-    let usage = Usage { input_tokens: 24, output_tokens: 10, cache_read_tokens: 14, cache_write_tokens: 0 };
+    let usage =
+        TokenUsage { input_tokens: 24, output_tokens: 10, cache_read_tokens: 14, cache_write_tokens: 0 };
     assert_eq!(reply.usage, Some(usage));
 
     model.push(streamed("text.sse"));

@@ -11,6 +11,7 @@ mod carry;
 mod cli;
 mod compile_cache;
 mod config_errors;
+mod context_window;
 mod contract_versions;
 mod crash;
 mod custom_mode;

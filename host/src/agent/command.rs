@@ -6,8 +6,9 @@ use super::prepare::prepare_call;
 use super::report::{forward_events, forward_model_calls, report_failure};
 use super::tool_call::{self, CallEnv};
 use super::{Host, LiveSession, NoOperator, TurnError};
-use crate::events::{EventSink, TokenUsage};
+use crate::events::{EventSink, TokenUsage, thousands};
 use crate::model::ToolCallRequest;
+use crate::model::tokens::{Budget, ContextAccount};
 use crate::plugins::{CallContext, ToolResult};
 use crate::state::document;
 
@@ -33,11 +34,12 @@ impl Host {
             },
             // The model's URL as `describe` prints it: without userinfo or query.
             "session" => Ok(format!(
-                "session {}\nmodel {}\nmodel calls {}; tokens {}",
+                "session {}\nmodel {}\nmodel calls {}; tokens {}\ncontext {}",
                 session.id(),
                 self.model().describe(),
                 session.model_calls(),
-                tokens_used(session.usage())
+                tokens_used(session.usage()),
+                context_line(session.context(), self.budget())
             )),
             "approvals" => super::StandingApprovals::command(session.bag(), args),
             "export" => self.export(session, args.trim()),
@@ -183,4 +185,61 @@ impl Host {
 /// A session's token totals for `/session`; an endpoint that reports no usage leaves none.
 fn tokens_used(usage: TokenUsage) -> String {
     if usage == TokenUsage::default() { "none reported by the endpoint".to_owned() } else { usage.summary() }
+}
+
+/// How full the window is, for `/session`: the tokens the last call took (as the endpoint
+/// counted them, else as estimated) of the window, and how the last request was estimated.
+fn context_line(account: &ContextAccount, budget: &Budget) -> String {
+    let window = budget.window.map_or_else(
+        || "a window the host does not know (set [model] context_window)".to_owned(),
+        |window| format!("a window of {} tokens", thousands(window.into())),
+    );
+    let used = match account.in_use() {
+        Some(in_use) if in_use.reported => format!("{} tokens in use of {window}", thousands(in_use.tokens)),
+        Some(in_use) => format!("~{} tokens in use (estimated) of {window}", thousands(in_use.tokens)),
+        None => format!("nothing sent yet; {window}"),
+    };
+    match account.last() {
+        Some(last) => format!(
+            "{used}; the last request was estimated at ~{} tokens and {} kept for the reply (counted by {})",
+            thousands(last.prompt_tokens),
+            thousands(last.output_reserve),
+            last.counted_by.name()
+        ),
+        None => used,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::{History, Message};
+    use crate::model::ModelRequest;
+    use crate::model::tokens::Counter;
+
+    #[test]
+    fn the_context_line_says_what_is_known_of_the_window() {
+        let budget = Budget { counter: Counter::Bytes, window: Some(8_000), output_reserve: 100 };
+        let mut account = ContextAccount::default();
+        assert_eq!(context_line(&account, &budget), "nothing sent yet; a window of 8,000 tokens");
+        let history = History::from(vec![Message::user("x".repeat(4_000))]);
+        let request = ModelRequest {
+            session_id: "s",
+            system: "",
+            history: &history,
+            injected: &[],
+            tools: &[],
+            max_output_tokens: None,
+        };
+        let estimate = account.estimate(&budget, &request, None);
+        let line = context_line(&account, &Budget { window: None, ..budget });
+        assert!(
+            line.starts_with(&format!(
+                "~{} tokens in use (estimated) of a window the host does not know",
+                thousands(estimate.prompt_tokens)
+            )),
+            "{line}"
+        );
+        assert!(line.ends_with("and 100 kept for the reply (counted by bytes)"), "{line}");
+    }
 }

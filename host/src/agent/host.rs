@@ -8,6 +8,7 @@ use super::live_session::LiveSessions;
 use crate::config::Config;
 use crate::events::{BuildProgressOnStderr, Event, EventSink};
 use crate::model::ModelClient;
+use crate::model::tokens::Budget;
 use crate::plugins::PluginSet;
 use crate::runtime::SandboxEngine;
 use crate::state::{SessionStore, SqliteStore};
@@ -20,6 +21,8 @@ pub struct Host {
     engine: SandboxEngine,
     sessions: LiveSessions,
     model: ModelClient,
+    /// What model calls are counted with and measured against: `[model]`, read at start-up.
+    budget: Budget,
     last_reload: Mutex<ReloadStatus>,
     /// Reloads run one at a time, so two saves in a row cannot race each other's swap.
     reloading: tokio::sync::Mutex<()>,
@@ -52,11 +55,13 @@ impl Host {
         }
         let plugins = PluginSet::load(&engine, &config, None, &BuildProgressOnStderr).await?;
         let lease = Duration::from_secs(config.storage.lease_secs.get());
+        let budget = Budget::new(&config.model, &model);
         Ok(Self {
             current: RwLock::new(Snapshot { config: Arc::new(config), plugins: Arc::new(plugins) }),
             engine,
             sessions: LiveSessions::with_lease(store, lease),
             model,
+            budget,
             last_reload: Mutex::new(ReloadStatus { at: SystemTime::now(), error: None }),
             reloading: tokio::sync::Mutex::new(()),
         })
@@ -85,6 +90,10 @@ impl Host {
         &self.model
     }
 
+    pub fn budget(&self) -> &Budget {
+        &self.budget
+    }
+
     /// The plugin set new calls use. Calls in flight keep the set they started with.
     pub fn plugins(&self) -> Arc<PluginSet> {
         self.current.read().unwrap_or_else(|p| p.into_inner()).plugins.clone()
@@ -108,6 +117,7 @@ impl Host {
             let config = Config::load(&file)?;
             let previous = self.plugins();
             let set = PluginSet::load(&self.engine, &config, Some(&previous), sink).await?;
+            super::window_check::check_window(&self.budget, &config, &set).await?;
             Ok::<_, anyhow::Error>((config, set))
         }
         .await;

@@ -4,6 +4,7 @@
 use std::ops::{Deref, DerefMut};
 
 use crate::model::HistoryEncodings;
+use crate::model::tokens::ContextAccount;
 use crate::plugins::ProvideMemo;
 use crate::state::{self, Session};
 
@@ -21,11 +22,18 @@ pub struct LiveSession {
     provide_memo: ProvideMemo,
     /// The history's messages as the model client last sent them.
     encodings: HistoryEncodings,
+    /// What the history's messages come to, and the calibration of the estimate.
+    context: ContextAccount,
 }
 
 impl From<Session> for LiveSession {
     fn from(stored: Session) -> Self {
-        Self { stored, provide_memo: ProvideMemo::default(), encodings: HistoryEncodings::default() }
+        Self {
+            provide_memo: ProvideMemo::default(),
+            encodings: HistoryEncodings::default(),
+            context: ContextAccount::resumed(stored.last_usage().map(|(_, usage)| usage)),
+            stored,
+        }
     }
 }
 
@@ -34,10 +42,19 @@ impl LiveSession {
         &self.provide_memo
     }
 
-    /// The stored session and the history's encodings, apart: a model call reads the one
-    /// while it adds to the other.
-    pub(super) fn for_model_call(&mut self) -> (&Session, &mut HistoryEncodings) {
-        (&self.stored, &mut self.encodings)
+    /// What the session's model calls came to: the last one's estimate, the tokens in use.
+    pub fn context(&self) -> &ContextAccount {
+        &self.context
+    }
+
+    /// The stored session and the caches of the history's messages, apart: a model call reads
+    /// the one while it adds to the others.
+    pub(super) fn for_model_call(&mut self) -> (&Session, &mut HistoryEncodings, &mut ContextAccount) {
+        (&self.stored, &mut self.encodings, &mut self.context)
+    }
+
+    pub(super) fn context_mut(&mut self) -> &mut ContextAccount {
+        &mut self.context
     }
 }
 

@@ -19,6 +19,7 @@ mod snapshot;
 mod tool_call;
 mod turn;
 mod turn_end;
+mod window_check;
 
 pub use crate::plugins::PluginSet;
 pub use approval::{

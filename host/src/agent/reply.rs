@@ -2,7 +2,7 @@
 //! ended and what it cost, and the answer a call gets when its reply was cut off.
 
 use crate::events::{Event, ReplyStop, TokenUsage, ToolCallEvent};
-use crate::model::{StopReason, ToolCallRequest, Usage};
+use crate::model::{StopReason, ToolCallRequest};
 
 /// A reply as the stream reports it.
 pub(super) struct ReplyReport<'a> {
@@ -41,16 +41,6 @@ pub(super) fn reply_stop(stop: &StopReason) -> ReplyStop {
             tracing::debug!(reason, "the model's reply ended for a reason the host does not know");
             ReplyStop::Other
         }
-    }
-}
-
-/// The session's record of what a call used.
-pub(super) fn token_usage(usage: &Usage) -> TokenUsage {
-    TokenUsage {
-        input_tokens: usage.input_tokens,
-        output_tokens: usage.output_tokens,
-        cache_read_tokens: usage.cache_read_tokens,
-        cache_write_tokens: usage.cache_write_tokens,
     }
 }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::call_ids::unique_ids;
 use super::plugin_model::PluginModel;
 use super::prepare::{Prepared, prepare_call};
-use super::reply::{ReplyReport, cut_call_answer, reply_stop, token_usage};
+use super::reply::{ReplyReport, cut_call_answer, reply_stop};
 use super::report::{forward_events, forward_model_calls, report_failure};
 use super::tool_call::{self, CallEnv};
 use super::turn_end::EndReport;
@@ -109,7 +109,7 @@ impl Turn<'_, '_> {
         // Cut at the output limit: the text stands, but any tool call in it may be cut short.
         let cut = answer.stop == StopReason::Length;
         let tool_calls = unique_ids(self.session.id(), self.session.history(), answer.tool_calls);
-        let usage = answer.usage.as_ref().map(token_usage);
+        let usage = answer.usage;
         let report = ReplyReport {
             text: &answer.text,
             tool_calls: &tool_calls,
@@ -174,13 +174,7 @@ impl Turn<'_, '_> {
 
     /// The model call itself, with the session's history and its kept encodings.
     async fn call_model(&mut self, prepared: &Prepared, iteration: u32) -> Result<ModelReply, TurnError> {
-        self.sink.emit(&Event::ModelRequest {
-            iteration,
-            tools: prepared.tools.len(),
-            messages: self.session.to_send().len() + prepared.injected.len() + 1,
-        });
-        self.end.model_call_made();
-        let (stored, encodings) = self.session.for_model_call();
+        let (stored, encodings, account) = self.session.for_model_call();
         let request = ModelRequest {
             session_id: stored.id(),
             system: &prepared.system,
@@ -189,11 +183,27 @@ impl Turn<'_, '_> {
             tools: &prepared.tools,
             max_output_tokens: None,
         };
+        let context = account.estimate(self.host.budget(), &request, stored.last_usage());
+        if let Some(window) = context.window.filter(|&window| context.estimated_tokens > window) {
+            tracing::warn!(
+                estimated = context.estimated_tokens,
+                window,
+                "the next request may not fit the model's context window"
+            );
+        }
+        self.sink.emit(&Event::ModelRequest {
+            iteration,
+            tools: prepared.tools.len(),
+            messages: stored.to_send().len() + prepared.injected.len() + 1,
+            context,
+        });
+        self.end.model_call_made();
         let sink = self.sink;
         let mut on_text = |text: &str| sink.emit(&Event::AssistantDelta { text: text.to_owned() });
         match self.host.model().complete(&request, encodings, &mut on_text).await {
             Ok(reply) => {
                 self.session.count_model_call();
+                self.session.context_mut().replied(reply.usage.as_ref());
                 Ok(reply)
             }
             Err(error) => {
@@ -214,7 +224,7 @@ impl Turn<'_, '_> {
         if partial.text.is_empty() && partial.reasoning.is_empty() {
             return ModelError::Cut { detail, partial };
         }
-        let usage = partial.usage.as_ref().map(token_usage);
+        let usage = partial.usage;
         let report = ReplyReport {
             text: &partial.text,
             tool_calls: &[],
@@ -224,6 +234,7 @@ impl Turn<'_, '_> {
         };
         self.sink.emit(&report.event());
         self.session.count_model_call();
+        self.session.context_mut().replied(usage.as_ref());
         self.session.push_reply(Message::assistant(partial.text.clone(), Vec::new()), usage);
         ModelError::Cut { detail, partial }
     }

@@ -11,7 +11,8 @@ use super::json::compact_json;
 use super::render::colors_on;
 use super::startup::one_turn;
 use crate::agent::{ApprovalAnswer, ApprovalRequest, Approver, Host, SessionHandle};
-use crate::events::EventSink;
+use crate::events::{EventSink, thousands};
+use crate::model::tokens::InUse;
 use crate::sanitize::{multi_line, one_line};
 
 /// Said after the offline demo's turn, when the console stays open.
@@ -86,8 +87,19 @@ pub async fn run(
 /// operator or a reload.
 async fn prompt_with_status(host: &Host, session: &SessionHandle) -> String {
     let session = session.lock().await;
-    let lines = host.plugins().status(&session).await;
+    let mut lines = host.plugins().status(&session).await;
+    lines.extend(context_badge(session.context().in_use(), host.budget().window));
     badge(&lines)
+}
+
+/// The tokens the conversation took at its last model call and the window: `12,345/128,000
+/// tokens`, `~` before an estimate (the endpoint reported none), no window when none is
+/// known; nothing before the first call.
+fn context_badge(in_use: Option<InUse>, window: Option<u32>) -> Option<String> {
+    let in_use = in_use?;
+    let about = if in_use.reported { "" } else { "~" };
+    let window = window.map(|window| format!("/{}", thousands(window.into()))).unwrap_or_default();
+    Some(format!("{about}{}{window} tokens", thousands(in_use.tokens)))
 }
 
 /// `[a] [b] > ` for the status texts `lines`, each on one line; `> ` without any.
@@ -162,6 +174,18 @@ mod tests {
         assert_eq!(badge(&[]), "> ");
         assert_eq!(badge(&["plan".to_owned()]), "[plan] > ");
         assert_eq!(badge(&["a\nb".to_owned(), " two ".to_owned()]), "[a\\nb] [two] > ");
+    }
+
+    #[test]
+    fn the_context_badge_shows_the_tokens_in_use_and_the_window() {
+        let reported = Some(InUse { tokens: 12_345, reported: true });
+        assert_eq!(context_badge(reported, Some(128_000)).as_deref(), Some("12,345/128,000 tokens"));
+        assert_eq!(context_badge(reported, None).as_deref(), Some("12,345 tokens"));
+        let estimated = Some(InUse { tokens: 980, reported: false });
+        assert_eq!(context_badge(estimated, Some(8_000)).as_deref(), Some("~980/8,000 tokens"));
+        assert_eq!(context_badge(None, Some(8_000)), None, "before the first call");
+        let lines = vec!["plan".to_owned(), context_badge(reported, Some(128_000)).unwrap()];
+        assert_eq!(badge(&lines), "[plan] [12,345/128,000 tokens] > ");
     }
 
     #[test]

@@ -55,6 +55,10 @@ pub async fn run(args: Args) -> Status {
     if args.list_sessions {
         return list_sessions(&host);
     }
+    if let Err(error) = host.check_context_window().await {
+        eprintln!("error: {}", multi_line(&error.to_string()));
+        return Status::BadInput;
+    }
     if args.check {
         println!("{}", multi_line(&host.plugin_table()));
         return check_endpoint(&host, args.offline).await;

@@ -222,13 +222,35 @@ fn check_model(config: &Config) -> Result<(), ConfigError> {
     if model.max_output_tokens == Some(0) {
         return Err(whole("model.max_output_tokens", "must be at least 1 token".into()));
     }
-    if let (Some(window), Some(output)) = (model.context_window, model.max_output_tokens)
-        && output >= window
+    if model.context_window == Some(0) {
+        return Err(whole("model.context_window", "must be at least 1 token".into()));
+    }
+    if let Some(window) = model.window()
+        && model.output_reserve() >= window
     {
-        return Err(whole(
-            "model.max_output_tokens",
-            format!("{output} leaves no room for the prompt in a context_window of {window} tokens"),
-        ));
+        let output = model.output_reserve();
+        return Err(match (model.max_output_tokens, model.context_window) {
+            (Some(_), Some(_)) => whole(
+                "model.max_output_tokens",
+                format!("{output} leaves no room for the prompt in a context_window of {window} tokens"),
+            ),
+            (Some(_), None) => whole(
+                "model.max_output_tokens",
+                format!(
+                    "{output} leaves no room for the prompt in the {window}-token window of `{}` models \
+                     (set context_window if this one's is larger)",
+                    model.known().map_or("", |known| known.family)
+                ),
+            ),
+            // Only a default reserve can meet a window the file sets: the known ones fit theirs.
+            (None, _) => whole(
+                "model.context_window",
+                format!(
+                    "{window} leaves no room for the prompt beside the {output} tokens a reply may take \
+                     by default; set max_output_tokens below it"
+                ),
+            ),
+        });
     }
     for (header, variable) in &model.headers {
         let field = format!("model.headers.{header}");
@@ -258,7 +280,7 @@ fn is_variable_name(name: &str) -> bool {
 /// about values that serde accepted but the host does not. Read from the document's spans,
 /// so a value in an inline table (`limits = { memory_mb = 0 }`) or under another table
 /// than the first with that key is found where it is; `None` when the text does not set it.
-fn line_of_field(text: &str, field: &str) -> Option<usize> {
+pub(super) fn line_of_field(text: &str, field: &str) -> Option<usize> {
     line_of_segments(text, field.split('.'))
 }
 
@@ -465,6 +487,49 @@ mod tests {
             (Some(5), Some("plugin[0].grants.model_tokens_per_call"))
         );
         assert!(over.message.contains("600") && over.message.contains("500"), "{over}");
+    }
+
+    #[test]
+    fn a_known_model_defaults_its_window_and_reply_budget_and_a_set_value_wins() {
+        let config = |model: &str| parse(&format!("[model]\n{model}\n"), Path::new("c.toml")).unwrap().model;
+        let known = config("model = \"gpt-4o-mini\"");
+        assert_eq!((known.window(), known.output_reserve()), (Some(128_000), 16_384));
+        assert_eq!(known.max_output_tokens, None, "a default is never sent");
+        let set = config("model = \"gpt-4o-mini\"\ncontext_window = 32000\nmax_output_tokens = 1000");
+        assert_eq!((set.window(), set.output_reserve()), (Some(32_000), 1_000));
+        let unknown = config("model = \"my-finetune\"");
+        assert_eq!((unknown.window(), unknown.output_reserve()), (None, 0));
+        let messages = config("provider = \"anthropic\"\nmodel = \"claude-sonnet-4-5\"");
+        assert_eq!(
+            (messages.window(), messages.output_reserve()),
+            (Some(200_000), super::super::ANTHROPIC_MAX_TOKENS),
+            "the reserve is what a Messages request asks for"
+        );
+    }
+
+    #[test]
+    fn a_reply_budget_that_fills_the_window_names_the_field_that_was_set() {
+        let both = error("[model]\ncontext_window = 1000\nmax_output_tokens = 1000\n");
+        assert_eq!((both.line, both.field.as_deref()), (Some(3), Some("model.max_output_tokens")));
+        assert!(
+            both.message.contains("1000 leaves no room for the prompt in a context_window of 1000"),
+            "{both}"
+        );
+        let defaulted_window = error("[model]\nmodel = \"gpt-4o\"\nmax_output_tokens = 200000\n");
+        assert_eq!(defaulted_window.field.as_deref(), Some("model.max_output_tokens"), "{defaulted_window}");
+        assert!(
+            defaulted_window.message.contains("the 128000-token window of `gpt-4o` models"),
+            "{defaulted_window}"
+        );
+        let defaulted_reserve =
+            error("[model]\nprovider = \"anthropic\"\nmodel = \"x\"\ncontext_window = 4096\n");
+        assert_eq!(
+            (defaulted_reserve.line, defaulted_reserve.field.as_deref()),
+            (Some(4), Some("model.context_window"))
+        );
+        assert!(defaulted_reserve.message.contains("beside the 8192 tokens"), "{defaulted_reserve}");
+        let zero = error("[model]\ncontext_window = 0\n");
+        assert_eq!((zero.line, zero.message.as_str()), (Some(2), "must be at least 1 token"));
     }
 
     #[test]

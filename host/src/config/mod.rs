@@ -6,6 +6,7 @@
 
 mod error;
 mod grants;
+mod known_models;
 mod load;
 
 use std::collections::BTreeMap;
@@ -15,6 +16,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 pub use error::ConfigError;
+pub use known_models::{KnownModel, known_model};
 pub use load::MAX_MEMORY_MB;
 
 /// The whole deployment, as loaded from `config.toml`.
@@ -108,8 +110,11 @@ pub struct ModelConfig {
     /// Sampling temperature, when the deployment wants one.
     pub temperature: Option<f32>,
     /// The most tokens one reply may have: sent as `max_tokens` (required by Messages).
+    /// Only a value set here is sent; unset, [`ModelConfig::output_reserve`] says what a reply
+    /// may take.
     pub max_output_tokens: Option<u32>,
-    /// The model's context window in tokens, prompt and reply together.
+    /// The model's context window in tokens, prompt and reply together; unset, the known
+    /// model's ([`known_model`]), else none.
     pub context_window: Option<u32>,
     /// Extra request headers: header name to the NAME of the variable holding its value.
     pub headers: BTreeMap<String, String>,
@@ -128,7 +133,35 @@ impl ModelConfig {
             (None, Provider::Openai | Provider::Scripted) => "OPENAI_API_KEY",
         }
     }
+
+    /// The family of `model`, when the host knows its limits.
+    pub fn known(&self) -> Option<KnownModel> {
+        known_model(&self.model)
+    }
+
+    /// The context window requests must fit: `context_window`, else the known model's; `None`
+    /// when neither says, and then nothing is enforced.
+    pub fn window(&self) -> Option<u32> {
+        self.context_window.or_else(|| self.known().map(|known| known.context_window))
+    }
+
+    /// The tokens kept free for the reply: `max_output_tokens`; unset, what the client asks for
+    /// by itself (Messages: [`ANTHROPIC_MAX_TOKENS`]), else what the known model may write
+    /// (nothing asks a Chat Completions server for less); 0 for a model the host does not know.
+    pub fn output_reserve(&self) -> u32 {
+        match (self.max_output_tokens, self.provider) {
+            (Some(tokens), _) => tokens,
+            (None, Provider::Anthropic) => ANTHROPIC_MAX_TOKENS,
+            (None, Provider::Openai | Provider::Scripted) => {
+                self.known().map_or(0, |known| known.max_output_tokens)
+            }
+        }
+    }
 }
+
+/// The `max_tokens` a Messages request carries when `[model] max_output_tokens` is unset:
+/// Messages requires one.
+pub const ANTHROPIC_MAX_TOKENS: u32 = 8192;
 
 impl Default for ModelConfig {
     fn default() -> Self {
@@ -459,6 +492,11 @@ impl Config {
     /// A path from the config, resolved against the config file's folder.
     pub fn resolve(&self, path: &std::path::Path) -> PathBuf {
         if path.is_absolute() { path.to_path_buf() } else { self.source.dir.join(path) }
+    }
+
+    /// The line that sets a dotted `field` (`model.context_window`), when the file sets it.
+    pub fn line_of(&self, field: &str) -> Option<usize> {
+        load::line_of_field(&self.source.text, field)
     }
 
     /// An error about the value at `span` (from a `Spanned` field), naming file and line.

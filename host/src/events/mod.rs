@@ -7,6 +7,7 @@
 //!
 //! This module sits below the agent and the runtime: events are built from plain fields.
 
+mod context;
 mod outcomes;
 mod payload;
 mod reply;
@@ -18,9 +19,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::conversation::Role;
+pub use context::{ContextEstimate, CountedBy};
 pub use outcomes::{ApprovalAnswer, CallDecision, TurnEnd};
 pub use payload::Payload;
-pub use reply::{ReplyStop, TokenUsage};
+pub use reply::{ReplyStop, TokenUsage, thousands};
 pub use sinks::{BuildProgressOnStderr, CollectEvents, EventSink, NoEvents};
 
 /// One thing that happened. Serialized with a `type` tag in snake_case.
@@ -58,6 +60,8 @@ pub enum Event {
         tools: usize,
         /// How many messages the call sends, the system prompt and injected messages included.
         messages: usize,
+        /// The call's estimated size against the model's context window.
+        context: ContextEstimate,
     },
     /// A piece of the model's reply text, as it streams.
     AssistantDelta {

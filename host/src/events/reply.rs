@@ -1,6 +1,7 @@
 //! What the stream says about a model reply beyond its text: why it ended and what it cost.
-//! Defined here, below the model clients, because the event stream and the session store
-//! report them; the loop converts the clients' own types into these.
+//! Defined here, below the model clients and the session store: the clients read
+//! [`TokenUsage`] off the wire, the store keeps it beside each reply and the stream reports it,
+//! all as this one type (the stored JSON is its serde form).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -66,7 +67,7 @@ impl TokenUsage {
 }
 
 /// `1234567` as `1,234,567`.
-fn thousands(n: u64) -> String {
+pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (index, digit) in digits.chars().enumerate() {

@@ -13,7 +13,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{ModelError, ModelReply, StopReason, ToolCallRequest, Usage};
+use super::{ModelError, ModelReply, StopReason, ToolCallRequest};
+use crate::events::TokenUsage;
 
 /// Accumulates streamed deltas: text in order, tool calls by their `index` (or, without
 /// one, by their id and name).
@@ -24,7 +25,7 @@ pub struct ReplyAssembler {
     calls: Vec<PartialCall>,
     /// The `finish_reason` a chunk gave, once one did.
     stop: Option<StopReason>,
-    usage: Option<Usage>,
+    usage: Option<TokenUsage>,
 }
 
 #[derive(Debug, Default)]
@@ -68,9 +69,9 @@ struct PromptDetails {
     cached_tokens: Option<u64>,
 }
 
-impl From<WireUsage> for Usage {
+impl From<WireUsage> for TokenUsage {
     fn from(usage: WireUsage) -> Self {
-        Usage {
+        TokenUsage {
             input_tokens: usage.prompt_tokens.unwrap_or(0),
             output_tokens: usage.completion_tokens.unwrap_or(0),
             cache_read_tokens: usage
@@ -142,7 +143,7 @@ impl ReplyAssembler {
             self.usage = Some(usage.into());
         }
         let Some(choice) = chunk.choices.unwrap_or_default().into_iter().next() else {
-            // Usage-only and keep-alive chunks carry no choice (`[]`, `null` or none).
+            // TokenUsage-only and keep-alive chunks carry no choice (`[]`, `null` or none).
             return Ok(None);
         };
         if let Some(reason) = choice.finish_reason.as_deref().filter(|reason| !reason.is_empty()) {
@@ -252,7 +253,7 @@ impl ReplyAssembler {
         let message = choice.and_then(|choice| choice.message).ok_or_else(no_choices)?;
         let mut assembler = ReplyAssembler {
             stop: finish_reason,
-            usage: response.usage.map(Usage::from),
+            usage: response.usage.map(TokenUsage::from),
             ..Default::default()
         };
         if let Some(text) = message.content {
@@ -374,7 +375,7 @@ mod tests {
         assert_eq!((reply.text.as_str(), reply.reasoning.as_str()), ("Half a sen", "Thinking."));
         assert_eq!(reply.stop, StopReason::Length);
         let usage =
-            Usage { input_tokens: 120, output_tokens: 16, cache_read_tokens: 64, cache_write_tokens: 0 };
+            TokenUsage { input_tokens: 120, output_tokens: 16, cache_read_tokens: 64, cache_write_tokens: 0 };
         assert_eq!(reply.usage, Some(usage));
     }
 
@@ -470,7 +471,7 @@ mod tests {
         ]);
         assert_eq!(reply.text, "ok");
         assert_eq!(reply.stop, StopReason::Done, "an empty finish_reason is no reason");
-        assert_eq!(reply.usage, Some(Usage { input_tokens: 5, ..Usage::default() }));
+        assert_eq!(reply.usage, Some(TokenUsage { input_tokens: 5, ..TokenUsage::default() }));
         let mut open = ReplyAssembler::default();
         open.push_chunk(r#"{"choices":[{"delta":{"content":"x"},"finish_reason":""}]}"#).unwrap();
         assert!(!open.finished());

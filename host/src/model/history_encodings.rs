@@ -1,41 +1,48 @@
-//! The wire encodings of one session's history, kept from one model call to the next.
+//! What each message of one session's history comes to for a model call, kept from one call
+//! to the next: its wire encoding, and its size for the estimate of the request (`tokens`).
 //!
 //! Every model call sends the whole history, so without them each message would be escaped
-//! again on every call after it: quadratic in a long session. They are kept beside the
-//! history rather than in it, by whoever holds the session (the agent's live session), and
-//! are keyed by the history's [`Revision`]: a history keeps its revision only while it is
-//! appended to, so an encoding kept under the same revision is still its message's, and a
-//! truncated or rewritten history (compaction) is encoded afresh.
+//! (and counted) again on every call after it: quadratic in a long session. They are kept
+//! beside the history rather than in it, by whoever holds the session (the agent's live
+//! session), and are keyed by the history's [`Revision`]: a history keeps its revision only
+//! while it is appended to, so a value kept under the same revision is still its message's,
+//! and a truncated or rewritten history (compaction) is derived afresh.
 
 use serde_json::value::RawValue;
 
 use crate::conversation::{History, Message, Revision};
 
-/// One history's messages, encoded for a request body, in history order.
-#[derive(Debug, Default)]
-pub struct HistoryEncodings {
-    /// The revision `encoded` was made under; `None` before the first call.
+/// One value per message of one history, in history order: the messages' encodings
+/// ([`HistoryEncodings`]) or their sizes.
+#[derive(Debug)]
+pub struct PerMessage<T> {
+    /// The revision `values` were derived under; `None` before the first call.
     revision: Option<Revision>,
-    encoded: Vec<Box<RawValue>>,
+    values: Vec<T>,
 }
 
-impl HistoryEncodings {
-    /// The encodings of all of `history`'s messages: those kept under its revision, then
-    /// `encode`'s for the messages appended since.
-    pub(super) fn of(
-        &mut self,
-        history: &History,
-        encode: impl Fn(&Message) -> Box<RawValue>,
-    ) -> &[Box<RawValue>] {
+/// The history's messages, encoded for a request body.
+pub type HistoryEncodings = PerMessage<Box<RawValue>>;
+
+impl<T> Default for PerMessage<T> {
+    fn default() -> Self {
+        Self { revision: None, values: Vec::new() }
+    }
+}
+
+impl<T> PerMessage<T> {
+    /// The values of all of `history`'s messages: those kept under its revision, then
+    /// `derive`'s for the messages appended since.
+    pub(super) fn of(&mut self, history: &History, derive: impl Fn(&Message) -> T) -> &[T] {
         // A longer list than the history under the same revision cannot happen (only
         // appends keep it); starting over is right then too.
-        if self.revision != Some(history.revision()) || self.encoded.len() > history.len() {
-            self.encoded.clear();
+        if self.revision != Some(history.revision()) || self.values.len() > history.len() {
+            self.values.clear();
             self.revision = Some(history.revision());
         }
-        let kept = self.encoded.len();
-        self.encoded.extend(history[kept..].iter().map(encode));
-        &self.encoded
+        let kept = self.values.len();
+        self.values.extend(history[kept..].iter().map(derive));
+        &self.values
     }
 }
 

@@ -21,6 +21,7 @@ mod retry;
 mod scripted;
 mod sniff;
 mod sse;
+pub mod tokens;
 mod types;
 mod wire;
 
@@ -29,12 +30,12 @@ use std::sync::Arc;
 pub use anthropic::AnthropicClient;
 pub use assemble::ReplyAssembler;
 pub use error::ModelError;
-pub use history_encodings::HistoryEncodings;
+pub use history_encodings::{HistoryEncodings, PerMessage};
 pub use openai::OpenAiClient;
 pub use openai_stream::read_event_stream;
 pub use probe::{ProbeError, probe};
 pub use scripted::ScriptedModel;
-pub use types::{ModelReply, ModelRequest, StopReason, ToolDefinition, Usage};
+pub use types::{ModelReply, ModelRequest, StopReason, ToolDefinition};
 
 /// The messages the model clients send and receive, for callers that talk to a model.
 pub use crate::conversation::{History, Message, Role, ToolCallRequest};

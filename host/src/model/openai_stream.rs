@@ -94,7 +94,8 @@ fn cut_short(assembler: ReplyAssembler, streamed_text: bool, broken: Broken) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{StopReason, Usage};
+    use crate::events::TokenUsage;
+    use crate::model::StopReason;
 
     /// A fixture of `tests/fixtures/openai/`, as the server sent it.
     fn fixture(name: &str) -> Vec<u8> {
@@ -123,8 +124,8 @@ mod tests {
         read(&fixture(name), None).0.unwrap_or_else(|broken| panic!("{name}: {}", broken.error))
     }
 
-    fn usage(input_tokens: u64, output_tokens: u64, cache_read_tokens: u64) -> Option<Usage> {
-        Some(Usage { input_tokens, output_tokens, cache_read_tokens, cache_write_tokens: 0 })
+    fn usage(input_tokens: u64, output_tokens: u64, cache_read_tokens: u64) -> Option<TokenUsage> {
+        Some(TokenUsage { input_tokens, output_tokens, cache_read_tokens, cache_write_tokens: 0 })
     }
 
     #[test]

@@ -2,6 +2,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::conversation::{History, Message, ToolCallRequest};
+use crate::events::TokenUsage;
 
 /// A tool as the model sees it.
 #[derive(Debug, Clone, Serialize)]
@@ -37,7 +38,7 @@ pub struct ModelReply {
     /// Why the reply ended.
     pub stop: StopReason,
     /// What the call cost, when the endpoint said.
-    pub usage: Option<Usage>,
+    pub usage: Option<TokenUsage>,
 }
 
 /// Why a reply ended, in the endpoint's words mapped to the host's.
@@ -56,17 +57,4 @@ pub enum StopReason {
     Filtered,
     /// A reason the host does not know, as the endpoint spelled it.
     Other(String),
-}
-
-/// Tokens one model call used, as the endpoint counted them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct Usage {
-    /// Tokens of the request, cached ones included.
-    pub input_tokens: u64,
-    /// Tokens of the reply, reasoning included.
-    pub output_tokens: u64,
-    /// Of `input_tokens`, how many were read from the endpoint's prompt cache.
-    pub cache_read_tokens: u64,
-    /// Of `input_tokens`, how many were written to the endpoint's prompt cache.
-    pub cache_write_tokens: u64,
 }

@@ -23,6 +23,8 @@ pub struct Session {
     model_calls: u64,
     /// The tokens of every reported model call, stored and pending.
     usage: TokenUsage,
+    /// The last reported call: its reply's history position and what it used.
+    last_usage: Option<(usize, TokenUsage)>,
     /// What the replies not yet committed used, by history position.
     pending_usage: Vec<(usize, TokenUsage)>,
     /// How much of `history` the store already has.
@@ -62,6 +64,7 @@ impl Session {
             bag: StateBag::default(),
             model_calls: 0,
             usage: TokenUsage::default(),
+            last_usage: None,
             pending_usage: Vec::new(),
             persisted: 0,
             persisted_model_calls: 0,
@@ -94,6 +97,7 @@ impl Session {
             bag: StateBag::from_entries(stored.state),
             model_calls: stored.model_calls,
             usage: stored.usage,
+            last_usage: stored.reply_usage.last().copied(),
             pending_usage: Vec::new(),
             persisted,
             persisted_model_calls: stored.model_calls,
@@ -146,6 +150,12 @@ impl Session {
         self.usage
     }
 
+    /// The last model call whose endpoint reported its usage: the history position of its
+    /// reply (so the request was the history before it) and what it used.
+    pub fn last_usage(&self) -> Option<(usize, TokenUsage)> {
+        self.last_usage
+    }
+
     /// Whether this session existed before this process opened it.
     pub fn was_resumed(&self) -> bool {
         self.resumed
@@ -168,6 +178,7 @@ impl Session {
         if let Some(usage) = usage {
             self.pending_usage.push((self.history.len(), usage));
             self.usage = self.usage.plus(usage);
+            self.last_usage = Some((self.history.len(), usage));
         }
         self.push(message);
     }

@@ -629,6 +629,7 @@ mod tests {
         let before = store.load("before").unwrap().unwrap();
         assert_eq!(before.history, [Message::user("hi"), Message::assistant("hello", vec![])]);
         assert_eq!(before.usage, TokenUsage::default(), "nothing was recorded then");
+        assert_eq!(before.reply_usage.last(), None);
 
         let first = TokenUsage {
             input_tokens: 1_200,
@@ -678,6 +679,7 @@ mod tests {
             .unwrap();
         let after = store.load("before").unwrap().unwrap();
         assert_eq!(after.history.len(), 6);
+        assert_eq!(after.reply_usage.last(), Some(&(5, second)), "the last reply's, at its position");
         assert_eq!(
             after.usage,
             TokenUsage {

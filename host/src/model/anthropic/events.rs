@@ -5,7 +5,8 @@
 
 use serde::Deserialize;
 
-use super::super::{StopReason, Usage};
+use super::super::StopReason;
+use crate::events::TokenUsage;
 
 /// One event's data: the parts the host reads.
 #[derive(Deserialize)]
@@ -117,11 +118,11 @@ impl WireUsage {
     }
 }
 
-impl From<WireUsage> for Usage {
+impl From<WireUsage> for TokenUsage {
     fn from(usage: WireUsage) -> Self {
         let (read, written) =
             (usage.cache_read_input_tokens.unwrap_or(0), usage.cache_creation_input_tokens.unwrap_or(0));
-        Usage {
+        TokenUsage {
             input_tokens: usage.input_tokens.unwrap_or(0) + read + written,
             output_tokens: usage.output_tokens.unwrap_or(0),
             cache_read_tokens: read,

@@ -31,7 +31,7 @@ const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 /// The API version the requests and the stream are written for.
 const API_VERSION: &str = "2023-06-01";
 /// `max_tokens` when `[model] max_output_tokens` is not set: Messages requires one.
-const DEFAULT_MAX_TOKENS: u32 = 8192;
+const DEFAULT_MAX_TOKENS: u32 = crate::config::ANTHROPIC_MAX_TOKENS;
 /// Longest wait for a connection to the endpoint.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The most of an error body an error shows.

@@ -10,8 +10,9 @@
 use futures_util::{Stream, StreamExt};
 
 use super::super::sse::{self, SseError};
-use super::super::{ModelReply, StopReason, ToolCallRequest, Usage};
+use super::super::{ModelReply, StopReason, ToolCallRequest};
 use super::events::{Delta, Event, StartedBlock, WireUsage, cut, stop_reason};
+use crate::events::TokenUsage;
 
 /// Tool calls one reply may carry; more is a broken endpoint, not a plan.
 pub(super) const MAX_TOOL_CALLS: usize = 128;
@@ -219,7 +220,7 @@ impl Assembler {
             tool_calls,
             reasoning: self.reasoning,
             stop: self.stop.unwrap_or_default(),
-            usage: self.usage.map(Usage::from),
+            usage: self.usage.map(TokenUsage::from),
         }
     }
 
@@ -293,7 +294,7 @@ mod tests {
                 }],
                 reasoning: String::new(),
                 stop: StopReason::ToolCalls,
-                usage: Some(Usage {
+                usage: Some(TokenUsage {
                     input_tokens: 3212,
                     output_tokens: 42,
                     cache_read_tokens: 3000,
@@ -341,7 +342,10 @@ mod tests {
         assert_eq!(reply.text, "Here it is.");
         assert_eq!(shown, ["Here it is."], "thinking is not shown as the reply");
         assert_eq!(reply.stop, StopReason::Done);
-        assert_eq!(reply.usage, Some(Usage { input_tokens: 5, output_tokens: 9, ..Usage::default() }));
+        assert_eq!(
+            reply.usage,
+            Some(TokenUsage { input_tokens: 5, output_tokens: 9, ..TokenUsage::default() })
+        );
     }
 
     #[tokio::test]

@@ -4,9 +4,10 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::super::{ModelReply, ToolCallRequest, Usage};
+use super::super::{ModelReply, ToolCallRequest};
 use super::events::{EndpointError, WireUsage, cut, stop_reason};
 use super::stream::MAX_TOOL_CALLS;
+use crate::events::TokenUsage;
 
 /// The reply in `body`; an error saying what it is instead when it is none.
 pub(super) fn whole(body: &[u8]) -> Result<ModelReply, String> {
@@ -51,7 +52,7 @@ pub(super) fn whole(body: &[u8]) -> Result<ModelReply, String> {
     }
     let mut whole = ModelReply {
         stop: reply.stop_reason.as_deref().map(stop_reason).unwrap_or_default(),
-        usage: reply.usage.map(Usage::from),
+        usage: reply.usage.map(TokenUsage::from),
         ..ModelReply::default()
     };
     for block in reply.content {
@@ -109,7 +110,12 @@ mod tests {
         );
         assert_eq!(
             reply.usage,
-            Some(Usage { input_tokens: 100, output_tokens: 4, cache_read_tokens: 90, cache_write_tokens: 0 })
+            Some(TokenUsage {
+                input_tokens: 100,
+                output_tokens: 4,
+                cache_read_tokens: 90,
+                cache_write_tokens: 0
+            })
         );
 
         let error = json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});

@@ -1,0 +1,67 @@
+//! Whether the model's context window can hold what every request carries, checked at start,
+//! by `--check` and on every reload (whose plugins may ask for more): a window smaller than the system prompt, the tool definitions and the
+//! output reserve together would refuse every call, however short the conversation.
+
+use super::Host;
+use super::prepare::prepare;
+use crate::config::{Config, ConfigError};
+use crate::events::NoEvents;
+use crate::model::tokens::Budget;
+use crate::plugins::{CallContext, PluginSet, ProvideMemo};
+use crate::state::StateBag;
+
+/// The session id the check's `provide` calls are made for: no session's.
+const CHECK_SESSION: &str = "context-window-check";
+
+impl Host {
+    /// The fixed part of a new session's first request, as the plugins contribute it now,
+    /// against the window; see [`check_window`].
+    pub async fn check_context_window(&self) -> Result<(), ConfigError> {
+        let snapshot = self.snapshot();
+        check_window(self.budget(), &snapshot.config, &snapshot.plugins).await
+    }
+}
+
+/// Whether `budget`'s window holds the fixed part of a new session's first request on
+/// `config` and `plugins`; an error names the config file, `model.context_window` and both
+/// numbers. Nothing to check without a window. The plugins' calls write to a bag of their
+/// own, thrown away, and what they report is not shown: the turn reports it.
+pub(super) async fn check_window(
+    budget: &Budget,
+    config: &Config,
+    plugins: &PluginSet,
+) -> Result<(), ConfigError> {
+    let Some(window) = budget.window else { return Ok(()) };
+    let ctx = CallContext { session_id: CHECK_SESSION.to_owned(), ..CallContext::default() };
+    let bag = StateBag::default();
+    let instructions = &config.agent.instructions;
+    // Two plugins offering one tool fail every turn, with their own error; the window is
+    // checked on the base instructions alone then.
+    let (system, tools) =
+        match prepare(instructions, plugins, &ctx, &bag, &ProvideMemo::default(), &NoEvents).await {
+            Ok(prepared) => (prepared.system, prepared.tools),
+            Err(_) => (instructions.clone(), Vec::new()),
+        };
+    let fixed = budget.fixed_tokens(&system, &tools);
+    if fixed.total() <= u64::from(window) {
+        return Ok(());
+    }
+    let model = &config.model;
+    let what = match (model.context_window, model.known()) {
+        (None, Some(known)) => format!("the default window of `{}` models, {window} tokens,", known.family),
+        _ => format!("{window} tokens"),
+    };
+    Err(ConfigError {
+        file: config.source.file.clone(),
+        line: config.line_of("model.context_window").or_else(|| config.line_of("model.model")),
+        field: Some("model.context_window".to_owned()),
+        message: format!(
+            "{what} cannot hold what every request carries, {} tokens: the system prompt and \
+             tool definitions, {}, and the output reserve, {}. Set context_window to the \
+             server's window, lower max_output_tokens, or load fewer plugins",
+            fixed.total(),
+            fixed.prompt,
+            fixed.output_reserve
+        ),
+    })
+}
