@@ -132,7 +132,7 @@ impl agent_host::plugin::model::Host for CallState {
         messages: Vec<agent_host::plugin::model::ChatMessage>,
         options: agent_host::plugin::model::CompleteOptions,
     ) -> Result<agent_host::plugin::model::Completion, String> {
-        use agent_host::plugin::model::ChatRole as Wit;
+        use self::agent_host::plugin::model::ChatRole as Wit;
         let messages = messages
             .into_iter()
             .map(|message| ChatMessage {
