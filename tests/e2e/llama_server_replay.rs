@@ -195,14 +195,7 @@ async fn a_tool_call_cut_at_max_tokens_is_reported_as_length_and_never_run() {
     model.push(streamed("length-cut-tool-call.sse"));
     let (_dir, client) = client(&model);
     let history = History::from(vec![Message::user("hi")]);
-    let request = ModelRequest {
-        session_id: "s",
-        system: "",
-        history: &history,
-        injected: &[],
-        tools: &[],
-        max_output_tokens: None,
-    };
+    let request = ModelRequest::of_history("s", &history);
     let reply = client.complete(&request, &mut HistoryEncodings::default(), &mut |_| {}).await.unwrap();
     assert_eq!(reply.stop, StopReason::Length);
     let cut = ToolCallRequest {

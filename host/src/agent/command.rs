@@ -223,14 +223,7 @@ mod tests {
         let mut account = ContextAccount::default();
         assert_eq!(context_line(&account, &budget), "nothing sent yet; a window of 8,000 tokens");
         let history = History::from(vec![Message::user("x".repeat(4_000))]);
-        let request = ModelRequest {
-            session_id: "s",
-            system: "",
-            history: &history,
-            injected: &[],
-            tools: &[],
-            max_output_tokens: None,
-        };
+        let request = ModelRequest::of_history("s", &history);
         let estimate = account.estimate(&budget, &request, None);
         let line = context_line(&account, &Budget { window: None, ..budget });
         assert!(

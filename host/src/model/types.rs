@@ -27,6 +27,13 @@ pub struct ModelRequest<'a> {
     pub max_output_tokens: Option<u32>,
 }
 
+impl<'a> ModelRequest<'a> {
+    /// A request of `history` alone: no system prompt, injected messages or tools.
+    pub fn of_history(session_id: &'a str, history: &'a History) -> Self {
+        Self { session_id, system: "", history, injected: &[], tools: &[], max_output_tokens: None }
+    }
+}
+
 /// What the model answered.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ModelReply {

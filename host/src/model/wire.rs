@@ -424,14 +424,7 @@ mod tests {
                 vec![call("a", cut), call("b", r#"{"ok": 1}"#), call("c", "[1]"), call("d", "")],
             ),
         ]);
-        let request = ModelRequest {
-            session_id: "s",
-            system: "",
-            history: &history,
-            injected: &[],
-            tools: &[],
-            max_output_tokens: None,
-        };
+        let request = ModelRequest::of_history("s", &history);
         let body = body_of(&options(InjectedAs::User), &request, &mut fresh());
         let sent: Vec<&str> = body["messages"][2]["tool_calls"]
             .as_array()
@@ -458,14 +451,7 @@ mod tests {
             ..options(InjectedAs::User)
         };
         let history = History::default();
-        let request = ModelRequest {
-            session_id: "s",
-            system: "",
-            history: &history,
-            injected: &[],
-            tools: &[],
-            max_output_tokens: None,
-        };
+        let request = ModelRequest::of_history("s", &history);
         let text =
             String::from_utf8(request_body(&options, &request, &Encodings::default(), &mut fresh())).unwrap();
         assert_eq!(
@@ -523,14 +509,7 @@ mod tests {
         let mut history = History::from(vec![Message::user("say \"hi\"\n"), Message::tool("c1", "é ✓")]);
         let mut kept = fresh();
         let body = |history: &History, kept: &mut HistoryEncodings| {
-            let request = ModelRequest {
-                session_id: "s",
-                system: "",
-                history,
-                injected: &[],
-                tools: &[],
-                max_output_tokens: None,
-            };
+            let request = ModelRequest::of_history("s", history);
             request_body(&options(InjectedAs::User), &request, &Encodings::default(), kept)
         };
         assert_eq!(body(&history, &mut kept), body(&history, &mut fresh()));

@@ -550,14 +550,7 @@ mod tests {
         ]);
         let mut kept = HistoryEncodings::default();
         let body = |history: &History, kept: &mut HistoryEncodings| {
-            let request = ModelRequest {
-                session_id: "s",
-                system: "",
-                history,
-                injected: &[],
-                tools: &[],
-                max_output_tokens: None,
-            };
+            let request = ModelRequest::of_history("s", history);
             request_body(&settings(), &request, &Encodings::default(), kept)
         };
         assert_eq!(body(&history, &mut kept), body(&history, &mut HistoryEncodings::default()));
