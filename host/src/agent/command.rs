@@ -1,11 +1,13 @@
 //! Operator commands (built-in ones such as `/plugins`, and those plugins declare) and direct
 //! tool calls: work on a session without a model call.
 
+use super::compact::{CompactOutcome, Compactor};
 use super::plugin_model::PluginModel;
 use super::prepare::prepare_call;
 use super::report::{forward_events, forward_model_calls, report_failure};
 use super::tool_call::{self, CallEnv};
 use super::{Host, LiveSession, NoOperator, TurnError};
+use crate::compaction::Reason;
 use crate::events::{EventSink, TokenUsage, thousands};
 use crate::model::ToolCallRequest;
 use crate::model::tokens::{Budget, ContextAccount};
@@ -43,6 +45,7 @@ impl Host {
             )),
             "approvals" => super::StandingApprovals::command(session.bag(), args),
             "export" => self.export(session, args.trim()),
+            "compact" => self.compact_now(session, sink).await,
             _ => {
                 let Some(plugin) = set.plugins().iter().find(|p| p.commands().iter().any(|c| c.name == name))
                 else {
@@ -86,6 +89,8 @@ impl Host {
             "/export FILE       write this session (history, state, compaction view) to FILE as JSON; \
              --import FILE starts a copy of it"
                 .to_owned(),
+            "/compact           compact the history sent to the model now (the store keeps every message)"
+                .to_owned(),
             "/quit              leave (the session is saved; resume with --session ID)".to_owned(),
         ];
         for plugin in self.plugins().plugins() {
@@ -94,6 +99,37 @@ impl Host {
             }
         }
         lines.join("\n")
+    }
+
+    /// `/compact`: a compaction now, whatever the trigger says.
+    async fn compact_now(&self, session: &mut LiveSession, sink: &dyn EventSink) -> Result<String, String> {
+        let ctx = CallContext {
+            session_id: session.id().to_owned(),
+            model_calls: session.model_calls(),
+            turn_iteration: 0,
+            model: Some(PluginModel::access(self.model().clone(), session.id())),
+        };
+        let snapshot = self.snapshot();
+        let store = self.sessions().store().clone();
+        let compactor =
+            Compactor { snapshot: &snapshot, tokens: self.budget(), ctx: &ctx, store: &*store, sink };
+        // Before any model call the fixed part is not known; the history alone is weighed.
+        let beside = session.context().beside_history().unwrap_or_default();
+        let outcome = compactor.run(session, Reason::Requested, beside).await;
+        forward_model_calls(sink, &ctx);
+        match outcome.map_err(|error| format!("the compaction could not be saved: {error}"))? {
+            CompactOutcome::Compacted(done) => Ok(format!(
+                "compacted by {}: {} ({} → {} tokens of history; the store keeps every message)",
+                done.strategy,
+                done.note,
+                thousands(u64::from(done.tokens_before)),
+                thousands(u64::from(done.tokens_after))
+            )),
+            CompactOutcome::Vetoed { plugin, reason } => {
+                Err(format!("{plugin} vetoed the compaction: {reason}"))
+            }
+            CompactOutcome::Unchanged(why) => Ok(format!("nothing compacted: {why}")),
+        }
     }
 
     /// `/export FILE`: the session as committed, as a session document (`state::document`).

@@ -8,6 +8,7 @@
 mod approval;
 mod call_ids;
 mod command;
+mod compact;
 mod hooks;
 mod host;
 mod live_session;

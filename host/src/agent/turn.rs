@@ -4,6 +4,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::call_ids::unique_ids;
+use super::compact::{self, CompactOutcome, Compactor};
 use super::plugin_model::PluginModel;
 use super::prepare::{Prepared, prepare_call};
 use super::reply::{ReplyReport, cut_call_answer, reply_stop};
@@ -11,7 +12,8 @@ use super::report::{forward_events, forward_model_calls, report_failure};
 use super::tool_call::{self, CallEnv};
 use super::turn_end::EndReport;
 use super::{Approver, Host, LiveSession, Snapshot, TurnEnd, TurnError, TurnOutcome};
-use crate::events::{Event, EventSink, ReplyStop};
+use crate::compaction::Reason;
+use crate::events::{ContextEstimate, Event, EventSink, ReplyStop};
 use crate::model::{Message, ModelError, ModelReply, ModelRequest, Role, StopReason, ToolCallRequest};
 use crate::plugins::{CallContext, Capabilities, StopOutcome};
 use crate::state::{Session, SessionStore};
@@ -105,7 +107,7 @@ impl Turn<'_, '_> {
         self.ctx.turn_iteration = iteration;
         self.ctx.model_calls = self.session.model_calls();
         let prepared = prepare_call(snapshot, &self.ctx, self.session, self.sink).await?;
-        let answer = self.call_model(&prepared, iteration).await?;
+        let answer = self.call_model(snapshot, &prepared, iteration).await?;
         // Cut at the output limit: the text stands, but any tool call in it may be cut short.
         let cut = answer.stop == StopReason::Length;
         let tool_calls = unique_ids(self.session.id(), self.session.history(), answer.tool_calls);
@@ -172,18 +174,60 @@ impl Turn<'_, '_> {
         self.commit()
     }
 
-    /// The model call itself, with the session's history and its kept encodings.
-    async fn call_model(&mut self, prepared: &Prepared, iteration: u32) -> Result<ModelReply, TurnError> {
-        let (stored, encodings, account) = self.session.for_model_call();
-        let request = ModelRequest {
-            session_id: stored.id(),
-            system: &prepared.system,
-            history: stored.to_send(),
-            injected: &prepared.injected,
-            tools: &prepared.tools,
-            max_output_tokens: None,
+    /// The model call, after a compaction when the request's estimate is past the trigger;
+    /// a request the endpoint refuses as too long is compacted and sent once more.
+    async fn call_model(
+        &mut self,
+        snapshot: &Snapshot,
+        prepared: &Prepared,
+        iteration: u32,
+    ) -> Result<ModelReply, TurnError> {
+        let mut context = self.estimate(prepared);
+        if compact::due(snapshot, self.host.budget(), context.prompt_tokens)
+            && self.compact(snapshot, Reason::Threshold).await?
+        {
+            context = self.estimate(prepared);
+        }
+        match self.send(prepared, iteration, context).await {
+            Err(error @ TurnError::Model(ModelError::ContextTooLong { .. })) => {
+                if !snapshot.config.compaction.enabled
+                    || !self.compact(snapshot, Reason::ContextTooLong).await?
+                {
+                    return Err(error);
+                }
+                tracing::warn!(%error, "the endpoint refused the request as too long; compacted, sending it once more");
+                let context = self.estimate(prepared);
+                self.send(prepared, iteration, context).await
+            }
+            result => result,
+        }
+    }
+
+    /// Compacts the session for `reason`; whether a new view was committed.
+    async fn compact(&mut self, snapshot: &Snapshot, reason: Reason) -> Result<bool, TurnError> {
+        let compactor = Compactor {
+            snapshot,
+            tokens: self.host.budget(),
+            ctx: &self.ctx,
+            store: &*self.store,
+            sink: self.sink,
         };
-        let context = account.estimate(self.host.budget(), &request, stored.last_usage());
+        let beside = self.session.context().beside_history().unwrap_or_default();
+        let outcome = compactor.run(self.session, reason, beside).await?;
+        if let CompactOutcome::Unchanged(why) = &outcome {
+            tracing::info!(%why, reason = reason.as_str(), "a compaction was due but changed nothing");
+        }
+        Ok(matches!(outcome, CompactOutcome::Compacted(_)))
+    }
+
+    /// The estimate of the request `prepared` makes of the history as it is sent now.
+    fn estimate(&mut self, prepared: &Prepared) -> ContextEstimate {
+        let (stored, _, account) = self.session.for_model_call();
+        let request = model_request(stored, prepared);
+        // A resumed session's last usage is at a position of the stored history; once a view
+        // sends something else, only a reply from this process calibrates the estimate.
+        let last_usage = stored.last_usage().filter(|_| stored.view().is_none());
+        let context = account.estimate(self.host.budget(), &request, last_usage);
         if let Some(window) = context.window.filter(|&window| context.estimated_tokens > window) {
             tracing::warn!(
                 estimated = context.estimated_tokens,
@@ -191,6 +235,18 @@ impl Turn<'_, '_> {
                 "the next request may not fit the model's context window"
             );
         }
+        context
+    }
+
+    /// Sends the request, announced with its estimate `context`.
+    async fn send(
+        &mut self,
+        prepared: &Prepared,
+        iteration: u32,
+        context: ContextEstimate,
+    ) -> Result<ModelReply, TurnError> {
+        let (stored, encodings, _) = self.session.for_model_call();
+        let request = model_request(stored, prepared);
         self.sink.emit(&Event::ModelRequest {
             iteration,
             tools: prepared.tools.len(),
@@ -341,6 +397,18 @@ impl Turn<'_, '_> {
         // The model calls of the step's plugin calls, before the step is stored with their usage.
         forward_model_calls(self.sink, &self.ctx);
         Ok(self.session.commit(&*self.store)?)
+    }
+}
+
+/// The request of `prepared` with `session`'s history as it is sent.
+fn model_request<'a>(session: &'a Session, prepared: &'a Prepared) -> ModelRequest<'a> {
+    ModelRequest {
+        session_id: session.id(),
+        system: &prepared.system,
+        history: session.to_send(),
+        injected: &prepared.injected,
+        tools: &prepared.tools,
+        max_output_tokens: None,
     }
 }
 

@@ -130,6 +130,19 @@ impl EventSink for ConsoleRenderer {
                 "{DIM}{} asked the model ({input_tokens} tokens in, {output_tokens} out){RESET}",
                 one_line(plugin)
             )),
+            Event::Compacted { strategy, note, fallback, tokens_before, tokens_after, .. } => {
+                let colour = if fallback.is_some() { YELLOW } else { DIM };
+                self.line(&format!(
+                    "{colour}⇣ context compacted by {}: {} ({tokens_before} → {tokens_after} tokens; the store keeps every message){RESET}",
+                    one_line(strategy),
+                    one_line(note)
+                ));
+            }
+            Event::CompactionVetoed { plugin, reason } => self.line(&format!(
+                "{DIM}compaction vetoed by {}: {}{RESET}",
+                one_line(plugin),
+                one_line(reason)
+            )),
             Event::PluginLoaded { plugin, cached, .. } => {
                 let how = if *cached { "from cache" } else { "compiled" };
                 self.line(&format!("{DIM}plugin {} loaded ({how}){RESET}", one_line(plugin)));

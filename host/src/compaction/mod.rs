@@ -8,9 +8,11 @@
 //! Nothing here decides when to compact or talks to a plugin or the store.
 
 mod checks;
+mod request;
 mod truncate;
 mod view;
 
 pub use checks::{ViewError, check};
+pub use request::{Budget, Done, Reason, TRUNCATE};
 pub use truncate::{Truncation, truncate};
 pub use view::{Compaction, MessageId, Replacement, Summaries, View, Viewed, apply, materialize, viewed};

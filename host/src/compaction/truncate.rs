@@ -5,7 +5,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use super::view::{Compaction, MessageId, Replacement, Viewed};
-use crate::conversation::{Message, Role};
+use crate::conversation::Role;
 
 /// What [`truncate`] did.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,13 +20,14 @@ pub struct Truncation {
     pub fits: bool,
 }
 
-/// Drops the oldest of `current` (the messages sent now) until their `size` adds up to at
-/// most `budget`. Never dropped: everything up to the first user message (the opening
-/// context), the last user message, and the newest group, which the next reply follows on
-/// from. An assistant message with tool calls goes together with every result answering it,
-/// never one without the other. The result passes [`super::check`].
-pub fn truncate(current: &[Viewed<'_>], size: impl Fn(&Message) -> usize, budget: usize) -> Truncation {
-    let sizes: Vec<usize> = current.iter().map(|viewed| size(viewed.message)).collect();
+/// Drops the oldest of `current` (the messages sent now, each of `sizes`, in order) until
+/// they add up to at most `budget`. Never dropped: everything up to the first user message
+/// (the opening context), the last user message, the newest group, which the next reply
+/// follows on from, and any group holding a message of `keep`. An assistant message with
+/// tool calls goes together with every result answering it, never one without the other.
+/// The result passes [`super::check`].
+pub fn truncate(current: &[Viewed<'_>], sizes: &[usize], budget: usize, keep: &[MessageId]) -> Truncation {
+    assert_eq!(sizes.len(), current.len(), "one size per message sent");
     let mut total: usize = sizes.iter().sum();
     let first_user = current.iter().position(|viewed| viewed.message.role == Role::User);
     let last_user = current.iter().rposition(|viewed| viewed.message.role == Role::User);
@@ -38,7 +39,8 @@ pub fn truncate(current: &[Viewed<'_>], size: impl Fn(&Message) -> usize, budget
             break;
         }
         let opening = first_user.is_none_or(|first| group[0] <= first);
-        if opening || index == newest || group.iter().any(|&at| Some(at) == last_user) {
+        let pinned = group.iter().any(|&at| Some(at) == last_user || keep.contains(&current[at].id));
+        if opening || index == newest || pinned {
             continue;
         }
         total -= group.iter().map(|&at| sizes[at]).sum::<usize>();
@@ -87,7 +89,7 @@ fn groups(current: &[Viewed<'_>]) -> Vec<Vec<usize>> {
 mod tests {
     use super::*;
     use crate::compaction::{Summaries, View, apply, check, materialize, viewed};
-    use crate::conversation::ToolCallRequest;
+    use crate::conversation::{Message, ToolCallRequest};
 
     fn call(id: &str) -> ToolCallRequest {
         ToolCallRequest { id: id.into(), name: "notes_add".into(), arguments: "{}".into() }
@@ -99,8 +101,8 @@ mod tests {
         message
     }
 
-    fn size(message: &Message) -> usize {
-        message.content.len()
+    fn sizes(current: &[Viewed<'_>]) -> Vec<usize> {
+        current.iter().map(|viewed| viewed.message.content.len()).collect()
     }
 
     fn ids(seqs: &[u64]) -> Vec<MessageId> {
@@ -134,7 +136,7 @@ mod tests {
         let summaries = Summaries::new();
         let current = viewed(None, &history, &summaries).unwrap();
         // 110 bytes; 80 needs 30 gone: the call with its two results is the oldest group.
-        let truncation = truncate(&current, size, 80);
+        let truncation = truncate(&current, &sizes(&current), 80, &[]);
         assert_eq!(truncation.dropped, ids(&[2, 3, 4]));
         assert_eq!((truncation.size, truncation.fits), (80, true));
         assert_eq!(check(&current, &truncation.compaction), Ok(()));
@@ -150,7 +152,7 @@ mod tests {
         let history = history();
         let summaries = Summaries::new();
         let current = viewed(None, &history, &summaries).unwrap();
-        let truncation = truncate(&current, size, 10);
+        let truncation = truncate(&current, &sizes(&current), 10, &[]);
         // Kept: the opening (#0, #1), the last user message (#9), the newest group (#10).
         assert_eq!(truncation.dropped, ids(&[2, 3, 4, 5, 6, 7, 8]));
         assert_eq!((truncation.size, truncation.fits), (40, false));
@@ -162,9 +164,20 @@ mod tests {
         let history = history();
         let summaries = Summaries::new();
         let current = viewed(None, &history, &summaries).unwrap();
-        let truncation = truncate(&current, size, 110);
+        let truncation = truncate(&current, &sizes(&current), 110, &[]);
         assert_eq!(truncation.compaction, Compaction::default());
         assert!(truncation.dropped.is_empty() && truncation.fits);
+    }
+
+    #[test]
+    fn a_group_holding_a_message_to_keep_stays_and_the_next_oldest_goes_instead() {
+        let history = history();
+        let summaries = Summaries::new();
+        let current = viewed(None, &history, &summaries).unwrap();
+        // As the first test, but the call's second result must stay: its whole group does.
+        let truncation = truncate(&current, &sizes(&current), 80, &ids(&[4]));
+        assert_eq!(truncation.dropped, ids(&[5, 6, 7, 8]));
+        assert_eq!(check(&current, &truncation.compaction), Ok(()));
     }
 
     #[test]
@@ -174,7 +187,7 @@ mod tests {
         // Sent now: #1 user, summary 1, #5 .. #10: 80 bytes.
         let view = View { covers: 5, entries: vec![MessageId::Message(1), MessageId::Summary(1)] };
         let current = viewed(Some(&view), &history, &summaries).unwrap();
-        let truncation = truncate(&current, size, 60);
+        let truncation = truncate(&current, &sizes(&current), 60, &[]);
         assert_eq!(truncation.dropped, [MessageId::Summary(1), MessageId::Message(5)]);
         assert_eq!(check(&current, &truncation.compaction), Ok(()));
         let (after, _) = apply(Some(&view), truncation.compaction, 2);

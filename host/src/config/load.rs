@@ -54,6 +54,26 @@ fn validate(config: &Config) -> Result<(), ConfigError> {
         return Err(whole("agent.max_iterations", "must be at least 1".into()));
     }
     check_limits(config, &config.runtime.limits, "runtime.limits")?;
+    let compaction = config.compaction;
+    for (key, percent) in
+        [("trigger_percent", compaction.trigger_percent), ("target_percent", compaction.target_percent)]
+    {
+        if !(1..=100).contains(&percent) {
+            return Err(whole(
+                &format!("compaction.{key}"),
+                format!("must be 1 to 100 (percent), not {percent}"),
+            ));
+        }
+    }
+    if compaction.target_percent >= compaction.trigger_percent {
+        return Err(whole(
+            "compaction.target_percent",
+            format!(
+                "must be below `trigger_percent` ({}): a truncation to {}% would start the next compaction at once",
+                compaction.trigger_percent, compaction.target_percent
+            ),
+        ));
+    }
     if !is_variable_name(config.model.key_env()) {
         // The value is not repeated: a key pasted here by mistake must not reach a log.
         return Err(whole(
@@ -406,6 +426,17 @@ mod tests {
         assert_eq!(error.line, Some(5));
         assert_eq!(error.field.as_deref(), Some("plugin[0].path"));
         assert!(error.message.contains("nowhere/x.wasm"), "{error}");
+    }
+
+    #[test]
+    fn compaction_shares_out_of_range_or_in_the_wrong_order_name_the_field() {
+        let zero = error("[compaction]\ntrigger_percent = 0\n");
+        assert_eq!(zero.field.as_deref(), Some("compaction.trigger_percent"));
+        assert_eq!(zero.line, Some(2));
+        let order = error("[compaction]\ntrigger_percent = 60\ntarget_percent = 70\n");
+        assert_eq!(order.field.as_deref(), Some("compaction.target_percent"));
+        assert_eq!(order.line, Some(3));
+        assert!(order.message.contains("below `trigger_percent` (60)"), "{order}");
     }
 
     #[test]

@@ -30,6 +30,8 @@ pub struct Config {
     #[serde(default)]
     pub storage: StorageConfig,
     #[serde(default)]
+    pub compaction: CompactionConfig,
+    #[serde(default)]
     pub runtime: RuntimeConfig,
     /// The plugins, in the order their instructions and hooks apply.
     #[serde(default, rename = "plugin")]
@@ -210,6 +212,26 @@ pub enum InjectedAs {
     FirstSystem,
     /// As `system` messages after the history, as the plugin gave them.
     System,
+}
+
+/// When a long session's history is compacted, and how far the host's own truncation takes
+/// it. The shares are of a request's room: the context window less the output reserve.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct CompactionConfig {
+    /// Off: nothing is ever compacted (a request past the window is sent, and refused).
+    pub enabled: bool,
+    /// The share, in percent, past which the next request's estimate starts a compaction; a
+    /// compacting plugin's own trigger (from its configuration) takes its place.
+    pub trigger_percent: u8,
+    /// The share the host's own truncation brings a request down to.
+    pub target_percent: u8,
+}
+
+impl Default for CompactionConfig {
+    fn default() -> Self {
+        Self { enabled: true, trigger_percent: 80, target_percent: 50 }
+    }
 }
 
 /// Where sessions are kept.

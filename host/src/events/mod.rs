@@ -213,6 +213,32 @@ pub enum Event {
         /// Milliseconds the call took.
         ms: u64,
     },
+    /// The history sent to the model was compacted (the store keeps every message).
+    Compacted {
+        /// Why: `threshold` (the estimate passed the trigger), `requested` (`/compact`),
+        /// `context_too_long` (the endpoint refused the request).
+        reason: String,
+        /// Who compacted: the compacting plugin's name, or `truncate` for the host's own.
+        strategy: String,
+        /// What it did (the plugin's note), or why the host truncated instead.
+        note: String,
+        /// Set when a plugin's compaction was not used: what was wrong with it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        fallback: Option<String>,
+        /// The history's estimated tokens before and after.
+        tokens_before: u64,
+        tokens_after: u64,
+        /// Messages sent before that were replaced, and the new messages in their place.
+        replaced: u64,
+        summaries: u64,
+    },
+    /// A compaction was due but a plugin's `pre-compact` hook vetoed it.
+    CompactionVetoed {
+        /// The vetoing plugin (its name).
+        plugin: String,
+        /// Why, in its words.
+        reason: String,
+    },
     /// A plugin was loaded or reloaded.
     PluginLoaded {
         /// The plugin's label, `name@version`.

@@ -123,6 +123,8 @@ mod tests {
                 "turn_ended",
                 "plugin_building",
                 "plugin_model_call",
+                "compacted",
+                "compaction_vetoed",
                 "plugin_loaded",
                 "plugin_rejected",
             ]

@@ -14,9 +14,10 @@ use super::outputs::{Checked, StatusText};
 use super::reuse::ProvideMemo;
 use super::schema::{CompiledSchema, schema_problem};
 use super::types::{
-    CallContext, Configured, Contribution, Manifest, PostToolOutcome, PreToolOutcome, PromptOutcome,
-    StopOutcome, ToolCall, ToolResult, ToolUse,
+    CallContext, CompactorSpec, Configured, Contribution, Manifest, PluginCompaction, PostToolOutcome,
+    PreCompactOutcome, PreToolOutcome, PromptOutcome, StopOutcome, ToolCall, ToolResult, ToolUse,
 };
+use crate::compaction::{Budget, Done, Viewed};
 use crate::runtime::caps::CallCaps;
 use crate::runtime::host_api::ModelGrant;
 use crate::runtime::{CallState, Declarations, EmittedEvent, MemoryCap, SandboxEngine, StateRead};
@@ -185,6 +186,64 @@ impl LoadedPlugin {
         linked.checked(powers, output)
     }
 
+    /// `compact` (contract 0.2.3): what the plugin puts in place of a prefix of `history`,
+    /// the messages sent now with their estimated `tokens`, within `budget`.
+    pub async fn compact(
+        &self,
+        ctx: &CallContext,
+        bag: &StateBag,
+        history: &[Viewed<'_>],
+        tokens: &[u32],
+        budget: &Budget,
+    ) -> Result<CallOutput<Result<Option<PluginCompaction>, String>>, PluginError> {
+        let (linked, powers) = (&self.linked, &self.powers);
+        let output = linked
+            .bounded(powers, async {
+                let (mut store, func) = linked.instantiate(powers, bag, Export::Compact, Some(ctx)).await?;
+                let result =
+                    linked.guest.compact(&mut store, func, ctx, &self.config, history, tokens, budget).await;
+                linked.finish(powers, store, result, bag)
+            })
+            .await?;
+        linked.checked(powers, output)
+    }
+
+    pub async fn pre_compact(
+        &self,
+        ctx: &CallContext,
+        bag: &StateBag,
+        budget: &Budget,
+    ) -> Result<CallOutput<PreCompactOutcome>, PluginError> {
+        let (linked, powers) = (&self.linked, &self.powers);
+        let output = linked
+            .bounded(powers, async {
+                let (mut store, func) =
+                    linked.instantiate(powers, bag, Export::PreCompact, Some(ctx)).await?;
+                let result = linked.guest.pre_compact(&mut store, func, ctx, &self.config, budget).await;
+                linked.finish(powers, store, result, bag)
+            })
+            .await?;
+        linked.checked(powers, output)
+    }
+
+    pub async fn post_compact(
+        &self,
+        ctx: &CallContext,
+        bag: &StateBag,
+        done: &Done,
+    ) -> Result<CallOutput<()>, PluginError> {
+        let (linked, powers) = (&self.linked, &self.powers);
+        let output = linked
+            .bounded(powers, async {
+                let (mut store, func) =
+                    linked.instantiate(powers, bag, Export::PostCompact, Some(ctx)).await?;
+                let result = linked.guest.post_compact(&mut store, func, ctx, &self.config, done).await;
+                linked.finish(powers, store, result, bag)
+            })
+            .await?;
+        linked.checked(powers, output)
+    }
+
     /// `status`: the plugin's short status text, or `None`. Its state writes and events are
     /// discarded (see [`StatusText`]): front ends call it whenever they draw, and drawing
     /// changes nothing.
@@ -253,6 +312,23 @@ impl Linked {
             self.finish(powers, store, result, bag).map(|output| (output, declared))
         })
         .await
+    }
+
+    /// The `compactor` interface's `spec` under the configuration `configure` returned.
+    pub(super) async fn compactor_spec(
+        &self,
+        powers: &Powers,
+        bag: &StateBag,
+        config: &str,
+    ) -> Result<CallOutput<CompactorSpec>, PluginError> {
+        let output = self
+            .bounded(powers, async {
+                let (mut store, func) = self.instantiate(powers, bag, Export::CompactorSpec, None).await?;
+                let result = self.guest.compactor_spec(&mut store, func, config).await;
+                self.finish(powers, store, result, bag)
+            })
+            .await?;
+        self.checked(powers, output)
     }
 
     /// Runs one whole call under the plugin's deadline: instantiating it, the export, and

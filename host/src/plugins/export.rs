@@ -1,11 +1,12 @@
-//! The exports of the `guest` interface, and where each sits in one plugin's component:
-//! looked up once per load, so a call finds the one export it needs without a name lookup.
+//! The exports of the `guest` interface (and, since contract 0.2.3, of the optional
+//! `compactor` interface), and where each sits in one plugin's component: looked up once per
+//! load, so a call finds the one export it needs without a name lookup.
 
 use wasmtime::component::{Component, ComponentExportIndex};
 
 use super::contract::Line;
 
-/// One export of the `guest` interface.
+/// One export of the `guest` interface, or of the `compactor` interface.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Export {
     Manifest,
@@ -20,10 +21,15 @@ pub enum Export {
     Command,
     /// Since contract 0.2.0.
     Status,
+    /// Since contract 0.2.3, in the `compactor` interface.
+    CompactorSpec,
+    Compact,
+    PreCompact,
+    PostCompact,
 }
 
 impl Export {
-    pub const ALL: [Export; 11] = [
+    pub const ALL: [Export; 15] = [
         Export::Manifest,
         Export::Configure,
         Export::Provide,
@@ -35,6 +41,10 @@ impl Export {
         Export::Stop,
         Export::Command,
         Export::Status,
+        Export::CompactorSpec,
+        Export::Compact,
+        Export::PreCompact,
+        Export::PostCompact,
     ];
 
     /// The export's name in the WIT contract.
@@ -51,7 +61,16 @@ impl Export {
             Export::Stop => "stop",
             Export::Command => "command",
             Export::Status => "status",
+            Export::CompactorSpec => "spec",
+            Export::Compact => "compact",
+            Export::PreCompact => "pre-compact",
+            Export::PostCompact => "post-compact",
         }
+    }
+
+    /// Whether it belongs to the `compactor` interface, which a component may leave out.
+    pub fn in_compactor(self) -> bool {
+        matches!(self, Export::CompactorSpec | Export::Compact | Export::PreCompact | Export::PostCompact)
     }
 }
 
@@ -60,16 +79,32 @@ pub(super) struct ExportIndices([Option<ComponentExportIndex>; Export::ALL.len()
 
 impl ExportIndices {
     /// Finds every export `line` has in `component`, whose `guest` interface is named
-    /// `guest`; `Err` names the first one missing.
-    pub(super) fn find(component: &Component, line: Line, guest: &str) -> Result<Self, String> {
-        let interface = component
-            .get_export_index(None, guest)
-            .ok_or_else(|| format!("the component does not export `{guest}`"))?;
+    /// `guest` and whose `compactor` interface, when it exports one, `compactor`; `Err` names
+    /// the first one missing.
+    pub(super) fn find(
+        component: &Component,
+        line: Line,
+        guest: &str,
+        compactor: Option<&str>,
+    ) -> Result<Self, String> {
+        let interface_index = |name: &str| {
+            component
+                .get_export_index(None, name)
+                .ok_or_else(|| format!("the component does not export `{name}`"))
+        };
+        let guest_index = interface_index(guest)?;
+        let compactor_index =
+            compactor.map(|name| interface_index(name).map(|index| (name, index))).transpose()?;
         let mut found = [const { None }; Export::ALL.len()];
         for export in Export::ALL.into_iter().filter(|export| line.has(*export)) {
+            let (name, interface) = match (export.in_compactor(), &compactor_index) {
+                (false, _) => (guest, &guest_index),
+                (true, Some((name, index))) => (*name, index),
+                (true, None) => continue,
+            };
             let index = component
-                .get_export_index(Some(&interface), export.wit_name())
-                .ok_or_else(|| format!("`{guest}` has no `{}` export", export.wit_name()))?;
+                .get_export_index(Some(interface), export.wit_name())
+                .ok_or_else(|| format!("`{name}` has no `{}` export", export.wit_name()))?;
             found[export as usize] = Some(index);
         }
         Ok(Self(found))

@@ -16,7 +16,7 @@ use super::export::ExportIndices;
 use super::hook_filter::HookFilters;
 use super::reuse::SharedContributions;
 use super::schema::SchemaCache;
-use super::types::{Capabilities, CommandSpec, Manifest, Requirement, ToolResult, ToolUse};
+use super::types::{Capabilities, CommandSpec, CompactorSpec, Manifest, Requirement, ToolResult, ToolUse};
 use crate::config::{Grants, Limits, SandboxMode};
 use crate::runtime::host_api::ModelBudget;
 use crate::runtime::{Caller, DirMount, ProcessGrant, SandboxEngine, cache};
@@ -101,7 +101,10 @@ pub struct LoadedPlugin {
     pub(super) shared: SharedContributions,
     /// The tool schemas this load's contributions offered, checked and compiled.
     pub(super) schemas: SchemaCache,
+    /// The manifest's capabilities, and the `compactor` export's hooks (contract 0.2.3).
     capabilities: Capabilities,
+    /// The share of a request's room past which it asks to compact, when it compacts.
+    compact_trigger: Option<u8>,
     commands: Vec<CommandSpec>,
     /// What its configuration requires of the host (contract 0.2; none before).
     requires: Vec<Requirement>,
@@ -131,7 +134,9 @@ impl LoadedPlugin {
         let (line, guest_interface) = Line::of(&component, engine.engine()).map_err(link_error)?;
         let instance_pre =
             engine.linker().instantiate_pre(&component).map_err(|error| link_error(format!("{error:#}")))?;
-        let exports = ExportIndices::find(&component, line, &guest_interface).map_err(link_error)?;
+        let compactor_interface = line.compactor(&component, engine.engine());
+        let exports = ExportIndices::find(&component, line, &guest_interface, compactor_interface.as_deref())
+            .map_err(link_error)?;
         let guest = GuestPre::new(line, instance_pre).map_err(|error| link_error(format!("{error:#}")))?;
         let linked = Linked { guest, exports, calls: CallCounts::default() };
         let dirs = granted_dirs(spec.grants, spec.base_dir);
@@ -193,13 +198,27 @@ impl LoadedPlugin {
                 "declares tools but its manifest does not announce `call-tool`, so none could run".into(),
             ));
         }
+        let compactor = match compactor_interface {
+            Some(_) => {
+                linked
+                    .compactor_spec(&powers, &scratch, &configured.config)
+                    .await
+                    .map_err(|source| LoadError::Call { plugin: label.clone(), source })?
+                    .value
+            }
+            None => CompactorSpec::default(),
+        };
+        if compactor.trigger_percent.is_some() && !compactor.hooks.contains(Capabilities::COMPACT) {
+            return Err(manifest_error("gives a compaction trigger but does not implement `compact`".into()));
+        }
         static LOADS: AtomicU64 = AtomicU64::new(0);
         Ok(Self {
             identity,
             load_id: LOADS.fetch_add(1, Ordering::Relaxed),
             shared: SharedContributions::default(),
             schemas,
-            capabilities: manifest.capabilities,
+            capabilities: manifest.capabilities | compactor.hooks,
+            compact_trigger: compactor.trigger_percent,
             commands: manifest.commands,
             requires: configured.requires,
             hook_filters: HookFilters::from_declarations(declared.hook_filters),
@@ -236,6 +255,12 @@ impl LoadedPlugin {
 
     pub fn implements(&self, capability: Capabilities) -> bool {
         self.capabilities.contains(capability)
+    }
+
+    /// For a plugin that implements `compact`: the share of a request's room, in percent,
+    /// past which it asks to be called (none: the host's `[compaction] trigger_percent`).
+    pub fn compact_trigger(&self) -> Option<u8> {
+        self.compact_trigger
     }
 
     /// What its configuration requires of the host.

@@ -69,9 +69,10 @@ pub use reuse::ProvideMemo;
 pub use schema::CompiledSchema;
 pub use source::{Progress, build_crate, build_workspace, resolve_component};
 pub use types::{
-    CallContext, Capabilities, CommandSpec, Configured, Contribution, Decision, InjectedMessage, Manifest,
-    ModelAccess, PluginEvent, PostToolOutcome, PreToolOutcome, PromptOutcome, Requirement, Role, StopOutcome,
-    ToolCall, ToolResult, ToolSpec, ToolUse,
+    CallContext, Capabilities, CommandSpec, CompactorSpec, Configured, Contribution, Decision,
+    InjectedMessage, Manifest, ModelAccess, PluginCompaction, PluginEvent, PostToolOutcome,
+    PreCompactOutcome, PreToolOutcome, PromptOutcome, Requirement, Role, StopOutcome, ToolCall, ToolResult,
+    ToolSpec, ToolUse,
 };
 
 /// The sandbox's engine with every contract line's imports linked.

@@ -2,8 +2,10 @@
 //! that must be names, and text cut to the plugin's `max_output_kb`.
 
 use super::types::{
-    Configured, Contribution, Manifest, PostToolOutcome, PreToolOutcome, PromptOutcome, StopOutcome,
+    CompactorSpec, Configured, Contribution, Manifest, PluginCompaction, PostToolOutcome, PreCompactOutcome,
+    PreToolOutcome, PromptOutcome, StopOutcome,
 };
+use crate::compaction::Replacement;
 
 /// A value a plugin call can return.
 pub trait Checked {
@@ -121,6 +123,52 @@ impl Checked for StopOutcome {
         Ok(())
     }
 }
+
+impl Checked for CompactorSpec {
+    fn check(&mut self, _max_bytes: usize) -> Result<(), String> {
+        match self.trigger_percent {
+            Some(percent) if !(1..=100).contains(&percent) => {
+                Err(format!("`spec` gives a trigger of {percent}%; it must be 1 to 100"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A compaction's new messages and note are capped like any text; whether what is left is
+/// usable is for `compaction::check`.
+impl Checked for Result<Option<PluginCompaction>, String> {
+    fn check(&mut self, max_bytes: usize) -> Result<(), String> {
+        match self {
+            Ok(Some(compaction)) => {
+                cap_text(&mut compaction.note, max_bytes);
+                for entry in &mut compaction.compaction.entries {
+                    if let Replacement::Summary(message) = entry {
+                        cap_text(&mut message.content, max_bytes);
+                    }
+                }
+            }
+            Ok(None) => {}
+            Err(text) => cap_text(text, max_bytes),
+        }
+        Ok(())
+    }
+
+    fn commits(&self) -> bool {
+        self.is_ok()
+    }
+}
+
+impl Checked for PreCompactOutcome {
+    fn check(&mut self, max_bytes: usize) -> Result<(), String> {
+        if let Some(text) = &mut self.veto {
+            cap_text(text, max_bytes);
+        }
+        Ok(())
+    }
+}
+
+impl Checked for () {}
 
 /// Tool names as the OpenAI API accepts them.
 fn valid_tool_name(name: &str) -> bool {

@@ -104,6 +104,16 @@ impl PluginSet {
                 ))
                 .into());
             }
+            if plugin.implements(Capabilities::COMPACT)
+                && let Some(other) = entries.iter().find(|e| e.plugin.implements(Capabilities::COMPACT))
+            {
+                return Err(at(format!(
+                    "both {} and {} implement `compact`; one session has one compactor, so enable only one",
+                    other.plugin.label(),
+                    plugin.label()
+                ))
+                .into());
+            }
             tracing::info!(plugin = %plugin.label(), cached = plugin.cache_hit(), "plugin loaded");
             entries.push(Entry { plugin, key, fresh });
         }
@@ -127,6 +137,11 @@ impl PluginSet {
     /// The plugins, in config order.
     pub fn plugins(&self) -> &[Arc<LoadedPlugin>] {
         &self.plugins
+    }
+
+    /// The plugin that implements `compact`; at most one does.
+    pub fn compactor(&self) -> Option<&Arc<LoadedPlugin>> {
+        self.plugins.iter().find(|p| p.implements(Capabilities::COMPACT))
     }
 
     pub fn by_name(&self, name: &str) -> Option<&Arc<LoadedPlugin>> {

@@ -23,6 +23,13 @@ impl Capabilities {
     pub const COMMAND: Self = Self(1 << 7);
     /// Since contract 0.2.0.
     pub const STATUS: Self = Self(1 << 8);
+    /// Since contract 0.2.3, through the `compactor` export's `spec`: `compact` replaces a
+    /// prefix of the history.
+    pub const COMPACT: Self = Self(1 << 9);
+    /// Since 0.2.3: `pre-compact` may veto a compaction or name messages to keep.
+    pub const PRE_COMPACT: Self = Self(1 << 10);
+    /// Since 0.2.3: `post-compact` hears what a compaction did.
+    pub const POST_COMPACT: Self = Self(1 << 11);
 
     pub const fn empty() -> Self {
         Self(0)
@@ -180,6 +187,30 @@ pub struct PromptOutcome {
 pub enum StopOutcome {
     Stop,
     Continue(String),
+}
+
+/// What a plugin's `compactor` export says it does under its configuration (contract 0.2.3).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompactorSpec {
+    /// Some of [`Capabilities::COMPACT`], [`Capabilities::PRE_COMPACT`],
+    /// [`Capabilities::POST_COMPACT`].
+    pub hooks: Capabilities,
+    /// The share of a request's room, in percent, past which it wants to be asked.
+    pub trigger_percent: Option<u8>,
+}
+
+/// What a plugin's `compact` returned: the compaction, and its one line on what it did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PluginCompaction {
+    pub compaction: crate::compaction::Compaction,
+    pub note: String,
+}
+
+/// What a `pre-compact` hook says.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PreCompactOutcome {
+    pub veto: Option<String>,
+    pub keep: Vec<crate::compaction::MessageId>,
 }
 
 #[cfg(test)]

@@ -428,7 +428,9 @@ mod tests {
         let handle = sessions.open(&id).unwrap().unwrap();
         let mut session = handle.try_lock().unwrap();
         // 30 bytes of content; down to 15 takes the call with its result (13), then "done" (4).
-        let truncation = truncate(&session.viewed(), |message| message.content.len(), 15);
+        let viewed = session.viewed();
+        let sizes: Vec<usize> = viewed.iter().map(|viewed| viewed.message.content.len()).collect();
+        let truncation = truncate(&viewed, &sizes, 15, &[]);
         assert_eq!(truncation.dropped, [MessageId::Message(1), MessageId::Message(2), MessageId::Message(3)]);
         session.compact(&**sessions.store(), truncation.compaction).unwrap();
         assert_eq!(contents(session.to_send()), ["first", "second", "ok"]);

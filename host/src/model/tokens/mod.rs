@@ -16,6 +16,7 @@ use super::history_encodings::PerMessage;
 use super::types::ModelRequest;
 use super::{ModelClient, ToolDefinition};
 use crate::config::ModelConfig;
+use crate::conversation::{History, Message};
 use crate::events::{ContextEstimate, CountedBy, TokenUsage};
 use counter::TOKENS_PER_REPLY;
 
@@ -82,6 +83,9 @@ pub struct ContextAccount {
     estimated_bytes: Option<u64>,
     calibration: Option<Calibration>,
     last: Option<ContextEstimate>,
+    /// The tokens of the request last estimated that are not its history: system prompt,
+    /// tools, injected messages, the reply's header.
+    beside_history: Option<u64>,
     in_use: Option<InUse>,
 }
 
@@ -157,6 +161,8 @@ impl ContextAccount {
             (Counter::Bytes, None) => (total.bytes.div_ceil(BYTES_PER_TOKEN), CountedBy::Bytes),
         };
         self.estimated_bytes = Some(total.bytes);
+        let history_tokens = tokens_of(counter, self.calibration, history);
+        self.beside_history = Some(prompt_tokens.saturating_sub(history_tokens));
         let output_reserve = u64::from(budget.output_reserve);
         let estimate = ContextEstimate {
             prompt_tokens,
@@ -169,6 +175,25 @@ impl ContextAccount {
         self.last = Some(estimate);
         self.in_use = Some(InUse { tokens: prompt_tokens, reported: false });
         estimate
+    }
+
+    /// What each message of `history` comes to, in tokens as [`Self::estimate`] counts them
+    /// (calibrated bytes where there is no tokenizer): what a compaction weighs messages by.
+    pub fn message_tokens(&mut self, budget: &Budget, history: &History) -> Vec<u64> {
+        let (counter, calibration) = (budget.counter, self.calibration);
+        let sizes = self.sizes.of(history, |message| counter.message(message));
+        sizes.iter().map(|&size| tokens_of(counter, calibration, size)).collect()
+    }
+
+    /// What one message not (yet) in the history comes to, as [`Self::message_tokens`].
+    pub fn tokens_of(&self, budget: &Budget, message: &Message) -> u64 {
+        tokens_of(budget.counter, self.calibration, budget.counter.message(message))
+    }
+
+    /// The tokens of the last request estimated that were not its history (the system
+    /// prompt, the tools, the injected messages); `None` before the first estimate.
+    pub fn beside_history(&self) -> Option<u64> {
+        self.beside_history
     }
 
     /// The reply to the request last estimated arrived, with what its endpoint said it used:
@@ -215,6 +240,16 @@ impl ContextAccount {
 impl InUse {
     fn reported(usage: TokenUsage) -> Self {
         Self { tokens: usage.input_tokens.saturating_add(usage.output_tokens), reported: true }
+    }
+}
+
+/// What `size` comes to in tokens: the tokenizer's count, else its bytes at the calibrated
+/// rate (or the uncalibrated one before any call reported its usage).
+fn tokens_of(counter: Counter, calibration: Option<Calibration>, size: Size) -> u64 {
+    match (counter, calibration) {
+        (Counter::Tokenizer(_), _) => size.tokens,
+        (Counter::Bytes, Some(calibration)) => calibration.tokens_for(size.bytes),
+        (Counter::Bytes, None) => size.bytes.div_ceil(BYTES_PER_TOKEN),
     }
 }
 

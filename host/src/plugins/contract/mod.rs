@@ -14,9 +14,10 @@ use wasmtime::{Engine, Store};
 
 use super::export::Export;
 use super::types::{
-    CallContext, Configured, Contribution, Manifest, PostToolOutcome, PreToolOutcome, PromptOutcome,
-    StopOutcome, ToolCall, ToolResult, ToolUse,
+    CallContext, CompactorSpec, Configured, Contribution, Manifest, PluginCompaction, PostToolOutcome,
+    PreCompactOutcome, PreToolOutcome, PromptOutcome, StopOutcome, ToolCall, ToolResult, ToolUse,
 };
+use crate::compaction::{Budget, Done, Viewed};
 use crate::runtime::CallState;
 
 #[macro_use]
@@ -33,6 +34,9 @@ pub enum Line {
 
 /// What the `guest` interface is called, before its version.
 const GUEST: &str = "agent-host:plugin/guest@";
+
+/// What the `compactor` interface is called, before its version (since 0.2.3).
+const COMPACTOR: &str = "agent-host:plugin/compactor@";
 
 /// The contract versions this host loads, for the error that names them.
 const SUPPORTED: &str = "0.1.x and 0.2.x";
@@ -65,9 +69,19 @@ impl Line {
         }
     }
 
-    /// Whether this line has `export` at all (`status` came with 0.2).
+    /// Whether this line has `export` at all (`status` came with 0.2, the `compactor`
+    /// interface with 0.2.3).
     pub fn has(self, export: Export) -> bool {
-        !(self == Self::V0_1 && export == Export::Status)
+        self == Self::V0_2 || !(export == Export::Status || export.in_compactor())
+    }
+
+    /// The name of the `compactor` interface `component` exports, if it exports one.
+    pub fn compactor(self, component: &Component, engine: &Engine) -> Option<String> {
+        if self != Self::V0_2 {
+            return None;
+        }
+        let ty = component.component_type();
+        ty.exports(engine).map(|(name, _)| name).find(|name| name.starts_with(COMPACTOR)).map(str::to_owned)
     }
 }
 
@@ -81,15 +95,16 @@ pub fn link(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
 /// A component linked and type-checked against the bindings of its line.
 pub enum GuestPre {
     V0_1(v0_1::PluginPre<CallState>),
-    V0_2(v0_2::PluginPre<CallState>),
+    V0_2(v0_2::Pre),
 }
 
 impl GuestPre {
-    /// Type-checks every export of `pre` against the bindings of `line`.
+    /// Finds the exports of `pre` that the bindings of `line` call through (they are
+    /// type-checked by [`Self::manifest`]).
     pub fn new(line: Line, pre: InstancePre<CallState>) -> wasmtime::Result<Self> {
         Ok(match line {
             Line::V0_1 => Self::V0_1(v0_1::PluginPre::new(pre)?),
-            Line::V0_2 => Self::V0_2(v0_2::PluginPre::new(pre)?),
+            Line::V0_2 => Self::V0_2(v0_2::Pre::new(pre)?),
         })
     }
 
@@ -114,7 +129,8 @@ impl GuestPre {
         }
     }
 
-    /// `manifest`, through the generated bindings (the one call that instantiates them).
+    /// `manifest`, through the generated bindings (the one call that instantiates them),
+    /// after type-checking every export of the `guest` interface.
     pub async fn manifest(&self, store: &mut Store<CallState>) -> wasmtime::Result<Manifest> {
         match self {
             Self::V0_1(pre) => v0_1::manifest(pre, store).await,
@@ -263,6 +279,66 @@ impl GuestPre {
     }
 }
 
+/// The `compactor` exports (contract 0.2.3). The host calls them only on a plugin whose
+/// component exports the interface, so on the current line only.
+impl GuestPre {
+    fn compactor_line(&self) -> wasmtime::Result<()> {
+        match self {
+            Self::V0_2(_) => Ok(()),
+            Self::V0_1(_) => Err(wasmtime::format_err!("contract 0.1 has no `compactor` interface")),
+        }
+    }
+
+    pub async fn compactor_spec(
+        &self,
+        store: &mut Store<CallState>,
+        func: Func,
+        config: &str,
+    ) -> wasmtime::Result<CompactorSpec> {
+        self.compactor_line()?;
+        v0_2::spec(store, func, config).await
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub async fn compact(
+        &self,
+        store: &mut Store<CallState>,
+        func: Func,
+        ctx: &CallContext,
+        config: &str,
+        history: &[Viewed<'_>],
+        tokens: &[u32],
+        budget: &Budget,
+    ) -> wasmtime::Result<Result<Option<PluginCompaction>, String>> {
+        self.compactor_line()?;
+        v0_2::compact(store, func, ctx, config, history, tokens, budget).await
+    }
+
+    pub async fn pre_compact(
+        &self,
+        store: &mut Store<CallState>,
+        func: Func,
+        ctx: &CallContext,
+        config: &str,
+        budget: &Budget,
+    ) -> wasmtime::Result<PreCompactOutcome> {
+        self.compactor_line()?;
+        v0_2::pre_compact(store, func, ctx, config, budget).await
+    }
+
+    pub async fn post_compact(
+        &self,
+        store: &mut Store<CallState>,
+        func: Func,
+        ctx: &CallContext,
+        config: &str,
+        done: &Done,
+    ) -> wasmtime::Result<()> {
+        self.compactor_line()?;
+        v0_2::post_compact(store, func, ctx, config, done).await
+    }
+}
+
 /// Calls `func` with `params`. Checks the export's type against `P` and `R` (the line's)
 /// first: cheap for one export, and what keeps the call sound.
 async fn call<P, R>(store: &mut Store<CallState>, func: Func, params: P) -> wasmtime::Result<R>
@@ -300,9 +376,13 @@ mod tests {
     }
 
     #[test]
-    fn status_is_an_export_of_the_current_line_only() {
+    fn status_and_the_compactor_are_exports_of_the_current_line_only() {
         assert!(Line::V0_2.has(Export::Status));
+        assert!(Line::V0_2.has(Export::Compact));
         assert!(!Line::V0_1.has(Export::Status));
-        assert!(Export::ALL.iter().filter(|e| **e != Export::Status).all(|e| Line::V0_1.has(*e)));
+        assert!(!Line::V0_1.has(Export::PreCompact));
+        let older = |e: &&Export| **e != Export::Status && !e.in_compactor();
+        assert!(Export::ALL.iter().filter(older).all(|e| Line::V0_1.has(*e)));
+        assert_eq!(Export::ALL.iter().filter(|e| e.in_compactor()).count(), 4);
     }
 }

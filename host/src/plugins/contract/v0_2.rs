@@ -1,16 +1,22 @@
-//! Contract line 0.2 (`wit/plugin.wit`, 0.2.2), the current one. Components built against
-//! 0.2.0 and 0.2.1 link against it unchanged: they import no `tools` (0.2.0) and no `model`.
+//! Contract line 0.2 (`wit/plugin.wit`, 0.2.3), the current one. Components built against
+//! 0.2.0, 0.2.1 and 0.2.2 link against it unchanged: they import no `tools` (0.2.0) and no
+//! `model` (before 0.2.2), and export no `compactor` (before 0.2.3). So only the `guest`
+//! interface is type-checked as a whole; the `compactor` exports are found by name
+//! (`compactor.rs`) and each checked when it is called.
 
-use wasmtime::Store;
-use wasmtime::component::{Func, Linker};
+use wasmtime::component::{Func, InstancePre, Linker};
+use wasmtime::{Engine, Store};
 
 use self::agent_host::plugin::types;
 use super::super::types::{Capabilities, Configured, Manifest, Requirement};
 use crate::runtime::CallState;
 use crate::runtime::host_api::{ChatMessage, ChatRole, ProcessRequest};
 
+mod compactor;
+pub(super) use compactor::{compact, post_compact, pre_compact, spec};
+
 wasmtime::component::bindgen!({
-    world: "plugin",
+    world: "compacting-plugin",
     path: "../wit",
     // Calls run on the caller's async task (a fiber per call): WASI I/O stays async and no
     // call hops threads. The host's own imports are quick and stay synchronous, except
@@ -27,6 +33,9 @@ wasmtime::component::bindgen!({
         "agent-host:plugin/tools.declare": trappable,
     },
 });
+
+/// The world's imports are `plugin`'s: what `unchanged_in_every_line!` links.
+use CompactingPlugin as Plugin;
 
 unchanged_in_every_line!();
 
@@ -48,12 +57,32 @@ fn capabilities(flags: types::Capabilities) -> Capabilities {
         .fold(Capabilities::empty(), |all, (_, host)| all | host)
 }
 
-pub(super) async fn manifest(
-    pre: &PluginPre<CallState>,
-    store: &mut Store<CallState>,
-) -> wasmtime::Result<Manifest> {
-    let instance = pre.instantiate_async(&mut *store).await?;
-    let manifest = instance.agent_host_plugin_guest().call_manifest(&mut *store).await?;
+/// A component linked against this line, with its `guest` interface's exports found.
+pub struct Pre {
+    instance_pre: InstancePre<CallState>,
+    guest: exports::agent_host::plugin::guest::GuestIndices,
+}
+
+impl Pre {
+    pub fn new(instance_pre: InstancePre<CallState>) -> wasmtime::Result<Self> {
+        let guest = exports::agent_host::plugin::guest::GuestIndices::new(&instance_pre)?;
+        Ok(Self { instance_pre, guest })
+    }
+
+    pub fn instance_pre(&self) -> &InstancePre<CallState> {
+        &self.instance_pre
+    }
+
+    pub fn engine(&self) -> &Engine {
+        self.instance_pre.engine()
+    }
+}
+
+/// `manifest`, after type-checking every export of the `guest` interface.
+pub(super) async fn manifest(pre: &Pre, store: &mut Store<CallState>) -> wasmtime::Result<Manifest> {
+    let instance = pre.instance_pre.instantiate_async(&mut *store).await?;
+    let guest = pre.guest.load(&mut *store, &instance)?;
+    let manifest = guest.call_manifest(&mut *store).await?;
     Ok(Manifest {
         name: manifest.name,
         version: manifest.version,

@@ -1,0 +1,311 @@
+//! Compaction as the loop runs it: when it is due, who compacts (the one plugin that
+//! implements `compact`, else the host's truncation), the checks a plugin's result must pass
+//! before it is used, the durable commit of the new view, and the hooks before and after.
+//! Compaction changes what is sent, never what is stored.
+
+use super::report::{forward_events, forward_model_calls, report_failure};
+use super::{LiveSession, Snapshot};
+use crate::compaction::{self, Budget, Compaction, Done, MessageId, Reason, Replacement, TRUNCATE};
+use crate::events::{Event, EventSink};
+use crate::model::tokens::Budget as TokenBudget;
+use crate::plugins::{CallContext, Capabilities, LoadedPlugin};
+use crate::state::{CompactError, SessionStore, StoreError};
+
+/// Everything a compaction runs with, from the turn or the command that asks for one.
+pub(super) struct Compactor<'a> {
+    pub snapshot: &'a Snapshot,
+    pub tokens: &'a TokenBudget,
+    pub ctx: &'a CallContext,
+    pub store: &'a dyn SessionStore,
+    pub sink: &'a dyn EventSink,
+}
+
+/// How a compaction that was asked for ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CompactOutcome {
+    /// A new view was committed.
+    Compacted(Done),
+    /// A `pre-compact` hook said not now.
+    Vetoed { plugin: String, reason: String },
+    /// Nothing was changed, for this reason.
+    Unchanged(String),
+}
+
+/// Whether the next request, estimated at `prompt_tokens` (the output reserve aside), is past
+/// the trigger: the compacting plugin's own, else `[compaction] trigger_percent`, of the room
+/// a request has (the window less the reserve). Never without a known window.
+pub(super) fn due(snapshot: &Snapshot, tokens: &TokenBudget, prompt_tokens: u64) -> bool {
+    let settings = snapshot.config.compaction;
+    let Some(room) = room(tokens) else { return false };
+    let trigger =
+        snapshot.plugins.compactor().and_then(|p| p.compact_trigger()).unwrap_or(settings.trigger_percent);
+    settings.enabled && prompt_tokens > share(room, trigger)
+}
+
+/// The tokens a request may take besides its reply.
+fn room(tokens: &TokenBudget) -> Option<u64> {
+    tokens.window.map(|window| u64::from(window).saturating_sub(u64::from(tokens.output_reserve)))
+}
+
+fn share(room: u64, percent: u8) -> u64 {
+    room * u64::from(percent) / 100
+}
+
+impl Compactor<'_> {
+    /// Compacts `session`'s history for `reason`; `beside_history` is what the next request
+    /// carries besides it (from the last estimate). A plugin's result that fails a check, an
+    /// error or a trap is replaced by the host's truncation, and the event says why.
+    pub async fn run(
+        &self,
+        session: &mut LiveSession,
+        reason: Reason,
+        beside_history: u64,
+    ) -> Result<CompactOutcome, StoreError> {
+        let Some(room) = room(self.tokens) else {
+            return Ok(CompactOutcome::Unchanged(
+                "the model's context window is not known: set [model] context_window".into(),
+            ));
+        };
+        let tokens = {
+            let (stored, _, account) = session.for_model_call();
+            account.message_tokens(self.tokens, stored.to_send())
+        };
+        let history_tokens: u64 = tokens.iter().sum();
+        let mut budget = Budget {
+            reason,
+            context_window: self.tokens.window.unwrap_or_default(),
+            max_output_tokens: self.tokens.output_reserve,
+            fixed_tokens: clamp(beside_history),
+            history_tokens: clamp(history_tokens),
+            limit: clamp(room.saturating_sub(beside_history)),
+            target: clamp(
+                share(room, self.snapshot.config.compaction.target_percent).saturating_sub(beside_history),
+            ),
+            keep: Vec::new(),
+        };
+        // Past the room, or after the endpoint refused, a veto would only send a request that fails.
+        let must = reason == Reason::ContextTooLong || beside_history + history_tokens > room;
+        if let Some((plugin, veto)) = self.pre_compact(session, &mut budget).await {
+            if !must {
+                self.sink.emit(&Event::CompactionVetoed { plugin: plugin.clone(), reason: veto.clone() });
+                return Ok(CompactOutcome::Vetoed { plugin, reason: veto });
+            }
+            tracing::warn!(%plugin, %veto, "compaction vetoed, but the request does not fit: compacting anyway");
+        }
+        let (compaction, strategy, note, fallback) =
+            match self.plugin_compaction(session, &tokens, &budget).await {
+                PluginResult::Usable { plugin, compaction, note } => (compaction, plugin, note, None),
+                PluginResult::NothingToDo(plugin)
+                    if reason == Reason::Threshold && history_tokens <= u64::from(budget.limit) =>
+                {
+                    return Ok(CompactOutcome::Unchanged(format!("{plugin} found nothing to compact")));
+                }
+                PluginResult::NothingToDo(plugin) => {
+                    let why = format!("{plugin} found nothing to compact");
+                    let (compaction, note) = self.truncation(session, &tokens, &budget, Some(&why));
+                    (compaction, TRUNCATE.to_owned(), note, Some(why))
+                }
+                PluginResult::Unusable(why) => {
+                    let (compaction, note) = self.truncation(session, &tokens, &budget, Some(&why));
+                    (compaction, TRUNCATE.to_owned(), note, Some(why))
+                }
+                PluginResult::NoCompactor => {
+                    let (compaction, note) = self.truncation(session, &tokens, &budget, None);
+                    (compaction, TRUNCATE.to_owned(), note, None)
+                }
+            };
+        if compaction.replaces == 0 {
+            let why = fallback.map_or_else(|| note.clone(), |why| format!("{why}; {note}"));
+            return Ok(CompactOutcome::Unchanged(why));
+        }
+        let replaced = compaction.replaces;
+        let (summaries, tokens_after) = self.size_after(session, &tokens, &compaction);
+        match session.compact(self.store, compaction) {
+            Ok(_) => {}
+            Err(CompactError::Store(error)) => return Err(error),
+            // Checked above; a failure here is the host's own bug, and the old view stands.
+            Err(CompactError::Invalid(error)) => {
+                return Ok(CompactOutcome::Unchanged(format!("the compaction was refused: {error}")));
+            }
+        }
+        let done = Done {
+            reason,
+            strategy,
+            note,
+            tokens_before: clamp(history_tokens),
+            tokens_after: clamp(tokens_after),
+            replaced: replaced as u32,
+            summaries,
+        };
+        self.sink.emit(&Event::Compacted {
+            reason: reason.as_str().to_owned(),
+            strategy: done.strategy.clone(),
+            note: done.note.clone(),
+            fallback,
+            tokens_before: history_tokens,
+            tokens_after,
+            replaced: replaced as u64,
+            summaries: u64::from(summaries),
+        });
+        self.post_compact(session, &done).await;
+        forward_model_calls(self.sink, self.ctx);
+        session.commit(self.store)?;
+        Ok(CompactOutcome::Compacted(done))
+    }
+
+    /// The `pre-compact` hooks in config order: what they ask to keep goes into `budget`;
+    /// the first veto, with its plugin.
+    async fn pre_compact(&self, session: &LiveSession, budget: &mut Budget) -> Option<(String, String)> {
+        let mut veto = None;
+        for plugin in self.hooks(Capabilities::PRE_COMPACT) {
+            match plugin.pre_compact(self.ctx, session.bag(), budget).await {
+                Ok(output) => {
+                    forward_events(self.sink, plugin, output.events);
+                    let outcome = output.value;
+                    for id in outcome.keep {
+                        if !budget.keep.contains(&id) {
+                            budget.keep.push(id);
+                        }
+                    }
+                    if veto.is_none() {
+                        veto = outcome.veto.map(|reason| (plugin.name().to_owned(), reason));
+                    }
+                }
+                Err(error) => report_failure(self.sink, &error),
+            }
+        }
+        veto
+    }
+
+    async fn post_compact(&self, session: &LiveSession, done: &Done) {
+        for plugin in self.hooks(Capabilities::POST_COMPACT) {
+            match plugin.post_compact(self.ctx, session.bag(), done).await {
+                Ok(output) => forward_events(self.sink, plugin, output.events),
+                Err(error) => report_failure(self.sink, &error),
+            }
+        }
+    }
+
+    fn hooks(&self, hook: Capabilities) -> impl Iterator<Item = &std::sync::Arc<LoadedPlugin>> {
+        self.snapshot.plugins.plugins().iter().filter(move |plugin| plugin.implements(hook))
+    }
+
+    /// Asks the compacting plugin, and checks what it returns against what is sent now.
+    async fn plugin_compaction(
+        &self,
+        session: &LiveSession,
+        tokens: &[u64],
+        budget: &Budget,
+    ) -> PluginResult {
+        let Some(plugin) = self.snapshot.plugins.compactor() else { return PluginResult::NoCompactor };
+        let label = plugin.label();
+        let current = session.viewed();
+        let weights: Vec<u32> = tokens.iter().map(|&tokens| clamp(tokens)).collect();
+        let output = match plugin.compact(self.ctx, session.bag(), &current, &weights, budget).await {
+            Ok(output) => output,
+            Err(error) => {
+                report_failure(self.sink, &error);
+                return PluginResult::Unusable(error.to_string());
+            }
+        };
+        forward_events(self.sink, plugin, output.events);
+        let result = match output.value {
+            Ok(Some(result)) => result,
+            Ok(None) => return PluginResult::NothingToDo(label),
+            Err(message) => return PluginResult::Unusable(format!("{label} could not compact: {message}")),
+        };
+        if let Err(error) = compaction::check(&current, &result.compaction) {
+            return PluginResult::Unusable(format!("{label}'s compaction cannot be used: {error}"));
+        }
+        if let Some(id) = dropped_keep(&current, &result.compaction, &budget.keep) {
+            return PluginResult::Unusable(format!(
+                "{label}'s compaction drops {id}, which a pre-compact hook asked to keep"
+            ));
+        }
+        let (_, after) = self.size_after(session, tokens, &result.compaction);
+        if after > u64::from(budget.limit) {
+            return PluginResult::Unusable(format!(
+                "{label}'s compaction leaves {after} tokens of history, over the limit of {}",
+                budget.limit
+            ));
+        }
+        PluginResult::Usable {
+            plugin: plugin.name().to_owned(),
+            compaction: result.compaction,
+            note: result.note,
+        }
+    }
+
+    /// The host's own truncation down to `budget.target`, keeping what the hooks asked to.
+    fn truncation(
+        &self,
+        session: &LiveSession,
+        tokens: &[u64],
+        budget: &Budget,
+        instead_of: Option<&str>,
+    ) -> (Compaction, String) {
+        let sizes: Vec<usize> = tokens.iter().map(|&tokens| tokens as usize).collect();
+        let truncation =
+            compaction::truncate(&session.viewed(), &sizes, budget.target as usize, &budget.keep);
+        let mut note = format!("dropped the {} oldest messages", truncation.dropped.len());
+        if !truncation.fits {
+            note.push_str(&format!(
+                " (all that may go; {} tokens remain, over the target of {})",
+                truncation.size, budget.target
+            ));
+        }
+        if let Some(why) = instead_of {
+            tracing::warn!(%why, "the compacting plugin's result was not used; the host truncated instead");
+        }
+        (truncation.compaction, note)
+    }
+
+    /// The new messages of `compaction` of what is sent now, and the history's tokens after it.
+    fn size_after(&self, session: &LiveSession, tokens: &[u64], compaction: &Compaction) -> (u32, u64) {
+        let current = session.viewed();
+        let position = |id: MessageId| current.iter().position(|viewed| viewed.id == id);
+        let mut summaries = 0;
+        let mut total: u64 = tokens[compaction.replaces.min(tokens.len())..].iter().sum();
+        for entry in &compaction.entries {
+            total += match entry {
+                Replacement::Keep(id) => position(*id).map_or(0, |at| tokens[at]),
+                Replacement::Summary(message) => {
+                    summaries += 1;
+                    session.context().tokens_of(self.tokens, message)
+                }
+            };
+        }
+        (summaries, total)
+    }
+}
+
+/// What the compacting plugin's call came to.
+enum PluginResult {
+    NoCompactor,
+    /// It returned none: nothing to do at this size, in its judgement.
+    NothingToDo(String),
+    /// It failed, or its result failed a check: why, naming it.
+    Unusable(String),
+    Usable {
+        plugin: String,
+        compaction: Compaction,
+        note: String,
+    },
+}
+
+/// A message of `keep` sent now that `compaction` would no longer send.
+fn dropped_keep(
+    current: &[compaction::Viewed<'_>],
+    compaction: &Compaction,
+    keep: &[MessageId],
+) -> Option<MessageId> {
+    let replaced = &current[..compaction.replaces.min(current.len())];
+    keep.iter().copied().find(|id| {
+        replaced.iter().any(|viewed| viewed.id == *id)
+            && !compaction.entries.iter().any(|entry| *entry == Replacement::Keep(*id))
+    })
+}
+
+fn clamp(tokens: u64) -> u32 {
+    u32::try_from(tokens).unwrap_or(u32::MAX)
+}
