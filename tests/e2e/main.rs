@@ -9,6 +9,7 @@ mod approvals;
 mod caps;
 mod carry;
 mod cli;
+mod compaction;
 mod compile_cache;
 mod config_errors;
 mod context_window;

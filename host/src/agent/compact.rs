@@ -47,6 +47,17 @@ fn room(tokens: &TokenBudget) -> Option<u64> {
     tokens.window.map(|window| u64::from(window).saturating_sub(u64::from(tokens.output_reserve)))
 }
 
+/// What the host's truncation aims the history at: its share of the room, less what the
+/// request carries besides. When the endpoint refused a request the estimate said fits, or the
+/// operator asks, that share may be met already: then half of what there is.
+fn target(room: u64, percent: u8, beside_history: u64, history_tokens: u64, reason: Reason) -> u64 {
+    let target = share(room, percent).saturating_sub(beside_history);
+    match reason {
+        Reason::Threshold => target,
+        Reason::Requested | Reason::ContextTooLong => target.min(history_tokens / 2),
+    }
+}
+
 fn share(room: u64, percent: u8) -> u64 {
     room * u64::from(percent) / 100
 }
@@ -78,9 +89,13 @@ impl Compactor<'_> {
             fixed_tokens: clamp(beside_history),
             history_tokens: clamp(history_tokens),
             limit: clamp(room.saturating_sub(beside_history)),
-            target: clamp(
-                share(room, self.snapshot.config.compaction.target_percent).saturating_sub(beside_history),
-            ),
+            target: clamp(target(
+                room,
+                self.snapshot.config.compaction.target_percent,
+                beside_history,
+                history_tokens,
+                reason,
+            )),
             keep: Vec::new(),
         };
         // Past the room, or after the endpoint refused, a veto would only send a request that fails.
