@@ -1,4 +1,5 @@
-//! Bridges the generated `Guest` trait (free functions) to a [`Plugin`] declaration.
+//! Bridges the generated `Guest` traits (free functions) of the `guest` and `compactor`
+//! exports to a [`Plugin`] declaration.
 
 use std::marker::PhantomData;
 
@@ -10,7 +11,11 @@ use crate::bindings::agent_host::plugin::types::{
     CallContext, Configured, Contribution, PluginManifest, PostToolOutcome, PreToolOutcome, PromptOutcome,
     StopOutcome, ToolCall, ToolResult, ToolUse,
 };
+use crate::bindings::exports::agent_host::plugin::compactor::Guest as CompactorGuest;
 use crate::bindings::exports::agent_host::plugin::guest::Guest;
+use crate::compaction::{
+    Compacted, Compaction, CompactionBudget, CompactorSpec, HistoryMessage, PreCompactOutcome,
+};
 
 /// The exports of a [`Plugin`] whatever its config type, so `export_plugin!` need not name it.
 pub trait Exports {
@@ -25,6 +30,15 @@ pub trait Exports {
     fn stop(&self, ctx: CallContext, reply: &str) -> StopOutcome;
     fn command(&self, ctx: CallContext, name: &str, args: &str) -> Result<String, String>;
     fn status(&self, ctx: CallContext) -> Option<String>;
+    fn spec(&self, config: &str) -> CompactorSpec;
+    fn compact(
+        &self,
+        ctx: CallContext,
+        history: &[HistoryMessage],
+        budget: &CompactionBudget,
+    ) -> Result<Option<Compaction>, String>;
+    fn pre_compact(&self, ctx: CallContext, budget: &CompactionBudget) -> PreCompactOutcome;
+    fn post_compact(&self, ctx: CallContext, done: &Compacted);
 }
 
 impl<C: DeserializeOwned + Serialize + 'static> Exports for Plugin<C> {
@@ -60,6 +74,23 @@ impl<C: DeserializeOwned + Serialize + 'static> Exports for Plugin<C> {
     }
     fn status(&self, ctx: CallContext) -> Option<String> {
         self.status_raw(ctx)
+    }
+    fn spec(&self, config: &str) -> CompactorSpec {
+        self.spec_raw(config)
+    }
+    fn compact(
+        &self,
+        ctx: CallContext,
+        history: &[HistoryMessage],
+        budget: &CompactionBudget,
+    ) -> Result<Option<Compaction>, String> {
+        self.compact_raw(ctx, history, budget)
+    }
+    fn pre_compact(&self, ctx: CallContext, budget: &CompactionBudget) -> PreCompactOutcome {
+        self.pre_compact_raw(ctx, budget)
+    }
+    fn post_compact(&self, ctx: CallContext, done: &Compacted) {
+        self.post_compact_raw(ctx, done)
     }
 }
 
@@ -115,5 +146,27 @@ impl<E: Export> Guest for Adapter<E> {
 
     fn status(ctx: CallContext) -> Option<String> {
         E::plugin().status(ctx)
+    }
+}
+
+impl<E: Export> CompactorGuest for Adapter<E> {
+    fn spec(config: String) -> CompactorSpec {
+        E::plugin().spec(&config)
+    }
+
+    fn compact(
+        ctx: CallContext,
+        history: Vec<HistoryMessage>,
+        budget: CompactionBudget,
+    ) -> Result<Option<Compaction>, String> {
+        E::plugin().compact(ctx, &history, &budget)
+    }
+
+    fn pre_compact(ctx: CallContext, budget: CompactionBudget) -> PreCompactOutcome {
+        E::plugin().pre_compact(ctx, &budget)
+    }
+
+    fn post_compact(ctx: CallContext, done: Compacted) {
+        E::plugin().post_compact(ctx, &done)
     }
 }

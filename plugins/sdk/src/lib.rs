@@ -1,4 +1,4 @@
-//! The guest SDK for agent-host plugins (contract `agent-host:plugin@0.2.2`).
+//! The guest SDK for agent-host plugins (contract `agent-host:plugin@0.2.3`).
 //!
 //! A plugin is a declaration, built by a function and exported with [`export_plugin!`]:
 //! its typed configuration, its tools (each declared by a typed argument struct whose JSON
@@ -32,9 +32,15 @@
 //!
 //! The host runs every call on a fresh instance, so a plugin keeps nothing in memory between
 //! calls: what it must remember goes into the session's state bag through [`state`].
+//!
+//! Every plugin also exports the `compactor` interface (the `compacting-plugin` world, since
+//! 0.2.3); its hooks ([`Plugin::on_compact`], [`Plugin::on_pre_compact`],
+//! [`Plugin::on_post_compact`]) are announced by `spec` exactly as they are for `manifest`, so a
+//! plugin that registers none takes no part in compaction. Their types are in [`compaction`].
 
 mod adapter;
 mod command;
+pub mod compaction;
 mod context;
 mod contribution;
 pub mod hook_filter;
@@ -54,10 +60,11 @@ pub mod tools;
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        world: "plugin",
+        // Every plugin exports `compactor` too; `spec` says which of its hooks it implements.
+        world: "compacting-plugin",
         path: "../../wit",
         pub_export_macro: true,
-        export_macro_name: "__export_guest",
+        export_macro_name: "__export_world",
         default_bindings_module: "agent_host_sdk::bindings",
         // So tests can compare what a plugin returns with what they expect.
         additional_derives: [PartialEq],
@@ -65,6 +72,7 @@ pub mod bindings {
 }
 
 pub use command::Command;
+pub use compaction::{Compact, CompactTrigger, CompactionHooksFor, PostCompact, PreCompact};
 pub use context::Context;
 pub use no_config::NoConfig;
 pub use plugin::{Configure, MaybeText, Plugin, PostToolUse, Provide};
@@ -84,7 +92,7 @@ pub mod prelude {
     pub use crate::{
         Command, Context, Contribution, Decision, JsonSchema, NoArgs, NoConfig, Plugin, PostToolOutcome,
         PreToolOutcome, PromptOutcome, Requirement, Role, StopOutcome, Tool, ToolArgs, ToolCall, ToolResult,
-        ToolUse, Value, events, export_plugin, hook_filter, json, log, state,
+        ToolUse, Value, compaction, events, export_plugin, hook_filter, json, log, state,
     };
 }
 
@@ -119,7 +127,7 @@ pub mod log {
 }
 
 /// Exports the plugin that `$plugin` (a function returning a [`Plugin`]) declares as the
-/// component's `guest` interface. Only in a component: the export names are not symbols a
+/// component's `guest` and `compactor` interfaces. Only in a component: the export names are not symbols a
 /// native linker accepts, and native builds are for unit tests, which call the declaration.
 #[macro_export]
 macro_rules! export_plugin {
@@ -133,7 +141,7 @@ macro_rules! export_plugin {
                 }
             }
             type ExportedPlugin = $crate::Adapter<Export>;
-    $crate::bindings::__export_guest!(ExportedPlugin with_types_in $crate::bindings);
+    $crate::bindings::__export_world!(ExportedPlugin with_types_in $crate::bindings);
         };
     };
 }

@@ -8,6 +8,7 @@ use crate::bindings::agent_host::plugin::types::{
     CallContext, Capabilities, Configured, Contribution, Decision, PluginManifest, PostToolOutcome,
     PreToolOutcome, PromptOutcome, Requirement, StopOutcome, ToolCall, ToolResult, ToolUse,
 };
+use crate::compaction::Compactor;
 use crate::{Command, Context, Tool, log, tools};
 
 /// Checks (and may adjust) the parsed configuration; returns what it needs from the host.
@@ -27,7 +28,7 @@ pub type PostToolUse<C> = fn(&Context<C>, &ToolUse, &ToolResult) -> PostToolOutc
 /// names it), runs [`configure`](Self::configure) on it, and hands the result to every
 /// later call as [`Context::config`].
 pub struct Plugin<C> {
-    name: &'static str,
+    pub(crate) name: &'static str,
     version: &'static str,
     configure: Option<Configure<C>>,
     provide: Option<Provide<C>>,
@@ -39,6 +40,8 @@ pub struct Plugin<C> {
     post_tool_use: Option<PostToolUse<C>>,
     stop: Option<fn(&Context<C>, &str) -> StopOutcome>,
     status: Option<MaybeText<C>>,
+    /// The `compactor` hooks ([`compaction`](crate::compaction)).
+    pub(crate) compactor: Compactor<C>,
 }
 
 impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
@@ -57,6 +60,7 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
             post_tool_use: None,
             stop: None,
             status: None,
+            compactor: Compactor::default(),
         }
     }
 
@@ -268,7 +272,7 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
     }
 
     /// The typed context, or None (logged) when the configuration does not fit.
-    fn context(&self, raw: CallContext) -> Option<Context<C>> {
+    pub(crate) fn context(&self, raw: CallContext) -> Option<Context<C>> {
         Context::from_raw(raw).map_err(|error| log::error(&format!("{}: {error}", self.name))).ok()
     }
 }

@@ -2,7 +2,7 @@
 //! machine, not in a component). Each test thread has its own session: a state bag, the
 //! other plugins' namespaces it may read, and a record of events, logs, reuse and hook
 //! filter declarations. [`Harness`] drives a [`Plugin`] through its exports as the host
-//! would.
+//! would; [`History`] and [`budget`] build what its compaction hooks are called with.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -16,8 +16,15 @@ use crate::bindings::agent_host::plugin::types::{
     CallContext, Contribution, PostToolOutcome, PreToolOutcome, Requirement, StopOutcome, ToolCall,
     ToolResult, ToolSpec, ToolUse,
 };
+use crate::compaction::{
+    Compacted, Compaction, CompactionBudget, CompactorSpec, HistoryMessage, PreCompactOutcome,
+};
 use crate::model::{ChatMessage, CompleteOptions, Completion};
 use crate::process::{RunOutput, RunRequest};
+
+mod history;
+
+pub use history::{History, budget};
 
 /// An event a call emitted.
 #[derive(Debug, Clone, PartialEq)]
@@ -198,6 +205,30 @@ impl<C: DeserializeOwned + Serialize + 'static> Harness<C> {
     /// `pre-tool-use` for a call of `tool` (offered by `plugin`) with `arguments`.
     pub fn pre_tool_use(&self, plugin: &str, tool: &str, mutates: bool, arguments: Value) -> PreToolOutcome {
         self.plugin.pre_tool_use_raw(self.ctx(), &tool_use(plugin, tool, mutates, arguments))
+    }
+
+    /// `spec`, as the host calls it once per load: with the configuration `configure` returned.
+    pub fn spec(&self) -> CompactorSpec {
+        self.plugin.spec_raw(&self.config)
+    }
+
+    /// `compact` of `history` within `budget`.
+    pub fn compact(
+        &self,
+        history: &[HistoryMessage],
+        budget: &CompactionBudget,
+    ) -> Result<Option<Compaction>, String> {
+        self.plugin.compact_raw(self.ctx(), history, budget)
+    }
+
+    /// `pre-compact` before a compaction within `budget`.
+    pub fn pre_compact(&self, budget: &CompactionBudget) -> PreCompactOutcome {
+        self.plugin.pre_compact_raw(self.ctx(), budget)
+    }
+
+    /// `post-compact` after the compaction `done` was committed.
+    pub fn post_compact(&self, done: &Compacted) {
+        self.plugin.post_compact_raw(self.ctx(), done)
     }
 
     /// `post-tool-use` for a call of `tool` that answered `output`.

@@ -1,5 +1,6 @@
 //! The SDK's own behaviour, through the native harness: which tools are declared at load
-//! and which are returned by `provide`, and what the manifest announces for each.
+//! and which are returned by `provide`, what the manifest announces for each, and what
+//! `spec` announces of the compaction hooks.
 
 use crate::testing::{Harness, declared, reset};
 use crate::{Capabilities, Context, NoArgs, NoConfig, Plugin, Tool, state};
@@ -90,4 +91,134 @@ fn a_tool_asks_the_model_through_the_stand_in_which_records_the_request() {
     assert_eq!(asked.len(), 2, "the refused request is recorded too");
     assert_eq!(asked[1].0[1], ChatMessage::user("Colour of the sky?"));
     assert_eq!(asked[1].1, CompleteOptions::max_output_tokens(5));
+}
+
+mod compaction {
+    use serde::{Deserialize, Serialize};
+
+    use crate::compaction::{
+        Compacted, Compaction, CompactionBudget, CompactionHooks, CompactionReason, HistoryMessage,
+        MessageId, MessageRole, PreCompactOutcome, Replacement, SummaryMessage,
+    };
+    use crate::testing::{Harness, History, budget, stored};
+    use crate::{Context, NoConfig, Plugin, state};
+
+    #[derive(Serialize, Deserialize, Default)]
+    #[serde(default, deny_unknown_fields)]
+    struct Trigger {
+        percent: Option<u8>,
+        compacts: bool,
+    }
+
+    /// Replaces everything before the last message with one summary naming what it saw.
+    fn summarise<C>(
+        _: &Context<C>,
+        history: &[HistoryMessage],
+        budget: &CompactionBudget,
+    ) -> Result<Option<Compaction>, String> {
+        let seen: Vec<String> = history.iter().map(|message| message.content.clone()).collect();
+        let text = format!("{} within {}: {}", seen.len(), budget.limit, seen.join(", "));
+        Ok(Some(Compaction {
+            replaces: history.len() as u32 - 1,
+            entries: vec![Replacement::Summary(SummaryMessage::user(text))],
+            note: "summarised".into(),
+        }))
+    }
+
+    fn veto<C>(_: &Context<C>, _: &CompactionBudget) -> PreCompactOutcome {
+        PreCompactOutcome::veto("not now")
+    }
+
+    fn count<C>(_: &Context<C>, done: &Compacted) {
+        let calls: u32 = state::get_or_default("calls").unwrap();
+        state::set("calls", &(calls + 1)).unwrap();
+        state::set("last", &format!("{} by {}", done.reason.as_str(), done.strategy)).unwrap();
+    }
+
+    #[test]
+    fn spec_announces_exactly_the_hooks_registered() {
+        let none = Harness::new(Plugin::<NoConfig>::new("plain", "1.0.0"), serde_json::json!({})).unwrap();
+        let spec = none.spec();
+        assert_eq!(spec.hooks, CompactionHooks::empty());
+        assert_eq!(spec.trigger_percent, None);
+        let plugin =
+            Plugin::<NoConfig>::new("compacts", "1.0.0").on_compact(summarise).on_post_compact(count);
+        let some = Harness::new(plugin, serde_json::json!({})).unwrap();
+        assert_eq!(some.spec().hooks, CompactionHooks::COMPACT | CompactionHooks::POST_COMPACT);
+        let all = Plugin::<NoConfig>::new("all", "1.0.0")
+            .on_compact(summarise)
+            .on_pre_compact(veto)
+            .on_post_compact(count);
+        assert_eq!(Harness::new(all, serde_json::json!({})).unwrap().spec().hooks, CompactionHooks::all());
+    }
+
+    #[test]
+    fn the_trigger_and_the_hooks_used_are_read_from_the_configuration() {
+        let plugin = || {
+            Plugin::<Trigger>::new("triggered", "1.0.0")
+                .on_compact(summarise)
+                .on_pre_compact(veto)
+                .compact_trigger(|config| config.percent)
+                .compaction_hooks_for(|config| {
+                    if config.compacts { CompactionHooks::all() } else { CompactionHooks::PRE_COMPACT }
+                })
+        };
+        let set = Harness::new(plugin(), serde_json::json!({"percent": 70, "compacts": true})).unwrap();
+        assert_eq!(set.spec().trigger_percent, Some(70));
+        assert_eq!(set.spec().hooks, CompactionHooks::COMPACT | CompactionHooks::PRE_COMPACT);
+        let unset = Harness::new(plugin(), serde_json::json!({})).unwrap();
+        assert_eq!(unset.spec().trigger_percent, None);
+        assert_eq!(unset.spec().hooks, CompactionHooks::PRE_COMPACT, "what is not registered stays off");
+        let misfit = plugin().spec_raw(r#"{"percent": "high"}"#);
+        assert_eq!((misfit.hooks, misfit.trigger_percent), (CompactionHooks::empty(), None));
+        assert!(crate::testing::logs().iter().any(|line| line.contains("does not fit")));
+    }
+
+    #[test]
+    fn a_registered_compact_hook_is_called_with_the_history_and_the_budget() {
+        let history = History::new()
+            .system("opening")
+            .user("first")
+            .calls("", &[("c1", "read_file", r#"{"path":"a.txt"}"#)])
+            .result("c1", "contents")
+            .summary(1, MessageRole::User, "earlier")
+            .user("last")
+            .build();
+        assert_eq!(history[3].tool_call_id.as_deref(), Some("c1"));
+        assert_eq!(history[4].id, MessageId::Summary(1));
+        assert_eq!(history[5].id, MessageId::Message(4));
+        let harness =
+            Harness::new(Plugin::<NoConfig>::new("c", "1.0.0").on_compact(summarise), serde_json::json!({}))
+                .unwrap();
+        let done = harness.compact(&history, &budget(&history, 1000, 300)).unwrap().unwrap();
+        assert_eq!(done.replaces, 5);
+        let texts: Vec<&str> = done.summaries().map(|summary| summary.content.as_str()).collect();
+        assert_eq!(texts, ["6 within 300: opening, first, , contents, earlier, last"]);
+        let unregistered =
+            Harness::new(Plugin::<NoConfig>::new("p", "1.0.0"), serde_json::json!({})).unwrap();
+        assert_eq!(unregistered.compact(&history, &budget(&history, 1000, 300)), Ok(None));
+    }
+
+    #[test]
+    fn pre_and_post_compact_hooks_answer_through_the_harness() {
+        let plugin = Plugin::<NoConfig>::new("hears", "1.0.0").on_pre_compact(veto).on_post_compact(count);
+        let harness = Harness::new(plugin, serde_json::json!({})).unwrap();
+        let history = History::new().user("hi").build();
+        assert_eq!(harness.pre_compact(&budget(&history, 100, 50)).veto.as_deref(), Some("not now"));
+        let done = Compacted {
+            reason: CompactionReason::ContextTooLong,
+            strategy: "truncate".into(),
+            note: "dropped 3 messages".into(),
+            tokens_before: 90,
+            tokens_after: 40,
+            replaced: 3,
+            summaries: 0,
+        };
+        harness.post_compact(&done);
+        harness.post_compact(&done);
+        assert_eq!(stored("calls"), Some(serde_json::json!(2)));
+        assert_eq!(stored("last"), Some(serde_json::json!("context_too_long by truncate")));
+        let silent = Harness::new(Plugin::<NoConfig>::new("s", "1.0.0"), serde_json::json!({})).unwrap();
+        assert_eq!(silent.pre_compact(&budget(&history, 100, 50)), PreCompactOutcome::default());
+    }
 }

@@ -12,6 +12,21 @@
 //! great many tools), `provide` return a schema that is not JSON,
 //! `pre_tool_use` abort, or `pre_tool_use` rewrite arguments into text that is not JSON;
 //! `mode_plugin` makes `configure` require reading that plugin's state.
+//!
+//! Compaction switches make misbehave a compactor that misbehaves; each turns its hook on
+//! (in `spec`) only while it is set:
+//! - `compact = "split_call"` keeps the first assistant message with tool calls but drops
+//!   its result; `"over_budget"` replaces nothing and adds a summary of `limit * 4 + 100`
+//!   bytes; `"trap"` panics; `"error"` returns `misbehave refuses to compact`; `"drop_all"`
+//!   is a valid compaction: everything before the last user message becomes one user
+//!   message, `misbehave summary`.
+//! - `pre_compact = "veto"` vetoes (`misbehave vetoes`); `"keep_first"` asks to keep
+//!   `message(0)`.
+//! - `post_compact = "record"` stores what the compaction did under `last_compacted`
+//!   (`{reason, strategy, note, tokens_before, tokens_after, replaced, summaries}`) and counts
+//!   its calls under `post_compact_calls`.
+
+mod compaction;
 
 use agent_host_sdk::ToolSpec;
 use agent_host_sdk::prelude::*;
@@ -38,6 +53,15 @@ pub struct Config {
     /// A plugin whose `mode` this one says it reads, to test the host's grant check.
     #[serde(skip_serializing_if = "Option::is_none")]
     mode_plugin: Option<String>,
+    /// How `compact` misbehaves; see the module doc.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    compact: Option<compaction::CompactSwitch>,
+    /// How `pre-compact` answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pre_compact: Option<compaction::PreCompactSwitch>,
+    /// What `post-compact` does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    post_compact: Option<compaction::PostCompactSwitch>,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -242,6 +266,10 @@ pub fn plugin() -> Plugin<Config> {
                 .inject("misbehave injected message")
         })
         .on_pre_tool_use(pre_tool_use)
+        .on_compact(compaction::compact)
+        .on_pre_compact(compaction::pre_compact)
+        .on_post_compact(compaction::post_compact)
+        .compaction_hooks_for(compaction::hooks)
         .command(Command::new("misbehave", "/misbehave", "Says hello without a model call", |_, args| {
             Ok(format!("misbehave says hello {args}"))
         }))
