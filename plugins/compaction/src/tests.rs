@@ -465,3 +465,73 @@ fn through_the_host_the_summary_is_asked_of_the_model() {
     assert_eq!(asked.len(), 1);
     assert_eq!(asked[0].1.max_output_tokens, Some(100));
 }
+
+/// `history` as it is sent after `compaction`: new messages are earlier summaries now,
+/// sized as the plugin estimates them.
+fn apply(history: &[HistoryMessage], compaction: &Compaction, summaries: &mut u64) -> Vec<HistoryMessage> {
+    let mut next: Vec<HistoryMessage> = compaction
+        .entries
+        .iter()
+        .map(|entry| match entry {
+            Replacement::Keep(id) => history.iter().find(|m| m.id == *id).unwrap().clone(),
+            Replacement::Summary(new) => {
+                *summaries += 1;
+                let message = History::new().summary(*summaries, new.role, &new.content).build().remove(0);
+                HistoryMessage { tokens: pipeline::estimate(&new.content), ..message }
+            }
+        })
+        .collect();
+    next.extend(history[compaction.replaces as usize..].iter().cloned());
+    next
+}
+
+#[test]
+fn a_long_run_of_tool_calls_is_kept_under_the_summary_threshold_by_eviction_alone() {
+    // Rounds of a prompt, a call of `echo` with 1,500 bytes of text, its result and a reply,
+    // in a room of 7,500 tokens of which 1,000 are fixed; compacting before each model call.
+    let config = configured(json!({}));
+    let output = "a long tool result ".repeat(80);
+    let (mut sent, mut stored, mut summaries) = (Vec::<HistoryMessage>::new(), 0, 0);
+    let mut notes = Vec::new();
+    for round in 0..30 {
+        let args = json!({ "text": format!("{round} {output}") }).to_string();
+        let id = format!("call{round}");
+        let steps = [
+            (History::new().user(&format!("prompt {round}")), true),
+            (
+                History::new().calls("", &[(&id, "echo", &args)]).result(&id, &format!("{round} {output}")),
+                true,
+            ),
+            (History::new().assistant(&format!("reply {round}")), false),
+        ];
+        for (step, then_a_model_call) in steps {
+            for message in step.build() {
+                sent.push(HistoryMessage { id: MessageId::Message(stored), ..message });
+                stored += 1;
+            }
+            if !then_a_model_call {
+                continue;
+            }
+            let budget =
+                CompactionBudget { max_output_tokens: 500, fixed_tokens: 1000, ..budget(&sent, 8000, 6500) };
+            if let Some(compaction) = pipeline::compact(&config, &sent, &budget, unasked).unwrap() {
+                assert_valid(&sent, &compaction, &[]);
+                notes.push(compaction.note.clone());
+                sent = apply(&sent, &compaction, &mut summaries);
+            }
+            let tokens: u32 = sent.iter().map(|m| m.tokens).sum();
+            assert!((1000 + tokens) * 100 <= 80 * 7500, "round {round}: {tokens} tokens sent");
+        }
+    }
+    assert!(notes.len() > 20, "{notes:?}");
+    assert!(
+        notes.iter().all(|note| note.starts_with("evicted ") && !note.contains("summarised")),
+        "{notes:?}"
+    );
+    let results: Vec<&str> = sent
+        .iter()
+        .filter(|m| m.role == MessageRole::Tool)
+        .filter_map(|m| m.content.split(' ').next())
+        .collect();
+    assert_eq!(results, ["28", "29"], "only the newest groups' results are sent");
+}
