@@ -219,7 +219,7 @@ mod context_estimate {
     const LENGTHS: [usize; 3] = [10, 100, 1000];
 
     /// A working session's messages: the user's asks, replies calling tools, their results.
-    fn history(messages: usize) -> History {
+    pub(super) fn history(messages: usize) -> History {
         let history: Vec<Message> = (0..messages)
             .map(|index| match index % 3 {
                 0 => Message::user(format!(
@@ -468,5 +468,32 @@ mod caps {
         let (plugin, bag) = (misbehave(), bag_with(keys));
         let call = call("echo", json!({"text": "x"}));
         bencher.bench(|| fixture().runtime.block_on(plugin.call_tool(&ctx(), &bag, &call)).unwrap());
+    }
+}
+
+/// One compaction's host part: weighing what is sent, the host's truncation of it (the
+/// fallback and the last resort), and the checks a plugin's result must pass, on a history
+/// of 100 and 1,000 messages (the model call of a summarising plugin is not in it).
+mod compaction_cost {
+    use agent_host::compaction::{check, truncate, viewed};
+    use agent_host::model::tokens::{Budget, ContextAccount, Counter};
+
+    use super::context_estimate::history;
+
+    #[divan::bench(args = [100, 1000])]
+    fn truncate_and_check(bencher: divan::Bencher, messages: usize) {
+        let history = history(messages);
+        let summaries = Default::default();
+        let budget = Budget { counter: Counter::Bytes, window: Some(128_000), output_reserve: 16_384 };
+        let mut account = ContextAccount::default();
+        bencher.bench_local(|| {
+            let tokens = account.message_tokens(&budget, &history);
+            let sizes: Vec<usize> = tokens.iter().map(|&tokens| tokens as usize).collect();
+            let current = viewed(None, &history, &summaries).unwrap();
+            let half = sizes.iter().sum::<usize>() / 2;
+            let truncation = truncate(&current, &sizes, half, &[]);
+            check(&current, &truncation.compaction).unwrap();
+            truncation
+        });
     }
 }

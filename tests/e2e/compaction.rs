@@ -185,3 +185,136 @@ async fn with_compaction_off_nothing_is_compacted() {
     }
     assert!(compacted(&test.take_events()).is_empty());
 }
+
+/// A host whose misbehave plugin (the only plugin) has `switches` under `[plugin.config]`,
+/// with a session of six short turns.
+async fn misbehaving(model: &FakeModel, switches: &str) -> (TestHost, SessionHandle) {
+    // Room for a result over the budget: the host caps a plugin's text at `max_output_kb`.
+    let block = format!("[plugin.config]\n{switches}\n[plugin.limits]\nmax_output_kb = 1024\n");
+    let config = config_text(&model.url(), &plugin_block("misbehave", &block)).replace(
+        "timeout_secs = 5\n",
+        "timeout_secs = 5\ncontext_window = 100000\nmax_output_tokens = 500\n",
+    );
+    let test = TestHost::new(&config).await.expect("the test host starts");
+    let session = test.session();
+    for round in 0..6 {
+        model.push(Reply::tool("echo", &json!({ "text": format!("echo {round}") }).to_string()));
+        model.push(Reply::text(&format!("reply {round}")));
+        test.turn(&session, &format!("prompt {round}")).await.unwrap();
+    }
+    test.take_events();
+    (test, session)
+}
+
+async fn compact_now(test: &TestHost, session: &SessionHandle) -> Result<String, String> {
+    let mut live = session.lock().await;
+    test.host.command(&mut live, "/compact", &*test.events).await
+}
+
+#[tokio::test]
+async fn a_compactor_result_that_fails_a_check_or_a_compactor_that_fails_is_replaced_by_truncation() {
+    for (switch, says) in [
+        ("split_call", "drops message #"),
+        ("over_budget", "over the limit"),
+        ("trap", "panicked"),
+        ("error", "misbehave refuses to compact"),
+    ] {
+        let model = FakeModel::start().await;
+        let (test, session) = misbehaving(&model, &format!("compact = \"{switch}\"")).await;
+        let answer = compact_now(&test, &session).await.unwrap();
+        assert!(answer.starts_with("compacted by truncate"), "{switch}: {answer}");
+        let events = test.take_events();
+        let compactions = compacted(&events);
+        assert_eq!(compactions.len(), 1, "{switch}: {events:?}");
+        let Event::Compacted { strategy, fallback, .. } = compactions[0] else { unreachable!() };
+        assert_eq!(strategy, "truncate", "{switch}");
+        let fallback = fallback.as_deref().unwrap_or_else(|| panic!("{switch}: no fallback named"));
+        assert!(fallback.contains(says) && fallback.contains("misbehave"), "{switch}: {fallback}");
+        // The session goes on, on the truncated view.
+        model.push(Reply::text("still here"));
+        assert_eq!(test.turn(&session, "next").await.unwrap().reply, "still here", "{switch}");
+    }
+}
+
+#[tokio::test]
+async fn a_valid_compaction_from_the_plugin_is_committed_and_the_post_compact_hook_hears_it() {
+    let model = FakeModel::start().await;
+    let (test, session) = misbehaving(&model, "compact = \"drop_all\"\npost_compact = \"record\"").await;
+    let answer = compact_now(&test, &session).await.unwrap();
+    assert!(answer.starts_with("compacted by misbehave"), "{answer}");
+    model.push(Reply::text("ok"));
+    test.turn(&session, "after").await.unwrap();
+    let sent = model.requests().last().unwrap().to_string();
+    assert!(sent.contains("misbehave summary") && !sent.contains("prompt 2"), "{sent}");
+    let live = session.lock().await;
+    let recorded = live.bag().get_json("misbehave", "last_compacted").expect("post-compact recorded it");
+    assert_eq!(
+        (recorded["strategy"].as_str(), recorded["reason"].as_str()),
+        (Some("misbehave"), Some("requested"))
+    );
+    assert_eq!(live.bag().get_json("misbehave", "post_compact_calls"), Some(json!(1)));
+    assert_eq!(
+        live.history().iter().filter(|m| m.content.starts_with("prompt ")).count(),
+        6,
+        "the store keeps all"
+    );
+}
+
+#[tokio::test]
+async fn a_veto_holds_while_the_request_fits() {
+    let model = FakeModel::start().await;
+    let (test, session) = misbehaving(&model, "pre_compact = \"veto\"").await;
+    let error = compact_now(&test, &session).await.unwrap_err();
+    assert_eq!(error, "misbehave vetoed the compaction: misbehave vetoes");
+    let events = test.take_events();
+    assert!(events.iter().any(|e| matches!(e, Event::CompactionVetoed { .. })), "{events:?}");
+    assert!(compacted(&events).is_empty());
+}
+
+#[tokio::test]
+async fn the_stock_compaction_plugin_evicts_old_tool_results_and_keeps_every_pair_whole() {
+    let model = FakeModel::start().await;
+    let plugins = [
+        plugin_block("todo", "[plugin.config.loop]\nenabled = false\n"),
+        plugin_block("misbehave", ""),
+        plugin_block("compaction", ""),
+    ]
+    .concat();
+    let config = config_text(&model.url(), &plugins)
+        .replace("timeout_secs = 5\n", "timeout_secs = 5\ncontext_window = 8000\nmax_output_tokens = 500\n");
+    let test = TestHost::new(&config).await.expect("the test host starts");
+    let session = test.session();
+    add_todo(&test, &session, "the plan survives eviction").await;
+    let output = "a long tool result ".repeat(80);
+    for round in 0..30 {
+        model.push(Reply::tool("echo", &json!({ "text": format!("{round} {output}") }).to_string()));
+        model.push(Reply::text(&format!("reply {round}")));
+        test.turn(&session, &format!("prompt {round}")).await.unwrap();
+    }
+    let events = test.take_events();
+    let compactions = compacted(&events);
+    assert!(!compactions.is_empty(), "30 results of 1,500 bytes pass 50% of 7,500 tokens");
+    for event in &compactions {
+        let Event::Compacted { strategy, note, fallback, .. } = event else { unreachable!() };
+        assert_eq!((strategy.as_str(), fallback), ("compaction", &None), "{event:?}");
+        assert!(note.contains("evicted"), "{note}");
+    }
+    let last = model.requests().last().unwrap().clone();
+    assert!(todo_list(&last).is_some_and(|list| list.contains("the plan survives")), "{last}");
+    // Every tool call the last request sends has its result, and the oldest results are gone.
+    let messages = last["messages"].as_array().unwrap();
+    let calls: Vec<&str> = messages
+        .iter()
+        .flat_map(|m| m["tool_calls"].as_array().into_iter().flatten())
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    let results: Vec<&str> = messages.iter().filter_map(|m| m["tool_call_id"].as_str()).collect();
+    assert_eq!(calls, results);
+    let tool_outputs: Vec<&str> =
+        messages.iter().filter(|m| m["role"] == "tool").filter_map(|m| m["content"].as_str()).collect();
+    assert!(
+        !tool_outputs.iter().any(|output| output.starts_with("0 a long")),
+        "the oldest result was evicted"
+    );
+    assert!(tool_outputs.iter().any(|output| output.starts_with("29 a long")), "the newest stayed");
+}

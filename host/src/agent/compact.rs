@@ -317,7 +317,7 @@ fn dropped_keep(
     let replaced = &current[..compaction.replaces.min(current.len())];
     keep.iter().copied().find(|id| {
         replaced.iter().any(|viewed| viewed.id == *id)
-            && !compaction.entries.iter().any(|entry| *entry == Replacement::Keep(*id))
+            && !compaction.entries.contains(&Replacement::Keep(*id))
     })
 }
 
