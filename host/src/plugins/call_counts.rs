@@ -19,12 +19,12 @@ impl CallCounts {
         self.0[export as usize].load(Ordering::Relaxed)
     }
 
-    /// `provide 12, call-tool 4`: the exports called since load, leaving out the two
-    /// every load makes.
+    /// `provide 12, call-tool 4`: the exports called since load, leaving out those every
+    /// load makes (`manifest`, `configure`, and the compactor's `spec`).
     pub fn summary(&self) -> String {
         let parts: Vec<String> = Export::ALL
             .into_iter()
-            .filter(|export| !matches!(export, Export::Manifest | Export::Configure))
+            .filter(|export| !matches!(export, Export::Manifest | Export::Configure | Export::CompactorSpec))
             .filter(|&export| self.get(export) > 0)
             .map(|export| format!("{} {}", export.wit_name(), self.get(export)))
             .collect();
