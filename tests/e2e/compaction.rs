@@ -30,6 +30,14 @@ fn todo_list(request: &Value) -> Option<&str> {
     paragraphs(request).into_iter().find(|text| text.starts_with("### Current todo list"))
 }
 
+/// `rounds` turns of a short prompt (`prompt N`) the model answers `reply N`.
+async fn short_turns(model: &FakeModel, test: &TestHost, session: &SessionHandle, rounds: usize) {
+    for round in 0..rounds {
+        model.push(Reply::text(&format!("reply {round}")));
+        test.turn(session, &format!("prompt {round}")).await.unwrap();
+    }
+}
+
 async fn add_todo(test: &TestHost, session: &SessionHandle, title: &str) {
     let mut session = session.lock().await;
     let args = json!({"todos": [{"title": title}]});
@@ -99,10 +107,7 @@ async fn a_context_length_refusal_compacts_once_and_sends_once_more() {
     let model = FakeModel::start().await;
     let test = host(&model, "context_window = 100000\nmax_output_tokens = 500").await;
     let session = test.session();
-    for round in 0..6 {
-        model.push(Reply::text(&format!("reply {round}")));
-        test.turn(&session, &format!("prompt {round}")).await.unwrap();
-    }
+    short_turns(&model, &test, &session, 6).await;
     test.take_events();
     let refusal = r#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130415 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
     model.push(Reply::status_body(400, refusal));
@@ -127,10 +132,7 @@ async fn a_second_refusal_after_the_compaction_ends_the_turn_with_it() {
     let model = FakeModel::start().await;
     let test = host(&model, "context_window = 100000\nmax_output_tokens = 500").await;
     let session = test.session();
-    for round in 0..4 {
-        model.push(Reply::text(&format!("reply {round}")));
-        test.turn(&session, &format!("prompt {round}")).await.unwrap();
-    }
+    short_turns(&model, &test, &session, 4).await;
     let refusal =
         r#"{"error":{"message":"maximum context length exceeded","code":"context_length_exceeded"}}"#;
     model.push(Reply::status_body(400, refusal));
@@ -147,10 +149,7 @@ async fn compact_on_request_truncates_and_says_what_it_did() {
     let model = FakeModel::start().await;
     let test = host(&model, "context_window = 100000\nmax_output_tokens = 500").await;
     let session = test.session();
-    for round in 0..6 {
-        model.push(Reply::text(&format!("reply {round}")));
-        test.turn(&session, &format!("prompt {round}")).await.unwrap();
-    }
+    short_turns(&model, &test, &session, 6).await;
     let answer = {
         let mut live = session.lock().await;
         test.host.command(&mut live, "/compact", &*test.events).await.unwrap()

@@ -107,9 +107,12 @@ impl Compactor<'_> {
             }
             tracing::warn!(%plugin, %veto, "compaction vetoed, but the request does not fit: compacting anyway");
         }
-        let (compaction, strategy, note, fallback) =
+        // The plugin's result was weighed when it was checked; a truncation is weighed below.
+        let (compaction, strategy, note, fallback, size) =
             match self.plugin_compaction(session, &tokens, &budget).await {
-                PluginResult::Usable { plugin, compaction, note } => (compaction, plugin, note, None),
+                PluginResult::Usable { plugin, compaction, note, size } => {
+                    (compaction, plugin, note, None, Some(size))
+                }
                 PluginResult::NothingToDo(plugin)
                     if reason == Reason::Threshold && history_tokens <= u64::from(budget.limit) =>
                 {
@@ -118,15 +121,15 @@ impl Compactor<'_> {
                 PluginResult::NothingToDo(plugin) => {
                     let why = format!("{plugin} found nothing to compact");
                     let (compaction, note) = self.truncation(session, &tokens, &budget, Some(&why));
-                    (compaction, TRUNCATE.to_owned(), note, Some(why))
+                    (compaction, TRUNCATE.to_owned(), note, Some(why), None)
                 }
                 PluginResult::Unusable(why) => {
                     let (compaction, note) = self.truncation(session, &tokens, &budget, Some(&why));
-                    (compaction, TRUNCATE.to_owned(), note, Some(why))
+                    (compaction, TRUNCATE.to_owned(), note, Some(why), None)
                 }
                 PluginResult::NoCompactor => {
                     let (compaction, note) = self.truncation(session, &tokens, &budget, None);
-                    (compaction, TRUNCATE.to_owned(), note, None)
+                    (compaction, TRUNCATE.to_owned(), note, None, None)
                 }
             };
         if compaction.replaces == 0 {
@@ -134,7 +137,8 @@ impl Compactor<'_> {
             return Ok(CompactOutcome::Unchanged(why));
         }
         let replaced = compaction.replaces;
-        let (summaries, tokens_after) = self.size_after(session, &tokens, &compaction);
+        let (summaries, tokens_after) =
+            size.unwrap_or_else(|| size_after(&session.viewed(), session, self.tokens, &tokens, &compaction));
         match session.compact(self.store, compaction) {
             Ok(_) => {}
             Err(CompactError::Store(error)) => return Err(error),
@@ -237,7 +241,8 @@ impl Compactor<'_> {
                 "{label}'s compaction drops {id}, which a pre-compact hook asked to keep"
             ));
         }
-        let (_, after) = self.size_after(session, tokens, &result.compaction);
+        let size = size_after(&current, session, self.tokens, tokens, &result.compaction);
+        let after = size.1;
         if after > u64::from(budget.limit) {
             return PluginResult::Unusable(format!(
                 "{label}'s compaction leaves {after} tokens of history, over the limit of {}",
@@ -248,6 +253,7 @@ impl Compactor<'_> {
             plugin: plugin.name().to_owned(),
             compaction: result.compaction,
             note: result.note,
+            size,
         }
     }
 
@@ -274,24 +280,30 @@ impl Compactor<'_> {
         }
         (truncation.compaction, note)
     }
+}
 
-    /// The new messages of `compaction` of what is sent now, and the history's tokens after it.
-    fn size_after(&self, session: &LiveSession, tokens: &[u64], compaction: &Compaction) -> (u32, u64) {
-        let current = session.viewed();
-        let position = |id: MessageId| current.iter().position(|viewed| viewed.id == id);
-        let mut summaries = 0;
-        let mut total: u64 = tokens[compaction.replaces.min(tokens.len())..].iter().sum();
-        for entry in &compaction.entries {
-            total += match entry {
-                Replacement::Keep(id) => position(*id).map_or(0, |at| tokens[at]),
-                Replacement::Summary(message) => {
-                    summaries += 1;
-                    session.context().tokens_of(self.tokens, message)
-                }
-            };
-        }
-        (summaries, total)
+/// The new messages of `compaction` of `current` (what is sent now, weighing `tokens`), and
+/// the history's tokens after it.
+fn size_after(
+    current: &[compaction::Viewed<'_>],
+    session: &LiveSession,
+    budget: &TokenBudget,
+    tokens: &[u64],
+    compaction: &Compaction,
+) -> (u32, u64) {
+    let position = |id: MessageId| current.iter().position(|viewed| viewed.id == id);
+    let mut summaries = 0;
+    let mut total: u64 = tokens[compaction.replaces.min(tokens.len())..].iter().sum();
+    for entry in &compaction.entries {
+        total += match entry {
+            Replacement::Keep(id) => position(*id).map_or(0, |at| tokens[at]),
+            Replacement::Summary(message) => {
+                summaries += 1;
+                session.context().tokens_of(budget, message)
+            }
+        };
     }
+    (summaries, total)
 }
 
 /// What the compacting plugin's call came to.
@@ -301,10 +313,12 @@ enum PluginResult {
     NothingToDo(String),
     /// It failed, or its result failed a check: why, naming it.
     Unusable(String),
+    /// With what it sends: its new messages and the history's tokens after it.
     Usable {
         plugin: String,
         compaction: Compaction,
         note: String,
+        size: (u32, u64),
     },
 }
 
