@@ -32,10 +32,30 @@ pub fn repo_root() -> PathBuf {
 pub fn plugin_wasm(package: &str) -> PathBuf {
     static BUILT: OnceLock<BTreeMap<String, PathBuf>> = OnceLock::new();
     let built = BUILT.get_or_init(|| {
-        agent_host::plugins::build_workspace(&repo_root().join("plugins"))
-            .unwrap_or_else(|error| panic!("building the plugins failed: {error}"))
+        let built = agent_host::plugins::build_workspace(&repo_root().join("plugins"))
+            .unwrap_or_else(|error| panic!("building the plugins failed: {error}"));
+        settled(built)
     });
     built.get(package).unwrap_or_else(|| panic!("no plugin package `{package}` in plugins/")).clone()
+}
+
+/// The built components copied out of cargo's target folder, which is not theirs to keep: a
+/// test that runs the binary on a plugin's crate folder (the shipped config does) builds that
+/// one package, and cargo may write its `.wasm` anew under a test that hashed the old one.
+fn settled(built: BTreeMap<String, PathBuf>) -> BTreeMap<String, PathBuf> {
+    let folder = repo_root().join("target").join("e2e-plugins");
+    std::fs::create_dir_all(&folder).expect("create target/e2e-plugins");
+    built
+        .into_iter()
+        .map(|(package, path)| {
+            let copy = folder.join(path.file_name().expect("a component file"));
+            // Through a rename, so a test process running beside this one never reads half a copy.
+            let temp = tempfile::NamedTempFile::new_in(&folder).expect("a temporary file");
+            std::fs::copy(&path, temp.path()).expect("copy a built component");
+            temp.persist(&copy).expect("move the copy into place");
+            (package, copy)
+        })
+        .collect()
 }
 
 /// A host in a temporary folder: `config.toml` written from the text given, SQLite inside.
