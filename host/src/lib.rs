@@ -6,6 +6,7 @@
 //! - [`runtime`]: the sandbox — wasmtime engine, limits and caps, the host imports;
 //! - [`state`]: the per-session state bag and history, persisted in SQLite;
 //! - [`model`]: the model clients (OpenAI-compatible HTTP, scripted replay);
+//! - [`mcp`]: MCP servers, whose tools are offered beside the plugins';
 //! - [`conversation`]: messages and the history, plain data every layer shares;
 //! - [`compaction`]: what is sent in place of a history's prefix, its checks, the built-in truncation;
 //! - [`config`]: `config.toml`, parsed and checked with errors that name file, line and field;
@@ -18,6 +19,7 @@ pub mod compaction;
 pub mod config;
 pub mod conversation;
 pub mod events;
+pub mod mcp;
 pub mod model;
 pub mod plugins;
 mod recent;

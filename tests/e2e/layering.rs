@@ -15,6 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["state", "sandbox"],
     &["runtime"],
     &["plugins", "model"],
+    &["mcp"],
     &["agent"],
     &["reload"],
     &["cli"],

@@ -28,6 +28,7 @@ mod hygiene;
 mod layering;
 mod lease;
 mod llama_server_replay;
+mod mcp;
 mod model_faults;
 mod openai_compat;
 mod permissions;

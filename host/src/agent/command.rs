@@ -30,6 +30,10 @@ impl Host {
         let answer = match name {
             "help" => Ok(self.help()),
             "plugins" => Ok(self.plugin_table()),
+            "mcp" => Ok(match self.mcp_table() {
+                table if table.is_empty() => "no MCP servers (add [[mcp]] entries to the config)".to_owned(),
+                table => table,
+            }),
             "reload" => match self.reload(sink).await {
                 Ok(()) => Ok(format!("reloaded\n{}", self.plugin_table())),
                 Err(error) => Err(format!("reload rejected, the current plugins keep serving: {error:#}")),
@@ -81,6 +85,8 @@ impl Host {
         let mut lines = vec![
             "/help              this list".to_owned(),
             "/plugins           the loaded plugins: version, file, hash, when loaded, calls made, last error"
+                .to_owned(),
+            "/mcp               the MCP servers: state, tools, start-up time, calls, restarts, last error"
                 .to_owned(),
             "/reload            read config.toml and the plugins again now".to_owned(),
             "/session           this session's id, the model it talks to, the tokens it has used".to_owned(),
@@ -209,6 +215,7 @@ impl Host {
             sink,
             approver: &NoOperator,
             on_ask: snapshot.config.agent.on_ask,
+            max_output_bytes: snapshot.config.runtime.limits.max_output_kb as usize * 1024,
         };
         let request =
             ToolCallRequest { id: "direct".into(), name: name.to_owned(), arguments: arguments.to_string() };

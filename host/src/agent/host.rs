@@ -7,16 +7,17 @@ use super::Snapshot;
 use super::live_session::LiveSessions;
 use crate::config::Config;
 use crate::events::{BuildProgressOnStderr, Event, EventSink};
+use crate::mcp::McpSet;
 use crate::model::ModelClient;
 use crate::model::tokens::Budget;
 use crate::plugins::PluginSet;
 use crate::runtime::SandboxEngine;
 use crate::state::{SessionStore, SqliteStore};
 
-/// Everything a running deployment needs: the engine, the current config and plugin set,
-/// the sessions and the model. Shared by every session (`Arc<Host>`).
+/// Everything a running deployment needs: the engine, the current config, plugin set and
+/// MCP servers, the sessions and the model. Shared by every session (`Arc<Host>`).
 pub struct Host {
-    /// The config and the plugin set, swapped together by a reload.
+    /// The config, the plugin set and the MCP servers, swapped together by a reload.
     current: RwLock<Snapshot>,
     engine: SandboxEngine,
     sessions: LiveSessions,
@@ -54,10 +55,17 @@ impl Host {
             warn_unconfined();
         }
         let plugins = PluginSet::load(&engine, &config, None, &BuildProgressOnStderr).await?;
+        // A server that fails to start is skipped, not fatal: the front end reports it
+        // (`McpSet::failures`), and `--check` refuses the deployment for it.
+        let mcp = McpSet::start(&config, None).await.set;
         let lease = Duration::from_secs(config.storage.lease_secs.get());
         let budget = Budget::new(&config.model, &model);
         Ok(Self {
-            current: RwLock::new(Snapshot { config: Arc::new(config), plugins: Arc::new(plugins) }),
+            current: RwLock::new(Snapshot {
+                config: Arc::new(config),
+                plugins: Arc::new(plugins),
+                mcp: Arc::new(mcp),
+            }),
             engine,
             sessions: LiveSessions::with_lease(store, lease),
             model,
@@ -99,6 +107,11 @@ impl Host {
         self.current.read().unwrap_or_else(|p| p.into_inner()).plugins.clone()
     }
 
+    /// The MCP servers new calls use.
+    pub fn mcp(&self) -> Arc<McpSet> {
+        self.current.read().unwrap_or_else(|p| p.into_inner()).mcp.clone()
+    }
+
     pub fn reload_status(&self) -> ReloadStatus {
         self.last_reload.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
@@ -115,20 +128,24 @@ impl Host {
         let file = self.config().source.file.clone();
         let result = async {
             let config = Config::load(&file)?;
-            let previous = self.plugins();
-            let set = PluginSet::load(&self.engine, &config, Some(&previous), sink).await?;
-            super::window_check::check_window(&self.budget, &config, &set).await?;
-            Ok::<_, anyhow::Error>((config, set))
+            let previous = self.snapshot();
+            let set = PluginSet::load(&self.engine, &config, Some(&previous.plugins), sink).await?;
+            let mcp = McpSet::start(&config, Some(&previous.mcp)).await;
+            super::window_check::check_window(&self.budget, &config, &set, &mcp.set).await?;
+            Ok::<_, anyhow::Error>((config, set, mcp))
         }
         .await;
         let mut status = self.last_reload.lock().unwrap_or_else(|p| p.into_inner());
         match result {
-            Ok((config, set)) => {
+            Ok((config, set, mcp)) => {
                 for plugin in set.freshly_loaded() {
                     sink.emit(&plugin.loaded_event());
                 }
+                for event in &mcp.events {
+                    sink.emit(event);
+                }
                 *self.current.write().unwrap_or_else(|p| p.into_inner()) =
-                    Snapshot { config: Arc::new(config), plugins: Arc::new(set) };
+                    Snapshot { config: Arc::new(config), plugins: Arc::new(set), mcp: Arc::new(mcp.set) };
                 *status = ReloadStatus { at: SystemTime::now(), error: None };
                 Ok(())
             }

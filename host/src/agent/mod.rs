@@ -12,6 +12,7 @@ mod compact;
 mod hooks;
 mod host;
 mod live_session;
+mod mcp_table;
 mod plugin_model;
 pub mod prepare;
 mod reply;

@@ -1,6 +1,6 @@
 //! Assembling one model call: the system prompt in config order, the union of the
-//! plugins' tools (each plugin's declared ones, then what its `provide` returns), and this
-//! call's injected messages.
+//! plugins' tools (each plugin's declared ones, then what its `provide` returns) and the
+//! MCP servers' tools, and this call's injected messages.
 
 use std::sync::Arc;
 
@@ -10,6 +10,7 @@ use super::report::{forward_events, report_failure};
 use super::{LiveSession, Snapshot, TurnError};
 use crate::conversation::{Message, ToolCallRequest};
 use crate::events::{Event, EventSink};
+use crate::mcp::{McpServer, McpSet, McpTool};
 use crate::model::ToolDefinition;
 use crate::plugins::{
     CallContext, Capabilities, CompiledSchema, LoadedPlugin, PluginSet, ProvideMemo, Role, ToolSpec,
@@ -32,20 +33,36 @@ impl Prepared {
         tool: &ToolSpec,
         schema: Arc<CompiledSchema>,
     ) -> Result<(), TurnError> {
-        if let Some(first) = self.offered.get(&tool.name) {
+        let owner = ToolOwner::Plugin(plugin.clone());
+        self.put(&tool.name, &tool.description, OfferedTool { owner, mutates: tool.mutates, schema })
+    }
+
+    /// Puts the tools every ready server of `mcp` offers now on offer, after the plugins'.
+    pub fn offer_mcp(&mut self, mcp: &McpSet) -> Result<(), TurnError> {
+        for (server, tools) in mcp.tools() {
+            for tool in tools.iter() {
+                let owner = ToolOwner::Mcp { server: server.clone(), tool: tool.clone() };
+                let offered = OfferedTool { owner, mutates: tool.mutates, schema: tool.schema.clone() };
+                self.put(&tool.name, &tool.description, offered)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn put(&mut self, name: &str, description: &str, tool: OfferedTool) -> Result<(), TurnError> {
+        if let Some(first) = self.offered.get(name) {
             return Err(TurnError::DuplicateTool {
-                tool: tool.name.clone(),
-                first: first.plugin.label(),
-                second: plugin.label(),
+                tool: name.to_owned(),
+                first: first.owner.label(),
+                second: tool.owner.label(),
             });
         }
         self.tools.push(ToolDefinition {
-            name: tool.name.clone(),
-            description: tool.description.clone(),
-            parameters: schema.schema.clone(),
+            name: name.to_owned(),
+            description: description.to_owned(),
+            parameters: tool.schema.schema.clone(),
         });
-        self.offered
-            .insert(tool.name.clone(), OfferedTool { plugin: plugin.clone(), mutates: tool.mutates, schema });
+        self.offered.insert(name.to_owned(), tool);
         Ok(())
     }
 
@@ -58,9 +75,34 @@ impl Prepared {
 
 /// A tool on offer for this call, and who runs it.
 pub struct OfferedTool {
-    pub plugin: Arc<LoadedPlugin>,
+    pub owner: ToolOwner,
     pub mutates: bool,
     pub schema: Arc<CompiledSchema>,
+}
+
+/// Who runs an offered tool: a plugin, or an MCP server.
+pub enum ToolOwner {
+    Plugin(Arc<LoadedPlugin>),
+    Mcp { server: Arc<McpServer>, tool: Arc<McpTool> },
+}
+
+impl ToolOwner {
+    /// Who hooks, approvals and events say runs the call: the plugin's name, or
+    /// `mcp:<server>` (which no plugin can be named: a plugin name holds no `:`).
+    pub fn name(&self) -> String {
+        match self {
+            ToolOwner::Plugin(plugin) => plugin.name().to_owned(),
+            ToolOwner::Mcp { server, .. } => format!("mcp:{}", server.name()),
+        }
+    }
+
+    /// How errors name it.
+    pub fn label(&self) -> String {
+        match self {
+            ToolOwner::Plugin(plugin) => plugin.label(),
+            ToolOwner::Mcp { server, .. } => format!("MCP server `{}`", server.name()),
+        }
+    }
 }
 
 /// [`prepare`] for one model call of `session` on `snapshot`: its base instructions and
@@ -72,7 +114,10 @@ pub(super) async fn prepare_call(
     sink: &dyn EventSink,
 ) -> Result<Prepared, TurnError> {
     let instructions = &snapshot.config.agent.instructions;
-    prepare(instructions, &snapshot.plugins, ctx, session.bag(), session.provide_memo(), sink).await
+    let mut prepared =
+        prepare(instructions, &snapshot.plugins, ctx, session.bag(), session.provide_memo(), sink).await?;
+    prepared.offer_mcp(&snapshot.mcp)?;
+    Ok(prepared)
 }
 
 pub async fn prepare(

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::approval::{ApprovalAnswer, ApprovalRequest, Ask, StandingApprovals};
 use super::hooks::Verdict;
-use super::prepare::{OfferedTool, Prepared};
+use super::prepare::{OfferedTool, Prepared, ToolOwner};
 use super::report::{forward_events, report_failure};
 use crate::config::OnAsk;
 use crate::events::{CallDecision, Event, EventSink};
@@ -27,6 +27,9 @@ pub struct CallEnv<'a> {
     pub sink: &'a dyn EventSink,
     pub approver: &'a dyn super::Approver,
     pub on_ask: OnAsk,
+    /// What an MCP tool's result is cut to (`[runtime.limits] max_output_kb`); a plugin's
+    /// results are cut by its own limits.
+    pub max_output_bytes: usize,
 }
 
 /// The result for the model, and whether an `ask` went unanswered (which keeps the
@@ -146,7 +149,7 @@ async fn pre_tool_use(
             // print `arguments` back out.
             arguments: request.arguments.clone(),
         },
-        plugin: tool.plugin.name().to_owned(),
+        plugin: tool.owner.name(),
         mutates: tool.mutates,
     };
     let mut gate =
@@ -214,13 +217,21 @@ async fn call_tool(
     env.sink.emit(&Event::ToolCall {
         id: request.id.clone(),
         name: request.name.clone(),
-        plugin: tool.plugin.name().to_owned(),
+        plugin: tool.owner.name(),
         // Not needed past this point: the tool gets the text.
         arguments,
     });
-    match tool.plugin.call_tool(env.ctx, env.bag, &tool_use.call).await {
+    let plugin = match &tool.owner {
+        ToolOwner::Plugin(plugin) => plugin,
+        ToolOwner::Mcp { server, tool } => {
+            let arguments =
+                serde_json::from_str(&tool_use.call.arguments).expect("checked against the schema");
+            return server.call(tool, arguments, env.max_output_bytes).await;
+        }
+    };
+    match plugin.call_tool(env.ctx, env.bag, &tool_use.call).await {
         Ok(output) => {
-            forward_events(env.sink, &tool.plugin, output.events);
+            forward_events(env.sink, plugin, output.events);
             match output.value {
                 Ok(text) => ToolResult { ok: true, output: text },
                 Err(text) => failure(text),
@@ -289,7 +300,7 @@ async fn decide(env: &CallEnv<'_>, request: &ToolCallRequest, tool: &OfferedTool
     let approval = ApprovalRequest {
         call_id: request.id.clone(),
         tool: request.name.clone(),
-        plugin: tool.plugin.name().to_owned(),
+        plugin: tool.owner.name(),
         arguments: gate.arguments.clone(),
         arguments_text: gate.tool_use.call.arguments.clone(),
         reason,

@@ -310,6 +310,7 @@ impl Turn<'_, '_> {
             sink: self.sink,
             approver: self.approver,
             on_ask: snapshot.config.agent.on_ask,
+            max_output_bytes: snapshot.config.runtime.limits.max_output_kb as usize * 1024,
         };
         let mut results = Vec::with_capacity(tool_calls.len());
         let mut unanswered_ask = false;

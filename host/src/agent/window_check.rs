@@ -6,6 +6,7 @@ use super::Host;
 use super::prepare::prepare;
 use crate::config::{Config, ConfigError};
 use crate::events::NoEvents;
+use crate::mcp::McpSet;
 use crate::model::tokens::Budget;
 use crate::plugins::{CallContext, PluginSet, ProvideMemo};
 use crate::state::StateBag;
@@ -18,18 +19,19 @@ impl Host {
     /// against the window; see [`check_window`].
     pub async fn check_context_window(&self) -> Result<(), ConfigError> {
         let snapshot = self.snapshot();
-        check_window(self.budget(), &snapshot.config, &snapshot.plugins).await
+        check_window(self.budget(), &snapshot.config, &snapshot.plugins, &snapshot.mcp).await
     }
 }
 
 /// Whether `budget`'s window holds the fixed part of a new session's first request on
-/// `config` and `plugins`; an error names the config file, `model.context_window` and both
+/// `config`, `plugins` and `mcp`'s tools; an error names the config file, `model.context_window` and both
 /// numbers. Nothing to check without a window. The plugins' calls write to a bag of their
 /// own, thrown away, and what they report is not shown: the turn reports it.
 pub(super) async fn check_window(
     budget: &Budget,
     config: &Config,
     plugins: &PluginSet,
+    mcp: &McpSet,
 ) -> Result<(), ConfigError> {
     let Some(window) = budget.window else { return Ok(()) };
     let ctx = CallContext { session_id: CHECK_SESSION.to_owned(), ..CallContext::default() };
@@ -39,7 +41,10 @@ pub(super) async fn check_window(
     // checked on the base instructions alone then.
     let (system, tools) =
         match prepare(instructions, plugins, &ctx, &bag, &ProvideMemo::default(), &NoEvents).await {
-            Ok(prepared) => (prepared.system, prepared.tools),
+            Ok(mut prepared) => match prepared.offer_mcp(mcp) {
+                Ok(()) => (prepared.system, prepared.tools),
+                Err(_) => (instructions.clone(), Vec::new()),
+            },
             Err(_) => (instructions.clone(), Vec::new()),
         };
     let fixed = budget.fixed_tokens(&system, &tools);

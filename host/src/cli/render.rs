@@ -147,6 +147,21 @@ impl EventSink for ConsoleRenderer {
                 let how = if *cached { "from cache" } else { "compiled" };
                 self.line(&format!("{DIM}plugin {} loaded ({how}){RESET}", one_line(plugin)));
             }
+            Event::McpServerStarted { server, tools, startup_ms, tool_errors, .. } => {
+                self.line(&format!(
+                    "{DIM}MCP server {} ready in {startup_ms} ms: {} tools{RESET}",
+                    one_line(server),
+                    tools.len()
+                ));
+                for error in tool_errors {
+                    self.line(&format!("{YELLOW}{}{RESET}", one_line(error)));
+                }
+            }
+            Event::McpServerFailed { server, error } => self.line(&format!(
+                "{RED}MCP server {} did not start, its tools are left out: {}{RESET}",
+                one_line(server),
+                one_line(error)
+            )),
             Event::PluginRejected { path, error } => self.line(&format!(
                 "{RED}plugin at {} rejected: {}{RESET}",
                 one_line(path),

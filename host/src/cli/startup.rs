@@ -61,6 +61,17 @@ pub async fn run(args: Args) -> Status {
     }
     if args.check {
         println!("{}", multi_line(&host.plugin_table()));
+        let servers = host.mcp_table();
+        if !servers.is_empty() {
+            println!("{}", multi_line(&servers));
+        }
+        let failures = host.mcp_failures();
+        if !failures.is_empty() {
+            for failure in failures {
+                eprintln!("error: {failure}");
+            }
+            return Status::BadInput;
+        }
         return check_endpoint(&host, args.offline).await;
     }
     let start = match (args.session, args.fork, args.import) {
@@ -90,6 +101,10 @@ pub async fn run(args: Args) -> Status {
         for plugin in host.plugins().plugins() {
             sink.emit(&plugin.loaded_event());
         }
+    }
+    // A server that did not start is skipped, and said so: its tools are missing.
+    for server in host.mcp().statuses() {
+        sink.emit(&crate::mcp::event(&server));
     }
     let interactive = !args.json && std::io::stdin().is_terminal();
     // At a terminal, the demo's scripted turn opens a console that stays for the operator to

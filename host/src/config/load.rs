@@ -137,6 +137,7 @@ fn validate(config: &Config) -> Result<(), ConfigError> {
         check_model_grant(config, &plugin.grants, index)?;
     }
     super::grants::check(config)?;
+    super::mcp::check(config)?;
     Ok(())
 }
 
@@ -291,7 +292,7 @@ fn check_model(config: &Config) -> Result<(), ConfigError> {
 }
 
 /// A portable environment variable name: `[A-Za-z_][A-Za-z0-9_]*`.
-fn is_variable_name(name: &str) -> bool {
+pub(super) fn is_variable_name(name: &str) -> bool {
     name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }

@@ -8,6 +8,7 @@ mod error;
 mod grants;
 mod known_models;
 mod load;
+mod mcp;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -18,6 +19,7 @@ use toml::Spanned;
 pub use error::ConfigError;
 pub use known_models::{KnownModel, known_model};
 pub use load::MAX_MEMORY_MB;
+pub use mcp::{BASELINE_ENV, McpServerConfig, McpTransport, ToolFilter};
 
 /// The whole deployment, as loaded from `config.toml`.
 #[derive(Debug, Clone, Deserialize)]
@@ -36,6 +38,9 @@ pub struct Config {
     /// The plugins, in the order their instructions and hooks apply.
     #[serde(default, rename = "plugin")]
     pub plugins: Vec<PluginConfig>,
+    /// MCP servers whose tools are offered beside the plugins', in this order.
+    #[serde(default)]
+    pub mcp: Vec<McpServerConfig>,
     /// Where the file was read from; relative paths resolve against its folder.
     #[serde(skip)]
     pub source: ConfigSource,

@@ -94,7 +94,7 @@ pub enum Event {
         id: String,
         /// The tool's name.
         name: String,
-        /// The plugin that offers the tool (its name).
+        /// Who runs the tool: the plugin's name, or `mcp:<server>` for an MCP server's tool.
         plugin: String,
         /// The arguments the tool receives, parsed.
         arguments: Value,
@@ -119,7 +119,7 @@ pub enum Event {
         id: String,
         /// The tool's name.
         name: String,
-        /// The plugin that offers the tool (its name).
+        /// Who runs the tool: the plugin's name, or `mcp:<server>` for an MCP server's tool.
         plugin: String,
         /// The arguments the tool would receive, parsed.
         arguments: Value,
@@ -254,6 +254,27 @@ pub enum Event {
     PluginRejected {
         /// The file that was refused.
         path: String,
+        /// Why.
+        error: String,
+    },
+    /// An MCP server (`[[mcp]]`) was started and listed its tools.
+    McpServerStarted {
+        /// The server's name.
+        server: String,
+        /// `stdio` (a program the host started) or `http` (streamable HTTP).
+        transport: String,
+        /// The tools offered, as the model sees them (`mcp__<server>__<tool>`).
+        tools: Vec<String>,
+        /// From the start to the tools listed, in milliseconds.
+        startup_ms: u64,
+        /// The tools left out, each with why (a name the model APIs refuse, a bad schema).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_errors: Vec<String>,
+    },
+    /// An MCP server could not be started; its tools are not offered.
+    McpServerFailed {
+        /// The server's name.
+        server: String,
         /// Why.
         error: String,
     },

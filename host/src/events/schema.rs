@@ -127,6 +127,8 @@ mod tests {
                 "compaction_vetoed",
                 "plugin_loaded",
                 "plugin_rejected",
+                "mcp_server_started",
+                "mcp_server_failed",
             ]
         );
     }

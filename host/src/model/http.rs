@@ -118,7 +118,7 @@ pub fn endpoint_url(base_url: &str, path: &str) -> anyhow::Result<Uri> {
 }
 
 /// TLS with ring and the webpki roots: the same trust on every machine, no system store read.
-fn tls_config() -> rustls::ClientConfig {
+pub fn tls_config() -> rustls::ClientConfig {
     let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
     rustls::ClientConfig::builder_with_provider(rustls::crypto::ring::default_provider().into())
         .with_safe_default_protocol_versions()

@@ -64,6 +64,7 @@ pub use declared_tools::DeclaredTool;
 pub use error::{LoadError, PluginError};
 pub use export::Export;
 pub use loaded::{ComponentFile, LoadedPlugin, PluginIdentity, PluginSpec};
+pub use outputs::cap_text;
 pub use registry::PluginSet;
 pub use reuse::ProvideMemo;
 pub use schema::CompiledSchema;

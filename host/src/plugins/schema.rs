@@ -15,6 +15,15 @@ pub struct CompiledSchema {
     pub validator: jsonschema::Validator,
 }
 
+impl CompiledSchema {
+    /// `schema` compiled; `Err` says why it is unusable.
+    pub fn compile(schema: &Value) -> Result<Self, String> {
+        let validator = jsonschema::validator_for(schema).map_err(|error| error.to_string())?;
+        let compact = RawValue::from_string(schema.to_string()).expect("a JSON value prints as JSON");
+        Ok(Self { schema: Arc::from(compact), validator })
+    }
+}
+
 /// Compiled schemas by their text. Looked up for every tool of every model call, so hashed
 /// with foldhash (SipHash over the schema texts showed in the profile).
 #[derive(Default)]
@@ -35,9 +44,7 @@ impl SchemaCache {
             return Ok(compiled.clone());
         }
         let schema: Value = serde_json::from_str(text).map_err(|error| error.to_string())?;
-        let validator = jsonschema::validator_for(&schema).map_err(|error| error.to_string())?;
-        let compact = RawValue::from_string(schema.to_string()).expect("a JSON value prints as JSON");
-        let compiled = Arc::new(CompiledSchema { schema: Arc::from(compact), validator });
+        let compiled = Arc::new(CompiledSchema::compile(&schema)?);
         self.lock().insert(Arc::from(text), compiled.clone());
         Ok(compiled)
     }

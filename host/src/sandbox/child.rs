@@ -82,11 +82,27 @@ pub(super) fn host_ids() -> (u32, u32) {
 }
 
 /// SIGKILL to every process of the process group `group`.
-pub(super) fn kill_group(group: u32) {
+pub fn kill_group(group: u32) {
     let Ok(group) = libc::pid_t::try_from(group) else { return };
     // SAFETY: kill only sends a signal; a group that is gone is ESRCH, ignored.
     unsafe {
         libc::kill(-group, libc::SIGKILL);
+    }
+}
+
+/// Makes `command`'s process get SIGKILL when the thread that started it (and so the host)
+/// dies, so a host killed outright leaves no orphan behind.
+pub fn die_with_parent(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the forked child and makes one async-signal-safe system
+    // call; it allocates nothing and takes no lock.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
     }
 }
 

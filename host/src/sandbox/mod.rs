@@ -27,6 +27,7 @@ mod spec;
 
 use std::path::Path;
 
+pub use child::{die_with_parent, kill_group};
 pub use rlimits::Rlimits;
 pub use run::{RunLimits, RunOutput};
 pub use spec::SandboxSpec;

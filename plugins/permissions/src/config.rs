@@ -68,7 +68,8 @@ pub struct ArgPatterns {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rule {
-    /// A tool name or glob (`fs_*`), or `plugin:NAME` for every tool of a plugin.
+    /// A tool name or glob (`fs_*`, `mcp__github__*`), `plugin:NAME` for every tool of a
+    /// plugin, or `mcp:SERVER` for every tool of an MCP server.
     pub tool: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub args: Option<ArgPatterns>,

@@ -107,7 +107,7 @@ pub fn always_allowed(rules: &[Rule]) -> Vec<String> {
     rules
         .iter()
         .filter(|rule| {
-            rule.decision == Verdict::Allow && unconditional(rule) && !rule.tool.starts_with("plugin:")
+            rule.decision == Verdict::Allow && unconditional(rule) && !names_an_owner(&rule.tool)
         })
         .filter(|allow| {
             !rules
@@ -119,9 +119,9 @@ pub fn always_allowed(rules: &[Rule]) -> Vec<String> {
 }
 
 /// Whether one tool name could match both patterns: exact when either is a plain name;
-/// two globs are assumed to overlap, and a `plugin:` rule to cover any tool.
+/// two globs are assumed to overlap, and a `plugin:` or `mcp:` rule to cover any tool.
 fn may_overlap(a: &str, b: &str) -> bool {
-    if b.starts_with("plugin:") {
+    if names_an_owner(b) {
         return true;
     }
     match (is_glob(a), is_glob(b)) {
@@ -165,11 +165,21 @@ fn preset_verdict(preset: Preset, call: &Call) -> Verdict {
     }
 }
 
+/// Whether a rule's `tool` names who runs the tools rather than the tools: `plugin:NAME`,
+/// or `mcp:SERVER` for every tool of an MCP server.
+fn names_an_owner(tool: &str) -> bool {
+    tool.starts_with("plugin:") || tool.starts_with("mcp:")
+}
+
 pub fn tool_matches(rule: &Rule, call: &Call) -> bool {
-    match rule.tool.strip_prefix("plugin:") {
-        Some(plugin) => glob_match(plugin, call.plugin),
-        None => glob_match(&rule.tool, call.tool),
+    if let Some(plugin) = rule.tool.strip_prefix("plugin:") {
+        return glob_match(plugin, call.plugin);
     }
+    // The host names an MCP server's calls' owner `mcp:<server>`, a name no plugin can have.
+    if let Some(server) = rule.tool.strip_prefix("mcp:") {
+        return call.plugin.strip_prefix("mcp:").is_some_and(|owner| glob_match(server, owner));
+    }
+    glob_match(&rule.tool, call.tool)
 }
 
 /// A rule with a path pattern matches only calls whose `path` argument matches it, both

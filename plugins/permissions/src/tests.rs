@@ -104,3 +104,19 @@ fn bad_config_names_the_field() {
         Harness::new(crate::plugin(), json!({"rules": [{"tool": " ", "decision": "deny"}]})).err().unwrap();
     assert_eq!(error, "`rules[0].tool` is empty");
 }
+
+#[test]
+fn an_mcp_rule_names_a_server_by_its_calls_owner_and_a_glob_names_its_tools() {
+    let plugin = permissions(json!({"preset": "trust", "rules": [
+        {"tool": "mcp:git*", "decision": "deny", "reason": "no git servers"},
+        {"tool": "mcp__everything__get-*", "decision": "ask"},
+    ]}));
+    let decide_for = |owner: &str, tool: &str| {
+        plugin.pre_tool_use(owner, tool, true, json!({})).decision.expect("permissions always decides")
+    };
+    assert!(matches!(decide_for("mcp:github", "mcp__github__create_issue"), Decision::Deny(_)));
+    // A plugin cannot be named `mcp:…`, and a plugin named like the server is not it.
+    assert_eq!(decide_for("github", "create_issue"), Decision::Allow);
+    assert_eq!(decide_for("mcp:everything", "mcp__everything__echo"), Decision::Allow);
+    assert!(matches!(decide_for("mcp:everything", "mcp__everything__get-env"), Decision::Ask(_)));
+}

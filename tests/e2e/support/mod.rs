@@ -7,6 +7,7 @@ pub mod binary;
 pub mod fake_endpoint;
 pub mod fake_model;
 pub mod files;
+pub mod mcp;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
