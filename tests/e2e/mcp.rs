@@ -447,26 +447,41 @@ async fn a_call_in_flight_finishes_on_the_server_a_reload_replaced_which_then_st
     let test = host(&everything_block("everything", "")).await;
     let session = test.session();
     let old_pid = test.host.mcp().statuses()[0].pid.unwrap();
-    let long = call(&test, &session, "mcp__everything__trigger-long-running-operation", json!({"duration": 2, "steps": 2}));
+    let long = call(
+        &test,
+        &session,
+        "mcp__everything__trigger-long-running-operation",
+        json!({"duration": 2, "steps": 2}),
+    );
     let replace = async {
         tokio::time::sleep(Duration::from_millis(300)).await;
         let config = test.dir.path().join("config.toml");
         let text = std::fs::read_to_string(&config).unwrap();
         // Same server, another entry: a changed entry is a new server.
-        std::fs::write(&config, text.replace("name = \"everything\"", "name = \"everything\"\ntimeout_ms = 59000")).unwrap();
+        std::fs::write(
+            &config,
+            text.replace("name = \"everything\"", "name = \"everything\"\ntimeout_ms = 59000"),
+        )
+        .unwrap();
         test.host.reload(&*test.events).await.unwrap();
         assert_ne!(test.host.mcp().statuses()[0].pid, Some(old_pid), "a new process serves new calls");
         assert!(alive(old_pid), "the old one still serves the call in flight");
     };
     let (result, ()) = tokio::join!(long, replace);
     assert!(result.ok && result.output.contains("Long running operation completed"), "{result:?}");
-    assert!(until(&test.host, Duration::from_secs(10), |_| !alive(old_pid)).await, "the replaced server stopped");
+    assert!(
+        until(&test.host, Duration::from_secs(10), |_| !alive(old_pid)).await,
+        "the replaced server stopped"
+    );
 }
 
 #[tokio::test]
 async fn a_turn_dropped_mid_call_leaves_the_server_serving() {
     let model = FakeModel::start().await;
-    model.push(Reply::tool("mcp__everything__trigger-long-running-operation", r#"{"duration": 30, "steps": 3}"#));
+    model.push(Reply::tool(
+        "mcp__everything__trigger-long-running-operation",
+        r#"{"duration": 30, "steps": 3}"#,
+    ));
     let test = TestHost::with_plugins(&model, &everything_block("everything", "")).await;
     let session = test.session();
     // What Ctrl-C does to a turn: its future is dropped, and with it the call, which tells
