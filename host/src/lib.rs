@@ -11,6 +11,7 @@
 //! - [`compaction`]: what is sent in place of a history's prefix, its checks, the built-in truncation;
 //! - [`config`]: `config.toml`, parsed and checked with errors that name file, line and field;
 //! - [`events`]: the event stream every front end renders;
+//! - [`serve`]: `agent-host serve`, the HTTP API, its event streams and the web page;
 //! - [`cli`]: the console, `--prompt` and `--json` front ends.
 
 pub mod agent;
@@ -27,6 +28,7 @@ pub mod reload;
 pub mod runtime;
 pub mod sandbox;
 mod sanitize;
+pub mod serve;
 pub mod state;
 
 pub use agent::{Host, TurnEnd, TurnOutcome};

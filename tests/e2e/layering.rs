@@ -18,6 +18,7 @@ const LAYERS: &[&[&str]] = &[
     &["mcp"],
     &["agent"],
     &["reload"],
+    &["serve"],
     &["cli"],
 ];
 

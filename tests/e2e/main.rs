@@ -39,6 +39,7 @@ mod reuse;
 mod round_trip;
 mod sandbox;
 mod secrets;
+mod serve;
 mod shell;
 mod shell_sandbox;
 mod source_plugin;

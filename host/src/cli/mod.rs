@@ -23,8 +23,11 @@ use clap::Parser;
 #[derive(Debug, Parser)]
 #[command(name = "agent-host", version, about, long_about = None)]
 pub struct Args {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
     /// The deployment's config file.
-    #[arg(long, short, value_name = "FILE", default_value = "config.toml")]
+    #[arg(long, short, value_name = "FILE", default_value = "config.toml", global = true)]
     pub config: PathBuf,
 
     /// Run one turn with this prompt and exit.
@@ -64,8 +67,24 @@ pub struct Args {
     pub offline: bool,
 
     /// More log output on stderr (repeat for more); `RUST_LOG` overrides.
-    #[arg(long, short, action = clap::ArgAction::Count)]
+    #[arg(long, short, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Serve the deployment over HTTP: a JSON API under /v1/ (OpenAPI at /openapi.json),
+    /// live events as Server-Sent Events, and a web page at /. Callers are the principals of
+    /// `[serve] tokens`. SIGTERM stops it gracefully.
+    Serve {
+        /// The address to listen on; `[serve] listen` (127.0.0.1:8787) when absent.
+        #[arg(long, value_name = "ADDRESS")]
+        listen: Option<String>,
+        /// Allow an address that is not loopback, over plain HTTP (tokens cross the network
+        /// in the clear: put a TLS proxy in front instead where you can).
+        #[arg(long)]
+        insecure: bool,
+    },
 }
 
 /// How a run ended, as the process exit status.

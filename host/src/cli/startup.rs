@@ -59,6 +59,9 @@ pub async fn run(args: Args) -> Status {
         eprintln!("error: {}", multi_line(&error.to_string()));
         return Status::BadInput;
     }
+    if let Some(super::Command::Serve { listen, insecure }) = args.command {
+        return serve(host, crate::serve::ServeOptions { listen, insecure }).await;
+    }
     if args.check {
         println!("{}", multi_line(&host.plugin_table()));
         let servers = host.mcp_table();
@@ -129,6 +132,27 @@ pub async fn run(args: Args) -> Status {
         }
         Opening::Console => open_console(host, session, sink, None).await,
         Opening::DemoThenConsole => open_console(host, session, sink, Some(DEMO_PROMPT)).await,
+    }
+}
+
+/// `serve` until SIGTERM, with hot reload; the address it listens on is the first line of
+/// stdout, for whoever started it.
+async fn serve(host: Arc<Host>, options: crate::serve::ServeOptions) -> Status {
+    for failure in host.mcp_failures() {
+        eprintln!("warning: {failure}; its tools are left out");
+    }
+    let _watcher = crate::reload::watch(host.clone(), Arc::new(crate::events::NoEvents)).ok();
+    let listening = |address| {
+        use std::io::Write as _;
+        println!("agent-host serve: listening on http://{address}");
+        let _ = std::io::stdout().flush();
+    };
+    match crate::serve::run(host, options, listening).await {
+        Ok(()) => Status::Done,
+        Err(error) => {
+            eprintln!("error: {}", multi_line(&error.to_string()));
+            Status::BadInput
+        }
     }
 }
 

@@ -138,6 +138,7 @@ fn validate(config: &Config) -> Result<(), ConfigError> {
     }
     super::grants::check(config)?;
     super::mcp::check(config)?;
+    super::serve::check(config)?;
     Ok(())
 }
 

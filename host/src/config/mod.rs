@@ -9,6 +9,7 @@ mod grants;
 mod known_models;
 mod load;
 mod mcp;
+mod serve;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -20,6 +21,7 @@ pub use error::ConfigError;
 pub use known_models::{KnownModel, known_model};
 pub use load::MAX_MEMORY_MB;
 pub use mcp::{BASELINE_ENV, McpServerConfig, McpTransport, ToolFilter};
+pub use serve::ServeConfig;
 
 /// The whole deployment, as loaded from `config.toml`.
 #[derive(Debug, Clone, Deserialize)]
@@ -41,6 +43,9 @@ pub struct Config {
     /// MCP servers whose tools are offered beside the plugins', in this order.
     #[serde(default)]
     pub mcp: Vec<McpServerConfig>,
+    /// `agent-host serve`: principals, limits.
+    #[serde(default)]
+    pub serve: ServeConfig,
     /// Where the file was read from; relative paths resolve against its folder.
     #[serde(skip)]
     pub source: ConfigSource,

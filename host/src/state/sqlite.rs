@@ -428,6 +428,17 @@ impl SessionStore for SqliteStore {
         let ids = statement.query_map([limit as i64], |row| row.get(0))?.collect::<Result<_, _>>()?;
         Ok(ids)
     }
+
+    fn delete(&self, id: &str) -> Result<bool, StoreError> {
+        let connection = self.connection();
+        let transaction = connection.unchecked_transaction()?;
+        for table in ["messages", "state", "summaries", "views", "session_leases"] {
+            transaction.execute(&format!("DELETE FROM {table} WHERE session_id = ?1"), [id])?;
+        }
+        let deleted = transaction.execute("DELETE FROM sessions WHERE id = ?1", [id])? == 1;
+        transaction.commit()?;
+        Ok(deleted)
+    }
 }
 
 #[cfg(test)]
@@ -515,6 +526,40 @@ mod tests {
             store.load("s1").unwrap().unwrap().history,
             [Message::user("mine"), Message::user("theirs")]
         );
+    }
+
+    #[test]
+    fn a_deleted_session_leaves_nothing_and_others_are_untouched() {
+        let store = SqliteStore::in_memory().unwrap();
+        let messages = [Message::user("hi")];
+        let changes = [StateChange { namespace: "notes".into(), key: "k".into(), value: Some("1".into()) }];
+        for id in ["gone", "kept"] {
+            store.create(id, &Holder::this_process(), "c0", i64::MAX).unwrap();
+            let step = Step {
+                lease: None,
+                first_seq: 0,
+                messages: &messages,
+                usage: &[],
+                changes: &changes,
+                model_calls: 1,
+                view: None,
+            };
+            store.commit(id, step).unwrap();
+        }
+        assert!(store.delete("gone").unwrap());
+        assert!(!store.delete("gone").unwrap(), "a second delete finds nothing");
+        assert!(store.load("gone").unwrap().is_none());
+        assert_eq!(store.list(10).unwrap(), ["kept"]);
+        let connection = store.connection();
+        for table in ["messages", "state", "session_leases"] {
+            let left: i64 = connection
+                .query_row(&format!("SELECT COUNT(*) FROM {table} WHERE session_id = 'gone'"), [], |row| {
+                    row.get(0)
+                })
+                .unwrap();
+            assert_eq!(left, 0, "{table}");
+        }
+        assert_eq!(store.load("kept").unwrap().unwrap().history, messages);
     }
 
     #[test]

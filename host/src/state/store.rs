@@ -96,6 +96,9 @@ pub trait SessionStore: Send + Sync {
     fn commit(&self, id: &str, step: Step<'_>) -> Result<(), StoreError>;
     /// Session ids, most recently used first.
     fn list(&self, limit: usize) -> Result<Vec<String>, StoreError>;
+    /// Removes the session and everything kept of it, in one transaction; `false` when no
+    /// session has that id.
+    fn delete(&self, id: &str) -> Result<bool, StoreError>;
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -1,0 +1,90 @@
+//! `[serve]`: who may use `agent-host serve` and within what bounds.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use super::load::{is_variable_name, line_of_field};
+use super::{Config, ConfigError};
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServeConfig {
+    /// Where to listen when `--listen` is not given.
+    pub listen: String,
+    /// Principal name to the NAME of the variable holding its bearer token.
+    pub tokens: BTreeMap<String, String>,
+    /// Principals that may see every session and reload the deployment.
+    pub admins: Vec<String>,
+    /// How long an `ask` waits for an answer over HTTP before `agent.on_ask` decides.
+    pub approval_timeout_secs: u64,
+    /// Turns one principal may have running at once; one more is `429`.
+    pub max_turns_per_principal: usize,
+    /// Events each session keeps for clients that reconnect with `Last-Event-ID`.
+    pub event_buffer: usize,
+    /// The largest request body, in KiB.
+    pub max_body_kb: usize,
+    /// How long a request (headers and body) may take to arrive, in seconds.
+    pub request_timeout_secs: u64,
+    /// On SIGTERM, how long running turns get to finish before the process exits.
+    pub shutdown_grace_secs: u64,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:8787".to_owned(),
+            tokens: BTreeMap::new(),
+            admins: Vec::new(),
+            approval_timeout_secs: 300,
+            max_turns_per_principal: 4,
+            event_buffer: 2_000,
+            max_body_kb: 256,
+            request_timeout_secs: 30,
+            shutdown_grace_secs: 30,
+        }
+    }
+}
+
+pub(super) fn check(config: &Config) -> Result<(), ConfigError> {
+    let serve = &config.serve;
+    let error = |field: &str, message: String| ConfigError {
+        file: config.source.file.clone(),
+        line: line_of_field(&config.source.text, field)
+            .or_else(|| line_of_field(&config.source.text, "serve")),
+        field: Some(field.to_owned()),
+        message,
+    };
+    for (principal, variable) in &serve.tokens {
+        if principal.is_empty()
+            || !principal.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(error(
+                "serve.tokens",
+                format!("the principal `{principal}` must be letters, digits, `_` and `-`"),
+            ));
+        }
+        if !is_variable_name(variable) {
+            // Not repeated: a token pasted here by mistake must not reach a log.
+            return Err(error(
+                &format!("serve.tokens.{principal}"),
+                "must be the NAME of the variable that holds the principal's token, not the token".into(),
+            ));
+        }
+    }
+    if let Some(admin) = serve.admins.iter().find(|admin| !serve.tokens.contains_key(*admin)) {
+        return Err(error("serve.admins", format!("`{admin}` has no entry in `serve.tokens`")));
+    }
+    for (field, value) in [
+        ("serve.approval_timeout_secs", serve.approval_timeout_secs as usize),
+        ("serve.max_turns_per_principal", serve.max_turns_per_principal),
+        ("serve.event_buffer", serve.event_buffer),
+        ("serve.max_body_kb", serve.max_body_kb),
+        ("serve.request_timeout_secs", serve.request_timeout_secs as usize),
+    ] {
+        if value == 0 {
+            return Err(error(field, "must be at least 1".into()));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,84 @@
+//! `GET /v1/sessions/{id}/events`: the session's events as Server-Sent Events, each with its
+//! number as the SSE id, the event's `type` as the SSE event name and the `--json` object as
+//! data. A client that reconnects with `Last-Event-ID` is sent what it missed first, from the
+//! last `[serve] event_buffer` events; when some are gone, a `gap` event says from where.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use futures_util::Stream;
+use tokio::sync::broadcast::error::RecvError;
+
+use super::api::{ApiError, ErrorBody};
+use super::auth::Principal;
+use super::hub::Numbered;
+use super::state::App;
+
+#[utoipa::path(get, path = "/v1/sessions/{id}/events", tag = "turns",
+    params(("id" = String, Path, description = "The session's id"),
+           ("Last-Event-ID" = Option<String>, Header, description = "The last event id received: what followed it is sent first")),
+    responses((status = 200, content_type = "text/event-stream",
+               description = "One SSE event per host event: `id` its number, `event` its type, `data` the `--json` object (docs/events.md)"),
+              (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn stream(
+    State(app): State<Arc<App>>,
+    principal: Principal,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+    let open = app.session(&principal, &id).await?;
+    let last_seen = headers
+        .get("last-event-id")
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.trim().parse::<u64>().ok());
+    let replay = open.hub.replay(last_seen);
+    let mut first: Vec<SseEvent> = Vec::new();
+    if let Some(oldest) = replay.gap_before {
+        let gap = serde_json::json!({ "type": "gap", "oldest_kept": oldest });
+        first.push(SseEvent::default().event("gap").data(gap.to_string()));
+    }
+    let last_replayed = replay.missed.last().map(|event| event.id).or(last_seen).unwrap_or(0);
+    first.extend(replay.missed.iter().map(sse));
+    let state = Live {
+        first: first.into_iter(),
+        live: replay.live,
+        after: last_replayed,
+        shutdown: app.shutdown.clone(),
+    };
+    let events = futures_util::stream::unfold(state, |mut state| async move {
+        if let Some(event) = state.first.next() {
+            return Some((Ok(event), state));
+        }
+        loop {
+            let received = tokio::select! {
+                received = state.live.recv() => received,
+                () = state.shutdown.cancelled() => return None,
+            };
+            match received {
+                // Sent before the replay was taken: already sent from it.
+                Ok(event) if event.id <= state.after => continue,
+                Ok(event) => {
+                    state.after = event.id;
+                    return Some((Ok(sse(&event)), state));
+                }
+                // Too far behind: end the stream; a reconnect resumes from what is kept.
+                Err(RecvError::Lagged(_) | RecvError::Closed) => return None,
+            }
+        }
+    });
+    Ok(Sse::new(events).keep_alive(KeepAlive::default()))
+}
+
+struct Live {
+    first: std::vec::IntoIter<SseEvent>,
+    live: tokio::sync::broadcast::Receiver<Numbered>,
+    after: u64,
+    shutdown: tokio_util::sync::CancellationToken,
+}
+
+fn sse(event: &Numbered) -> SseEvent {
+    SseEvent::default().id(event.id.to_string()).event(&*event.kind).data(&*event.json)
+}

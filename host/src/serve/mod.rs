@@ -1,0 +1,156 @@
+//! `agent-host serve`: the deployment as an HTTP service many users and programs share — a
+//! JSON API under `/v1/` (its OpenAPI document at `/openapi.json`), each session's events as
+//! Server-Sent Events, approvals answered over HTTP, and a web page at `/`.
+//!
+//! Callers are principals named by bearer tokens from the environment (`[serve] tokens`); a
+//! session belongs to the principal that created it. The server binds to loopback unless
+//! told otherwise, and refuses another address without `--insecure` (it speaks no TLS: put
+//! it behind a proxy that does). SIGTERM stops accepting, closes the event streams, lets
+//! running turns finish within `shutdown_grace_secs`, and exits; every step they committed
+//! stays, and a turn cut short resumes with `--session`.
+
+mod api;
+mod approver;
+mod auth;
+mod events;
+mod hub;
+mod openapi;
+mod page;
+mod routes;
+mod state;
+mod turns;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::StatusCode;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+
+pub use openapi::document as openapi_document;
+use state::App;
+
+use crate::agent::Host;
+
+/// What `serve` was asked on the command line.
+pub struct ServeOptions {
+    /// `--listen`, else `[serve] listen`.
+    pub listen: Option<String>,
+    /// Allow an address other than loopback, over plain HTTP.
+    pub insecure: bool,
+}
+
+/// Why `serve` did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("{0}")]
+    Config(String),
+    #[error("cannot listen on {address}: {source}")]
+    Listen { address: String, source: std::io::Error },
+}
+
+/// Serves `host` until SIGTERM or Ctrl-C. `ready` is told the address once it listens.
+pub async fn run(
+    host: Arc<Host>,
+    options: ServeOptions,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<(), ServeError> {
+    let config = host.config();
+    let limits = config.serve.clone();
+    let listen = options.listen.unwrap_or_else(|| limits.listen.clone());
+    let address: SocketAddr = listen.parse().map_err(|_| {
+        ServeError::Config(format!("`{listen}` is not an address to listen on, such as 127.0.0.1:8787"))
+    })?;
+    if !address.ip().is_loopback() && !options.insecure {
+        return Err(ServeError::Config(format!(
+            "{address} is not a loopback address: the server speaks plain HTTP, and bearer tokens would cross the \
+             network in the clear. Put it behind a proxy that speaks TLS and listen on loopback, or pass --insecure"
+        )));
+    }
+    let principals = auth::Principals::from_config(&limits).map_err(ServeError::Config)?;
+    let app = Arc::new(App::new(host, principals, limits));
+    let listener = tokio::net::TcpListener::bind(address)
+        .await
+        .map_err(|source| ServeError::Listen { address: address.to_string(), source })?;
+    ready(listener.local_addr().unwrap_or(address));
+
+    let shutdown = app.shutdown.clone();
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("shutting down: no new requests; running turns get the grace period");
+        shutdown.cancel();
+    });
+    let grace = Duration::from_secs(app.limits.shutdown_grace_secs);
+    let served = axum::serve(listener, router(app.clone()))
+        .with_graceful_shutdown(app.shutdown.clone().cancelled_owned())
+        .await;
+    if let Err(error) = served {
+        tracing::warn!(%error, "the HTTP server stopped with an error");
+    }
+    // Turns run in tasks of their own: each gets the grace period to reach its end and
+    // commit; one still running after it is stopped, keeping every step it committed.
+    let turns = app.running_turns();
+    let stragglers: Vec<_> = turns.iter().map(|turn| turn.abort_handle()).collect();
+    if tokio::time::timeout(grace, futures_util::future::join_all(turns)).await.is_err() {
+        tracing::warn!("turns still running after the grace period were stopped");
+        for turn in stragglers {
+            turn.abort();
+        }
+    }
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = async { match terminate.as_mut() { Some(signal) => { signal.recv().await; } None => std::future::pending().await } } => {}
+    }
+}
+
+fn router(app: Arc<App>) -> Router {
+    let body_limit = app.limits.max_body_kb * 1024;
+    let request_timeout = Duration::from_secs(app.limits.request_timeout_secs);
+    let api = Router::new()
+        .route("/v1/sessions", post(routes::create_session).get(routes::list_sessions))
+        .route("/v1/sessions/{id}", get(routes::get_session).delete(routes::delete_session))
+        .route("/v1/sessions/{id}/messages", post(routes::post_message))
+        .route("/v1/sessions/{id}/cancel", post(routes::cancel_turn))
+        .route("/v1/sessions/{id}/approvals/{approval}", post(routes::answer_approval))
+        .route("/v1/sessions/{id}/commands", post(routes::run_command))
+        .route("/v1/plugins", get(routes::plugins))
+        .route("/healthz", get(routes::healthz))
+        .route("/readyz", get(routes::readyz))
+        .route(
+            "/openapi.json",
+            get(|| async { ([(axum::http::header::CONTENT_TYPE, "application/json")], openapi::document()) }),
+        )
+        .route("/", get(page::index))
+        .route("/app.js", get(page::script))
+        .route("/style.css", get(page::style))
+        // A slow client may not hold a request open: every one but the event stream ends
+        // within the timeout, its body included.
+        .layer(middleware::from_fn_with_state(request_timeout, within));
+    Router::new()
+        .route("/v1/sessions/{id}/events", get(events::stream))
+        // A reload may build plugins from source: longer than any request should take.
+        .route("/v1/reload", post(routes::reload))
+        .merge(api)
+        .layer(DefaultBodyLimit::max(body_limit))
+        .with_state(app)
+}
+
+async fn within(State(limit): State<Duration>, request: Request, next: Next) -> Response {
+    match tokio::time::timeout(limit, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => api::ApiError(
+            StatusCode::REQUEST_TIMEOUT,
+            format!("the request took longer than {} s (`[serve] request_timeout_secs`)", limit.as_secs()),
+        )
+        .into_response(),
+    }
+}

@@ -1,0 +1,218 @@
+//! The API's handlers. Each takes the caller's [`Principal`] (401 without one) and answers
+//! 404 for a session that is not the caller's, exactly as for one that does not exist.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::StatusCode;
+use axum::http::request::Parts;
+use axum::response::IntoResponse;
+
+use super::api::*;
+use super::auth::Principal;
+use super::state::{App, internal};
+use crate::agent::ApprovalAnswer;
+
+impl FromRequestParts<Arc<App>> for Principal {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, Self::Rejection> {
+        let header = parts.headers.get(axum::http::header::AUTHORIZATION).map(|value| value.as_bytes());
+        app.principals.identify(header).ok_or_else(|| {
+            ApiError(
+                StatusCode::UNAUTHORIZED,
+                "a valid bearer token is needed (Authorization: Bearer <token>)".into(),
+            )
+        })
+    }
+}
+
+#[utoipa::path(post, path = "/v1/sessions", tag = "sessions",
+    responses((status = 201, body = Created), (status = 401, body = ErrorBody)))]
+pub async fn create_session(
+    State(app): State<Arc<App>>,
+    principal: Principal,
+) -> Result<impl IntoResponse, ApiError> {
+    let open = app.create(&principal).await?;
+    Ok((StatusCode::CREATED, Json(Created { id: open.id.clone() })))
+}
+
+#[utoipa::path(get, path = "/v1/sessions", tag = "sessions",
+    responses((status = 200, body = SessionList), (status = 401, body = ErrorBody)))]
+pub async fn list_sessions(
+    State(app): State<Arc<App>>,
+    principal: Principal,
+) -> Result<Json<SessionList>, ApiError> {
+    Ok(Json(SessionList { sessions: app.list(&principal)? }))
+}
+
+#[utoipa::path(get, path = "/v1/sessions/{id}", tag = "sessions",
+    params(("id" = String, Path, description = "The session's id")),
+    responses((status = 200, body = SessionDetail), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn get_session(
+    State(app): State<Arc<App>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> Result<Json<SessionDetail>, ApiError> {
+    let open = app.session(&principal, &id).await?;
+    // What is committed, read from the store: a running turn holds the live session.
+    let stored = app.host.sessions().store().load(&id).map_err(internal)?.ok_or_else(ApiError::not_found)?;
+    let status = match open.handle.try_lock() {
+        Ok(session) => app.host.plugins().status(&session).await,
+        Err(_) => Vec::new(),
+    };
+    Ok(Json(SessionDetail {
+        id,
+        owner: open.owner.clone(),
+        busy: open.busy(),
+        messages: stored.history,
+        status,
+        tokens: stored.usage,
+        model_calls: stored.model_calls,
+    }))
+}
+
+#[utoipa::path(delete, path = "/v1/sessions/{id}", tag = "sessions",
+    params(("id" = String, Path, description = "The session's id")),
+    responses((status = 204), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn delete_session(
+    State(app): State<Arc<App>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let open = app.session(&principal, &id).await?;
+    app.delete(&open).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[utoipa::path(post, path = "/v1/sessions/{id}/messages", tag = "turns",
+    params(("id" = String, Path, description = "The session's id")),
+    request_body = NewMessage,
+    responses(
+        (status = 202, body = TurnStarted, description = "The turn runs; its events follow on the session's stream"),
+        (status = 409, body = ErrorBody, description = "A turn is running in this session"),
+        (status = 429, body = ErrorBody, description = "The caller has `max_turns_per_principal` turns running"),
+        (status = 503, body = ErrorBody, description = "The server is shutting down"),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn post_message(
+    State(app): State<Arc<App>>,
+    principal: Principal,
+    Path(id): Path<String>,
+    JsonBody(message): JsonBody<NewMessage>,
+) -> Result<(StatusCode, Json<TurnStarted>), ApiError> {
+    let open = app.session(&principal, &id).await?;
+    super::turns::start(&app, &principal, &open, message.text).map(|turn| (StatusCode::ACCEPTED, Json(turn)))
+}
+
+#[utoipa::path(post, path = "/v1/sessions/{id}/cancel", tag = "turns",
+    params(("id" = String, Path, description = "The session's id")),
+    responses((status = 202, description = "The running turn, if any, is cancelled"), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn cancel_turn(
+    State(app): State<Arc<App>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let open = app.session(&principal, &id).await?;
+    if let Some(task) = open.turn.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        // Dropping the turn reports it `cancelled`; its completed steps stay committed.
+        task.abort();
+    }
+    Ok(StatusCode::ACCEPTED)
+}
+
+#[utoipa::path(post, path = "/v1/sessions/{id}/approvals/{approval}", tag = "turns",
+    params(("id" = String, Path, description = "The session's id"),
+           ("approval" = String, Path, description = "The `id` of the `approval_requested` event")),
+    request_body = ApprovalBody,
+    responses((status = 200), (status = 404, body = ErrorBody, description = "No such ask is waiting"),
+              (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
+pub async fn answer_approval(
+    State(app): State<Arc<App>>,
+    principal: Principal,
+    Path((id, approval)): Path<(String, String)>,
+    JsonBody(body): JsonBody<ApprovalBody>,
+) -> Result<StatusCode, ApiError> {
+    let open = app.session(&principal, &id).await?;
+    let answer = match body.answer {
+        Answer::Once => ApprovalAnswer::AllowOnce,
+        Answer::AlwaysTool => ApprovalAnswer::AllowToolAlways,
+        Answer::AlwaysArguments => ApprovalAnswer::AllowExactAlways,
+        Answer::Deny => ApprovalAnswer::Deny { reason: body.reason },
+    };
+    if open.approvals.answer(&approval, answer) {
+        Ok(StatusCode::OK)
+    } else {
+        Err(ApiError(
+            StatusCode::NOT_FOUND,
+            format!("no ask `{approval}` is waiting (answered, timed out, or never asked)"),
+        ))
+    }
+}
+
+#[utoipa::path(post, path = "/v1/sessions/{id}/commands", tag = "turns",
+    params(("id" = String, Path, description = "The session's id")),
+    request_body = CommandBody,
+    responses((status = 200, body = CommandOutput), (status = 400, body = ErrorBody, description = "The command failed, or is unknown"),
+              (status = 409, body = ErrorBody, description = "A turn is running in this session"),
+              (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn run_command(
+    State(app): State<Arc<App>>,
+    principal: Principal,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<CommandBody>,
+) -> Result<Json<CommandOutput>, ApiError> {
+    let open = app.session(&principal, &id).await?;
+    let mut session = open.handle.try_lock().map_err(|_| {
+        ApiError(StatusCode::CONFLICT, "a turn is running in this session; try again when it ends".into())
+    })?;
+    match app.host.command(&mut session, &body.line, &*open.hub).await {
+        Ok(output) => Ok(Json(CommandOutput { output })),
+        Err(error) => Err(ApiError(StatusCode::BAD_REQUEST, error)),
+    }
+}
+
+#[utoipa::path(get, path = "/v1/plugins", tag = "deployment",
+    responses((status = 200, body = PluginTable), (status = 401, body = ErrorBody)))]
+pub async fn plugins(State(app): State<Arc<App>>, _principal: Principal) -> Json<PluginTable> {
+    Json(PluginTable { table: table(&app) })
+}
+
+#[utoipa::path(post, path = "/v1/reload", tag = "deployment",
+    responses((status = 200, body = PluginTable), (status = 409, body = ErrorBody, description = "The new config or a plugin was refused; the current set keeps serving"),
+              (status = 403, body = ErrorBody, description = "Only an admin may reload"), (status = 401, body = ErrorBody)))]
+pub async fn reload(
+    State(app): State<Arc<App>>,
+    principal: Principal,
+) -> Result<Json<PluginTable>, ApiError> {
+    if !principal.admin {
+        return Err(ApiError(StatusCode::FORBIDDEN, "only an admin (`[serve] admins`) may reload".into()));
+    }
+    match app.host.reload(&crate::events::NoEvents).await {
+        Ok(()) => Ok(Json(PluginTable { table: table(&app) })),
+        Err(error) => Err(ApiError(
+            StatusCode::CONFLICT,
+            format!("reload refused, the current set keeps serving: {error:#}"),
+        )),
+    }
+}
+
+fn table(app: &App) -> String {
+    let mcp = app.host.mcp_table();
+    if mcp.is_empty() { app.host.plugin_table() } else { format!("{}\n{mcp}", app.host.plugin_table()) }
+}
+
+#[utoipa::path(get, path = "/healthz", tag = "deployment", responses((status = 200, description = "The process serves")))]
+pub async fn healthz() -> &'static str {
+    "ok"
+}
+
+#[utoipa::path(get, path = "/readyz", tag = "deployment",
+    responses((status = 200, description = "Ready for turns"), (status = 503, description = "Shutting down")))]
+pub async fn readyz(State(app): State<Arc<App>>) -> (StatusCode, &'static str) {
+    if app.shutdown.is_cancelled() {
+        (StatusCode::SERVICE_UNAVAILABLE, "shutting down")
+    } else {
+        (StatusCode::OK, "ready")
+    }
+}

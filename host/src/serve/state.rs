@@ -1,0 +1,194 @@
+//! What the server keeps: the host, who may call, and each session it has open — its owner,
+//! event hub, pending approvals and running turn — and the turns each principal runs.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::api::{ApiError, SessionSummary};
+use super::approver::HttpApprover;
+use super::auth::{Principal, Principals};
+use super::hub::Hub;
+use crate::agent::{Host, SessionHandle};
+use crate::config::ServeConfig;
+
+/// The bag namespace and key a session's owner is stored under: the host's own namespace,
+/// which no plugin can be named.
+pub const OWNER: (&str, &str) = ("agent-host.serve", "owner");
+
+/// Sessions a list reads at most.
+const LIST_LIMIT: usize = 1_000;
+
+fn stored_owner(stored: &crate::state::StoredSession) -> Option<String> {
+    let (_, _, json) =
+        stored.state.iter().find(|(namespace, key, _)| namespace == OWNER.0 && key == OWNER.1)?;
+    serde_json::from_str(json).ok()
+}
+
+pub struct App {
+    pub host: Arc<Host>,
+    pub principals: Principals,
+    pub limits: ServeConfig,
+    open: Mutex<HashMap<String, Arc<Open>>>,
+    turns_by_principal: Mutex<HashMap<String, usize>>,
+    /// Cancelled on SIGTERM: streams close, new turns are refused, `readyz` says so.
+    pub shutdown: CancellationToken,
+}
+
+/// A session the server has open.
+pub struct Open {
+    pub id: String,
+    pub owner: String,
+    pub handle: SessionHandle,
+    pub hub: Arc<Hub>,
+    pub approvals: Arc<HttpApprover>,
+    pub turn: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Open {
+    pub fn busy(&self) -> bool {
+        self.turn.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|task| !task.is_finished())
+    }
+}
+
+impl App {
+    pub fn new(host: Arc<Host>, principals: Principals, limits: ServeConfig) -> Self {
+        Self {
+            host,
+            principals,
+            limits,
+            open: Mutex::new(HashMap::new()),
+            turns_by_principal: Mutex::new(HashMap::new()),
+            shutdown: CancellationToken::new(),
+        }
+    }
+
+    /// A new session owned by `principal`, its owner stored with it.
+    pub async fn create(&self, principal: &Principal) -> Result<Arc<Open>, ApiError> {
+        let handle = self.host.sessions().create().map_err(internal)?;
+        {
+            let mut session = handle.lock().await;
+            session.bag().put(
+                OWNER.0,
+                OWNER.1,
+                Some(serde_json::Value::from(principal.name.clone()).to_string()),
+            );
+            session.commit(&**self.host.sessions().store()).map_err(internal)?;
+        }
+        Ok(self.keep(handle, principal.name.clone()).await)
+    }
+
+    /// Session `id` if `principal` may use it: its owner, or an admin. Anything else is
+    /// the same 404 as a session that does not exist.
+    pub async fn session(&self, principal: &Principal, id: &str) -> Result<Arc<Open>, ApiError> {
+        let open = self.lock_open().get(id).cloned();
+        let open = match open {
+            Some(open) => open,
+            None => {
+                let handle =
+                    self.host.sessions().open(id).map_err(internal)?.ok_or_else(ApiError::not_found)?;
+                let owner = {
+                    let session = handle.lock().await;
+                    session
+                        .bag()
+                        .get_json(OWNER.0, OWNER.1)
+                        .and_then(|owner| owner.as_str().map(str::to_owned))
+                };
+                // A session started at the console has no owner: only an admin may see it.
+                self.keep(handle, owner.unwrap_or_default()).await
+            }
+        };
+        if open.owner == principal.name || principal.admin { Ok(open) } else { Err(ApiError::not_found()) }
+    }
+
+    async fn keep(&self, handle: SessionHandle, owner: String) -> Arc<Open> {
+        let id = handle.lock().await.id().to_owned();
+        let timeout = Duration::from_secs(self.limits.approval_timeout_secs);
+        let open = Arc::new(Open {
+            id: id.clone(),
+            owner,
+            handle,
+            hub: Arc::new(Hub::new(self.limits.event_buffer)),
+            approvals: Arc::new(HttpApprover::new(timeout)),
+            turn: Mutex::new(None),
+        });
+        self.lock_open().entry(id).or_insert(open).clone()
+    }
+
+    /// The sessions `principal` may see, most recently used first (every one for an admin).
+    /// Read from the store, not opened: listing leases nothing.
+    pub fn list(&self, principal: &Principal) -> Result<Vec<SessionSummary>, ApiError> {
+        let store = self.host.sessions().store();
+        let mut visible = Vec::new();
+        for id in store.list(LIST_LIMIT).map_err(internal)? {
+            let open = self.lock_open().get(&id).cloned();
+            let (owner, busy) = match open {
+                Some(open) => (open.owner.clone(), open.busy()),
+                None => {
+                    let Some(stored) = store.load(&id).map_err(internal)? else { continue };
+                    (stored_owner(&stored).unwrap_or_default(), false)
+                }
+            };
+            if owner == principal.name || principal.admin {
+                visible.push(SessionSummary { id, owner, busy });
+            }
+        }
+        Ok(visible)
+    }
+
+    /// Deletes session `id` and everything kept of it; a running turn is stopped first.
+    pub async fn delete(&self, open: &Open) -> Result<(), ApiError> {
+        let running = open.turn.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(task) = running {
+            task.abort();
+            let _ = task.await;
+        }
+        self.lock_open().remove(&open.id);
+        self.host.sessions().store().delete(&open.id).map_err(internal)?;
+        Ok(())
+    }
+
+    /// Counts a turn of `principal` while the returned guard lives; `None` past the cap.
+    pub fn start_turn(self: &Arc<Self>, principal: &str) -> Option<TurnSlot> {
+        let mut turns = self.turns_by_principal.lock().unwrap_or_else(|p| p.into_inner());
+        let running = turns.entry(principal.to_owned()).or_default();
+        if *running >= self.limits.max_turns_per_principal {
+            return None;
+        }
+        *running += 1;
+        Some(TurnSlot { app: self.clone(), principal: principal.to_owned() })
+    }
+
+    /// Every running turn's task, to wait for at shutdown.
+    pub fn running_turns(&self) -> Vec<tokio::task::JoinHandle<()>> {
+        self.lock_open()
+            .values()
+            .filter_map(|open| open.turn.lock().unwrap_or_else(|p| p.into_inner()).take())
+            .collect()
+    }
+
+    fn lock_open(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Open>>> {
+        self.open.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// One running turn of a principal; dropping it (the turn ended, or was cancelled) frees it.
+pub struct TurnSlot {
+    app: Arc<App>,
+    principal: String,
+}
+
+impl Drop for TurnSlot {
+    fn drop(&mut self) {
+        let mut turns = self.app.turns_by_principal.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(running) = turns.get_mut(&self.principal) {
+            *running = running.saturating_sub(1);
+        }
+    }
+}
+
+pub fn internal(error: impl std::fmt::Display) -> ApiError {
+    ApiError(axum::http::StatusCode::INTERNAL_SERVER_ERROR, error.to_string())
+}

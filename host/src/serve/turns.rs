@@ -1,0 +1,50 @@
+//! A turn over HTTP: started at once in a task of its own (the request returns `202`), its
+//! events to the session's hub, its asks to the session's approver; one at a time per
+//! session (`409`), `max_turns_per_principal` at a time per caller (`429`).
+
+use std::sync::Arc;
+
+use axum::http::StatusCode;
+
+use super::api::{ApiError, TurnStarted};
+use super::auth::Principal;
+use super::state::{App, Open};
+
+pub fn start(
+    app: &Arc<App>,
+    principal: &Principal,
+    open: &Arc<Open>,
+    text: String,
+) -> Result<TurnStarted, ApiError> {
+    if app.shutdown.is_cancelled() {
+        return Err(ApiError(StatusCode::SERVICE_UNAVAILABLE, "the server is shutting down".into()));
+    }
+    let mut running = open.turn.lock().unwrap_or_else(|p| p.into_inner());
+    if running.as_ref().is_some_and(|task| !task.is_finished()) {
+        return Err(ApiError(
+            StatusCode::CONFLICT,
+            "a turn is running in this session; wait for its turn_ended event".into(),
+        ));
+    }
+    let slot = app.start_turn(&principal.name).ok_or_else(|| {
+        ApiError(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "{} turns of yours are running, the most `[serve] max_turns_per_principal` allows",
+                app.limits.max_turns_per_principal
+            ),
+        )
+    })?;
+    let turn = uuid::Uuid::new_v4().simple().to_string();
+    let (host, open_for_task) = (app.host.clone(), open.clone());
+    *running = Some(tokio::spawn(async move {
+        // Held until the turn ends, or is dropped when cancelled.
+        let _slot = slot;
+        let open = open_for_task;
+        let mut session = open.handle.lock().await;
+        if let Err(error) = host.run_turn(&mut session, &text, &*open.hub, &*open.approvals).await {
+            tracing::warn!(session = %open.id, error = %error, "a turn over HTTP failed");
+        }
+    }));
+    Ok(TurnStarted { turn })
+}
