@@ -1,0 +1,948 @@
+'use strict';
+// The agent-host web page. No framework and no build step: the server compiles these files
+// into the binary. Everything shown that came from the server (model text, tool output,
+// plugin text) goes in as text nodes, never as HTML, so none of it can run.
+
+const TOKEN_KEY = 'agent-host.token';
+const OPEN_KEY = 'agent-host.session';
+// Open a session: events of finished turns that the stream replays are already in the
+// stored history, so the replay is held until the stream has been quiet this long.
+const REPLAY_QUIET_MS = 200;
+const REPLAY_MAX_MS = 1500;
+
+const ANSWERS = [
+  ['once', 'Allow once'],
+  ['always_tool', 'Always allow this tool'],
+  ['always_arguments', 'Always allow these arguments'],
+  ['deny', 'Deny'],
+];
+const ANSWERED = {
+  allow_once: 'Allowed once',
+  allow_tool_always: 'Always allowed for this tool',
+  allow_exact_always: 'Always allowed for these arguments',
+  deny: 'Denied',
+  unanswerable: 'Nobody could answer; agent.on_ask decided',
+};
+
+const $ = (id) => document.getElementById(id);
+const enc = encodeURIComponent;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let token = sessionStorage.getItem(TOKEN_KEY) || '';
+let view = null; // the open session
+
+// --- DOM helpers -------------------------------------------------------------------------
+
+// Strings among `children` become text nodes (Element.append), so data is never parsed.
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === 'class') node.className = value;
+    else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? '' : String(value));
+  }
+  node.append(...children.filter((child) => child !== null && child !== undefined));
+  return node;
+}
+
+function notice(text, bad = false) {
+  const node = $('notice');
+  node.textContent = text;
+  node.classList.toggle('bad', bad);
+}
+
+function pretty(value) {
+  if (typeof value === 'string') {
+    try {
+      return JSON.stringify(JSON.parse(value), null, 2);
+    } catch {
+      return value;
+    }
+  }
+  return JSON.stringify(value, null, 2);
+}
+
+// --- the API -----------------------------------------------------------------------------
+
+class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+async function api(method, path, body) {
+  const headers = { Authorization: `Bearer ${token}` };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  let response;
+  try {
+    response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch (error) {
+    throw new ApiError(0, `the server cannot be reached (${error.message})`);
+  }
+  const text = await response.text();
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = null;
+  }
+  if (response.status === 401) {
+    signOut('The server refused the token.');
+  }
+  if (!response.ok) {
+    throw new ApiError(response.status, (data && data.error) || `${response.status} ${response.statusText}`);
+  }
+  return data;
+}
+
+// Runs a slash command; `{ ok, text }` whatever the outcome, so callers choose what to show.
+async function command(v, line) {
+  try {
+    const data = await api('POST', `/v1/sessions/${enc(v.id)}/commands`, { line });
+    return { ok: true, text: (data && data.output) || '' };
+  } catch (error) {
+    return { ok: false, text: error.message };
+  }
+}
+
+// --- signing in and out --------------------------------------------------------------------
+
+async function signIn(candidate) {
+  token = candidate;
+  $('signin-error').textContent = '';
+  try {
+    await api('GET', '/v1/sessions');
+  } catch (error) {
+    if (error.status !== 401) $('signin-error').textContent = error.message;
+    token = '';
+    return;
+  }
+  sessionStorage.setItem(TOKEN_KEY, token);
+  $('token').value = '';
+  await showApp();
+}
+
+function signOut(message = '') {
+  token = '';
+  sessionStorage.removeItem(TOKEN_KEY);
+  sessionStorage.removeItem(OPEN_KEY);
+  closeSession();
+  $('app').hidden = true;
+  $('signout').hidden = true;
+  $('signin').hidden = false;
+  $('signin-error').textContent = message;
+  notice('');
+  $('token').focus();
+}
+
+async function showApp() {
+  $('signin').hidden = true;
+  $('app').hidden = false;
+  $('signout').hidden = false;
+  const sessions = await loadSessions();
+  if (!token) return; // refused while listing
+  loadPlugins();
+  const wanted = sessionStorage.getItem(OPEN_KEY);
+  if (wanted && sessions.some((s) => s.id === wanted)) {
+    openSession(wanted);
+  } else {
+    $('new-session').focus();
+  }
+}
+
+// --- sessions ------------------------------------------------------------------------------
+
+async function loadSessions() {
+  try {
+    const { sessions } = await api('GET', '/v1/sessions');
+    renderSessions(sessions);
+    return sessions;
+  } catch (error) {
+    if (error.status !== 401) notice(`Cannot list sessions: ${error.message}`, true);
+    return [];
+  }
+}
+
+function renderSessions(sessions) {
+  const list = $('sessions');
+  list.replaceChildren();
+  if (sessions.length === 0) list.append(el('li', { class: 'note' }, 'No sessions yet.'));
+  for (const session of sessions) {
+    const open = el(
+      'button',
+      {
+        type: 'button',
+        class: `open mono${session.busy ? ' busy' : ''}`,
+        title: session.id,
+        'data-session': session.id,
+        'aria-current': view && view.id === session.id ? 'true' : null,
+        onclick: () => openSession(session.id),
+      },
+      session.id,
+      session.busy ? el('span', { class: 'visually-hidden' }, ' (a turn is running)') : null,
+    );
+    const remove = el(
+      'button',
+      { type: 'button', class: 'danger', title: 'Delete', 'aria-label': `Delete session ${session.id}`, onclick: () => deleteSession(session.id) },
+      '✕',
+    );
+    list.append(el('li', {}, open, remove));
+  }
+}
+
+async function createSession() {
+  try {
+    const { id } = await api('POST', '/v1/sessions');
+    await loadSessions();
+    await openSession(id);
+  } catch (error) {
+    notice(`Cannot create a session: ${error.message}`, true);
+  }
+}
+
+async function deleteSession(id) {
+  if (!confirm(`Delete session ${id} and everything kept of it?`)) return;
+  try {
+    await api('DELETE', `/v1/sessions/${enc(id)}`);
+    if (view && view.id === id) closeSession();
+    notice(`Deleted session ${id}.`);
+  } catch (error) {
+    notice(`Cannot delete: ${error.message}`, true);
+  }
+  loadSessions();
+}
+
+function markOpen() {
+  for (const button of $('sessions').querySelectorAll('button.open')) {
+    if (view && button.dataset.session === view.id) button.setAttribute('aria-current', 'true');
+    else button.removeAttribute('aria-current');
+  }
+}
+
+// --- one open session ----------------------------------------------------------------------
+
+class View {
+  constructor(id) {
+    this.id = id;
+    this.abort = new AbortController();
+    this.closed = false;
+    this.lastEventId = null;
+    this.replaying = true;
+    this.buffer = [];
+    this.settling = false;
+    this.openedAt = Date.now();
+    this.busy = false;
+    this.turnsEnded = 0;
+    this.status = [];
+    this.mode = null;
+    this.modes = [];
+    this.hasModeCommand = false;
+    this.discovered = false;
+    this.tools = new Map();
+    this.approvals = new Map();
+    this.reply = null; // the assistant reply streaming in
+  }
+
+  close() {
+    this.closed = true;
+    this.abort.abort();
+    clearTimeout(this.quietTimer);
+  }
+}
+
+function closeSession() {
+  if (view) view.close();
+  view = null;
+  $('session').hidden = true;
+  $('empty').hidden = false;
+  sessionStorage.removeItem(OPEN_KEY);
+  markOpen();
+}
+
+async function openSession(id) {
+  if (view) view.close();
+  const v = (view = new View(id));
+  sessionStorage.setItem(OPEN_KEY, id);
+  $('empty').hidden = true;
+  $('session').hidden = false;
+  $('session').dataset.ready = 'false';
+  $('session-title').textContent = id;
+  $('log').replaceChildren();
+  $('log').dataset.turnsEnded = '0';
+  $('todos').replaceChildren();
+  $('todos-text').textContent = '';
+  $('todos-pane').hidden = true;
+  renderStatus(v);
+  renderModes(v);
+  setBusy(v, false);
+  setActivity('Loading…');
+  markOpen();
+  // In case the stream never answers, the history is shown all the same.
+  setTimeout(() => settle(v), REPLAY_MAX_MS + 500);
+  follow(v);
+}
+
+function sessionGone(v) {
+  if (v !== view) return;
+  notice('That session no longer exists.', true);
+  closeSession();
+  loadSessions();
+}
+
+// The stream, read with fetch because EventSource cannot send the Authorization header;
+// after a drop it reconnects with Last-Event-ID and is sent what it missed.
+async function follow(v) {
+  let delay = 500;
+  while (!v.closed) {
+    try {
+      const headers = { Authorization: `Bearer ${token}`, Accept: 'text/event-stream' };
+      if (v.lastEventId !== null) headers['Last-Event-ID'] = v.lastEventId;
+      const response = await fetch(`/v1/sessions/${enc(v.id)}/events`, { headers, signal: v.abort.signal, cache: 'no-store' });
+      if (response.status === 401) return signOut('The server refused the token.');
+      if (response.status === 404) return sessionGone(v);
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      delay = 500;
+      if (v.replaying) quiet(v);
+      else setActivity(v.busy ? 'Working…' : '');
+      await readEvents(response.body, (raw) => receive(v, raw));
+    } catch {
+      // A dropped or refused stream is retried below; a closed view stops.
+    }
+    if (v.closed) return;
+    setActivity('Reconnecting…');
+    await sleep(delay);
+    delay = Math.min(delay * 2, 8000);
+  }
+}
+
+async function readEvents(body, onEvent) {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  let data = [];
+  let type = '';
+  let id = null;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    // A chunk ending in \r may be half of a \r\n: keep it for the next one.
+    const cut = buffer.endsWith('\r') ? buffer.length - 1 : buffer.length;
+    const lines = buffer.slice(0, cut).split(/\r\n|\r|\n/);
+    buffer = lines.pop() + buffer.slice(cut);
+    for (const line of lines) {
+      if (line === '') {
+        if (data.length) onEvent({ id, type, data: data.join('\n') });
+        data = [];
+        type = '';
+        id = null;
+        continue;
+      }
+      if (line.startsWith(':')) continue;
+      const colon = line.indexOf(':');
+      const field = colon < 0 ? line : line.slice(0, colon);
+      let text = colon < 0 ? '' : line.slice(colon + 1);
+      if (text.startsWith(' ')) text = text.slice(1);
+      if (field === 'data') data.push(text);
+      else if (field === 'event') type = text;
+      else if (field === 'id') id = text;
+    }
+  }
+}
+
+function receive(v, raw) {
+  if (v.closed) return;
+  let event;
+  try {
+    event = JSON.parse(raw.data);
+  } catch {
+    return;
+  }
+  if (raw.id) v.lastEventId = raw.id;
+  const type = (event && event.type) || raw.type;
+  if (v.replaying) {
+    v.buffer.push([type, event]);
+    quiet(v);
+    return;
+  }
+  handle(v, type, event);
+}
+
+function quiet(v) {
+  clearTimeout(v.quietTimer);
+  if (Date.now() - v.openedAt > REPLAY_MAX_MS) settle(v);
+  else v.quietTimer = setTimeout(() => settle(v), REPLAY_QUIET_MS);
+}
+
+// A fresh stream replays every event the server keeps of the session. Turns that ended are
+// in the stored history, so of them only the state (todos, mode) is taken; a turn still
+// running is shown from its events, in place of its part already stored.
+async function settle(v) {
+  if (v.settling || v.closed) return;
+  v.settling = true;
+  clearTimeout(v.quietTimer);
+  let detail = null;
+  try {
+    detail = await api('GET', `/v1/sessions/${enc(v.id)}`);
+  } catch (error) {
+    if (error.status === 404) return sessionGone(v);
+    if (error.status === 401) return;
+    notice(`Cannot load the session: ${error.message}`, true);
+  }
+  if (v.closed) return;
+  const events = v.buffer;
+  v.buffer = null;
+  v.replaying = false;
+  let lastEnd = -1;
+  events.forEach(([type], index) => {
+    if (type === 'turn_ended') lastEnd = index;
+  });
+  for (const [type, event] of events.slice(0, lastEnd + 1)) {
+    if (type === 'plugin' && (event.kind === 'todos-changed' || event.kind === 'mode-changed')) pluginEvent(v, event, true);
+    else if (type === 'gap') handle(v, type, event);
+    else if (type === 'turn_ended') v.turnsEnded += 1;
+  }
+  if (detail) {
+    renderHistory(v, detail.messages || []);
+    setBusy(v, Boolean(detail.busy));
+    if (!detail.busy) setStatus(v, detail.status || []);
+  }
+  const tail = events.slice(lastEnd + 1);
+  const started = tail.find(([type]) => type === 'user_message');
+  if (started) cutHistoryAt(v, started[1].text);
+  for (const [type, event] of tail) handle(v, type, event);
+  $('log').dataset.turnsEnded = String(v.turnsEnded);
+  $('session').dataset.ready = 'true';
+  setActivity(v.busy ? 'Working…' : '');
+  scrollToEnd(true);
+  if (document.activeElement === document.body || $('sessions').contains(document.activeElement) || document.activeElement === $('new-session')) {
+    $('prompt').focus();
+  }
+  if (!v.busy) discover(v);
+}
+
+// What events do not say up front: the todo list and the modes there are.
+async function discover(v) {
+  v.discovered = true;
+  if ($('todos-pane').hidden) {
+    const todos = await command(v, '/todos');
+    if (v.closed) return;
+    if (todos.ok && $('todos-pane').hidden) {
+      $('todos-pane').hidden = false;
+      $('todos-text').textContent = todos.text.replace(/^#+ .*\n?/gm, ''); // the pane has its own heading
+    }
+  }
+  const current = await command(v, '/mode');
+  if (v.closed || !current.ok) return;
+  v.hasModeCommand = true;
+  const match = /mode:\s*(\S+)/.exec(current.text);
+  if (match) setMode(v, match[1]);
+  // No command lists the modes, but the refusal of a name that cannot be one does, and
+  // changes nothing.
+  const probe = await command(v, '/mode ?');
+  if (v.closed) return;
+  const listed = /the modes are (.*)$/m.exec(probe.text);
+  if (listed) learnModes(v, [...listed[1].matchAll(/`([^`]+)`/g)].map((m) => m[1]));
+  renderModes(v);
+}
+
+function setBusy(v, busy) {
+  if (v !== view) return;
+  v.busy = busy;
+  $('chat').setAttribute('aria-busy', String(busy));
+  $('cancel').disabled = !busy;
+  setActivity(busy ? 'Working…' : '');
+}
+
+function setActivity(text) {
+  $('activity').textContent = text;
+}
+
+async function refresh(v) {
+  // The server answers `busy` until the turn's task has finished, a moment after turn_ended.
+  for (let attempt = 0; attempt < 10 && !v.closed; attempt += 1) {
+    let detail;
+    try {
+      detail = await api('GET', `/v1/sessions/${enc(v.id)}`);
+    } catch (error) {
+      if (error.status === 404) sessionGone(v);
+      return;
+    }
+    if (v.closed || v.busy) return;
+    if (!detail.busy) {
+      setStatus(v, detail.status || []);
+      loadSessions(); // its busy marks
+      if (!v.discovered) discover(v);
+      return;
+    }
+    await sleep(150 * (attempt + 1));
+  }
+}
+
+// --- rendering the conversation ------------------------------------------------------------
+
+function nearEnd() {
+  const log = $('log');
+  return log.scrollHeight - log.scrollTop - log.clientHeight < 80;
+}
+
+function scrollToEnd(force = false) {
+  const log = $('log');
+  if (force || nearEnd()) log.scrollTop = log.scrollHeight;
+}
+
+function add(node) {
+  const stick = nearEnd();
+  $('log').append(node);
+  if (stick) scrollToEnd(true);
+  return node;
+}
+
+function message(role, who, text) {
+  const body = el('div', { class: 'body' }, text);
+  const node = el('div', { class: `msg ${role}`, 'data-role': role }, el('span', { class: 'who' }, who), body);
+  node.body = body;
+  return node;
+}
+
+function note(text, kind = 'event') {
+  return add(el('div', { class: `msg ${kind}` }, text));
+}
+
+function renderHistory(v, messages) {
+  for (const m of messages) {
+    if (m.role === 'user') add(message('user', 'you', m.content));
+    else if (m.role === 'assistant') {
+      if (m.content) add(message('assistant', 'assistant', m.content));
+      for (const call of m.tool_calls || []) setArguments(toolCard(v, call.id, call.name), call.arguments);
+    } else if (m.role === 'tool') {
+      const card = toolCard(v, m.tool_call_id || '', 'tool');
+      setOutput(card, null, m.content);
+    } else {
+      add(el('details', { class: 'tool' }, el('summary', {}, `${m.role} message`), el('pre', {}, m.content)));
+    }
+  }
+}
+
+// Drops the stored part of the running turn, which its replayed events show again.
+function cutHistoryAt(v, text) {
+  const users = [...$('log').querySelectorAll('.msg[data-role="user"]')];
+  const start = users.reverse().find((node) => node.body.textContent === text);
+  if (!start) return;
+  let node = start;
+  while (node) {
+    const next = node.nextSibling;
+    if (node.dataset && node.dataset.tool) v.tools.delete(node.dataset.tool);
+    node.remove();
+    node = next;
+  }
+}
+
+function handle(v, type, e) {
+  switch (type) {
+    case 'user_message':
+      v.reply = null;
+      add(message('user', 'you', e.text));
+      setBusy(v, true);
+      break;
+    case 'assistant_delta':
+      if (!v.reply) v.reply = add(message('assistant', 'assistant', ''));
+      v.reply.body.append(e.text);
+      scrollToEnd();
+      break;
+    case 'assistant_message':
+      finishReply(v, e);
+      break;
+    case 'tool_call': {
+      const card = toolCard(v, e.id, e.name, e.plugin);
+      setArguments(card, e.arguments);
+      setState(card, 'running…');
+      break;
+    }
+    case 'tool_result':
+      setOutput(toolCard(v, e.id, e.name), e.ok, e.output);
+      break;
+    case 'tool_decision':
+      if (e.decision === 'deny') {
+        setState(toolCard(v, e.id, e.name), `denied by ${e.decided_by}: ${e.reason}`, 'bad');
+      }
+      break;
+    case 'approval_requested':
+      addApproval(v, e);
+      break;
+    case 'approval_answered':
+      approvalAnswered(v, e);
+      break;
+    case 'plugin':
+      pluginEvent(v, e, false);
+      break;
+    case 'turn_ended':
+      v.reply = null;
+      v.turnsEnded += 1;
+      $('log').dataset.turnsEnded = String(v.turnsEnded);
+      $('log').dataset.lastTurn = e.reason;
+      if (e.reason !== 'done') note(`The turn ended: ${e.reason}.`, e.reason === 'error' ? 'error' : 'event');
+      setBusy(v, false);
+      refresh(v);
+      break;
+    case 'error':
+      note(e.plugin ? `${e.plugin}: ${e.message}` : e.message, 'error');
+      break;
+    case 'prompt_blocked':
+      note(`${e.plugin} blocked the prompt: ${e.reason}`, 'error');
+      break;
+    case 'continued':
+      add(message('user', `${e.plugin} kept the turn going`, e.message));
+      break;
+    case 'compacted':
+      note(`History compacted by ${e.strategy} (${e.reason}): ${e.note}`);
+      break;
+    case 'compaction_vetoed':
+      note(`${e.plugin} put off compaction: ${e.reason}`);
+      break;
+    case 'mcp_server_started':
+      note(`MCP server ${e.server} started with ${e.tools.length} tools.`);
+      break;
+    case 'mcp_server_failed':
+      note(`MCP server ${e.server} failed: ${e.error}`, 'error');
+      break;
+    case 'plugin_rejected':
+      note(`Plugin rejected (${e.path}): ${e.error}`, 'error');
+      break;
+    case 'gap':
+      note('Some earlier events are no longer kept by the server; what is shown may miss them.');
+      break;
+    default:
+      break; // model_request, plugin_loaded and the like are for machines
+  }
+}
+
+function finishReply(v, e) {
+  let bubble = v.reply;
+  v.reply = null;
+  if (e.reasoning) {
+    const reasoning = el('details', { class: 'tool' }, el('summary', {}, 'reasoning'), el('pre', {}, e.reasoning));
+    if (bubble) bubble.before(reasoning);
+    else add(reasoning);
+  }
+  if (e.text) {
+    if (!bubble) bubble = add(message('assistant', 'assistant', ''));
+    bubble.body.textContent = e.text; // the whole reply, whatever of it streamed
+  } else if (bubble && !bubble.body.textContent) {
+    bubble.remove();
+  }
+  for (const call of e.tool_calls || []) setArguments(toolCard(v, call.id, call.name), call.arguments);
+  if (['length', 'filtered', 'broken_off'].includes(e.stop)) note(`The reply stopped early: ${e.stop}.`);
+}
+
+function toolCard(v, id, name, plugin) {
+  let card = v.tools.get(id);
+  if (!card) {
+    const state = el('span', { class: 'state' }, 'requested');
+    const who = el('span', { class: 'note' });
+    const args = el('pre', { 'data-label': 'arguments', hidden: true });
+    const output = el('pre', { 'data-label': 'output', hidden: true });
+    const node = el('details', { class: 'tool', 'data-tool': id }, el('summary', {}, 'tool ', el('code', {}, name), ' ', who, ' — ', state), args, output);
+    card = { node, state, who, args, output };
+    v.tools.set(id, card);
+    add(node);
+  }
+  if (plugin) card.who.textContent = `(${plugin})`;
+  return card;
+}
+
+function setArguments(card, value) {
+  card.args.hidden = false;
+  card.args.textContent = pretty(value);
+}
+
+function setState(card, text, tone = '') {
+  card.state.textContent = text;
+  card.state.className = `state${tone ? ` state-${tone}` : ''}`;
+}
+
+function setOutput(card, ok, output) {
+  card.output.hidden = false;
+  card.output.textContent = output;
+  card.node.dataset.ok = ok === null ? 'unknown' : String(ok);
+  if (ok === null) setState(card, 'done');
+  else setState(card, ok ? 'ok' : 'failed', ok ? 'ok' : 'bad');
+}
+
+// --- approvals -----------------------------------------------------------------------------
+
+function addApproval(v, e) {
+  if (v.approvals.has(e.id)) return;
+  setState(toolCard(v, e.id, e.name, e.plugin), 'waiting for your answer');
+  const reason = el('input', { type: 'text', placeholder: 'Reason, for Deny (optional)', 'aria-label': 'Reason for denying (optional)' });
+  const status = el('p', { class: 'note', role: 'status' });
+  const buttons = ANSWERS.map(([answer, label]) =>
+    el('button', { type: 'button', class: answer === 'deny' ? 'danger' : null, 'data-answer': answer, onclick: () => answerApproval(v, e.id, answer) }, label),
+  );
+  reason.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter') {
+      event.preventDefault();
+      answerApproval(v, e.id, 'deny');
+    }
+  });
+  const card = el(
+    'section',
+    { class: 'approval', 'data-approval': e.id, 'aria-label': `Approval asked for ${e.name}` },
+    el('strong', {}, 'Allow ', el('code', {}, e.name), ` (${e.plugin})?`),
+    el('div', {}, e.reason),
+    el('div', { class: 'note' }, `asked by ${e.asked_by}`),
+    el('pre', { 'data-label': 'arguments' }, pretty(e.arguments)),
+    el('div', { class: 'answers' }, ...buttons, reason),
+    status,
+  );
+  v.approvals.set(e.id, { card, buttons, reason, status });
+  add(card);
+  scrollToEnd(true);
+  const focus = document.activeElement;
+  if (focus === document.body || (focus === $('prompt') && !$('prompt').value)) buttons[0].focus();
+}
+
+async function answerApproval(v, id, answer) {
+  const approval = v.approvals.get(id);
+  if (!approval) return;
+  const body = { answer };
+  const reason = approval.reason.value.trim();
+  if (answer === 'deny' && reason) body.reason = reason;
+  for (const button of approval.buttons) button.disabled = true;
+  approval.status.textContent = 'Sending…';
+  try {
+    await api('POST', `/v1/sessions/${enc(v.id)}/approvals/${enc(id)}`, body);
+    closeApproval(v, id, ANSWERS.find(([a]) => a === answer)[1] + (body.reason ? `: ${body.reason}` : ''));
+  } catch (error) {
+    if (error.status === 404) return closeApproval(v, id, `No longer waiting: ${error.message}`);
+    approval.status.textContent = `Not sent: ${error.message}`;
+    for (const button of approval.buttons) button.disabled = false;
+  }
+}
+
+function approvalAnswered(v, e) {
+  const answer = ANSWERED[e.answer] || e.answer;
+  closeApproval(v, e.id, e.reason ? `${answer}: ${e.reason}` : answer);
+}
+
+function closeApproval(v, id, text) {
+  const approval = v.approvals.get(id);
+  if (!approval) return;
+  const hadFocus = approval.card.contains(document.activeElement);
+  approval.card.classList.add('answered');
+  approval.card.dataset.answered = 'true';
+  approval.card.querySelector('.answers').hidden = true;
+  approval.status.textContent = text;
+  if (hadFocus) $('prompt').focus();
+}
+
+// --- plugins' events: todos and modes ------------------------------------------------------
+
+function pluginEvent(v, e, stateOnly) {
+  const payload = e.payload || {};
+  if (e.kind === 'todos-changed') return renderTodos(payload, e.display);
+  if (e.kind === 'mode-changed' && typeof payload.to === 'string') {
+    if (typeof payload.from === 'string') learnModes(v, [payload.from]);
+    setMode(v, payload.to);
+    setStatus(v, v.status.map((s) => (s === payload.from ? payload.to : s)));
+    if (!stateOnly) {
+      note(`mode → ${payload.to}${payload.by ? ` (by ${payload.by})` : ''}`);
+      if (!v.busy) refresh(v);
+    }
+    return;
+  }
+  if (!stateOnly && e.display) add(el('pre', { class: 'msg event' }, `${e.plugin}: ${e.display}`));
+}
+
+// The todo flavours name their fields differently: a checklist is drawn from the items
+// when each has a title and a recognisable done or status field, else the plugin's display.
+function todoItems(payload) {
+  const items = Array.isArray(payload.items) ? payload.items : Array.isArray(payload.todos) ? payload.todos : null;
+  if (!items) return null;
+  const drawn = [];
+  for (const item of items) {
+    if (!item || typeof item !== 'object') return null;
+    const title = [item.title, item.content, item.text, item.name].find((t) => typeof t === 'string');
+    let state = null;
+    for (const flag of ['isComplete', 'is_complete', 'done', 'completed']) {
+      if (typeof item[flag] === 'boolean') state = item[flag] ? 'done' : 'open';
+    }
+    if (!state && typeof item.status === 'string') {
+      if (/^(completed?|done|finished)$/i.test(item.status)) state = 'done';
+      else if (/progress|active|doing|started/i.test(item.status)) state = 'active';
+      else state = 'open';
+    }
+    if (title === undefined || !state) return null;
+    drawn.push({ title: state === 'active' && typeof item.activeForm === 'string' ? item.activeForm : title, state });
+  }
+  return drawn;
+}
+
+const TODO_SAY = { done: 'done', active: 'in progress', open: 'not done' };
+
+function renderTodos(payload, display) {
+  $('todos-pane').hidden = false;
+  const list = $('todos');
+  const text = $('todos-text');
+  list.replaceChildren();
+  text.textContent = '';
+  const items = todoItems(payload);
+  if (!items) {
+    text.textContent = display || JSON.stringify(payload, null, 2);
+    return;
+  }
+  if (items.length === 0) text.textContent = 'No todos.';
+  for (const item of items) {
+    list.append(
+      el(
+        'li',
+        { 'data-state': item.state },
+        el('span', { class: 'box', 'aria-hidden': 'true' }),
+        el('span', {}, item.title),
+        el('span', { class: 'visually-hidden' }, ` (${TODO_SAY[item.state]})`),
+      ),
+    );
+  }
+}
+
+function setStatus(v, status) {
+  v.status = status;
+  renderStatus(v);
+}
+
+function renderStatus(v) {
+  $('status').replaceChildren(...v.status.map((s) => el('li', {}, s)));
+}
+
+function learnModes(v, names) {
+  for (const name of names) if (name && !v.modes.includes(name)) v.modes.push(name);
+  renderModes(v);
+}
+
+function setMode(v, name) {
+  v.mode = name;
+  learnModes(v, [name]);
+}
+
+function renderModes(v) {
+  if (v !== view) return;
+  const box = $('modes');
+  const focused = box.contains(document.activeElement) ? document.activeElement.dataset.mode : null;
+  box.hidden = !v.hasModeCommand || v.modes.length === 0;
+  box.replaceChildren(
+    el('span', { class: 'note', 'aria-hidden': 'true' }, 'mode'),
+    ...v.modes.map((name) =>
+      el('button', { type: 'button', 'data-mode': name, 'aria-pressed': String(name === v.mode), onclick: () => switchMode(v, name) }, name),
+    ),
+  );
+  if (focused) box.querySelector(`[data-mode="${CSS.escape(focused)}"]`)?.focus();
+}
+
+async function switchMode(v, name) {
+  const result = await command(v, `/mode ${name}`);
+  if (!result.ok) return note(`/mode ${name}: ${result.text}`, 'error');
+  const match = /->\s*(\S+)|already\s+(\S+)/.exec(result.text);
+  if (match) setMode(v, match[1] || match[2]);
+  notice(result.text);
+  refresh(v);
+}
+
+// --- the composer --------------------------------------------------------------------------
+
+async function send() {
+  const v = view;
+  const box = $('prompt');
+  const text = box.value;
+  if (!v || !text.trim()) return;
+  if (text.trimStart().startsWith('/')) {
+    const line = text.trim();
+    const result = await command(v, line);
+    const entry = message(result.ok ? 'command' : 'error', line, result.text || '(no output)');
+    add(entry);
+    scrollToEnd(true);
+    if (result.ok) box.value = '';
+    if (result.ok && !v.busy) refresh(v);
+    return;
+  }
+  try {
+    await api('POST', `/v1/sessions/${enc(v.id)}/messages`, { text });
+    box.value = '';
+    setBusy(v, true);
+    notice('');
+  } catch (error) {
+    if (error.status === 409) notice('A turn is running in this session: wait for it to end, or cancel it.', true);
+    else if (error.status === 429) notice(`Too many turns running: ${error.message}`, true);
+    else notice(`Not sent: ${error.message}`, true);
+  }
+}
+
+async function cancelTurn() {
+  if (!view) return;
+  try {
+    await api('POST', `/v1/sessions/${enc(view.id)}/cancel`);
+    setActivity('Cancelling…');
+  } catch (error) {
+    notice(`Cannot cancel: ${error.message}`, true);
+  }
+}
+
+// --- plugins ---------------------------------------------------------------------------------
+
+async function loadPlugins() {
+  try {
+    const { table } = await api('GET', '/v1/plugins');
+    $('plugins').textContent = table;
+  } catch (error) {
+    $('plugins').textContent = '';
+    $('plugins-note').textContent = `Cannot list plugins: ${error.message}`;
+  }
+}
+
+async function reload() {
+  const button = $('reload');
+  const result = $('plugins-note');
+  button.disabled = true;
+  result.textContent = 'Reloading…';
+  result.dataset.result = 'pending';
+  try {
+    const { table } = await api('POST', '/v1/reload');
+    $('plugins').textContent = table;
+    result.textContent = `Reloaded at ${new Date().toLocaleTimeString()}.`;
+    result.dataset.result = 'ok';
+    if (view && !view.busy) discover(view);
+  } catch (error) {
+    result.textContent = `Reload refused: ${error.message}`;
+    result.dataset.result = 'error';
+  } finally {
+    button.disabled = false;
+  }
+}
+
+// --- wiring ----------------------------------------------------------------------------------
+
+function start() {
+  $('signin').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const candidate = $('token').value.trim();
+    if (candidate) signIn(candidate);
+  });
+  $('signout').addEventListener('click', () => signOut());
+  $('new-session').addEventListener('click', createSession);
+  $('reload').addEventListener('click', reload);
+  $('cancel').addEventListener('click', cancelTurn);
+  $('composer').addEventListener('submit', (event) => {
+    event.preventDefault();
+    send();
+  });
+  $('prompt').addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing && !event.altKey && !event.ctrlKey && !event.metaKey) {
+      event.preventDefault();
+      send();
+    }
+  });
+  if (token) showApp();
+  else $('token').focus();
+}
+
+start();

@@ -1,0 +1,229 @@
+#!/usr/bin/env node
+// Drives the web page of `agent-host serve` in headless Chromium, as a person would: sign
+// in, create a session, send a prompt, watch the todo checklist tick to done, answer an
+// approval ("Allow once"), switch mode, reload the plugins. A screenshot after each step.
+//
+//   node tests/browser/page.mjs BASE_URL TOKEN SCREENSHOT_DIR
+//
+// Needs scripts/install-browser.sh (Debian's chromium, playwright-core in a cached folder).
+// Environment, all optional:
+//   AGENT_HOST_BROWSER_HOME  where install-browser.sh put playwright-core
+//   CHROMIUM                 the browser (default /usr/bin/chromium)
+//   PAGE_PROMPTS             prompts to send one after another, one a line; each turn's
+//                            approvals are answered "once" (default: one prompt)
+//   PAGE_MODE                the mode to switch to (default: the first not current)
+//   PAGE_TIMEOUT_MS          the whole run's limit (default 120000)
+// Exit status 0 when every step passed; 1 with the failed step and why on stderr.
+
+import { mkdtemp, mkdir, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { homedir, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const [base, token, shots] = process.argv.slice(2);
+if (!base || !token || !shots) {
+  console.error('usage: node tests/browser/page.mjs BASE_URL TOKEN SCREENSHOT_DIR');
+  process.exit(2);
+}
+
+const home = process.env.AGENT_HOST_BROWSER_HOME || join(homedir(), '.cache', 'agent-host', 'browser');
+const prompts = (process.env.PAGE_PROMPTS || 'Plan the work with todos, then do it.').split('\n').filter((p) => p.trim());
+const timeout = Number(process.env.PAGE_TIMEOUT_MS || 120000);
+// Never a browser of playwright's own: the one Debian packs.
+const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
+const ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+let chromium;
+try {
+  ({ chromium } = createRequire(join(home, 'package.json'))('playwright-core'));
+} catch (error) {
+  console.error(`page.mjs: playwright-core is not in ${home} (run scripts/install-browser.sh): ${error.message.split('\n')[0]}`);
+  process.exit(1);
+}
+
+const STEP_MS = 30000;
+const problems = []; // uncaught errors in the page
+const consoleLines = [];
+let shot = 0;
+let page;
+
+const deadline = setTimeout(() => fail('the whole run', `took longer than ${timeout} ms`), timeout);
+
+async function fail(step, why) {
+  console.error(`page.mjs: FAILED at "${step}": ${why}`);
+  if (problems.length) console.error(`page errors:\n  ${problems.join('\n  ')}`);
+  if (consoleLines.length) console.error(`browser console (last 20):\n  ${consoleLines.slice(-20).join('\n  ')}`);
+  if (page) {
+    await page.screenshot({ path: join(shots, 'failed.png') }).catch(() => {});
+    const notice = await page.textContent('#notice').catch(() => '');
+    if (notice) console.error(`page notice: ${notice}`);
+    console.error(`screenshot of the failure: ${join(shots, 'failed.png')}`);
+  }
+  process.exit(1);
+}
+
+async function step(name, body) {
+  try {
+    await body();
+  } catch (error) {
+    await fail(name, error.message.split('\n')[0]);
+  }
+  if (problems.length) await fail(name, 'the page threw');
+  shot += 1;
+  const file = join(shots, `${String(shot).padStart(2, '0')}-${name.replace(/\W+/g, '-')}.png`);
+  await page.screenshot({ path: file });
+  console.log(`ok ${shot} ${name}  (${file})`);
+}
+
+// Waits for `fn` (run in the page) to return something truthy, with a message that says what.
+async function until(what, fn, arg, ms = STEP_MS) {
+  try {
+    return await page.waitForFunction(fn, arg, { timeout: ms, polling: 50 });
+  } catch {
+    throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+  }
+}
+
+async function main() {
+  await mkdir(shots, { recursive: true });
+  const profile = await mkdtemp(join(tmpdir(), 'agent-host-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath,
+    headless: true,
+    args: ARGS,
+    viewport: { width: 1280, height: 800 },
+  });
+  try {
+    page = context.pages()[0] || (await context.newPage());
+    page.on('pageerror', (error) => problems.push(error.message));
+    page.on('console', (line) => consoleLines.push(`${line.type()}: ${line.text()}`));
+    page.on('dialog', (dialog) => dialog.accept());
+    await run();
+  } finally {
+    await context.close().catch(() => {});
+    await rm(profile, { recursive: true, force: true });
+  }
+}
+
+async function run() {
+  await step('sign-in page', async () => {
+    const response = await page.goto(base, { waitUntil: 'load' });
+    if (!response || !response.ok()) throw new Error(`GET ${base} answered ${response && response.status()}`);
+    await page.waitForSelector('#token', { state: 'visible', timeout: STEP_MS });
+  });
+
+  await step('signed in', async () => {
+    await page.fill('#token', token);
+    await page.press('#token', 'Enter');
+    await until('the app to show', () => !document.getElementById('app').hidden || document.getElementById('signin-error').textContent);
+    const refused = await page.textContent('#signin-error');
+    if (refused) throw new Error(`the page refused to sign in: ${refused}`);
+    await until('the session list to load', () => document.querySelector('#sessions li') !== null);
+  });
+
+  await step('new session', async () => {
+    await page.click('#new-session');
+    await until('the new session to open', () => document.querySelector('#session[data-ready="true"]') !== null);
+    const focused = await page.evaluate(() => document.activeElement && document.activeElement.id);
+    if (focused !== 'prompt') throw new Error(`the message box should have the focus, not #${focused}`);
+  });
+
+  await step('shift-enter keeps typing', async () => {
+    await page.type('#prompt', 'one');
+    await page.keyboard.press('Shift+Enter');
+    await page.keyboard.type('two');
+    const value = await page.inputValue('#prompt');
+    if (value !== 'one\ntwo') throw new Error(`Shift+Enter should start a new line, the box holds ${JSON.stringify(value)}`);
+    if (await page.locator('#log .msg.user').count()) throw new Error('Shift+Enter sent the message');
+    await page.fill('#prompt', '');
+  });
+
+  let approvals = 0;
+  let sawOpenTodo = false;
+  for (const [index, prompt] of prompts.entries()) {
+    const ended = Number(await page.getAttribute('#log', 'data-turns-ended'));
+    await step(`prompt ${index + 1} sent`, async () => {
+      const before = await page.locator('#log .msg.user').count();
+      await page.fill('#prompt', prompt);
+      await page.press('#prompt', 'Enter');
+      await until('the prompt to show in the conversation', (n) => document.querySelectorAll('#log .msg.user').length > n, before);
+      if (await page.inputValue('#prompt')) throw new Error('the message box was not emptied');
+    });
+    // Until the turn ends: answer each approval once, and note whether a todo was ever open.
+    const started = Date.now();
+    for (;;) {
+      const state = await page.evaluate((n) => ({
+        ended: Number(document.getElementById('log').dataset.turnsEnded) > n,
+        ask: document.querySelector('.approval:not([data-answered]) button[data-answer="once"]') !== null,
+        open: document.querySelector('#todos li:not([data-state="done"])') !== null,
+      }), ended);
+      sawOpenTodo ||= state.open;
+      if (state.ask) {
+        approvals += 1;
+        await step(`approval ${approvals} asked`, async () => {});
+        await step(`approval ${approvals} answered once`, async () => {
+          await page.click('.approval:not([data-answered]) button[data-answer="once"]');
+          await until('the approval to be marked answered', () => document.querySelectorAll('.approval:not([data-answered])').length === 0);
+        });
+        continue;
+      }
+      if (state.ended) break;
+      if (Date.now() - started > STEP_MS * 2) await fail(`prompt ${index + 1}`, 'the turn did not end (no turn_ended event reached the page)');
+      await page.waitForTimeout(50);
+    }
+    await step(`turn ${index + 1} ended`, async () => {
+      const reason = await page.getAttribute('#log', 'data-last-turn');
+      if (reason !== 'done') throw new Error(`the turn ended "${reason}", not "done"`);
+      await until('the page to show the session idle', () => document.getElementById('chat').getAttribute('aria-busy') === 'false');
+    });
+  }
+
+  await step('todos all done', async () => {
+    const states = await page.$$eval('#todos li', (items) => items.map((li) => li.dataset.state));
+    if (states.length === 0) throw new Error('no todo checklist was drawn');
+    if (!sawOpenTodo) throw new Error('no todo was ever shown open, so none ticked to done');
+    if (states.some((s) => s !== 'done')) throw new Error(`not every todo is done: ${states.join(', ')}`);
+    if (approvals === 0) throw new Error('no approval was asked, so none was answered');
+    // Model and tool text is shown as text: nothing in it became an element.
+    const injected = await page.evaluate(() => document.querySelectorAll('#log img, #log script, #log b, #todos img, #todos b').length + (window.__pwned ? 1 : 0));
+    if (injected) throw new Error('text from the server was rendered as HTML');
+    const output = page.locator('details.tool[data-ok]').first();
+    if (await output.count() && (await output.getAttribute('open')) !== null) throw new Error('tool output should start collapsed');
+  });
+
+  await step('mode switched', async () => {
+    await until('the mode buttons', () => document.querySelectorAll('#modes button[data-mode]').length >= 2);
+    const modes = await page.$$eval('#modes button[data-mode]', (buttons) => buttons.map((b) => [b.dataset.mode, b.getAttribute('aria-pressed')]));
+    const wanted = process.env.PAGE_MODE || (modes.find(([, pressed]) => pressed !== 'true') || [])[0];
+    if (!wanted || !modes.some(([name]) => name === wanted)) throw new Error(`no mode "${wanted}" among ${modes.map(([n]) => n).join(', ')}`);
+    await page.click(`#modes button[data-mode="${wanted}"]`);
+    await until(`the "${wanted}" button to be pressed`, (m) => document.querySelector(`#modes button[data-mode="${m}"]`)?.getAttribute('aria-pressed') === 'true', wanted);
+    await until(`the status badge to say "${wanted}"`, (m) => [...document.querySelectorAll('#status li')].some((li) => li.textContent === m), wanted);
+  });
+
+  await step('plugins reloaded', async () => {
+    await until('the plugin list', () => document.getElementById('plugins').textContent.trim() !== '');
+    await page.click('#reload');
+    const result = await until('the reload to finish', () => {
+      const state = document.getElementById('plugins-note').dataset.result;
+      return state && state !== 'pending' ? state : null;
+    });
+    if ((await result.jsonValue()) !== 'ok') throw new Error(`reload: ${await page.textContent('#plugins-note')}`);
+  });
+
+  await step('signed out', async () => {
+    await page.click('#signout');
+    await until('the sign-in form', () => !document.getElementById('signin').hidden);
+    if (await page.evaluate(() => sessionStorage.getItem('agent-host.token'))) throw new Error('the token outlived signing out');
+  });
+}
+
+main()
+  .then(() => {
+    clearTimeout(deadline);
+    console.log(`page.mjs: all steps passed; screenshots in ${resolve(shots)}`);
+  })
+  .catch((error) => fail('setup', error.message));
