@@ -54,6 +54,11 @@ impl Hub {
         Replay { missed, gap_before, live }
     }
 
+    /// Streams open on this hub now.
+    pub fn streams(&self) -> usize {
+        self.live.receiver_count()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
         self.kept.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -36,6 +36,10 @@ use state::App;
 
 use crate::agent::Host;
 
+/// A session nothing has used (no turn, no stream, no request) for this long is let go.
+const IDLE_SESSION: Duration = Duration::from_secs(300);
+const IDLE_SWEEP: Duration = Duration::from_secs(30);
+
 /// What `serve` was asked on the command line.
 pub struct ServeOptions {
     /// `--listen`, else `[serve] listen`.
@@ -78,6 +82,15 @@ pub async fn run(
         .map_err(|source| ServeError::Listen { address: address.to_string(), source })?;
     ready(listener.local_addr().unwrap_or(address));
 
+    let sweeper = {
+        let app = app.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(IDLE_SWEEP).await;
+                app.close_idle(IDLE_SESSION);
+            }
+        })
+    };
     let shutdown = app.shutdown.clone();
     tokio::spawn(async move {
         wait_for_signal().await;
@@ -93,6 +106,7 @@ pub async fn run(
     }
     // Turns run in tasks of their own: each gets the grace period to reach its end and
     // commit; one still running after it is stopped, keeping every step it committed.
+    sweeper.abort();
     let turns = app.running_turns();
     let stragglers: Vec<_> = turns.iter().map(|turn| turn.abort_handle()).collect();
     if tokio::time::timeout(grace, futures_util::future::join_all(turns)).await.is_err() {

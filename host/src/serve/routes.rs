@@ -59,8 +59,13 @@ pub async fn get_session(
     // What is committed, read from the store: a running turn holds the live session.
     let stored = app.host.sessions().store().load(&id).map_err(internal)?.ok_or_else(ApiError::not_found)?;
     let status = match open.handle.try_lock() {
-        Ok(session) => app.host.plugins().status(&session).await,
-        Err(_) => Vec::new(),
+        Ok(session) => {
+            let status = app.host.plugins().status(&session).await;
+            *open.status.lock().unwrap_or_else(|p| p.into_inner()) = status.clone();
+            status
+        }
+        // A turn holds the session: what was last read.
+        Err(_) => open.status.lock().unwrap_or_else(|p| p.into_inner()).clone(),
     };
     Ok(Json(SessionDetail {
         id,

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
@@ -45,11 +45,26 @@ pub struct Open {
     pub hub: Arc<Hub>,
     pub approvals: Arc<HttpApprover>,
     pub turn: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The plugins' status lines as last read, shown while a turn holds the session.
+    pub status: Mutex<Vec<String>>,
+    last_used: Mutex<Instant>,
 }
 
 impl Open {
     pub fn busy(&self) -> bool {
         self.turn.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|task| !task.is_finished())
+    }
+
+    /// Marks the session used now: it is kept open a while longer.
+    pub fn touch(&self) {
+        *self.last_used.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+    }
+
+    /// Whether nothing uses it: no turn, no stream, and no request for `idle`.
+    fn idle_for(&self, idle: Duration) -> bool {
+        !self.busy()
+            && self.hub.streams() == 0
+            && self.last_used.lock().unwrap_or_else(|p| p.into_inner()).elapsed() >= idle
     }
 }
 
@@ -100,7 +115,18 @@ impl App {
                 self.keep(handle, owner.unwrap_or_default()).await
             }
         };
-        if open.owner == principal.name || principal.admin { Ok(open) } else { Err(ApiError::not_found()) }
+        if open.owner == principal.name || principal.admin {
+            open.touch();
+            Ok(open)
+        } else {
+            Err(ApiError::not_found())
+        }
+    }
+
+    /// Lets go of the sessions nothing has used for `idle`: their leases are released and
+    /// their kept events dropped (they are in the store; a client reopens them by id).
+    pub fn close_idle(&self, idle: Duration) {
+        self.lock_open().retain(|_, open| !open.idle_for(idle));
     }
 
     async fn keep(&self, handle: SessionHandle, owner: String) -> Arc<Open> {
@@ -113,6 +139,8 @@ impl App {
             hub: Arc::new(Hub::new(self.limits.event_buffer)),
             approvals: Arc::new(HttpApprover::new(timeout)),
             turn: Mutex::new(None),
+            status: Mutex::new(Vec::new()),
+            last_used: Mutex::new(Instant::now()),
         });
         self.lock_open().entry(id).or_insert(open).clone()
     }
