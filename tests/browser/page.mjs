@@ -165,8 +165,11 @@ async function run() {
         approvals += 1;
         await step(`approval ${approvals} asked`, async () => {});
         await step(`approval ${approvals} answered once`, async () => {
-          await page.click('.approval:not([data-answered]) button[data-answer="once"]');
-          await until('the approval to be marked answered', () => document.querySelectorAll('.approval:not([data-answered])').length === 0);
+          // This card, by its id: the next ask may arrive as soon as this one is answered.
+          const id = await page.getAttribute('.approval:not([data-answered])', 'data-approval');
+          const card = `.approval[data-approval="${id}"]`;
+          await page.click(`${card} button[data-answer="once"]`);
+          await until('the approval to be marked answered', (selector) => document.querySelector(selector)?.hasAttribute('data-answered'), card);
         });
         continue;
       }

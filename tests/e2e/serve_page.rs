@@ -1,0 +1,82 @@
+//! The web page of `agent-host serve` in a real browser: headless Chromium (Debian's), driven
+//! by `tests/browser/page.mjs` with playwright-core, against the real binary and a scripted
+//! model — sign in, a session, a prompt whose todo list ticks to done through two approvals
+//! answered in the page, a mode switch, a reload. The screenshots of each step are kept in
+//! `target/e2e-screenshots/page/`.
+
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt as _, BufReader};
+
+use crate::support::{FakeModel, Reply, config_text, plugin_block, repo_root};
+
+/// Two todos added, each completed through an approval, then the answer.
+fn script(model: &FakeModel) {
+    model.push(Reply::tool(
+        "todos_add",
+        r#"{"todos": [{"title": "write the note"}, {"title": "check the note"}]}"#,
+    ));
+    model.push(Reply::tool("todos_complete", r#"{"items": [{"id": 1, "reason": "written"}]}"#));
+    model.push(Reply::tool("todos_complete", r#"{"items": [{"id": 2, "reason": "checked"}]}"#));
+    model.push(Reply::text("Both steps are done."));
+}
+
+#[tokio::test]
+async fn a_person_signs_in_runs_a_turn_answers_approvals_switches_mode_and_reloads() {
+    let installed = std::process::Command::new("bash")
+        .arg(repo_root().join("scripts/install-browser.sh"))
+        .status()
+        .unwrap();
+    assert!(installed.success(), "installing the browser failed");
+
+    let model = FakeModel::start().await;
+    script(&model);
+    let ask = "[plugin.config]\ndefault = \"allow\"\nrules = [{ tool = \"todos_complete\", decision = \"ask\", reason = \"a person ticks items off\" }]";
+    let plugins = format!(
+        "{}{}{}",
+        plugin_block("todo", ""),
+        plugin_block("agent-mode", ""),
+        plugin_block("permissions", ask)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!(
+        "{}\n[serve]\ntokens = {{ alice = \"AGENT_HOST_T_PAGE\" }}\nadmins = [\"alice\"]\n",
+        config_text(&model.url(), &plugins)
+    );
+    std::fs::write(dir.path().join("config.toml"), config).unwrap();
+    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-host"))
+        .arg("serve")
+        .arg("--config")
+        .arg(dir.path().join("config.toml"))
+        .args(["--listen", "127.0.0.1:0"])
+        .env("AGENT_HOST_TEST_KEY", "k")
+        .env("AGENT_HOST_T_PAGE", "page-token")
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(server.stdout.take().unwrap()).lines();
+    let line =
+        tokio::time::timeout(Duration::from_secs(60), stdout.next_line()).await.unwrap().unwrap().unwrap();
+    let base = line.rsplit(' ').next().unwrap().to_owned();
+
+    let shots = repo_root().join("target/e2e-screenshots/page");
+    let _ = std::fs::remove_dir_all(&shots);
+    std::fs::create_dir_all(&shots).unwrap();
+    let output = tokio::process::Command::new("node")
+        .arg(repo_root().join("tests/browser/page.mjs"))
+        .arg(format!("{base}/"))
+        .arg("page-token")
+        .arg(&shots)
+        .env("PAGE_MODE", "execute")
+        .output()
+        .await
+        .unwrap();
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "the page's run failed:\n{said}");
+    assert!(std::fs::read_dir(&shots).unwrap().count() >= 6, "a screenshot per step: {said}");
+    let completions = model.requests().len();
+    assert_eq!(completions, 4, "the whole script was played: {said}");
+    server.kill().await.unwrap();
+}
