@@ -4,11 +4,8 @@
 //! answered in the page, a mode switch, a reload. The screenshots of each step are kept in
 //! `target/e2e-screenshots/page/`.
 
-use std::time::Duration;
-
-use tokio::io::{AsyncBufReadExt as _, BufReader};
-
-use crate::support::{FakeModel, Reply, config_text, plugin_block, repo_root};
+use crate::support::serve::{serve, token};
+use crate::support::{FakeModel, Reply, plugin_block, repo_root};
 
 /// Two todos added, each completed through an approval, then the answer.
 fn script(model: &FakeModel) {
@@ -38,27 +35,9 @@ async fn a_person_signs_in_runs_a_turn_answers_approvals_switches_mode_and_reloa
         plugin_block("agent-mode", ""),
         plugin_block("permissions", ask)
     );
-    let dir = tempfile::tempdir().unwrap();
-    let config = format!(
-        "{}\n[serve]\ntokens = {{ alice = \"AGENT_HOST_T_PAGE\" }}\nadmins = [\"alice\"]\n",
-        config_text(&model.url(), &plugins)
-    );
-    std::fs::write(dir.path().join("config.toml"), config).unwrap();
-    let mut server = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-host"))
-        .arg("serve")
-        .arg("--config")
-        .arg(dir.path().join("config.toml"))
-        .args(["--listen", "127.0.0.1:0"])
-        .env("AGENT_HOST_TEST_KEY", "k")
-        .env("AGENT_HOST_T_PAGE", "page-token")
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(server.stdout.take().unwrap()).lines();
-    let line =
-        tokio::time::timeout(Duration::from_secs(60), stdout.next_line()).await.unwrap().unwrap().unwrap();
-    let base = line.rsplit(' ').next().unwrap().to_owned();
+    // The admin's token: only an admin may reload.
+    let mut server = serve(&model, &plugins, "").await;
+    let base = server.base.clone();
 
     let shots = repo_root().join("target/e2e-screenshots/page");
     let _ = std::fs::remove_dir_all(&shots);
@@ -66,7 +45,7 @@ async fn a_person_signs_in_runs_a_turn_answers_approvals_switches_mode_and_reloa
     let output = tokio::process::Command::new("node")
         .arg(repo_root().join("tests/browser/page.mjs"))
         .arg(format!("{base}/"))
-        .arg("page-token")
+        .arg(token("root"))
         .arg(&shots)
         .env("PAGE_MODE", "execute")
         .output()
@@ -78,5 +57,5 @@ async fn a_person_signs_in_runs_a_turn_answers_approvals_switches_mode_and_reloa
     assert!(std::fs::read_dir(&shots).unwrap().count() >= 6, "a screenshot per step: {said}");
     let completions = model.requests().len();
     assert_eq!(completions, 4, "the whole script was played: {said}");
-    server.kill().await.unwrap();
+    server.child.kill().await.unwrap();
 }

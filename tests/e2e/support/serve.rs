@@ -1,0 +1,159 @@
+//! `agent-host serve` as the tests start it: the real binary on a loopback port of its own,
+//! its principals' tokens, and a client for its API and event streams.
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt as _, BufReader};
+
+use super::{FakeModel, config_text};
+
+pub const TOKENS: [(&str, &str, &str); 3] = [
+    ("alice", "AGENT_HOST_T_ALICE", "alice-token"),
+    ("bob", "AGENT_HOST_T_BOB", "bob-token"),
+    ("root", "AGENT_HOST_T_ROOT", "root-token"),
+];
+
+pub struct Server {
+    pub child: tokio::process::Child,
+    pub base: String,
+    pub dir: tempfile::TempDir,
+    pub http: reqwest::Client,
+}
+
+/// The binary serving `plugins` against `model`, with `serve` lines added to `[serve]`.
+pub async fn serve(model: &FakeModel, plugins: &str, serve: &str) -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let tokens: Vec<String> =
+        TOKENS.iter().map(|(name, variable, _)| format!("{name} = \"{variable}\"")).collect();
+    let config = format!(
+        "{}\n[serve]\ntokens = {{ {} }}\nadmins = [\"root\"]\n{serve}\n",
+        config_text(&model.url(), plugins),
+        tokens.join(", ")
+    );
+    std::fs::write(dir.path().join("config.toml"), config).unwrap();
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-host"));
+    command
+        .arg("serve")
+        .arg("--config")
+        .arg(dir.path().join("config.toml"))
+        .args(["--listen", "127.0.0.1:0"])
+        .env("AGENT_HOST_TEST_KEY", "k")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    for (_, variable, token) in TOKENS {
+        command.env(variable, token);
+    }
+    let mut child = command.spawn().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(Duration::from_secs(60), stdout.next_line())
+        .await
+        .expect("serve starts")
+        .unwrap();
+    let line = line.unwrap_or_else(|| panic!("serve exited before listening"));
+    let base = line.rsplit(' ').next().unwrap().to_owned();
+    assert!(base.starts_with("http://127.0.0.1:"), "{line}");
+    let http = reqwest::Client::builder()
+        .use_preconfigured_tls(agent_host::model::http::tls_config())
+        .build()
+        .expect("an HTTP client");
+    Server { child, base, dir, http }
+}
+
+pub fn token(principal: &str) -> &'static str {
+    TOKENS.iter().find(|(name, _, _)| *name == principal).unwrap().2
+}
+
+impl Server {
+    pub async fn call(
+        &self,
+        method: reqwest::Method,
+        principal: Option<&str>,
+        path: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let mut request = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(principal) = principal {
+            request = request.bearer_auth(token(principal));
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status();
+        let text = response.text().await.unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    }
+
+    pub async fn get(&self, principal: &str, path: &str) -> (StatusCode, Value) {
+        self.call(reqwest::Method::GET, Some(principal), path, None).await
+    }
+
+    pub async fn post(&self, principal: &str, path: &str, body: Value) -> (StatusCode, Value) {
+        self.call(reqwest::Method::POST, Some(principal), path, Some(body)).await
+    }
+
+    pub async fn new_session(&self, principal: &str) -> String {
+        let (status, body) = self.post(principal, "/v1/sessions", json!({})).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body["id"].as_str().unwrap().to_owned()
+    }
+
+    /// The session's events, from after `last_seen`, until one satisfies `until`.
+    pub async fn events_until(
+        &self,
+        principal: &str,
+        session: &str,
+        last_seen: Option<u64>,
+        until: impl Fn(&Value) -> bool,
+    ) -> Vec<(u64, Value)> {
+        let mut request = self
+            .http
+            .get(format!("{}/v1/sessions/{session}/events", self.base))
+            .bearer_auth(token(principal));
+        if let Some(last) = last_seen {
+            request = request.header("Last-Event-ID", last.to_string());
+        }
+        let mut response = request.send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
+        let mut events = Vec::new();
+        let mut pending = String::new();
+        let (mut id, mut data) = (None, String::new());
+        let read = async {
+            while let Some(chunk) = response.chunk().await.unwrap() {
+                pending.push_str(&String::from_utf8_lossy(&chunk));
+                while let Some(end) = pending.find('\n') {
+                    let line: String = pending.drain(..=end).collect();
+                    let line = line.trim_end_matches(['\n', '\r']);
+                    if let Some(value) = line.strip_prefix("id:") {
+                        id = value.trim().parse::<u64>().ok();
+                    } else if let Some(value) = line.strip_prefix("data:") {
+                        data.push_str(value.trim_start());
+                    } else if line.is_empty() && !data.is_empty() {
+                        let event: Value = serde_json::from_str(&data).unwrap();
+                        data.clear();
+                        let done = until(&event);
+                        events.push((id.take().unwrap_or(0), event));
+                        if done {
+                            return;
+                        }
+                    }
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(30), read)
+            .await
+            .unwrap_or_else(|_| panic!("no such event; got {events:?}"));
+        events
+    }
+
+    pub async fn turn_events(&self, principal: &str, session: &str, text: &str) -> Vec<(u64, Value)> {
+        let (status, body) =
+            self.post(principal, &format!("/v1/sessions/{session}/messages"), json!({ "text": text })).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+        self.events_until(principal, session, None, |event| event["type"] == "turn_ended").await
+    }
+}
