@@ -49,9 +49,19 @@ impl Wire {
     }
 }
 
-/// Serves on a loopback port from its own thread and runtime, so the host's runtime only
-/// ever does the host's work. Returns the `/v1` base URL (both clients take it).
+/// Serves the todo workflow; see [`serve`].
 pub fn start(counters: Arc<Counters>) -> String {
+    serve(
+        axum::Router::new()
+            .route("/v1/chat/completions", post(reply))
+            .route("/v1/messages", post(reply_messages))
+            .with_state(counters),
+    )
+}
+
+/// Serves `app` on a loopback port from its own thread and runtime, so the host's runtime
+/// only ever does the host's work. Returns the `/v1` base URL (both clients take it).
+pub fn serve(app: axum::Router) -> String {
     let listener = std::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).expect("bind loopback");
     listener.set_nonblocking(true).unwrap();
     let address = listener.local_addr().unwrap();
@@ -61,10 +71,6 @@ pub fn start(counters: Arc<Counters>) -> String {
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-                let app = axum::Router::new()
-                    .route("/v1/chat/completions", post(reply))
-                    .route("/v1/messages", post(reply_messages))
-                    .with_state(counters);
                 axum::serve(listener, app).await.unwrap();
             });
         })

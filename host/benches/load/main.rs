@@ -7,13 +7,17 @@
 //! `cargo bench -p agent-host --bench load -- --serial 1000 --sessions 100000 --concurrency 50`.
 //! `--provider anthropic` runs the same workflow through the Messages client (the endpoint
 //! speaks both), for the host overhead per model call of each client.
+//! `--long-session N` instead drives one session until its history holds N messages, for the
+//! host overhead per model call as the history grows (`long_session.rs`).
 
 mod endpoint;
+mod long_session;
 mod startup;
 mod targets;
 mod timing;
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -41,11 +45,13 @@ struct Options {
     startup: bool,
     /// The client under test: `--provider openai` (the default) or `--provider anthropic`.
     wire: Wire,
+    /// `--long-session N`: only the long session, until its history holds N messages.
+    long_session: Option<usize>,
 }
 
 impl Options {
-    /// `--serial N`, `--sessions N`, `--concurrency C`, `--no-startup`, `--provider P`;
-    /// cargo's own `--bench` is ignored.
+    /// `--serial N`, `--sessions N`, `--concurrency C`, `--no-startup`, `--provider P`,
+    /// `--long-session N`; cargo's own `--bench` is ignored.
     fn parse() -> Self {
         let mut options = Options {
             serial: 1_000,
@@ -53,6 +59,7 @@ impl Options {
             concurrency: 50,
             startup: true,
             wire: Wire::ChatCompletions,
+            long_session: None,
         };
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
@@ -64,6 +71,7 @@ impl Options {
                 "--sessions" => options.sessions = value(),
                 "--concurrency" => options.concurrency = value().max(1),
                 "--no-startup" => options.startup = false,
+                "--long-session" => options.long_session = Some(value().max(1)),
                 "--provider" => {
                     options.wire = match args.next().as_deref() {
                         Some("openai") => Wire::ChatCompletions,
@@ -123,16 +131,11 @@ fn main() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     std::fs::create_dir(dir.path().join("workspace"))?;
     set_bench_key();
+    if let Some(messages) = options.long_session {
+        return long_session::run(dir.path(), &built, options.wire, messages);
+    }
     let base_url = endpoint::start(Arc::default());
-    let config_path = dir.path().join("config.toml");
-    std::fs::write(&config_path, config_text(&base_url, options.wire, &built))?;
-
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    let host = runtime.block_on(async {
-        let config = Config::load(&config_path)?;
-        let model = ModelClient::from_config(&config)?.expect("an endpoint is configured");
-        anyhow::Ok(Arc::new(Host::new(config, model).await?))
-    })?;
+    let (runtime, host, config_path) = start_host(dir.path(), &base_url, options.wire, &built)?;
 
     let mut figures = targets::Figures::default();
     println!(
@@ -393,17 +396,32 @@ async fn one_session(host: &Host) -> anyhow::Result<(Vec<Duration>, Breakdown)> 
     Ok((sink.overhead_per_model_call(start, end), sink.breakdown()))
 }
 
+/// The host on the stock set against the endpoint at `base_url`, its config written into
+/// `dir`, on a runtime of two workers.
+fn start_host(
+    dir: &Path,
+    base_url: &str,
+    wire: Wire,
+    built: &BTreeMap<String, PathBuf>,
+) -> anyhow::Result<(tokio::runtime::Runtime, Arc<Host>, PathBuf)> {
+    let config_path = dir.join("config.toml");
+    std::fs::write(&config_path, config_text(base_url, wire, built))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let host = runtime.block_on(async {
+        let config = Config::load(&config_path)?;
+        let model = ModelClient::from_config(&config)?.expect("an endpoint is configured");
+        anyhow::Ok(Arc::new(Host::new(config, model).await?))
+    })?;
+    Ok((runtime, host, config_path))
+}
+
 #[allow(unsafe_code)]
 fn set_bench_key() {
     // SAFETY: called from `main` before the runtime, the endpoint or any other thread starts.
     unsafe { std::env::set_var(KEY_VARIABLE, "bench-key") }
 }
 
-fn config_text(
-    base_url: &str,
-    wire: Wire,
-    built: &std::collections::BTreeMap<String, std::path::PathBuf>,
-) -> String {
+fn config_text(base_url: &str, wire: Wire, built: &BTreeMap<String, PathBuf>) -> String {
     let provider = wire.provider();
     format!(
         r#"
