@@ -2,7 +2,8 @@
 //! (instantiate + call + teardown), context assembly for one model call with the stock set,
 //! the estimate of a request's size at 10, 100 and 1,000 messages, a tool call through the
 //! hooks, TodoWrite validating a 20-item list, a whole turn against
-//! a model that answers at once, the state bag, hot reloads, and what the host-side caps cost.
+//! a model that answers at once, the state bag, hot reloads, what the host-side caps cost, and
+//! one compaction: its host part for either strategy, and the stock compaction plugin's call.
 //!
 //! `cargo bench -p agent-host --bench host_overhead` (builds the plugins first).
 
@@ -473,18 +474,26 @@ mod caps {
 
 /// One compaction's host part: weighing what is sent, the host's truncation of it (the
 /// fallback and the last resort), and the checks a plugin's result must pass, on a history
-/// of 100 and 1,000 messages (the model call of a summarising plugin is not in it).
+/// of 100 and 1,000 messages (the model call of a summarising plugin is not in it). Then the
+/// whole of it in an open session, the new view committed to SQLite, for either strategy;
+/// and, for scale, the stock compaction plugin's own call where eviction is enough.
 mod compaction_cost {
-    use agent_host::compaction::{check, truncate, viewed};
+    use agent_host::compaction::{
+        Budget as CompactionBudget, Compaction, Reason, Replacement, Summaries, check, truncate, viewed,
+    };
+    use agent_host::conversation::Role;
+    use agent_host::model::Message;
     use agent_host::model::tokens::{Budget, ContextAccount, Counter};
+    use agent_host::state::StoredSession;
 
     use super::context_estimate::history;
+    use super::*;
 
     #[divan::bench(args = [100, 1000])]
     fn truncate_and_check(bencher: divan::Bencher, messages: usize) {
         let history = history(messages);
         let summaries = Default::default();
-        let budget = Budget { counter: Counter::Bytes, window: Some(128_000), output_reserve: 16_384 };
+        let budget = budget();
         let mut account = ContextAccount::default();
         bencher.bench_local(|| {
             let tokens = account.message_tokens(&budget, &history);
@@ -495,5 +504,158 @@ mod compaction_cost {
             check(&current, &truncation.compaction).unwrap();
             truncation
         });
+    }
+
+    fn budget() -> Budget {
+        Budget { counter: Counter::Bytes, window: Some(128_000), output_reserve: 16_384 }
+    }
+
+    /// A compaction made durable in an open session of `messages` messages, as
+    /// `Compactor::run` makes it: weighing what is sent; the host's truncation (`summary` none)
+    /// or, for a summarising plugin's result (made before, as the plugin call would return
+    /// it), what the call is given and the check and weighing of what it returns; then
+    /// `Session::compact`, which checks again, builds the new view and commits it with its
+    /// summaries in one SQLite transaction. Each sample gets a session of its own, copied
+    /// into the store beforehand and weighed as the estimate before the call weighed it.
+    fn bench_commit(bencher: divan::Bencher, messages: usize, summary: bool) {
+        let fixture = fixture();
+        let (sessions, budget) = (fixture.host.sessions(), budget());
+        let store = sessions.store().clone();
+        let history = history(messages);
+        bencher
+            .with_inputs(|| {
+                let contents = StoredSession { history: history.to_vec(), ..Default::default() };
+                let handle = sessions.create_copy(contents).unwrap();
+                let mut account = ContextAccount::default();
+                let compaction = {
+                    let session = handle.try_lock().unwrap();
+                    account.message_tokens(&budget, session.to_send());
+                    summary.then(|| summarised(session.to_send()))
+                };
+                (handle, account, compaction)
+            })
+            .bench_local_values(|(handle, mut account, compaction)| {
+                let mut session = handle.try_lock().unwrap();
+                let tokens = account.message_tokens(&budget, session.to_send());
+                let current = session.viewed();
+                let compaction = match compaction {
+                    None => {
+                        let sizes: Vec<usize> = tokens.iter().map(|&tokens| tokens as usize).collect();
+                        let half = sizes.iter().sum::<usize>() / 2;
+                        truncate(&current, &sizes, half, &[]).compaction
+                    }
+                    Some(compaction) => {
+                        let weights: Vec<u32> = tokens.iter().map(|&tokens| tokens as u32).collect();
+                        divan::black_box(weights);
+                        check(&current, &compaction).unwrap();
+                        compaction
+                    }
+                };
+                let kept: u64 = tokens[compaction.replaces..].iter().sum();
+                let added: u64 = compaction
+                    .entries
+                    .iter()
+                    .map(|entry| match entry {
+                        Replacement::Keep(_) => 0,
+                        Replacement::Summary(message) => account.tokens_of(&budget, message),
+                    })
+                    .sum();
+                divan::black_box(kept + added);
+                drop(current);
+                session.compact(&*store, compaction).unwrap();
+                session.commit(&*store).unwrap();
+                drop(session);
+                // Dropped after the sample: closing a session releases its lease in the store.
+                handle
+            });
+    }
+
+    /// What the stock plugin's summarising step returns for such a history: one summary, of
+    /// about the 1,000 tokens it asks the model for, in place of everything but the newest
+    /// four groups (a prompt alone, or a call with its result).
+    fn summarised(history: &[Message]) -> Compaction {
+        let mut start = history.len();
+        for _ in 0..4 {
+            start -= 1;
+            while start > 0 && history[start].role == Role::Tool {
+                start -= 1;
+            }
+        }
+        let text = format!(
+            "Summary of the conversation so far:\n\n{}",
+            "The user asked for the release note's sections on the plugin host to be updated; each file \
+             under /workspace/notes was read before its section was rewritten. "
+                .repeat(24)
+        );
+        Compaction { replaces: start, entries: vec![Replacement::Summary(Message::user(text))] }
+    }
+
+    #[divan::bench(args = [100, 1000])]
+    fn truncate_and_commit(bencher: divan::Bencher, messages: usize) {
+        bench_commit(bencher, messages, false);
+    }
+
+    #[divan::bench(args = [100, 1000])]
+    fn summary_checked_and_committed(bencher: divan::Bencher, messages: usize) {
+        bench_commit(bencher, messages, true);
+    }
+
+    /// The stock compaction plugin's `compact` call on the same history at two thirds of the
+    /// room, where evicting old tool results is enough and no summary (no model call) is
+    /// needed: instantiation, the history copied into the guest, the guest's work, the
+    /// result back. The plugin's part as much as the host's, for scale beside the above.
+    #[divan::bench(args = [100, 1000])]
+    fn stock_plugin_evicts(bencher: divan::Bencher, messages: usize) {
+        let (plugin, bag) = (compactor(), StateBag::default());
+        let (history, summaries) = (history(messages), Summaries::default());
+        let current = viewed(None, &history, &summaries).unwrap();
+        let tokens = ContextAccount::default().message_tokens(&budget(), &history);
+        let weights: Vec<u32> = tokens.iter().map(|&tokens| tokens as u32).collect();
+        let total = tokens.iter().sum::<u64>() as u32;
+        let room = total / 2 * 3;
+        let budget = CompactionBudget {
+            reason: Reason::Threshold,
+            context_window: room,
+            max_output_tokens: 0,
+            fixed_tokens: 0,
+            history_tokens: total,
+            limit: room,
+            target: room / 2,
+            keep: Vec::new(),
+        };
+        bencher.bench(|| {
+            let output = fixture()
+                .runtime
+                .block_on(plugin.compact(&ctx(), &bag, &current, &weights, &budget))
+                .unwrap();
+            let result = output.value.unwrap().expect("old tool results to evict");
+            assert!(!result.note.contains("summarised"), "{}", result.note);
+            result
+        });
+    }
+
+    /// The stock compaction plugin, loaded alone.
+    fn compactor() -> &'static Arc<LoadedPlugin> {
+        static PLUGIN: OnceLock<Arc<LoadedPlugin>> = OnceLock::new();
+        PLUGIN.get_or_init(|| {
+            let fixture = fixture();
+            let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+            let built = agent_host::plugins::build_workspace(&root.join("plugins")).expect("plugins build");
+            let config_path = fixture.config_path.parent().unwrap().join("compaction.toml");
+            let text = format!(
+                "[model]\nprovider = \"scripted\"\nscript = \"script.toml\"\n[storage]\npath = \"s.db\"\n\
+                 [runtime]\ncache_dir = \"cache\"\n[[plugin]]\npath = \"{}\"\n",
+                built["compaction"].display()
+            );
+            std::fs::write(&config_path, text).unwrap();
+            let config = Config::load(&config_path).unwrap();
+            let set = fixture.runtime.block_on(agent_host::agent::PluginSet::load(
+                fixture.host.engine(),
+                &config,
+                None,
+                &NoEvents,
+            ));
+            set.unwrap().by_name("compaction").unwrap().clone()
+        })
     }
 }
