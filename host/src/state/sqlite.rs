@@ -550,13 +550,10 @@ mod tests {
         assert!(!store.delete("gone").unwrap(), "a second delete finds nothing");
         assert!(store.load("gone").unwrap().is_none());
         assert_eq!(store.list(10).unwrap(), ["kept"]);
-        let connection = store.connection();
         for table in ["messages", "state", "session_leases"] {
-            let left: i64 = connection
-                .query_row(&format!("SELECT COUNT(*) FROM {table} WHERE session_id = 'gone'"), [], |row| {
-                    row.get(0)
-                })
-                .unwrap();
+            let count = format!("SELECT COUNT(*) FROM {table} WHERE session_id = 'gone'");
+            // The connection's lock is let go before the store is used again.
+            let left: i64 = store.connection().query_row(&count, [], |row| row.get(0)).unwrap();
             assert_eq!(left, 0, "{table}");
         }
         assert_eq!(store.load("kept").unwrap().unwrap().history, messages);
