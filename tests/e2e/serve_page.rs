@@ -7,15 +7,14 @@
 use crate::support::serve::{serve, token};
 use crate::support::{FakeModel, Reply, plugin_block, repo_root};
 
-/// Two todos added, each completed through an approval, then the answer.
+/// Two todos added, each completed through an approval, then the answer. The texts carry
+/// markup, which the page must show as text: page.mjs fails on any element it would make.
 fn script(model: &FakeModel) {
-    model.push(Reply::tool(
-        "todos_add",
-        r#"{"todos": [{"title": "write the note"}, {"title": "check the note"}]}"#,
-    ));
+    let titles = r#"{"todos": [{"title": "write the <b>note</b>"}, {"title": "check <img src=x onerror=\"window.__pwned=1\">"}]}"#;
+    model.push(Reply::tool("todos_add", titles));
     model.push(Reply::tool("todos_complete", r#"{"items": [{"id": 1, "reason": "written"}]}"#));
     model.push(Reply::tool("todos_complete", r#"{"items": [{"id": 2, "reason": "checked"}]}"#));
-    model.push(Reply::text("Both steps are done."));
+    model.push(Reply::text("Both steps are done. <img src=x onerror=\"window.__pwned=1\"><b>bold?</b><script>window.__pwned=1</script>"));
 }
 
 #[tokio::test]
