@@ -8,12 +8,14 @@
 //! `--provider anthropic` runs the same workflow through the Messages client (the endpoint
 //! speaks both), for the host overhead per model call of each client.
 //! `--long-session N` instead drives one session until its history holds N messages, for the
-//! host overhead per model call as the history grows (`long_session.rs`).
+//! host overhead per model call as the history grows (`long_session.rs`). `--serve` drives
+//! the workflow through `agent-host serve` beside the library path (`through_serve.rs`).
 
 mod endpoint;
 mod long_session;
 mod startup;
 mod targets;
+mod through_serve;
 mod timing;
 
 use std::collections::BTreeMap;
@@ -47,6 +49,8 @@ struct Options {
     wire: Wire,
     /// `--long-session N`: only the long session, until its history holds N messages.
     long_session: Option<usize>,
+    /// `--serve`: the workflow through `agent-host serve` beside the library path.
+    serve: bool,
 }
 
 impl Options {
@@ -60,6 +64,7 @@ impl Options {
             startup: true,
             wire: Wire::ChatCompletions,
             long_session: None,
+            serve: false,
         };
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
@@ -72,6 +77,7 @@ impl Options {
                 "--concurrency" => options.concurrency = value().max(1),
                 "--no-startup" => options.startup = false,
                 "--long-session" => options.long_session = Some(value().max(1)),
+                "--serve" => options.serve = true,
                 "--provider" => {
                     options.wire = match args.next().as_deref() {
                         Some("openai") => Wire::ChatCompletions,
@@ -136,6 +142,9 @@ fn main() -> anyhow::Result<()> {
     }
     let base_url = endpoint::start(Arc::default());
     let (runtime, host, config_path) = start_host(dir.path(), &base_url, options.wire, &built)?;
+    if options.serve {
+        return through_serve::run(&runtime, &host, options.sessions, options.concurrency);
+    }
 
     let mut figures = targets::Figures::default();
     println!(
@@ -418,7 +427,10 @@ fn start_host(
 #[allow(unsafe_code)]
 fn set_bench_key() {
     // SAFETY: called from `main` before the runtime, the endpoint or any other thread starts.
-    unsafe { std::env::set_var(KEY_VARIABLE, "bench-key") }
+    unsafe {
+        std::env::set_var(KEY_VARIABLE, "bench-key");
+        std::env::set_var(through_serve::TOKEN_VARIABLE, through_serve::TOKEN);
+    }
 }
 
 fn config_text(base_url: &str, wire: Wire, built: &BTreeMap<String, PathBuf>) -> String {
@@ -436,6 +448,10 @@ path = "sessions.db"
 
 [runtime]
 cache_dir = "cache"
+
+[serve]
+tokens = {{ bench = "{token}" }}
+max_turns_per_principal = 1000
 
 [[plugin]]
 path = "{todo}"
@@ -458,5 +474,6 @@ path = "{fs}"
         mode = built["agent-mode"].display(),
         permissions = built["permissions"].display(),
         fs = built["fs"].display(),
+        token = through_serve::TOKEN_VARIABLE,
     )
 }
