@@ -291,3 +291,44 @@ async fn the_served_openapi_document_is_the_committed_one() {
     let (status, _) = server.call(reqwest::Method::GET, None, "/readyz", None).await;
     assert_eq!(status, StatusCode::OK);
 }
+
+#[tokio::test]
+async fn a_running_turn_is_cancelled_over_http_and_only_an_admin_may_reload() {
+    let model = FakeModel::start().await;
+    let gate = Arc::new(tokio::sync::Notify::new());
+    model.push(Reply::text("never sent").held_until(&gate));
+    model.fallback(Reply::text("after the cancel"));
+    let server = serve(&model, "", "").await;
+    let session = server.new_session("alice").await;
+    let (status, _) =
+        server.post("alice", &format!("/v1/sessions/{session}/messages"), json!({"text": "slow"})).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let waiting = async {
+        while model.requests().is_empty() {
+            tokio::time::sleep(Duration::from_millis(20)).await
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), waiting).await.unwrap();
+    let (status, _) = server.post("alice", &format!("/v1/sessions/{session}/cancel"), json!({})).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let events = server.events_until("alice", &session, None, |event| event["type"] == "turn_ended").await;
+    assert_eq!(of_type(&events, "turn_ended")[0]["reason"], "cancelled");
+    let seen = events.last().unwrap().0;
+    let (status, _) =
+        server.post("alice", &format!("/v1/sessions/{session}/messages"), json!({"text": "again"})).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "the session is free again");
+    let events =
+        server.events_until("alice", &session, Some(seen), |event| event["type"] == "turn_ended").await;
+    assert!(
+        of_type(&events, "assistant_message").iter().any(|m| m["text"] == "after the cancel"),
+        "{events:?}"
+    );
+    gate.notify_one();
+
+    let (status, body) = server.post("alice", "/v1/reload", json!({})).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    let (status, body) = server.post("root", "/v1/reload", json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = server.get("bob", "/v1/plugins").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
