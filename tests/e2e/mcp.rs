@@ -491,3 +491,36 @@ async fn a_turn_dropped_mid_call_leaves_the_server_serving() {
     assert!(echoed.ok && echoed.output.contains("after"), "{echoed:?}");
     assert_eq!(test.host.mcp().statuses()[0].state, ServerState::Ready);
 }
+
+#[tokio::test]
+async fn the_hosts_exit_stops_a_started_server_and_what_it_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = FakeModel::start().await;
+    model.push(Reply::text("bye"));
+    let pids = dir.path().join("pids");
+    let script = mcp_servers().everything.display().to_string();
+    // The server's shell records its own pid and that of a child it leaves running, then
+    // becomes server-everything.
+    let command =
+        format!("sleep 300 & echo $! >> '{0}'; echo $$ >> '{0}'; exec node '{script}' stdio", pids.display());
+    let blocks = mcp_stdio_block("everything", "sh", &["-c", &command], "");
+    std::fs::write(dir.path().join("config.toml"), config_text(&model.url(), &blocks)).unwrap();
+    let output = crate::support::json_prompt_command(dir.path(), None, "hello")
+        .env("AGENT_HOST_TEST_KEY", "k")
+        .output()
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let started: Vec<u32> =
+        std::fs::read_to_string(&pids).unwrap().lines().map(|pid| pid.trim().parse().unwrap()).collect();
+    assert_eq!(started.len(), 2, "the server and its child");
+    let gone = async {
+        while started.iter().any(|&pid| alive(pid)) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    assert!(
+        tokio::time::timeout(Duration::from_secs(5), gone).await.is_ok(),
+        "still running after the host exited: {started:?}"
+    );
+}
