@@ -70,9 +70,13 @@ async fn a_token_names_a_principal_who_sees_only_its_own_sessions_and_an_admin_s
 #[tokio::test]
 async fn a_message_starts_a_turn_whose_events_stream_and_whose_history_is_kept() {
     let model = FakeModel::start().await;
-    model.push(Reply::tool("echo", r#"{"text": "from the tool"}"#));
+    let todo = r#"{"todos": [{"title": "one step"}]}"#;
+    model.push(Reply::tool("echo", r#"{"text": "from the tool"}"#).and_tool("todos_add", todo));
     model.push(Reply::text("all done"));
-    let server = serve(&model, &plugin_block("misbehave", ""), "").await;
+    // The todo left open must not send the model back to work: the script ends here.
+    let todo_plugin = plugin_block("todo", "[plugin.config.loop]\nenabled = false");
+    let plugins = format!("{}{todo_plugin}", plugin_block("misbehave", ""));
+    let server = serve(&model, &plugins, "").await;
     let session = server.new_session("alice").await;
     let events = server.turn_events("alice", &session, "use the tool").await;
     let ids: Vec<u64> = events.iter().map(|(id, _)| *id).collect();
@@ -86,8 +90,11 @@ async fn a_message_starts_a_turn_whose_events_stream_and_whose_history_is_kept()
     assert_eq!(status, StatusCode::OK);
     let roles: Vec<&str> =
         detail["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
-    assert_eq!(roles, ["user", "assistant", "tool", "assistant"]);
-    assert_eq!(detail["messages"][3]["content"], "all done");
+    assert_eq!(roles, ["user", "assistant", "tool", "tool", "assistant"]);
+    assert_eq!(detail["messages"][4]["content"], "all done");
+    assert_eq!(detail["state"]["todo"]["items"][0]["title"], "one step", "the plugins' state: {detail}");
+    let namespaces: Vec<&String> = detail["state"].as_object().unwrap().keys().collect();
+    assert!(namespaces.iter().all(|namespace| !namespace.starts_with("agent-host.")), "{namespaces:?}");
     assert_eq!((detail["busy"].as_bool(), detail["model_calls"].as_u64()), (Some(false), Some(2)));
 
     // A client that saw up to the tool call reconnects and gets exactly what followed.

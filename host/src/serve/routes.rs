@@ -1,6 +1,7 @@
 //! The API's handlers. Each takes the caller's [`Principal`] (401 without one) and answers
 //! 404 for a session that is not the caller's, exactly as for one that does not exist.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use axum::Json;
@@ -13,6 +14,10 @@ use super::api::*;
 use super::auth::Principal;
 use super::state::{App, internal};
 use crate::agent::ApprovalAnswer;
+
+/// The host's own namespaces of a session's bag (its approvals, its owner, plugins' model
+/// budgets): not plugin state.
+const HOST_NAMESPACES: &str = "agent-host.";
 
 impl FromRequestParts<Arc<App>> for Principal {
     type Rejection = ApiError;
@@ -67,12 +72,21 @@ pub async fn get_session(
         // A turn holds the session: what was last read.
         Err(_) => open.status.lock().unwrap_or_else(|p| p.into_inner()).clone(),
     };
+    let mut state: BTreeMap<String, BTreeMap<String, serde_json::Value>> = BTreeMap::new();
+    for (namespace, key, json) in &stored.state {
+        if namespace.starts_with(HOST_NAMESPACES) {
+            continue;
+        }
+        let value = serde_json::from_str(json).unwrap_or_else(|_| serde_json::Value::String(json.clone()));
+        state.entry(namespace.clone()).or_default().insert(key.clone(), value);
+    }
     Ok(Json(SessionDetail {
         id,
         owner: open.owner.clone(),
         busy: open.busy(),
         messages: stored.history,
         status,
+        state,
         tokens: stored.usage,
         model_calls: stored.model_calls,
     }))
