@@ -7,9 +7,10 @@
 //! `cargo bench -p agent-host --bench load -- --serial 1000 --sessions 100000 --concurrency 50`.
 //! `--provider anthropic` runs the same workflow through the Messages client (the endpoint
 //! speaks both), for the host overhead per model call of each client.
-//! `--long-session N` instead drives one session until its history holds N messages, for the
-//! host overhead per model call as the history grows (`long_session.rs`). `--serve` drives
-//! the workflow through `agent-host serve` beside the library path (`through_serve.rs`).
+//! `--long-session N` instead drives sessions one at a time until each history holds N
+//! messages, for the host overhead per model call as the history grows (`long_session.rs`).
+//! `--serve` drives the workflow through `agent-host serve` beside the library path
+//! (`through_serve.rs`).
 
 mod endpoint;
 mod long_session;
