@@ -86,6 +86,28 @@ fn plugin(name: &str) -> Arc<LoadedPlugin> {
     fixture().host.plugins().by_name(name).unwrap_or_else(|| panic!("{name} is loaded")).clone()
 }
 
+/// The plugin package `package`, loaded in a set of its own beside the fixture's host.
+fn loaded_alone(package: &str) -> Arc<LoadedPlugin> {
+    let fixture = fixture();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let built = agent_host::plugins::build_workspace(&root.join("plugins")).expect("plugins build");
+    let config_path = fixture.config_path.parent().unwrap().join(format!("{package}.toml"));
+    let text = format!(
+        "[model]\nprovider = \"scripted\"\nscript = \"script.toml\"\n[storage]\npath = \"s.db\"\n\
+         [runtime]\ncache_dir = \"cache\"\n[[plugin]]\npath = \"{}\"\n",
+        built[package].display()
+    );
+    std::fs::write(&config_path, text).unwrap();
+    let config = Config::load(&config_path).unwrap();
+    let set = fixture.runtime.block_on(agent_host::agent::PluginSet::load(
+        fixture.host.engine(),
+        &config,
+        None,
+        &NoEvents,
+    ));
+    set.unwrap().plugins()[0].clone()
+}
+
 fn ctx() -> CallContext {
     CallContext { session_id: "bench".into(), model_calls: 3, turn_iteration: 1, model: None }
 }
@@ -421,27 +443,7 @@ mod caps {
 
     fn misbehave() -> &'static Arc<LoadedPlugin> {
         static PLUGIN: OnceLock<Arc<LoadedPlugin>> = OnceLock::new();
-        PLUGIN.get_or_init(|| {
-            let fixture = fixture();
-            let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-            let built = agent_host::plugins::build_workspace(&root.join("plugins")).expect("plugins build");
-            let dir = fixture.config_path.parent().unwrap();
-            let config_path = dir.join("misbehave.toml");
-            let text = format!(
-                "[model]\nprovider = \"scripted\"\nscript = \"script.toml\"\n[storage]\npath = \"s.db\"\n\
-                 [runtime]\ncache_dir = \"cache\"\n[[plugin]]\npath = \"{}\"\n",
-                built["misbehave"].display()
-            );
-            std::fs::write(&config_path, text).unwrap();
-            let config = Config::load(&config_path).unwrap();
-            let set = fixture.runtime.block_on(agent_host::agent::PluginSet::load(
-                fixture.host.engine(),
-                &config,
-                None,
-                &NoEvents,
-            ));
-            set.unwrap().by_name("misbehave").unwrap().clone()
-        })
+        PLUGIN.get_or_init(|| loaded_alone("misbehave"))
     }
 
     fn call(name: &str, arguments: serde_json::Value) -> ToolCall {
@@ -637,25 +639,6 @@ mod compaction_cost {
     /// The stock compaction plugin, loaded alone.
     fn compactor() -> &'static Arc<LoadedPlugin> {
         static PLUGIN: OnceLock<Arc<LoadedPlugin>> = OnceLock::new();
-        PLUGIN.get_or_init(|| {
-            let fixture = fixture();
-            let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-            let built = agent_host::plugins::build_workspace(&root.join("plugins")).expect("plugins build");
-            let config_path = fixture.config_path.parent().unwrap().join("compaction.toml");
-            let text = format!(
-                "[model]\nprovider = \"scripted\"\nscript = \"script.toml\"\n[storage]\npath = \"s.db\"\n\
-                 [runtime]\ncache_dir = \"cache\"\n[[plugin]]\npath = \"{}\"\n",
-                built["compaction"].display()
-            );
-            std::fs::write(&config_path, text).unwrap();
-            let config = Config::load(&config_path).unwrap();
-            let set = fixture.runtime.block_on(agent_host::agent::PluginSet::load(
-                fixture.host.engine(),
-                &config,
-                None,
-                &NoEvents,
-            ));
-            set.unwrap().by_name("compaction").unwrap().clone()
-        })
+        PLUGIN.get_or_init(|| loaded_alone("compaction"))
     }
 }
