@@ -222,6 +222,15 @@ async fn commands_run_over_http_and_bad_bodies_are_refused_with_a_reason() {
     let (status, _) = server.post("alice", &format!("/v1/sessions/{session}/messages"), huge).await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
     assert!(model.requests().is_empty(), "no refused body reached the model");
+    let mut crowded = server.http.get(format!("{}/v1/sessions", server.base)).bearer_auth(token("alice"));
+    for n in 0..200 {
+        crowded = crowded.header(format!("x-filler-{n}"), "x");
+    }
+    let refused = crowded.send().await.map(|response| response.status());
+    assert!(
+        matches!(refused, Ok(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE)) || refused.is_err(),
+        "too many headers were taken: {refused:?}"
+    );
 }
 
 #[tokio::test]
