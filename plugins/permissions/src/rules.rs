@@ -106,9 +106,7 @@ pub fn always_allowed(rules: &[Rule]) -> Vec<String> {
         |rule: &Rule| rule.args.as_ref().is_none_or(|a| a.path.is_none() && a.command.is_none());
     rules
         .iter()
-        .filter(|rule| {
-            rule.decision == Verdict::Allow && unconditional(rule) && !names_an_owner(&rule.tool)
-        })
+        .filter(|rule| rule.decision == Verdict::Allow && unconditional(rule) && !names_an_owner(&rule.tool))
         .filter(|allow| {
             !rules
                 .iter()
