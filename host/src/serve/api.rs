@@ -81,7 +81,7 @@ pub struct SessionDetail {
     /// What the plugins show beside a prompt (the current mode, say), in config order.
     pub status: Vec<String>,
     /// The plugins' state as committed, by plugin namespace then key, each value the JSON
-    /// the plugin stored (a todo list, the mode): the host's own namespaces left out.
+    /// the plugin stored (a checklist, the current mode): the host's own namespaces left out.
     #[schema(value_type = Object)]
     pub state: std::collections::BTreeMap<String, std::collections::BTreeMap<String, serde_json::Value>>,
     /// Tokens the session's model calls used, as the endpoint counted them.
