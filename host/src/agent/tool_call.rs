@@ -214,18 +214,19 @@ async fn call_tool(
     tool_use: &ToolUse,
     arguments: Value,
 ) -> ToolResult {
-    env.sink.emit(&Event::ToolCall {
-        id: request.id.clone(),
-        name: request.name.clone(),
-        plugin: tool.owner.name(),
-        // Not needed past this point: the tool gets the text.
-        arguments,
-    });
+    let announce = |arguments: Value| {
+        let (id, name, plugin) = (request.id.clone(), request.name.clone(), tool.owner.name());
+        env.sink.emit(&Event::ToolCall { id, name, plugin, arguments });
+    };
     let plugin = match &tool.owner {
-        ToolOwner::Plugin(plugin) => plugin,
+        ToolOwner::Plugin(plugin) => {
+            // Not needed past this point: a plugin gets the text.
+            announce(arguments);
+            plugin
+        }
+        // A server gets the parsed object, as the hooks left it.
         ToolOwner::Mcp { server, tool } => {
-            let arguments =
-                serde_json::from_str(&tool_use.call.arguments).expect("checked against the schema");
+            announce(arguments.clone());
             return server.call(tool, arguments, env.max_output_bytes).await;
         }
     };

@@ -535,16 +535,7 @@ mod tests {
         let changes = [StateChange { namespace: "notes".into(), key: "k".into(), value: Some("1".into()) }];
         for id in ["gone", "kept"] {
             store.create(id, &Holder::this_process(), "c0", i64::MAX).unwrap();
-            let step = Step {
-                lease: None,
-                first_seq: 0,
-                messages: &messages,
-                usage: &[],
-                changes: &changes,
-                model_calls: 1,
-                view: None,
-            };
-            store.commit(id, step).unwrap();
+            store.commit(id, Step { changes: &changes, model_calls: 1, ..step(None, 0, &messages) }).unwrap();
         }
         assert!(store.delete("gone").unwrap());
         assert!(!store.delete("gone").unwrap(), "a second delete finds nothing");
