@@ -21,12 +21,6 @@ pub const OWNER: (&str, &str) = ("agent-host.serve", "owner");
 /// Sessions a list reads at most.
 const LIST_LIMIT: usize = 1_000;
 
-fn stored_owner(stored: &crate::state::StoredSession) -> Option<String> {
-    let (_, _, json) =
-        stored.state.iter().find(|(namespace, key, _)| namespace == OWNER.0 && key == OWNER.1)?;
-    serde_json::from_str(json).ok()
-}
-
 pub struct App {
     pub host: Arc<Host>,
     pub principals: Principals,
@@ -155,8 +149,8 @@ impl App {
             let (owner, busy) = match open {
                 Some(open) => (open.owner.clone(), open.busy()),
                 None => {
-                    let Some(stored) = store.load(&id).map_err(internal)? else { continue };
-                    (stored_owner(&stored).unwrap_or_default(), false)
+                    let owner = store.state_value(&id, OWNER.0, OWNER.1).map_err(internal)?;
+                    (owner.and_then(|json| serde_json::from_str(&json).ok()).unwrap_or_default(), false)
                 }
             };
             if owner == principal.name || principal.admin {

@@ -429,6 +429,15 @@ impl SessionStore for SqliteStore {
         Ok(ids)
     }
 
+    fn state_value(&self, id: &str, namespace: &str, key: &str) -> Result<Option<String>, StoreError> {
+        let value = self
+            .connection()
+            .prepare_cached("SELECT value FROM state WHERE session_id = ?1 AND namespace = ?2 AND key = ?3")?
+            .query_row(params![id, namespace, key], |row| row.get(0))
+            .optional()?;
+        Ok(value)
+    }
+
     fn delete(&self, id: &str) -> Result<bool, StoreError> {
         let connection = self.connection();
         let transaction = connection.unchecked_transaction()?;

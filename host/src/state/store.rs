@@ -96,6 +96,8 @@ pub trait SessionStore: Send + Sync {
     fn commit(&self, id: &str, step: Step<'_>) -> Result<(), StoreError>;
     /// Session ids, most recently used first.
     fn list(&self, limit: usize) -> Result<Vec<String>, StoreError>;
+    /// One state value of session `id` (JSON text), read alone: no history is loaded.
+    fn state_value(&self, id: &str, namespace: &str, key: &str) -> Result<Option<String>, StoreError>;
     /// Removes the session and everything kept of it, in one transaction; `false` when no
     /// session has that id.
     fn delete(&self, id: &str) -> Result<bool, StoreError>;
