@@ -40,6 +40,7 @@ mod round_trip;
 mod sandbox;
 mod secrets;
 mod serve;
+mod serve_edge;
 mod serve_page;
 mod shell;
 mod shell_sandbox;

@@ -19,7 +19,7 @@ use super::{endpoint, run_batch};
 
 /// The principal the bench calls as, and its token.
 pub const TOKEN_VARIABLE: &str = "AGENT_HOST_BENCH_TOKEN";
-pub const TOKEN: &str = "bench-token";
+pub const TOKEN: &str = "bench-token-0123456789";
 const STREAMS: usize = 1_000;
 
 pub fn run(

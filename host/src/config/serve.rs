@@ -22,10 +22,21 @@ pub struct ServeConfig {
     pub max_turns_per_principal: usize,
     /// Events each session keeps for clients that reconnect with `Last-Event-ID`.
     pub event_buffer: usize,
+    /// What those kept events may weigh, in KiB: past it the oldest go first.
+    pub event_buffer_kb: usize,
     /// The largest request body, in KiB.
     pub max_body_kb: usize,
-    /// How long a request (headers and body) may take to arrive, in seconds.
+    /// How long a request's body may take to arrive and its answer to be made, in seconds.
     pub request_timeout_secs: u64,
+    /// How long a connection may take to send a request's headers (or sit idle between
+    /// requests), in seconds; then it is closed.
+    pub header_timeout_secs: u64,
+    /// The largest request line and headers together, in KiB; more is `431`.
+    pub max_header_kb: usize,
+    /// Connections open at once; one more is closed as soon as it is accepted.
+    pub max_connections: usize,
+    /// Connections open at once from one address (behind a proxy, the proxy's).
+    pub max_connections_per_peer: usize,
     /// On SIGTERM, how long running turns get to finish before the process exits.
     pub shutdown_grace_secs: u64,
 }
@@ -39,8 +50,13 @@ impl Default for ServeConfig {
             approval_timeout_secs: 300,
             max_turns_per_principal: 4,
             event_buffer: 2_000,
+            event_buffer_kb: 1_024,
             max_body_kb: 256,
             request_timeout_secs: 30,
+            header_timeout_secs: 10,
+            max_header_kb: 16,
+            max_connections: 512,
+            max_connections_per_peer: 64,
             shutdown_grace_secs: 30,
         }
     }
@@ -81,10 +97,21 @@ pub(super) fn check(config: &Config) -> Result<(), ConfigError> {
         ("serve.event_buffer", serve.event_buffer),
         ("serve.max_body_kb", serve.max_body_kb),
         ("serve.request_timeout_secs", serve.request_timeout_secs as usize),
+        ("serve.event_buffer_kb", serve.event_buffer_kb),
+        ("serve.header_timeout_secs", serve.header_timeout_secs as usize),
+        ("serve.max_connections", serve.max_connections),
+        ("serve.max_connections_per_peer", serve.max_connections_per_peer),
     ] {
         if value == 0 {
             return Err(error(field, "must be at least 1".into()));
         }
     }
+    if serve.max_header_kb < MIN_HEADER_KB {
+        // The HTTP parser needs this much room to read any request at all.
+        return Err(error("serve.max_header_kb", format!("must be at least {MIN_HEADER_KB}")));
+    }
     Ok(())
 }
+
+/// The least `max_header_kb`: the HTTP/1 parser's smallest read buffer.
+pub const MIN_HEADER_KB: usize = 8;

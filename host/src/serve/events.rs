@@ -1,7 +1,9 @@
 //! `GET /v1/sessions/{id}/events`: the session's events as Server-Sent Events, each with its
-//! number as the SSE id, the event's `type` as the SSE event name and the `--json` object as
-//! data. A client that reconnects with `Last-Event-ID` is sent what it missed first, from the
-//! last `[serve] event_buffer` events; when some are gone, a `gap` event says from where.
+//! `EPOCH-N` id as the SSE id, the event's `type` as the SSE event name and the `--json`
+//! object as data. A client that reconnects with `Last-Event-ID` is sent what it missed
+//! first, from the events the session keeps (`[serve] event_buffer`, `event_buffer_kb`);
+//! when some are gone, or the id is of another epoch (the server restarted, or let the
+//! session go while idle), a `gap` event says from where.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -14,14 +16,14 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::api::{ApiError, ErrorBody};
 use super::auth::Principal;
-use super::hub::Numbered;
+use super::hub::{Hub, Numbered, Resume};
 use super::state::App;
 
 #[utoipa::path(get, path = "/v1/sessions/{id}/events", tag = "turns",
     params(("id" = String, Path, description = "The session's id"),
-           ("Last-Event-ID" = Option<String>, Header, description = "The last event id received: what followed it is sent first")),
+           ("Last-Event-ID" = Option<String>, Header, description = "The last event id received: what followed it is sent first; an id of another epoch gets a `gap` event and everything kept")),
     responses((status = 200, content_type = "text/event-stream",
-               description = "One SSE event per host event: `id` its number, `event` its type, `data` the `--json` object (docs/events.md)"),
+               description = "One SSE event per host event: `id` is `EPOCH-N` (N its number in the epoch), `event` its type, `data` the `--json` object (docs/events.md)"),
               (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn stream(
     State(app): State<Arc<App>>,
@@ -30,19 +32,22 @@ pub async fn stream(
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
     let open = app.session(&principal, &id).await?;
-    let last_seen = headers
-        .get("last-event-id")
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.trim().parse::<u64>().ok());
-    let replay = open.hub.replay(last_seen);
+    let last_seen = headers.get("last-event-id").map(|value| value.to_str().unwrap_or("?"));
+    let resume = open.hub.resume_from(last_seen);
+    let replay = open.hub.replay(resume);
     let mut first: Vec<SseEvent> = Vec::new();
     if let Some(oldest) = replay.gap_before {
         let gap = serde_json::json!({ "type": "gap", "oldest_kept": oldest });
         first.push(SseEvent::default().event("gap").data(gap.to_string()));
     }
-    let last_replayed = replay.missed.last().map(|event| event.id).or(last_seen).unwrap_or(0);
-    first.extend(replay.missed.iter().map(sse));
+    let resumed_after = match resume {
+        Resume::After(n) => n,
+        Resume::Fresh | Resume::Elsewhere => 0,
+    };
+    let last_replayed = replay.missed.last().map_or(resumed_after, |event| event.id);
+    first.extend(replay.missed.iter().map(|event| sse(&open.hub, event)));
     let state = Live {
+        hub: open.hub.clone(),
         first: first.into_iter(),
         live: replay.live,
         after: last_replayed,
@@ -62,7 +67,7 @@ pub async fn stream(
                 Ok(event) if event.id <= state.after => continue,
                 Ok(event) => {
                     state.after = event.id;
-                    return Some((Ok(sse(&event)), state));
+                    return Some((Ok(sse(&state.hub, &event)), state));
                 }
                 // Too far behind: end the stream; a reconnect resumes from what is kept.
                 Err(RecvError::Lagged(_) | RecvError::Closed) => return None,
@@ -73,12 +78,13 @@ pub async fn stream(
 }
 
 struct Live {
+    hub: Arc<Hub>,
     first: std::vec::IntoIter<SseEvent>,
     live: tokio::sync::broadcast::Receiver<Numbered>,
     after: u64,
     shutdown: tokio_util::sync::CancellationToken,
 }
 
-fn sse(event: &Numbered) -> SseEvent {
-    SseEvent::default().id(event.id.to_string()).event(&*event.kind).data(&*event.json)
+fn sse(hub: &Hub, event: &Numbered) -> SseEvent {
+    SseEvent::default().id(hub.event_id(event)).event(&*event.kind).data(&*event.json)
 }

@@ -14,6 +14,7 @@ mod approver;
 mod auth;
 mod events;
 mod hub;
+mod listen;
 mod openapi;
 mod page;
 mod routes;
@@ -98,12 +99,7 @@ pub async fn run(
         shutdown.cancel();
     });
     let grace = Duration::from_secs(app.limits.shutdown_grace_secs);
-    let served = axum::serve(listener, router(app.clone()))
-        .with_graceful_shutdown(app.shutdown.clone().cancelled_owned())
-        .await;
-    if let Err(error) = served {
-        tracing::warn!(%error, "the HTTP server stopped with an error");
-    }
+    listen::serve(listener, router(app.clone()), &app.limits, app.shutdown.clone()).await;
     // Turns run in tasks of their own: each gets the grace period to reach its end and
     // commit; one still running after it is stopped, keeping every step it committed.
     sweeper.abort();
@@ -156,6 +152,24 @@ fn router(app: Arc<App>) -> Router {
         .merge(api)
         .layer(DefaultBodyLimit::max(body_limit))
         .with_state(app)
+        .layer(middleware::from_fn_with_state(Arc::new(auth::FailedTokens::default()), slow_wrong_tokens))
+}
+
+/// A wrong token is answered after the delay its address has earned (none for the first
+/// few), so guessing from one address is slow; a right one is never delayed.
+async fn slow_wrong_tokens(
+    State(failed): State<Arc<auth::FailedTokens>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let peer = listen::peer_of(&request);
+    let response = next.run(request).await;
+    if response.status() == StatusCode::UNAUTHORIZED
+        && let Some(peer) = peer
+    {
+        tokio::time::sleep(failed.failed(peer.ip(), std::time::Instant::now())).await;
+    }
+    response
 }
 
 async fn within(State(limit): State<Duration>, request: Request, next: Next) -> Response {

@@ -130,7 +130,7 @@ impl App {
             id: id.clone(),
             owner,
             handle,
-            hub: Arc::new(Hub::new(self.limits.event_buffer)),
+            hub: Arc::new(Hub::new(self.limits.event_buffer, self.limits.event_buffer_kb * 1024)),
             approvals: Arc::new(HttpApprover::new(timeout)),
             turn: Mutex::new(None),
             status: Mutex::new(Vec::new()),

@@ -10,9 +10,9 @@ use tokio::io::{AsyncBufReadExt as _, BufReader};
 use super::{FakeModel, config_text};
 
 pub const TOKENS: [(&str, &str, &str); 3] = [
-    ("alice", "AGENT_HOST_T_ALICE", "alice-token"),
-    ("bob", "AGENT_HOST_T_BOB", "bob-token"),
-    ("root", "AGENT_HOST_T_ROOT", "root-token"),
+    ("alice", "AGENT_HOST_T_ALICE", "alice-token-0123456789"),
+    ("bob", "AGENT_HOST_T_BOB", "bob-token-0123456789"),
+    ("root", "AGENT_HOST_T_ROOT", "root-token-0123456789"),
 ];
 
 pub struct Server {
@@ -101,7 +101,8 @@ impl Server {
         body["id"].as_str().unwrap().to_owned()
     }
 
-    /// The session's events, from after `last_seen`, until one satisfies `until`.
+    /// The session's events, from after `last_seen` (sent as a plain number), until one
+    /// satisfies `until`; each with the number its id ends in.
     pub async fn events_until(
         &self,
         principal: &str,
@@ -109,12 +110,27 @@ impl Server {
         last_seen: Option<u64>,
         until: impl Fn(&Value) -> bool,
     ) -> Vec<(u64, Value)> {
+        let last_seen = last_seen.map(|last| last.to_string());
+        let events = self.events_after(principal, session, last_seen.as_deref(), until).await;
+        let number = |id: &str| id.rsplit('-').next().and_then(|n| n.parse().ok()).unwrap_or(0);
+        events.into_iter().map(|(id, event)| (number(&id), event)).collect()
+    }
+
+    /// The session's events with their ids as sent, from after `last_event_id`, until one
+    /// satisfies `until`.
+    pub async fn events_after(
+        &self,
+        principal: &str,
+        session: &str,
+        last_event_id: Option<&str>,
+        until: impl Fn(&Value) -> bool,
+    ) -> Vec<(String, Value)> {
         let mut request = self
             .http
             .get(format!("{}/v1/sessions/{session}/events", self.base))
             .bearer_auth(token(principal));
-        if let Some(last) = last_seen {
-            request = request.header("Last-Event-ID", last.to_string());
+        if let Some(last) = last_event_id {
+            request = request.header("Last-Event-ID", last);
         }
         let mut response = request.send().await.unwrap();
         assert_eq!(response.status(), StatusCode::OK);
@@ -129,14 +145,14 @@ impl Server {
                     let line: String = pending.drain(..=end).collect();
                     let line = line.trim_end_matches(['\n', '\r']);
                     if let Some(value) = line.strip_prefix("id:") {
-                        id = value.trim().parse::<u64>().ok();
+                        id = Some(value.trim().to_owned());
                     } else if let Some(value) = line.strip_prefix("data:") {
                         data.push_str(value.trim_start());
                     } else if line.is_empty() && !data.is_empty() {
                         let event: Value = serde_json::from_str(&data).unwrap();
                         data.clear();
                         let done = until(&event);
-                        events.push((id.take().unwrap_or(0), event));
+                        events.push((id.take().unwrap_or_default(), event));
                         if done {
                             return;
                         }
