@@ -13,6 +13,8 @@
 //                            approvals are answered "once" (default: one prompt)
 //   PAGE_MODE                the mode to switch to (default: the first not current)
 //   PAGE_TIMEOUT_MS          the whole run's limit (default 120000)
+//   PAGE_EXPECT_SHOWN        text some approval card must show, such as an escape the page
+//                            writes for an invisible character (`\u{202e}`)
 // Exit status 0 when every step passed; 1 with the failed step and why on stderr.
 
 import { mkdtemp, mkdir, rm } from 'node:fs/promises';
@@ -29,6 +31,7 @@ if (!base || !token || !shots) {
 const home = process.env.AGENT_HOST_BROWSER_HOME || join(homedir(), '.cache', 'agent-host', 'browser');
 const prompts = (process.env.PAGE_PROMPTS || 'Plan the work with todos, then do it.').split('\n').filter((p) => p.trim());
 const timeout = Number(process.env.PAGE_TIMEOUT_MS || 120000);
+const expectShown = process.env.PAGE_EXPECT_SHOWN || '';
 // Never a browser of playwright's own: the one Debian packs.
 const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
 const ARGS = [
@@ -143,6 +146,7 @@ async function run() {
 
   let approvals = 0;
   let sawOpenTodo = false;
+  const approvalTexts = [];
   for (const [index, prompt] of prompts.entries()) {
     const ended = Number(await page.getAttribute('#log', 'data-turns-ended'));
     await step(`prompt ${index + 1} sent`, async () => {
@@ -168,6 +172,12 @@ async function run() {
           // This card, by its id: the next ask may arrive as soon as this one is answered.
           const id = await page.getAttribute('.approval:not([data-answered])', 'data-approval');
           const card = `.approval[data-approval="${id}"]`;
+          // What the card says is what a person reads: no character in it may be invisible
+          // or reorder the rest (controls other than line breaks, bidi, zero-width, tags).
+          const text = await page.textContent(card);
+          const hidden = [...text].filter((c) => /[\p{Cc}\p{Cf}\u2028\u2029]/u.test(c) && c !== '\n' && c !== '\t');
+          if (hidden.length) throw new Error(`the approval card holds invisible characters raw: ${hidden.map((c) => `U+${c.codePointAt(0).toString(16)}`).join(' ')}`);
+          approvalTexts.push(text);
           await page.click(`${card} button[data-answer="once"]`);
           await until('the approval to be marked answered', (selector) => document.querySelector(selector)?.hasAttribute('data-answered'), card);
         });
@@ -190,6 +200,9 @@ async function run() {
     if (!sawOpenTodo) throw new Error('no todo was ever shown open, so none ticked to done');
     if (states.some((s) => s !== 'done')) throw new Error(`not every todo is done: ${states.join(', ')}`);
     if (approvals === 0) throw new Error('no approval was asked, so none was answered');
+    if (expectShown && !approvalTexts.some((text) => text.includes(expectShown))) {
+      throw new Error(`no approval card showed ${expectShown}: ${JSON.stringify(approvalTexts)}`);
+    }
     // Model and tool text is shown as text: nothing in it became an element.
     const injected = await page.evaluate(() => document.querySelectorAll('#log img, #log script, #log b, #todos img, #todos b').length + (window.__pwned ? 1 : 0));
     if (injected) throw new Error('text from the server was rendered as HTML');

@@ -8,11 +8,14 @@ use crate::support::serve::{serve, token};
 use crate::support::{FakeModel, Reply, plugin_block, repo_root};
 
 /// Two todos added, each completed through an approval, then the answer. The texts carry
-/// markup, which the page must show as text: page.mjs fails on any element it would make.
+/// markup, which the page must show as text: page.mjs fails on any element it would make,
+/// and on an approval card holding an invisible character raw.
 fn script(model: &FakeModel) {
     let titles = r#"{"todos": [{"title": "write the <b>note</b>"}, {"title": "check <img src=x onerror=\"window.__pwned=1\">"}]}"#;
     model.push(Reply::tool("todos_add", titles));
-    model.push(Reply::tool("todos_complete", r#"{"items": [{"id": 1, "reason": "written"}]}"#));
+    // The reason hides a bidi override and a zero-width space: the approval card must show
+    // them as escapes, not obey them.
+    model.push(Reply::tool("todos_complete", r#"{"items": [{"id": 1, "reason": "writ\u202eten\u200b"}]}"#));
     model.push(Reply::tool("todos_complete", r#"{"items": [{"id": 2, "reason": "checked"}]}"#));
     model.push(Reply::text("Both steps are done. <img src=x onerror=\"window.__pwned=1\"><b>bold?</b><script>window.__pwned=1</script>"));
 }
@@ -47,6 +50,7 @@ async fn a_person_signs_in_runs_a_turn_answers_approvals_switches_mode_and_reloa
         .arg(token("root"))
         .arg(&shots)
         .env("PAGE_MODE", "execute")
+        .env("PAGE_EXPECT_SHOWN", "writ\\u{202e}ten\\u{200b}")
         .output()
         .await
         .unwrap();

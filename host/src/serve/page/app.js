@@ -46,6 +46,38 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+// Characters that change how text reads without being seen: controls, and every Unicode
+// format character (bidi embeddings, overrides, isolates and marks, zero-width ones, tags).
+// In an approval they could make a call read as another, so each is shown as what it is
+// (`\u{202e}`, marked), the way the console shows them; line breaks and tabs stay when
+// `keepLines`.
+const INVISIBLE = /[\p{Cc}\p{Cf}\u2028\u2029]/u;
+
+function escaped(c) {
+  if (c === '\n') return '\\n';
+  if (c === '\t') return '\\t';
+  if (c === '\r') return '\\r';
+  const code = c.codePointAt(0);
+  return code < 0x80 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u{${code.toString(16)}}`;
+}
+
+// `text` as nodes for el(): plain runs as text, each invisible character as a marked escape.
+function shown(text, keepLines = false) {
+  const nodes = [];
+  let plain = '';
+  for (const c of String(text)) {
+    if (!INVISIBLE.test(c) || (keepLines && (c === '\n' || c === '\t'))) {
+      plain += c;
+      continue;
+    }
+    if (plain) nodes.push(plain);
+    plain = '';
+    nodes.push(el('span', { class: 'escaped', title: `U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}` }, escaped(c)));
+  }
+  if (plain) nodes.push(plain);
+  return nodes;
+}
+
 function notice(text, bad = false) {
   const node = $('notice');
   node.textContent = text;
@@ -643,18 +675,18 @@ function toolCard(v, id, name, plugin) {
     const who = el('span', { class: 'note' });
     const args = el('pre', { 'data-label': 'arguments', hidden: true });
     const output = el('pre', { 'data-label': 'output', hidden: true });
-    const node = el('details', { class: 'tool', 'data-tool': id }, el('summary', {}, 'tool ', el('code', {}, name), ' ', who, ' — ', state), args, output);
+    const node = el('details', { class: 'tool', 'data-tool': id }, el('summary', {}, 'tool ', el('code', {}, ...shown(name)), ' ', who, ' — ', state), args, output);
     card = { node, state, who, args, output };
     v.tools.set(id, card);
     add(node);
   }
-  if (plugin) card.who.textContent = `(${plugin})`;
+  if (plugin) card.who.replaceChildren('(', ...shown(plugin), ')');
   return card;
 }
 
 function setArguments(card, value) {
   card.args.hidden = false;
-  card.args.textContent = pretty(value);
+  card.args.replaceChildren(...shown(pretty(value), true));
 }
 
 function setState(card, text, tone = '') {
@@ -689,10 +721,10 @@ function addApproval(v, e) {
   const card = el(
     'section',
     { class: 'approval', 'data-approval': e.id, 'aria-label': `Approval asked for ${e.name}` },
-    el('strong', {}, 'Allow ', el('code', {}, e.name), ` (${e.plugin})?`),
-    el('div', {}, e.reason),
-    el('div', { class: 'note' }, `asked by ${e.asked_by}`),
-    el('pre', { 'data-label': 'arguments' }, pretty(e.arguments)),
+    el('strong', {}, 'Allow ', el('code', {}, ...shown(e.name)), ' (', ...shown(e.plugin), ')?'),
+    el('div', {}, ...shown(e.reason)),
+    el('div', { class: 'note' }, 'asked by ', ...shown(e.asked_by)),
+    el('pre', { 'data-label': 'arguments' }, ...shown(pretty(e.arguments), true)),
     el('div', { class: 'answers' }, ...buttons, reason),
     status,
   );
