@@ -453,6 +453,9 @@ cache_dir = "cache"
 [serve]
 tokens = {{ bench = "{token}" }}
 max_turns_per_principal = 1000
+# 1,000 streams held open beside a batch, all from loopback: past the defaults' caps.
+max_connections = 4096
+max_connections_per_peer = 4096
 
 [[plugin]]
 path = "{todo}"
