@@ -167,7 +167,10 @@ async fn slow_wrong_tokens(
     if response.status() == StatusCode::UNAUTHORIZED
         && let Some(peer) = peer
     {
-        tokio::time::sleep(failed.failed(peer.ip(), std::time::Instant::now())).await;
+        let delay = failed.failed(peer.ip(), std::time::Instant::now());
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
     }
     response
 }
@@ -180,5 +183,43 @@ async fn within(State(limit): State<Duration>, request: Request, next: Next) -> 
             format!("the request took longer than {} s (`[serve] request_timeout_secs`)", limit.as_secs()),
         )
         .into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::SocketAddr;
+
+    use axum::body::Body;
+    use axum::extract::ConnectInfo;
+    use futures_util::FutureExt as _;
+    use tower_service::Service as _;
+
+    use super::*;
+
+    /// Whether a request from `peer` is answered at once (its answer ready at the first
+    /// poll), rather than held back.
+    async fn answered_at_once(router: &mut Router, peer: &str, path: &str) -> bool {
+        let mut request = Request::builder().uri(path).body(Body::empty()).unwrap();
+        request.extensions_mut().insert(ConnectInfo(peer.parse::<SocketAddr>().unwrap()));
+        router.call(request).now_or_never().is_some()
+    }
+
+    #[tokio::test]
+    async fn wrong_tokens_from_an_address_are_held_back_and_right_ones_never() {
+        let mut router = Router::new()
+            .route("/wrong", get(|| async { StatusCode::UNAUTHORIZED }))
+            .route("/right", get(|| async { StatusCode::OK }))
+            .layer(middleware::from_fn_with_state(
+                Arc::new(auth::FailedTokens::default()),
+                slow_wrong_tokens,
+            ));
+        let mut at_once = Vec::new();
+        for _ in 0..8 {
+            at_once.push(answered_at_once(&mut router, "192.0.2.1:4000", "/wrong").await);
+        }
+        assert_eq!(at_once, [true, true, true, true, true, false, false, false], "a few typos are free");
+        assert!(answered_at_once(&mut router, "192.0.2.1:4001", "/right").await, "a right token");
+        assert!(answered_at_once(&mut router, "192.0.2.2:4000", "/wrong").await, "another address");
     }
 }
