@@ -202,7 +202,8 @@ fn a_grant_inside_a_writable_grant_of_the_same_plugin_is_refused_naming_both() {
 fn grants_that_nest_only_in_read_only_ones_or_across_plugins_load() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("workspace/docs")).unwrap();
-    load_in(dir.path(), &grants(&[("/src", "workspace", false), ("/docs", "workspace/docs", false)])).unwrap();
+    load_in(dir.path(), &grants(&[("/src", "workspace", false), ("/docs", "workspace/docs", false)]))
+        .unwrap();
     load_in(dir.path(), &grants(&[("/src", "workspace", false), ("/out", "workspace/docs", true)])).unwrap();
     let two = format!(
         "{}\n{}",
@@ -245,11 +246,15 @@ fn a_writable_grant_over_a_plugins_path_dependency_or_build_folder_is_refused() 
     load_in(dir.path(), &format!("{plugin}{}", grants(&[("/shared", "shared", false)]))).unwrap();
 
     // A workspace member builds into the workspace's target folder, outside its own.
-    std::fs::write(root.join("Cargo.toml"), "[workspace]\nmembers = [\"tool\", \"shared\"]\nresolver = \"2\"\n")
-        .unwrap();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[workspace]\nmembers = [\"tool\", \"shared\"]\nresolver = \"2\"\n",
+    )
+    .unwrap();
     std::fs::create_dir_all(root.join("target/wasm32-wasip2")).unwrap();
-    let error = load_in(dir.path(), &format!("{plugin}{}", grants(&[("/out", "target/wasm32-wasip2", true)])))
-        .unwrap_err();
+    let error =
+        load_in(dir.path(), &format!("{plugin}{}", grants(&[("/out", "target/wasm32-wasip2", true)])))
+            .unwrap_err();
     assert!(
         error.contains(&format!(
             "that folder is inside the folder cargo builds plugin[0] into ({})",
@@ -265,7 +270,12 @@ fn check_with(dir: &Path, text: &str, env: &[(&str, std::ffi::OsString)]) -> std
     std::fs::write(dir.join("p.wasm"), b"stand-in").unwrap();
     std::fs::write(dir.join("config.toml"), text).unwrap();
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_agent-host"));
-    command.arg("--config").arg(dir.join("config.toml")).arg("--check").env_remove("CARGO").env("NO_COLOR", "1");
+    command
+        .arg("--config")
+        .arg(dir.join("config.toml"))
+        .arg("--check")
+        .env_remove("CARGO")
+        .env("NO_COLOR", "1");
     for (name, value) in env {
         command.env(name, value);
     }
@@ -290,7 +300,13 @@ fn check_refuses_a_writable_grant_over_cargo_home_rustup_home_or_cargo_on_path()
         ("PATH", path),
     ];
     for (host, exposed) in [
-        ("cargo-home", format!("is CARGO_HOME, the toolchain the host builds plugins with ({})", root.join("cargo-home").display())),
+        (
+            "cargo-home",
+            format!(
+                "is CARGO_HOME, the toolchain the host builds plugins with ({})",
+                root.join("cargo-home").display()
+            ),
+        ),
         ("cargo-home/bin", "is inside CARGO_HOME".into()),
         ("rustup-home/toolchains", "is inside RUSTUP_HOME".into()),
         ("tools", format!("contains `cargo` as the host runs it ({})", root.join("tools/cargo").display())),
@@ -298,8 +314,14 @@ fn check_refuses_a_writable_grant_over_cargo_home_rustup_home_or_cargo_on_path()
         let output = check_with(dir.path(), &grants(&[("/workspace", host, true)]), &env);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{host}: {stderr}");
-        assert!(stderr.contains("config.toml:4: `plugin[0].grants.dirs.\"/workspace\"`: plugin[0] (p.wasm)"), "{host}: {stderr}");
-        assert!(stderr.contains(&format!("may not be granted {} writable", root.join(host).display())), "{host}: {stderr}");
+        assert!(
+            stderr.contains("config.toml:4: `plugin[0].grants.dirs.\"/workspace\"`: plugin[0] (p.wasm)"),
+            "{host}: {stderr}"
+        );
+        assert!(
+            stderr.contains(&format!("may not be granted {} writable", root.join(host).display())),
+            "{host}: {stderr}"
+        );
         assert!(stderr.contains(&exposed), "{host}: {stderr}");
     }
     // Read-only, the toolchain is only visible; --check goes on past the config.

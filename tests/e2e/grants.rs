@@ -43,7 +43,8 @@ impl Deployment {
             shell_grants.replace("{ws}", &ws)
         );
         let plugins = format!("{}\n{}", plugin_block("shell", &shell), others.replace("{ws}", &ws));
-        let config = config_text(&model.url(), &plugins).replace("{scratch}", &root.join("scratch").display().to_string());
+        let config = config_text(&model.url(), &plugins)
+            .replace("{scratch}", &root.join("scratch").display().to_string());
         std::fs::write(root.join("config.toml"), config).unwrap();
         Self { dir, model }
     }

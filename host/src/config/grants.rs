@@ -38,7 +38,8 @@ pub(super) fn resolve(config: &mut Config) {
 /// nests in a writable grant of its plugin, or is writable over the toolchain.
 pub(super) fn check(config: &Config) -> Result<(), ConfigError> {
     let sensitive = sensitive_paths(config);
-    let any_writable = config.plugins.iter().any(|plugin| plugin.grants.dirs.values().any(|grant| grant.write));
+    let any_writable =
+        config.plugins.iter().any(|plugin| plugin.grants.dirs.values().any(|grant| grant.write));
     let executed = if any_writable { super::toolchain::executed(config) } else { Vec::new() };
     for (index, plugin) in config.plugins.iter().enumerate() {
         check_nesting(config, index, plugin)?;

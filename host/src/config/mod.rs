@@ -6,11 +6,11 @@
 
 mod error;
 mod grants;
-mod toolchain;
 mod known_models;
 mod load;
 mod mcp;
 mod serve;
+mod toolchain;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -29,7 +29,10 @@ pub(super) fn executed(config: &Config) -> Vec<Sensitive> {
     for (variable, default) in [("CARGO_HOME", ".cargo"), ("RUSTUP_HOME", ".rustup")] {
         let named = std::env::var_os(variable).map(PathBuf::from);
         if let Some(path) = named.or_else(|| home.as_ref().map(|home| home.join(default))) {
-            paths.push(folder(real_path(&path), &format!("{variable}, the toolchain the host builds plugins with")));
+            paths.push(folder(
+                real_path(&path),
+                &format!("{variable}, the toolchain the host builds plugins with"),
+            ));
         }
     }
     for (index, plugin) in config.plugins.iter().enumerate() {
@@ -47,21 +50,23 @@ fn crate_paths(dir: &Path, index: usize) -> Vec<Sensitive> {
     let mut paths: Vec<Sensitive> = build
         .packages
         .iter()
-        .map(|package| folder(real_path(package), &format!("a local package plugin[{index}]'s build compiles")))
+        .map(|package| {
+            folder(real_path(package), &format!("a local package plugin[{index}]'s build compiles"))
+        })
         .collect();
     if let Some(root) = &build.workspace_root {
         let root = real_path(root);
         // Its manifest and lock are in the root itself, which holds the crate.
         paths.push(folder(root.join(".cargo"), &format!("cargo's settings for plugin[{index}]'s build")));
     }
-    paths.push(folder(real_path(&build.target_dir), &format!("the folder cargo builds plugin[{index}] into")));
+    paths
+        .push(folder(real_path(&build.target_dir), &format!("the folder cargo builds plugin[{index}] into")));
     paths
 }
 
 /// What a crate's build reads and writes, as cargo reports it.
 struct Build {
-    /// Every package without a registry source: the crate, its workspace's members, its
-    /// path dependencies.
+    /// The crate, its workspace's members and their path dependencies.
     packages: Vec<PathBuf>,
     workspace_root: Option<PathBuf>,
     target_dir: PathBuf,
@@ -74,11 +79,14 @@ impl Build {
         Self::from_metadata(dir).unwrap_or_else(|| Self::from_manifest(dir))
     }
 
+    /// `cargo metadata --no-deps`: it needs no registry, and names the workspace's members
+    /// and each one's `path` dependencies (those of a path dependency outside the workspace
+    /// are not listed).
     fn from_metadata(dir: &Path) -> Option<Self> {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut command = Command::new(cargo);
         command
-            .args(["metadata", "--format-version", "1", "--offline", "--manifest-path"])
+            .args(["metadata", "--format-version", "1", "--no-deps", "--offline", "--manifest-path"])
             .arg(dir.join("Cargo.toml"))
             .current_dir(dir);
         // As `plugins::source` runs cargo: its own target folder, none of an outer build's.
@@ -87,12 +95,17 @@ impl Build {
         }
         let output = command.output().ok().filter(|output| output.status.success())?;
         let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).ok()?;
-        let packages = metadata["packages"]
-            .as_array()?
-            .iter()
-            .filter(|package| package["source"].is_null())
-            .filter_map(|package| Some(Path::new(package["manifest_path"].as_str()?).parent()?.to_path_buf()))
-            .collect();
+        let mut packages = Vec::new();
+        for package in metadata["packages"].as_array()? {
+            if let Some(manifest) = package["manifest_path"].as_str().map(Path::new) {
+                packages.extend(manifest.parent().map(Path::to_path_buf));
+            }
+            let dependencies = package["dependencies"].as_array().into_iter().flatten();
+            packages
+                .extend(dependencies.filter_map(|dependency| dependency["path"].as_str()).map(PathBuf::from));
+        }
+        packages.sort();
+        packages.dedup();
         Some(Self {
             packages,
             workspace_root: metadata["workspace_root"].as_str().map(PathBuf::from),

@@ -189,9 +189,8 @@ fn wasi_context(mounts: &[DirMount], stderr: &MemoryOutputPipe, error: &mut Opti
     wasi.stderr(stderr.clone());
     for mount in mounts {
         let perms = if mount.write { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
-        let opened = crate::sandbox::open_folder(&mount.host)
-            .map_err(|cause| cause.to_string())
-            .and_then(|handle| {
+        let opened =
+            crate::sandbox::open_folder(&mount.host).map_err(|cause| cause.to_string()).and_then(|handle| {
                 let preopened = wasi.preopened_dir(crate::sandbox::fd_path(&handle), &mount.guest, perms);
                 preopened.map(drop).map_err(|cause| format!("{}: {cause}", mount.host.display()))
             });

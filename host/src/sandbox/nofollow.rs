@@ -28,7 +28,8 @@ pub enum FolderError {
 }
 
 /// The flags of every step of the walk: a handle that only names the folder, never a link.
-pub(super) const WALK_FLAGS: libc::c_int = libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+pub(super) const WALK_FLAGS: libc::c_int =
+    libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
 
 /// The components of `folder`, each as a C string, checked to be plain names.
 pub(super) fn components(folder: &Path) -> Result<Vec<CString>, FolderError> {
@@ -60,7 +61,8 @@ pub fn open_folder(folder: &Path) -> Result<OwnedFd, FolderError> {
         current = match next {
             Ok(next) => next,
             Err(error) => {
-                let is_link = std::fs::symlink_metadata(&walked).is_ok_and(|meta| meta.file_type().is_symlink());
+                let is_link =
+                    std::fs::symlink_metadata(&walked).is_ok_and(|meta| meta.file_type().is_symlink());
                 return Err(if is_link {
                     FolderError::Link { folder: folder.to_path_buf(), link: walked }
                 } else {

@@ -104,7 +104,9 @@ async fn a_folder_whose_path_passes_through_a_symlink_is_refused_naming_the_link
     let root = dir.path().canonicalize().unwrap();
     std::fs::create_dir_all(root.join("real/inner")).unwrap();
     std::os::unix::fs::symlink(root.join("real"), root.join("link")).unwrap();
-    for (folder, link) in [(root.join("link"), root.join("link")), (root.join("link/inner"), root.join("link"))] {
+    for (folder, link) in
+        [(root.join("link"), root.join("link")), (root.join("link/inner"), root.join("link"))]
+    {
         let spec = shell("echo ran > here").read_write(&folder).workdir(&folder);
         let error = Sandbox::confined().unwrap().run(&spec, limits()).await.expect_err("refused").to_string();
         assert_eq!(
