@@ -144,3 +144,24 @@ fn file(path: PathBuf, what: &str) -> Sensitive {
 fn folder(path: PathBuf, what: &str) -> Sensitive {
     Sensitive { what: format!("{what} ({})", path.display()), path, folder: true }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_cargo_the_manifests_path_dependencies_and_target_folder_are_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let plugin = dir.path().join("plugin");
+        std::fs::create_dir_all(&plugin).unwrap();
+        std::fs::write(
+            plugin.join("Cargo.toml"),
+            "[package]\nname = \"p\"\n[dependencies]\nshared = { path = \"../shared\" }\nserde = \"1\"\n\
+             [build-dependencies]\ngen = { path = \"gen\" }\n",
+        )
+        .unwrap();
+        let build = Build::from_manifest(&plugin);
+        assert_eq!(build.packages, [plugin.clone(), plugin.join("../shared"), plugin.join("gen")]);
+        assert_eq!(build.target_dir, plugin.join("target"));
+    }
+}
