@@ -232,13 +232,7 @@ impl Plan {
         read_only: bool,
         is_dir: bool,
     ) -> Result<(), SandboxError> {
-        let mut ancestors: Vec<&Path> = target.ancestors().skip(1).filter(|a| *a != Path::new("/")).collect();
-        ancestors.reverse();
-        for ancestor in ancestors {
-            self.push(MountOp::Dir(inside(ancestor)?), format!("create {}", ancestor.display()));
-        }
-        let create = if is_dir { MountOp::Dir(inside(target)?) } else { MountOp::File(inside(target)?) };
-        self.push(create, format!("create {}", target.display()));
+        self.mount_point(target, is_dir)?;
         let how = if read_only { "read-only" } else { "writable" };
         self.push(
             MountOp::Bind { source: outside(source)?, target: inside(target)?, read_only, devices: false },
@@ -247,6 +241,18 @@ impl Plan {
         if read_only {
             self.remount_submounts_read_only(source, target)?;
         }
+        Ok(())
+    }
+
+    /// Creates `target` inside (a folder, or a file when not `is_dir`) and its parents.
+    fn mount_point(&mut self, target: &Path, is_dir: bool) -> Result<(), SandboxError> {
+        let mut ancestors: Vec<&Path> = target.ancestors().skip(1).filter(|a| *a != Path::new("/")).collect();
+        ancestors.reverse();
+        for ancestor in ancestors {
+            self.push(MountOp::Dir(inside(ancestor)?), format!("create {}", ancestor.display()));
+        }
+        let create = if is_dir { MountOp::Dir(inside(target)?) } else { MountOp::File(inside(target)?) };
+        self.push(create, format!("create {}", target.display()));
         Ok(())
     }
 
@@ -268,12 +274,7 @@ impl Plan {
         drop(nofollow::open_folder(path)?);
         let components = nofollow::components(path)?;
         let read_only = !folder.write;
-        let mut ancestors: Vec<&Path> = path.ancestors().skip(1).filter(|a| *a != Path::new("/")).collect();
-        ancestors.reverse();
-        for ancestor in ancestors {
-            self.push(MountOp::Dir(inside(ancestor)?), format!("create {}", ancestor.display()));
-        }
-        self.push(MountOp::Dir(inside(path)?), format!("create {}", path.display()));
+        self.mount_point(path, true)?;
         let how = if read_only { "read-only" } else { "writable" };
         self.push(
             MountOp::BindFolder { components, target: inside(path)?, read_only },
