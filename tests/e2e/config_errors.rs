@@ -156,3 +156,176 @@ async fn a_reload_that_would_grant_the_store_is_refused_and_the_old_set_keeps_se
     let result = test.host.invoke_tool(&mut session, "echo", &echo, &*test.events).await.unwrap();
     assert_eq!(result.output, "old set");
 }
+
+/// `[[plugin]]` `p.wasm` with the grants given, one `"guest" = { host, write }` per line.
+fn grants(entries: &[(&str, &str, bool)]) -> String {
+    let mut text = String::from("[[plugin]]\npath = \"p.wasm\"\n[plugin.grants.dirs]\n");
+    for (guest, host, write) in entries {
+        text.push_str(&format!("\"{guest}\" = {{ host = \"{host}\", write = {write} }}\n"));
+    }
+    text
+}
+
+#[test]
+fn a_grant_inside_a_writable_grant_of_the_same_plugin_is_refused_naming_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("workspace/a/docs")).unwrap();
+    let ws = root.join("workspace");
+    let text = grants(&[("/workspace", "workspace", true), ("/docs", "workspace/docs", false)]);
+    let error = load_in(dir.path(), &text).unwrap_err();
+    assert!(
+        error.contains(&format!(
+            "config.toml:5: `plugin[0].grants.dirs.\"/docs\"`: plugin[0] (p.wasm): the read-only grant \
+             \"/docs\" ({ws}/docs) is inside the writable grant \"/workspace\" ({ws}); a plugin that \
+             writes there could replace the folder, or one on its way, with a link",
+            ws = ws.display()
+        )),
+        "{error}"
+    );
+    // Two levels down, through a link to the workspace, writable, or the same folder twice.
+    std::os::unix::fs::symlink(&ws, root.join("ws-link")).unwrap();
+    for (inner, write, relation) in [
+        ("ws-link/a/docs", false, "inside"),
+        ("workspace/a", true, "inside"),
+        ("./workspace/", false, "the same folder as"),
+    ] {
+        let text = grants(&[("/workspace", "workspace", true), ("/inner", inner, write)]);
+        let error = load_in(dir.path(), &text).unwrap_err();
+        let how = if write { "writable" } else { "read-only" };
+        assert!(error.contains(&format!("the {how} grant \"/inner\"")), "{inner}: {error}");
+        assert!(error.contains(&format!("{relation} the writable grant \"/workspace\"")), "{inner}: {error}");
+    }
+}
+
+#[test]
+fn grants_that_nest_only_in_read_only_ones_or_across_plugins_load() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("workspace/docs")).unwrap();
+    load_in(dir.path(), &grants(&[("/src", "workspace", false), ("/docs", "workspace/docs", false)]))
+        .unwrap();
+    load_in(dir.path(), &grants(&[("/src", "workspace", false), ("/out", "workspace/docs", true)])).unwrap();
+    let two = format!(
+        "{}\n{}",
+        grants(&[("/workspace", "workspace", true)]),
+        grants(&[("/docs", "workspace/docs", false)])
+    );
+    load_in(dir.path(), &two).unwrap();
+}
+
+/// A plugin crate folder `name` in `dir` with `manifest_tail` after its `[package]`.
+fn crate_folder(dir: &Path, name: &str, manifest_tail: &str) {
+    std::fs::create_dir_all(dir.join(name).join("src")).unwrap();
+    std::fs::write(dir.join(name).join("src/lib.rs"), "").unwrap();
+    std::fs::write(
+        dir.join(name).join("Cargo.toml"),
+        format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n{manifest_tail}"),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_writable_grant_over_a_plugins_path_dependency_or_build_folder_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    crate_folder(&root, "shared", "");
+    crate_folder(&root, "tool", "[dependencies]\nshared = { path = \"../shared\" }\n");
+    let plugin = "[[plugin]]\npath = \"tool\"\n\n";
+    let error =
+        load_in(dir.path(), &format!("{plugin}{}", grants(&[("/shared", "shared", true)]))).unwrap_err();
+    assert!(
+        error.contains(&format!(
+            "config.toml:7: `plugin[1].grants.dirs.\"/shared\"`: plugin[1] (p.wasm) may not be granted {} \
+             writable: that folder is a local package plugin[0]'s build compiles",
+            root.join("shared").display()
+        )),
+        "{error}"
+    );
+    assert!(error.contains("would run code as the operator"), "{error}");
+    // Read-only, it is only source to read.
+    load_in(dir.path(), &format!("{plugin}{}", grants(&[("/shared", "shared", false)]))).unwrap();
+
+    // A workspace member builds into the workspace's target folder, outside its own.
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[workspace]\nmembers = [\"tool\", \"shared\"]\nresolver = \"2\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("target/wasm32-wasip2")).unwrap();
+    let error =
+        load_in(dir.path(), &format!("{plugin}{}", grants(&[("/out", "target/wasm32-wasip2", true)])))
+            .unwrap_err();
+    assert!(
+        error.contains(&format!(
+            "that folder is inside the folder cargo builds plugin[0] into ({})",
+            root.join("target").display()
+        )),
+        "{error}"
+    );
+}
+
+/// `agent-host --config <dir>/config.toml --check` with `env` set and `CARGO` unset, as
+/// an operator's shell runs it.
+fn check_with(dir: &Path, text: &str, env: &[(&str, std::ffi::OsString)]) -> std::process::Output {
+    std::fs::write(dir.join("p.wasm"), b"stand-in").unwrap();
+    std::fs::write(dir.join("config.toml"), text).unwrap();
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_agent-host"));
+    command
+        .arg("--config")
+        .arg(dir.join("config.toml"))
+        .arg("--check")
+        .env_remove("CARGO")
+        .env("NO_COLOR", "1");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.output().expect("the binary runs")
+}
+
+#[test]
+fn check_refuses_a_writable_grant_over_cargo_home_rustup_home_or_cargo_on_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    for folder in ["cargo-home/bin", "rustup-home/toolchains", "tools"] {
+        std::fs::create_dir_all(root.join(folder)).unwrap();
+    }
+    std::fs::write(root.join("tools/cargo"), "#!/bin/sh\n").unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(root.join("tools")).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let env = [
+        ("CARGO_HOME", root.join("cargo-home").into_os_string()),
+        ("RUSTUP_HOME", root.join("rustup-home").into_os_string()),
+        ("PATH", path),
+    ];
+    for (host, exposed) in [
+        (
+            "cargo-home",
+            format!(
+                "is CARGO_HOME, the toolchain the host builds plugins with ({})",
+                root.join("cargo-home").display()
+            ),
+        ),
+        ("cargo-home/bin", "is inside CARGO_HOME".into()),
+        ("rustup-home/toolchains", "is inside RUSTUP_HOME".into()),
+        ("tools", format!("contains `cargo` as the host runs it ({})", root.join("tools/cargo").display())),
+    ] {
+        let output = check_with(dir.path(), &grants(&[("/workspace", host, true)]), &env);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{host}: {stderr}");
+        assert!(
+            stderr.contains("config.toml:4: `plugin[0].grants.dirs.\"/workspace\"`: plugin[0] (p.wasm)"),
+            "{host}: {stderr}"
+        );
+        assert!(
+            stderr.contains(&format!("may not be granted {} writable", root.join(host).display())),
+            "{host}: {stderr}"
+        );
+        assert!(stderr.contains(&exposed), "{host}: {stderr}");
+    }
+    // Read-only, the toolchain is only visible; --check goes on past the config.
+    let output = check_with(dir.path(), &grants(&[("/workspace", "cargo-home", false)]), &env);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("may not be granted"), "{stderr}");
+}

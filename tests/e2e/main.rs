@@ -22,6 +22,7 @@ mod event_schema;
 mod first_run;
 mod fs_tools;
 mod fuzz;
+mod grants;
 mod hook_filter;
 mod hostile;
 mod hygiene;

@@ -1,47 +1,120 @@
-//! Granted folders that would hand a plugin the host's own files: the config (and so every
-//! grant), plugin code, the session store, the compile cache and its key. A grant that
-//! holds one of them, or sits inside a folder of them, is refused at load.
+//! Granted folders, resolved once at load and checked there.
+//!
+//! Each grant's folder is made absolute and canonical when the config is loaded, and that
+//! path is what the runtime opens (without following links, see `sandbox::open_folder`).
+//! Refused: a grant that holds one of the host's own files or sits inside a folder of them
+//! (the config and so every grant, plugin code, the session store, the compile cache and its
+//! key); a grant inside (or the same as) another writable grant of the same plugin, which
+//! the plugin could replace with a link; and a writable grant over what the host runs as
+//! the operator (the toolchain, see `toolchain.rs`).
 
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
 use super::load::line_of_segments;
-use super::{Config, ConfigError};
+use super::{Config, ConfigError, PluginConfig};
 
 /// One of the host's own files or folders, and what a plugin that saw it would get.
-struct Sensitive {
-    path: PathBuf,
-    what: String,
+pub(super) struct Sensitive {
+    pub(super) path: PathBuf,
+    pub(super) what: String,
     /// A folder: a grant inside it is refused too.
-    folder: bool,
+    pub(super) folder: bool,
 }
 
-/// Refuses the first `[plugin.grants.dirs]` entry that overlaps one of the host's own paths.
+/// Makes every grant's host folder absolute and canonical, as far as it exists: the one
+/// resolution of the path, which every run and every call then opens.
+pub(super) fn resolve(config: &mut Config) {
+    let dir = config.source.dir.clone();
+    for plugin in &mut config.plugins {
+        for grant in plugin.grants.dirs.values_mut() {
+            let written = if grant.host.is_absolute() { grant.host.clone() } else { dir.join(&grant.host) };
+            grant.host = real_path(&written);
+        }
+    }
+}
+
+/// Refuses the first `[plugin.grants.dirs]` entry that overlaps one of the host's own paths,
+/// nests in a writable grant of its plugin, or is writable over the toolchain.
 pub(super) fn check(config: &Config) -> Result<(), ConfigError> {
     let sensitive = sensitive_paths(config);
+    let any_writable =
+        config.plugins.iter().any(|plugin| plugin.grants.dirs.values().any(|grant| grant.write));
+    let executed = if any_writable { super::toolchain::executed(config) } else { Vec::new() };
     for (index, plugin) in config.plugins.iter().enumerate() {
+        check_nesting(config, index, plugin)?;
         for (guest, grant) in &plugin.grants.dirs {
-            let granted = real_path(&config.resolve(&grant.host));
-            let Some((found, relation)) = sensitive.iter().find_map(|item| overlap(&granted, item)) else {
-                continue;
+            let granted = &grant.host;
+            let found = sensitive.iter().find_map(|item| overlap(granted, item));
+            let (found, relation, how) = match found {
+                Some((found, relation)) => (found, relation, ""),
+                None if grant.write => match executed.iter().find_map(|item| overlap(granted, item)) {
+                    Some((found, relation)) => (found, relation, " writable"),
+                    None => continue,
+                },
+                None => continue,
             };
-            let entry = format!("plugin[{index}]");
-            let segments = [entry.as_str(), "grants", "dirs", guest.as_str()];
-            return Err(ConfigError {
-                file: config.source.file.clone(),
-                line: line_of_segments(&config.source.text, segments.into_iter()),
-                field: Some(format!("{entry}.grants.dirs.\"{guest}\"")),
-                message: format!(
-                    "{entry} ({}) may not be granted {}: that folder {relation} {}; grant a folder \
-                     that holds none of the host's own files",
+            let advice = if how.is_empty() {
+                "grant a folder that holds none of the host's own files"
+            } else {
+                "a plugin that wrote there would run code as the operator at the next start; grant \
+                 it read-only, or a folder that holds none of them"
+            };
+            return Err(grant_error(
+                config,
+                index,
+                guest,
+                format!(
+                    "plugin[{index}] ({}) may not be granted {}{how}: that folder {relation} {}; {advice}",
                     plugin.path.get_ref().display(),
                     granted.display(),
                     found.what,
                 ),
-            });
+            ));
         }
     }
     Ok(())
+}
+
+/// Refuses a grant inside, or the same as, another writable grant of the same plugin: the
+/// plugin could replace its folder (or one on the way) with a link to any other.
+fn check_nesting(config: &Config, index: usize, plugin: &PluginConfig) -> Result<(), ConfigError> {
+    for (outer_guest, outer) in plugin.grants.dirs.iter().filter(|(_, grant)| grant.write) {
+        for (inner_guest, inner) in &plugin.grants.dirs {
+            if inner_guest == outer_guest || !inner.host.starts_with(&outer.host) {
+                continue;
+            }
+            let relation = if inner.host == outer.host { "is the same folder as" } else { "is inside" };
+            let how = if inner.write { "writable" } else { "read-only" };
+            return Err(grant_error(
+                config,
+                index,
+                inner_guest,
+                format!(
+                    "plugin[{index}] ({}): the {how} grant \"{inner_guest}\" ({}) {relation} the writable \
+                     grant \"{outer_guest}\" ({}); a plugin that writes there could replace the folder, \
+                     or one on its way, with a link to any other; grant folders that do not nest \
+                     in a writable one",
+                    plugin.path.get_ref().display(),
+                    inner.host.display(),
+                    outer.host.display(),
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The error about plugin `index`'s grant `guest`, at its line.
+fn grant_error(config: &Config, index: usize, guest: &str, message: String) -> ConfigError {
+    let entry = format!("plugin[{index}]");
+    let segments = [entry.as_str(), "grants", "dirs", guest];
+    ConfigError {
+        file: config.source.file.clone(),
+        line: line_of_segments(&config.source.text, segments.into_iter()),
+        field: Some(format!("{entry}.grants.dirs.\"{guest}\"")),
+        message,
+    }
 }
 
 /// How `granted` overlaps `item`, if it does.
@@ -85,7 +158,7 @@ fn sensitive_paths(config: &Config) -> Vec<Sensitive> {
 
 /// `path` with symbolic links resolved as far as it exists, and `.`/`..` taken out of the
 /// rest, so a link or a detour cannot hide an overlap.
-fn real_path(path: &Path) -> PathBuf {
+pub(super) fn real_path(path: &Path) -> PathBuf {
     if let Ok(real) = std::fs::canonicalize(path) {
         return real;
     }

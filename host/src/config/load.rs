@@ -38,6 +38,7 @@ pub(super) fn parse(text: &str, file: &Path) -> Result<Config, ConfigError> {
     })?;
     let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
     config.source = ConfigSource { file: file.to_path_buf(), dir, text: text.into() };
+    super::grants::resolve(&mut config);
     validate(&config)?;
     Ok(config)
 }

@@ -10,6 +10,7 @@ mod known_models;
 mod load;
 mod mcp;
 mod serve;
+mod toolchain;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -503,7 +504,9 @@ impl Default for Grants {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DirGrant {
-    /// The host folder (relative to the config file's folder).
+    /// The host folder: as written, relative to the config file's folder; once loaded,
+    /// absolute and canonical (symbolic links resolved once, at load), the path every run
+    /// and every call opens without following links.
     pub host: PathBuf,
     /// Whether the plugin may write there.
     #[serde(default)]

@@ -332,7 +332,8 @@ impl LoadedPlugin {
     }
 }
 
-/// The granted folders, resolved against the config file's folder.
+/// The granted folders: canonical since the config was loaded (a relative one, from grants
+/// not read from a config file, against `base_dir`).
 fn granted_dirs(grants: &Grants, base_dir: &Path) -> Arc<[DirMount]> {
     grants
         .dirs

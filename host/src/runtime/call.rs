@@ -179,15 +179,23 @@ impl WasiView for CallState {
 
 /// The WASI context of one call: stderr captured, the granted folders preopened. A folder
 /// that cannot be opened is left out and noted in `error`.
+///
+/// Each folder is opened by its canonical path (resolved when the config was loaded)
+/// without following a symbolic link, and preopened through the handle that walk opened:
+/// what another plugin may write could hold a folder of that path, and a link put in its
+/// place must not carry this call elsewhere.
 fn wasi_context(mounts: &[DirMount], stderr: &MemoryOutputPipe, error: &mut Option<String>) -> WasiCtx {
     let mut wasi = WasiCtxBuilder::new();
     wasi.stderr(stderr.clone());
     for mount in mounts {
         let perms = if mount.write { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
-        if let Err(cause) = wasi.preopened_dir(&mount.host, &mount.guest, perms) {
-            error.get_or_insert_with(|| {
-                format!("cannot open granted folder {}: {cause}", mount.host.display())
+        let opened =
+            crate::sandbox::open_folder(&mount.host).map_err(|cause| cause.to_string()).and_then(|handle| {
+                let preopened = wasi.preopened_dir(crate::sandbox::fd_path(&handle), &mount.guest, perms);
+                preopened.map(drop).map_err(|cause| format!("{}: {cause}", mount.host.display()))
             });
+        if let Err(cause) = opened {
+            error.get_or_insert_with(|| format!("cannot open granted folder {}: {cause}", mount.guest));
         }
     }
     wasi.build()

@@ -264,6 +264,9 @@ unsafe fn run_op(op: &MountOp) -> bool {
                 ) == 0
                     && remount(target, *read_only, *devices)
             }
+            MountOp::BindFolder { components, target, read_only } => {
+                bind_folder(components, target) && remount(target, *read_only, false)
+            }
             MountOp::RemountReadOnly(target) => remount(target, true, false),
             MountOp::Tmpfs { target, options, read_only } => {
                 mount_tmpfs(target, options, if *read_only { libc::MS_RDONLY } else { 0 })
@@ -285,6 +288,60 @@ unsafe fn run_op(op: &MountOp) -> bool {
                     ) == 0
             }
         }
+    }
+}
+
+/// Opens the host's folder of `components` under `/oldroot` one component at a time, never
+/// following a symbolic link, and binds what it opened (through its `/proc/self/fd` entry,
+/// which names the opened folder, not a path looked up again) at `target`.
+unsafe fn bind_folder(components: &[std::ffi::CString], target: &CStr) -> bool {
+    const PREFIX: &[u8] = b"/oldroot/proc/self/fd/";
+    let null = std::ptr::null::<libc::c_char>();
+    // SAFETY: system calls on the plan's C strings and a stack buffer we fill; every
+    // descriptor opened here is closed here.
+    unsafe {
+        let mut fd = libc::open(c"/oldroot".as_ptr(), super::nofollow::WALK_FLAGS);
+        for name in components {
+            if fd < 0 {
+                return false;
+            }
+            let next = libc::openat(fd, name.as_ptr(), super::nofollow::WALK_FLAGS);
+            let errno = *libc::__errno_location();
+            libc::close(fd);
+            *libc::__errno_location() = errno;
+            fd = next;
+        }
+        if fd < 0 {
+            return false;
+        }
+        // "/oldroot/proc/self/fd/<fd>\0", written without allocating.
+        let mut source = [0u8; 48];
+        source[..PREFIX.len()].copy_from_slice(PREFIX);
+        let mut digits = [0u8; 10];
+        let mut count = 0;
+        let mut rest = fd as u32;
+        loop {
+            digits[count] = b'0' + (rest % 10) as u8;
+            count += 1;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        for (index, digit) in digits[..count].iter().rev().enumerate() {
+            source[PREFIX.len() + index] = *digit;
+        }
+        let bound = libc::mount(
+            source.as_ptr().cast(),
+            target.as_ptr(),
+            null,
+            libc::MS_BIND | libc::MS_REC,
+            std::ptr::null(),
+        ) == 0;
+        let errno = *libc::__errno_location();
+        libc::close(fd);
+        *libc::__errno_location() = errno;
+        bound
     }
 }
 

@@ -4,7 +4,8 @@
 //! UTS and (unless the spec allows the network) network — on a filesystem made of the
 //! host's system folders read-only (`/usr`, `/bin`, `/sbin`, `/lib*`, `/etc`, with the
 //! entries of `/etc` only their owner may read covered), the spec's folders at their host
-//! paths (writable only where asked), a private tmpfs `/tmp`, a minimal `/dev` and a fresh
+//! paths (writable only where asked; each opened without following a symbolic link, parents
+//! bound before the folders inside them), a private tmpfs `/tmp`, a minimal `/dev` and a fresh
 //! `/proc` that shows only the sandbox's processes. The old root is detached; the
 //! environment is only what the spec sets; rlimits cap CPU time, address space, processes
 //! and file size; `PR_SET_NO_NEW_PRIVS` is set. The program runs as uid/gid 1000 of its
@@ -19,6 +20,7 @@
 mod child;
 mod masks;
 mod mountinfo;
+mod nofollow;
 mod plan;
 mod probe;
 mod rlimits;
@@ -28,6 +30,7 @@ mod spec;
 use std::path::Path;
 
 pub use child::{die_with_parent, kill_group};
+pub use nofollow::{FolderError, fd_path, open_folder};
 pub use rlimits::Rlimits;
 pub use run::{RunLimits, RunOutput};
 pub use spec::SandboxSpec;
@@ -78,6 +81,9 @@ pub enum SandboxError {
     Setup { step: String, source: std::io::Error },
     #[error("cannot start `{program}`: {source}")]
     Start { program: String, source: std::io::Error },
+    /// A granted folder that cannot be opened without following a link.
+    #[error("{0}")]
+    Folder(#[from] FolderError),
     #[error("{path}: {source}")]
     Path { path: String, source: std::io::Error },
     #[error("waiting for the process: {0}")]

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use super::masks::Mask;
 use super::rlimits::RlimitResource;
-use super::spec::SandboxSpec;
-use super::{SandboxError, mountinfo};
+use super::spec::{Folder, SandboxSpec};
+use super::{SandboxError, mountinfo, nofollow};
 
 /// The uid and gid the program has inside: not 0, so exec leaves it no capabilities (a
 /// root inside could remount the read-only binds writable).
@@ -50,6 +50,14 @@ pub(super) enum MountOp {
         target: CString,
         read_only: bool,
         devices: bool,
+    },
+    /// A granted folder: the child opens `components` one at a time under `/oldroot`
+    /// without following a symbolic link (so a link that replaced one since the config was
+    /// loaded fails the run), and binds what it opened at `target` like [`MountOp::Bind`].
+    BindFolder {
+        components: Vec<CString>,
+        target: CString,
+        read_only: bool,
     },
     /// A submount of a read-only bind, made read-only too.
     RemountReadOnly(CString),
@@ -141,9 +149,11 @@ impl Plan {
             },
             "mount a private tmpfs at /tmp",
         );
-        for folder in &spec.folders {
-            let path = canonical(&folder.path)?;
-            plan.bind(&path, &path, !folder.write, true)?;
+        // Parents before children: a folder bound after one inside it would cover it.
+        let mut folders: Vec<&Folder> = spec.folders.iter().collect();
+        folders.sort_by(|a, b| a.path.cmp(&b.path));
+        for folder in folders {
+            plan.bind_folder(folder)?;
         }
         for (source, target) in &spec.binds_ro {
             let source = canonical(source)?;
@@ -222,6 +232,20 @@ impl Plan {
         read_only: bool,
         is_dir: bool,
     ) -> Result<(), SandboxError> {
+        self.mount_point(target, is_dir)?;
+        let how = if read_only { "read-only" } else { "writable" };
+        self.push(
+            MountOp::Bind { source: outside(source)?, target: inside(target)?, read_only, devices: false },
+            format!("bind {} {how} at {}", source.display(), target.display()),
+        );
+        if read_only {
+            self.remount_submounts_read_only(source, target)?;
+        }
+        Ok(())
+    }
+
+    /// Creates `target` inside (a folder, or a file when not `is_dir`) and its parents.
+    fn mount_point(&mut self, target: &Path, is_dir: bool) -> Result<(), SandboxError> {
         let mut ancestors: Vec<&Path> = target.ancestors().skip(1).filter(|a| *a != Path::new("/")).collect();
         ancestors.reverse();
         for ancestor in ancestors {
@@ -229,18 +253,35 @@ impl Plan {
         }
         let create = if is_dir { MountOp::Dir(inside(target)?) } else { MountOp::File(inside(target)?) };
         self.push(create, format!("create {}", target.display()));
+        Ok(())
+    }
+
+    /// The host's mounts below `source`, bound at `target` with it, made read-only too.
+    fn remount_submounts_read_only(&mut self, source: &Path, target: &Path) -> Result<(), SandboxError> {
+        let submounts: Vec<PathBuf> = mountinfo::below(&self.host_mounts, source).cloned().collect();
+        for submount in submounts {
+            let relative = submount.strip_prefix(source).expect("below the source");
+            let at = target.join(relative);
+            self.push(MountOp::RemountReadOnly(inside(&at)?), format!("make {} read-only", at.display()));
+        }
+        Ok(())
+    }
+
+    /// Binds a granted folder at its own path, opened as [`MountOp::BindFolder`] says. The
+    /// same walk here first gives the clear error, naming the link.
+    fn bind_folder(&mut self, folder: &Folder) -> Result<(), SandboxError> {
+        let path = &folder.path;
+        drop(nofollow::open_folder(path)?);
+        let components = nofollow::components(path)?;
+        let read_only = !folder.write;
+        self.mount_point(path, true)?;
         let how = if read_only { "read-only" } else { "writable" };
         self.push(
-            MountOp::Bind { source: outside(source)?, target: inside(target)?, read_only, devices: false },
-            format!("bind {} {how} at {}", source.display(), target.display()),
+            MountOp::BindFolder { components, target: inside(path)?, read_only },
+            format!("bind {} {how}, opened without following symbolic links", path.display()),
         );
         if read_only {
-            let submounts: Vec<PathBuf> = mountinfo::below(&self.host_mounts, source).cloned().collect();
-            for submount in submounts {
-                let relative = submount.strip_prefix(source).expect("below the source");
-                let at = target.join(relative);
-                self.push(MountOp::RemountReadOnly(inside(&at)?), format!("make {} read-only", at.display()));
-            }
+            self.remount_submounts_read_only(path, path)?;
         }
         Ok(())
     }

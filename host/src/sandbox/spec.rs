@@ -9,8 +9,8 @@ use super::rlimits::Rlimits;
 /// folders it sees (at their host paths), extra read-only binds, network and rlimits.
 ///
 /// Paths are host paths; the sandbox shows each at the same path inside. Give them
-/// canonical (symlinks resolved), since a symlink inside the sandbox resolves against its
-/// own root.
+/// canonical (symlinks resolved once, by the caller): a folder whose path passes through a
+/// symbolic link at run time is refused, since a link may have replaced a folder there.
 #[derive(Debug, Clone)]
 pub struct SandboxSpec {
     pub(super) program: PathBuf,

@@ -99,20 +99,43 @@ async fn granted_folders_are_writable_only_where_asked_and_tmp_is_private() {
 }
 
 #[tokio::test]
-async fn a_folder_reached_through_a_symlink_is_shown_at_its_real_path() {
+async fn a_folder_whose_path_passes_through_a_symlink_is_refused_naming_the_link() {
     let dir = tempfile::tempdir().unwrap();
-    let real = dir.path().join("real");
-    std::fs::create_dir(&real).unwrap();
-    let link = dir.path().join("link");
-    std::os::unix::fs::symlink(&real, &link).unwrap();
-    let output = sh(shell("pwd; echo x > here").read_write(&link).workdir(&link)).await;
-    assert_eq!(
-        text(&output.stdout),
-        format!("{}\n", real.canonicalize().unwrap().display()),
-        "{}",
-        text(&output.stderr)
-    );
-    assert!(real.join("here").exists());
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("real/inner")).unwrap();
+    std::os::unix::fs::symlink(root.join("real"), root.join("link")).unwrap();
+    for (folder, link) in
+        [(root.join("link"), root.join("link")), (root.join("link/inner"), root.join("link"))]
+    {
+        let spec = shell("echo ran > here").read_write(&folder).workdir(&folder);
+        let error = Sandbox::confined().unwrap().run(&spec, limits()).await.expect_err("refused").to_string();
+        assert_eq!(
+            error,
+            format!(
+                "{} is a symbolic link now (it was not when the config was loaded); a granted folder is \
+                 opened without following links, so {} is not shown",
+                link.display(),
+                folder.display()
+            )
+        );
+    }
+    assert!(!root.join("real/here").exists() && !root.join("real/inner/here").exists());
+}
+
+#[tokio::test]
+async fn a_folder_inside_a_writable_one_is_bound_after_it_whatever_the_order_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let outer = dir.path().canonicalize().unwrap();
+    let inner = outer.join("docs");
+    std::fs::create_dir(&inner).unwrap();
+    let line = format!("touch {}/written && echo inner-writable; touch outer-written", inner.display());
+    // Given child first, as grants in guest-name order (`/docs` before `/workspace`) were.
+    let spec = shell(&line).read_only(&inner).read_write(&outer).workdir(&outer);
+    let output = sh(spec).await;
+    assert!(!text(&output.stdout).contains("inner-writable"), "{}", text(&output.stdout));
+    assert!(text(&output.stderr).contains("Read-only file system"), "{}", text(&output.stderr));
+    assert!(!inner.join("written").exists());
+    assert!(outer.join("outer-written").exists(), "{}", text(&output.stderr));
 }
 
 #[tokio::test]
