@@ -41,6 +41,7 @@ mod sandbox;
 mod secrets;
 mod serve;
 mod serve_page;
+mod serve_principals;
 mod shell;
 mod shell_sandbox;
 mod source_plugin;

@@ -124,7 +124,7 @@ impl<L: From<Session>> Sessions<L> {
         let previous = self.last_id.fetch_max(drawn, Ordering::Relaxed);
         let value = if drawn > previous { drawn } else { self.last_id.fetch_add(1, Ordering::Relaxed) + 1 };
         // The system's generator, as for a UUID; it fails only where no source exists at all.
-        let tail = getrandom::u64().unwrap_or_else(|_| (random >> 64) as u64);
+        let tail = getrandom::u64().unwrap_or((random >> 64) as u64);
         format!("{value:016x}{tail:016x}")
     }
 
