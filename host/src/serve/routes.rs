@@ -34,7 +34,8 @@ impl FromRequestParts<Arc<App>> for Principal {
 }
 
 #[utoipa::path(post, path = "/v1/sessions", tag = "sessions",
-    responses((status = 201, body = Created), (status = 401, body = ErrorBody)))]
+    responses((status = 201, body = Created), (status = 401, body = ErrorBody),
+              (status = 429, body = ErrorBody, description = "The caller has `max_sessions_per_principal` sessions")))]
 pub async fn create_session(
     State(app): State<Arc<App>>,
     principal: Principal,
@@ -54,7 +55,8 @@ pub async fn list_sessions(
 
 #[utoipa::path(get, path = "/v1/sessions/{id}", tag = "sessions",
     params(("id" = String, Path, description = "The session's id")),
-    responses((status = 200, body = SessionDetail), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = SessionDetail), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+              (status = 409, body = ErrorBody, description = "Another process (a console, another server) has the session open")))]
 pub async fn get_session(
     State(app): State<Arc<App>>,
     principal: Principal,
@@ -196,7 +198,8 @@ pub async fn run_command(
 #[utoipa::path(get, path = "/v1/sessions/{id}/export", tag = "sessions",
     params(("id" = String, Path, description = "The session's id")),
     responses((status = 200, content_type = "application/json", description = "The session as committed, as a session document (`--import FILE` starts a copy of it)"),
-              (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+              (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+              (status = 409, body = ErrorBody, description = "Another process (a console, another server) has the session open")))]
 pub async fn export_session(
     State(app): State<Arc<App>>,
     principal: Principal,
