@@ -154,6 +154,28 @@ async fn a_non_owner_takes_no_lease_on_a_session_and_hears_nothing_of_who_holds_
 }
 
 #[tokio::test]
+async fn an_owner_hears_her_session_is_in_use_elsewhere_but_not_by_whom() {
+    let model = FakeModel::start().await;
+    let first = serve(&model, "", "").await;
+    let alices = first.new_session("alice").await;
+    let second = first.another_on_the_same_store().await;
+    let (status, body) = second.get("bob", &format!("/v1/sessions/{alices}")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert!(!body.to_string().contains("in use"), "{body}");
+    let holder = first.child.id().unwrap().to_string();
+    for who in ["alice", "root"] {
+        let (status, body) = second.get(who, &format!("/v1/sessions/{alices}")).await;
+        assert_eq!(status, StatusCode::CONFLICT, "{who}: {body}");
+        assert!(error_of(&body).contains("in use by another process"), "{body}");
+        assert!(!error_of(&body).contains(&holder), "the holder's pid: {body}");
+    }
+    let (_, listed) = second.get("alice", "/v1/sessions").await;
+    assert_eq!(listed["sessions"][0]["id"], alices.as_str(), "listing leases nothing: {listed}");
+    let (status, _) = first.get("alice", &format!("/v1/sessions/{alices}")).await;
+    assert_eq!(status, StatusCode::OK, "the first server still has it");
+}
+
+#[tokio::test]
 async fn a_principals_list_holds_her_sessions_however_many_others_keep() {
     let model = FakeModel::start().await;
     let server = serve(&model, "", "event_buffer = 1").await;
