@@ -212,3 +212,55 @@ async fn a_newer_or_malformed_document_is_refused_naming_the_field_and_no_sessio
     assert!(stderr.contains("no session with id `0000000000000000`"), "{stderr}");
     assert_eq!(test.host.sessions().store().list(100).unwrap().len(), sessions_before);
 }
+
+#[tokio::test]
+async fn a_console_export_writes_none_of_the_hosts_files_follows_no_link_and_replaces_only_when_forced() {
+    let model = FakeModel::start().await;
+    let test = TestHost::with_plugins(&model, "").await;
+    let dir = test.dir.path();
+    let store = test.db_path();
+    let config = dir.join("config.toml");
+    let config_before = std::fs::read(&config).unwrap();
+    let victim = dir.join("victim.txt");
+    std::fs::write(&victim, "the operator's file").unwrap();
+    let link = dir.join("link.json");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let existing = dir.join("existing.json");
+    std::fs::write(&existing, "kept").unwrap();
+    let fresh = dir.join("fresh.json");
+    let lines = [
+        format!("/export {}", store.display()),
+        format!("/export {}", config.display()),
+        format!("/export --force {}-wal", store.display()),
+        format!("/export {}", link.display()),
+        format!("/export --force {}", link.display()),
+        format!("/export {}", existing.display()),
+    ];
+    let (status, _, stderr) = console_with(dir, &[], &format!("{}\n", lines.join("\n"))).await;
+    assert_eq!(status, Some(0), "{stderr}");
+    assert!(std::fs::read(&store).unwrap().starts_with(b"SQLite format 3\0"), "the store was overwritten");
+    assert_eq!(std::fs::read(&config).unwrap(), config_before, "the config was overwritten");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "the operator's file", "the link was followed");
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read_to_string(&existing).unwrap(), "kept", "an existing file was replaced");
+    let refusals: Vec<&str> = stderr.lines().filter(|line| line.starts_with("/export refused")).collect();
+    assert_eq!(refusals.len(), lines.len(), "{stderr}");
+    assert!(refusals[0].contains("the session store"), "{stderr}");
+    assert!(refusals[1].contains("the config file"), "{stderr}");
+    assert!(refusals[2].contains("the session store's journal"), "{stderr}");
+    assert!(refusals[3].contains("symbolic link") && refusals[4].contains("symbolic link"), "{stderr}");
+    assert!(refusals[5].contains("exists") && refusals[5].contains("/export --force"), "{stderr}");
+
+    let (status, stdout, stderr) = console_with(
+        dir,
+        &[],
+        &format!("/export --force {}\n/export {}\n", existing.display(), fresh.display()),
+    )
+    .await;
+    assert_eq!(status, Some(0), "{stderr}");
+    assert_eq!(stdout.matches("written to").count(), 2, "{stdout}\n{stderr}");
+    for written in [&existing, &fresh] {
+        let document: Value = serde_json::from_str(&std::fs::read_to_string(written).unwrap()).unwrap();
+        assert_eq!(document["format"], "agent-host-session");
+    }
+}

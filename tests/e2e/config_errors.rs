@@ -329,3 +329,21 @@ fn check_refuses_a_writable_grant_over_cargo_home_rustup_home_or_cargo_on_path()
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!stderr.contains("may not be granted"), "{stderr}");
 }
+
+#[test]
+fn serves_plugin_commands_are_names_without_the_slash_and_the_session_cap_is_at_least_one() {
+    let serve = "[serve]\ntokens = { alice = \"AGENT_HOST_T_ALICE\" }\n";
+    let error = load_error(&format!("{serve}plugin_commands = [\"/mode\"]\n"));
+    assert!(
+        error.contains("config.toml:3: `serve.plugin_commands`: `/mode` is not a command's name"),
+        "{error}"
+    );
+    assert!(error.contains("write `\"mode\"`, without the slash"), "{error}");
+    let error = load_error(&format!("{serve}plugin_commands = [\"mode execute\"]\n"));
+    assert!(error.contains("`serve.plugin_commands`: `mode execute` is not a command's name"), "{error}");
+    let error = load_error(&format!("{serve}max_sessions_per_principal = 0\n"));
+    assert!(
+        error.contains("config.toml:3: `serve.max_sessions_per_principal`: must be at least 1"),
+        "{error}"
+    );
+}

@@ -43,6 +43,7 @@ mod secrets;
 mod serve;
 mod serve_edge;
 mod serve_page;
+mod serve_principals;
 mod shell;
 mod shell_sandbox;
 mod source_plugin;

@@ -2,6 +2,7 @@
 //! tool calls: work on a session without a model call.
 
 use super::compact::{CompactOutcome, Compactor};
+use super::export_file;
 use super::plugin_model::PluginModel;
 use super::prepare::prepare_call;
 use super::report::{forward_events, forward_model_calls, report_failure};
@@ -14,6 +15,18 @@ use crate::model::tokens::{Budget, ContextAccount};
 use crate::plugins::{CallContext, ToolResult};
 use crate::state::document;
 
+/// The host's own commands; any other name is a plugin's (or unknown).
+pub const BUILT_IN_COMMANDS: &[&str] =
+    &["help", "plugins", "mcp", "reload", "session", "approvals", "export", "compact"];
+
+/// A command line's name (without the slash) and its arguments.
+pub fn split_command(line: &str) -> (&str, &str) {
+    let line = line.trim();
+    let line = line.strip_prefix('/').unwrap_or(line);
+    let (name, args) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+    (name, args.trim())
+}
+
 impl Host {
     /// Runs `/name args`. Built-in commands first, then the plugin that declared `name`.
     /// The session is committed afterwards, so a command's state change is durable.
@@ -23,9 +36,7 @@ impl Host {
         line: &str,
         sink: &dyn EventSink,
     ) -> Result<String, String> {
-        let line = line.trim();
-        let line = line.strip_prefix('/').unwrap_or(line);
-        let (name, args) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        let (name, args) = split_command(line);
         let set = self.plugins();
         let answer = match name {
             "help" => Ok(self.help()),
@@ -48,7 +59,7 @@ impl Host {
                 context_line(session.context(), self.budget())
             )),
             "approvals" => super::StandingApprovals::command(session.bag(), args),
-            "export" => self.export(session, args.trim()),
+            "export" => self.export(session, args),
             "compact" => self.compact_now(session, sink).await,
             _ => {
                 let Some(plugin) = set.plugins().iter().find(|p| p.commands().iter().any(|c| c.name == name))
@@ -61,7 +72,7 @@ impl Host {
                     turn_iteration: 0,
                     model: Some(PluginModel::access(self.model().clone(), session.id())),
                 };
-                let outcome = plugin.command(&ctx, session.bag(), name, args.trim()).await;
+                let outcome = plugin.command(&ctx, session.bag(), name, args).await;
                 forward_model_calls(sink, &ctx);
                 match outcome {
                     Ok(output) => {
@@ -92,8 +103,8 @@ impl Host {
             "/session           this session's id, the model it talks to, the tokens it has used".to_owned(),
             "/approvals         the standing \"always\" approvals, numbered: tool, scope, when".to_owned(),
             "/approvals revoke N|all  withdraw one standing approval, or all of them".to_owned(),
-            "/export FILE       write this session (history, state, compaction view) to FILE as JSON; \
-             --import FILE starts a copy of it"
+            "/export [--force] FILE  write this session (history, state, compaction view) to a new FILE as \
+             JSON (--force replaces one); --import FILE starts a copy of it"
                 .to_owned(),
             "/compact           compact the history sent to the model now (the store keeps every message)"
                 .to_owned(),
@@ -138,10 +149,20 @@ impl Host {
         }
     }
 
-    /// `/export FILE`: the session as committed, as a session document (`state::document`).
-    fn export(&self, session: &mut LiveSession, path: &str) -> Result<String, String> {
+    /// `/export [--force] FILE`: the session as committed, as a session document
+    /// (`state::document`), written to a file of the operator's that is none of the host's own.
+    fn export(&self, session: &mut LiveSession, args: &str) -> Result<String, String> {
+        let (force, path) = match args.strip_prefix("--force") {
+            Some(rest) if rest.is_empty() || rest.starts_with(char::is_whitespace) => (true, rest.trim()),
+            _ => (false, args),
+        };
         if path.is_empty() {
-            return Err("usage: /export FILE".to_owned());
+            return Err("usage: /export [--force] FILE".to_owned());
+        }
+        let target = std::path::Path::new(path);
+        let refused = |why: String| format!("/export refused: {path} {why}");
+        if let Some(what) = crate::config::host_file_at(&self.config(), target) {
+            return Err(refused(format!("is {what}")));
         }
         let store = self.sessions().store();
         // What is exported is what the store has: everything so far, committed first.
@@ -153,7 +174,13 @@ impl Host {
             .map_err(|error| format!("cannot read the session back to export it: {error}"))?
             .ok_or_else(|| format!("session {} is not in the store", session.id()))?;
         let text = document::export(&stored).map_err(|error| error.to_string())?;
-        std::fs::write(path, text).map_err(|error| format!("cannot write {path}: {error}"))?;
+        export_file::write(target, text.as_bytes(), force).map_err(|error| match error {
+            export_file::Refusal::Link => {
+                refused("is a symbolic link, which an export does not follow".into())
+            }
+            export_file::Refusal::Exists => refused(format!("exists; `/export --force {path}` replaces it")),
+            export_file::Refusal::Io(error) => format!("cannot write {path}: {error}"),
+        })?;
         Ok(format!(
             "session {} written to {path} ({} messages); --import {path} starts a copy of it",
             session.id(),

@@ -9,6 +9,7 @@ mod approval;
 mod call_ids;
 mod command;
 mod compact;
+mod export_file;
 mod hooks;
 mod host;
 mod live_session;
@@ -27,6 +28,7 @@ pub use crate::plugins::PluginSet;
 pub use approval::{
     ApprovalAnswer, ApprovalRequest, Approver, Ask, NoOperator, StandingApproval, StandingApprovals,
 };
+pub use command::{BUILT_IN_COMMANDS, split_command};
 pub use hooks::Verdict;
 pub use host::Host;
 pub use live_session::{LiveSession, LiveSessions, SessionHandle};

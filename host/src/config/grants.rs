@@ -117,6 +117,16 @@ fn grant_error(config: &Config, index: usize, guest: &str, message: String) -> C
     }
 }
 
+/// Which of the host's own files `path` is (through links), or which of its folders it is
+/// inside, said in words: a file the host writes for the operator (an export) must be none.
+pub fn host_file_at(config: &Config, path: &Path) -> Option<String> {
+    let path = real_path(&std::path::absolute(path).unwrap_or_else(|_| path.to_owned()));
+    sensitive_paths(config)
+        .into_iter()
+        .find(|item| item.path == path || (item.folder && path.starts_with(&item.path)))
+        .map(|item| item.what)
+}
+
 /// How `granted` overlaps `item`, if it does.
 fn overlap<'a>(granted: &Path, item: &'a Sensitive) -> Option<(&'a Sensitive, &'static str)> {
     if item.path.starts_with(granted) {

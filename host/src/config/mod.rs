@@ -19,6 +19,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 pub use error::ConfigError;
+pub use grants::host_file_at;
 pub use known_models::{KnownModel, known_model};
 pub use load::MAX_MEMORY_MB;
 pub use mcp::{BASELINE_ENV, McpServerConfig, McpTransport, ToolFilter};

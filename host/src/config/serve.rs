@@ -20,6 +20,12 @@ pub struct ServeConfig {
     pub approval_timeout_secs: u64,
     /// Turns one principal may have running at once; one more is `429`.
     pub max_turns_per_principal: usize,
+    /// Sessions one principal may keep in the store; creating one more is `429`.
+    pub max_sessions_per_principal: usize,
+    /// The plugins' commands (names without the slash; `"*"`: all of them) every principal
+    /// may run over HTTP. The rest are for admins: a plugin's command may change what the
+    /// operator set for everyone (a permission preset), and the host cannot tell which do.
+    pub plugin_commands: Vec<String>,
     /// Events each session keeps for clients that reconnect with `Last-Event-ID`.
     pub event_buffer: usize,
     /// What those kept events may weigh, in KiB: past it the oldest go first.
@@ -49,6 +55,8 @@ impl Default for ServeConfig {
             admins: Vec::new(),
             approval_timeout_secs: 300,
             max_turns_per_principal: 4,
+            max_sessions_per_principal: 1_000,
+            plugin_commands: Vec::new(),
             event_buffer: 2_000,
             event_buffer_kb: 1_024,
             max_body_kb: 256,
@@ -91,9 +99,22 @@ pub(super) fn check(config: &Config) -> Result<(), ConfigError> {
     if let Some(admin) = serve.admins.iter().find(|admin| !serve.tokens.contains_key(*admin)) {
         return Err(error("serve.admins", format!("`{admin}` has no entry in `serve.tokens`")));
     }
+    for name in &serve.plugin_commands {
+        let bare = name.strip_prefix('/').unwrap_or(name);
+        let well_formed = !bare.is_empty() && !bare.contains(|c: char| c.is_whitespace() || c == '/');
+        if !well_formed || bare != name {
+            let hint =
+                if well_formed { format!("; write `\"{bare}\"`, without the slash") } else { String::new() };
+            return Err(error(
+                "serve.plugin_commands",
+                format!("`{name}` is not a command's name (such as \"todos\", or \"*\" for every one){hint}"),
+            ));
+        }
+    }
     for (field, value) in [
         ("serve.approval_timeout_secs", serve.approval_timeout_secs as usize),
         ("serve.max_turns_per_principal", serve.max_turns_per_principal),
+        ("serve.max_sessions_per_principal", serve.max_sessions_per_principal),
         ("serve.event_buffer", serve.event_buffer),
         ("serve.max_body_kb", serve.max_body_kb),
         ("serve.request_timeout_secs", serve.request_timeout_secs as usize),

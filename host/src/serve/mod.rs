@@ -12,6 +12,7 @@
 mod api;
 mod approver;
 mod auth;
+mod commands;
 mod events;
 mod hub;
 mod listen;
@@ -132,6 +133,7 @@ fn router(app: Arc<App>) -> Router {
         .route("/v1/sessions/{id}/cancel", post(routes::cancel_turn))
         .route("/v1/sessions/{id}/approvals/{approval}", post(routes::answer_approval))
         .route("/v1/sessions/{id}/commands", post(routes::run_command))
+        .route("/v1/sessions/{id}/export", get(routes::export_session))
         .route("/v1/plugins", get(routes::plugins))
         .route("/healthz", get(routes::healthz))
         .route("/readyz", get(routes::readyz))

@@ -12,6 +12,7 @@ use super::{events, routes};
     paths(
         routes::create_session, routes::list_sessions, routes::get_session, routes::delete_session,
         routes::post_message, routes::cancel_turn, routes::answer_approval, routes::run_command,
+        routes::export_session,
         events::stream, routes::plugins, routes::reload, routes::healthz, routes::readyz,
     ),
     components(schemas(

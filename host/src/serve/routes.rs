@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::{FromRequestParts, Path, State};
-use axum::http::StatusCode;
 use axum::http::request::Parts;
+use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 
 use super::api::*;
@@ -34,7 +34,8 @@ impl FromRequestParts<Arc<App>> for Principal {
 }
 
 #[utoipa::path(post, path = "/v1/sessions", tag = "sessions",
-    responses((status = 201, body = Created), (status = 401, body = ErrorBody)))]
+    responses((status = 201, body = Created), (status = 401, body = ErrorBody),
+              (status = 429, body = ErrorBody, description = "The caller has `max_sessions_per_principal` sessions")))]
 pub async fn create_session(
     State(app): State<Arc<App>>,
     principal: Principal,
@@ -54,7 +55,8 @@ pub async fn list_sessions(
 
 #[utoipa::path(get, path = "/v1/sessions/{id}", tag = "sessions",
     params(("id" = String, Path, description = "The session's id")),
-    responses((status = 200, body = SessionDetail), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = SessionDetail), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+              (status = 409, body = ErrorBody, description = "Another process (a console, another server) has the session open")))]
 pub async fn get_session(
     State(app): State<Arc<App>>,
     principal: Principal,
@@ -172,7 +174,8 @@ pub async fn answer_approval(
 #[utoipa::path(post, path = "/v1/sessions/{id}/commands", tag = "turns",
     params(("id" = String, Path, description = "The session's id")),
     request_body = CommandBody,
-    responses((status = 200, body = CommandOutput), (status = 400, body = ErrorBody, description = "The command failed, or is unknown"),
+    responses((status = 200, body = CommandOutput), (status = 400, body = ErrorBody, description = "The command failed, is unknown, or is `/export` (use `GET /v1/sessions/{id}/export`)"),
+              (status = 403, body = ErrorBody, description = "`/reload` by a principal who is not an admin, or a plugin's command `[serve] plugin_commands` does not name"),
               (status = 409, body = ErrorBody, description = "A turn is running in this session"),
               (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn run_command(
@@ -182,6 +185,7 @@ pub async fn run_command(
     JsonBody(body): JsonBody<CommandBody>,
 ) -> Result<Json<CommandOutput>, ApiError> {
     let open = app.session(&principal, &id).await?;
+    super::commands::permit(&app, &principal, &id, &body.line)?;
     let mut session = open.handle.try_lock().map_err(|_| {
         ApiError(StatusCode::CONFLICT, "a turn is running in this session; try again when it ends".into())
     })?;
@@ -189,6 +193,27 @@ pub async fn run_command(
         Ok(output) => Ok(Json(CommandOutput { output })),
         Err(error) => Err(ApiError(StatusCode::BAD_REQUEST, error)),
     }
+}
+
+#[utoipa::path(get, path = "/v1/sessions/{id}/export", tag = "sessions",
+    params(("id" = String, Path, description = "The session's id")),
+    responses((status = 200, content_type = "application/json", description = "The session as committed, as a session document (`--import FILE` starts a copy of it)"),
+              (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+              (status = 409, body = ErrorBody, description = "Another process (a console, another server) has the session open")))]
+pub async fn export_session(
+    State(app): State<Arc<App>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> Result<impl IntoResponse, ApiError> {
+    app.session(&principal, &id).await?;
+    // What is committed, read from the store: a running turn holds the live session.
+    let stored = app.host.sessions().store().load(&id).map_err(internal)?.ok_or_else(ApiError::not_found)?;
+    let document = crate::state::document::export(&stored).map_err(internal)?;
+    let disposition = format!("attachment; filename=\"session-{id}.json\"");
+    Ok((
+        [(header::CONTENT_TYPE, "application/json".to_owned()), (header::CONTENT_DISPOSITION, disposition)],
+        document,
+    ))
 }
 
 #[utoipa::path(get, path = "/v1/plugins", tag = "deployment",

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use axum::http::StatusCode;
 use tokio_util::sync::CancellationToken;
 
 use super::api::{ApiError, SessionSummary};
@@ -13,10 +14,7 @@ use super::auth::{Principal, Principals};
 use super::hub::Hub;
 use crate::agent::{Host, SessionHandle};
 use crate::config::ServeConfig;
-
-/// The bag namespace and key a session's owner is stored under: the host's own namespace,
-/// which no plugin can be named.
-pub const OWNER: (&str, &str) = ("agent-host.serve", "owner");
+use crate::state::{OWNER, StoreError};
 
 /// Sessions a list reads at most.
 const LIST_LIMIT: usize = 1_000;
@@ -27,6 +25,8 @@ pub struct App {
     pub limits: ServeConfig,
     open: Mutex<HashMap<String, Arc<Open>>>,
     turns_by_principal: Mutex<HashMap<String, usize>>,
+    /// Held while a session is counted and created, so two at once cannot pass the cap.
+    creating: tokio::sync::Mutex<()>,
     /// Cancelled on SIGTERM: streams close, new turns are refused, `readyz` says so.
     pub shutdown: CancellationToken,
 }
@@ -70,12 +70,27 @@ impl App {
             limits,
             open: Mutex::new(HashMap::new()),
             turns_by_principal: Mutex::new(HashMap::new()),
+            creating: tokio::sync::Mutex::new(()),
             shutdown: CancellationToken::new(),
         }
     }
 
-    /// A new session owned by `principal`, its owner stored with it.
+    /// A new session owned by `principal`, its owner stored with it; `429` when she has
+    /// `max_sessions_per_principal` already.
     pub async fn create(&self, principal: &Principal) -> Result<Arc<Open>, ApiError> {
+        let _creating = self.creating.lock().await;
+        let store = self.host.sessions().store();
+        let kept = store.count_owned(&principal.name).map_err(internal)?;
+        let cap = self.limits.max_sessions_per_principal;
+        if kept >= cap {
+            return Err(ApiError(
+                StatusCode::TOO_MANY_REQUESTS,
+                format!(
+                    "you have {kept} sessions, the most `[serve] max_sessions_per_principal` allows ({cap}); \
+                     delete one (DELETE /v1/sessions/{{id}}) to start another"
+                ),
+            ));
+        }
         let handle = self.host.sessions().create().map_err(internal)?;
         {
             let mut session = handle.lock().await;
@@ -84,37 +99,54 @@ impl App {
                 OWNER.1,
                 Some(serde_json::Value::from(principal.name.clone()).to_string()),
             );
-            session.commit(&**self.host.sessions().store()).map_err(internal)?;
+            session.commit(&**store).map_err(internal)?;
         }
         Ok(self.keep(handle, principal.name.clone()).await)
     }
 
     /// Session `id` if `principal` may use it: its owner, or an admin. Anything else is
-    /// the same 404 as a session that does not exist.
+    /// the same 404 as a session that does not exist, decided before the session is opened
+    /// (and so leased): a request for another's session keeps no one out of it.
     pub async fn session(&self, principal: &Principal, id: &str) -> Result<Arc<Open>, ApiError> {
         let open = self.lock_open().get(id).cloned();
         let open = match open {
             Some(open) => open,
             None => {
-                let handle =
-                    self.host.sessions().open(id).map_err(internal)?.ok_or_else(ApiError::not_found)?;
-                let owner = {
-                    let session = handle.lock().await;
-                    session
-                        .bag()
-                        .get_json(OWNER.0, OWNER.1)
-                        .and_then(|owner| owner.as_str().map(str::to_owned))
+                let owner = self.stored_owner(id)?;
+                if !may_use(principal, &owner) {
+                    return Err(ApiError::not_found());
+                }
+                let handle = match self.host.sessions().open(id) {
+                    Ok(Some(handle)) => handle,
+                    Ok(None) => return Err(ApiError::not_found()),
+                    // Which process holds it (pid, host) is the operator's to know, not a caller's.
+                    Err(StoreError::Leased { .. }) => {
+                        return Err(ApiError(
+                            StatusCode::CONFLICT,
+                            format!(
+                                "session {id} is in use by another process on this deployment (a console, or \
+                                 another server); try again when it is done with it"
+                            ),
+                        ));
+                    }
+                    Err(error) => return Err(internal(error)),
                 };
-                // A session started at the console has no owner: only an admin may see it.
-                self.keep(handle, owner.unwrap_or_default()).await
+                self.keep(handle, owner).await
             }
         };
-        if open.owner == principal.name || principal.admin {
+        if may_use(principal, &open.owner) {
             open.touch();
             Ok(open)
         } else {
             Err(ApiError::not_found())
         }
+    }
+
+    /// Session `id`'s owner as stored, read alone; empty for a session started at the
+    /// console (only an admin may use it) or one that does not exist.
+    fn stored_owner(&self, id: &str) -> Result<String, ApiError> {
+        let stored = self.host.sessions().store().state_value(id, OWNER.0, OWNER.1).map_err(internal)?;
+        Ok(stored.and_then(|json| serde_json::from_str(&json).ok()).unwrap_or_default())
     }
 
     /// Lets go of the sessions nothing has used for `idle`: their leases are released and
@@ -143,19 +175,20 @@ impl App {
     /// Read from the store, not opened: listing leases nothing.
     pub fn list(&self, principal: &Principal) -> Result<Vec<SessionSummary>, ApiError> {
         let store = self.host.sessions().store();
+        let ids = if principal.admin {
+            store.list(LIST_LIMIT)
+        } else {
+            store.list_owned(&principal.name, LIST_LIMIT)
+        };
         let mut visible = Vec::new();
-        for id in store.list(LIST_LIMIT).map_err(internal)? {
+        for id in ids.map_err(internal)? {
             let open = self.lock_open().get(&id).cloned();
             let (owner, busy) = match open {
                 Some(open) => (open.owner.clone(), open.busy()),
-                None => {
-                    let owner = store.state_value(&id, OWNER.0, OWNER.1).map_err(internal)?;
-                    (owner.and_then(|json| serde_json::from_str(&json).ok()).unwrap_or_default(), false)
-                }
+                None if principal.admin => (self.stored_owner(&id)?, false),
+                None => (principal.name.clone(), false),
             };
-            if owner == principal.name || principal.admin {
-                visible.push(SessionSummary { id, owner, busy });
-            }
+            visible.push(SessionSummary { id, owner, busy });
         }
         Ok(visible)
     }
@@ -211,6 +244,11 @@ impl Drop for TurnSlot {
     }
 }
 
+/// Whether `principal` may use a session owned by `owner`: hers, or any for an admin.
+fn may_use(principal: &Principal, owner: &str) -> bool {
+    owner == principal.name || principal.admin
+}
+
 pub fn internal(error: impl std::fmt::Display) -> ApiError {
-    ApiError(axum::http::StatusCode::INTERNAL_SERVER_ERROR, error.to_string())
+    ApiError(StatusCode::INTERNAL_SERVER_ERROR, error.to_string())
 }

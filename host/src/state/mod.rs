@@ -23,3 +23,8 @@ pub use session::{CompactError, Session};
 pub use sessions::{DEFAULT_LEASE, SessionHandle, Sessions};
 pub use sqlite::SqliteStore;
 pub use store::{SessionStore, Step, StoreError, StoredSession, StoredView, ViewChange};
+
+/// The bag namespace and key a session's owner is kept under (a principal of `serve`, as a
+/// JSON string): the host's own namespace, which no plugin can be named. The store lists and
+/// counts sessions by it ([`SessionStore::list_owned`]).
+pub const OWNER: (&str, &str) = ("agent-host.serve", "owner");

@@ -63,6 +63,10 @@ CREATE TABLE IF NOT EXISTS views (
     created_at INTEGER NOT NULL,
     PRIMARY KEY (session_id, generation)
 ) WITHOUT ROWID;
+-- A session's owner under `serve` (`state::OWNER`): a partial index, so that listing and
+-- counting one principal's sessions reads only hers, and no other state write touches it.
+CREATE INDEX IF NOT EXISTS state_by_owner ON state (value, session_id)
+    WHERE namespace = 'agent-host.serve' AND key = 'owner';
 -- No index on updated_at: every step updates it, and keeping an index in step cost a page
 -- write per commit; listing recent sessions scans instead (rare, and fast enough).
 DROP INDEX IF EXISTS sessions_by_use;

@@ -71,25 +71,15 @@ impl<L: From<Session>> Sessions<L> {
         self.create_copy(contents).map(Some)
     }
 
-    /// Records a session under a fresh id with `create`, drawing again when the id is taken.
+    /// Records a session under a fresh id with `create`. Another process sharing the store
+    /// takes the same id only by drawing the same millisecond and 80 random bits.
     fn record(
         &self,
         create: impl Fn(&Leases, &str) -> Result<LeaseGuard, StoreError>,
     ) -> Result<(String, LeaseGuard), StoreError> {
-        let mut id = self.next_id();
-        let mut attempts = 1;
-        loop {
-            match create(&self.leases, &id) {
-                Ok(lease) => return Ok((id, lease)),
-                // Only another process sharing the store can have taken the id, in the same
-                // millisecond with the same random bits; a fresh draw settles it.
-                Err(error) if error.is_conflict() && attempts < ID_ATTEMPTS => {
-                    attempts += 1;
-                    id = self.next_id();
-                }
-                Err(error) => return Err(error),
-            }
-        }
+        let id = self.next_id();
+        let lease = create(&self.leases, &id)?;
+        Ok((id, lease))
     }
 
     fn keep_open(&self, session: Session) -> Result<SessionHandle<L>, StoreError> {
@@ -121,16 +111,21 @@ impl<L: From<Session>> Sessions<L> {
         Ok(Some(handle))
     }
 
-    /// A fresh id that sorts by creation time: 48 bits of milliseconds since the epoch, then
-    /// 16 random bits, in hex. Time-ordered ids keep the store's inserts at the right edge
-    /// of its B-trees, so the pages a step writes stay hot in the cache instead of landing
-    /// on a random leaf each time (the load bench's gain is in BENCHMARKS.md).
+    /// A fresh id that sorts by creation time: 48 bits of milliseconds since the epoch and
+    /// 16 random bits (counted up within a process), then 64 more random bits, in hex — an
+    /// id cannot be guessed from another (an older id is the first half alone, and opens as
+    /// ever). Time-ordered ids keep the store's inserts at the right edge of its B-trees, so
+    /// the pages a step writes stay hot in the cache instead of landing on a random leaf each
+    /// time (the load bench's gain is in BENCHMARKS.md).
     fn next_id(&self) -> String {
         let millis = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-        let drawn = (millis << 16) | (uuid::Uuid::new_v4().as_u128() as u64 & 0xffff);
+        let random = uuid::Uuid::new_v4().as_u128();
+        let drawn = (millis << 16) | (random as u64 & 0xffff);
         let previous = self.last_id.fetch_max(drawn, Ordering::Relaxed);
         let value = if drawn > previous { drawn } else { self.last_id.fetch_add(1, Ordering::Relaxed) + 1 };
-        format!("{value:016x}")
+        // The system's generator, as for a UUID; it fails only where no source exists at all.
+        let tail = getrandom::u64().unwrap_or((random >> 64) as u64);
+        format!("{value:016x}{tail:016x}")
     }
 
     fn open_map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Weak<tokio::sync::Mutex<L>>>> {
@@ -148,9 +143,6 @@ fn prune<L>(open: &mut HashMap<String, Weak<tokio::sync::Mutex<L>>>) {
     open.retain(|_, weak| weak.strong_count() > 0);
 }
 
-/// How many ids `create` draws before giving up on a store that rejects them all.
-const ID_ATTEMPTS: u32 = 3;
-
 /// Below this many entries the map is never swept: it is too small to matter.
 const SWEEP_FLOOR: usize = 64;
 
@@ -165,20 +157,33 @@ mod tests {
         let ids: Vec<String> =
             (0..3_000).map(|_| sessions.create().unwrap().try_lock().unwrap().id().to_owned()).collect();
         assert!(ids.windows(2).all(|pair| pair[0] < pair[1]), "ids in creation order");
-        assert!(ids.iter().all(|id| id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit())));
+        assert!(ids.iter().all(|id| id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit())));
     }
 
     #[test]
-    fn a_taken_id_is_drawn_again() {
+    fn an_id_carries_sixty_four_random_bits_after_its_time() {
+        let sessions: Sessions = Sessions::new(Arc::new(SqliteStore::in_memory().unwrap()));
+        let ids: Vec<String> =
+            (0..200).map(|_| sessions.create().unwrap().try_lock().unwrap().id().to_owned()).collect();
+        let tails: Vec<u64> =
+            ids.iter().map(|id| u64::from_str_radix(id.get(16..).unwrap_or_default(), 16).unwrap()).collect();
+        let distinct: std::collections::HashSet<&u64> = tails.iter().collect();
+        assert_eq!(distinct.len(), tails.len(), "{ids:?}");
+        // Drawn, not counted: consecutive ids do not differ by a small step.
+        assert!(tails.windows(2).all(|pair| pair[0].abs_diff(pair[1]) > 1 << 16), "{ids:?}");
+        // Each of the 64 bits is set in some id and clear in another.
+        let (any, all) = tails.iter().fold((0, u64::MAX), |(any, all), tail| (any | tail, all & tail));
+        assert_eq!((any, all), (u64::MAX, 0), "{ids:?}");
+    }
+
+    #[test]
+    fn a_session_under_an_older_shorter_id_is_still_opened() {
         let store = Arc::new(SqliteStore::in_memory().unwrap());
-        let sessions: Sessions = Sessions::new(store.clone());
-        // Another process took the next ids this one would draw.
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;
-        sessions.last_id.store((now + 60_000) << 16, Ordering::Relaxed);
-        let holder = crate::state::lease::Holder::this_process();
-        store.create(&format!("{:016x}", ((now + 60_000) << 16) + 1), &holder, "c", i64::MAX).unwrap();
-        let id = sessions.create().unwrap().try_lock().unwrap().id().to_owned();
-        assert_eq!(id, format!("{:016x}", ((now + 60_000) << 16) + 2));
+        let older = "0190a1b2c3d4e5f6";
+        store.create(older, &crate::state::lease::Holder::this_process(), "c", 0).unwrap();
+        let sessions: Sessions = Sessions::new(store);
+        let opened = sessions.open(older).unwrap().expect("found under its old id");
+        assert_eq!(opened.try_lock().unwrap().id(), older);
     }
 
     #[test]

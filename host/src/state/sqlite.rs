@@ -78,6 +78,15 @@ pub(super) fn in_transaction<T>(
     result
 }
 
+/// The state rows naming owner `?1`. The namespace and key are written out, not bound, so
+/// that SQLite can use the partial index `state_by_owner` (see `schema.rs`).
+const OWNED_BY: &str = "state.namespace = 'agent-host.serve' AND state.key = 'owner' AND state.value = ?1";
+
+/// An owner as its state value holds it: a JSON string.
+fn owner_value(owner: &str) -> String {
+    serde_json::Value::from(owner).to_string()
+}
+
 /// Takes the lease on `id` unless another holder's is live (see [`SessionStore::lease`]).
 const TAKE_LEASE: &str = "
 INSERT INTO session_leases (session_id, token, claim, pid, host, pid_namespace, expires_at)
@@ -429,6 +438,26 @@ impl SessionStore for SqliteStore {
         Ok(ids)
     }
 
+    fn list_owned(&self, owner: &str, limit: usize) -> Result<Vec<String>, StoreError> {
+        let connection = self.connection();
+        let mut statement = connection.prepare_cached(&format!(
+            "SELECT sessions.id FROM state JOIN sessions ON sessions.id = state.session_id
+             WHERE {OWNED_BY} ORDER BY sessions.updated_at DESC LIMIT ?2"
+        ))?;
+        let owner = owner_value(owner);
+        let ids =
+            statement.query_map(params![owner, limit as i64], |row| row.get(0))?.collect::<Result<_, _>>()?;
+        Ok(ids)
+    }
+
+    fn count_owned(&self, owner: &str) -> Result<usize, StoreError> {
+        let connection = self.connection();
+        let mut statement =
+            connection.prepare_cached(&format!("SELECT COUNT(*) FROM state WHERE {OWNED_BY}"))?;
+        let count: i64 = statement.query_row(params![owner_value(owner)], |row| row.get(0))?;
+        Ok(count as usize)
+    }
+
     fn state_value(&self, id: &str, namespace: &str, key: &str) -> Result<Option<String>, StoreError> {
         let value = self
             .connection()
@@ -535,6 +564,40 @@ mod tests {
             store.load("s1").unwrap().unwrap().history,
             [Message::user("mine"), Message::user("theirs")]
         );
+    }
+
+    #[test]
+    fn sessions_are_listed_and_counted_by_owner_through_the_owner_index() {
+        let store = SqliteStore::in_memory().unwrap();
+        let owned = |id: &str, namespace: &str, owner: &str| {
+            store.create(id, &Holder::this_process(), "c0", i64::MAX).unwrap();
+            let value = serde_json::Value::from(owner).to_string();
+            let changes =
+                [StateChange { namespace: namespace.into(), key: "owner".into(), value: Some(value) }];
+            store.commit(id, Step { changes: &changes, ..step(None, 0, &[Message::user("hi")]) }).unwrap();
+        };
+        owned("a1", crate::state::OWNER.0, "alice");
+        owned("b1", crate::state::OWNER.0, "bob");
+        owned("a2", crate::state::OWNER.0, "alice");
+        // A plugin's own `owner` key names no owner of the session.
+        owned("p1", "notes", "alice");
+        assert_eq!(store.count_owned("alice").unwrap(), 2);
+        assert_eq!(store.count_owned("bob").unwrap(), 1);
+        assert_eq!(store.count_owned("carol").unwrap(), 0);
+        let mut alices = store.list_owned("alice", 10).unwrap();
+        alices.sort();
+        assert_eq!(alices, ["a1", "a2"]);
+        assert_eq!(store.list_owned("alice", 1).unwrap().len(), 1);
+        assert_eq!(store.list_owned("bob", 10).unwrap(), ["b1"]);
+        let plan: Vec<String> = store
+            .connection()
+            .prepare(&format!("EXPLAIN QUERY PLAN SELECT COUNT(*) FROM state WHERE {OWNED_BY}"))
+            .unwrap()
+            .query_map(["\"alice\""], |row| row.get(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(plan.iter().any(|step| step.contains("state_by_owner")), "{plan:?}");
     }
 
     #[test]

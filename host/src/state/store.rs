@@ -96,6 +96,11 @@ pub trait SessionStore: Send + Sync {
     fn commit(&self, id: &str, step: Step<'_>) -> Result<(), StoreError>;
     /// Session ids, most recently used first.
     fn list(&self, limit: usize) -> Result<Vec<String>, StoreError>;
+    /// The ids of the sessions whose owner ([`super::OWNER`]) is `owner`, most recently
+    /// used first: filtered in the store, so another owner's sessions take no place in it.
+    fn list_owned(&self, owner: &str, limit: usize) -> Result<Vec<String>, StoreError>;
+    /// How many sessions `owner` has ([`super::OWNER`]).
+    fn count_owned(&self, owner: &str) -> Result<usize, StoreError>;
     /// One state value of session `id` (JSON text), read alone: no history is loaded.
     fn state_value(&self, id: &str, namespace: &str, key: &str) -> Result<Option<String>, StoreError>;
     /// Removes the session and everything kept of it, in one transaction; `false` when no

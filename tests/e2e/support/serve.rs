@@ -33,11 +33,22 @@ pub async fn serve(model: &FakeModel, plugins: &str, serve: &str) -> Server {
         tokens.join(", ")
     );
     std::fs::write(dir.path().join("config.toml"), config).unwrap();
+    let (child, base) = start(&dir.path().join("config.toml")).await;
+    let http = reqwest::Client::builder()
+        .use_preconfigured_tls(agent_host::model::http::tls_config())
+        .build()
+        .expect("an HTTP client");
+    Server { child, base, dir, http }
+}
+
+/// The binary serving the deployment of `config` on a loopback port of its own: the child
+/// and its base URL.
+async fn start(config: &std::path::Path) -> (tokio::process::Child, String) {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-host"));
     command
         .arg("serve")
         .arg("--config")
-        .arg(dir.path().join("config.toml"))
+        .arg(config)
         .args(["--listen", "127.0.0.1:0"])
         .env("AGENT_HOST_TEST_KEY", "k")
         .stdout(std::process::Stdio::piped())
@@ -55,11 +66,7 @@ pub async fn serve(model: &FakeModel, plugins: &str, serve: &str) -> Server {
     let line = line.unwrap_or_else(|| panic!("serve exited before listening"));
     let base = line.rsplit(' ').next().unwrap().to_owned();
     assert!(base.starts_with("http://127.0.0.1:"), "{line}");
-    let http = reqwest::Client::builder()
-        .use_preconfigured_tls(agent_host::model::http::tls_config())
-        .build()
-        .expect("an HTTP client");
-    Server { child, base, dir, http }
+    (child, base)
 }
 
 pub fn token(principal: &str) -> &'static str {
@@ -67,6 +74,13 @@ pub fn token(principal: &str) -> &'static str {
 }
 
 impl Server {
+    /// A second server process on this one's deployment (its config, store and plugins), as
+    /// two servers sharing one store would be. Its `dir` is an empty folder of its own.
+    pub async fn another_on_the_same_store(&self) -> Server {
+        let (child, base) = start(&self.dir.path().join("config.toml")).await;
+        Server { child, base, dir: tempfile::tempdir().unwrap(), http: self.http.clone() }
+    }
+
     pub async fn call(
         &self,
         method: reqwest::Method,
