@@ -59,7 +59,7 @@ impl Host {
                     session_id: session.id().to_owned(),
                     model_calls: session.model_calls(),
                     turn_iteration: 0,
-                    model: Some(PluginModel::access(self.model().clone(), session.id())),
+                    model: Some(PluginModel::access(self.model().clone(), *self.budget(), session.id())),
                 };
                 let outcome = plugin.command(&ctx, session.bag(), name, args.trim()).await;
                 forward_model_calls(sink, &ctx);
@@ -113,7 +113,7 @@ impl Host {
             session_id: session.id().to_owned(),
             model_calls: session.model_calls(),
             turn_iteration: 0,
-            model: Some(PluginModel::access(self.model().clone(), session.id())),
+            model: Some(PluginModel::access(self.model().clone(), *self.budget(), session.id())),
         };
         let snapshot = self.snapshot();
         let store = self.sessions().store().clone();
@@ -204,7 +204,7 @@ impl Host {
             session_id: session.id().to_owned(),
             model_calls: session.model_calls(),
             turn_iteration: 0,
-            model: Some(PluginModel::access(self.model().clone(), session.id())),
+            model: Some(PluginModel::access(self.model().clone(), *self.budget(), session.id())),
         };
         let prepared = prepare_call(&snapshot, &ctx, session, sink).await?;
         let env = CallEnv {
