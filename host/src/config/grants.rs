@@ -9,11 +9,11 @@ use super::load::line_of_segments;
 use super::{Config, ConfigError};
 
 /// One of the host's own files or folders, and what a plugin that saw it would get.
-struct Sensitive {
-    path: PathBuf,
-    what: String,
+pub(super) struct Sensitive {
+    pub(super) path: PathBuf,
+    pub(super) what: String,
     /// A folder: a grant inside it is refused too.
-    folder: bool,
+    pub(super) folder: bool,
 }
 
 /// Refuses the first `[plugin.grants.dirs]` entry that overlaps one of the host's own paths.
@@ -45,7 +45,7 @@ pub(super) fn check(config: &Config) -> Result<(), ConfigError> {
 }
 
 /// How `granted` overlaps `item`, if it does.
-fn overlap<'a>(granted: &Path, item: &'a Sensitive) -> Option<(&'a Sensitive, &'static str)> {
+pub(super) fn overlap<'a>(granted: &Path, item: &'a Sensitive) -> Option<(&'a Sensitive, &'static str)> {
     if item.path.starts_with(granted) {
         Some((item, if item.path == granted { "is" } else { "contains" }))
     } else if item.folder && granted.starts_with(&item.path) {
@@ -55,7 +55,7 @@ fn overlap<'a>(granted: &Path, item: &'a Sensitive) -> Option<(&'a Sensitive, &'
     }
 }
 
-fn sensitive_paths(config: &Config) -> Vec<Sensitive> {
+pub(super) fn sensitive_paths(config: &Config) -> Vec<Sensitive> {
     let mut paths = Vec::new();
     let mut add = |path: PathBuf, what: String, folder: bool| {
         let path = real_path(&path);
@@ -85,7 +85,7 @@ fn sensitive_paths(config: &Config) -> Vec<Sensitive> {
 
 /// `path` with symbolic links resolved as far as it exists, and `.`/`..` taken out of the
 /// rest, so a link or a detour cannot hide an overlap.
-fn real_path(path: &Path) -> PathBuf {
+pub(super) fn real_path(path: &Path) -> PathBuf {
     if let Ok(real) = std::fs::canonicalize(path) {
         return real;
     }
