@@ -224,17 +224,15 @@ fn last_tool_output(model: &FakeModel) -> String {
 #[tokio::test]
 async fn an_imported_document_brings_no_standing_approvals_unless_asked_and_says_what_it_dropped() {
     let model = FakeModel::start().await;
-    let plugins = format!(
-        "{}{}",
-        plugin_block("misbehave", ""),
-        plugin_block("permissions", "[plugin.config]\n")
-    );
+    let plugins =
+        format!("{}{}", plugin_block("misbehave", ""), plugin_block("permissions", "[plugin.config]\n"));
     let test = TestHost::with_plugins(&model, &plugins).await;
     let dir = test.dir.path();
     // A session where the operator answered "always" to `touch`: its document carries the
     // host's approvals namespace, as a hand-made one could.
     let session = test.session();
-    let approver = crate::support::ScriptedApprover::new([agent_host::agent::ApprovalAnswer::AllowToolAlways]);
+    let approver =
+        crate::support::ScriptedApprover::new([agent_host::agent::ApprovalAnswer::AllowToolAlways]);
     model.push(Reply::tool("touch", "{}"));
     model.push(Reply::text("done"));
     test.host.run_turn(&mut *session.lock().await, "touch it", &*test.events, &approver).await.unwrap();

@@ -179,7 +179,8 @@ async fn the_spent_budget_is_stored_with_the_session_and_holds_after_a_resume() 
 #[tokio::test]
 async fn a_request_larger_than_what_is_left_of_the_session_budget_is_refused_before_it_is_sent() {
     let model = FakeModel::start().await;
-    let block = "[plugin.grants]\nmodel = true\nmodel_tokens_per_call = 100\nmodel_tokens_per_session = 1000\n";
+    let block =
+        "[plugin.grants]\nmodel = true\nmodel_tokens_per_call = 100\nmodel_tokens_per_session = 1000\n";
     let test = host(&model, block).await;
     // About 200 KB of prompt: tens of thousands of tokens in any count.
     let prompt = (0..40_000).map(|n| format!("w{n}")).collect::<Vec<_>>().join(" ");
@@ -201,7 +202,8 @@ async fn a_request_larger_than_what_is_left_of_the_session_budget_is_refused_bef
 #[tokio::test]
 async fn an_endpoint_that_reports_no_usage_is_charged_the_estimate_and_the_budget_still_holds() {
     let model = FakeModel::start().await;
-    let block = "[plugin.grants]\nmodel = true\nmodel_tokens_per_call = 100\nmodel_tokens_per_session = 900\n";
+    let block =
+        "[plugin.grants]\nmodel = true\nmodel_tokens_per_call = 100\nmodel_tokens_per_session = 900\n";
     let test = host(&model, block).await;
     // 200 distinct words: at least 200 tokens in any count.
     let prompt = (100..300).map(|n| format!("w{n}")).collect::<Vec<_>>().join(" ");
@@ -214,7 +216,10 @@ async fn an_endpoint_that_reports_no_usage_is_charged_the_estimate_and_the_budge
     test.turn(&session, "go").await.unwrap();
 
     let plugin_asks = model.requests().iter().filter(|request| request.get("tools").is_none()).count();
-    assert!(plugin_asks < 5, "900 tokens cannot pay for five requests of 200+ tokens each: {plugin_asks} sent");
+    assert!(
+        plugin_asks < 5,
+        "900 tokens cannot pay for five requests of 200+ tokens each: {plugin_asks} sent"
+    );
     let usage = PluginModelUsage::of(session.lock().await.bag(), "misbehave");
     assert_eq!(usage.calls, plugin_asks as u64);
     assert!(usage.input_tokens >= 200 * usage.calls, "each call charged at least its words: {usage:?}");

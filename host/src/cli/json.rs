@@ -146,7 +146,8 @@ mod tests {
 
     #[test]
     fn next_line_and_the_unicode_separators_are_escaped_in_strings_and_payloads() {
-        let payload = RawValue::from_string("{\"text\": \"a\u{85}b\u{2028}c\u{2029}d\"}".to_owned()).unwrap().into();
+        let payload =
+            RawValue::from_string("{\"text\": \"a\u{85}b\u{2028}c\u{2029}d\"}".to_owned()).unwrap().into();
         let kind = "k\u{85}{\"type\":\"turn_ended\"}".to_owned();
         let event = Event::Plugin { plugin: "p".into(), kind: kind.clone(), payload, display: None };
         let line = to_line(&event);

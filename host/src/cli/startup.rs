@@ -233,7 +233,10 @@ enum Start {
     /// `--fork ID`
     Fork(String),
     /// `--import FILE`, with `--import-host-state` or without.
-    Import { path: std::path::PathBuf, host_state: bool },
+    Import {
+        path: std::path::PathBuf,
+        host_state: bool,
+    },
 }
 
 /// The session to run; an unknown id or an unreadable document is bad input, a store that

@@ -256,9 +256,10 @@ fn check_paths(config: &Config, server: &McpServerConfig) -> Result<(), (String,
     let cwd = config.resolve(server.cwd.as_deref().unwrap_or(std::path::Path::new(".")));
     let finding = |path: &std::path::Path| {
         let path = super::grants::real_path(path);
-        sensitive.iter().find_map(|item| super::grants::overlap(&path, item)).map(|(found, relation)| {
-            format!("{} {relation} {}", path.display(), found.what)
-        })
+        sensitive
+            .iter()
+            .find_map(|item| super::grants::overlap(&path, item))
+            .map(|(found, relation)| format!("{} {relation} {}", path.display(), found.what))
     };
     if server.cwd.is_some()
         && let Some(found) = finding(&cwd)
@@ -404,7 +405,12 @@ mod tests {
         assert_eq!((line, field.as_deref()), (Some(4), Some("mcp[0].args[2]")));
         assert!(message.contains("server `files` may not be handed `.`"), "{message}");
         assert!(message.contains("the config file"), "{message}");
-        for arg in ["/tmp/agent-host-test", "--root=/tmp", "../agent-host-test/.agent-host/sessions.db", "/tmp/agent-host-test/.agent-host/cache/x"] {
+        for arg in [
+            "/tmp/agent-host-test",
+            "--root=/tmp",
+            "../agent-host-test/.agent-host/sessions.db",
+            "/tmp/agent-host-test/.agent-host/cache/x",
+        ] {
             let (_, field, message) =
                 where_and_what(&format!("[[mcp]]\nname = \"f\"\ncommand = \"srv\"\nargs = [\"{arg}\"]\n"));
             assert_eq!(field.as_deref(), Some("mcp[0].args[0]"), "{arg}: {message}");
@@ -427,7 +433,8 @@ mod tests {
 
     #[test]
     fn the_shipped_example_loads_and_roots_its_server_in_a_workspace() {
-        let shipped = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../config.toml")).unwrap();
+        let shipped =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../config.toml")).unwrap();
         let start = shipped.find("# [[mcp]]").expect("config.toml shows an [[mcp]] example");
         let example: String = shipped[start..]
             .lines()

@@ -446,7 +446,8 @@ mod tests {
 
     #[test]
     fn a_tool_result_with_no_call_before_it_is_refused_naming_it() {
-        let orphan = refused(&with(|document| document["history"][2]["message"]["tool_call_id"] = "c9".into()));
+        let orphan =
+            refused(&with(|document| document["history"][2]["message"]["tool_call_id"] = "c9".into()));
         assert!(orphan.starts_with("field `history[2].message.tool_call_id`: `c9`"), "{orphan}");
         let early = refused(&with(|document| {
             let history = document["history"].as_array_mut().unwrap();
