@@ -593,3 +593,26 @@ async fn an_answer_over_the_message_cap_fails_the_call_at_once_and_the_server_re
     let small = call(&test, &session, "mcp__big__small", json!({})).await;
     assert!(small.ok && small.output.contains("xxxxx"), "{small:?}");
 }
+
+#[tokio::test]
+async fn check_refuses_a_server_handed_the_deployment_folder_naming_the_argument() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = mcp_servers().filesystem.display().to_string();
+    let config = config_text("http://127.0.0.1:9/v1", &mcp_stdio_block("files", "node", &[&script, "."], ""));
+    std::fs::write(dir.path().join("config.toml"), &config).unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_agent-host"))
+        .env("AGENT_HOST_TEST_KEY", "k")
+        .env("NO_COLOR", "1")
+        .arg("--config")
+        .arg(dir.path().join("config.toml"))
+        .args(["--check", "--offline"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("mcp[0].args[1]") && stderr.contains("server `files` may not be handed `.`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("the config file"), "says what it would hand over: {stderr}");
+}
