@@ -264,3 +264,68 @@ async fn a_console_export_writes_none_of_the_hosts_files_follows_no_link_and_rep
         assert_eq!(document["format"], "agent-host-session");
     }
 }
+
+/// What the tool message of the last model request said.
+fn last_tool_output(model: &FakeModel) -> String {
+    let last = model.requests().last().cloned().expect("a request");
+    let messages = last["messages"].as_array().unwrap().clone();
+    let tool = messages.iter().rev().find(|m| m["role"] == "tool").expect("a tool message");
+    tool["content"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn an_imported_document_brings_no_standing_approvals_unless_asked_and_says_what_it_dropped() {
+    let model = FakeModel::start().await;
+    let plugins =
+        format!("{}{}", plugin_block("misbehave", ""), plugin_block("permissions", "[plugin.config]\n"));
+    let test = TestHost::with_plugins(&model, &plugins).await;
+    let dir = test.dir.path();
+    // A session where the operator answered "always" to `touch`: its document carries the
+    // host's approvals namespace, as a hand-made one could.
+    let session = test.session();
+    let approver =
+        crate::support::ScriptedApprover::new([agent_host::agent::ApprovalAnswer::AllowToolAlways]);
+    model.push(Reply::tool("touch", "{}"));
+    model.push(Reply::text("done"));
+    test.host.run_turn(&mut *session.lock().await, "touch it", &*test.events, &approver).await.unwrap();
+    assert_eq!(last_tool_output(&model), "touched");
+    let id = session.lock().await.id().to_owned();
+    drop(session);
+    let text = exported(&dir.join("sessions.db"), &id);
+    assert!(text.contains("agent-host.approvals"), "{text}");
+    let file = dir.join("approved.json");
+    std::fs::write(&file, &text).unwrap();
+
+    // Nobody is there to answer under --json: `agent.on_ask` (deny) decides, and a refused
+    // call ends the turn.
+    model.push(Reply::tool("touch", "{}"));
+    let mut command = json_prompt_command(dir, None, "touch it again");
+    command.args(["--import", file.to_str().unwrap()]);
+    let output = command.output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(touch_results(&stdout), [false], "the imported approval was not honoured: {stdout}");
+    assert!(stderr.contains("agent-host.approvals"), "says what was dropped: {stderr}");
+    assert!(stderr.contains("--import-host-state"), "and how to keep it: {stderr}");
+
+    // Asked for, the host's state comes along.
+    model.push(Reply::tool("touch", "{}"));
+    model.push(Reply::text("done"));
+    let mut command = json_prompt_command(dir, None, "touch it again");
+    command.args(["--import", file.to_str().unwrap(), "--import-host-state"]);
+    let output = command.output().await.unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(touch_results(&stdout), [true], "{stdout}");
+}
+
+/// Whether each `touch` call of a `--json` run's events ran.
+fn touch_results(stdout: &str) -> Vec<bool> {
+    stdout
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|event| event["type"] == "tool_result" && event["name"] == "touch")
+        .map(|event| event["ok"] == true)
+        .collect()
+}

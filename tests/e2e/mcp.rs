@@ -524,3 +524,95 @@ async fn the_hosts_exit_stops_a_started_server_and_what_it_started() {
         "still running after the host exited: {started:?}"
     );
 }
+
+#[tokio::test]
+async fn a_servers_stderr_reaches_the_terminal_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    // A window title (OSC), a screen clear (CSI) and a carriage return, then an exit.
+    let script = r"printf '\033]0;owned\007\033[2J\rno config\n' >&2; exit 3";
+    let config = config_text("http://127.0.0.1:9/v1", &mcp_stdio_block("noisy", "sh", &["-c", script], ""));
+    std::fs::write(dir.path().join("config.toml"), &config).unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_agent-host"))
+        .env("AGENT_HOST_TEST_KEY", "k")
+        .env("NO_COLOR", "1")
+        .arg("--config")
+        .arg(dir.path().join("config.toml"))
+        .args(["--check", "--offline"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("no config"), "the server's words are shown: {stderr}");
+    assert!(!stderr.contains(['\u{1b}', '\u{7}', '\r']), "raw control characters: {stderr:?}");
+    assert!(stderr.contains(r"\x1b]0;owned\x07"), "shown as what they are: {stderr}");
+}
+
+/// A stdio MCP server in a few lines of Python whose one tool, `big`, answers with a message
+/// of `bytes` bytes.
+fn big_answer_server(bytes: usize) -> String {
+    format!(
+        r#"
+import json, sys
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+for line in sys.stdin:
+    request = json.loads(line)
+    method, id = request.get("method"), request.get("id")
+    if method == "initialize":
+        send({{"jsonrpc": "2.0", "id": id, "result": {{"protocolVersion": request["params"]["protocolVersion"],
+              "capabilities": {{"tools": {{}}}}, "serverInfo": {{"name": "big", "version": "1"}}}}}})
+    elif method == "tools/list":
+        send({{"jsonrpc": "2.0", "id": id, "result": {{"tools": [{{"name": "big", "description": "a big answer",
+              "inputSchema": {{"type": "object"}}}}, {{"name": "small", "description": "a small answer",
+              "inputSchema": {{"type": "object"}}}}]}}}})
+    elif method == "tools/call":
+        size = {bytes} if request["params"]["name"] == "big" else 5
+        send({{"jsonrpc": "2.0", "id": id, "result": {{"content": [{{"type": "text", "text": "x" * size}}]}}}})
+"#
+    )
+}
+
+#[tokio::test]
+async fn an_answer_over_the_message_cap_fails_the_call_at_once_and_the_server_restarts() {
+    let script = big_answer_server(17 * 1024 * 1024);
+    // A deadline far beyond the test's patience: only failing at once passes.
+    let test = host(&mcp_stdio_block("big", "python3", &["-c", &script], "timeout_ms = 120000")).await;
+    let session = test.session();
+    let result = call(&test, &session, "mcp__big__big", json!({})).await;
+    let shown = &result.output[..result.output.len().min(300)];
+    assert!(!result.ok, "{shown}");
+    assert!(shown.contains("answered `big` with a message over 16 MiB"), "{shown}");
+    // The call can fail before the supervisor has seen the connection close: wait for the
+    // restart itself.
+    let restarted = |host: &Host| {
+        let status = &host.mcp().statuses()[0];
+        status.restarts >= 1 && status.state == ServerState::Ready
+    };
+    assert!(until(&test.host, Duration::from_secs(30), restarted).await, "{}", test.host.mcp_table());
+    let small = call(&test, &session, "mcp__big__small", json!({})).await;
+    assert!(small.ok && small.output.contains("xxxxx"), "{small:?}");
+}
+
+#[tokio::test]
+async fn check_refuses_a_server_handed_the_deployment_folder_naming_the_argument() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = mcp_servers().filesystem.display().to_string();
+    let config = config_text("http://127.0.0.1:9/v1", &mcp_stdio_block("files", "node", &[&script, "."], ""));
+    std::fs::write(dir.path().join("config.toml"), &config).unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_agent-host"))
+        .env("AGENT_HOST_TEST_KEY", "k")
+        .env("NO_COLOR", "1")
+        .arg("--config")
+        .arg(dir.path().join("config.toml"))
+        .args(["--check", "--offline"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("mcp[0].args[1]") && stderr.contains("server `files` may not be handed `.`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("the config file"), "says what it would hand over: {stderr}");
+}

@@ -112,7 +112,10 @@ async fn once_the_session_budget_is_spent_further_calls_are_refused_naming_it_an
 
     let requests = model.requests();
     assert_eq!(requests.len(), 4, "the second ask never reached the endpoint");
-    assert_eq!(requests[1]["max_tokens"], 50, "no limit asked: the per-call budget holds the reply");
+    // No limit asked: the per-call budget holds the reply, and what the request leaves of
+    // the session's (60, less the prompt's own tokens) holds it further.
+    let limit = requests[1]["max_tokens"].as_u64().unwrap();
+    assert!((30..50).contains(&limit), "{limit}");
     let results = tool_results(&test.take_events());
     assert_eq!(results[0], (true, "one (tokens: 40 in, 30 out)".to_owned()));
     let (ok, output) = &results[1];
@@ -171,4 +174,57 @@ async fn the_spent_budget_is_stored_with_the_session_and_holds_after_a_resume() 
     assert_eq!(model.requests().len(), 5, "the resumed session's ask was refused before it was sent");
     let results = tool_results(&events.take());
     assert!(results[0].1.contains("70 of 60 tokens"), "{results:?}");
+}
+
+#[tokio::test]
+async fn a_request_larger_than_what_is_left_of_the_session_budget_is_refused_before_it_is_sent() {
+    let model = FakeModel::start().await;
+    let block =
+        "[plugin.grants]\nmodel = true\nmodel_tokens_per_call = 100\nmodel_tokens_per_session = 1000\n";
+    let test = host(&model, block).await;
+    // About 200 KB of prompt: tens of thousands of tokens in any count.
+    let prompt = (0..40_000).map(|n| format!("w{n}")).collect::<Vec<_>>().join(" ");
+    model.push(ask(json!({"prompt": prompt})));
+    model.push(Reply::text("the big answer").usage(51_218, 0, 10));
+    model.push(Reply::text("done"));
+    let session = test.session();
+    test.turn(&session, "go").await.unwrap();
+    let plugin_asks = model.requests().iter().filter(|request| request.get("tools").is_none()).count();
+    assert_eq!(plugin_asks, 0, "the oversized request never reached the endpoint");
+    let results = tool_results(&test.take_events());
+    let (ok, output) = &results[0];
+    assert!(!ok, "{output}");
+    assert!(output.contains("more than the 1000 tokens left"), "{output}");
+    assert!(output.contains("`model_tokens_per_session`"), "names the budget: {output}");
+    assert_eq!(PluginModelUsage::of(session.lock().await.bag(), "misbehave").tokens(), 0);
+}
+
+#[tokio::test]
+async fn an_endpoint_that_reports_no_usage_is_charged_the_estimate_and_the_budget_still_holds() {
+    let model = FakeModel::start().await;
+    let block =
+        "[plugin.grants]\nmodel = true\nmodel_tokens_per_call = 100\nmodel_tokens_per_session = 900\n";
+    let test = host(&model, block).await;
+    // 200 distinct words: at least 200 tokens in any count.
+    let prompt = (100..300).map(|n| format!("w{n}")).collect::<Vec<_>>().join(" ");
+    for _ in 0..5 {
+        model.push(ask(json!({"prompt": prompt})));
+        model.push(Reply::text("an answer, with no usage reported"));
+    }
+    model.push(Reply::text("done"));
+    let session = test.session();
+    test.turn(&session, "go").await.unwrap();
+
+    let plugin_asks = model.requests().iter().filter(|request| request.get("tools").is_none()).count();
+    assert!(
+        plugin_asks < 5,
+        "900 tokens cannot pay for five requests of 200+ tokens each: {plugin_asks} sent"
+    );
+    let usage = PluginModelUsage::of(session.lock().await.bag(), "misbehave");
+    assert_eq!(usage.calls, plugin_asks as u64);
+    assert!(usage.input_tokens >= 200 * usage.calls, "each call charged at least its words: {usage:?}");
+    let results = tool_results(&test.take_events());
+    let refused: Vec<&String> = results.iter().filter(|(ok, _)| !ok).map(|(_, output)| output).collect();
+    assert!(!refused.is_empty(), "{results:?}");
+    assert!(refused.iter().all(|output| output.contains("`model_tokens_per_session`")), "{refused:?}");
 }

@@ -70,7 +70,7 @@ impl Host {
                     session_id: session.id().to_owned(),
                     model_calls: session.model_calls(),
                     turn_iteration: 0,
-                    model: Some(PluginModel::access(self.model().clone(), session.id())),
+                    model: Some(PluginModel::access(self.model().clone(), *self.budget(), session.id())),
                 };
                 let outcome = plugin.command(&ctx, session.bag(), name, args).await;
                 forward_model_calls(sink, &ctx);
@@ -124,7 +124,7 @@ impl Host {
             session_id: session.id().to_owned(),
             model_calls: session.model_calls(),
             turn_iteration: 0,
-            model: Some(PluginModel::access(self.model().clone(), session.id())),
+            model: Some(PluginModel::access(self.model().clone(), *self.budget(), session.id())),
         };
         let snapshot = self.snapshot();
         let store = self.sessions().store().clone();
@@ -231,7 +231,7 @@ impl Host {
             session_id: session.id().to_owned(),
             model_calls: session.model_calls(),
             turn_iteration: 0,
-            model: Some(PluginModel::access(self.model().clone(), session.id())),
+            model: Some(PluginModel::access(self.model().clone(), *self.budget(), session.id())),
         };
         let prepared = prepare_call(&snapshot, &ctx, session, sink).await?;
         let env = CallEnv {

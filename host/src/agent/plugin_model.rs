@@ -7,7 +7,8 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use crate::events::Event;
+use crate::events::{Event, TokenUsage};
+use crate::model::tokens::{Budget, ContextAccount};
 use crate::model::{History, HistoryEncodings, Message, ModelClient, ModelRequest};
 use crate::plugins::ModelAccess;
 use crate::runtime::host_api::{ChatMessage, ChatRole, Completion, ModelAsk, ModelService};
@@ -21,6 +22,8 @@ pub struct PluginModel {
 
 struct Inner {
     client: ModelClient,
+    /// What requests are counted with: the deployment's counter, no output reserve.
+    budget: Budget,
     session_id: String,
     /// Kept apart from the plugin call's own output: a call that fails after the model
     /// answered has still spent the tokens, and the record must say so.
@@ -34,9 +37,11 @@ impl std::fmt::Debug for PluginModel {
 }
 
 impl PluginModel {
-    /// What a session's plugin calls are given to reach `client` through.
-    pub fn access(client: ModelClient, session_id: impl Into<String>) -> ModelAccess {
-        let inner = Inner { client, session_id: session_id.into(), events: Mutex::new(Vec::new()) };
+    /// What a session's plugin calls are given to reach `client` through, their requests
+    /// counted as `budget` counts the agent's.
+    pub fn access(client: ModelClient, budget: Budget, session_id: impl Into<String>) -> ModelAccess {
+        let budget = Budget { output_reserve: 0, ..budget };
+        let inner = Inner { client, budget, session_id: session_id.into(), events: Mutex::new(Vec::new()) };
         ModelAccess(Arc::new(Self { inner: Arc::new(inner) }))
     }
 
@@ -66,7 +71,14 @@ impl PluginModel {
                 ));
             }
         };
-        let usage = reply.usage.unwrap_or_default();
+        // An endpoint that reports no usage is charged the estimate: counted as nothing, its
+        // calls would never reach the budget.
+        let usage = reply.usage.unwrap_or_else(|| TokenUsage {
+            input_tokens: ask.estimated_input_tokens,
+            output_tokens: ContextAccount::default()
+                .tokens_of(&self.inner.budget, &Message::assistant(reply.text.clone(), Vec::new())),
+            ..TokenUsage::default()
+        });
         let event = Event::PluginModelCall {
             plugin: ask.plugin,
             input_tokens: usage.input_tokens,
@@ -83,6 +95,19 @@ impl PluginModel {
 }
 
 impl ModelService for PluginModel {
+    fn estimate_input(&self, messages: &[ChatMessage]) -> u64 {
+        let (system, history) = conversation(messages.to_vec());
+        let request = ModelRequest {
+            session_id: &self.inner.session_id,
+            system: &system,
+            history: &history,
+            injected: &[],
+            tools: &[],
+            max_output_tokens: None,
+        };
+        ContextAccount::default().estimate(&self.inner.budget, &request, None).prompt_tokens
+    }
+
     fn complete(&self, ask: ModelAsk) -> Pin<Box<dyn Future<Output = Result<Completion, String>> + Send>> {
         Box::pin(self.clone().ask(ask))
     }

@@ -38,7 +38,7 @@ impl Host {
                 session_id: session.id().to_owned(),
                 model_calls: session.model_calls(),
                 turn_iteration: 0,
-                model: Some(PluginModel::access(self.model().clone(), session.id())),
+                model: Some(PluginModel::access(self.model().clone(), *self.budget(), session.id())),
             },
             session,
             sink,

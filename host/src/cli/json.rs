@@ -7,7 +7,8 @@ use crate::events::{Event, EventSink};
 /// One event is always exactly one line: a plugin's payload is kept as the text the plugin
 /// wrote, and that text may be pretty-printed, so it is written out compacted (a payload
 /// with line breaks could otherwise put lines of its own into the stream, such as a forged
-/// `turn_ended`). U+2028 and U+2029, line breaks to some readers, are written escaped.
+/// `turn_ended`). NEL (U+0085), U+2028 and U+2029, line breaks to some readers (Python's
+/// `str.splitlines`, JavaScript's line terminators), are written escaped.
 pub struct JsonLines;
 
 impl EventSink for JsonLines {
@@ -28,8 +29,8 @@ pub fn to_line(event: &Event) -> String {
     String::from_utf8(out).expect("serde_json writes UTF-8")
 }
 
-/// serde_json's compact output, with raw fragments (plugin payloads) compacted and the two
-/// Unicode line separators escaped.
+/// serde_json's compact output, with raw fragments (plugin payloads) compacted and the
+/// Unicode line breaks (NEL, U+2028, U+2029) escaped.
 struct OneLine;
 
 impl serde_json::ser::Formatter for OneLine {
@@ -51,15 +52,28 @@ impl serde_json::ser::Formatter for OneLine {
 }
 
 fn escape_line_separators(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.contains(['\u{2028}', '\u{2029}']) {
-        text.replace('\u{2028}', "\\u2028").replace('\u{2029}', "\\u2029").into()
+    if text.contains(LINE_BREAKS) {
+        let mut out = String::with_capacity(text.len() + 8);
+        for c in text.chars() {
+            match c {
+                '\u{85}' => out.push_str("\\u0085"),
+                '\u{2028}' => out.push_str("\\u2028"),
+                '\u{2029}' => out.push_str("\\u2029"),
+                other => out.push(other),
+            }
+        }
+        out.into()
     } else {
         text.into()
     }
 }
 
-/// JSON text without the whitespace between its tokens, strings untouched (but for U+2028
-/// and U+2029, written as escapes). The text is valid JSON already (checked when it was
+/// What some line-splitting readers take for a line break besides `\n` and `\r` (which
+/// JSON escapes itself): NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR.
+const LINE_BREAKS: [char; 3] = ['\u{85}', '\u{2028}', '\u{2029}'];
+
+/// JSON text without the whitespace between its tokens, strings untouched (but for NEL,
+/// U+2028 and U+2029, written as escapes). The text is valid JSON already (checked when it was
 /// made), so a control character can only be whitespace outside a string: this keeps the
 /// exact text, key order, duplicate keys and number spelling, which a parse and re-print
 /// would not. Text that is compact already (what the SDK writes) is borrowed, not copied.
@@ -79,7 +93,8 @@ pub fn compact_json(text: &str) -> std::borrow::Cow<'_, str> {
                 _ if escaped => escaped = false,
                 b'\\' => escaped = true,
                 b'"' => in_string = false,
-                // U+2028 and U+2029 in UTF-8: E2 80 A8 and E2 80 A9.
+                // NEL, U+2028 and U+2029 in UTF-8: C2 85, E2 80 A8 and E2 80 A9.
+                0xC2 if bytes.get(index + 1) == Some(&0x85) => edit = Some((2, "\\u0085")),
                 0xE2 if bytes.get(index + 1) == Some(&0x80) => match bytes.get(index + 2) {
                     Some(0xA8) => edit = Some((3, "\\u2028")),
                     Some(0xA9) => edit = Some((3, "\\u2029")),
@@ -127,6 +142,20 @@ mod tests {
         let spaced = r#"{"title":"Draft the note","done":false}"#;
         assert!(matches!(compact_json(spaced), std::borrow::Cow::Borrowed(t) if t == spaced));
         assert_eq!(compact_json("[\"é\u{2029}ü\", \"\u{2028}\"]"), "[\"é\\u2029ü\",\"\\u2028\"]");
+    }
+
+    #[test]
+    fn next_line_and_the_unicode_separators_are_escaped_in_strings_and_payloads() {
+        let payload =
+            RawValue::from_string("{\"text\": \"a\u{85}b\u{2028}c\u{2029}d\"}".to_owned()).unwrap().into();
+        let kind = "k\u{85}{\"type\":\"turn_ended\"}".to_owned();
+        let event = Event::Plugin { plugin: "p".into(), kind: kind.clone(), payload, display: None };
+        let line = to_line(&event);
+        assert!(!line.contains(['\u{85}', '\u{2028}', '\u{2029}']), "{line:?}");
+        assert!(line.contains("\\u0085"), "{line}");
+        let parsed: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(parsed["kind"], kind.as_str());
+        assert_eq!(parsed["payload"]["text"], "a\u{85}b\u{2028}c\u{2029}d");
     }
 
     #[test]

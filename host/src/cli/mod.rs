@@ -52,6 +52,11 @@ pub struct Args {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["session", "fork"])]
     pub import: Option<PathBuf>,
 
+    /// With --import: keep the host's own state the document holds (standing approvals, a
+    /// served session's owner, plugins' model usage), left out unless this is given.
+    #[arg(long, requires = "import")]
+    pub import_host_state: bool,
+
     /// List recent session ids and exit.
     #[arg(long)]
     pub list_sessions: bool,

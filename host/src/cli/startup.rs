@@ -80,7 +80,7 @@ pub async fn run(args: Args) -> Status {
     let start = match (args.session, args.fork, args.import) {
         (Some(id), _, _) => Start::Resume(id),
         (_, Some(id), _) => Start::Fork(id),
-        (_, _, Some(path)) => Start::Import(path),
+        (_, _, Some(path)) => Start::Import { path, host_state: args.import_host_state },
         _ => Start::New,
     };
     let session = match open_session(&host, start) {
@@ -232,8 +232,11 @@ enum Start {
     Resume(String),
     /// `--fork ID`
     Fork(String),
-    /// `--import FILE`
-    Import(std::path::PathBuf),
+    /// `--import FILE`, with `--import-host-state` or without.
+    Import {
+        path: std::path::PathBuf,
+        host_state: bool,
+    },
 }
 
 /// The session to run; an unknown id or an unreadable document is bad input, a store that
@@ -250,10 +253,24 @@ fn open_session(host: &Host, start: Start) -> Result<SessionHandle, (Status, Str
         Start::New => sessions.create().map_err(failed),
         Start::Resume(id) => sessions.open(&id).map_err(failed)?.ok_or_else(|| unknown(&id)),
         Start::Fork(id) => sessions.fork(&id).map_err(failed)?.ok_or_else(|| unknown(&id)),
-        Start::Import(path) => {
+        Start::Import { path, host_state } => {
             let bad = |detail: String| (Status::BadInput, format!("--import {}: {detail}", path.display()));
             let text = std::fs::read_to_string(&path).map_err(|error| bad(error.to_string()))?;
-            let contents = crate::state::document::import(&text).map_err(|error| bad(error.to_string()))?;
+            let mut contents =
+                crate::state::document::import(&text).map_err(|error| bad(error.to_string()))?;
+            if !host_state {
+                let dropped = crate::state::document::drop_host_state(&mut contents);
+                if !dropped.is_empty() {
+                    let note = format!(
+                        "--import {}: left out the host's own state the document holds ({}): \
+                         standing approvals, owners and model usage are not a document's to give; \
+                         --import-host-state keeps them",
+                        path.display(),
+                        dropped.join(", ")
+                    );
+                    eprintln!("note: {}", one_line(&note));
+                }
+            }
             sessions.create_copy(contents).map_err(failed)
         }
     }

@@ -128,7 +128,7 @@ pub fn host_file_at(config: &Config, path: &Path) -> Option<String> {
 }
 
 /// How `granted` overlaps `item`, if it does.
-fn overlap<'a>(granted: &Path, item: &'a Sensitive) -> Option<(&'a Sensitive, &'static str)> {
+pub(super) fn overlap<'a>(granted: &Path, item: &'a Sensitive) -> Option<(&'a Sensitive, &'static str)> {
     if item.path.starts_with(granted) {
         Some((item, if item.path == granted { "is" } else { "contains" }))
     } else if item.folder && granted.starts_with(&item.path) {
@@ -138,7 +138,7 @@ fn overlap<'a>(granted: &Path, item: &'a Sensitive) -> Option<(&'a Sensitive, &'
     }
 }
 
-fn sensitive_paths(config: &Config) -> Vec<Sensitive> {
+pub(super) fn sensitive_paths(config: &Config) -> Vec<Sensitive> {
     let mut paths = Vec::new();
     let mut add = |path: PathBuf, what: String, folder: bool| {
         let path = real_path(&path);

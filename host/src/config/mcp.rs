@@ -49,6 +49,15 @@ pub struct McpServerConfig {
     /// Which of the server's tools are offered.
     #[serde(default)]
     pub tools: ToolFilter,
+    /// Globs over the server's own tool names that the operator vouches only read: offered
+    /// in plan mode and run without an ask under ask-to-mutate, whatever the server says.
+    #[serde(default)]
+    pub read_only: Vec<String>,
+    /// Whether the server's own `readOnlyHint` may mark a tool read-only. Unset: yes for a
+    /// started server (the operator chose its code), no for one reached at a `url` (its
+    /// code is someone else's to change; list its reading tools in `read_only`).
+    #[serde(default)]
+    pub trust_hints: Option<bool>,
 }
 
 /// Globs over a server's own tool names (`read_*`): only those `allow` matches, when it is
@@ -110,6 +119,14 @@ impl McpServerConfig {
     pub fn transport(&self) -> McpTransport {
         if self.url.is_some() { McpTransport::Http } else { McpTransport::Stdio }
     }
+
+    /// Whether the server's tool `tool`, whose `readOnlyHint` is `hint`, only reads: the
+    /// operator's `read_only` says so, or the hint does where hints are trusted.
+    pub fn reads_only(&self, tool: &str, hint: Option<bool>) -> bool {
+        let trusted = self.trust_hints.unwrap_or(self.transport() == McpTransport::Stdio);
+        self.read_only.iter().any(|glob| wildmatch::WildMatch::new(glob).matches(tool))
+            || (trusted && hint == Some(true))
+    }
 }
 
 /// What serde cannot check of the `[[mcp]]` entries.
@@ -168,6 +185,7 @@ pub(super) fn check(config: &Config) -> Result<(), ConfigError> {
             }
             _ => {}
         }
+        check_paths(config, server).map_err(|(key, message)| error(at(&key), message))?;
         if server.url.is_some() {
             for key in ["args", "env", "cwd"] {
                 let set = match key {
@@ -222,6 +240,77 @@ pub(super) fn check(config: &Config) -> Result<(), ConfigError> {
         }
     }
     Ok(())
+}
+
+/// Refuses a started server whose working folder, or a path among its arguments, holds
+/// the host's own files or sits inside a folder of them — the same check as a plugin's
+/// granted folders (`grants.rs`): a filesystem server rooted at the deployment folder
+/// would hand the model the config, every session's history and the compile cache's key.
+/// The key of the offending field and why.
+fn check_paths(config: &Config, server: &McpServerConfig) -> Result<(), (String, String)> {
+    if server.command.is_none() {
+        return Ok(());
+    }
+    let sensitive = super::grants::sensitive_paths(config);
+    let name = &server.name;
+    let cwd = config.resolve(server.cwd.as_deref().unwrap_or(std::path::Path::new(".")));
+    let finding = |path: &std::path::Path| {
+        let path = super::grants::real_path(path);
+        sensitive
+            .iter()
+            .find_map(|item| super::grants::overlap(&path, item))
+            .map(|(found, relation)| format!("{} {relation} {}", path.display(), found.what))
+    };
+    if server.cwd.is_some()
+        && let Some(found) = finding(&cwd)
+    {
+        return Err((
+            "cwd".to_owned(),
+            format!(
+                "server `{name}` may not start in {found}; give it a folder that holds none of the \
+                 host's own files"
+            ),
+        ));
+    }
+    for (position, arg) in server.args.iter().enumerate() {
+        if let Some(path) = path_argument(arg, &cwd)
+            && let Some(found) = finding(&path)
+        {
+            return Err((
+                format!("args[{position}]"),
+                format!(
+                    "server `{name}` may not be handed `{arg}`: {found}; name a folder that holds \
+                     none of the host's own files (a workspace) instead"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The path `arg` names, resolved against the server's working folder `cwd`, if it reads as
+/// one: `.`, `..`, a path starting with `/`, `./`, `../` or `~/`, the value of a
+/// `--option=PATH`, or a name that exists in `cwd`. A package name (`@scope/server`) or a
+/// flag is not.
+fn path_argument(arg: &str, cwd: &std::path::Path) -> Option<PathBuf> {
+    let value = match arg.split_once('=') {
+        Some((option, value)) if option.starts_with('-') => value,
+        _ if arg.starts_with('-') => return None,
+        _ => arg,
+    };
+    if value.is_empty() {
+        return None;
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let path = match (value.strip_prefix("~/").or((value == "~").then_some("")), home) {
+        (Some(rest), Some(home)) => home.join(rest),
+        _ => cwd.join(value),
+    };
+    let spelled_as_path = value == "."
+        || value == ".."
+        || value == "~"
+        || ["/", "./", "../", "~/"].iter().any(|start| value.starts_with(start));
+    (spelled_as_path || path.exists()).then_some(path)
 }
 
 #[cfg(test)]
@@ -306,5 +395,69 @@ mod tests {
         assert_eq!((server.enabled, server.timeout_ms, server.startup_timeout_ms), (true, 60_000, 30_000));
         assert_eq!(server.transport(), McpTransport::Stdio);
         assert!(server.tools.offers("anything"));
+    }
+
+    #[test]
+    fn a_started_server_handed_the_deployment_folder_is_refused_naming_the_argument() {
+        let (line, field, message) = where_and_what(
+            "[[mcp]]\nname = \"files\"\ncommand = \"npx\"\nargs = [\"-y\", \"@modelcontextprotocol/server-filesystem\", \".\"]\n",
+        );
+        assert_eq!((line, field.as_deref()), (Some(4), Some("mcp[0].args[2]")));
+        assert!(message.contains("server `files` may not be handed `.`"), "{message}");
+        assert!(message.contains("the config file"), "{message}");
+        for arg in [
+            "/tmp/agent-host-test",
+            "--root=/tmp",
+            "../agent-host-test/.agent-host/sessions.db",
+            "/tmp/agent-host-test/.agent-host/cache/x",
+        ] {
+            let (_, field, message) =
+                where_and_what(&format!("[[mcp]]\nname = \"f\"\ncommand = \"srv\"\nargs = [\"{arg}\"]\n"));
+            assert_eq!(field.as_deref(), Some("mcp[0].args[0]"), "{arg}: {message}");
+        }
+        let (_, field, message) =
+            where_and_what("[[mcp]]\nname = \"f\"\ncommand = \"srv\"\ncwd = \"work\"\nargs = [\"..\"]\n");
+        assert_eq!(field.as_deref(), Some("mcp[0].args[0]"), "resolved from its cwd: {message}");
+        let (_, field, message) = where_and_what("[[mcp]]\nname = \"f\"\ncommand = \"srv\"\ncwd = \".\"\n");
+        assert_eq!(field.as_deref(), Some("mcp[0].cwd"));
+        assert!(message.contains("may not start in"), "{message}");
+    }
+
+    #[test]
+    fn a_workspace_folder_package_names_and_flags_are_fine() {
+        let text = "[[mcp]]\nname = \"files\"\ncommand = \"npx\"\nargs = [\"-y\", \"@modelcontextprotocol/server-filesystem\", \"workspace\", \"./notes\", \"--verbose\"]\ncwd = \"work\"\n";
+        Config::parse(text, Path::new("/tmp/agent-host-test/config.toml")).unwrap();
+        let url = "[[mcp]]\nname = \"remote\"\nurl = \"https://h/mcp\"\n";
+        Config::parse(url, Path::new("/tmp/agent-host-test/config.toml")).unwrap();
+    }
+
+    #[test]
+    fn the_shipped_example_loads_and_roots_its_server_in_a_workspace() {
+        let shipped =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../config.toml")).unwrap();
+        let start = shipped.find("# [[mcp]]").expect("config.toml shows an [[mcp]] example");
+        let example: String = shipped[start..]
+            .lines()
+            .take_while(|line| line.starts_with("# "))
+            .map(|line| format!("{}\n", &line[2..]))
+            .collect();
+        let config = Config::parse(&example, Path::new("/tmp/agent-host-test/config.toml")).unwrap();
+        let server = &config.mcp[0];
+        assert!(!server.args.iter().any(|arg| arg == "."), "{:?}", server.args);
+    }
+
+    #[test]
+    fn a_url_servers_hints_are_not_trusted_unless_asked_and_the_operators_list_decides() {
+        let parse = |text: &str| Config::parse(text, Path::new("/tmp/agent-host-test/config.toml")).unwrap();
+        let remote = parse("[[mcp]]\nname = \"r\"\nurl = \"https://h/mcp\"\nread_only = [\"get_*\"]\n");
+        let remote = &remote.mcp[0];
+        assert!(!remote.reads_only("delete_all", Some(true)), "a remote server's hint alone decides nothing");
+        assert!(remote.reads_only("get_file", None), "the operator's list does");
+        let trusting = parse("[[mcp]]\nname = \"r\"\nurl = \"https://h/mcp\"\ntrust_hints = true\n");
+        assert!(trusting.mcp[0].reads_only("list", Some(true)));
+        let started = parse("[[mcp]]\nname = \"s\"\ncommand = \"srv\"\n");
+        assert!(started.mcp[0].reads_only("list", Some(true)) && !started.mcp[0].reads_only("list", None));
+        let distrusted = parse("[[mcp]]\nname = \"s\"\ncommand = \"srv\"\ntrust_hints = false\n");
+        assert!(!distrusted.mcp[0].reads_only("list", Some(true)));
     }
 }

@@ -20,6 +20,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 
+use super::capped::{CappedLines, Oversized};
 use super::handler::Handler;
 use crate::config::{BASELINE_ENV, McpServerConfig};
 use crate::sandbox::{die_with_parent, kill_group};
@@ -82,11 +83,13 @@ impl Process {
 }
 
 /// Connects to `server` (starting it, for stdio) and initializes the session. `Err` says
-/// what went wrong in words for the operator; no secret is in them.
+/// what went wrong in words for the operator; no secret is in them. A started server's
+/// message over the size cap closes the connection and sets `oversized`.
 pub(super) async fn connect(
     server: &McpServerConfig,
     dir: &Path,
     handler: Handler,
+    oversized: &Oversized,
 ) -> Result<Connection, String> {
     match &server.url {
         Some(url) => {
@@ -99,6 +102,7 @@ pub(super) async fn connect(
         }
         None => {
             let (mut process, stdout, stdin) = start(server, dir)?;
+            let stdout = CappedLines::new(stdout, oversized.clone());
             match handler.serve((stdout, stdin)).await {
                 Ok(running) => Ok(Connection { running, process: Some(process) }),
                 Err(error) => {
@@ -163,7 +167,10 @@ async fn keep_stderr(
     kept: Arc<Mutex<VecDeque<String>>>,
 ) {
     let mut lines = BufReader::new(stderr).lines();
-    while let Ok(Some(mut line)) = lines.next_line().await {
+    while let Ok(Some(line)) = lines.next_line().await {
+        // Kept escaped: these lines reach the terminal in warnings and errors, and a server's
+        // escape sequences must not retitle, redraw or write to it.
+        let mut line = crate::sanitize::one_line(&line).into_owned();
         tracing::debug!(server = %server, "mcp server stderr: {line}");
         if line.len() > STDERR_LINE_BYTES {
             let mut end = STDERR_LINE_BYTES;

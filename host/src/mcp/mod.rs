@@ -8,6 +8,7 @@
 //! unless the server marks them read-only. The servers of a config form an [`McpSet`],
 //! swapped with the plugins by a reload.
 
+mod capped;
 mod content;
 mod handler;
 mod launch;

@@ -12,6 +12,7 @@ use rmcp::{Peer, RoleClient, ServiceError};
 use serde_json::Value;
 use tokio::sync::{Notify, watch};
 
+use super::capped::{MAX_MESSAGE_BYTES, Oversized};
 use super::handler::Handler;
 use super::launch::{Connection, connect};
 use super::tools::{McpTool, offered};
@@ -80,6 +81,8 @@ struct Shared {
     changes: watch::Sender<u64>,
     tools_changed: Arc<Notify>,
     calls: AtomicU64,
+    /// Set when the connection closed on a message over the size cap.
+    oversized: Oversized,
 }
 
 struct Live {
@@ -123,6 +126,7 @@ impl McpServer {
             changes: watch::Sender::new(0),
             tools_changed,
             calls: AtomicU64::new(0),
+            oversized: Oversized::default(),
         });
         let mut changes = shared.changes.subscribe();
         let supervisor = tokio::spawn(supervise(shared.clone(), config.clone(), dir));
@@ -198,6 +202,17 @@ impl McpServer {
             Ok(Ok(result)) => super::content::tool_result(&result, max_bytes),
             Ok(Err(ServiceError::McpError(error))) => {
                 failure(format!("MCP server `{}` refused the call: {}", self.shared.name, error.message))
+            }
+            Ok(Err(ServiceError::TransportClosed | ServiceError::TransportSend(_)))
+                if self.shared.oversized.happened() =>
+            {
+                failure(format!(
+                    "MCP server `{}` answered `{}` with a message over {} MiB, the most one message \
+                     may be; the call failed and the host is starting the server again",
+                    self.shared.name,
+                    tool.remote,
+                    MAX_MESSAGE_BYTES / (1024 * 1024)
+                ))
             }
             Ok(Err(ServiceError::TransportClosed | ServiceError::TransportSend(_))) => failure(format!(
                 "MCP server `{}` stopped during the call; the host is starting it again",
@@ -284,7 +299,8 @@ async fn ready(
     dir: &std::path::Path,
     handler: Handler,
 ) -> Result<(Connection, Tools), String> {
-    let mut connection = connect(config, dir, handler).await?;
+    shared.oversized.clear();
+    let mut connection = connect(config, dir, handler, &shared.oversized).await?;
     match list_tools(shared, config, &connection.running.peer().clone()).await {
         Ok(tools) => Ok((connection, tools)),
         Err(error) => {
@@ -304,7 +320,8 @@ async fn list_tools(
 ) -> Result<Tools, String> {
     let listed =
         peer.list_all_tools().await.map_err(|error| format!("it did not list its tools: {error}"))?;
-    let (tools, errors) = offered(&shared.name, &config.tools, &listed);
+    let reads_only = |tool: &str, hint: Option<bool>| config.reads_only(tool, hint);
+    let (tools, errors) = offered(&shared.name, &config.tools, &reads_only, &listed);
     for error in &errors {
         tracing::warn!(server = %shared.name, "{error}");
     }
@@ -325,6 +342,12 @@ async fn serve(shared: &Shared, config: &McpServerConfig, connection: Connection
                     Some(process) => process.how_it_ended().await,
                     None => "the connection closed".to_owned(),
                 };
+                if shared.oversized.happened() {
+                    return format!(
+                        "it sent a message over {} MiB, the most one message may be: {ended}",
+                        MAX_MESSAGE_BYTES / (1024 * 1024)
+                    );
+                }
                 return match quit {
                     Ok(reason) => format!("it stopped ({reason:?}): {ended}"),
                     Err(error) => format!("its session failed ({error}): {ended}"),

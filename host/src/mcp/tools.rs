@@ -16,8 +16,9 @@ pub struct McpTool {
     pub remote: String,
     pub description: String,
     pub schema: Arc<CompiledSchema>,
-    /// Whether it may change the world: every tool but those the server marks
-    /// `readOnlyHint: true` (an unmarked tool is assumed to write; plan mode relies on it).
+    /// Whether it may change the world: every tool but those the operator lists in
+    /// `read_only` and those the server marks `readOnlyHint: true` where its hints are
+    /// trusted (an unmarked tool is assumed to write; plan mode relies on it).
     pub mutates: bool,
 }
 
@@ -31,15 +32,17 @@ pub fn offered_name(server: &str, tool: &str) -> String {
 
 /// The tools of `listed` that `filter` offers, and a load error for each of those that
 /// cannot be offered (a name the model APIs refuse, a schema that does not compile).
+/// `reads_only` says, from a tool's name and `readOnlyHint`, whether it only reads.
 pub(super) fn offered(
     server: &str,
     filter: &ToolFilter,
+    reads_only: &dyn Fn(&str, Option<bool>) -> bool,
     listed: &[rmcp::model::Tool],
 ) -> (Vec<McpTool>, Vec<String>) {
     let mut tools = Vec::new();
     let mut errors = Vec::new();
     for tool in listed.iter().filter(|tool| filter.offers(&tool.name)) {
-        match one(server, tool) {
+        match one(server, reads_only, tool) {
             Ok(tool) => tools.push(tool),
             Err(error) => errors
                 .push(format!("MCP server `{server}`, tool `{}`: {error}; the tool is left out", tool.name)),
@@ -48,7 +51,11 @@ pub(super) fn offered(
     (tools, errors)
 }
 
-fn one(server: &str, tool: &rmcp::model::Tool) -> Result<McpTool, String> {
+fn one(
+    server: &str,
+    reads_only: &dyn Fn(&str, Option<bool>) -> bool,
+    tool: &rmcp::model::Tool,
+) -> Result<McpTool, String> {
     let name = offered_name(server, &tool.name);
     if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
         return Err(format!(
@@ -65,7 +72,7 @@ fn one(server: &str, tool: &rmcp::model::Tool) -> Result<McpTool, String> {
         CompiledSchema::compile(&schema).map_err(|error| format!("its input schema is unusable: {error}"))?;
     let description =
         tool.description.as_deref().or(tool.title.as_deref()).unwrap_or_default().trim().to_owned();
-    let read_only = tool.annotations.as_ref().and_then(|notes| notes.read_only_hint) == Some(true);
+    let read_only = reads_only(&tool.name, tool.annotations.as_ref().and_then(|notes| notes.read_only_hint));
     Ok(McpTool {
         name,
         remote: tool.name.to_string(),
@@ -87,6 +94,11 @@ mod tests {
         serde_json::from_value(value).unwrap()
     }
 
+    /// A started server's default: its hints decide.
+    fn hints(_: &str, hint: Option<bool>) -> bool {
+        hint == Some(true)
+    }
+
     fn object() -> Value {
         serde_json::json!({ "type": "object", "properties": { "a": { "type": "string" } } })
     }
@@ -95,7 +107,7 @@ mod tests {
     fn only_a_tool_marked_read_only_is_not_mutating() {
         let listed =
             [tool("r", object(), Some(true)), tool("w", object(), Some(false)), tool("u", object(), None)];
-        let (tools, errors) = offered("s", &ToolFilter::default(), &listed);
+        let (tools, errors) = offered("s", &ToolFilter::default(), &hints, &listed);
         assert!(errors.is_empty(), "{errors:?}");
         let mutates: Vec<(&str, bool)> =
             tools.iter().map(|tool| (tool.name.as_str(), tool.mutates)).collect();
@@ -107,7 +119,7 @@ mod tests {
         let bad_schema = serde_json::json!({ "type": "object", "properties": { "a": { "type": 12 } } });
         let listed =
             [tool("ok", object(), None), tool("bad", bad_schema, None), tool("has.dot", object(), None)];
-        let (tools, errors) = offered("srv", &ToolFilter::default(), &listed);
+        let (tools, errors) = offered("srv", &ToolFilter::default(), &hints, &listed);
         assert_eq!(tools.len(), 1);
         assert_eq!(errors.len(), 2, "{errors:?}");
         assert!(
@@ -123,7 +135,7 @@ mod tests {
         let filter =
             ToolFilter { allow: Some(vec!["get-*".into(), "echo".into()]), deny: vec!["get-env".into()] };
         let listed = ["echo", "get-sum", "get-env", "add"].map(|name| tool(name, object(), None));
-        let (tools, _) = offered("e", &filter, &listed);
+        let (tools, _) = offered("e", &filter, &hints, &listed);
         let names: Vec<&str> = tools.iter().map(|tool| tool.remote.as_str()).collect();
         assert_eq!(names, ["echo", "get-sum"]);
     }

@@ -15,10 +15,6 @@ use super::auth::Principal;
 use super::state::{App, internal};
 use crate::agent::ApprovalAnswer;
 
-/// The host's own namespaces of a session's bag (its approvals, its owner, plugins' model
-/// budgets): not plugin state.
-const HOST_NAMESPACES: &str = "agent-host.";
-
 impl FromRequestParts<Arc<App>> for Principal {
     type Rejection = ApiError;
 
@@ -76,7 +72,7 @@ pub async fn get_session(
     };
     let mut state: BTreeMap<String, BTreeMap<String, serde_json::Value>> = BTreeMap::new();
     for (namespace, key, json) in &stored.state {
-        if namespace.starts_with(HOST_NAMESPACES) {
+        if namespace.starts_with(crate::state::HOST_NAMESPACES) {
             continue;
         }
         let value = serde_json::from_str(json).unwrap_or_else(|_| serde_json::Value::String(json.clone()));

@@ -15,13 +15,29 @@ use serde_json::value::RawValue;
 
 use super::store::{StoredSession, StoredView};
 use crate::compaction::{Summaries, View};
-use crate::conversation::Message;
+use crate::conversation::{Message, Role};
 use crate::events::TokenUsage;
 
 /// The `format` every session document names.
 pub const FORMAT: &str = "agent-host-session";
 /// The newest document version this host reads and the one it writes.
 pub const VERSION: u64 = 1;
+
+/// Takes the host's own state out of an imported session, so a document cannot hand it
+/// standing approvals nobody gave, an owner, or a fresh model budget; the namespaces taken
+/// out, each once, in order.
+pub fn drop_host_state(session: &mut StoredSession) -> Vec<String> {
+    let mut dropped: Vec<String> = Vec::new();
+    session.state.retain(|(namespace, _, _)| {
+        let host = namespace.starts_with(super::HOST_NAMESPACES);
+        if host && !dropped.contains(namespace) {
+            dropped.push(namespace.clone());
+        }
+        !host
+    });
+    dropped.sort();
+    dropped
+}
 
 /// Why a text is not a session document this host can import.
 #[derive(Debug, thiserror::Error)]
@@ -146,6 +162,8 @@ pub fn import(text: &str) -> Result<StoredSession, DocumentError> {
         view.resolves(document.history.len(), &summaries)
             .map_err(|(index, error)| field(format!("view.entries[{index}]"), error.to_string()))?;
     }
+    check_history(&document.history)?;
+    check_nesting(&document.state)?;
     let mut reply_usage = Vec::new();
     let mut usage = TokenUsage::default();
     let mut history = Vec::with_capacity(document.history.len());
@@ -172,6 +190,87 @@ pub fn import(text: &str) -> Result<StoredSession, DocumentError> {
         summaries,
         view: document.view.map(|view| StoredView { generation: 1, view }),
     })
+}
+
+/// How deep a state value may nest: serde_json's own limit when it parses a value, which
+/// every plugin reading the value would hit.
+const MAX_DEPTH: usize = 128;
+
+/// A history the host could have written: no system message (the system prompt is the
+/// deployment's, sent afresh each call), and each tool result answering a call made before
+/// it and not answered yet.
+fn check_history(history: &[Entry]) -> Result<(), DocumentError> {
+    let mut open_calls: Vec<&str> = Vec::new();
+    for (index, entry) in history.iter().enumerate() {
+        let message = &entry.message;
+        match message.role {
+            Role::System => {
+                return Err(field(
+                    format!("history[{index}].message.role"),
+                    "a session's history holds no `system` message: the system prompt is the \
+                     deployment's, written afresh for every model call",
+                ));
+            }
+            Role::Assistant => open_calls.extend(message.tool_calls.iter().map(|call| call.id.as_str())),
+            Role::Tool => {
+                let id = message.tool_call_id.as_deref().unwrap_or_default();
+                let Some(at) = open_calls.iter().position(|call| *call == id) else {
+                    return Err(field(
+                        format!("history[{index}].message.tool_call_id"),
+                        format!(
+                            "`{}` answers no tool call made before it and not answered yet",
+                            crate::sanitize::one_line(id)
+                        ),
+                    ));
+                };
+                open_calls.remove(at);
+            }
+            Role::User => {}
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a state value nested deeper than [`MAX_DEPTH`], naming it.
+fn check_nesting(state: &BTreeMap<String, BTreeMap<String, Box<RawValue>>>) -> Result<(), DocumentError> {
+    for (namespace, keys) in state {
+        for (key, value) in keys {
+            let depth = nesting(value.get());
+            if depth > MAX_DEPTH {
+                return Err(field(
+                    format!("state.{namespace}.{key}"),
+                    format!("the value is nested {depth} deep; at most {MAX_DEPTH} levels are read"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// How deep the arrays and objects of `json` (valid JSON) nest.
+fn nesting(json: &str) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for byte in json.bytes() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 fn check_header(header: &Header) -> Result<(), DocumentError> {
@@ -328,5 +427,47 @@ mod tests {
             |document| document["summaries"] = serde_json::json!([{"id": 1, "message": {"role": "system"}}, {"id": 1, "message": {"role": "system"}}]),
         ));
         assert_eq!(twice, "field `summaries[1].id`: summary 1 appears twice");
+    }
+
+    #[test]
+    fn the_hosts_own_state_is_taken_out_and_named_and_plugins_state_is_kept() {
+        let mut imported = session();
+        imported.state.push(("agent-host.approvals".into(), "scoped".into(), r#"{"granted":[]}"#.into()));
+        imported.state.push(("agent-host.serve".into(), "owner".into(), r#""alice""#.into()));
+        imported.state.push(("agent-host.approvals".into(), "other".into(), "1".into()));
+        let dropped = drop_host_state(&mut imported);
+        assert_eq!(dropped, ["agent-host.approvals", "agent-host.serve"]);
+        assert_eq!(imported.state, session().state);
+    }
+
+    #[test]
+    fn a_tool_result_with_no_call_before_it_is_refused_naming_it() {
+        let orphan =
+            refused(&with(|document| document["history"][2]["message"]["tool_call_id"] = "c9".into()));
+        assert!(orphan.starts_with("field `history[2].message.tool_call_id`: `c9`"), "{orphan}");
+        let early = refused(&with(|document| {
+            let history = document["history"].as_array_mut().unwrap();
+            history.swap(1, 2);
+        }));
+        assert!(early.starts_with("field `history[1].message.tool_call_id`"), "{early}");
+    }
+
+    #[test]
+    fn a_system_message_in_the_history_is_refused_naming_it() {
+        let system = refused(&with(|document| document["history"][4]["message"]["role"] = "system".into()));
+        assert!(system.starts_with("field `history[4].message.role`: "), "{system}");
+        assert!(system.contains("system"), "{system}");
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_naming_where() {
+        let deep = "[".repeat(100_000) + &"]".repeat(100_000);
+        let text = with(|document| {
+            document["state"]["notes"]["items"] = serde_json::Value::Null;
+        })
+        .replace("\"items\":null", &format!("\"items\":{deep}"));
+        let refused = refused(&text);
+        assert!(refused.contains("state.notes.items"), "{refused}");
+        assert!(refused.contains("nested"), "{refused}");
     }
 }

@@ -5,7 +5,7 @@
 //! tells two holders with the same pid apart) and an expiry. The holder's keeper thread
 //! renews all of its leases every third of the lease's length; closing the session releases
 //! it. A holder that crashed stops renewing, and its leases run out. On the same machine (the
-//! same host name and PID namespace) a dead holder is seen at once — its process is gone —
+//! same host name, PID namespace and boot id) a dead holder is seen at once — its process is gone —
 //! and its lease is taken over without waiting.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,7 +22,11 @@ pub struct Holder {
     pub token: String,
     pub pid: u32,
     pub host: String,
-    /// `/proc/self/ns/pid`'s target, e.g. `pid:[4026531836]`; empty when unknown.
+    /// Where `pid` means something: `/proc/self/ns/pid`'s target and the kernel's boot id,
+    /// e.g. `pid:[4026531836]@5f8a…`; empty when unknown. The namespace alone is the same on
+    /// every machine's initial namespace; the boot id is random per boot. (Holders written
+    /// before the boot id was added have the namespace alone: they match no holder now, so
+    /// only their expiry frees their sessions.)
     pub pid_namespace: String,
 }
 
@@ -33,9 +37,7 @@ impl Holder {
             token: uuid::Uuid::new_v4().simple().to_string(),
             pid: std::process::id(),
             host: host_name(),
-            pid_namespace: std::fs::read_link("/proc/self/ns/pid")
-                .map(|target| target.display().to_string())
-                .unwrap_or_default(),
+            pid_namespace: pid_namespace(),
         }
     }
 
@@ -61,6 +63,17 @@ impl Holder {
 impl std::fmt::Display for Holder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "process {} on {}", self.pid, self.host)
+    }
+}
+
+/// This process's PID namespace and the boot it runs in (see [`Holder::pid_namespace`]);
+/// empty when either is unknown, which makes no holder of it ever seen gone.
+fn pid_namespace() -> String {
+    let namespace = std::fs::read_link("/proc/self/ns/pid").map(|target| target.display().to_string());
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").map(|id| id.trim().to_owned());
+    match (namespace, boot) {
+        (Ok(namespace), Ok(boot)) if !boot.is_empty() => format!("{namespace}@{boot}"),
+        _ => String::new(),
     }
 }
 
@@ -268,6 +281,27 @@ mod tests {
         assert!(sibling.is_gone(&me), "a reaped child is gone");
         sibling.host = format!("{}-elsewhere", me.host);
         assert!(!sibling.is_gone(&me), "a holder on another machine cannot be seen, so it is not gone");
+    }
+
+    #[test]
+    fn another_machines_holder_with_the_same_host_name_and_namespace_is_not_taken_for_gone() {
+        let me = Holder::this_process();
+        let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+        assert!(me.pid_namespace.contains(boot.trim()), "the boot names the machine: {me:?}");
+        // Every machine's initial namespace has the same number, and hosts are often named
+        // alike: only the boot id tells this holder from one on another machine.
+        let namespace = std::fs::read_link("/proc/self/ns/pid").unwrap().display().to_string();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let elsewhere = Holder {
+            token: "t".into(),
+            pid: child.id(),
+            host: me.host.clone(),
+            pid_namespace: format!("{namespace}@00000000-0000-0000-0000-000000000000"),
+        };
+        child.wait().unwrap();
+        assert!(!elsewhere.is_gone(&me), "its pid means nothing here");
+        let older = Holder { pid_namespace: namespace, ..elsewhere };
+        assert!(!older.is_gone(&me), "a holder written before boot ids were recorded cannot be placed");
     }
 
     #[test]

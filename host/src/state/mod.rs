@@ -24,6 +24,10 @@ pub use sessions::{DEFAULT_LEASE, SessionHandle, Sessions};
 pub use sqlite::SqliteStore;
 pub use store::{SessionStore, Step, StoreError, StoredSession, StoredView, ViewChange};
 
+/// What the host's own namespaces of a session's bag begin with: its standing approvals, a
+/// served session's owner, plugins' model usage. No plugin's (plugin names hold no dot).
+pub const HOST_NAMESPACES: &str = "agent-host.";
+
 /// The bag namespace and key a session's owner is kept under (a principal of `serve`, as a
 /// JSON string): the host's own namespace, which no plugin can be named. The store lists and
 /// counts sessions by it ([`SessionStore::list_owned`]).

@@ -29,7 +29,8 @@ pub struct ChatMessage {
     pub content: String,
 }
 
-/// What the model answered, with its tokens as the endpoint counted them.
+/// What the model answered, with its tokens as the endpoint counted them (or, where it
+/// reported none, as the host estimated them: what the budget is charged either way).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Completion {
     pub text: String,
@@ -45,6 +46,9 @@ pub struct ModelAsk {
     pub messages: Vec<ChatMessage>,
     /// The most tokens the reply may have: what the plugin asked for, within its grant.
     pub max_output_tokens: u32,
+    /// The request's input tokens as the host estimated them before sending it: what the
+    /// call is charged when the endpoint reports no usage.
+    pub estimated_input_tokens: u64,
     /// How long the host may wait for the answer: what is left of the plugin's deadline.
     pub wait: Duration,
 }
@@ -52,6 +56,10 @@ pub struct ModelAsk {
 /// The model a call may ask, set up by the layer that knows the deployment's client; it
 /// sends no tools, ever, and gives up after `ask.wait`.
 pub trait ModelService: Send + Sync {
+    /// The input tokens `messages` come to as a request, with the deployment's counter: what
+    /// the budget is checked against before anything is sent.
+    fn estimate_input(&self, messages: &[ChatMessage]) -> u64;
+
     fn complete(&self, ask: ModelAsk) -> Pin<Box<dyn Future<Output = Result<Completion, String>> + Send>>;
 
     /// The `plugin_model_call` events of the calls answered since the last take, in order.
@@ -116,13 +124,32 @@ impl CallState {
         let Some(service) = grant.service else {
             return Err(format!("plugin `{name}` may ask the model only from a session's calls"));
         };
+        // The request's own size counts against what is left, before it is sent: a check of
+        // the tokens spent alone lets one large request spend any amount. A reply with no
+        // limit asked is held to what is left.
+        let left = budget.tokens_per_session - used.tokens();
+        let input = service.estimate_input(&messages);
+        let output = match max_output_tokens {
+            Some(asked) => u64::from(asked),
+            None => u64::from(budget.tokens_per_call).min(left.saturating_sub(input)),
+        };
+        if input.saturating_add(output.max(1)) > left {
+            return Err(format!(
+                "plugin `{name}`'s request comes to about {input} input tokens and up to {output} \
+                 output tokens, more than the {left} tokens left of its model budget for this \
+                 session ({} of {} spent; `model_tokens_per_session` under its [plugin.grants])",
+                used.tokens(),
+                budget.tokens_per_session
+            ));
+        }
         let elapsed = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let margin = (grant.deadline_ms / 10).max(MIN_MARGIN_MS);
         let left = grant.deadline_ms.saturating_sub(elapsed).saturating_sub(margin).max(1);
         let ask = ModelAsk {
             plugin: name.clone(),
             messages,
-            max_output_tokens: max_output_tokens.unwrap_or(budget.tokens_per_call),
+            max_output_tokens: u32::try_from(output).expect("at most the per-call budget"),
+            estimated_input_tokens: input,
             wait: Duration::from_millis(left),
         };
         let completion = service.complete(ask).await?;
