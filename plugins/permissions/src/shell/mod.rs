@@ -13,7 +13,9 @@
 //!   known only at run time are marked `dynamic`. Deny and ask rules look at these, so
 //!   they over-approximate: best effort, never the security boundary.
 
+mod gadgets;
 mod literal;
+mod options;
 mod parse;
 mod runs;
 mod word;
