@@ -122,8 +122,8 @@ pub fn sed(args: &[WordInfo], depth: usize, out: &mut Vec<Command>) {
                 }
                 // `-i` takes the rest of its word as a suffix (`-i.bak`), read here as flags.
                 "-i" => in_place = true,
-                long if options::long_value(long, "--in-place", 4).is_some() => in_place = true,
-                long if options::long_value(long, "--sandbox", 4).is_some() => sandboxed = true,
+                long if options::long_value(long, "--in-place", 1).is_some() => in_place = true,
+                long if options::long_value(long, "--sandbox", 2).is_some() => sandboxed = true,
                 _ => {}
             }
         }

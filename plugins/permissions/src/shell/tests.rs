@@ -330,6 +330,7 @@ fn write_gadgets_write_their_file() {
     assert!(writes("sed -i 's/a/b/' f", "f"));
     assert!(writes("sed -ni.bak 's/a/b/' f g", "g"));
     assert!(writes("sed --in-place -n p f", "f"));
+    assert!(writes("sed --i=.bak -n p f", "f"));
     assert!(writes("find . -fprint out", "out"));
     assert!(writes("find . -fprintf out '%p'", "out"));
     assert!(writes("find . -fls out", "out"));

@@ -326,15 +326,26 @@ fn see_through(wrapper: &Wrapper, name: &str, args: &[WordInfo], depth: usize, o
             index += 1;
             continue;
         }
+        // `env -` is `env -i`; `xargs -iR` replaces R (the value is optional, so attached).
+        if name == "env" && arg.text == "-" {
+            index += 1;
+            continue;
+        }
+        if name == "xargs"
+            && let Some(attached) = arg.text.strip_prefix("-i")
+        {
+            replace = Some(if attached.is_empty() { "{}" } else { attached }.to_owned());
+            index += 1;
+            continue;
+        }
         let Some(found) = options::read(args, &mut index, wrapper.valued) else { break };
         for option in found {
             match (name, option.name.as_str()) {
                 ("env", "-S" | "--split-string") => split_string = option.value,
                 ("flock", "-c" | "--command") => flock_command = option.value,
                 ("xargs", "-I") => replace = option.value.map(|v| v.text),
-                ("xargs", "-i" | "--replace") => replace = Some("{}".to_owned()),
-                ("xargs", r) if r.starts_with("-i") || r.starts_with("--replace") => {
-                    replace = Some("{}".to_owned())
+                ("xargs", "-i" | "--replace") => {
+                    replace = Some(option.value.map_or_else(|| "{}".to_owned(), |v| v.text))
                 }
                 _ => {}
             }
