@@ -176,6 +176,14 @@ fn words_that_only_mention_rm_do_not_run_it() {
 }
 
 #[test]
+fn xargs_appending_to_a_shells_line_is_not_dynamic() {
+    let (texts, dynamic) = runs("find . -name '*.rs' | xargs sh -c 'wc -l \"$@\"' _");
+    assert!(!dynamic && texts.iter().any(|t| t == "wc -l $@"), "{texts:?}");
+    assert!(runs("echo 'rm x' | xargs bash -c").1);
+    assert!(runs("echo x | xargs su -c").1);
+}
+
+#[test]
 fn xargs_without_a_program_runs_echo_with_more_arguments() {
     let reading = read("xargs -n 1");
     let echo = reading.runs.iter().find(|c| c.text == "echo").expect("echo");

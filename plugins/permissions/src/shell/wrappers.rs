@@ -424,10 +424,10 @@ fn more_arguments_at_run_time(before: usize, out: &mut Vec<Command>) {
 }
 
 /// Programs whose arguments may name a command for them to run. (`sed`, `git`, `tar` and
-/// awk could too, but what xargs appends to them is their file operands.)
+/// awk could too, but what xargs appends to them is their file operands; a shell given its
+/// `-c` line takes them as `$1`…, and one without is dynamic already.)
 fn runs_its_arguments(name: &str) -> bool {
     WRAPPERS.iter().any(|w| w.names.contains(&name))
-        || runs_lines(name)
         || gadgets::interpreter(name)
         || matches!(name, "find" | "su" | "runuser" | "script" | "parallel")
 }
