@@ -146,7 +146,7 @@ const WRAPPERS: &[Wrapper] = &[
     },
     Wrapper { names: &["pkexec"], valued: &["--user"], operands: 0, assignments: false },
     Wrapper { names: &["proxychains", "proxychains4"], valued: &["-f"], operands: 0, assignments: false },
-    Wrapper { names: &["faketime"], valued: &["-m", "-f"], operands: 1, assignments: false },
+    Wrapper { names: &["faketime"], valued: &["-p", "--date-prog"], operands: 1, assignments: false },
     Wrapper { names: &["doas"], valued: &["-u", "-C"], operands: 0, assignments: false },
     Wrapper { names: &["nice"], valued: &["-n", "--adjustment"], operands: 0, assignments: false },
     Wrapper {
@@ -262,7 +262,7 @@ pub fn resolve(argv: &[WordInfo], depth: usize, out: &mut Vec<Command>) {
             "eval" => run_line(&joined_args(args), args.iter().any(|a| a.dynamic), depth, out),
             "trap" => trap(args, depth, out),
             "su" | "runuser" | "script" => {
-                if let Some(line) = value_of(args, &["-c", "--command"]) {
+                if let Some(line) = command_option(args) {
                     run_line(&line.text, line.dynamic, depth, out);
                 }
             }
@@ -527,16 +527,49 @@ fn find(args: &[WordInfo], depth: usize, out: &mut Vec<Command>) {
     }
 }
 
-/// The value of the first of `options` in `args` (`-c line`, `-cline`, `--command=line`).
-fn value_of(args: &[WordInfo], options: &[&str]) -> Option<WordInfo> {
-    for (index, arg) in args.iter().enumerate() {
-        for option in options {
-            if arg.text == *option {
-                return args.get(index + 1).cloned();
+/// The `-c` line of `su`, `runuser` or `script`, options read letter by letter wherever
+/// they stand (`su -lc 'line'`, `script -qc 'line' /dev/null`, `--command=line`).
+fn command_option(args: &[WordInfo]) -> Option<WordInfo> {
+    const VALUED: &[&str] = &[
+        "-c",
+        "--command",
+        "-C",
+        "--session-command",
+        "-g",
+        "--group",
+        "-G",
+        "--supp-group",
+        "-s",
+        "--shell",
+        "-w",
+        "--whitelist-environment",
+        "-u",
+        "--user",
+        "-E",
+        "--echo",
+        "-I",
+        "--log-in",
+        "-O",
+        "--log-out",
+        "-B",
+        "--log-io",
+        "-T",
+        "--log-timing",
+        "-m",
+        "--logging-format",
+    ];
+    let mut index = 0;
+    while index < args.len() {
+        match options::read(args, &mut index, VALUED) {
+            Some(found) => {
+                if let Some(line) = found
+                    .into_iter()
+                    .find(|o| matches!(o.name.as_str(), "-c" | "--command" | "-C" | "--session-command"))
+                {
+                    return line.value;
+                }
             }
-            if let Some(value) = arg.text.strip_prefix(&format!("{option}=")) {
-                return Some(WordInfo { text: value.to_owned(), ..arg.clone() });
-            }
+            None => index += 1,
         }
     }
     None
