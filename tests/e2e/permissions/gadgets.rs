@@ -3,7 +3,8 @@
 //! folder or writes `X`, then goes through the real `shell` tool (dash in the same sandbox)
 //! with the real `permissions` plugin in front: past an `rm *` deny rule the folder
 //! survives; under `read-only` with allow rules for `find *`, `sed -n *`, `tar -tf *`,
-//! `git log *` and `git status`, `X` is never written.
+//! `git log *` and `git status`, `X` is never written; and the shell tool's git runs no
+//! `core.fsmonitor` or hook a repository names.
 
 use std::path::Path;
 use std::process::Command;
@@ -173,4 +174,26 @@ async fn a_vouched_for_git_runs_no_program_of_the_repositorys_config() {
     let result = call(&test, &session, "shell", json!({ "command": "git status" })).await;
     assert!(result.ok && result.output.contains("On branch main"), "{}", result.output);
     assert!(!guarded.path().join("X").exists(), "git status ran the repository's core.fsmonitor");
+}
+
+/// A hook the model wrote into `.git/hooks` does not run from the shell tool's git either.
+#[tokio::test]
+async fn the_shell_tools_git_runs_no_hook_of_the_repositorys() {
+    let commit = "git -c user.name=t -c user.email=t@t commit -q --allow-empty -m next";
+    let add_hook = |root: &Path| {
+        let hook = root.join(".git/hooks/pre-commit");
+        std::fs::write(&hook, "#!/bin/sh\ntouch X\n").unwrap();
+        std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    };
+    let shown = workspace();
+    add_hook(shown.path());
+    run_in_sandbox(commit, shown.path()).await;
+    assert!(shown.path().join("X").exists(), "git commit should really run the hook in the sandbox");
+
+    let guarded = workspace();
+    add_hook(guarded.path());
+    let test = shell_behind(r#"preset = "trust""#, guarded.path()).await;
+    let result = call(&test, &test.session(), "shell", json!({ "command": commit })).await;
+    assert!(result.ok && result.output.contains("exit status: 0"), "{}", result.output);
+    assert!(!guarded.path().join("X").exists(), "the shell tool's git ran the repository's pre-commit hook");
 }
