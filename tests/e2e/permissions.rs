@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 
 use crate::support::{FakeModel, Reply, TestHost, plugin_block};
 
+mod gadgets;
 mod operator_answers;
 mod path_rules;
 mod shell_tricks;

@@ -4,7 +4,8 @@
 //! Rules: `{ tool, args? = { path?, command? }, decision, reason? }`. All matching rules
 //! count and the strictest wins (deny, then ask, then allow). Shell lines are read with a
 //! real shell grammar (see `shell`): an allow rule vouches only for a line made wholly of
-//! literal simple commands, each matched by an allow rule; a deny or ask rule sees every
+//! literal simple commands, each matched by an allow rule, as is everything they run or
+//! write in turn (`find -exec`, `sed w`); a deny or ask rule sees every
 //! command the line may run however it is written (quoted, behind wrappers, inside `$(…)`,
 //! `sh -c`, `eval`, `find -exec`), and counts a program known only at run time as a match.
 //! Path rules match the path as the fs plugin reads it (`workspace-path`), and reach the

@@ -71,9 +71,12 @@ pub fn decide(call: &Call, rules: &[Rule], fallback: Fallback) -> Outcome {
             }
         }
     }
+    // And every command the line runs in turn (behind wrappers, `find -exec`, `sed e`) or
+    // file it writes through an argument (`sed w`, `find -fprint`) must be allowed too.
     if let Some(parts) = &reading.allowable
         && !command_allows.is_empty()
         && parts.iter().all(|part| allowed_part(part, &command_allows))
+        && reading.runs.iter().all(|run| allowed_run(run, &command_allows))
     {
         consider(Verdict::Allow, "every part of the command is allowed by a rule".into());
     }
@@ -191,6 +194,21 @@ fn path_matches(rule: &Rule, call: &Call) -> bool {
         Ok(path) => workspace_path::rule_matches(pattern, &path),
         Err(_) => rule.decision != Verdict::Allow,
     }
+}
+
+/// Whether allow rules cover `run` both by its program's name and as written; one that
+/// gets more arguments at run time (`xargs grep`) only when any continuation is covered.
+fn allowed_run(run: &shell::Command, allows: &[&Rule]) -> bool {
+    !run.dynamic
+        && [&run.text, &run.written].into_iter().all(|text| {
+            allows.iter().any(|rule| {
+                rule.args.as_ref().and_then(|a| a.command.as_deref()).is_some_and(|pattern| {
+                    let pattern = pattern.trim();
+                    command_part_matches(pattern, text)
+                        && (!run.open_ended || !is_glob(pattern) || pattern.ends_with('*'))
+                })
+            })
+        })
 }
 
 fn allowed_part(part: &str, allows: &[&Rule]) -> bool {

@@ -120,3 +120,30 @@ fn an_mcp_rule_names_a_server_by_its_calls_owner_and_a_glob_names_its_tools() {
     assert_eq!(decide_for("mcp:everything", "mcp__everything__echo"), Decision::Allow);
     assert!(matches!(decide_for("mcp:everything", "mcp__everything__get-env"), Decision::Ask(_)));
 }
+
+/// Issue 29: an allow rule covers a line only when it covers everything the line runs or
+/// writes, not just its top-level commands.
+#[test]
+fn an_allow_covers_nothing_the_line_runs_or_writes_beyond_it() {
+    let plugin = permissions(json!({"preset": "read-only", "rules": [
+        {"tool": "shell", "args": {"command": "find *"}, "decision": "allow"},
+        {"tool": "shell", "args": {"command": "sed -n *"}, "decision": "allow"},
+        {"tool": "shell", "args": {"command": "tar -tf *"}, "decision": "allow"},
+        {"tool": "shell", "args": {"command": "git log *"}, "decision": "allow"},
+    ]}));
+    for line in [
+        "find . -maxdepth 0 -exec touch X \\;",
+        "find . -fprint X",
+        "sed -n '1e touch X' f",
+        "sed -n 'w X' f",
+        "sed -n -i 's/a/b/p' f",
+        "tar -tf a.tar --checkpoint=1 --checkpoint-action=exec='touch X'",
+        "git log --output=X",
+    ] {
+        let decision = decide(&plugin, "shell", true, json!({"command": line}));
+        assert!(matches!(decision, Decision::Deny(_)), "{line:?}: {decision:?}");
+    }
+    for line in ["find . -name '*.rs'", "sed -n '1,3p' f", "tar -tf a.tar", "git log -n 3"] {
+        assert_eq!(decide(&plugin, "shell", true, json!({"command": line})), Decision::Allow, "{line:?}");
+    }
+}

@@ -55,16 +55,26 @@ pub fn plugin() -> Plugin<Config> {
                 "Runs a command line with `sh -c` in the workspace folder and returns its exit status, \
                  stdout and stderr. Only granted environment variables are set. The command runs in a \
                  sandbox: the workspace and a private /tmp are writable, the system folders read-only; \
-                 whatever it starts in the background ends when it exits.",
+                 whatever it starts in the background ends when it exits. git runs no \
+                 repository's core.fsmonitor and no hooks (core.hooksPath=/dev/null).",
                 run,
             )
             .mutating(),
         )
 }
 
+/// Put before every line: git runs no repository's `core.fsmonitor` and no hooks, which the
+/// model could have written into `.git/config` in an earlier call, so a `git status` a
+/// policy vouched for runs nothing else. Settings given with `git -c` on the line still win
+/// (and a policy reads those). On the line's own first line, so errors keep their numbers.
+const GIT_WITHOUT_REPOSITORY_PROGRAMS: &str = "export GIT_CONFIG_COUNT=2 \
+     GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0=false \
+     GIT_CONFIG_KEY_1=core.hooksPath GIT_CONFIG_VALUE_1=/dev/null; ";
+
 fn run(ctx: &Context<Config>, args: ShellArgs) -> Result<String, String> {
     let timeout_ms = args.timeout_ms.unwrap_or(ctx.config.timeout_ms);
-    let output = process::run(&args.command, timeout_ms, ctx.config.max_output_bytes)?;
+    let line = format!("{GIT_WITHOUT_REPOSITORY_PROGRAMS}{}", args.command);
+    let output = process::run(&line, timeout_ms, ctx.config.max_output_bytes)?;
     Ok(report(&output, timeout_ms, ctx.config.max_output_bytes))
 }
 

@@ -34,6 +34,9 @@ const WRAPPERS: &[&str] = &[
     "stdbuf -oL ",
     "setsid ",
     "nohup ",
+    "setpriv ",
+    "prlimit --nofile=64 ",
+    "env -i ",
 ];
 
 /// Programs with their arguments, as the model would write them; `x/f` and `notes.txt`
@@ -53,6 +56,11 @@ fn handed_over(program: &str) -> Vec<String> {
         format!("eval '{quoted}'"),
         format!("printf 'x\\n' | xargs -n 1 -P 4 {program}"),
         format!("find . -name f -exec {program} {{}} +"),
+        format!("printf '%s\\n' '{quoted}' | xargs -I{{}} sh -c {{}}"),
+        format!("env -iS'{quoted}'"),
+        format!("sed -n '1e {quoted}' notes.txt"),
+        format!("python3 <<'EOF'\nimport os\nos.system('{program}')\nEOF"),
+        format!("git -c alias.x='!{quoted}' x"),
         format!("git status #'\n{program}"),
         format!("git status $'\\' ; {program} ; #'"),
     ]

@@ -7,13 +7,16 @@
 //!
 //! - [`Reading::allowable`]: the simple commands of a line made wholly of literal words, or
 //!   `None` when either reading finds anything it cannot read to the end. Allow rules vouch
-//!   only for such lines, and only when every command is matched.
+//!   only for such lines, and only when every command, and every one of `runs`, is matched.
 //! - [`Reading::runs`]: every command the line may run, looking through wrappers, nested
-//!   shells, `eval`, `trap`, `find -exec`, substitutions and compound commands; programs
-//!   known only at run time are marked `dynamic`. Deny and ask rules look at these, so
+//!   shells, `eval`, `trap`, `find -exec`, substitutions and compound commands, and the
+//!   exec and write options of `sed`, `tar`, `git` and `find` (`gadgets`; a write is
+//!   `tee FILE`); programs known only at run time (interpreters, `xargs -I`) are `dynamic`. Deny and ask rules look at these, so
 //!   they over-approximate: best effort, never the security boundary.
 
+mod gadgets;
 mod literal;
+mod options;
 mod parse;
 mod runs;
 mod word;

@@ -176,6 +176,14 @@ fn words_that_only_mention_rm_do_not_run_it() {
 }
 
 #[test]
+fn xargs_appending_to_a_shells_line_is_not_dynamic() {
+    let (texts, dynamic) = runs("find . -name '*.rs' | xargs sh -c 'wc -l \"$@\"' _");
+    assert!(!dynamic && texts.iter().any(|t| t == "wc -l $@"), "{texts:?}");
+    assert!(runs("echo 'rm x' | xargs bash -c").1);
+    assert!(runs("echo x | xargs su -c").1);
+}
+
+#[test]
 fn xargs_without_a_program_runs_echo_with_more_arguments() {
     let reading = read("xargs -n 1");
     let echo = reading.runs.iter().find(|c| c.text == "echo").expect("echo");
@@ -213,4 +221,140 @@ fn lines_too_deep_to_read_count_as_unreadable() {
 fn double_parentheses_are_subshells_to_dash() {
     assert!(runs_rm("((rm -rf x))"), "{:?}", runs("((rm -rf x))").0);
     assert_eq!(read("((git status))").allowable, None);
+}
+
+/// Whether the reading records a write to `file` (as `tee FILE`).
+fn writes(line: &str, file: &str) -> bool {
+    read(line).runs.iter().any(|c| c.text == format!("tee {file}"))
+}
+
+// Issue 29, High 4: constructs the reader claims to model.
+
+#[test]
+fn xargs_replace_mode_substitutes_run_time_text() {
+    for line in [
+        "echo 'rm -rf v1' | xargs -I{} sh -c {}",
+        "xargs -I % sh -c %",
+        "xargs -i sh -c {}",
+        "xargs --replace=X sh -c X",
+    ] {
+        assert!(runs(line).1, "{line:?} is dynamic: {:?}", read(line).runs);
+    }
+}
+
+#[test]
+fn short_options_are_read_letter_by_letter() {
+    for line in [
+        "env -iS'rm -rf v2'",
+        "env -i -S'rm -rf v2'",
+        "env -iu HOME rm x",
+        "timeout -sKILL 5 rm x",
+        "env --block-signal rm x",
+    ] {
+        assert!(runs_rm(line), "{line:?} runs rm: {:?}", runs(line).0);
+    }
+}
+
+#[test]
+fn an_interpreter_without_a_code_argument_reads_code_from_stdin_or_a_file() {
+    for line in [
+        "python3 <<'EOF'\nimport os\nos.system('rm -rf v3')\nEOF\n",
+        "python3 - <<'EOF'\nimport os\nEOF\n",
+        "perl <<'EOF'\nsystem('rm x')\nEOF\n",
+        "node < x.js",
+        "ruby script.rb",
+        "echo 'rm x' | bash",
+        "gdb -batch -ex 'shell rm -rf x'",
+        "ed -s f <<'EOF'\n!rm x\nEOF\n",
+        "vi -c '!rm x' f",
+    ] {
+        assert!(runs(line).1, "{line:?} is dynamic: {:?}", read(line).runs);
+        assert_eq!(read(line).allowable, None, "{line:?}");
+    }
+    assert!(!runs("python3 --version").1);
+}
+
+// Issue 29, Medium 10: exec and write gadgets.
+
+#[test]
+fn exec_gadgets_run_what_they_are_given() {
+    for line in [
+        "setpriv --reuid 0 rm x",
+        "setpriv --no-new-privs rm x",
+        "prlimit --nofile=10 rm x",
+        "prlimit -p 1 -n rm x",
+        "tar -cf a.tar --checkpoint=1 --checkpoint-action=exec='rm -rf x' f",
+        "tar -tf a.tar --checkpoint-action exec='rm -rf x'",
+        "tar -xf a.tar --to-command='rm -rf x'",
+        "tar -xf a.tar --to-com='rm -rf x'",
+        "tar -I 'rm -rf x' -tf a.tar",
+        "tar -tIrm -f a.tar",
+        "tar -tf a.tar -F 'rm x'",
+        "tar --use-compress-program='rm x' -tf a.tar",
+        "sed -n '1e rm -rf x' f",
+        "sed -ne '1e rm -rf x' f",
+        "sed --expression='1e rm -rf x' f",
+        "sed -n '/a/{e rm -rf x\n}' f",
+        "git -c alias.x='!rm -rf x' x",
+        "git -c 'alias.x=!rm -rf x' x",
+        "git submodule foreach 'rm -rf x'",
+        "git rebase -x 'rm -rf x' HEAD~1",
+        "git bisect run rm -rf x",
+    ] {
+        let (texts, dynamic) = runs(line);
+        assert!(runs_rm(line) || dynamic, "{line:?} runs rm: {texts:?}");
+    }
+}
+
+#[test]
+fn run_time_gadgets_are_dynamic() {
+    for line in [
+        "sed 's/.*/rm x/e' f",
+        "sed -n 1e f",
+        "sed -f script.sed f",
+        "git -c core.pager='rm x' log",
+        "git -c core.fsmonitor='rm x' status",
+        "git --config-env=core.pager=X log",
+        "git --exec-path=/tmp/x status",
+        "tar -tf host:a.tar",
+        "awk '{ print > \"out\" }' f",
+        "awk -f prog.awk f",
+        "dc -e '!rm x'",
+        "sqlite3 db '.shell rm x'",
+        "echo -exec rm {} ';' | xargs find .",
+        "echo rm x | xargs env",
+        "echo x | xargs nice rm",
+    ] {
+        let (texts, dynamic) = runs(line);
+        assert!(dynamic || runs_rm(line), "{line:?} is dynamic: {texts:?}");
+    }
+}
+
+#[test]
+fn write_gadgets_write_their_file() {
+    assert!(writes("sed -n '1w out' f", "out"));
+    assert!(writes("sed -n '/a/W out' f", "out"));
+    assert!(writes("sed -n 's/a/b/w out' f", "out"));
+    assert!(writes("sed -i 's/a/b/' f", "f"));
+    assert!(writes("sed -ni.bak 's/a/b/' f g", "g"));
+    assert!(writes("sed --in-place -n p f", "f"));
+    assert!(writes("sed --i=.bak -n p f", "f"));
+    assert!(writes("find . -fprint out", "out"));
+    assert!(writes("find . -fprintf out '%p'", "out"));
+    assert!(writes("find . -fls out", "out"));
+    assert!(writes("find . -fprint0 out", "out"));
+    assert!(writes("git log --output=out", "out"));
+    assert!(writes("git log --output out", "out"));
+    assert!(writes("git diff --outp=out", "out"));
+    assert!(writes("tar -tf a.tar --index-file=out", "out"));
+    // What only reads writes nothing.
+    for line in
+        ["sed -n 's/hello/world/p' f", "sed -n '1,5p;/x/d' f", "find . -name '*.rs' -print", "git log -n 3"]
+    {
+        assert!(
+            !read(line).runs.iter().any(|c| c.text.starts_with("tee ") || c.dynamic),
+            "{line:?}: {:?}",
+            read(line).runs
+        );
+    }
 }

@@ -3,6 +3,8 @@
 //! `find -exec … ;` and `find -delete`, and the programs only known at run time
 //! (`… | sh`, `python -c`, `awk 'BEGIN{system(…)}'`).
 
+use super::gadgets;
+use super::options;
 use super::runs::{Command, MAX_DEPTH, collect_line};
 use super::word::WordInfo;
 
@@ -19,7 +21,24 @@ struct Wrapper {
 
 const WRAPPERS: &[Wrapper] = &[
     Wrapper {
-        names: &["builtin", "nohup", "setsid", "unbuffer", "busybox"],
+        names: &[
+            "builtin",
+            "nohup",
+            "setsid",
+            "unbuffer",
+            "busybox",
+            "linux32",
+            "linux64",
+            "eatmydata",
+            "nocache",
+            "torsocks",
+            "firejail",
+            "valgrind",
+            "catchsegv",
+            "dbus-run-session",
+            "ssh-agent",
+            "rlwrap",
+        ],
         valued: &[],
         operands: 0,
         assignments: false,
@@ -28,17 +47,7 @@ const WRAPPERS: &[Wrapper] = &[
     Wrapper { names: &["exec"], valued: &["-a"], operands: 0, assignments: false },
     Wrapper {
         names: &["env"],
-        valued: &[
-            "-u",
-            "--unset",
-            "-C",
-            "--chdir",
-            "-S",
-            "--split-string",
-            "--block-signal",
-            "--default-signal",
-            "--ignore-signal",
-        ],
+        valued: &["-u", "--unset", "-C", "--chdir", "-S", "--split-string"],
         operands: 0,
         assignments: true,
     },
@@ -71,6 +80,73 @@ const WRAPPERS: &[Wrapper] = &[
         operands: 0,
         assignments: true,
     },
+    Wrapper {
+        names: &["setpriv"],
+        valued: &[
+            "--reuid",
+            "--regid",
+            "--ruid",
+            "--euid",
+            "--rgid",
+            "--egid",
+            "--groups",
+            "--inh-caps",
+            "--ambient-caps",
+            "--bounding-set",
+            "--securebits",
+            "--pdeathsig",
+            "--selinux-label",
+            "--apparmor-profile",
+            "--landlock-access",
+            "--landlock-rule",
+        ],
+        operands: 0,
+        assignments: false,
+    },
+    // The limit options take their values attached (`--nofile=10`, `-n10`).
+    Wrapper {
+        names: &["prlimit"],
+        valued: &["-p", "--pid", "-o", "--output"],
+        operands: 0,
+        assignments: false,
+    },
+    Wrapper {
+        names: &["unshare"],
+        valued: &[
+            "-S",
+            "--setuid",
+            "-G",
+            "--setgid",
+            "-R",
+            "--root",
+            "-w",
+            "--wd",
+            "--map-user",
+            "--map-group",
+            "--map-users",
+            "--map-groups",
+            "--propagation",
+            "--monotonic",
+            "--boottime",
+        ],
+        operands: 0,
+        assignments: false,
+    },
+    Wrapper {
+        names: &["nsenter"],
+        valued: &["-t", "--target", "-S", "--setuid", "-G", "--setgid"],
+        operands: 0,
+        assignments: false,
+    },
+    Wrapper {
+        names: &["fakeroot"],
+        valued: &["-l", "--lib", "--faked", "-s", "-i"],
+        operands: 0,
+        assignments: false,
+    },
+    Wrapper { names: &["pkexec"], valued: &["--user"], operands: 0, assignments: false },
+    Wrapper { names: &["proxychains", "proxychains4"], valued: &["-f"], operands: 0, assignments: false },
+    Wrapper { names: &["faketime"], valued: &["-p", "--date-prog"], operands: 1, assignments: false },
     Wrapper { names: &["doas"], valued: &["-u", "-C"], operands: 0, assignments: false },
     Wrapper { names: &["nice"], valued: &["-n", "--adjustment"], operands: 0, assignments: false },
     Wrapper {
@@ -109,7 +185,7 @@ const WRAPPERS: &[Wrapper] = &[
     Wrapper { names: &["chrt", "taskset"], valued: &[], operands: 1, assignments: false },
     Wrapper {
         names: &["flock"],
-        valued: &["-w", "--timeout", "-E", "--conflict-exit-code"],
+        valued: &["-w", "--timeout", "-E", "--conflict-exit-code", "-c", "--command"],
         operands: 1,
         assignments: false,
     },
@@ -185,12 +261,21 @@ pub fn resolve(argv: &[WordInfo], depth: usize, out: &mut Vec<Command>) {
         match name.as_str() {
             "eval" => run_line(&joined_args(args), args.iter().any(|a| a.dynamic), depth, out),
             "trap" => trap(args, depth, out),
-            "su" | "runuser" => {
-                if let Some(line) = value_of(args, &["-c", "--command"]) {
+            "su" | "runuser" | "script" => {
+                if let Some(line) = command_option(args) {
                     run_line(&line.text, line.dynamic, depth, out);
                 }
             }
             "find" => find(args, depth, out),
+            "git" => gadgets::git(args, depth, out),
+            "tar" | "gtar" => gadgets::tar(args, depth, out),
+            "sed" | "gsed" => gadgets::sed(args, depth, out),
+            _ if gadgets::interpreter(&name) && !gadgets::only_asks_for_version(args) => {
+                out.push(Command::dynamic(format!(
+                    "{} (runs code from its arguments, a file or stdin, which no rule can see)",
+                    joined(&name)
+                )))
+            }
             // dash expands aliases even in `sh -c`: what an alias stands for may run.
             "alias" => {
                 for arg in args {
@@ -198,7 +283,7 @@ pub fn resolve(argv: &[WordInfo], depth: usize, out: &mut Vec<Command>) {
                         // Where the alias is used, more arguments follow what it stands for.
                         let before = out.len();
                         run_line(value, arg.dynamic, depth, out);
-                        out[before..].iter_mut().for_each(|c| c.open_ended = true);
+                        more_arguments_at_run_time(before, out);
                     }
                 }
             }
@@ -206,9 +291,9 @@ pub fn resolve(argv: &[WordInfo], depth: usize, out: &mut Vec<Command>) {
                 "{} (runs the commands of a file, which no rule can see)",
                 joined(&name)
             ))),
-            _ if runs_code_argument(&name, args) => {
-                out.push(Command::dynamic(format!("{} (runs code given on its command line)", joined(&name))))
-            }
+            _ if gadgets::is_awk(&name) && gadgets::awk_runs_or_writes(args) => out.push(Command::dynamic(
+                format!("{} (an awk program that runs commands or writes files)", joined(&name)),
+            )),
             _ => {}
         }
     }
@@ -229,48 +314,56 @@ fn run_line(line: &str, dynamic: bool, depth: usize, out: &mut Vec<Command>) {
 /// Skips the wrapper's options, values and operands; the rest is the command it runs.
 fn see_through(wrapper: &Wrapper, name: &str, args: &[WordInfo], depth: usize, out: &mut Vec<Command>) {
     let mut index = 0;
-    let mut split_string: Option<&WordInfo> = None;
-    let mut flock_command: Option<&WordInfo> = None;
+    let mut split_string: Option<WordInfo> = None;
+    let mut flock_command: Option<WordInfo> = None;
+    let mut replace: Option<String> = None;
     while let Some(arg) = args.get(index) {
-        let text = arg.text.as_str();
-        if text == "--" {
+        if arg.text == "--" {
             index += 1;
             break;
         }
-        if wrapper.assignments && is_assignment(text) {
+        if wrapper.assignments && is_assignment(&arg.text) {
             index += 1;
             continue;
         }
-        let Some((option, attached)) = option_parts(text, wrapper.valued) else { break };
-        let value = match attached {
-            Some(_) => None,
-            None if takes_value(&option, wrapper.valued) => {
-                index += 1;
-                args.get(index)
-            }
-            None => None,
-        };
-        if name == "env" && (option == "-S" || option == "--split-string") {
-            split_string = value.or(Some(arg));
-        }
-        if name == "flock" && (option == "-c" || option == "--command") {
-            flock_command = args.get(index + 1);
+        // `env -` is `env -i`; `xargs -iR` replaces R (the value is optional, so attached).
+        if name == "env" && arg.text == "-" {
             index += 1;
+            continue;
         }
-        index += 1;
+        if name == "xargs"
+            && let Some(attached) = arg.text.strip_prefix("-i")
+        {
+            replace = Some(if attached.is_empty() { "{}" } else { attached }.to_owned());
+            index += 1;
+            continue;
+        }
+        let Some(found) = options::read(args, &mut index, wrapper.valued) else { break };
+        for option in found {
+            match (name, option.name.as_str()) {
+                ("env", "-S" | "--split-string") => split_string = option.value,
+                ("flock", "-c" | "--command") => flock_command = option.value,
+                ("xargs", "-I") => replace = option.value.map(|v| v.text),
+                ("xargs", "-i" | "--replace") => {
+                    replace = Some(option.value.map_or_else(|| "{}".to_owned(), |v| v.text))
+                }
+                _ => {}
+            }
+        }
     }
     if let Some(split) = split_string {
-        // `env -S 'rm -rf x'` splits the string into the command and its first arguments.
-        let string = split.text.strip_prefix("-S").unwrap_or(&split.text);
-        let string = string.strip_prefix("--split-string=").unwrap_or(string);
-        let line = format!("{string} {}", joined_args(&args[index..]));
-        run_line(&line, split.dynamic, depth, out);
+        // `env -S 'rm -rf x'` splits the string into the command and its first arguments;
+        // its own escapes (`\_`) and `${VAR}` are not shell syntax, so they are not read.
+        let line = format!("{} {}", split.text, joined_args(&args[index.min(args.len())..]));
+        let dynamic = split.dynamic || split.text.contains(['\\', '$']);
+        run_line(&line, dynamic, depth, out);
         return;
     }
     if let Some(command) = flock_command {
         return run_line(&command.text, command.dynamic, depth, out);
     }
-    let operands = wrapper.operands.min(args.len().saturating_sub(index));
+    let index = index.min(args.len());
+    let operands = wrapper.operands.min(args.len() - index);
     let mut rest = &args[index + operands..];
     if name == "flock"
         && let Some(first) = rest.first()
@@ -287,50 +380,56 @@ fn see_through(wrapper: &Wrapper, name: &str, args: &[WordInfo], depth: usize, o
         return run_line(&joined_args(rest), rest.iter().any(|a| a.dynamic), depth, out);
     }
     let echo = [WordInfo { text: "echo".into(), literal: true, ..WordInfo::default() }];
-    if name == "xargs" && rest.is_empty() {
-        rest = &echo;
+    let substituted: Vec<WordInfo>;
+    if name == "xargs" {
+        if rest.is_empty() {
+            rest = &echo;
+        }
+        // `xargs -I{} sh -c {}`: each word holding the replace string is run-time text.
+        if let Some(replace) = replace.filter(|r| !r.is_empty()) {
+            substituted = rest
+                .iter()
+                .map(|a| match a.text.contains(&replace) {
+                    true => WordInfo { dynamic: true, literal: false, ..a.clone() },
+                    false => a.clone(),
+                })
+                .collect();
+            rest = &substituted;
+        }
     }
     let before = out.len();
     resolve(rest, depth, out);
-    if name == "xargs"
-        && let Some(first) = out.get_mut(before)
-    {
-        first.open_ended = true;
+    if name == "xargs" {
+        more_arguments_at_run_time(before, out);
     }
 }
 
-/// `-n`, `--name` and their attached forms (`-n5`, `--name=5`) as (option, attached value).
-/// Not an option: `None`.
-fn option_parts(text: &str, valued: &[&str]) -> Option<(String, Option<String>)> {
-    if let Some(long) = text.strip_prefix("--") {
-        if long.is_empty() {
-            return None;
+/// The commands from `before` on get more arguments at run time (`xargs nice rm`, an
+/// alias): a rule matches if some continuation would, and a program that runs what its
+/// arguments say (`xargs env`, `xargs find .`) runs something only known at run time.
+fn more_arguments_at_run_time(before: usize, out: &mut Vec<Command>) {
+    let mut runs_them = None;
+    for command in &mut out[before..] {
+        command.open_ended = true;
+        let program = command.text.split(' ').next().unwrap_or_default();
+        if runs_its_arguments(program) {
+            runs_them = Some(command.text.clone());
         }
-        return Some(match long.split_once('=') {
-            Some((name, value)) => (format!("--{name}"), Some(value.to_owned())),
-            None => (text.to_owned(), None),
-        });
     }
-    let short = text.strip_prefix('-')?;
-    let first = short.chars().next()?;
-    // `nice -5` and `-oL` style clusters: the first letter names the option.
-    let option = format!("-{first}");
-    let rest = &short[first.len_utf8()..];
-    if takes_value(&option, valued) && !rest.is_empty() {
-        return Some((option, Some(rest.to_owned())));
-    }
-    // A cluster of flags ending in one that takes a value (`-fn 5` style) is not common
-    // among these wrappers; the last letter decides.
-    let last = format!("-{}", short.chars().last()?);
-    if rest.is_empty() || !takes_value(&last, valued) {
-        Some((option, if rest.is_empty() { None } else { Some(String::new()) }))
-    } else {
-        Some((last, None))
+    if let Some(text) = runs_them {
+        out.push(Command::dynamic(format!(
+            "{text} (gets more arguments at run time, which may make it run anything)"
+        )));
     }
 }
 
-fn takes_value(option: &str, valued: &[&str]) -> bool {
-    valued.contains(&option)
+/// Programs whose arguments may name a command for them to run. (`sed`, `git`, `tar` and
+/// awk could too, but what xargs appends to them is their file operands; a shell given its
+/// `-c` line takes them as `$1`…, and one without is dynamic already.)
+fn runs_its_arguments(name: &str) -> bool {
+    WRAPPERS.iter().any(|w| w.names.contains(&name))
+        || gadgets::interpreter(name)
+        || matches!(name, "find" | "su" | "runuser" | "script" | "parallel")
 }
 
 fn is_assignment(text: &str) -> bool {
@@ -407,6 +506,12 @@ fn find(args: &[WordInfo], depth: usize, out: &mut Vec<Command>) {
                 resolve(&args[index + 1..end], depth, out);
                 index = end;
             }
+            "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
+                if let Some(file) = args.get(index + 1) {
+                    gadgets::writes(file, &format!("find … {} {}", arg.text, file.text), out);
+                }
+                index += 1;
+            }
             "-delete" => {
                 let starts = if starts.is_empty() { ".".to_owned() } else { starts.join(" ") };
                 out.push(Command {
@@ -422,42 +527,50 @@ fn find(args: &[WordInfo], depth: usize, out: &mut Vec<Command>) {
     }
 }
 
-/// The value of the first of `options` in `args` (`-c line`, `-cline`, `--command=line`).
-fn value_of(args: &[WordInfo], options: &[&str]) -> Option<WordInfo> {
-    for (index, arg) in args.iter().enumerate() {
-        for option in options {
-            if arg.text == *option {
-                return args.get(index + 1).cloned();
+/// The `-c` line of `su`, `runuser` or `script`, options read letter by letter wherever
+/// they stand (`su -lc 'line'`, `script -qc 'line' /dev/null`, `--command=line`).
+fn command_option(args: &[WordInfo]) -> Option<WordInfo> {
+    const VALUED: &[&str] = &[
+        "-c",
+        "--command",
+        "-C",
+        "--session-command",
+        "-g",
+        "--group",
+        "-G",
+        "--supp-group",
+        "-s",
+        "--shell",
+        "-w",
+        "--whitelist-environment",
+        "-u",
+        "--user",
+        "-E",
+        "--echo",
+        "-I",
+        "--log-in",
+        "-O",
+        "--log-out",
+        "-B",
+        "--log-io",
+        "-T",
+        "--log-timing",
+        "-m",
+        "--logging-format",
+    ];
+    let mut index = 0;
+    while index < args.len() {
+        match options::read(args, &mut index, VALUED) {
+            Some(found) => {
+                if let Some(line) = found
+                    .into_iter()
+                    .find(|o| matches!(o.name.as_str(), "-c" | "--command" | "-C" | "--session-command"))
+                {
+                    return line.value;
+                }
             }
-            if let Some(value) = arg.text.strip_prefix(&format!("{option}=")) {
-                return Some(WordInfo { text: value.to_owned(), ..arg.clone() });
-            }
+            None => index += 1,
         }
     }
     None
-}
-
-/// Interpreters given their program on the command line (`python -c`, `perl -e`,
-/// `node -e`, `ruby -e`, `php -r`, `lua -e`), and awk programs that start commands.
-fn runs_code_argument(name: &str, args: &[WordInfo]) -> bool {
-    let flags: &[char] = match name {
-        _ if name.starts_with("python") || name == "pypy" || name == "pypy3" => &['c'],
-        _ if name.starts_with("perl") || name == "ruby" || name == "lua" || name.starts_with("lua5") => {
-            &['e', 'E']
-        }
-        "node" | "nodejs" | "bun" => &['e', 'p'],
-        "php" => &['r'],
-        "deno" => return args.first().is_some_and(|a| a.text == "eval"),
-        "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => {
-            return args
-                .iter()
-                .any(|a| a.text.contains("system") || a.text.contains('|') || a.text.starts_with("-f"));
-        }
-        _ => return false,
-    };
-    args.iter().any(|a| {
-        let text = a.text.as_str();
-        matches!(text, "--eval" | "--print" | "--command")
-            || text.strip_prefix('-').is_some_and(|c| !c.starts_with('-') && c.contains(flags))
-    })
 }
