@@ -358,3 +358,12 @@ fn write_gadgets_write_their_file() {
         );
     }
 }
+
+/// `-o` inside a cluster takes the next word, so the line comes after it: dash and bash
+/// both run `rm x` for `sh -co errexit 'rm x'`.
+#[test]
+fn a_shell_option_value_in_a_cluster_is_not_the_line() {
+    for line in ["sh -co errexit 'rm x'", "bash -eco pipefail 'rm x'", "sh -oc errexit 'rm x'"] {
+        assert!(runs_rm(line), "{line:?} runs rm: {:?}", runs(line).0);
+    }
+}

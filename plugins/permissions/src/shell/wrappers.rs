@@ -459,6 +459,8 @@ fn shell(name: &str, args: &[WordInfo], depth: usize, out: &mut Vec<Command>) {
         match cluster {
             Some(cluster) if !cluster.is_empty() && !text.starts_with("--") => {
                 has_c |= text.starts_with('-') && cluster.contains('c');
+                // Each `o`/`O` in a cluster takes the next word (`sh -co errexit 'line'`).
+                index += cluster.chars().filter(|c| matches!(c, 'o' | 'O')).count();
             }
             Some(_) if text.starts_with("--") => {}
             _ => break,
