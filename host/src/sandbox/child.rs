@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use super::plan::{MountOp, Plan};
 use super::rlimits::RlimitResource;
+use super::seccomp::Filters;
 
 /// The steps before and after the mount ops, as reported to the parent (a mount op is
 /// reported as `MOUNT_OPS + its index`).
@@ -43,6 +44,10 @@ pub(super) enum Stage {
     Workdir,
     Rlimits,
     NoNewPrivs,
+    NewSession,
+    SessionKeyring,
+    CloseInherited,
+    Seccomp,
 }
 
 pub(super) const MOUNT_OPS: u32 = 1000;
@@ -69,6 +74,10 @@ impl Stage {
             Workdir,
             Rlimits,
             NoNewPrivs,
+            NewSession,
+            SessionKeyring,
+            CloseInherited,
+            Seccomp,
         ]
         .into_iter()
         .find(|stage| *stage as u32 == code)
@@ -106,19 +115,26 @@ pub fn die_with_parent(command: &mut std::process::Command) {
     }
 }
 
-/// Makes `command` enter the sandbox `plan` describes before it execs; a failed step is
-/// written to `step_fd` as its code and errno (eight bytes) before the errno goes to std.
-pub(super) fn install(command: &mut std::process::Command, plan: Arc<Plan>, step_fd: RawFd) {
+/// Makes `command` enter the sandbox `plan` describes, under `filters`, before it execs; a
+/// failed step is written to `step_fd` as its code and errno (eight bytes) before the errno
+/// goes to std.
+pub(super) fn install(
+    command: &mut std::process::Command,
+    plan: Arc<Plan>,
+    filters: &'static Filters,
+    step_fd: RawFd,
+) {
     use std::os::unix::process::CommandExt;
     // SAFETY: the closure runs in the forked child. `enter` only makes system calls (all
-    // async-signal-safe) on `plan`, which was built before the fork and is only read; it
-    // allocates nothing and takes no lock. The supervisor branch never returns (`_exit`).
+    // async-signal-safe) on `plan` and `filters`, which were built before the fork and are
+    // only read; it allocates nothing and takes no lock. The supervisor branch never
+    // returns (`_exit`).
     unsafe {
-        command.pre_exec(move || enter(&plan, step_fd));
+        command.pre_exec(move || enter(&plan, filters, step_fd));
     }
 }
 
-fn enter(plan: &Plan, step_fd: RawFd) -> io::Result<()> {
+fn enter(plan: &Plan, filters: &Filters, step_fd: RawFd) -> io::Result<()> {
     let fail = |stage: u32| {
         let error = io::Error::last_os_error();
         report(step_fd, stage, error.raw_os_error().unwrap_or(0));
@@ -153,6 +169,32 @@ fn enter(plan: &Plan, step_fd: RawFd) -> io::Result<()> {
             libc::_exit(1);
         }
         libc::close(liveness[0]);
+        // A session of its own, so no controlling terminal: the operator's terminal is not
+        // reachable through `/dev/tty`, nor by `TIOCSTI` on a descriptor of it.
+        if libc::setsid() == -1 {
+            return Err(fail(Stage::NewSession as u32));
+        }
+        // A fresh anonymous session keyring: the host's holds keys of the operator's login.
+        if libc::syscall(
+            libc::SYS_keyctl,
+            libc::KEYCTL_JOIN_SESSION_KEYRING,
+            std::ptr::null::<libc::c_char>(),
+        ) == -1
+        {
+            return Err(fail(Stage::SessionKeyring as u32));
+        }
+        // Whatever the host inherited without close-on-exec (a terminal, a socket) is
+        // closed at exec; std's own pipes and `step_fd` are close-on-exec already, and stay
+        // usable until then.
+        if libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_uint,
+            libc::c_uint::MAX,
+            libc::CLOSE_RANGE_CLOEXEC as libc::c_uint,
+        ) != 0
+        {
+            return Err(fail(Stage::CloseInherited as u32));
+        }
         build_root(plan).map_err(fail)?;
         for (resource, value) in plan.rlimits {
             let limit = libc::rlimit { rlim_cur: value, rlim_max: value };
@@ -162,6 +204,12 @@ fn enter(plan: &Plan, step_fd: RawFd) -> io::Result<()> {
         }
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
             return Err(fail(Stage::NoNewPrivs as u32));
+        }
+        // Last: the steps above use calls the filters refuse (keyctl).
+        for filter in [&filters.refused, &filters.clone3] {
+            if seccompiler::apply_filter(filter).is_err() {
+                return Err(fail(Stage::Seccomp as u32));
+            }
         }
     }
     Ok(())

@@ -23,6 +23,7 @@ mod plan;
 mod probe;
 mod rlimits;
 mod run;
+mod seccomp;
 mod spec;
 
 use std::path::Path;

@@ -11,7 +11,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::child::{self, MOUNT_OPS, Stage};
 use super::plan::Plan;
-use super::{Confinement, Sandbox, SandboxError, SandboxSpec, masks};
+use super::{Confinement, Sandbox, SandboxError, SandboxSpec, masks, seccomp};
 
 /// How long a run may take and how much of its output is kept.
 #[derive(Debug, Clone, Copy)]
@@ -102,8 +102,9 @@ impl Sandbox {
                     u32::try_from(backstop).unwrap_or(u32::MAX),
                 )?;
                 let plan = Arc::new(plan);
+                let filters = seccomp::filters().map_err(|e| start_error(std::io::Error::other(e)))?;
                 let (mut steps, step_writer) = std::io::pipe().map_err(start_error)?;
-                child::install(&mut command, plan.clone(), step_writer.as_raw_fd());
+                child::install(&mut command, plan.clone(), filters, step_writer.as_raw_fd());
                 let mut command = tokio::process::Command::from(command);
                 // The tool call dropped: killing the supervisor kills the namespace.
                 command.kill_on_drop(true);
@@ -158,6 +159,10 @@ pub(super) fn step_name(code: u32, plan: &Plan) -> String {
         Some(Stage::Workdir) => "chdir to the working folder".into(),
         Some(Stage::Rlimits) => "setrlimit".into(),
         Some(Stage::NoNewPrivs) => "prctl(PR_SET_NO_NEW_PRIVS)".into(),
+        Some(Stage::NewSession) => "setsid".into(),
+        Some(Stage::SessionKeyring) => "keyctl(KEYCTL_JOIN_SESSION_KEYRING)".into(),
+        Some(Stage::CloseInherited) => "close_range(CLOSE_RANGE_CLOEXEC)".into(),
+        Some(Stage::Seccomp) => "install the seccomp filter".into(),
         None => format!("step {code}"),
     }
 }

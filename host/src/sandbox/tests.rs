@@ -231,3 +231,24 @@ async fn the_process_limit_holds_even_for_a_host_running_as_root() {
     assert!(running <= 350, "{running} processes under a limit of 350");
     assert!(running > 300, "the sleeps did start: {running}");
 }
+
+#[tokio::test]
+async fn keyrings_bpf_io_uring_and_nested_user_namespaces_are_refused() {
+    // Each call is made for real (perl's `syscall`), and its errno printed.
+    let calls = r#"require "syscall.ph"; my $b = "\0" x 256;
+        for my $call (["keyctl", &SYS_keyctl, 0, -3, 0], ["add_key", &SYS_add_key, "user", "k", "v", 1, -3],
+                      ["bpf", &SYS_bpf, 0, $b, 64], ["io_uring_setup", &SYS_io_uring_setup, 1, $b]) {
+            my ($name, $nr, @args) = @$call; my $r = syscall($nr, @args); print "$name=", ($r < 0 ? $! + 0 : "ok"), "\n" }"#;
+    let line = format!(
+        "perl -e '{calls}'; unshare -U true 2>/dev/null && echo nested-userns; \
+         python3 -c 'import ctypes, sys; sys.exit(ctypes.CDLL(None).unshare(0x10000000))' && echo python-userns; \
+         (sleep 0 & wait) && echo forks"
+    );
+    let output = sh(shell(&line)).await;
+    assert_eq!(
+        text(&output.stdout),
+        "keyctl=1\nadd_key=1\nbpf=1\nio_uring_setup=1\nforks\n",
+        "{}",
+        text(&output.stderr)
+    );
+}
