@@ -12,7 +12,7 @@
 
 #![allow(unsafe_code)]
 
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
 use std::io;
 use std::os::fd::RawFd;
 use std::sync::Arc;
@@ -48,6 +48,7 @@ pub(super) enum Stage {
     SessionKeyring,
     CloseInherited,
     Seccomp,
+    Cgroup,
 }
 
 pub(super) const MOUNT_OPS: u32 = 1000;
@@ -78,6 +79,7 @@ impl Stage {
             SessionKeyring,
             CloseInherited,
             Seccomp,
+            Cgroup,
         ]
         .into_iter()
         .find(|stage| *stage as u32 == code)
@@ -115,13 +117,14 @@ pub fn die_with_parent(command: &mut std::process::Command) {
     }
 }
 
-/// Makes `command` enter the sandbox `plan` describes, under `filters`, before it execs; a
-/// failed step is written to `step_fd` as its code and errno (eight bytes) before the errno
-/// goes to std.
+/// Makes `command` enter the sandbox `plan` describes, under `filters`, in the cgroup
+/// whose `cgroup.procs` files are `cgroup_procs`, before it execs; a failed step is written
+/// to `step_fd` as its code and errno (eight bytes) before the errno goes to std.
 pub(super) fn install(
     command: &mut std::process::Command,
     plan: Arc<Plan>,
     filters: &'static Filters,
+    cgroup_procs: Vec<CString>,
     step_fd: RawFd,
 ) {
     use std::os::unix::process::CommandExt;
@@ -130,11 +133,11 @@ pub(super) fn install(
     // only read; it allocates nothing and takes no lock. The supervisor branch never
     // returns (`_exit`).
     unsafe {
-        command.pre_exec(move || enter(&plan, filters, step_fd));
+        command.pre_exec(move || enter(&plan, filters, &cgroup_procs, step_fd));
     }
 }
 
-fn enter(plan: &Plan, filters: &Filters, step_fd: RawFd) -> io::Result<()> {
+fn enter(plan: &Plan, filters: &Filters, cgroup_procs: &[CString], step_fd: RawFd) -> io::Result<()> {
     let fail = |stage: u32| {
         let error = io::Error::last_os_error();
         report(step_fd, stage, error.raw_os_error().unwrap_or(0));
@@ -143,6 +146,13 @@ fn enter(plan: &Plan, filters: &Filters, step_fd: RawFd) -> io::Result<()> {
     // SAFETY (this whole function): plain system calls on C strings and buffers of `plan`
     // that outlive them; each return value is checked.
     unsafe {
+        // First, while the cgroup files are the host's to write: everything the command
+        // starts inherits the cgroup.
+        for procs in cgroup_procs {
+            if !write_file(procs, b"0").is_ok() {
+                return Err(fail(Stage::Cgroup as u32));
+            }
+        }
         if libc::unshare(plan.namespaces) != 0 {
             return Err(fail(Stage::Unshare as u32));
         }

@@ -16,6 +16,7 @@
 //! Whether the kernel allows all this is probed once per process ([`Sandbox::confined`]);
 //! there is no silent fallback: [`Sandbox::unconfined`] is an explicit choice.
 
+mod cgroup;
 mod child;
 mod masks;
 mod mountinfo;
@@ -54,6 +55,8 @@ impl Sandbox {
     /// build it; the error says what it lacks.
     pub fn confined() -> Result<Self, SandboxUnavailable> {
         probe::check()?;
+        // Found (or warned about) once, at start rather than at the first command.
+        cgroup::hierarchy();
         Ok(Self { confinement: Confinement::Namespaces })
     }
 

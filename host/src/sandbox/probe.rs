@@ -23,7 +23,7 @@ fn probe() -> Result<(), String> {
     let (mut steps, step_writer) = std::io::pipe().map_err(|e| format!("cannot make a pipe: {e}"))?;
     let mut command = std::process::Command::new(&spec.program);
     command.args(&spec.args).env_clear().stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-    child::install(&mut command, plan.clone(), filters, step_writer.as_raw_fd());
+    child::install(&mut command, plan.clone(), filters, Vec::new(), step_writer.as_raw_fd());
     let status = command.status();
     drop(step_writer);
     match status {

@@ -252,3 +252,29 @@ async fn keyrings_bpf_io_uring_and_nested_user_namespaces_are_refused() {
         text(&output.stderr)
     );
 }
+
+/// Eight background processes that each hold 64 MiB, then what they hold together (the
+/// resident memory of every process of the sandbox).
+const MEMORY_HOGS: &str = "for i in 1 2 3 4 5 6 7 8; do \
+      python3 -c 'import time; b = b\"x\" * (64 << 20); print(\"held\", flush=True); time.sleep(4)' & done; \
+    sleep 2; cat /proc/[0-9]*/status | awk '/VmRSS/ { kb += $2 } END { print \"rss_mib=\" int(kb / 1024) }'; \
+    kill $(jobs -p) 2>/dev/null; wait";
+
+/// The figure after `name=` in `output`.
+fn figure(output: &str, name: &str) -> u64 {
+    output
+        .split(&format!("{name}="))
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {output}"))
+}
+
+#[tokio::test]
+async fn the_memory_limit_bounds_the_command_as_a_whole() {
+    let rlimits = Rlimits { memory_mb: 128, ..Rlimits::default() };
+    let output = sh(SandboxSpec::new("/bin/bash").arg("-c").arg(MEMORY_HOGS).rlimits(rlimits)).await;
+    let stdout = text(&output.stdout);
+    assert!(stdout.contains("held"), "the processes did allocate: {stdout} {}", text(&output.stderr));
+    assert!(figure(&stdout, "rss_mib") <= 128, "{stdout}");
+}
