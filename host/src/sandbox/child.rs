@@ -149,7 +149,7 @@ fn enter(plan: &Plan, filters: &Filters, cgroup_procs: &[CString], step_fd: RawF
         // First, while the cgroup files are the host's to write: everything the command
         // starts inherits the cgroup.
         for procs in cgroup_procs {
-            if !write_file(procs, b"0").is_ok() {
+            if write_file(procs, b"0").is_err() {
                 return Err(fail(Stage::Cgroup as u32));
             }
         }
