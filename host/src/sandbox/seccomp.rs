@@ -45,9 +45,9 @@ fn build() -> Result<Filters, String> {
                 .map_err(error)?;
         Ok(vec![SeccompRule::new(vec![condition]).map_err(error)?])
     };
-    let ioctl = |request: libc::c_ulong| -> Result<SeccompRule, String> {
-        let condition = SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request as u64)
-            .map_err(error)?;
+    let ioctl = |request: u64| -> Result<SeccompRule, String> {
+        let condition =
+            SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request).map_err(error)?;
         SeccompRule::new(vec![condition]).map_err(error)
     };
     let refused: BTreeMap<i64, Vec<SeccompRule>> = [
