@@ -9,8 +9,8 @@
 //! cgroup, so whatever bounds the host bounds it too. Where none can be had, the host says
 //! so once, naming why, and the bound is per process (see README).
 //!
-//! The first child of the fork joins the leaf by writing `0` (itself) to each
-//! `cgroup.procs` before it unshares anything; every process the command starts inherits it.
+//! The command's PID 1 joins the leaf by writing `0` (itself) to each `cgroup.procs`
+//! before it builds its filesystem; every process the command starts inherits it.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;

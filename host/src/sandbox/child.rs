@@ -146,13 +146,6 @@ fn enter(plan: &Plan, filters: &Filters, cgroup_procs: &[CString], step_fd: RawF
     // SAFETY (this whole function): plain system calls on C strings and buffers of `plan`
     // that outlive them; each return value is checked.
     unsafe {
-        // First, while the cgroup files are the host's to write: everything the command
-        // starts inherits the cgroup.
-        for procs in cgroup_procs {
-            if write_file(procs, b"0").is_err() {
-                return Err(fail(Stage::Cgroup as u32));
-            }
-        }
         if libc::unshare(plan.namespaces) != 0 {
             return Err(fail(Stage::Unshare as u32));
         }
@@ -179,6 +172,14 @@ fn enter(plan: &Plan, filters: &Filters, cgroup_procs: &[CString], step_fd: RawF
             libc::_exit(1);
         }
         libc::close(liveness[0]);
+        // PID 1 joins the command's cgroup, and everything it starts inherits it; the
+        // supervisor stays out: a fork of the host, its resident size would make it the
+        // memory controller's first victim, ending the command with no word of why.
+        for procs in cgroup_procs {
+            if write_file(procs, b"0").is_err() {
+                return Err(fail(Stage::Cgroup as u32));
+            }
+        }
         // A session of its own, so no controlling terminal: the operator's terminal is not
         // reachable through `/dev/tty`, nor by `TIOCSTI` on a descriptor of it.
         if libc::setsid() == -1 {

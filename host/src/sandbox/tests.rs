@@ -278,3 +278,14 @@ async fn the_memory_limit_bounds_the_command_as_a_whole() {
     assert!(stdout.contains("held"), "the processes did allocate: {stdout} {}", text(&output.stderr));
     assert!(figure(&stdout, "rss_mib") <= 128, "{stdout}");
 }
+
+#[tokio::test]
+async fn the_private_tmp_counts_against_the_commands_memory() {
+    let rlimits = Rlimits { memory_mb: 128, ..Rlimits::default() };
+    let line = "head -c 200M /dev/zero > /tmp/f; echo status=$?; wc -c < /tmp/f";
+    let output = sh(shell(line).rlimits(rlimits)).await;
+    let stdout = text(&output.stdout);
+    // The memory controller ends the command (or the write) rather than let /tmp hold it.
+    assert!(!stdout.contains("209715200"), "{:?} {stdout}", output.status);
+    assert!(!stdout.contains("status=0"), "{:?} {stdout}", output.status);
+}
