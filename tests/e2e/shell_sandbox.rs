@@ -424,3 +424,24 @@ async fn the_hosts_session_keyring_is_out_of_reach() {
     // Its description stays listed in /proc/keys (the user may view it), its data does not.
     assert!(output.contains(&format!("{SESSION_KEY}: 13")), "the key was there: {output}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn process_memory_mb_bounds_a_command_as_a_whole() {
+    let limits = "[plugin.limits]\nprocess_memory_mb = 128\ntimeout_ms = 30000";
+    let deployment = Deployment::new("", limits, "").await;
+    // Eight background processes that each hold 64 MiB, then what they hold together.
+    let hogs = "for i in 1 2 3 4 5 6 7 8; do \
+          python3 -c 'import time; b = b\"x\" * (64 << 20); print(\"held\", flush=True); time.sleep(4)' & done; \
+        sleep 2; cat /proc/[0-9]*/status | awk '/VmRSS/ { kb += $2 } END { print \"rss_mib=\" int(kb / 1024) }'; \
+        kill $(jobs -p) 2>/dev/null; wait";
+    let run = deployment.run(&[json!({"command": hogs, "timeout_ms": 20000})]).await;
+    let output = &run.results()[0];
+    assert!(output.contains("held"), "the processes did allocate: {output}");
+    let rss: u64 = output
+        .split("rss_mib=")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("a figure: {output}"));
+    assert!(rss <= 128, "{rss} MiB held under a limit of 128 MiB: {output}");
+}
