@@ -2,8 +2,9 @@
 //!
 //! std forks and calls [`enter`] in the child (the *supervisor*). It unshares the
 //! namespaces, maps its uid and gid and forks again: the grandchild is PID 1 of the new PID
-//! namespace, builds the filesystem, sets the limits and returns, and std execs the program
-//! in it. The supervisor closes every descriptor, waits for PID 1 and exits with its status.
+//! namespace, joins the command's cgroup, leaves the host's session and keyring, builds the
+//! filesystem, sets the limits, installs the seccomp filters and returns, and std execs the
+//! program in it. The supervisor closes every descriptor, waits for PID 1 and exits with its status.
 //! When PID 1 exits the kernel kills everything else in its namespace; when the supervisor
 //! dies (the host kills it at the deadline) PID 1 gets SIGKILL (`PR_SET_PDEATHSIG`).
 //!
@@ -129,8 +130,8 @@ pub(super) fn install(
 ) {
     use std::os::unix::process::CommandExt;
     // SAFETY: the closure runs in the forked child. `enter` only makes system calls (all
-    // async-signal-safe) on `plan` and `filters`, which were built before the fork and are
-    // only read; it allocates nothing and takes no lock. The supervisor branch never
+    // async-signal-safe) on `plan`, `filters` and `cgroup_procs`, which were built before
+    // the fork and are only read; it allocates nothing and takes no lock. The supervisor branch never
     // returns (`_exit`).
     unsafe {
         command.pre_exec(move || enter(&plan, filters, &cgroup_procs, step_fd));
