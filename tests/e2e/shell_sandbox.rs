@@ -3,6 +3,8 @@
 //! what an attacker would: read the host's environment and files, outlive the call, reach
 //! the network, write outside the workspace, exceed the limits.
 
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
@@ -50,16 +52,39 @@ impl Deployment {
 
     /// One turn in which the model calls `shell` once per argument object, in one reply.
     async fn run(&self, calls: &[Value]) -> Run {
+        self.run_wrapped(calls, &[], Stdio::null()).await
+    }
+
+    /// As [`Self::run`], with the binary started by `wrapper` (a command line that ends by
+    /// running its arguments) and `stdin`.
+    async fn run_wrapped(&self, calls: &[Value], wrapper: &[&str], stdin: Stdio) -> Run {
         let mut reply = Reply::text("");
         for args in calls {
             reply = reply.and_tool("shell", &args.to_string());
         }
         self.model.push(reply).push(Reply::text("done"));
+        let direct = json_prompt_command(self.dir.path(), None, "run the commands");
+        let mut command = match wrapper.split_first() {
+            None => direct,
+            Some((program, args)) => {
+                let direct = direct.as_std();
+                let mut command = tokio::process::Command::new(program);
+                command.args(args).arg(direct.get_program()).args(direct.get_args());
+                for (name, value) in direct.get_envs() {
+                    match value {
+                        Some(value) => command.env(name, value),
+                        None => command.env_remove(name),
+                    };
+                }
+                command.stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+                command
+            }
+        };
         let started = Instant::now();
-        let output = json_prompt_command(self.dir.path(), None, "run the commands")
+        let output = command
             .env_remove("RUST_LOG")
             .env(KEY_ENV, KEY)
-            .stdin(Stdio::null())
+            .stdin(stdin)
             .output()
             .await
             .expect("the binary runs");
@@ -305,4 +330,118 @@ async fn without_user_namespaces_the_grant_fails_to_load_naming_the_plugin() {
     assert!(stderr.contains("user namespaces are disabled: unshare(CLONE_NEWUSER"), "{stderr}");
     assert!(stderr.contains("ENOSPC"), "{stderr}");
     assert!(stderr.contains("user.max_user_namespaces"), "{stderr}");
+}
+
+/// A pseudo-terminal: the master the test reads, the slave path to hand out.
+fn open_pty() -> (std::fs::File, std::fs::File) {
+    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC).expect("a pty");
+    grantpt(&master).unwrap();
+    unlockpt(&master).unwrap();
+    let name = ptsname(&master, Vec::new()).unwrap();
+    let slave = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc_o_noctty())
+        .open(std::ffi::OsStr::from_bytes(name.as_bytes()))
+        .expect("the pty's slave opens");
+    (std::fs::File::from(master), slave)
+}
+
+fn libc_o_noctty() -> i32 {
+    rustix::fs::OFlags::NOCTTY.bits() as i32
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_cannot_reach_the_operators_terminal() {
+    let deployment = Deployment::new("", "", "").await;
+    let (master, slave) = open_pty();
+    // Everything written to the terminal, or typed into it, is echoed to the master.
+    let received = std::thread::spawn(move || {
+        let mut received = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut &master, &mut received);
+        received
+    });
+    let sti = "import fcntl, os, termios\n\
+               for fd in sorted(int(f) for f in os.listdir('/proc/self/fd')):\n    \
+                   try:\n        fcntl.ioctl(fd, termios.TIOCSTI, b'#'); print('sti-typed', fd)\n    \
+                   except OSError as e: print('sti-refused', fd, e.errno)\n";
+    // The host runs as a terminal's session leader would have it: the pty its controlling
+    // terminal and stdin, and one more descriptor of it inherited without close-on-exec.
+    let wrapper = ["setsid", "--ctty", "--wait", "sh", "-c", "exec 9<&0 && exec \"$0\" \"$@\""];
+    let run = deployment
+        .run_wrapped(
+            &[
+                json!({"command": "printf '\\033]0;osc-from-sandbox\\007' > /dev/tty && echo tty-written; \
+                                   echo fds; ls /proc/1/fd; echo tty_nr=$(cut -d' ' -f7 /proc/$$/stat)"}),
+                json!({"command": format!("python3 -c \"{sti}\"")}),
+            ],
+            &wrapper,
+            Stdio::from(slave),
+        )
+        .await;
+    let results = run.results();
+    let received = received.join().unwrap();
+    assert!(!results[0].contains("tty-written"), "{}", results[0]);
+    assert!(
+        results[0].contains("fds\n0\n1\n2\ntty_nr"),
+        "only stdin, stdout and stderr are open: {}",
+        results[0]
+    );
+    assert!(results[0].contains("tty_nr=0\n"), "no controlling terminal: {}", results[0]);
+    assert!(!results[1].contains("sti-typed"), "{}", results[1]);
+    assert!(results[1].contains("sti-refused 0"), "{}", results[1]);
+    assert_eq!(String::from_utf8_lossy(&received), "", "nothing reached the terminal");
+}
+
+/// The description of the key the host's session holds.
+const SESSION_KEY: &str = "agent-host-test-session-key";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hosts_session_keyring_is_out_of_reach() {
+    let deployment = Deployment::new("", "", "").await;
+    // The host starts in a session keyring of its own that holds a key, as a login's does.
+    let hold_a_key = format!(
+        "require 'syscall.ph'; my ($name, $type, $desc, $data) = ('agent-host-test', 'user', '{SESSION_KEY}', 'key-data-9f1c'); \
+         syscall(&SYS_keyctl, 1, $name) > 0 or die \"join: $!\"; \
+         syscall(&SYS_add_key, $type, $desc, $data, length($data), -3) > 0 or die \"add_key: $!\"; \
+         exec @ARGV or die \"exec: $!\""
+    );
+    let read_the_key = format!(
+        "perl -e 'require \"syscall.ph\"; my ($t, $d) = (\"user\", \"{SESSION_KEY}\"); \
+         my $id = syscall(&SYS_keyctl, 10, -3, $t, $d, 0); \
+         if ($id < 0) {{ print \"search-errno=\", $! + 0, \"\\n\"; exit }} \
+         my $b = \"\\0\" x 64; my $n = syscall(&SYS_keyctl, 11, $id, $b, 64); print \"read=\", substr($b, 0, $n), \"\\n\"'; \
+         cat /proc/keys; cat /proc/keys | while read id rest; do perl -e 'require \"syscall.ph\"; my $b = \"\\0\" x 64; \
+         my $n = syscall(&SYS_keyctl, 11, hex($ARGV[0]), $b, 64); print substr($b, 0, $n) if $n > 0' $id; done"
+    );
+    let run = deployment
+        .run_wrapped(&[json!({"command": read_the_key})], &["perl", "-e", &hold_a_key], Stdio::null())
+        .await;
+    let output = &run.results()[0];
+    assert!(!output.contains("key-data-9f1c"), "{output}");
+    assert!(output.contains("search-errno=1\n"), "keyctl is refused with EPERM: {output}");
+    // Its description stays listed in /proc/keys (the user may view it), its data does not.
+    assert!(output.contains(&format!("{SESSION_KEY}: 13")), "the key was there: {output}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn process_memory_mb_bounds_a_command_as_a_whole() {
+    let limits = "[plugin.limits]\nprocess_memory_mb = 128\ntimeout_ms = 30000";
+    let deployment = Deployment::new("", limits, "").await;
+    // Eight background processes that each hold 64 MiB, then what they hold together.
+    let hogs = "for i in 1 2 3 4 5 6 7 8; do \
+          python3 -c 'import time; b = b\"x\" * (64 << 20); print(\"held\", flush=True); time.sleep(4)' & done; \
+        sleep 2; cat /proc/[0-9]*/status | awk '/VmRSS/ { kb += $2 } END { print \"rss_mib=\" int(kb / 1024) }'; \
+        kill $(jobs -p) 2>/dev/null; wait";
+    let run = deployment.run(&[json!({"command": hogs, "timeout_ms": 20000})]).await;
+    let output = &run.results()[0];
+    assert!(output.contains("held"), "the processes did allocate: {output}");
+    let rss: u64 = output
+        .split("rss_mib=")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("a figure: {output}"));
+    assert!(rss <= 128, "{rss} MiB held under a limit of 128 MiB: {output}");
 }

@@ -2,8 +2,9 @@
 //!
 //! std forks and calls [`enter`] in the child (the *supervisor*). It unshares the
 //! namespaces, maps its uid and gid and forks again: the grandchild is PID 1 of the new PID
-//! namespace, builds the filesystem, sets the limits and returns, and std execs the program
-//! in it. The supervisor closes every descriptor, waits for PID 1 and exits with its status.
+//! namespace, joins the command's cgroup, leaves the host's session and keyring, builds the
+//! filesystem, sets the limits, installs the seccomp filters and returns, and std execs the
+//! program in it. The supervisor closes every descriptor, waits for PID 1 and exits with its status.
 //! When PID 1 exits the kernel kills everything else in its namespace; when the supervisor
 //! dies (the host kills it at the deadline) PID 1 gets SIGKILL (`PR_SET_PDEATHSIG`).
 //!
@@ -12,13 +13,14 @@
 
 #![allow(unsafe_code)]
 
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
 use std::io;
 use std::os::fd::RawFd;
 use std::sync::Arc;
 
 use super::plan::{MountOp, Plan};
 use super::rlimits::RlimitResource;
+use super::seccomp::Filters;
 
 /// The steps before and after the mount ops, as reported to the parent (a mount op is
 /// reported as `MOUNT_OPS + its index`).
@@ -43,6 +45,11 @@ pub(super) enum Stage {
     Workdir,
     Rlimits,
     NoNewPrivs,
+    NewSession,
+    SessionKeyring,
+    CloseInherited,
+    Seccomp,
+    Cgroup,
 }
 
 pub(super) const MOUNT_OPS: u32 = 1000;
@@ -69,6 +76,11 @@ impl Stage {
             Workdir,
             Rlimits,
             NoNewPrivs,
+            NewSession,
+            SessionKeyring,
+            CloseInherited,
+            Seccomp,
+            Cgroup,
         ]
         .into_iter()
         .find(|stage| *stage as u32 == code)
@@ -106,19 +118,27 @@ pub fn die_with_parent(command: &mut std::process::Command) {
     }
 }
 
-/// Makes `command` enter the sandbox `plan` describes before it execs; a failed step is
-/// written to `step_fd` as its code and errno (eight bytes) before the errno goes to std.
-pub(super) fn install(command: &mut std::process::Command, plan: Arc<Plan>, step_fd: RawFd) {
+/// Makes `command` enter the sandbox `plan` describes, under `filters`, in the cgroup
+/// whose `cgroup.procs` files are `cgroup_procs`, before it execs; a failed step is written
+/// to `step_fd` as its code and errno (eight bytes) before the errno goes to std.
+pub(super) fn install(
+    command: &mut std::process::Command,
+    plan: Arc<Plan>,
+    filters: &'static Filters,
+    cgroup_procs: Vec<CString>,
+    step_fd: RawFd,
+) {
     use std::os::unix::process::CommandExt;
     // SAFETY: the closure runs in the forked child. `enter` only makes system calls (all
-    // async-signal-safe) on `plan`, which was built before the fork and is only read; it
-    // allocates nothing and takes no lock. The supervisor branch never returns (`_exit`).
+    // async-signal-safe) on `plan`, `filters` and `cgroup_procs`, which were built before
+    // the fork and are only read; it allocates nothing and takes no lock. The supervisor branch never
+    // returns (`_exit`).
     unsafe {
-        command.pre_exec(move || enter(&plan, step_fd));
+        command.pre_exec(move || enter(&plan, filters, &cgroup_procs, step_fd));
     }
 }
 
-fn enter(plan: &Plan, step_fd: RawFd) -> io::Result<()> {
+fn enter(plan: &Plan, filters: &Filters, cgroup_procs: &[CString], step_fd: RawFd) -> io::Result<()> {
     let fail = |stage: u32| {
         let error = io::Error::last_os_error();
         report(step_fd, stage, error.raw_os_error().unwrap_or(0));
@@ -153,6 +173,40 @@ fn enter(plan: &Plan, step_fd: RawFd) -> io::Result<()> {
             libc::_exit(1);
         }
         libc::close(liveness[0]);
+        // PID 1 joins the command's cgroup, and everything it starts inherits it; the
+        // supervisor stays out: a fork of the host, its resident size would make it the
+        // memory controller's first victim, ending the command with no word of why.
+        for procs in cgroup_procs {
+            if write_file(procs, b"0").is_err() {
+                return Err(fail(Stage::Cgroup as u32));
+            }
+        }
+        // A session of its own, so no controlling terminal: the operator's terminal is not
+        // reachable through `/dev/tty`, nor by `TIOCSTI` on a descriptor of it.
+        if libc::setsid() == -1 {
+            return Err(fail(Stage::NewSession as u32));
+        }
+        // A fresh anonymous session keyring: the host's holds keys of the operator's login.
+        if libc::syscall(
+            libc::SYS_keyctl,
+            libc::KEYCTL_JOIN_SESSION_KEYRING,
+            std::ptr::null::<libc::c_char>(),
+        ) == -1
+        {
+            return Err(fail(Stage::SessionKeyring as u32));
+        }
+        // Whatever the host inherited without close-on-exec (a terminal, a socket) is
+        // closed at exec; std's own pipes and `step_fd` are close-on-exec already, and stay
+        // usable until then.
+        if libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_uint,
+            libc::c_uint::MAX,
+            libc::CLOSE_RANGE_CLOEXEC as libc::c_uint,
+        ) != 0
+        {
+            return Err(fail(Stage::CloseInherited as u32));
+        }
         build_root(plan).map_err(fail)?;
         for (resource, value) in plan.rlimits {
             let limit = libc::rlimit { rlim_cur: value, rlim_max: value };
@@ -162,6 +216,12 @@ fn enter(plan: &Plan, step_fd: RawFd) -> io::Result<()> {
         }
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
             return Err(fail(Stage::NoNewPrivs as u32));
+        }
+        // Last: the steps above use calls the filters refuse (keyctl).
+        for filter in [&filters.refused, &filters.clone3] {
+            if seccompiler::apply_filter(filter).is_err() {
+                return Err(fail(Stage::Seccomp as u32));
+            }
         }
     }
     Ok(())

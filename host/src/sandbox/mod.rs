@@ -8,7 +8,10 @@
 //! bound before the folders inside them), a private tmpfs `/tmp`, a minimal `/dev` and a fresh
 //! `/proc` that shows only the sandbox's processes. The old root is detached; the
 //! environment is only what the spec sets; rlimits cap CPU time, address space, processes
-//! and file size; `PR_SET_NO_NEW_PRIVS` is set. The program runs as uid/gid 1000 of its
+//! and file size, and a cgroup per command (where the host can have one) memory and
+//! processes of the command as a whole; `PR_SET_NO_NEW_PRIVS` is set and a seccomp filter
+//! refuses what no command needs (`seccomp.rs`). The program has a session of its own (no
+//! controlling terminal), a fresh session keyring, and no descriptor but 0, 1 and 2. The program runs as uid/gid 1000 of its
 //! own user namespace, so exec leaves it no capabilities.
 //!
 //! The program is PID 1 of its PID namespace: when it exits, or is killed at the deadline,
@@ -17,6 +20,7 @@
 //! Whether the kernel allows all this is probed once per process ([`Sandbox::confined`]);
 //! there is no silent fallback: [`Sandbox::unconfined`] is an explicit choice.
 
+mod cgroup;
 mod child;
 mod masks;
 mod mountinfo;
@@ -25,6 +29,7 @@ mod plan;
 mod probe;
 mod rlimits;
 mod run;
+mod seccomp;
 mod spec;
 
 use std::path::Path;
@@ -56,6 +61,8 @@ impl Sandbox {
     /// build it; the error says what it lacks.
     pub fn confined() -> Result<Self, SandboxUnavailable> {
         probe::check()?;
+        // Found (or warned about) once, at start rather than at the first command.
+        cgroup::hierarchy();
         Ok(Self { confinement: Confinement::Namespaces })
     }
 

@@ -22,7 +22,7 @@ pub(super) const INSIDE_ID: u32 = 1000;
 /// `usr/bin` on a merged-/usr system) is recreated as the same symlink.
 const SYSTEM_FOLDERS: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
 /// Device nodes bound in from the host's `/dev`.
-const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
+const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom"];
 /// `/dev`'s usual symlinks into `/proc` (bash's process substitution uses `/dev/fd`).
 const DEVICE_LINKS: &[(&str, &str)] = &[
     ("fd", "/proc/self/fd"),

@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use super::child::{self, MOUNT_OPS, Stage};
 use super::plan::Plan;
 use super::run::{failed_step_code, step_name};
-use super::{SandboxSpec, SandboxUnavailable, masks};
+use super::{SandboxSpec, SandboxUnavailable, masks, seccomp};
 
 pub(super) fn check() -> Result<(), SandboxUnavailable> {
     static PROBE: OnceLock<Result<(), String>> = OnceLock::new();
@@ -19,10 +19,11 @@ fn probe() -> Result<(), String> {
     let spec = SandboxSpec::new("/bin/sh").args(["-c", "exit 0"]);
     let plan = Plan::build(&spec, child::host_ids(), masks::etc_masks(), 30).map_err(|e| e.to_string())?;
     let plan = Arc::new(plan);
+    let filters = seccomp::filters()?;
     let (mut steps, step_writer) = std::io::pipe().map_err(|e| format!("cannot make a pipe: {e}"))?;
     let mut command = std::process::Command::new(&spec.program);
     command.args(&spec.args).env_clear().stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-    child::install(&mut command, plan.clone(), step_writer.as_raw_fd());
+    child::install(&mut command, plan.clone(), filters, Vec::new(), step_writer.as_raw_fd());
     let status = command.status();
     drop(step_writer);
     match status {

@@ -11,7 +11,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::child::{self, MOUNT_OPS, Stage};
 use super::plan::Plan;
-use super::{Confinement, Sandbox, SandboxError, SandboxSpec, masks};
+use super::{Confinement, Sandbox, SandboxError, SandboxSpec, cgroup, masks, seccomp};
 
 /// How long a run may take and how much of its output is kept.
 #[derive(Debug, Clone, Copy)]
@@ -42,7 +42,8 @@ impl Sandbox {
     /// Runs `spec` until it exits or `limits.timeout` passes; then everything it started is
     /// killed. Stdin is empty.
     pub async fn run(&self, spec: &SandboxSpec, limits: RunLimits) -> Result<RunOutput, SandboxError> {
-        let mut child = self.spawn(spec, limits.timeout)?;
+        // Held to the end of the run: dropping it removes the command's cgroup.
+        let (mut child, _cgroup) = self.spawn(spec, limits.timeout)?;
         let stdout = tokio::spawn(read_capped(child.stdout.take(), limits.max_output_bytes));
         let stderr = tokio::spawn(read_capped(child.stderr.take(), limits.max_output_bytes));
         let group = child.id();
@@ -71,7 +72,11 @@ impl Sandbox {
         Ok(RunOutput { status, stdout, stderr, timed_out, truncated: stdout_cut || stderr_cut })
     }
 
-    fn spawn(&self, spec: &SandboxSpec, timeout: Duration) -> Result<tokio::process::Child, SandboxError> {
+    fn spawn(
+        &self,
+        spec: &SandboxSpec,
+        timeout: Duration,
+    ) -> Result<(tokio::process::Child, Option<cgroup::Leaf>), SandboxError> {
         let mut command = std::process::Command::new(&spec.program);
         command
             .args(&spec.args)
@@ -91,7 +96,7 @@ impl Sandbox {
                 }
                 let mut command = tokio::process::Command::from(command);
                 command.kill_on_drop(true);
-                command.spawn().map_err(start_error)
+                Ok((command.spawn().map_err(start_error)?, None))
             }
             Confinement::Namespaces => {
                 let backstop = timeout.as_secs().saturating_add(BACKSTOP_GRACE_SECS + 1);
@@ -102,17 +107,29 @@ impl Sandbox {
                     u32::try_from(backstop).unwrap_or(u32::MAX),
                 )?;
                 let plan = Arc::new(plan);
+                let filters = seccomp::filters().map_err(|e| start_error(std::io::Error::other(e)))?;
+                let leaf = cgroup::hierarchy()
+                    .map(|hierarchy| {
+                        cgroup::Leaf::create(hierarchy, spec.rlimits.memory_mb, spec.rlimits.max_procs)
+                    })
+                    .transpose()
+                    .map_err(|e| SandboxError::Setup {
+                        step: "create the command's cgroup".into(),
+                        source: std::io::Error::other(e),
+                    })?;
+                let procs = leaf.as_ref().map(|leaf| leaf.procs.clone()).unwrap_or_default();
                 let (mut steps, step_writer) = std::io::pipe().map_err(start_error)?;
-                child::install(&mut command, plan.clone(), step_writer.as_raw_fd());
+                child::install(&mut command, plan.clone(), filters, procs, step_writer.as_raw_fd());
                 let mut command = tokio::process::Command::from(command);
                 // The tool call dropped: killing the supervisor kills the namespace.
                 command.kill_on_drop(true);
                 let spawned = command.spawn();
                 drop(step_writer);
-                spawned.map_err(|source| match failed_step(&mut steps, &plan) {
+                let spawned = spawned.map_err(|source| match failed_step(&mut steps, &plan) {
                     Some(step) => SandboxError::Setup { step, source },
                     None => start_error(source),
-                })
+                })?;
+                Ok((spawned, leaf))
             }
         }
     }
@@ -158,6 +175,11 @@ pub(super) fn step_name(code: u32, plan: &Plan) -> String {
         Some(Stage::Workdir) => "chdir to the working folder".into(),
         Some(Stage::Rlimits) => "setrlimit".into(),
         Some(Stage::NoNewPrivs) => "prctl(PR_SET_NO_NEW_PRIVS)".into(),
+        Some(Stage::NewSession) => "setsid".into(),
+        Some(Stage::SessionKeyring) => "keyctl(KEYCTL_JOIN_SESSION_KEYRING)".into(),
+        Some(Stage::CloseInherited) => "close_range(CLOSE_RANGE_CLOEXEC)".into(),
+        Some(Stage::Seccomp) => "install the seccomp filter".into(),
+        Some(Stage::Cgroup) => "join the command's cgroup".into(),
         None => format!("step {code}"),
     }
 }

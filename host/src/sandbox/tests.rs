@@ -254,3 +254,61 @@ async fn the_process_limit_holds_even_for_a_host_running_as_root() {
     assert!(running <= 350, "{running} processes under a limit of 350");
     assert!(running > 300, "the sleeps did start: {running}");
 }
+
+#[tokio::test]
+async fn keyrings_bpf_io_uring_and_nested_user_namespaces_are_refused() {
+    // Each call is made for real (perl's `syscall`), and its errno printed.
+    let calls = r#"require "syscall.ph"; my $b = "\0" x 256;
+        for my $call (["keyctl", &SYS_keyctl, 0, -3, 0], ["add_key", &SYS_add_key, "user", "k", "v", 1, -3],
+                      ["bpf", &SYS_bpf, 0, $b, 64], ["io_uring_setup", &SYS_io_uring_setup, 1, $b]) {
+            my ($name, $nr, @args) = @$call; my $r = syscall($nr, @args); print "$name=", ($r < 0 ? $! + 0 : "ok"), "\n" }"#;
+    let line = format!(
+        "perl -e '{calls}'; unshare -U true 2>/dev/null && echo nested-userns; \
+         python3 -c 'import ctypes, sys; sys.exit(ctypes.CDLL(None).unshare(0x10000000))' && echo python-userns; \
+         (sleep 0 & wait) && echo forks"
+    );
+    let output = sh(shell(&line)).await;
+    assert_eq!(
+        text(&output.stdout),
+        "keyctl=1\nadd_key=1\nbpf=1\nio_uring_setup=1\nforks\n",
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+/// Eight background processes that each hold 64 MiB, then what they hold together (the
+/// resident memory of every process of the sandbox).
+const MEMORY_HOGS: &str = "for i in 1 2 3 4 5 6 7 8; do \
+      python3 -c 'import time; b = b\"x\" * (64 << 20); print(\"held\", flush=True); time.sleep(4)' & done; \
+    sleep 2; cat /proc/[0-9]*/status | awk '/VmRSS/ { kb += $2 } END { print \"rss_mib=\" int(kb / 1024) }'; \
+    kill $(jobs -p) 2>/dev/null; wait";
+
+/// The figure after `name=` in `output`.
+fn figure(output: &str, name: &str) -> u64 {
+    output
+        .split(&format!("{name}="))
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {output}"))
+}
+
+#[tokio::test]
+async fn the_memory_limit_bounds_the_command_as_a_whole() {
+    let rlimits = Rlimits { memory_mb: 128, ..Rlimits::default() };
+    let output = sh(SandboxSpec::new("/bin/bash").arg("-c").arg(MEMORY_HOGS).rlimits(rlimits)).await;
+    let stdout = text(&output.stdout);
+    assert!(stdout.contains("held"), "the processes did allocate: {stdout} {}", text(&output.stderr));
+    assert!(figure(&stdout, "rss_mib") <= 128, "{stdout}");
+}
+
+#[tokio::test]
+async fn the_private_tmp_counts_against_the_commands_memory() {
+    let rlimits = Rlimits { memory_mb: 128, ..Rlimits::default() };
+    let line = "head -c 200M /dev/zero > /tmp/f; echo status=$?; wc -c < /tmp/f";
+    let output = sh(shell(line).rlimits(rlimits)).await;
+    let stdout = text(&output.stdout);
+    // The memory controller ends the command (or the write) rather than let /tmp hold it.
+    assert!(!stdout.contains("209715200"), "{:?} {stdout}", output.status);
+    assert!(!stdout.contains("status=0"), "{:?} {stdout}", output.status);
+}
