@@ -238,14 +238,7 @@ async fn a_server_that_is_not_installed_or_exits_at_start_is_skipped_and_says_wh
 async fn check_refuses_a_deployment_whose_server_does_not_start_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let config = config_text("http://127.0.0.1:9/v1", &mcp_stdio_block("quits", "sh", &["-c", "exit 3"], ""));
-    std::fs::write(dir.path().join("config.toml"), &config).unwrap();
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_agent-host"))
-        .env("AGENT_HOST_TEST_KEY", "k")
-        .arg("--config")
-        .arg(dir.path().join("config.toml"))
-        .args(["--check", "--offline"])
-        .output()
-        .unwrap();
+    let output = check_offline(dir.path(), &config);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     let line = config.lines().position(|line| line == "name = \"quits\"").unwrap() + 1;
@@ -531,15 +524,7 @@ async fn a_servers_stderr_reaches_the_terminal_escaped() {
     // A window title (OSC), a screen clear (CSI) and a carriage return, then an exit.
     let script = r"printf '\033]0;owned\007\033[2J\rno config\n' >&2; exit 3";
     let config = config_text("http://127.0.0.1:9/v1", &mcp_stdio_block("noisy", "sh", &["-c", script], ""));
-    std::fs::write(dir.path().join("config.toml"), &config).unwrap();
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_agent-host"))
-        .env("AGENT_HOST_TEST_KEY", "k")
-        .env("NO_COLOR", "1")
-        .arg("--config")
-        .arg(dir.path().join("config.toml"))
-        .args(["--check", "--offline"])
-        .output()
-        .unwrap();
+    let output = check_offline(dir.path(), &config);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("no config"), "the server's words are shown: {stderr}");
@@ -599,15 +584,7 @@ async fn check_refuses_a_server_handed_the_deployment_folder_naming_the_argument
     let dir = tempfile::tempdir().unwrap();
     let script = mcp_servers().filesystem.display().to_string();
     let config = config_text("http://127.0.0.1:9/v1", &mcp_stdio_block("files", "node", &[&script, "."], ""));
-    std::fs::write(dir.path().join("config.toml"), &config).unwrap();
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_agent-host"))
-        .env("AGENT_HOST_TEST_KEY", "k")
-        .env("NO_COLOR", "1")
-        .arg("--config")
-        .arg(dir.path().join("config.toml"))
-        .args(["--check", "--offline"])
-        .output()
-        .unwrap();
+    let output = check_offline(dir.path(), &config);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(
@@ -615,4 +592,17 @@ async fn check_refuses_a_server_handed_the_deployment_folder_naming_the_argument
         "{stderr}"
     );
     assert!(stderr.contains("the config file"), "says what it would hand over: {stderr}");
+}
+
+/// The binary's `--check --offline` on `config`, written to `dir/config.toml`.
+fn check_offline(dir: &std::path::Path, config: &str) -> std::process::Output {
+    std::fs::write(dir.join("config.toml"), config).unwrap();
+    std::process::Command::new(env!("CARGO_BIN_EXE_agent-host"))
+        .env("AGENT_HOST_TEST_KEY", "k")
+        .env("NO_COLOR", "1")
+        .arg("--config")
+        .arg(dir.join("config.toml"))
+        .args(["--check", "--offline"])
+        .output()
+        .unwrap()
 }

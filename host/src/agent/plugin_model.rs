@@ -45,16 +45,26 @@ impl PluginModel {
         ModelAccess(Arc::new(Self { inner: Arc::new(inner) }))
     }
 
-    async fn ask(self, ask: ModelAsk) -> Result<Completion, String> {
-        let (system, history) = conversation(ask.messages);
-        let request = ModelRequest {
+    /// A plugin's request: its own conversation, with no tools and nothing injected.
+    fn request<'a>(
+        &'a self,
+        system: &'a str,
+        history: &'a History,
+        max_output_tokens: Option<u32>,
+    ) -> ModelRequest<'a> {
+        ModelRequest {
             session_id: &self.inner.session_id,
-            system: &system,
-            history: &history,
+            system,
+            history,
             injected: &[],
             tools: &[],
-            max_output_tokens: Some(ask.max_output_tokens),
-        };
+            max_output_tokens,
+        }
+    }
+
+    async fn ask(self, ask: ModelAsk) -> Result<Completion, String> {
+        let (system, history) = conversation(ask.messages);
+        let request = self.request(&system, &history, Some(ask.max_output_tokens));
         let started = Instant::now();
         // A fresh cache: the plugin's messages are not the session's history.
         let mut encodings = HistoryEncodings::default();
@@ -97,14 +107,7 @@ impl PluginModel {
 impl ModelService for PluginModel {
     fn estimate_input(&self, messages: &[ChatMessage]) -> u64 {
         let (system, history) = conversation(messages.to_vec());
-        let request = ModelRequest {
-            session_id: &self.inner.session_id,
-            system: &system,
-            history: &history,
-            injected: &[],
-            tools: &[],
-            max_output_tokens: None,
-        };
+        let request = self.request(&system, &history, None);
         ContextAccount::default().estimate(&self.inner.budget, &request, None).prompt_tokens
     }
 

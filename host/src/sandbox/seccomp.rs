@@ -65,15 +65,31 @@ fn build() -> Result<Filters, String> {
     ]
     .into_iter()
     .collect();
-    let refused =
-        SeccompFilter::new(refused, SeccompAction::Allow, SeccompAction::Errno(libc::EPERM as u32), arch)
-            .map_err(error)?;
+    let refused = SeccompFilter::new(
+        with_x32_numbers(refused),
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .map_err(error)?;
     let clone3 = SeccompFilter::new(
-        [(libc::SYS_clone3, always)].into_iter().collect(),
+        with_x32_numbers([(libc::SYS_clone3, always)].into_iter().collect()),
         SeccompAction::Allow,
         SeccompAction::Errno(libc::ENOSYS as u32),
         arch,
     )
     .map_err(error)?;
     Ok(Filters { refused: refused.try_into().map_err(error)?, clone3: clone3.try_into().map_err(error)? })
+}
+
+/// On x86-64, the same calls through the x32 ABI as well (their numbers with bit 30 set):
+/// x32 shares x86-64's audit architecture, so the filter's architecture check lets them
+/// through, and a kernel built with x32 would run them under numbers the filter never named.
+fn with_x32_numbers(rules: BTreeMap<i64, Vec<SeccompRule>>) -> BTreeMap<i64, Vec<SeccompRule>> {
+    if !cfg!(target_arch = "x86_64") {
+        return rules;
+    }
+    const X32_SYSCALL_BIT: i64 = 0x4000_0000;
+    let x32: Vec<_> = rules.iter().map(|(call, chain)| (call | X32_SYSCALL_BIT, chain.clone())).collect();
+    rules.into_iter().chain(x32).collect()
 }
