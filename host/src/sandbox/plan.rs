@@ -23,6 +23,8 @@ pub(super) const INSIDE_ID: u32 = 1000;
 const SYSTEM_FOLDERS: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
 /// Device nodes bound in from the host's `/dev`.
 const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom"];
+/// What `/proc` lists of the kernel's keys, covered as `/etc`'s private files are.
+const PROC_KEY_LISTINGS: &[&str] = &["/proc/keys", "/proc/key-users"];
 /// `/dev`'s usual symlinks into `/proc` (bash's process substitution uses `/dev/fd`).
 const DEVICE_LINKS: &[(&str, &str)] = &[
     ("fd", "/proc/self/fd"),
@@ -139,6 +141,19 @@ impl Plan {
             },
             "mount a fresh /proc of the new PID namespace, read-only",
         );
+        // Keys are the user's, not the namespace's: the host user's keys would be listed
+        // by description here, though the seccomp filter keeps their data out of reach.
+        for listing in PROC_KEY_LISTINGS {
+            plan.push(
+                MountOp::Bind {
+                    source: outside(Path::new("/dev/null"))?,
+                    target: inside(listing)?,
+                    read_only: true,
+                    devices: false,
+                },
+                format!("cover {listing}"),
+            );
+        }
         let tmp_size = spec.rlimits.file_mb.max(1);
         plan.push(MountOp::Dir(inside("/tmp")?), "create /tmp");
         plan.push(
