@@ -18,9 +18,8 @@ use super::types::{
     PreCompactOutcome, PreToolOutcome, PromptOutcome, StopOutcome, ToolCall, ToolResult, ToolUse,
 };
 use crate::compaction::{Budget, Done, Viewed};
-use crate::runtime::caps::CallCaps;
 use crate::runtime::host_api::ModelGrant;
-use crate::runtime::{CallState, Declarations, EmittedEvent, MemoryCap, SandboxEngine, StateRead};
+use crate::runtime::{CallState, Deadline, Declarations, EmittedEvent, StateRead};
 use crate::state::StateBag;
 
 /// What a successful call returns: its value and the events it emitted, in order. Its state
@@ -46,8 +45,9 @@ impl LoadedPlugin {
         }
         let (linked, powers) = (&self.linked, &self.powers);
         let (output, reads) = linked
-            .bounded(powers, async {
-                let (mut store, func) = linked.instantiate(powers, bag, Export::Provide, Some(ctx)).await?;
+            .bounded(powers, async |deadline| {
+                let (mut store, func) =
+                    linked.instantiate(powers, bag, Export::Provide, Some(ctx), deadline).await?;
                 store.data_mut().reads = Some(Vec::new());
                 let result = linked.guest.provide(&mut store, func, ctx, &self.config).await;
                 linked.settle(powers, store, result, bag)
@@ -66,15 +66,10 @@ impl LoadedPlugin {
         bag: &StateBag,
         call: &ToolCall,
     ) -> Result<CallOutput<Result<String, String>>, PluginError> {
-        let (linked, powers) = (&self.linked, &self.powers);
-        let output = linked
-            .bounded(powers, async {
-                let (mut store, func) = linked.instantiate(powers, bag, Export::CallTool, Some(ctx)).await?;
-                let result = linked.guest.call_tool(&mut store, func, ctx, &self.config, call).await;
-                linked.finish(powers, store, result, bag)
-            })
-            .await?;
-        linked.checked(powers, output)
+        let call = async |store: &mut Store<CallState>, func| {
+            self.linked.guest.call_tool(store, func, ctx, &self.config, call).await
+        };
+        self.linked.invoke(&self.powers, bag, Export::CallTool, Some(ctx), call).await
     }
 
     pub async fn session_start(
@@ -82,16 +77,10 @@ impl LoadedPlugin {
         ctx: &CallContext,
         bag: &StateBag,
     ) -> Result<CallOutput<Option<String>>, PluginError> {
-        let (linked, powers) = (&self.linked, &self.powers);
-        let output = linked
-            .bounded(powers, async {
-                let (mut store, func) =
-                    linked.instantiate(powers, bag, Export::SessionStart, Some(ctx)).await?;
-                let result = linked.guest.session_start(&mut store, func, ctx, &self.config).await;
-                linked.finish(powers, store, result, bag)
-            })
-            .await?;
-        linked.checked(powers, output)
+        let call = async |store: &mut Store<CallState>, func| {
+            self.linked.guest.session_start(store, func, ctx, &self.config).await
+        };
+        self.linked.invoke(&self.powers, bag, Export::SessionStart, Some(ctx), call).await
     }
 
     pub async fn user_prompt_submit(
@@ -100,17 +89,10 @@ impl LoadedPlugin {
         bag: &StateBag,
         prompt: &str,
     ) -> Result<CallOutput<PromptOutcome>, PluginError> {
-        let (linked, powers) = (&self.linked, &self.powers);
-        let output = linked
-            .bounded(powers, async {
-                let (mut store, func) =
-                    linked.instantiate(powers, bag, Export::UserPromptSubmit, Some(ctx)).await?;
-                let result =
-                    linked.guest.user_prompt_submit(&mut store, func, ctx, &self.config, prompt).await;
-                linked.finish(powers, store, result, bag)
-            })
-            .await?;
-        linked.checked(powers, output)
+        let call = async |store: &mut Store<CallState>, func| {
+            self.linked.guest.user_prompt_submit(store, func, ctx, &self.config, prompt).await
+        };
+        self.linked.invoke(&self.powers, bag, Export::UserPromptSubmit, Some(ctx), call).await
     }
 
     pub async fn pre_tool_use(
@@ -119,16 +101,10 @@ impl LoadedPlugin {
         bag: &StateBag,
         tool_use: &ToolUse,
     ) -> Result<CallOutput<PreToolOutcome>, PluginError> {
-        let (linked, powers) = (&self.linked, &self.powers);
-        let output = linked
-            .bounded(powers, async {
-                let (mut store, func) =
-                    linked.instantiate(powers, bag, Export::PreToolUse, Some(ctx)).await?;
-                let result = linked.guest.pre_tool_use(&mut store, func, ctx, &self.config, tool_use).await;
-                linked.finish(powers, store, result, bag)
-            })
-            .await?;
-        linked.checked(powers, output)
+        let call = async |store: &mut Store<CallState>, func| {
+            self.linked.guest.pre_tool_use(store, func, ctx, &self.config, tool_use).await
+        };
+        self.linked.invoke(&self.powers, bag, Export::PreToolUse, Some(ctx), call).await
     }
 
     pub async fn post_tool_use(
@@ -138,17 +114,10 @@ impl LoadedPlugin {
         tool_use: &ToolUse,
         result: &ToolResult,
     ) -> Result<CallOutput<PostToolOutcome>, PluginError> {
-        let (linked, powers) = (&self.linked, &self.powers);
-        let output = linked
-            .bounded(powers, async {
-                let (mut store, func) =
-                    linked.instantiate(powers, bag, Export::PostToolUse, Some(ctx)).await?;
-                let outcome =
-                    linked.guest.post_tool_use(&mut store, func, ctx, &self.config, tool_use, result).await;
-                linked.finish(powers, store, outcome, bag)
-            })
-            .await?;
-        linked.checked(powers, output)
+        let call = async |store: &mut Store<CallState>, func| {
+            self.linked.guest.post_tool_use(store, func, ctx, &self.config, tool_use, result).await
+        };
+        self.linked.invoke(&self.powers, bag, Export::PostToolUse, Some(ctx), call).await
     }
 
     pub async fn stop(
@@ -157,15 +126,10 @@ impl LoadedPlugin {
         bag: &StateBag,
         reply: &str,
     ) -> Result<CallOutput<StopOutcome>, PluginError> {
-        let (linked, powers) = (&self.linked, &self.powers);
-        let output = linked
-            .bounded(powers, async {
-                let (mut store, func) = linked.instantiate(powers, bag, Export::Stop, Some(ctx)).await?;
-                let result = linked.guest.stop(&mut store, func, ctx, &self.config, reply).await;
-                linked.finish(powers, store, result, bag)
-            })
-            .await?;
-        linked.checked(powers, output)
+        let call = async |store: &mut Store<CallState>, func| {
+            self.linked.guest.stop(store, func, ctx, &self.config, reply).await
+        };
+        self.linked.invoke(&self.powers, bag, Export::Stop, Some(ctx), call).await
     }
 
     pub async fn command(
@@ -175,15 +139,10 @@ impl LoadedPlugin {
         name: &str,
         args: &str,
     ) -> Result<CallOutput<Result<String, String>>, PluginError> {
-        let (linked, powers) = (&self.linked, &self.powers);
-        let output = linked
-            .bounded(powers, async {
-                let (mut store, func) = linked.instantiate(powers, bag, Export::Command, Some(ctx)).await?;
-                let result = linked.guest.command(&mut store, func, ctx, &self.config, name, args).await;
-                linked.finish(powers, store, result, bag)
-            })
-            .await?;
-        linked.checked(powers, output)
+        let call = async |store: &mut Store<CallState>, func| {
+            self.linked.guest.command(store, func, ctx, &self.config, name, args).await
+        };
+        self.linked.invoke(&self.powers, bag, Export::Command, Some(ctx), call).await
     }
 
     /// `compact` (contract 0.2.3): what the plugin puts in place of a prefix of `history`,
@@ -196,16 +155,10 @@ impl LoadedPlugin {
         tokens: &[u32],
         budget: &Budget,
     ) -> Result<CallOutput<Result<Option<PluginCompaction>, String>>, PluginError> {
-        let (linked, powers) = (&self.linked, &self.powers);
-        let output = linked
-            .bounded(powers, async {
-                let (mut store, func) = linked.instantiate(powers, bag, Export::Compact, Some(ctx)).await?;
-                let result =
-                    linked.guest.compact(&mut store, func, ctx, &self.config, history, tokens, budget).await;
-                linked.finish(powers, store, result, bag)
-            })
-            .await?;
-        linked.checked(powers, output)
+        let call = async |store: &mut Store<CallState>, func| {
+            self.linked.guest.compact(store, func, ctx, &self.config, history, tokens, budget).await
+        };
+        self.linked.invoke(&self.powers, bag, Export::Compact, Some(ctx), call).await
     }
 
     pub async fn pre_compact(
@@ -214,16 +167,10 @@ impl LoadedPlugin {
         bag: &StateBag,
         budget: &Budget,
     ) -> Result<CallOutput<PreCompactOutcome>, PluginError> {
-        let (linked, powers) = (&self.linked, &self.powers);
-        let output = linked
-            .bounded(powers, async {
-                let (mut store, func) =
-                    linked.instantiate(powers, bag, Export::PreCompact, Some(ctx)).await?;
-                let result = linked.guest.pre_compact(&mut store, func, ctx, &self.config, budget).await;
-                linked.finish(powers, store, result, bag)
-            })
-            .await?;
-        linked.checked(powers, output)
+        let call = async |store: &mut Store<CallState>, func| {
+            self.linked.guest.pre_compact(store, func, ctx, &self.config, budget).await
+        };
+        self.linked.invoke(&self.powers, bag, Export::PreCompact, Some(ctx), call).await
     }
 
     pub async fn post_compact(
@@ -232,31 +179,20 @@ impl LoadedPlugin {
         bag: &StateBag,
         done: &Done,
     ) -> Result<CallOutput<()>, PluginError> {
-        let (linked, powers) = (&self.linked, &self.powers);
-        let output = linked
-            .bounded(powers, async {
-                let (mut store, func) =
-                    linked.instantiate(powers, bag, Export::PostCompact, Some(ctx)).await?;
-                let result = linked.guest.post_compact(&mut store, func, ctx, &self.config, done).await;
-                linked.finish(powers, store, result, bag)
-            })
-            .await?;
-        linked.checked(powers, output)
+        let call = async |store: &mut Store<CallState>, func| {
+            self.linked.guest.post_compact(store, func, ctx, &self.config, done).await
+        };
+        self.linked.invoke(&self.powers, bag, Export::PostCompact, Some(ctx), call).await
     }
 
     /// `status`: the plugin's short status text, or `None`. Its state writes and events are
     /// discarded (see [`StatusText`]): front ends call it whenever they draw, and drawing
     /// changes nothing.
     pub async fn status(&self, ctx: &CallContext, bag: &StateBag) -> Result<Option<String>, PluginError> {
-        let (linked, powers) = (&self.linked, &self.powers);
-        let output = linked
-            .bounded(powers, async {
-                let (mut store, func) = linked.instantiate(powers, bag, Export::Status, None).await?;
-                let result = linked.guest.status(&mut store, func, ctx, &self.config).await.map(StatusText);
-                linked.finish(powers, store, result, bag)
-            })
-            .await?;
-        Ok(linked.checked(powers, output)?.value.0)
+        let call = async |store: &mut Store<CallState>, func| {
+            self.linked.guest.status(store, func, ctx, &self.config).await.map(StatusText)
+        };
+        Ok(self.linked.invoke(&self.powers, bag, Export::Status, None, call).await?.value.0)
     }
 
     /// Checks that every tool schema `contribution` offers is a JSON object, and compiles
@@ -289,8 +225,8 @@ impl Linked {
         powers: &Powers,
         bag: &StateBag,
     ) -> Result<CallOutput<Manifest>, PluginError> {
-        self.bounded(powers, async {
-            let mut store = self.fresh_store(powers, bag, Export::Manifest);
+        self.bounded(powers, async |deadline| {
+            let mut store = self.fresh_store(powers, bag, Export::Manifest, deadline);
             let result = self.guest.manifest(&mut store).await;
             self.finish(powers, store, result, bag)
         })
@@ -304,8 +240,8 @@ impl Linked {
         bag: &StateBag,
         config: &str,
     ) -> Result<(CallOutput<Result<Configured, String>>, Declarations), PluginError> {
-        self.bounded(powers, async {
-            let (mut store, func) = self.instantiate(powers, bag, Export::Configure, None).await?;
+        self.bounded(powers, async |deadline| {
+            let (mut store, func) = self.instantiate(powers, bag, Export::Configure, None, deadline).await?;
             store.data_mut().declarations = Some(Declarations::default());
             let result = self.guest.configure(&mut store, func, config).await;
             let declared = store.data_mut().declarations.take().unwrap_or_default();
@@ -321,10 +257,26 @@ impl Linked {
         bag: &StateBag,
         config: &str,
     ) -> Result<CallOutput<CompactorSpec>, PluginError> {
+        let call =
+            async |store: &mut Store<CallState>, func| self.guest.compactor_spec(store, func, config).await;
+        self.invoke(powers, bag, Export::CompactorSpec, None, call).await
+    }
+
+    /// One call of `export` with nothing around it: instantiated on a fresh store, `call`
+    /// made under the call's deadline, its failure classified or its effects kept, and what
+    /// it returned checked.
+    pub(super) async fn invoke<R: Checked>(
+        &self,
+        powers: &Powers,
+        bag: &StateBag,
+        export: Export,
+        ctx: Option<&CallContext>,
+        call: impl AsyncFnOnce(&mut Store<CallState>, Func) -> wasmtime::Result<R>,
+    ) -> Result<CallOutput<R>, PluginError> {
         let output = self
-            .bounded(powers, async {
-                let (mut store, func) = self.instantiate(powers, bag, Export::CompactorSpec, None).await?;
-                let result = self.guest.compactor_spec(&mut store, func, config).await;
+            .bounded(powers, async |deadline| {
+                let (mut store, func) = self.instantiate(powers, bag, export, ctx, deadline).await?;
+                let result = call(&mut store, func).await;
                 self.finish(powers, store, result, bag)
             })
             .await?;
@@ -338,10 +290,12 @@ impl Linked {
     pub(super) async fn bounded<T>(
         &self,
         powers: &Powers,
-        call: impl Future<Output = Result<T, PluginError>>,
+        call: impl AsyncFnOnce(Deadline) -> Result<T, PluginError>,
     ) -> Result<T, PluginError> {
-        let deadline = std::time::Duration::from_millis(powers.limits.timeout_ms);
-        tokio::time::timeout(deadline, call).await.unwrap_or_else(|_| Err(timeout_error(powers)))
+        let deadline = Deadline::starting_now(powers.limits.timeout_ms);
+        tokio::time::timeout_at(deadline.at(), call(deadline))
+            .await
+            .unwrap_or_else(|_| Err(timeout_error(powers)))
     }
 
     /// Caps and checks what a call returned; see [`Checked`].
@@ -366,11 +320,11 @@ impl Linked {
         bag: &StateBag,
         export: Export,
         ctx: Option<&CallContext>,
+        deadline: Deadline,
     ) -> Result<(Store<CallState>, Func), PluginError> {
-        let mut store = self.fresh_store(powers, bag, export);
+        let mut store = self.fresh_store(powers, bag, export, deadline);
         store.data_mut().model = powers.model.map(|budget| ModelGrant {
             budget,
-            deadline_ms: powers.limits.timeout_ms,
             service: ctx.and_then(|ctx| ctx.model.as_ref()).map(|model| model.0.clone()),
         });
         let instance = self
@@ -391,22 +345,27 @@ impl Linked {
 
     /// A fresh store for one call of `export`: its state and limits (its WASI context is
     /// built if the call uses WASI at all, see [`CallState`]).
-    fn fresh_store(&self, powers: &Powers, bag: &StateBag, export: Export) -> Store<CallState> {
+    fn fresh_store(
+        &self,
+        powers: &Powers,
+        bag: &StateBag,
+        export: Export,
+        deadline: Deadline,
+    ) -> Store<CallState> {
         self.calls.count(export);
         let limits = &powers.limits;
-        let memory = MemoryCap::new(limits.memory_mb as usize * 1024 * 1024);
         let state = CallState::new(
             powers.caller.clone(),
             bag.clone(),
             powers.read_grants.clone(),
             powers.process.clone(),
-            memory,
-            CallCaps::new(*limits),
+            limits,
             powers.dirs.clone(),
+            deadline,
         );
         let mut store = Store::new(self.guest.engine(), state);
         store.limiter(|state| &mut state.memory);
-        store.set_epoch_deadline(SandboxEngine::deadline_ticks(limits));
+        store.set_epoch_deadline(deadline.ticks());
         store.epoch_deadline_trap();
         store
     }

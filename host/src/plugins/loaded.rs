@@ -375,7 +375,6 @@ fn process_grant(
             file_mb: limits.process_file_mb,
         },
         sandbox,
-        deadline_ms: limits.timeout_ms,
         max_output_bytes: u64::from(limits.max_output_kb) * 1024,
     }))
 }

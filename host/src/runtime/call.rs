@@ -6,6 +6,7 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use super::caps::CallCaps;
+use super::deadline::Deadline;
 use super::declarations::Declarations;
 use super::limiter::MemoryCap;
 use crate::events::Payload;
@@ -26,8 +27,6 @@ pub struct ProcessGrant {
     pub(crate) network: bool,
     pub(crate) rlimits: crate::sandbox::Rlimits,
     pub(crate) sandbox: crate::sandbox::Sandbox,
-    /// The plugin's `limits.timeout_ms`: no process outlives the call that started it.
-    pub(crate) deadline_ms: u64,
     /// The plugin's `limits.max_output_kb` in bytes: a call cannot return more text than
     /// that, so the host keeps no more of a process's output, whatever the plugin asks.
     pub(crate) max_output_bytes: u64,
@@ -105,8 +104,8 @@ pub struct CallState {
     wasi: Option<WasiCtx>,
     /// A granted folder that could not be opened when the context was built: fails the call.
     pub(crate) mount_error: Option<String>,
-    /// When the call began: a process it starts must end before the call's deadline.
-    pub(crate) started: std::time::Instant,
+    /// The call's deadline: no process or model request it starts outlives it.
+    pub(crate) deadline: Deadline,
     table: ResourceTable,
 }
 
@@ -116,10 +115,12 @@ impl CallState {
         bag: StateBag,
         read_grants: Arc<[String]>,
         process: Option<Arc<ProcessGrant>>,
-        memory: MemoryCap,
-        caps: CallCaps,
+        limits: &crate::config::Limits,
         mounts: Arc<[DirMount]>,
+        deadline: Deadline,
     ) -> Self {
+        let memory = MemoryCap::new(limits.memory_mb as usize * 1024 * 1024);
+        let caps = CallCaps::new(*limits);
         let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
         Self {
             plugin,
@@ -138,7 +139,7 @@ impl CallState {
             mounts,
             wasi: None,
             mount_error: None,
-            started: std::time::Instant::now(),
+            deadline,
             table: ResourceTable::new(),
         }
     }

@@ -8,7 +8,6 @@ use wasmtime::component::Linker;
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use super::call::CallState;
-use crate::config::Limits;
 
 /// How often the epoch advances; deadlines are rounded up to whole ticks.
 pub const TICK: Duration = Duration::from_millis(5);
@@ -59,12 +58,6 @@ impl SandboxEngine {
     /// Whether calls come from the pooling allocator.
     pub fn pooling(&self) -> bool {
         self.pooling
-    }
-
-    /// The epoch ticks a call may run for before it is interrupted.
-    pub fn deadline_ticks(limits: &Limits) -> u64 {
-        let tick = TICK.as_millis() as u64;
-        limits.timeout_ms.div_ceil(tick) + 1
     }
 
     /// Stops the ticker thread now rather than at drop (used by tests of shutdown).

@@ -36,12 +36,14 @@
 pub mod cache;
 mod call;
 pub mod caps;
+mod deadline;
 mod declarations;
 mod engine;
 pub mod host_api;
 mod limiter;
 
 pub use call::{CallState, Caller, DirMount, EmittedEvent, ProcessGrant, StateRead};
+pub use deadline::Deadline;
 pub use declarations::{Declarations, HookDeclaration, ToolFilter, ToolHook, ToolSpec};
 pub use engine::{SandboxEngine, TICK};
 pub use limiter::MemoryCap;

@@ -10,10 +10,6 @@ use std::time::Duration;
 use crate::runtime::call::CallState;
 use crate::state::PluginModelUsage;
 
-/// Time kept back from the call's deadline for the plugin to turn the answer into its
-/// result, as for `process.run`: a tenth of the deadline, at least this much.
-const MIN_MARGIN_MS: u64 = 50;
-
 /// Who speaks a message a plugin sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChatRole {
@@ -82,8 +78,6 @@ pub struct ModelBudget {
 #[derive(Clone)]
 pub struct ModelGrant {
     pub budget: ModelBudget,
-    /// The plugin's `limits.timeout_ms`: no wait outlives the call.
-    pub deadline_ms: u64,
     /// `None` where no session's model is at hand (loading, `status`).
     pub service: Option<Arc<dyn ModelService>>,
 }
@@ -142,15 +136,12 @@ impl CallState {
                 budget.tokens_per_session
             ));
         }
-        let elapsed = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let margin = (grant.deadline_ms / 10).max(MIN_MARGIN_MS);
-        let left = grant.deadline_ms.saturating_sub(elapsed).saturating_sub(margin).max(1);
         let ask = ModelAsk {
             plugin: name.clone(),
             messages,
             max_output_tokens: u32::try_from(output).expect("at most the per-call budget"),
             estimated_input_tokens: input,
-            wait: Duration::from_millis(left),
+            wait: self.deadline.time_left(),
         };
         let completion = service.complete(ask).await?;
         PluginModelUsage::add(&self.bag, &name, completion.input_tokens, completion.output_tokens);

@@ -6,11 +6,6 @@ use std::time::Duration;
 use crate::runtime::call::CallState;
 use crate::sandbox::{RunLimits, SandboxSpec};
 
-/// Time kept back from the call's deadline for the plugin to turn the output into its
-/// result: a tenth of the deadline, at least this much, so a loaded machine does not turn
-/// a process cut short into a call lost to its deadline.
-const MIN_MARGIN_MS: u64 = 50;
-
 /// What a plugin asks `process.run` for.
 #[derive(Debug, Clone)]
 pub struct ProcessRequest {
@@ -66,10 +61,7 @@ impl CallState {
         }
         // The call's own deadline bounds the process: a longer run would end in the
         // call's timeout and lose its output.
-        let deadline_ms = grant.deadline_ms;
-        let elapsed = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let margin = (deadline_ms / 10).max(MIN_MARGIN_MS);
-        let left = deadline_ms.saturating_sub(elapsed).saturating_sub(margin).max(1);
+        let left = u64::try_from(self.deadline.time_left().as_millis()).unwrap_or(u64::MAX);
         let timeout_ms = request.timeout_ms.min(left);
         let limits = RunLimits {
             timeout: Duration::from_millis(timeout_ms),
@@ -84,7 +76,7 @@ impl CallState {
             timed_out: output.timed_out,
             truncated: output.truncated,
             timeout_cut_to_ms: (timeout_ms < request.timeout_ms).then_some(timeout_ms),
-            deadline_ms,
+            deadline_ms: self.deadline.ms(),
         })
     }
 }
