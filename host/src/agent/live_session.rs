@@ -3,6 +3,7 @@
 
 use std::ops::{Deref, DerefMut};
 
+use super::Views;
 use crate::model::HistoryEncodings;
 use crate::model::tokens::ContextAccount;
 use crate::plugins::ProvideMemo;
@@ -24,6 +25,8 @@ pub struct LiveSession {
     encodings: HistoryEncodings,
     /// What the history's messages come to, and the calibration of the estimate.
     context: ContextAccount,
+    /// What plugins show of the session, as last asked.
+    views: Views,
 }
 
 impl From<Session> for LiveSession {
@@ -32,6 +35,7 @@ impl From<Session> for LiveSession {
             provide_memo: ProvideMemo::default(),
             encodings: HistoryEncodings::default(),
             context: ContextAccount::resumed(stored.last_usage().map(|(_, usage)| usage)),
+            views: Views::default(),
             stored,
         }
     }
@@ -55,6 +59,21 @@ impl LiveSession {
 
     pub(super) fn context_mut(&mut self) -> &mut ContextAccount {
         &mut self.context
+    }
+
+    /// What plugins show of the session, as last asked (see [`Views`]).
+    pub fn views(&self) -> &Views {
+        &self.views
+    }
+
+    /// Asks again every view that may be stale, sending `view_changed` for each that changed.
+    pub async fn refresh_views(
+        &mut self,
+        plugins: &crate::plugins::PluginSet,
+        sink: &dyn crate::events::EventSink,
+    ) {
+        let (id, bag) = (self.stored.id().to_owned(), self.stored.bag().clone());
+        self.views.refresh(plugins, &id, &bag, sink).await;
     }
 }
 

@@ -22,6 +22,7 @@ mod snapshot;
 mod tool_call;
 mod turn;
 mod turn_end;
+mod views;
 mod window_check;
 
 pub use crate::plugins::PluginSet;
@@ -33,6 +34,7 @@ pub use hooks::Verdict;
 pub use host::Host;
 pub use live_session::{LiveSession, LiveSessions, SessionHandle};
 pub use snapshot::Snapshot;
+pub use views::Views;
 
 pub use crate::events::TurnEnd;
 use crate::model::ModelError;

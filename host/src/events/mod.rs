@@ -13,6 +13,7 @@ mod payload;
 mod reply;
 pub mod schema;
 mod sinks;
+mod view;
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -24,6 +25,7 @@ pub use outcomes::{ApprovalAnswer, CallDecision, TurnEnd};
 pub use payload::Payload;
 pub use reply::{ReplyStop, TokenUsage, thousands};
 pub use sinks::{BuildProgressOnStderr, CollectEvents, EventSink, NoEvents};
+pub use view::{ChecklistEntry, ChoiceOption, EntryState, PluginView, Widget};
 
 /// One thing that happened. Serialized with a `type` tag in snake_case.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
@@ -177,6 +179,13 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         #[schemars(with = "String")]
         display: Option<String>,
+    },
+    /// What a plugin shows changed (its `viewer` export, contract 0.2.4): the whole view,
+    /// every widget, or the error its `view` call ended with in their place. Sent when a
+    /// session is opened, and after a call or a reload changed what the plugin shows.
+    ViewChanged {
+        #[serde(flatten)]
+        view: PluginView,
     },
     /// Something went wrong; the session carries on unless the turn ended.
     Error {

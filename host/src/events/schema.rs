@@ -119,6 +119,7 @@ mod tests {
                 "continued",
                 "prompt_blocked",
                 "plugin",
+                "view_changed",
                 "error",
                 "turn_ended",
                 "plugin_building",

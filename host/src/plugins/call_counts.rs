@@ -20,11 +20,11 @@ impl CallCounts {
     }
 
     /// `provide 12, call-tool 4`: the exports called since load, leaving out those every
-    /// load makes (`manifest`, `configure`, and the compactor's `spec`).
+    /// load makes (see [`Export::at_load`]).
     pub fn summary(&self) -> String {
         let parts: Vec<String> = Export::ALL
             .into_iter()
-            .filter(|export| !matches!(export, Export::Manifest | Export::Configure | Export::CompactorSpec))
+            .filter(|export| !export.at_load())
             .filter(|&export| self.get(export) > 0)
             .map(|export| format!("{} {}", export.wit_name(), self.get(export)))
             .collect();

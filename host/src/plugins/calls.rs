@@ -10,7 +10,7 @@ use wasmtime::{Store, Trap};
 use super::error::PluginError;
 use super::export::Export;
 use super::loaded::{Linked, LoadedPlugin, Powers};
-use super::outputs::{Checked, StatusText};
+use super::outputs::{Checked, StatusText, ViewWidgets};
 use super::reuse::ProvideMemo;
 use super::schema::{CompiledSchema, schema_problem};
 use super::types::{
@@ -18,6 +18,7 @@ use super::types::{
     PreCompactOutcome, PreToolOutcome, PromptOutcome, StopOutcome, ToolCall, ToolResult, ToolUse,
 };
 use crate::compaction::{Budget, Done, Viewed};
+use crate::events::Widget;
 use crate::runtime::host_api::ModelGrant;
 use crate::runtime::{CallState, Deadline, Declarations, EmittedEvent, StateRead};
 use crate::state::StateBag;
@@ -195,6 +196,15 @@ impl LoadedPlugin {
         Ok(self.linked.invoke(&self.powers, bag, Export::Status, None, call).await?.value.0)
     }
 
+    /// `view` (contract 0.2.4): what front ends show of the plugin now. Like `status`, its
+    /// state writes and events are discarded: asking what a plugin shows changes nothing.
+    pub async fn view(&self, ctx: &CallContext, bag: &StateBag) -> Result<Vec<Widget>, PluginError> {
+        let call = async |store: &mut Store<CallState>, func| {
+            self.linked.guest.view(store, func, ctx, &self.config).await.map(ViewWidgets)
+        };
+        Ok(self.linked.invoke(&self.powers, bag, Export::View, None, call).await?.value.0)
+    }
+
     /// Checks that every tool schema `contribution` offers is a JSON object, and compiles
     /// it. A plugin offers the same few schemas on every `provide`, so each text is checked
     /// and compiled once and then only recognised.
@@ -260,6 +270,18 @@ impl Linked {
         let call =
             async |store: &mut Store<CallState>, func| self.guest.compactor_spec(store, func, config).await;
         self.invoke(powers, bag, Export::CompactorSpec, None, call).await
+    }
+
+    /// The `viewer` interface's `shows` under the configuration `configure` returned.
+    pub(super) async fn viewer_shows(
+        &self,
+        powers: &Powers,
+        bag: &StateBag,
+        config: &str,
+    ) -> Result<bool, PluginError> {
+        let call =
+            async |store: &mut Store<CallState>, func| self.guest.viewer_shows(store, func, config).await;
+        Ok(self.invoke(powers, bag, Export::ViewerShows, None, call).await?.value)
     }
 
     /// One call of `export` with nothing around it: instantiated on a fresh store, `call`

@@ -1,12 +1,13 @@
-//! The exports of the `guest` interface (and, since contract 0.2.3, of the optional
-//! `compactor` interface), and where each sits in one plugin's component: looked up once per
-//! load, so a call finds the one export it needs without a name lookup.
+//! The exports of the `guest` interface (and of the optional ones: since contract 0.2.3 the
+//! `compactor` interface, since 0.2.4 the `viewer`), and where each sits in one plugin's
+//! component: looked up once per load, so a call finds the one export it needs without a name
+//! lookup.
 
 use wasmtime::component::{Component, ComponentExportIndex};
 
 use super::contract::Line;
 
-/// One export of the `guest` interface, or of the `compactor` interface.
+/// One export of the `guest` interface, or of an optional one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Export {
     Manifest,
@@ -26,10 +27,38 @@ pub enum Export {
     Compact,
     PreCompact,
     PostCompact,
+    /// Since contract 0.2.4, in the `viewer` interface.
+    ViewerShows,
+    View,
+}
+
+/// The interfaces a plugin's exports sit in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interface {
+    /// Every plugin's.
+    Guest,
+    /// Since 0.2.3, optional: found by name.
+    Compactor,
+    /// Since 0.2.4, optional: found by name.
+    Viewer,
+}
+
+impl Interface {
+    /// The optional interfaces, which a component may leave out.
+    pub const OPTIONAL: [Interface; 2] = [Interface::Compactor, Interface::Viewer];
+
+    /// What the interface is called, before its version.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Interface::Guest => "agent-host:plugin/guest@",
+            Interface::Compactor => "agent-host:plugin/compactor@",
+            Interface::Viewer => "agent-host:plugin/viewer@",
+        }
+    }
 }
 
 impl Export {
-    pub const ALL: [Export; 15] = [
+    pub const ALL: [Export; 17] = [
         Export::Manifest,
         Export::Configure,
         Export::Provide,
@@ -45,6 +74,8 @@ impl Export {
         Export::Compact,
         Export::PreCompact,
         Export::PostCompact,
+        Export::ViewerShows,
+        Export::View,
     ];
 
     /// The export's name in the WIT contract.
@@ -65,12 +96,26 @@ impl Export {
             Export::Compact => "compact",
             Export::PreCompact => "pre-compact",
             Export::PostCompact => "post-compact",
+            Export::ViewerShows => "shows",
+            Export::View => "view",
         }
     }
 
-    /// Whether it belongs to the `compactor` interface, which a component may leave out.
-    pub fn in_compactor(self) -> bool {
-        matches!(self, Export::CompactorSpec | Export::Compact | Export::PreCompact | Export::PostCompact)
+    /// The interface it belongs to.
+    pub fn interface(self) -> Interface {
+        match self {
+            Export::CompactorSpec | Export::Compact | Export::PreCompact | Export::PostCompact => {
+                Interface::Compactor
+            }
+            Export::ViewerShows | Export::View => Interface::Viewer,
+            _ => Interface::Guest,
+        }
+    }
+
+    /// Whether one of the calls every load makes (`manifest`, `configure`, and the optional
+    /// interfaces' `spec` and `shows`), as opposed to a call a session makes.
+    pub fn at_load(self) -> bool {
+        matches!(self, Export::Manifest | Export::Configure | Export::CompactorSpec | Export::ViewerShows)
     }
 }
 
@@ -79,13 +124,13 @@ pub(super) struct ExportIndices([Option<ComponentExportIndex>; Export::ALL.len()
 
 impl ExportIndices {
     /// Finds every export `line` has in `component`, whose `guest` interface is named
-    /// `guest` and whose `compactor` interface, when it exports one, `compactor`; `Err` names
-    /// the first one missing.
+    /// `guest` and whose optional interfaces, those it exports, are named in `optional`;
+    /// `Err` names the first one missing.
     pub(super) fn find(
         component: &Component,
         line: Line,
         guest: &str,
-        compactor: Option<&str>,
+        optional: &[(Interface, String)],
     ) -> Result<Self, String> {
         let interface_index = |name: &str| {
             component
@@ -93,14 +138,15 @@ impl ExportIndices {
                 .ok_or_else(|| format!("the component does not export `{name}`"))
         };
         let guest_index = interface_index(guest)?;
-        let compactor_index =
-            compactor.map(|name| interface_index(name).map(|index| (name, index))).transpose()?;
+        let mut interfaces = vec![(Interface::Guest, guest, guest_index)];
+        for (interface, name) in optional {
+            interfaces.push((*interface, name.as_str(), interface_index(name)?));
+        }
         let mut found = [const { None }; Export::ALL.len()];
         for export in Export::ALL.into_iter().filter(|export| line.has(*export)) {
-            let (name, interface) = match (export.in_compactor(), &compactor_index) {
-                (false, _) => (guest, &guest_index),
-                (true, Some((name, index))) => (*name, index),
-                (true, None) => continue,
+            let Some((_, name, interface)) = interfaces.iter().find(|(i, ..)| *i == export.interface())
+            else {
+                continue;
             };
             let index = component
                 .get_export_index(Some(interface), export.wit_name())

@@ -12,7 +12,7 @@ use super::call_counts::CallCounts;
 use super::contract::{GuestPre, Line};
 use super::declared_tools::{self, DeclaredTool};
 use super::error::LoadError;
-use super::export::ExportIndices;
+use super::export::{ExportIndices, Interface};
 use super::hook_filter::HookFilters;
 use super::reuse::SharedContributions;
 use super::schema::SchemaCache;
@@ -134,9 +134,10 @@ impl LoadedPlugin {
         let (line, guest_interface) = Line::of(&component, engine.engine()).map_err(link_error)?;
         let instance_pre =
             engine.linker().instantiate_pre(&component).map_err(|error| link_error(format!("{error:#}")))?;
-        let compactor_interface = line.compactor(&component, engine.engine());
-        let exports = ExportIndices::find(&component, line, &guest_interface, compactor_interface.as_deref())
-            .map_err(link_error)?;
+        let optional = line.optional_interfaces(&component, engine.engine());
+        let exports =
+            ExportIndices::find(&component, line, &guest_interface, &optional).map_err(link_error)?;
+        let exports_interface = |wanted| optional.iter().any(|(interface, _)| *interface == wanted);
         let guest = GuestPre::new(line, instance_pre).map_err(|error| link_error(format!("{error:#}")))?;
         let linked = Linked { guest, exports, calls: CallCounts::default() };
         let dirs = granted_dirs(spec.grants, spec.base_dir);
@@ -198,16 +199,21 @@ impl LoadedPlugin {
                 "declares tools but its manifest does not announce `call-tool`, so none could run".into(),
             ));
         }
-        let compactor = match compactor_interface {
-            Some(_) => {
+        let compactor = match exports_interface(Interface::Compactor) {
+            true => {
                 linked
                     .compactor_spec(&powers, &scratch, &configured.config)
                     .await
                     .map_err(|source| LoadError::Call { plugin: label.clone(), source })?
                     .value
             }
-            None => CompactorSpec::default(),
+            false => CompactorSpec::default(),
         };
+        let shows_view = exports_interface(Interface::Viewer)
+            && linked
+                .viewer_shows(&powers, &scratch, &configured.config)
+                .await
+                .map_err(|source| LoadError::Call { plugin: label.clone(), source })?;
         if compactor.trigger_percent.is_some() && !compactor.hooks.contains(Capabilities::COMPACT) {
             return Err(manifest_error("gives a compaction trigger but does not implement `compact`".into()));
         }
@@ -217,7 +223,9 @@ impl LoadedPlugin {
             load_id: LOADS.fetch_add(1, Ordering::Relaxed),
             shared: SharedContributions::default(),
             schemas,
-            capabilities: manifest.capabilities | compactor.hooks,
+            capabilities: manifest.capabilities
+                | compactor.hooks
+                | if shows_view { Capabilities::VIEW } else { Capabilities::empty() },
             compact_trigger: compactor.trigger_percent,
             commands: manifest.commands,
             requires: configured.requires,
@@ -251,6 +259,17 @@ impl LoadedPlugin {
             Line::V0_1 => "0.1",
             Line::V0_2 => "0.2",
         }
+    }
+
+    /// Unique to this load (see the field): a reloaded plugin is another load.
+    pub fn load_id(&self) -> u64 {
+        self.load_id
+    }
+
+    /// The state namespaces what it shows may be read from: its own, and those it is
+    /// granted to read (`read_state`).
+    pub fn namespaces_read(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.name()).chain(self.powers.read_grants.iter().map(String::as_str))
     }
 
     pub fn implements(&self, capability: Capabilities) -> bool {

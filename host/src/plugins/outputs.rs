@@ -6,6 +6,7 @@ use super::types::{
     PreToolOutcome, PromptOutcome, StopOutcome,
 };
 use crate::compaction::Replacement;
+use crate::events::Widget;
 
 /// A value a plugin call can return.
 pub trait Checked {
@@ -169,6 +170,30 @@ impl Checked for PreCompactOutcome {
 }
 
 impl Checked for () {}
+
+impl Checked for bool {}
+
+/// What `view` returns: never committed (see `LoadedPlugin::view`), its text capped like any
+/// text (the whole view within `max_output_kb`), and every widget's id unique.
+pub(super) struct ViewWidgets(pub Vec<Widget>);
+
+impl Checked for ViewWidgets {
+    fn check(&mut self, max_bytes: usize) -> Result<(), String> {
+        let mut ids = std::collections::HashSet::new();
+        if let Some(twice) = self.0.iter().map(Widget::id).find(|id| !ids.insert(*id)) {
+            return Err(format!("`view` gives two widgets the id `{twice}`"));
+        }
+        let bytes = serde_json::to_string(&self.0).map(|text| text.len()).unwrap_or(0);
+        if bytes > max_bytes {
+            return Err(format!("`view` returned {bytes} bytes of widgets, over the plugin's {max_bytes}"));
+        }
+        Ok(())
+    }
+
+    fn commits(&self) -> bool {
+        false
+    }
+}
 
 /// Tool names as the OpenAI API accepts them.
 fn valid_tool_name(name: &str) -> bool {

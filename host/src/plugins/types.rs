@@ -30,6 +30,9 @@ impl Capabilities {
     pub const PRE_COMPACT: Self = Self(1 << 10);
     /// Since 0.2.3: `post-compact` hears what a compaction did.
     pub const POST_COMPACT: Self = Self(1 << 11);
+    /// Since contract 0.2.4, through the `viewer` export's `shows`: `view` describes what
+    /// front ends show of the plugin.
+    pub const VIEW: Self = Self(1 << 12);
 
     pub const fn empty() -> Self {
         Self(0)

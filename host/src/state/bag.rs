@@ -16,6 +16,9 @@ struct BagData {
     values: BTreeMap<String, BTreeMap<String, String>>,
     /// Keys changed since the last [`StateBag::take_changes`], for the step commit.
     dirty: BTreeSet<(String, String)>,
+    /// How many times each namespace really changed since the bag was made: what tells a
+    /// front end's view of a plugin that it may be stale, without comparing values.
+    revisions: BTreeMap<String, u64>,
 }
 
 /// A key whose value changed; `value: None` means removed.
@@ -33,7 +36,7 @@ impl StateBag {
         for (namespace, key, value) in entries {
             values.entry(namespace).or_default().insert(key, value);
         }
-        Self { inner: Arc::new(Mutex::new(BagData { values, dirty: BTreeSet::new() })) }
+        Self { inner: Arc::new(Mutex::new(BagData { values, ..BagData::default() })) }
     }
 
     pub fn get(&self, namespace: &str, key: &str) -> Option<String> {
@@ -72,6 +75,12 @@ impl StateBag {
             None => current.remove(key),
         };
         data.dirty.insert((namespace.to_owned(), key.to_owned()));
+        *data.revisions.entry(namespace.to_owned()).or_default() += 1;
+    }
+
+    /// How many times `namespace` changed since the bag was made (0 for one never written).
+    pub fn revision(&self, namespace: &str) -> u64 {
+        self.lock().revisions.get(namespace).copied().unwrap_or(0)
     }
 
     /// Applies a call's writes to `namespace` at once.
@@ -82,6 +91,7 @@ impl StateBag {
         let mut data = self.lock();
         let data = &mut *data;
         let current = data.values.entry(namespace.to_owned()).or_default();
+        let mut changed = false;
         for (key, value) in writes {
             // A key written back as it was is not a change: the step has nothing to store
             // for it (a plugin may write its unchanged id counter with every list).
@@ -93,6 +103,10 @@ impl StateBag {
                 None => current.remove(&key),
             };
             data.dirty.insert((namespace.to_owned(), key));
+            changed = true;
+        }
+        if changed {
+            *data.revisions.entry(namespace.to_owned()).or_default() += 1;
         }
     }
 
@@ -163,6 +177,18 @@ mod tests {
         let changes = bag.take_changes();
         assert_eq!(changes.len(), 1, "{changes:?}");
         assert_eq!(changes[0].key, "items");
+    }
+
+    #[test]
+    fn a_namespace_revision_moves_only_when_a_value_really_changes() {
+        let bag = StateBag::from_entries([("notes".into(), "counter".into(), "5".into())]);
+        assert_eq!(bag.revision("notes"), 0);
+        bag.apply("notes", BTreeMap::from([("counter".to_owned(), Some("5".to_owned()))]));
+        assert_eq!(bag.revision("notes"), 0, "written back as it was");
+        bag.apply("notes", BTreeMap::from([("counter".to_owned(), Some("6".to_owned()))]));
+        bag.put("notes", "other", None);
+        assert_eq!(bag.revision("notes"), 2);
+        assert_eq!(bag.revision("drafts"), 0, "namespaces are apart");
     }
 
     #[test]

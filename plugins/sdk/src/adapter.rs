@@ -1,5 +1,5 @@
-//! Bridges the generated `Guest` traits (free functions) of the `guest` and `compactor`
-//! exports to a [`Plugin`] declaration.
+//! Bridges the generated `Guest` traits (free functions) of the `guest`, `compactor` and
+//! `viewer` exports to a [`Plugin`] declaration.
 
 use std::marker::PhantomData;
 
@@ -13,9 +13,11 @@ use crate::bindings::agent_host::plugin::types::{
 };
 use crate::bindings::exports::agent_host::plugin::compactor::Guest as CompactorGuest;
 use crate::bindings::exports::agent_host::plugin::guest::Guest;
+use crate::bindings::exports::agent_host::plugin::viewer::Guest as ViewerGuest;
 use crate::compaction::{
     Compacted, Compaction, CompactionBudget, CompactorSpec, HistoryMessage, PreCompactOutcome,
 };
+use crate::view::Widget;
 
 /// The exports of a [`Plugin`] whatever its config type, so `export_plugin!` need not name it.
 pub trait Exports {
@@ -39,6 +41,8 @@ pub trait Exports {
     ) -> Result<Option<Compaction>, String>;
     fn pre_compact(&self, ctx: CallContext, budget: &CompactionBudget) -> PreCompactOutcome;
     fn post_compact(&self, ctx: CallContext, done: &Compacted);
+    fn shows(&self, config: &str) -> bool;
+    fn view(&self, ctx: CallContext) -> Vec<Widget>;
 }
 
 impl<C: DeserializeOwned + Serialize + 'static> Exports for Plugin<C> {
@@ -91,6 +95,12 @@ impl<C: DeserializeOwned + Serialize + 'static> Exports for Plugin<C> {
     }
     fn post_compact(&self, ctx: CallContext, done: &Compacted) {
         self.post_compact_raw(ctx, done)
+    }
+    fn shows(&self, config: &str) -> bool {
+        self.shows_raw(config)
+    }
+    fn view(&self, ctx: CallContext) -> Vec<Widget> {
+        self.view_raw(ctx)
     }
 }
 
@@ -168,5 +178,15 @@ impl<E: Export> CompactorGuest for Adapter<E> {
 
     fn post_compact(ctx: CallContext, done: Compacted) {
         E::plugin().post_compact(ctx, &done)
+    }
+}
+
+impl<E: Export> ViewerGuest for Adapter<E> {
+    fn shows(config: String) -> bool {
+        E::plugin().shows(&config)
+    }
+
+    fn view(ctx: CallContext) -> Vec<Widget> {
+        E::plugin().view(ctx)
     }
 }

@@ -1,4 +1,4 @@
-//! The guest SDK for agent-host plugins (contract `agent-host:plugin@0.2.3`).
+//! The guest SDK for agent-host plugins (contract `agent-host:plugin@0.2.4`).
 //!
 //! A plugin is a declaration, built by a function and exported with [`export_plugin!`]:
 //! its typed configuration, its tools (each declared by a typed argument struct whose JSON
@@ -37,6 +37,9 @@
 //! 0.2.3); its hooks ([`Plugin::on_compact`], [`Plugin::on_pre_compact`],
 //! [`Plugin::on_post_compact`]) are announced by `spec` exactly as they are for `manifest`, so a
 //! plugin that registers none takes no part in compaction. Their types are in [`compaction`].
+//! Likewise the `viewer` interface (the `viewing-plugin` world, since 0.2.4): a plugin that
+//! gives [`Plugin::view`] shows typed widgets to every front end ([`view`]); one that does
+//! not shows none.
 
 mod adapter;
 mod command;
@@ -56,12 +59,14 @@ pub mod testing;
 mod tests;
 mod tool;
 pub mod tools;
+pub mod view;
 
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        // Every plugin exports `compactor` too; `spec` says which of its hooks it implements.
-        world: "compacting-plugin",
+        // Every plugin exports `compactor` and `viewer` too; `spec` says which of its
+        // compaction hooks it implements, `shows` whether it has a view.
+        world: "viewing-plugin",
         path: "../../wit",
         pub_export_macro: true,
         export_macro_name: "__export_world",
@@ -79,6 +84,7 @@ pub use plugin::{Configure, MaybeText, Plugin, PostToolUse, Provide};
 pub use schemars::{self, JsonSchema};
 pub use serde_json::{self, Value, json};
 pub use tool::{NoArgs, Tool, ToolArgs, schema_of};
+pub use view::{Checklist, Choice, EntryExt, EntryState, Text, Widget};
 
 pub use bindings::agent_host::plugin::types::{
     Capabilities, CommandSpec, Configured, Contribution, Decision, InjectedMessage,
@@ -89,6 +95,7 @@ pub use bindings::agent_host::plugin::types::{
 /// Everything a plugin usually needs, in one import.
 pub mod prelude {
     pub use crate::hook_filter::{ToolFilter, ToolHook};
+    pub use crate::view::{self, Checklist, Choice, EntryExt, EntryState, Text, Widget};
     pub use crate::{
         Command, Context, Contribution, Decision, JsonSchema, NoArgs, NoConfig, Plugin, PostToolOutcome,
         PreToolOutcome, PromptOutcome, Requirement, Role, StopOutcome, Tool, ToolArgs, ToolCall, ToolResult,
@@ -127,7 +134,7 @@ pub mod log {
 }
 
 /// Exports the plugin that `$plugin` (a function returning a [`Plugin`]) declares as the
-/// component's `guest` and `compactor` interfaces. Only in a component: the export names are not symbols a
+/// component's `guest`, `compactor` and `viewer` interfaces. Only in a component: the export names are not symbols a
 /// native linker accepts, and native builds are for unit tests, which call the declaration.
 #[macro_export]
 macro_rules! export_plugin {

@@ -42,6 +42,8 @@ pub struct Plugin<C> {
     status: Option<MaybeText<C>>,
     /// The `compactor` hooks ([`compaction`](crate::compaction)).
     pub(crate) compactor: Compactor<C>,
+    /// What front ends show of it ([`view`](crate::view)).
+    pub(crate) view: Option<crate::view::View<C>>,
 }
 
 impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
@@ -61,6 +63,7 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
             stop: None,
             status: None,
             compactor: Compactor::default(),
+            view: None,
         }
     }
 

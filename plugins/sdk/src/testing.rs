@@ -202,6 +202,23 @@ impl<C: DeserializeOwned + Serialize + 'static> Harness<C> {
         self.plugin.status_raw(self.ctx())
     }
 
+    /// `shows`, as the host calls it once per load: whether the plugin has a view.
+    pub fn shows(&self) -> bool {
+        self.plugin.shows_raw(&self.config)
+    }
+
+    /// `view`: what front ends would show now. As in the host, its state writes and events
+    /// are dropped.
+    pub fn view(&self) -> Vec<crate::view::Widget> {
+        let before = with(|session| (session.own.clone(), session.events.len()));
+        let widgets = self.plugin.view_raw(self.ctx());
+        with(|session| {
+            session.own = before.0;
+            session.events.truncate(before.1);
+        });
+        widgets
+    }
+
     /// `pre-tool-use` for a call of `tool` (offered by `plugin`) with `arguments`.
     pub fn pre_tool_use(&self, plugin: &str, tool: &str, mutates: bool, arguments: Value) -> PreToolOutcome {
         self.plugin.pre_tool_use_raw(self.ctx(), &tool_use(plugin, tool, mutates, arguments))

@@ -222,3 +222,49 @@ mod compaction {
         assert_eq!(silent.pre_compact(&budget(&history, 100, 50)), PreCompactOutcome::default());
     }
 }
+
+/// Reads the state key `stage`, and writes and emits, which a view must not keep.
+fn stage_view(_: &Context<NoConfig>) -> Vec<crate::Widget> {
+    use crate::view::{Checklist, Choice, EntryExt, EntryState, entry};
+    let stage = state::get::<String>("stage").ok().flatten();
+    let _ = state::set("viewed", &true);
+    crate::events::emit("viewed", &true, None);
+    vec![
+        Choice::new("stage", "Stage")
+            .current(stage.as_deref())
+            .option("triage", "Triage", "")
+            .option("fix", "Fix", "Change the code")
+            .into(),
+        Checklist::new("plan", "Plan")
+            .entry("Reproduce", EntryState::Completed)
+            .with(entry("Fix it", EntryState::InProgress).active_form("Fixing it").detail(" "))
+            .into(),
+    ]
+}
+
+#[test]
+fn a_view_is_shown_only_when_declared_reads_state_and_keeps_no_writes_or_events() {
+    use crate::view::{ChoiceWidget, Widget};
+    let plain = Harness::new(Plugin::<NoConfig>::new("plain", "1.0.0"), serde_json::json!({})).unwrap();
+    assert!(!plain.shows());
+    assert!(plain.view().is_empty());
+
+    let harness =
+        Harness::new(Plugin::<NoConfig>::new("stages", "1.0.0").view(stage_view), serde_json::json!({}))
+            .unwrap();
+    assert!(harness.shows());
+    crate::testing::store("stage", serde_json::json!("fix"));
+    let widgets = harness.view();
+    let Widget::Choice(ChoiceWidget { current, options, command, .. }) = &widgets[0] else {
+        panic!("{widgets:?}")
+    };
+    assert_eq!(current.as_deref(), Some("fix"));
+    assert_eq!(options[0].description, None, "a blank description is none");
+    assert_eq!(options[1].description.as_deref(), Some("Change the code"));
+    assert_eq!(*command, None, "without `.command` only the model moves it");
+    let Widget::Checklist(list) = &widgets[1] else { panic!("{widgets:?}") };
+    assert_eq!(list.entries[1].active_form.as_deref(), Some("Fixing it"));
+    assert_eq!(list.entries[1].detail, None);
+    assert_eq!(crate::testing::stored("viewed"), None, "a view's writes are dropped, as the host drops them");
+    assert!(crate::testing::take_events().is_empty(), "and its events");
+}

@@ -12,12 +12,13 @@
 use wasmtime::component::{Component, ComponentNamedList, Func, InstancePre, Lift, Linker, Lower};
 use wasmtime::{Engine, Store};
 
-use super::export::Export;
+use super::export::{Export, Interface};
 use super::types::{
     CallContext, CompactorSpec, Configured, Contribution, Manifest, PluginCompaction, PostToolOutcome,
     PreCompactOutcome, PreToolOutcome, PromptOutcome, StopOutcome, ToolCall, ToolResult, ToolUse,
 };
 use crate::compaction::{Budget, Done, Viewed};
+use crate::events::Widget;
 use crate::runtime::CallState;
 
 #[macro_use]
@@ -34,9 +35,6 @@ pub enum Line {
 
 /// What the `guest` interface is called, before its version.
 const GUEST: &str = "agent-host:plugin/guest@";
-
-/// What the `compactor` interface is called, before its version (since 0.2.3).
-const COMPACTOR: &str = "agent-host:plugin/compactor@";
 
 /// The contract versions this host loads, for the error that names them.
 const SUPPORTED: &str = "0.1.x and 0.2.x";
@@ -70,18 +68,26 @@ impl Line {
     }
 
     /// Whether this line has `export` at all (`status` came with 0.2, the `compactor`
-    /// interface with 0.2.3).
+    /// interface with 0.2.3, the `viewer` with 0.2.4).
     pub fn has(self, export: Export) -> bool {
-        self == Self::V0_2 || !(export == Export::Status || export.in_compactor())
+        self == Self::V0_2 || (export != Export::Status && export.interface() == Interface::Guest)
     }
 
-    /// The name of the `compactor` interface `component` exports, if it exports one.
-    pub fn compactor(self, component: &Component, engine: &Engine) -> Option<String> {
+    /// The optional interfaces `component` exports, each with its name: found by name, so a
+    /// component built before one existed links as before.
+    pub fn optional_interfaces(self, component: &Component, engine: &Engine) -> Vec<(Interface, String)> {
         if self != Self::V0_2 {
-            return None;
+            return Vec::new();
         }
         let ty = component.component_type();
-        ty.exports(engine).map(|(name, _)| name).find(|name| name.starts_with(COMPACTOR)).map(str::to_owned)
+        let names: Vec<&str> = ty.exports(engine).map(|(name, _)| name).collect();
+        Interface::OPTIONAL
+            .into_iter()
+            .filter_map(|interface| {
+                let name = names.iter().find(|name| name.starts_with(interface.prefix()))?;
+                Some((interface, (*name).to_owned()))
+            })
+            .collect()
     }
 }
 
@@ -339,6 +345,37 @@ impl GuestPre {
     }
 }
 
+/// The `viewer` exports (contract 0.2.4), likewise on the current line only.
+impl GuestPre {
+    pub async fn viewer_shows(
+        &self,
+        store: &mut Store<CallState>,
+        func: Func,
+        config: &str,
+    ) -> wasmtime::Result<bool> {
+        self.viewer_line()?;
+        call(store, func, (config,)).await
+    }
+
+    pub async fn view(
+        &self,
+        store: &mut Store<CallState>,
+        func: Func,
+        ctx: &CallContext,
+        config: &str,
+    ) -> wasmtime::Result<Vec<Widget>> {
+        self.viewer_line()?;
+        v0_2::view(store, func, ctx, config).await
+    }
+
+    fn viewer_line(&self) -> wasmtime::Result<()> {
+        match self {
+            Self::V0_2(_) => Ok(()),
+            Self::V0_1(_) => Err(wasmtime::format_err!("contract 0.1 has no `viewer` interface")),
+        }
+    }
+}
+
 /// Calls `func` with `params`. Checks the export's type against `P` and `R` (the line's)
 /// first: cheap for one export, and what keeps the call sound.
 async fn call<P, R>(store: &mut Store<CallState>, func: Func, params: P) -> wasmtime::Result<R>
@@ -376,13 +413,17 @@ mod tests {
     }
 
     #[test]
-    fn status_and_the_compactor_are_exports_of_the_current_line_only() {
+    fn status_the_compactor_and_the_viewer_are_exports_of_the_current_line_only() {
         assert!(Line::V0_2.has(Export::Status));
         assert!(Line::V0_2.has(Export::Compact));
+        assert!(Line::V0_2.has(Export::View));
         assert!(!Line::V0_1.has(Export::Status));
         assert!(!Line::V0_1.has(Export::PreCompact));
-        let older = |e: &&Export| **e != Export::Status && !e.in_compactor();
+        assert!(!Line::V0_1.has(Export::ViewerShows));
+        let older = |e: &&Export| **e != Export::Status && e.interface() == Interface::Guest;
         assert!(Export::ALL.iter().filter(older).all(|e| Line::V0_1.has(*e)));
-        assert_eq!(Export::ALL.iter().filter(|e| e.in_compactor()).count(), 4);
+        let in_interface = |interface| Export::ALL.iter().filter(|e| e.interface() == interface).count();
+        assert_eq!(in_interface(Interface::Compactor), 4);
+        assert_eq!(in_interface(Interface::Viewer), 2);
     }
 }

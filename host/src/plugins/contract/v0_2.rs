@@ -1,8 +1,8 @@
-//! Contract line 0.2 (`wit/plugin.wit`, 0.2.3), the current one. Components built against
-//! 0.2.0, 0.2.1 and 0.2.2 link against it unchanged: they import no `tools` (0.2.0) and no
-//! `model` (before 0.2.2), and export no `compactor` (before 0.2.3). So only the `guest`
-//! interface is type-checked as a whole; the `compactor` exports are found by name
-//! (`compactor.rs`) and each checked when it is called.
+//! Contract line 0.2 (`wit/plugin.wit`, 0.2.4), the current one. Components built against
+//! 0.2.0 to 0.2.3 link against it unchanged: they import no `tools` (0.2.0) and no `model`
+//! (before 0.2.2), and export no `compactor` (before 0.2.3) and no `viewer` (before 0.2.4).
+//! So only the `guest` interface is type-checked as a whole; the `compactor` and `viewer`
+//! exports are found by name (`compactor.rs`, `viewer.rs`) and each checked when it is called.
 
 use wasmtime::component::{Func, InstancePre, Linker};
 use wasmtime::{Engine, Store};
@@ -13,10 +13,12 @@ use crate::runtime::CallState;
 use crate::runtime::host_api::{ChatMessage, ChatRole, ProcessRequest};
 
 mod compactor;
+mod viewer;
 pub(super) use compactor::{compact, post_compact, pre_compact, spec};
+pub(super) use viewer::view;
 
 wasmtime::component::bindgen!({
-    world: "compacting-plugin",
+    world: "viewing-plugin",
     path: "../wit",
     // Calls run on the caller's async task (a fiber per call): WASI I/O stays async and no
     // call hops threads. The host's own imports are quick and stay synchronous, except
@@ -35,7 +37,7 @@ wasmtime::component::bindgen!({
 });
 
 /// The world's imports are `plugin`'s: what `unchanged_in_every_line!` links.
-use CompactingPlugin as Plugin;
+use ViewingPlugin as Plugin;
 
 unchanged_in_every_line!();
 

@@ -1,0 +1,98 @@
+//! What plugins show (contract 0.2.4, the `viewer` export), as an open session keeps it: each
+//! plugin's last view, asked again only when what it may read changed — a namespace's
+//! revision in the bag moved, or the plugin was reloaded — and sent whole on `view_changed`
+//! when it differs from the one kept. Never per model call: a refresh where nothing changed
+//! calls no plugin.
+
+use crate::events::{Event, EventSink, PluginView};
+use crate::plugins::{CallContext, Capabilities, LoadedPlugin, PluginSet};
+use crate::state::StateBag;
+
+/// The views one session keeps, in config order.
+#[derive(Default)]
+pub struct Views {
+    kept: Vec<Kept>,
+}
+
+/// One plugin's view and what it was read from.
+struct Kept {
+    load_id: u64,
+    /// The revision of each namespace the plugin may read, when the view was asked.
+    revisions: Vec<u64>,
+    view: PluginView,
+}
+
+impl Views {
+    /// The views kept, in config order; a plugin that shows nothing now is left out.
+    pub fn current(&self) -> Vec<PluginView> {
+        let shown = |kept: &&Kept| !kept.view.widgets.is_empty() || kept.view.error.is_some();
+        self.kept.iter().filter(shown).map(|kept| kept.view.clone()).collect()
+    }
+
+    /// The view of `plugin` kept now, if it shows one.
+    pub fn of(&self, plugin: &str) -> Option<&PluginView> {
+        self.kept.iter().map(|kept| &kept.view).find(|view| view.plugin == plugin)
+    }
+
+    /// Asks again every plugin of `plugins` whose view may be stale in `bag`, and sends a
+    /// `view_changed` for each view that differs from the one kept (a plugin no longer loaded,
+    /// or no longer showing a view, changes to an empty one).
+    pub async fn refresh(
+        &mut self,
+        plugins: &PluginSet,
+        session_id: &str,
+        bag: &StateBag,
+        sink: &dyn EventSink,
+    ) {
+        let ctx = CallContext { session_id: session_id.to_owned(), ..CallContext::default() };
+        let mut kept = Vec::new();
+        for plugin in plugins.plugins().iter().filter(|plugin| plugin.implements(Capabilities::VIEW)) {
+            let revisions: Vec<u64> =
+                plugin.namespaces_read().map(|namespace| bag.revision(namespace)).collect();
+            let previous = self.take(plugin.name());
+            if let Some(previous) =
+                previous.as_ref().filter(|p| p.load_id == plugin.load_id() && p.revisions == revisions)
+            {
+                kept.push(Kept { load_id: previous.load_id, revisions, view: previous.view.clone() });
+                continue;
+            }
+            let view = ask(plugin, &ctx, bag).await;
+            let before = previous.map(|previous| previous.view).unwrap_or_else(|| empty(plugin.name()));
+            if view != before {
+                sink.emit(&Event::ViewChanged { view: view.clone() });
+            }
+            kept.push(Kept { load_id: plugin.load_id(), revisions, view });
+        }
+        for gone in std::mem::take(&mut self.kept) {
+            let cleared = empty(&gone.view.plugin);
+            if gone.view != cleared {
+                sink.emit(&Event::ViewChanged { view: cleared });
+            }
+        }
+        self.kept = kept;
+    }
+
+    fn take(&mut self, plugin: &str) -> Option<Kept> {
+        let index = self.kept.iter().position(|kept| kept.view.plugin == plugin)?;
+        Some(self.kept.remove(index))
+    }
+}
+
+/// `plugin`'s view now; a failed call shows its error in place of the widgets.
+async fn ask(plugin: &LoadedPlugin, ctx: &CallContext, bag: &StateBag) -> PluginView {
+    match plugin.view(ctx, bag).await {
+        Ok(widgets) => PluginView { plugin: plugin.name().to_owned(), widgets, error: None },
+        Err(error) => {
+            tracing::warn!(plugin = error.plugin(), %error, "view call failed");
+            PluginView {
+                plugin: plugin.name().to_owned(),
+                widgets: Vec::new(),
+                error: Some(error.to_string()),
+            }
+        }
+    }
+}
+
+fn empty(plugin: &str) -> PluginView {
+    PluginView { plugin: plugin.to_owned(), widgets: Vec::new(), error: None }
+}
