@@ -18,7 +18,7 @@ use agent_host::plugin::types::{
     PromptOutcome, StopOutcome, ToolCall, ToolResult, ToolSpec, ToolUse,
 };
 use exports::agent_host::plugin::compactor::{
-    self, CompactionBudget, CompactionHooks, Compacted, CompactorSpec, HistoryMessage, PreCompactOutcome,
+    self, Compacted, CompactionBudget, CompactionHooks, CompactorSpec, HistoryMessage, PreCompactOutcome,
 };
 use exports::agent_host::plugin::guest::Guest;
 use serde_json::Value;
