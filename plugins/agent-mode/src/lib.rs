@@ -8,7 +8,8 @@
 //! default every mode that forbids mutating tools; `model_may_leave` per mode) asks the
 //! operator, and a reply that switches out of a read-only mode cannot also change things. An
 //! operator switch is announced to the model once, on the next model call. Every switch emits
-//! `mode-changed` with `{from, to, by}`, displayed as `mode → NAME`.
+//! `mode-changed` with `{from, to, by}`, displayed as `mode → NAME` unless the operator made
+//! it: their `/mode` answers with the switch, so a switch reads as one line.
 //!
 //! State (namespace `agent-mode`): `mode` (JSON string; absent until the first switch, which
 //! means the default mode), `default_mode` (the configured default, for plugins that read the

@@ -101,7 +101,9 @@ fn an_unknown_mode_is_refused_with_the_list() {
 fn an_operator_switch_is_announced_once() {
     let plugin = agent_mode();
     assert_eq!(plugin.command("mode", " execute ").unwrap(), "mode: plan -> execute");
-    assert_eq!(testing::take_events()[0].payload["by"], json!("operator"));
+    let events = testing::take_events();
+    assert_eq!(events[0].payload, json!({"from": "plan", "to": "execute", "by": "operator"}));
+    assert_eq!(events[0].display, None, "the command's answer is the one line the operator sees");
     let first = plugin.provide();
     assert_eq!(
         first.messages[0].content,
@@ -124,7 +126,9 @@ fn a_mode_no_longer_configured_falls_back_to_the_default() {
             .starts_with("[Mode changed: the mode `review` is no longer configured")
     );
     assert_eq!(testing::stored("mode"), Some(json!("plan")));
-    assert_eq!(testing::take_events()[0].payload, json!({"from": "review", "to": "plan", "by": "host"}));
+    let events = testing::take_events();
+    assert_eq!(events[0].payload, json!({"from": "review", "to": "plan", "by": "host"}));
+    assert_eq!(events[0].display.as_deref(), Some("mode → plan"), "no command said it");
 }
 
 #[test]
