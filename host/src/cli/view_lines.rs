@@ -15,7 +15,7 @@ pub struct Colors {
 
 /// The lines that draw `view`; none for a plugin that shows nothing (now).
 pub fn view_lines(view: &PluginView, colors: &Colors) -> Vec<String> {
-    let Colors { dim, warn, reset } = colors;
+    let Colors { warn, reset, .. } = colors;
     if let Some(error) = &view.error {
         return vec![format!(
             "{warn}⚠ {}: its view failed: {}{reset}",
