@@ -178,7 +178,7 @@ async fn the_mode_command_shows_switches_and_is_case_sensitive() {
     assert_eq!(command(&test, &session, "/mode").await.unwrap(), "mode: plan");
     let error = command(&test, &session, "/mode Execute").await.unwrap_err();
     assert!(error.contains("unknown mode `Execute`") && error.contains("`plan`, `execute`"), "{error}");
-    assert!(command(&test, &session, "/mode execute").await.unwrap().contains("execute"));
+    assert_eq!(command(&test, &session, "/mode execute").await.unwrap(), "", "the view shows the switch");
     assert_eq!(command(&test, &session, "/mode").await.unwrap(), "mode: execute");
     assert_eq!(session.lock().await.bag().get_json("agent-mode", "mode"), Some(json!("execute")));
     assert_eq!(mode_changes(&test), [json!({"from": "plan", "to": "execute", "by": "operator"})]);
@@ -292,10 +292,13 @@ fn the_console_prompt_shows_the_mode_and_each_switch_once() {
     let execute = stdout.find("[execute] ").unwrap_or_else(|| panic!("no execute badge:\n{stdout}"));
     let plan = stdout.rfind("[plan] ").unwrap_or_else(|| panic!("no plan badge:\n{stdout}"));
     assert!(execute < plan, "the badge follows the model's switch back to plan:\n{stdout}");
-    // One line per switch: the operator's is the command's answer, the model's the event's.
-    assert_eq!(stdout.matches("plan -> execute").count(), 1, "{stdout}");
-    assert!(!stdout.contains("mode → execute"), "the operator's switch said twice:\n{stdout}");
-    assert_eq!(stdout.matches("mode → plan").count(), 1, "the model's switch is shown:\n{stdout}");
+    // One line per switch, the operator's and the model's alike, drawn from the view.
+    assert_eq!(stdout.matches("Mode: plan → execute").count(), 1, "{stdout}");
+    assert_eq!(stdout.matches("Mode: execute → plan").count(), 1, "the model's switch is shown:\n{stdout}");
+    assert!(
+        !stdout.contains("plan -> execute") && !stdout.contains("mode → "),
+        "a switch said twice:\n{stdout}"
+    );
 }
 
 #[tokio::test]

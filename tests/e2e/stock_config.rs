@@ -67,7 +67,15 @@ async fn in_plan_mode_a_presented_plan_ends_the_turn_and_in_execute_mode_the_loo
 
     // Execute mode: the loop sends the model back while todos are open.
     let switched = test.host.command(&mut *session.lock().await, "/mode execute", &*test.events).await;
-    assert_eq!(switched.as_deref(), Ok("mode: plan -> execute"));
+    assert_eq!(switched.as_deref(), Ok(""), "the view shows the switch; the answer does not repeat it");
+    let shown = test.take_events().into_iter().any(|event| match event {
+        agent_host::Event::ViewChanged { view } => view.widgets.iter().any(|widget| {
+            matches!(widget, agent_host::events::Widget::Choice { id, current: Some(current), .. }
+                if id == "mode" && current == "execute")
+        }),
+        _ => false,
+    });
+    assert!(shown, "the mode choice of the view moved to execute");
     model.push(Reply::text("Starting."));
     model.push(Reply::tool(
         "todos_complete",

@@ -103,7 +103,7 @@ async fn todo_and_todo_write_swap_under_open_sessions_and_keep_their_lists() {
 
     redeploy(&test, &model, &plugin_block("todo", NO_LOOP)).await;
     test.turn(&session, "and back").await.unwrap();
-    assert_eq!(command(&test, &other, "/todos").await, "### Current todo list\n- 1 [open] other work");
+    assert_eq!(command(&test, &other, "/todos").await, "todos 0/1\n  ○ other work");
 
     let requests = model.requests();
     assert_eq!(requests.len(), 5);

@@ -223,17 +223,11 @@ async fn the_todos_command_renders_the_list() {
     let test = host("").await;
     let session = test.session();
     let mut locked = session.lock().await;
-    assert_eq!(
-        test.host.command(&mut locked, "/todos", &*test.events).await.unwrap(),
-        "### Current todo list\n- none yet"
-    );
+    assert_eq!(test.host.command(&mut locked, "/todos", &*test.events).await.unwrap(), "todos 0/0");
     drop(locked);
     ok(&test, &session, "todos_add", json!({"todos": [{"title": "a"}]})).await;
     let mut locked = session.lock().await;
-    assert_eq!(
-        test.host.command(&mut locked, "/todos", &*test.events).await.unwrap(),
-        "### Current todo list\n- 1 [open] a"
-    );
+    assert_eq!(test.host.command(&mut locked, "/todos", &*test.events).await.unwrap(), "todos 0/1\n  ○ a");
 }
 
 #[tokio::test]

@@ -83,7 +83,7 @@ async fn a_write_stores_the_snapshot_and_renders_it() {
 
     let mut locked = session.lock().await;
     let shown = test.host.command(&mut locked, "/todos", &*test.events).await.unwrap();
-    assert_eq!(shown, "[x] Read the code\n[ ] Ship\n(1/2 completed)");
+    assert_eq!(shown, "todos 1/2\n  ✓ Read the code\n  ○ Ship");
 }
 
 #[tokio::test]

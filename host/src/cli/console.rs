@@ -72,7 +72,9 @@ pub async fn run(
         if line.starts_with('/') {
             let mut session = session.lock().await;
             match host.command(&mut session, line, sink).await {
-                // Plugin commands answer with their own text; listings carry plugin names.
+                // Plugin commands answer with their own text; listings carry plugin names. A
+                // command whose effect a view shows may answer with nothing.
+                Ok(text) if text.trim().is_empty() => {}
                 Ok(text) => println!("{}", multi_line(&text)),
                 Err(text) => eprintln!("{}", multi_line(&text)),
             }

@@ -6,7 +6,8 @@
 use std::io::Write;
 use std::sync::Mutex;
 
-use super::view_lines::{Colors, view_lines};
+use super::view_lines::{Colors, changed_lines};
+use crate::events::PluginView;
 use crate::events::{CallDecision, Event, EventSink, ReplyStop, TurnEnd};
 use crate::sanitize::{multi_line, one_line};
 
@@ -25,13 +26,15 @@ pub fn colors_on() -> bool {
 /// Text output for the console; remembers whether the cursor sits mid-line.
 pub struct ConsoleRenderer {
     mid_line: Mutex<bool>,
+    /// Each plugin's view as last drawn, so a change draws only what changed.
+    views: Mutex<std::collections::HashMap<String, PluginView>>,
     /// Colours only on a terminal, and never with `NO_COLOR` set (no-color.org).
     color: bool,
 }
 
 impl ConsoleRenderer {
     pub fn new() -> Self {
-        Self { mid_line: Mutex::new(false), color: colors_on() }
+        Self { mid_line: Mutex::new(false), views: Mutex::default(), color: colors_on() }
     }
 
     fn line(&self, text: &str) {
@@ -114,7 +117,14 @@ impl EventSink for ConsoleRenderer {
             }
             // Drawn from the widgets alone, whichever plugin sent them.
             Event::ViewChanged { view } => {
-                for line in view_lines(view, &Colors { dim: DIM, warn: YELLOW, reset: RESET }) {
+                let before = self
+                    .views
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(view.plugin.clone(), view.clone());
+                for line in
+                    changed_lines(view, before.as_ref(), &Colors { dim: DIM, warn: YELLOW, reset: RESET })
+                {
                     self.line(&line);
                 }
             }

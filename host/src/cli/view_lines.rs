@@ -1,7 +1,9 @@
 //! A plugin's view as console lines, drawn the same way for any plugin: a checklist as one
 //! `✓` / `◐` / `○` line per entry under its label, a choice as one `Label: current` line (with
-//! the command that switches it), a text section dimmed. Every string came from a plugin, so
-//! each goes through [`crate::sanitize`]; only the colour codes given here are the host's.
+//! the command that switches it), a text section dimmed. Only what changed since the view drawn
+//! before is drawn again, and a switch of a choice is one line, `Label: from → to`. Every
+//! string came from a plugin, so each goes through [`crate::sanitize`]; only the colour codes
+//! given here are the host's.
 
 use crate::events::{ChecklistEntry, EntryState, PluginView, Widget};
 use crate::sanitize::{multi_line, one_line};
@@ -13,8 +15,10 @@ pub struct Colors {
     pub reset: &'static str,
 }
 
-/// The lines that draw `view`; none for a plugin that shows nothing (now).
-pub fn view_lines(view: &PluginView, colors: &Colors) -> Vec<String> {
+/// The lines that draw `view` (none for a plugin that shows nothing now), or only what of it
+/// differs from `before`, the view of the same plugin drawn
+/// last: a widget unchanged is not drawn again, a choice whose value moved is one line.
+pub fn changed_lines(view: &PluginView, before: Option<&PluginView>, colors: &Colors) -> Vec<String> {
     let Colors { warn, reset, .. } = colors;
     if let Some(error) = &view.error {
         return vec![format!(
@@ -23,7 +27,25 @@ pub fn view_lines(view: &PluginView, colors: &Colors) -> Vec<String> {
             one_line(error)
         )];
     }
-    view.widgets.iter().flat_map(|widget| widget_lines(widget, colors)).collect()
+    let drawn = |id: &str| before.and_then(|before| before.widgets.iter().find(|widget| widget.id() == id));
+    view.widgets
+        .iter()
+        .flat_map(|widget| match (widget, drawn(widget.id())) {
+            (widget, Some(same)) if same == widget => Vec::new(),
+            (
+                Widget::Choice { label, current: Some(to), options, command, .. },
+                Some(Widget::Choice {
+                    current: Some(from),
+                    options: options_before,
+                    command: command_before,
+                    ..
+                }),
+            ) if options == options_before && command == command_before => {
+                vec![format!("{}: {} → {}", one_line(label), one_line(from), one_line(to))]
+            }
+            (widget, _) => widget_lines(widget, colors),
+        })
+        .collect()
 }
 
 fn widget_lines(widget: &Widget, colors: &Colors) -> Vec<String> {
@@ -75,6 +97,11 @@ mod tests {
     use crate::events::ChoiceOption;
 
     const PLAIN: Colors = Colors { dim: "", warn: "", reset: "" };
+
+    /// The lines of a view drawn for the first time.
+    fn view_lines(view: &PluginView, colors: &Colors) -> Vec<String> {
+        changed_lines(view, None, colors)
+    }
 
     fn entry(title: &str, state: EntryState) -> ChecklistEntry {
         ChecklistEntry { title: title.into(), state, active_form: None, detail: None }
@@ -139,6 +166,30 @@ mod tests {
             "only the model moves it"
         );
         assert_eq!(view_lines(&view(vec![choice(None, None)]), &PLAIN), ["Pace: (none)"]);
+    }
+
+    #[test]
+    fn only_what_changed_is_drawn_again_and_a_switch_is_one_line() {
+        let plan = |entries| Widget::Checklist { id: "p".into(), label: "Plan".into(), entries };
+        let before = view(vec![
+            choice(Some("walk"), Some("/pace")),
+            plan(vec![entry("Warm up", EntryState::Pending)]),
+        ]);
+        let switched =
+            view(vec![choice(Some("run"), Some("/pace")), plan(vec![entry("Warm up", EntryState::Pending)])]);
+        assert_eq!(changed_lines(&switched, Some(&before), &PLAIN), ["Pace: walk → run"]);
+        assert!(changed_lines(&before, Some(&before), &PLAIN).is_empty(), "nothing changed, nothing drawn");
+        let ticked = view(vec![
+            choice(Some("walk"), Some("/pace")),
+            plan(vec![entry("Warm up", EntryState::Completed)]),
+        ]);
+        assert_eq!(changed_lines(&ticked, Some(&before), &PLAIN), ["Plan", "  ✓ Warm up"]);
+        let first = view(vec![choice(Some("walk"), None)]);
+        assert_eq!(
+            changed_lines(&first, Some(&before), &PLAIN),
+            ["Pace: walk"],
+            "its command went: drawn whole"
+        );
     }
 
     #[test]

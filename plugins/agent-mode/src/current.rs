@@ -96,12 +96,8 @@ pub fn switch(from: &str, to: &str, by: Switcher) -> Result<bool, String> {
         return Ok(false);
     }
     state::set("mode", to)?;
-    // The operator's own `/mode` answers with the switch; a display would say it twice.
-    let display = match by {
-        Switcher::Operator => None,
-        Switcher::Model | Switcher::Host => Some(format!("mode → {to}")),
-    };
-    events::emit("mode-changed", &json!({ "from": from, "to": to, "by": by.as_str() }), display.as_deref());
+    // People see every switch once, in the view's `mode` choice; the event is for programs.
+    events::emit("mode-changed", &json!({ "from": from, "to": to, "by": by.as_str() }), None);
     Ok(true)
 }
 

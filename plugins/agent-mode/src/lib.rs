@@ -83,7 +83,9 @@ fn mode_command(ctx: &Context<Config>, wanted: &str) -> Result<String, String> {
         current::note_operator_switch(&current, wanted)?;
         // The operator chose the mode: nothing of the model's own switch is left to hold.
         current::forget_left_read_only();
-        Ok(format!("mode: {current} -> {wanted}"))
+        // The view's `mode` choice shows the switch on every front end; saying it here too
+        // would say it twice.
+        Ok(String::new())
     } else {
         Ok(format!("mode: already {wanted}"))
     }

@@ -83,7 +83,8 @@ fn the_models_switch_is_stored_announced_and_holds_for_the_rest_of_the_reply() {
     assert_eq!(testing::stored("mode"), Some(json!("execute")));
     let events = testing::take_events();
     assert_eq!(events[0].payload, json!({"from": "plan", "to": "execute", "by": "model"}));
-    assert_eq!(events[0].display.as_deref(), Some("mode → execute"));
+    assert_eq!(events[0].display, None, "people see the switch in the view");
+    assert_eq!(view_current(&plugin).as_deref(), Some("execute"));
     assert_eq!(plugin.status().as_deref(), Some("execute"));
     let Some(Decision::Deny(reason)) = decision(&plugin, "write_file", true, json!({})) else { panic!() };
     assert!(reason.contains("this reply switched out of the read-only mode `plan`"), "{reason}");
@@ -100,10 +101,11 @@ fn an_unknown_mode_is_refused_with_the_list() {
 #[test]
 fn an_operator_switch_is_announced_once() {
     let plugin = agent_mode();
-    assert_eq!(plugin.command("mode", " execute ").unwrap(), "mode: plan -> execute");
+    assert_eq!(plugin.command("mode", " execute ").unwrap(), "", "the view's switch is the one line shown");
     let events = testing::take_events();
     assert_eq!(events[0].payload, json!({"from": "plan", "to": "execute", "by": "operator"}));
-    assert_eq!(events[0].display, None, "the command's answer is the one line the operator sees");
+    assert_eq!(events[0].display, None);
+    assert_eq!(view_current(&plugin).as_deref(), Some("execute"));
     let first = plugin.provide();
     assert_eq!(
         first.messages[0].content,
@@ -128,7 +130,7 @@ fn a_mode_no_longer_configured_falls_back_to_the_default() {
     assert_eq!(testing::stored("mode"), Some(json!("plan")));
     let events = testing::take_events();
     assert_eq!(events[0].payload, json!({"from": "review", "to": "plan", "by": "host"}));
-    assert_eq!(events[0].display.as_deref(), Some("mode → plan"), "no command said it");
+    assert_eq!(events[0].display, None, "the view shows it");
 }
 
 #[test]
@@ -207,4 +209,12 @@ fn the_stock_modes_are_offered_with_the_first_line_of_their_workflow() {
             option("execute", "Carry the work through on your own."),
         ]
     );
+}
+
+/// The current value of the view's `mode` choice.
+fn view_current(plugin: &testing::Harness<Config>) -> Option<String> {
+    plugin.view().into_iter().find_map(|widget| match widget {
+        agent_host_sdk::Widget::Choice(choice) if choice.id == "mode" => choice.current,
+        _ => None,
+    })
 }

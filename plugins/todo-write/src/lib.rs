@@ -72,7 +72,8 @@ fn write(ctx: &Context<Config>, args: WriteArgs) -> Result<String, String> {
     let todos = todos::validate(args.todos, ctx.config.max_items)?;
     state::set("todos", &todos)?;
     state::set("last_write", &calls_made(ctx))?;
-    events::emit("todos-changed", &Changed { items: &todos }, Some(&render::checklist(&todos)));
+    // People see the change in the view; the event is for programs (`--json`).
+    events::emit("todos-changed", &Changed { items: &todos }, None);
     Ok(render::list(&todos))
 }
 
@@ -84,7 +85,7 @@ fn stop(ctx: &Context<Config>, _reply: &str) -> StopOutcome {
 }
 
 fn show(_ctx: &Context<Config>, _args: &str) -> Result<String, String> {
-    Ok(render::list(&todos::load()?))
+    Ok(render::checklist(&todos::load()?))
 }
 
 /// The model calls the session has made by the time of a tool call, counting the one whose

@@ -1,5 +1,5 @@
-//! Text views of the list: the tool's answer, `/todos`, reminders, the loop's message and
-//! the checklist front ends show for `todos-changed`.
+//! Text views of the list: the tool's answer, reminders, the loop's message and the
+//! checklist `/todos` answers with.
 
 use crate::todos::{Status, Todo};
 
@@ -26,7 +26,7 @@ pub fn list(todos: &[Todo]) -> String {
     lines.join("\n")
 }
 
-/// The operator's view of a change: `todos k/n`, then `✓` done, `▸` in progress, `○`
+/// The operator's view of the list: `todos k/n`, then `✓` done, `▸` in progress, `○`
 /// pending per item.
 pub fn checklist(todos: &[Todo]) -> String {
     let done = todos.iter().filter(|t| t.status == Status::Completed).count();

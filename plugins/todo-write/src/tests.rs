@@ -14,7 +14,7 @@ fn item(content: &str, status: &str) -> serde_json::Value {
 }
 
 #[test]
-fn a_write_stores_the_list_with_fresh_ids_and_emits_a_checklist() {
+fn a_write_stores_the_list_with_fresh_ids_and_tells_programs_of_the_change() {
     let plugin = todo_write(json!({}));
     let answer = plugin.tool(
         "TodoWrite",
@@ -25,7 +25,8 @@ fn a_write_stores_the_list_with_fresh_ids_and_emits_a_checklist() {
     let events = testing::take_events();
     assert_eq!(events[0].kind, "todos-changed");
     assert_eq!(events[0].payload["items"][0]["content"], json!("Build"));
-    assert_eq!(events[0].display.as_deref(), Some("todos 1/3\n  ✓ Build\n  ▸ Test\n  ○ Ship"));
+    assert_eq!(events[0].display, None, "people see the change in the view");
+    assert_eq!(plugin.command("todos", "").unwrap(), "todos 1/3\n  ✓ Build\n  ▸ Test\n  ○ Ship");
 }
 
 #[test]

@@ -70,8 +70,8 @@ fn stop(ctx: &Context<Config>, _reply: &str) -> StopOutcome {
     })
 }
 
-fn show(ctx: &Context<Config>, _args: &str) -> Result<String, String> {
-    Ok(render::list_message(&ctx.config, &TodoList::load()?.items))
+fn show(_ctx: &Context<Config>, _args: &str) -> Result<String, String> {
+    Ok(render::checklist(&TodoList::load()?.items))
 }
 
 agent_host_sdk::export_plugin!(plugin);

@@ -1,5 +1,5 @@
-//! Text views of the list: the injected message, `/todos`, the loop's reminder, and the
-//! checklist front ends show for `todos-changed`.
+//! Text views of the list: the injected message, the loop's reminder, and the checklist
+//! `/todos` answers with.
 
 use crate::config::Config;
 use crate::item::Item;
@@ -34,7 +34,7 @@ pub fn list_message(config: &Config, items: &[Item]) -> String {
     format!("{HEADING}\n{}", lines(config, items))
 }
 
-/// The operator's view of a change: `todos k/n`, then `✓` done / `○` open per item.
+/// The operator's view of the list: `todos k/n`, then `✓` done / `○` open per item.
 pub fn checklist(items: &[Item]) -> String {
     let done = items.iter().filter(|item| item.is_complete).count();
     let mut lines = vec![format!("todos {done}/{}", items.len())];

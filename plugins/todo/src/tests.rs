@@ -20,7 +20,7 @@ fn the_manifest_announces_what_is_declared() {
 }
 
 #[test]
-fn adding_numbers_items_from_one_and_emits_a_checklist() {
+fn adding_numbers_items_from_one_and_tells_programs_of_the_change() {
     let todo = todo(json!({}));
     let added = todo.tool(
         "todos_add",
@@ -34,7 +34,7 @@ fn adding_numbers_items_from_one_and_emits_a_checklist() {
     assert_eq!(events.len(), 1);
     assert_eq!(events[0].kind, "todos-changed");
     assert_eq!(events[0].payload["items"][1]["title"], "test");
-    assert_eq!(events[0].display.as_deref(), Some("todos 0/2\n  ○ parse\n  ○ test"));
+    assert_eq!(events[0].display, None, "people see the change in the view");
 }
 
 #[test]
@@ -45,7 +45,8 @@ fn completing_counts_only_open_known_items() {
     let done =
         todo.tool("todos_complete", json!({"items": [{"id": 2, "reason": "ran"}, {"id": 9, "reason": "?"}]}));
     assert_eq!(done.unwrap(), "1");
-    assert_eq!(testing::take_events()[0].display.as_deref(), Some("todos 1/2\n  ○ a\n  ✓ b"));
+    assert_eq!(testing::take_events()[0].payload["items"][1]["isComplete"], true);
+    assert_eq!(todo.command("todos", "").unwrap(), "todos 1/2\n  ○ a\n  ✓ b");
     let again = todo.tool("todos_complete", json!({"items": [{"id": 2, "reason": "again"}]}));
     assert_eq!(again.unwrap(), "0");
     assert!(testing::take_events().is_empty(), "nothing changed, nothing emitted");
@@ -75,7 +76,11 @@ fn the_list_is_injected_with_the_item_template() {
     assert_eq!(contribution.messages[0].content, "### Current todo list\n* #1 a is open");
     assert_eq!(contribution.tools.len(), 5);
     assert!(testing::take_reusable());
-    assert_eq!(todo.command("todos", "").unwrap(), "### Current todo list\n* #1 a is open");
+    assert_eq!(
+        todo.command("todos", "").unwrap(),
+        "todos 0/1\n  ○ a",
+        "the operator's checklist, not the model's"
+    );
 }
 
 #[test]
