@@ -96,8 +96,12 @@ pub fn switch(from: &str, to: &str, by: Switcher) -> Result<bool, String> {
         return Ok(false);
     }
     state::set("mode", to)?;
-    let display = format!("mode → {to}");
-    events::emit("mode-changed", &json!({ "from": from, "to": to, "by": by.as_str() }), Some(&display));
+    // The operator's own `/mode` answers with the switch; a display would say it twice.
+    let display = match by {
+        Switcher::Operator => None,
+        Switcher::Model | Switcher::Host => Some(format!("mode → {to}")),
+    };
+    events::emit("mode-changed", &json!({ "from": from, "to": to, "by": by.as_str() }), display.as_deref());
     Ok(true)
 }
 

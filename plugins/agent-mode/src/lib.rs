@@ -3,12 +3,13 @@
 //! mutating tools, and that is enforced in `pre-tool-use`, not only asked for (see `gate`).
 //!
 //! The model reads and switches the mode with `mode_get` / `mode_set`; the operator with
-//! `/mode [NAME]`; front ends show it through `status`. The model's switch out of a mode it
-//! may not leave on its own (by default every mode that forbids mutating tools;
-//! `model_may_leave` per mode) asks the operator, and a reply that switches out of a
-//! read-only mode cannot also change things. An operator switch is announced to the model
-//! once, on the next model call. Every switch emits `mode-changed` with `{from, to, by}`,
-//! displayed as `mode → NAME`.
+//! `/mode [NAME]`; front ends show it through `status` and a view (a choice of the modes that
+//! switches with `/mode`). The model's switch out of a mode it may not leave on its own (by
+//! default every mode that forbids mutating tools; `model_may_leave` per mode) asks the
+//! operator, and a reply that switches out of a read-only mode cannot also change things. An
+//! operator switch is announced to the model once, on the next model call. Every switch emits
+//! `mode-changed` with `{from, to, by}`, displayed as `mode → NAME` unless the operator made
+//! it: their `/mode` answers with the switch, so a switch reads as one line.
 //!
 //! State (namespace `agent-mode`): `mode` (JSON string; absent until the first switch, which
 //! means the default mode), `default_mode` (the configured default, for plugins that read the
@@ -19,6 +20,7 @@ mod current;
 mod gate;
 mod modes;
 mod tools;
+mod view;
 
 // The tests run natively, against the SDK's stand-ins for the host.
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -44,6 +46,7 @@ pub fn plugin() -> Plugin<Config> {
             "Shows the current mode, or switches to NAME",
             mode_command,
         ))
+        .view(view::view)
 }
 
 fn provide(ctx: &Context<Config>, contribution: Contribution) -> Contribution {

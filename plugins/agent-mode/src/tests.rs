@@ -1,4 +1,5 @@
 use agent_host_sdk::testing::{self, Harness};
+use agent_host_sdk::view::{ChoiceOption, ChoiceWidget, Widget};
 use agent_host_sdk::{Capabilities, Decision};
 use serde_json::json;
 
@@ -100,7 +101,9 @@ fn an_unknown_mode_is_refused_with_the_list() {
 fn an_operator_switch_is_announced_once() {
     let plugin = agent_mode();
     assert_eq!(plugin.command("mode", " execute ").unwrap(), "mode: plan -> execute");
-    assert_eq!(testing::take_events()[0].payload["by"], json!("operator"));
+    let events = testing::take_events();
+    assert_eq!(events[0].payload, json!({"from": "plan", "to": "execute", "by": "operator"}));
+    assert_eq!(events[0].display, None, "the command's answer is the one line the operator sees");
     let first = plugin.provide();
     assert_eq!(
         first.messages[0].content,
@@ -123,7 +126,9 @@ fn a_mode_no_longer_configured_falls_back_to_the_default() {
             .starts_with("[Mode changed: the mode `review` is no longer configured")
     );
     assert_eq!(testing::stored("mode"), Some(json!("plan")));
-    assert_eq!(testing::take_events()[0].payload, json!({"from": "review", "to": "plan", "by": "host"}));
+    let events = testing::take_events();
+    assert_eq!(events[0].payload, json!({"from": "review", "to": "plan", "by": "host"}));
+    assert_eq!(events[0].display.as_deref(), Some("mode → plan"), "no command said it");
 }
 
 #[test]
@@ -151,5 +156,55 @@ fn a_default_mode_that_is_not_configured_is_refused() {
     assert_eq!(
         error,
         "`default_mode` is `ship`, which is not one of the configured modes (`plan`, `execute`)"
+    );
+}
+
+fn option(value: &str, description: &str) -> ChoiceOption {
+    ChoiceOption {
+        value: value.to_owned(),
+        label: value.to_owned(),
+        description: Some(description.to_owned()),
+    }
+}
+
+#[test]
+fn the_view_is_a_choice_of_the_modes_switched_with_the_mode_command() {
+    let plugin = Harness::new(
+        crate::plugin(),
+        json!({"modes": [{"name": "look", "description": "Look only.\nRead, never write.", "allow_mutating": false},
+                         {"name": "do", "description": "Do it."}],
+               "default_mode": "look"}),
+    )
+    .unwrap();
+    assert!(plugin.shows());
+    let choice = |current: &str| {
+        vec![Widget::Choice(ChoiceWidget {
+            id: "mode".to_owned(),
+            label: "Mode".to_owned(),
+            current: Some(current.to_owned()),
+            options: vec![option("look", "Look only."), option("do", "Do it.")],
+            command: Some("/mode".to_owned()),
+            category: Some("mode".to_owned()),
+        })]
+    };
+    assert_eq!(plugin.view(), choice("look"), "a new session is in the default mode");
+    plugin.command("mode", "do").unwrap();
+    assert_eq!(plugin.view(), choice("do"));
+    testing::store("mode", json!("gone"));
+    assert_eq!(plugin.view(), choice("look"), "a mode no longer configured shows as the fallback");
+}
+
+#[test]
+fn the_stock_modes_are_offered_with_the_first_line_of_their_workflow() {
+    let plugin = agent_mode();
+    let widgets = plugin.view();
+    let [Widget::Choice(choice)] = widgets.as_slice() else { panic!("{widgets:?}") };
+    assert_eq!(choice.current.as_deref(), Some("plan"));
+    assert_eq!(
+        choice.options,
+        [
+            option("plan", "Work with the user to agree on a plan before anything is changed."),
+            option("execute", "Carry the work through on your own."),
+        ]
     );
 }

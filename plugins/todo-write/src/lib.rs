@@ -1,7 +1,8 @@
 //! The `todo-write` plugin: the model keeps its plan with one `TodoWrite` tool that sends the
 //! whole list each time. A reminder on the session's first model call, a nudge after
 //! `nag_after_rounds` model calls without a write, `/todos`, `todos-changed` events
-//! (displayed as a checklist) and the same completion loop as the `todo` plugin.
+//! (displayed as a checklist), a checklist view for every front end and the same completion
+//! loop as the `todo` plugin.
 //!
 //! State (namespace `todo-write`): `todos` = [{id, content, status, activeForm}], `next_id`,
 //! `last_write` (the model calls the session had made at the last write, the one whose reply
@@ -10,6 +11,7 @@
 mod config;
 mod render;
 mod todos;
+mod view;
 
 // The tests run natively, against the SDK's stand-ins for the host.
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -52,6 +54,7 @@ pub fn plugin() -> Plugin<Config> {
         .provide(provide)
         .on_stop(stop)
         .command(Command::new("todos", "/todos", "Shows the TodoWrite list", show))
+        .view(view::view)
 }
 
 fn provide(ctx: &Context<Config>, contribution: Contribution) -> Contribution {

@@ -1,5 +1,6 @@
 use agent_host_sdk::StopOutcome;
 use agent_host_sdk::testing::{self, Harness};
+use agent_host_sdk::view::{ChecklistEntry, ChecklistWidget, EntryState, Widget};
 use serde_json::json;
 
 use crate::config::Config;
@@ -129,4 +130,46 @@ fn the_loop_lists_what_is_not_completed() {
 fn zero_items_is_not_a_limit() {
     let error = Harness::new(crate::plugin(), json!({"max_items": 0})).err().unwrap();
     assert_eq!(error, "`max_items` must be at least 1");
+}
+
+fn entry(title: &str, state: EntryState, active_form: &str) -> ChecklistEntry {
+    ChecklistEntry { title: title.to_owned(), state, active_form: Some(active_form.to_owned()), detail: None }
+}
+
+#[test]
+fn the_view_is_a_checklist_with_each_items_state_and_active_form() {
+    let plugin = todo_write(json!({}));
+    assert!(plugin.shows());
+    let empty = ChecklistWidget { id: "todos".to_owned(), label: "Todos".to_owned(), entries: Vec::new() };
+    assert_eq!(plugin.view(), vec![Widget::Checklist(empty)], "an empty list is an empty checklist");
+    plugin
+        .tool(
+            "TodoWrite",
+            json!({"todos": [item("Build", "completed"), item("Test", "in_progress"), item("Ship", "pending")]}),
+        )
+        .unwrap();
+    testing::take_events();
+    assert_eq!(
+        plugin.view(),
+        vec![Widget::Checklist(ChecklistWidget {
+            id: "todos".to_owned(),
+            label: "Todos".to_owned(),
+            entries: vec![
+                entry("Build", EntryState::Completed, "Building"),
+                entry("Test", EntryState::InProgress, "Testing"),
+                entry("Ship", EntryState::Pending, "Shiping"),
+            ],
+        })]
+    );
+    assert!(testing::take_events().is_empty(), "a view emits nothing");
+}
+
+#[test]
+fn a_list_that_cannot_be_read_is_shown_as_the_reason() {
+    let plugin = todo_write(json!({}));
+    testing::store("todos", json!([{"content": "no status"}]));
+    let widgets = plugin.view();
+    let [Widget::Text(text)] = widgets.as_slice() else { panic!("{widgets:?}") };
+    assert_eq!((text.id.as_str(), text.label.as_str()), ("todos", "Todos"));
+    assert!(text.markdown.starts_with("cannot read the todo list: "), "{}", text.markdown);
 }

@@ -1,6 +1,7 @@
 //! The `todo` plugin: a todo list the model keeps with the `todos_*` tools, shown to it
-//! before every model call, shown to the operator with `/todos`, and a stop hook that keeps
-//! the turn going while todos are still open (the shared `completion-loop`).
+//! before every model call, shown to the operator with `/todos` and to every front end as a
+//! checklist view, and a stop hook that keeps the turn going while todos are still open (the
+//! shared `completion-loop`).
 //!
 //! State (namespace `todo`): `items` = [{id, title, description?, isComplete}], `next_id`.
 //! Every change emits `todos-changed` with `{"items": [...]}`, displayed as a checklist.
@@ -9,6 +10,7 @@ mod config;
 mod item;
 mod render;
 mod tools;
+mod view;
 
 // The tests run natively, against the SDK's stand-ins for the host.
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -43,6 +45,7 @@ pub fn plugin() -> Plugin<Config> {
         .provide(provide)
         .on_stop(stop)
         .command(Command::new("todos", "/todos", "Shows the todo list", show))
+        .view(view::view)
 }
 
 fn provide(ctx: &Context<Config>, contribution: Contribution) -> Contribution {

@@ -1,4 +1,5 @@
 use agent_host_sdk::testing::{self, Harness};
+use agent_host_sdk::view::{ChecklistEntry, ChecklistWidget, EntryState, Widget};
 use agent_host_sdk::{Capabilities, StopOutcome};
 use serde_json::json;
 
@@ -120,4 +121,45 @@ fn config_errors_name_the_key() {
     assert!(error.starts_with("`loop.modes`: invalid type"), "{error}");
     let error = Harness::new(crate::plugin(), json!({"loop": {"modes": ["execute"]}})).err().unwrap();
     assert!(error.contains("`loop.modes` needs `loop.mode_plugin`"), "{error}");
+}
+
+fn entry(title: &str, detail: Option<&str>, state: EntryState) -> ChecklistEntry {
+    ChecklistEntry { title: title.to_owned(), state, active_form: None, detail: detail.map(str::to_owned) }
+}
+
+#[test]
+fn the_view_is_a_checklist_of_the_items_with_their_descriptions() {
+    let todo = todo(json!({}));
+    assert!(todo.shows());
+    let empty = ChecklistWidget { id: "todos".to_owned(), label: "Todos".to_owned(), entries: Vec::new() };
+    assert_eq!(todo.view(), vec![Widget::Checklist(empty)], "an empty list is an empty checklist");
+    todo.tool(
+        "todos_add",
+        json!({"todos": [{"title": "parse"}, {"title": "test", "description": "all of it"}]}),
+    )
+    .unwrap();
+    todo.tool("todos_complete", json!({"items": [{"id": 1, "reason": "ran"}]})).unwrap();
+    testing::take_events();
+    assert_eq!(
+        todo.view(),
+        vec![Widget::Checklist(ChecklistWidget {
+            id: "todos".to_owned(),
+            label: "Todos".to_owned(),
+            entries: vec![
+                entry("parse", None, EntryState::Completed),
+                entry("test", Some("all of it"), EntryState::Pending),
+            ],
+        })]
+    );
+    assert!(testing::take_events().is_empty(), "a view emits nothing");
+}
+
+#[test]
+fn a_list_that_cannot_be_read_is_shown_as_the_reason() {
+    let todo = todo(json!({}));
+    testing::store("items", json!({"not": "a list"}));
+    let widgets = todo.view();
+    let [Widget::Text(text)] = widgets.as_slice() else { panic!("{widgets:?}") };
+    assert_eq!((text.id.as_str(), text.label.as_str()), ("todos", "Todos"));
+    assert!(text.markdown.starts_with("cannot read the todo list: "), "{}", text.markdown);
 }

@@ -1,7 +1,8 @@
 //! The `triage-modes` plugin: a custom mode plugin written the way any plugin author would.
 //! A session moves through `triage` → `research` → `review`, forward only, through the
 //! `advance_stage` tool; `review` opens only when the `todo` list has no open items; every
-//! stage has its own instructions, and `status` shows the stage.
+//! stage has its own instructions, `status` shows the stage, and the view shows the stages
+//! as a choice with no command (only the model moves it).
 //!
 //! State (namespace `triage-modes`): `mode` = the current stage as a JSON string, absent in
 //! `triage` (the `agent-mode` convention, for plugins that read it through a grant). Every
@@ -52,6 +53,19 @@ pub fn plugin() -> Plugin<NoConfig> {
         .command(Command::new("stage", "/stage", "Shows the current triage stage", |_, _| {
             Ok(format!("stage: {}", STAGES[current_stage()?].name))
         }))
+        .view(view)
+}
+
+/// What front ends show: the stages as a choice with the current one. It has no command,
+/// so no front end offers to switch it: only the model moves the stage, with
+/// `advance_stage`, whose checks (forward only, review after the todos) a switcher would
+/// bypass.
+fn view(_ctx: &Context<NoConfig>) -> Vec<Widget> {
+    let current = current_stage().ok().map(|index| STAGES[index].name);
+    let stages = STAGES.iter().fold(Choice::new("stage", "Stage").current(current), |choice, stage| {
+        choice.option(stage.name, stage.label, stage.summary)
+    });
+    vec![stages.category("mode").into()]
 }
 
 fn advance(_ctx: &Context<NoConfig>, AdvanceArgs { to }: AdvanceArgs) -> Result<String, String> {

@@ -4,6 +4,9 @@
 pub struct Stage {
     /// The name, as stored under `mode` and used by `advance_stage`.
     pub name: &'static str,
+    /// How a person sees it, and one line on what happens in it (the view's option).
+    pub label: &'static str,
+    pub summary: &'static str,
     /// The stage's own system-prompt instructions.
     pub instructions: &'static str,
 }
@@ -12,6 +15,8 @@ pub struct Stage {
 pub const STAGES: [Stage; 3] = [
     Stage {
         name: "triage",
+        label: "Triage",
+        summary: "Work out what the report is about and write the open questions down",
         instructions: "\
 You are triaging. Work out what the report is really about, how severe it is and what is \
 still unknown. Write each open question down as a todo. Do not try to fix anything yet. \
@@ -19,6 +24,8 @@ When the questions are written down, call `advance_stage` with `research`.",
     },
     Stage {
         name: "research",
+        label: "Research",
+        summary: "Answer the open questions; review opens when every todo is done",
         instructions: "\
 You are researching. Answer the open questions one by one with the tools you have, and mark \
 each todo complete as soon as it is answered. The review stage stays closed while any todo \
@@ -26,6 +33,8 @@ is open. When every todo is done, call `advance_stage` with `review`.",
     },
     Stage {
         name: "review",
+        label: "Review",
+        summary: "Summarise the findings and recommend what comes next",
         instructions: "\
 You are reviewing. Summarise what was found, how confident you are in each finding and what \
 you recommend next. This is the last stage.",

@@ -1,4 +1,5 @@
 use agent_host_sdk::testing::{self, Harness};
+use agent_host_sdk::view::{ChoiceOption, ChoiceWidget, Widget};
 use serde_json::json;
 
 fn triage() -> Harness<agent_host_sdk::NoConfig> {
@@ -30,4 +31,43 @@ fn it_takes_no_configuration() {
         "this plugin takes no configuration (found `stages`); remove its \
          [plugin.config] table"
     );
+}
+
+fn stages(current: &str) -> Vec<Widget> {
+    let option = |value: &str, label: &str, description: &str| ChoiceOption {
+        value: value.to_owned(),
+        label: label.to_owned(),
+        description: Some(description.to_owned()),
+    };
+    vec![Widget::Choice(ChoiceWidget {
+        id: "stage".to_owned(),
+        label: "Stage".to_owned(),
+        current: Some(current.to_owned()),
+        options: vec![
+            option("triage", "Triage", "Work out what the report is about and write the open questions down"),
+            option("research", "Research", "Answer the open questions; review opens when every todo is done"),
+            option("review", "Review", "Summarise the findings and recommend what comes next"),
+        ],
+        command: None,
+        category: Some("mode".to_owned()),
+    })]
+}
+
+#[test]
+fn the_view_shows_the_stages_and_the_current_one_with_no_command() {
+    let plugin = triage();
+    assert!(plugin.shows());
+    assert_eq!(plugin.view(), stages("triage"), "a session that never advanced is in triage");
+    plugin.tool("advance_stage", json!({"to": "research"})).unwrap();
+    assert_eq!(plugin.view(), stages("research"));
+}
+
+#[test]
+fn a_stage_that_cannot_be_read_leaves_the_choice_without_a_current_value() {
+    let plugin = triage();
+    testing::store("mode", json!("shipping"));
+    let widgets = plugin.view();
+    let [Widget::Choice(choice)] = widgets.as_slice() else { panic!("{widgets:?}") };
+    assert_eq!(choice.current, None);
+    assert_eq!(choice.options.len(), 3);
 }
