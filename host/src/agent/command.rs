@@ -86,6 +86,8 @@ impl Host {
                 }
             }
         };
+        // The command may have changed a plugin's state, or (`/reload`) the plugins themselves.
+        self.refresh_views(session, sink).await;
         session
             .commit(&**self.sessions().store())
             .map_err(|error| format!("the command ran but its result could not be saved: {error}"))?;
@@ -247,6 +249,7 @@ impl Host {
         let request =
             ToolCallRequest { id: "direct".into(), name: name.to_owned(), arguments: arguments.to_string() };
         let report = tool_call::run(&env, &request).await;
+        session.refresh_views(&snapshot.plugins, sink).await;
         session.commit(&**self.sessions().store())?;
         Ok(report.result)
     }

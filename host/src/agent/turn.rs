@@ -76,8 +76,10 @@ impl Turn<'_, '_> {
         let opening = self.host.snapshot();
         if self.session.is_empty() {
             self.session_start(&opening).await;
+            self.refresh_views(&opening).await;
         }
         let blocked = self.submit_prompt(&opening, prompt).await;
+        self.refresh_views(&opening).await;
         self.commit()?;
         if let Some(end) = blocked {
             return Ok(TurnOutcome { end, iterations: 0, reply: String::new() });
@@ -88,7 +90,10 @@ impl Turn<'_, '_> {
         while iteration < max_iterations {
             iteration += 1;
             let (snapshot, last) = (self.host.snapshot(), iteration == max_iterations);
-            if let Next::Stop(end) = self.round_trip(&snapshot, iteration, last, &mut reply).await? {
+            let next = self.round_trip(&snapshot, iteration, last, &mut reply).await;
+            // A step's hooks (`provide`'s bookkeeping, `stop`) may have changed what is shown.
+            self.refresh_views(&snapshot).await;
+            if let Next::Stop(end) = next? {
                 return Ok(TurnOutcome { end, iterations: iteration, reply });
             }
         }
@@ -213,7 +218,9 @@ impl Turn<'_, '_> {
             sink: self.sink,
         };
         let beside = self.session.context().beside_history().unwrap_or_default();
-        let outcome = compactor.run(self.session, reason, beside).await?;
+        let outcome = compactor.run(self.session, reason, beside).await;
+        self.refresh_views(snapshot).await;
+        let outcome = outcome?;
         if let CompactOutcome::Unchanged(why) = &outcome {
             tracing::info!(%why, reason = reason.as_str(), "a compaction was due but changed nothing");
         }
@@ -302,22 +309,24 @@ impl Turn<'_, '_> {
         prepared: &Prepared,
         tool_calls: &[ToolCallRequest],
     ) -> Result<Next, TurnError> {
-        let env = CallEnv {
-            set: &snapshot.plugins,
-            prepared,
-            ctx: &self.ctx,
-            bag: self.session.bag(),
-            sink: self.sink,
-            approver: self.approver,
-            on_ask: snapshot.config.agent.on_ask,
-            max_output_bytes: snapshot.config.runtime.limits.max_output_kb as usize * 1024,
-        };
         let mut results = Vec::with_capacity(tool_calls.len());
         let mut unanswered_ask = false;
         for call in tool_calls {
+            let env = CallEnv {
+                set: &snapshot.plugins,
+                prepared,
+                ctx: &self.ctx,
+                bag: self.session.bag(),
+                sink: self.sink,
+                approver: self.approver,
+                on_ask: snapshot.config.agent.on_ask,
+                max_output_bytes: snapshot.config.runtime.limits.max_output_kb as usize * 1024,
+            };
             let report = tool_call::run(&env, call).await;
             unanswered_ask |= report.unanswered_ask;
             results.push(Message::tool(call.id.clone(), report.result.output));
+            // The tool and its hooks may have changed what plugins show.
+            self.refresh_views(snapshot).await;
         }
         for result in results {
             self.session.push(result);
@@ -392,6 +401,12 @@ impl Turn<'_, '_> {
             }
         }
         None
+    }
+
+    /// Sends `view_changed` for each view of `snapshot`'s plugins that changed; a view whose
+    /// state did not move is not asked.
+    async fn refresh_views(&mut self, snapshot: &Snapshot) {
+        self.session.refresh_views(&snapshot.plugins, self.sink).await;
     }
 
     fn commit(&mut self) -> Result<(), TurnError> {

@@ -3,10 +3,25 @@
 //! revision in the bag moved, or the plugin was reloaded — and sent whole on `view_changed`
 //! when it differs from the one kept. Never per model call: a refresh where nothing changed
 //! calls no plugin.
+//!
+//! The agent refreshes them wherever a plugin's state may have changed: after each hook that
+//! runs before a turn's first model call, each tool call, each operator command, each
+//! compaction, and at the end of each step. A front end refreshes them once more when it opens
+//! a session ([`Host::refresh_views`]), so a new or resumed session starts with every view.
 
+use super::{Host, LiveSession};
 use crate::events::{Event, EventSink, PluginView};
 use crate::plugins::{CallContext, Capabilities, LoadedPlugin, PluginSet};
 use crate::state::StateBag;
+
+impl Host {
+    /// Refreshes `session`'s views on the current plugin set, sending `view_changed` to `sink`
+    /// for each that changed: what a front end calls when it opens, creates or resumes a
+    /// session (every view then counts as changed), and whenever it wants them current.
+    pub async fn refresh_views(&self, session: &mut LiveSession, sink: &dyn EventSink) {
+        session.refresh_views(&self.plugins(), sink).await;
+    }
+}
 
 /// The views one session keeps, in config order.
 #[derive(Default)]

@@ -57,7 +57,7 @@ pub async fn run(
         None => println!("Type a message, /help for commands, Ctrl-D to leave."),
     }
     loop {
-        let prompt = prompt_with_status(&host, &session).await;
+        let prompt = prompt_with_status(&host, &session, sink).await;
         let Some(line) = read_line(&input, &prompt).await else {
             println!();
             return Status::Done;
@@ -84,9 +84,10 @@ pub async fn run(
 
 /// The console prompt: `[status] > ` with the status texts the plugins give (`status`),
 /// else `> `. Asked before every line, so the badge follows switches by the model, the
-/// operator or a reload.
-async fn prompt_with_status(host: &Host, session: &SessionHandle) -> String {
-    let session = session.lock().await;
+/// operator or a reload. A view a reload by the file watcher left stale is drawn first.
+async fn prompt_with_status(host: &Host, session: &SessionHandle, sink: &dyn EventSink) -> String {
+    let mut session = session.lock().await;
+    host.refresh_views(&mut session, sink).await;
     let mut lines = host.plugins().status(&session).await;
     lines.extend(context_badge(session.context().in_use(), host.budget().window));
     badge(&lines)

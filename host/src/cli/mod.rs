@@ -10,6 +10,7 @@ mod console;
 mod json;
 mod render;
 mod startup;
+mod view_lines;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -6,6 +6,7 @@
 use std::io::Write;
 use std::sync::Mutex;
 
+use super::view_lines::{Colors, view_lines};
 use crate::events::{CallDecision, Event, EventSink, ReplyStop, TurnEnd};
 use crate::sanitize::{multi_line, one_line};
 
@@ -110,6 +111,12 @@ impl EventSink for ConsoleRenderer {
             }
             Event::PromptBlocked { plugin, reason } => {
                 self.line(&format!("{YELLOW}⛔ {}: {}{RESET}", one_line(plugin), one_line(reason)))
+            }
+            // Drawn from the widgets alone, whichever plugin sent them.
+            Event::ViewChanged { view } => {
+                for line in view_lines(view, &Colors { dim: DIM, warn: YELLOW, reset: RESET }) {
+                    self.line(&line);
+                }
             }
             // The plugin's own words; the host knows no plugin's event kinds.
             Event::Plugin { display: Some(display), .. } => self.line(&multi_line(display)),

@@ -109,6 +109,8 @@ pub async fn run(args: Args) -> Status {
     for server in host.mcp().statuses() {
         sink.emit(&crate::mcp::event(&server));
     }
+    // What the plugins show of the session, new or resumed, before anything else happens in it.
+    host.refresh_views(&mut *session.lock().await, &*sink).await;
     let interactive = !args.json && std::io::stdin().is_terminal();
     // At a terminal, the demo's scripted turn opens a console that stays for the operator to
     // look around in; a prompt given, or input piped in, ends after one turn as ever.

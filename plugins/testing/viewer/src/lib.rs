@@ -1,0 +1,135 @@
+//! Test-only plugin `viewer` (and `viewer-twin`, the same source built under another name):
+//! a view read from its own state, for the host's tests of when views are asked and how they
+//! travel.
+//!
+//! State (its own namespace): `entries`, the titles `viewer_add` added, in order; `pick`, the
+//! value `/pick VALUE` chose; `tally`, a counter `viewer_tally` bumps that the view does not
+//! show (a change of state that changes nothing shown). `viewer_peek` reads and writes nothing.
+//!
+//! The view: a checklist of the entries (the last one in progress, the others completed), a
+//! choice `pick` between `alpha` and `beta` moved by `/pick`, and a text saying how many
+//! entries there are. Config: `heading`, the checklist's label (`Plan` when not given);
+//! `fail_view = true` makes `view` panic.
+
+use agent_host_sdk::prelude::*;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// The checklist's label.
+    heading: Option<String>,
+    /// `view` panics.
+    fail_view: bool,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct AddArgs {
+    /// What the entry says.
+    title: String,
+}
+
+/// The values `/pick` takes.
+const PICKS: [&str; 2] = ["alpha", "beta"];
+
+/// The plugin's declaration, named after the package it is built as.
+pub fn plugin() -> Plugin<Config> {
+    Plugin::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
+        .tool(Tool::new("viewer_add", "Adds an entry to the viewer's checklist.", add).mutating())
+        .tool(Tool::new("viewer_peek", "Says how many entries there are; changes nothing.", peek))
+        .tool(Tool::new("viewer_tally", "Bumps a counter nothing shows.", tally).mutating())
+        .command(Command::new("pick", "/pick VALUE", "Picks alpha or beta", pick))
+        .view(view)
+}
+
+fn add(_: &Context<Config>, AddArgs { title }: AddArgs) -> Result<String, String> {
+    let mut entries = entries()?;
+    entries.push(title);
+    state::set("entries", &entries)?;
+    Ok(format!("{} entries", entries.len()))
+}
+
+fn peek(_: &Context<Config>, _: NoArgs) -> Result<String, String> {
+    Ok(format!("{} entries", entries()?.len()))
+}
+
+fn tally(_: &Context<Config>, _: NoArgs) -> Result<String, String> {
+    let tally = state::get_or_default::<u64>("tally")? + 1;
+    state::set("tally", &tally)?;
+    Ok(format!("tally {tally}"))
+}
+
+fn pick(_: &Context<Config>, value: &str) -> Result<String, String> {
+    if !PICKS.contains(&value) {
+        return Err(format!("pick one of {}, not `{value}`", PICKS.join(", ")));
+    }
+    state::set("pick", value)?;
+    Ok(format!("picked {value}"))
+}
+
+fn view(ctx: &Context<Config>) -> Vec<Widget> {
+    assert!(!ctx.config.fail_view, "fail_view is set, so the view panics");
+    let entries = entries().unwrap_or_default();
+    let mut checklist = Checklist::new("entries", ctx.config.heading.as_deref().unwrap_or("Plan"));
+    for (index, title) in entries.iter().enumerate() {
+        checklist = if index + 1 == entries.len() {
+            checklist.with(view::entry(title, EntryState::InProgress).active_form(&format!("Doing {title}")))
+        } else {
+            checklist.entry(title, EntryState::Completed)
+        };
+    }
+    let picked: Option<String> = state::get("pick").unwrap_or_default();
+    let choice = PICKS
+        .iter()
+        .fold(Choice::new("pick", "Pick").current(picked.as_deref()), |choice, value| {
+            choice.option(value, value, "")
+        })
+        .command("/pick");
+    let count = Text::new("count", "Count", &format!("{} entries", entries.len()));
+    vec![checklist.into(), choice.into(), count.into()]
+}
+
+fn entries() -> Result<Vec<String>, String> {
+    state::get_or_default("entries")
+}
+
+agent_host_sdk::export_plugin!(plugin);
+
+// The tests run natively, against the SDK's stand-ins for the host.
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use agent_host_sdk::testing::{Harness, reset};
+    use agent_host_sdk::view::{ChoiceWidget, Widget};
+    use agent_host_sdk::{Value, json};
+
+    use super::*;
+
+    fn harness(config: Value) -> Harness<Config> {
+        reset();
+        Harness::new(plugin(), config).unwrap()
+    }
+
+    #[test]
+    fn the_view_follows_the_entries_and_the_pick() {
+        let plugin = harness(json!({ "heading": "Steps" }));
+        plugin.tool("viewer_add", json!({ "title": "one" })).unwrap();
+        plugin.tool("viewer_add", json!({ "title": "two" })).unwrap();
+        plugin.command("pick", "beta").unwrap();
+        let widgets = plugin.view();
+        let Widget::Checklist(checklist) = &widgets[0] else { panic!("{widgets:?}") };
+        assert_eq!(checklist.label, "Steps");
+        let states: Vec<_> = checklist.entries.iter().map(|e| (e.title.as_str(), e.state)).collect();
+        assert_eq!(states, [("one", EntryState::Completed), ("two", EntryState::InProgress)]);
+        assert_eq!(checklist.entries[1].active_form.as_deref(), Some("Doing two"));
+        let Widget::Choice(ChoiceWidget { current, command, .. }) = &widgets[1] else { panic!() };
+        assert_eq!((current.as_deref(), command.as_deref()), (Some("beta"), Some("/pick")));
+        assert!(plugin.command("pick", "gamma").is_err());
+    }
+
+    #[test]
+    #[should_panic(expected = "fail_view is set")]
+    fn fail_view_makes_the_view_panic() {
+        harness(json!({ "fail_view": true })).view();
+    }
+}
