@@ -212,9 +212,7 @@ pub async fn run_command(
     let mut session = open.handle.try_lock().map_err(|_| {
         ApiError(StatusCode::CONFLICT, "a turn is running in this session; try again when it ends".into())
     })?;
-    let output = app.host.command(&mut session, &body.line, &*open.hub).await;
-    super::views::refresh(&app, &open, &mut session).await;
-    match output {
+    match app.host.command(&mut session, &body.line, &*open.hub).await {
         Ok(output) => Ok(Json(CommandOutput { output })),
         Err(error) => Err(ApiError(StatusCode::BAD_REQUEST, error)),
     }

@@ -36,17 +36,15 @@ pub fn start(
         )
     })?;
     let turn = uuid::Uuid::new_v4().simple().to_string();
-    let (app_for_task, open_for_task) = (app.clone(), open.clone());
+    let (host, open_for_task) = (app.host.clone(), open.clone());
     *running = Some(tokio::spawn(async move {
         // Held until the turn ends, or is dropped when cancelled.
         let _slot = slot;
-        let (app, open) = (app_for_task, open_for_task);
+        let open = open_for_task;
         let mut session = open.handle.lock().await;
-        if let Err(error) = app.host.run_turn(&mut session, &text, &*open.hub, &*open.approvals).await {
+        if let Err(error) = host.run_turn(&mut session, &text, &*open.hub, &*open.approvals).await {
             tracing::warn!(session = %open.id, error = %error, "a turn over HTTP failed");
         }
-        // What the turn changed, shown before the next request asks.
-        super::views::refresh(&app, &open, &mut session).await;
     }));
     Ok(TurnStarted { turn })
 }

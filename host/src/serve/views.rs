@@ -1,6 +1,6 @@
-//! What plugins show, over HTTP: each session's views, asked again (cheaply: only those
-//! whose state moved) whenever the server has the session in hand, their changes sent to
-//! the session's stream as `view_changed`; and a view's choice switched by the session's
+//! What plugins show, over HTTP: each session's views (the agent asks them again wherever a
+//! plugin's state may change, its `view_changed` events going to the session's stream), as
+//! of the last event numbered; and a view's choice switched by the session's
 //! owner, which runs the command the plugin gave for it with a value it lists.
 
 use std::sync::Arc;
@@ -62,8 +62,8 @@ pub async fn switch(
     if !own_command(&app, &plugin, &line) {
         super::commands::permit(&app, &principal, &id, &line)?;
     }
+    // The command asks the views again, as every command does.
     let output = app.host.command(&mut session, &line, &*open.hub).await;
-    refresh(&app, &open, &mut session).await;
     let view = session.views().of(&plugin).cloned();
     match output {
         Ok(output) => Ok(Json(Switched { output, view })),
