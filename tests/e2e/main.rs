@@ -51,3 +51,4 @@ mod stock_config;
 mod swap;
 mod todo;
 mod todo_write;
+mod views;

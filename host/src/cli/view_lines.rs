@@ -15,7 +15,7 @@ pub struct Colors {
 
 /// The lines that draw `view`; none for a plugin that shows nothing (now).
 pub fn view_lines(view: &PluginView, colors: &Colors) -> Vec<String> {
-    let Colors { dim, warn, reset } = colors;
+    let Colors { warn, reset, .. } = colors;
     if let Some(error) = &view.error {
         return vec![format!(
             "{warn}⚠ {}: its view failed: {}{reset}",
@@ -88,12 +88,12 @@ mod tests {
         let option =
             |value: &str| ChoiceOption { value: value.into(), label: value.into(), description: None };
         Widget::Choice {
-            id: "mode".into(),
-            label: "Mode".into(),
+            id: "pace".into(),
+            label: "Pace".into(),
             current: current.map(Into::into),
-            options: vec![option("plan"), option("execute")],
+            options: vec![option("walk"), option("run")],
             command: command.map(Into::into),
-            category: Some("mode".into()),
+            category: None,
         }
     }
 
@@ -130,15 +130,15 @@ mod tests {
     #[test]
     fn a_choice_is_one_line_with_the_command_that_switches_it() {
         assert_eq!(
-            view_lines(&view(vec![choice(Some("execute"), Some("/mode "))]), &PLAIN),
-            ["Mode: execute  (/mode plan|execute)"]
+            view_lines(&view(vec![choice(Some("run"), Some("/pace "))]), &PLAIN),
+            ["Pace: run  (/pace walk|run)"]
         );
         assert_eq!(
-            view_lines(&view(vec![choice(Some("plan"), None)]), &PLAIN),
-            ["Mode: plan"],
+            view_lines(&view(vec![choice(Some("walk"), None)]), &PLAIN),
+            ["Pace: walk"],
             "only the model moves it"
         );
-        assert_eq!(view_lines(&view(vec![choice(None, None)]), &PLAIN), ["Mode: (none)"]);
+        assert_eq!(view_lines(&view(vec![choice(None, None)]), &PLAIN), ["Pace: (none)"]);
     }
 
     #[test]

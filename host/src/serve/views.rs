@@ -17,7 +17,7 @@ use crate::events::{PluginView, Widget};
 
 /// Asks again the views of `session` that may be stale, their changes to `open`'s stream.
 pub async fn refresh(app: &App, open: &Open, session: &mut LiveSession) {
-    session.refresh_views(&app.host.plugins(), &*open.hub).await;
+    app.host.refresh_views(session, &*open.hub).await;
 }
 
 /// The session's views and the id of the last event they include. Refreshed first when no

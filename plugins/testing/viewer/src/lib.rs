@@ -1,6 +1,6 @@
-//! Test-only plugin `viewer` (and `viewer-twin`, the same source built under another name):
-//! a view read from its own state, for the host's tests of when views are asked and how they
-//! travel.
+//! Test-only plugin `viewer` (and `viewer-twin`, the same source built under another name,
+//! its tools and command prefixed `twin_` so that both load side by side): a view read from
+//! its own state, for the host's tests of when views are asked and how they travel.
 //!
 //! State (its own namespace): `entries`, the titles `viewer_add` added, in order; `pick`, the
 //! value `/pick VALUE` chose; `tally`, a counter `viewer_tally` bumps that the view does not
@@ -33,13 +33,22 @@ struct AddArgs {
 /// The values `/pick` takes.
 const PICKS: [&str; 2] = ["alpha", "beta"];
 
+/// Whether this is the source built as `viewer-twin`.
+const TWIN: bool = matches!(env!("CARGO_PKG_NAME").as_bytes(), b"viewer-twin");
+const ADD: &str = if TWIN { "twin_add" } else { "viewer_add" };
+const PEEK: &str = if TWIN { "twin_peek" } else { "viewer_peek" };
+const TALLY: &str = if TWIN { "twin_tally" } else { "viewer_tally" };
+const PICK: &str = if TWIN { "twin_pick" } else { "pick" };
+const PICK_LINE: &str = if TWIN { "/twin_pick" } else { "/pick" };
+const PICK_USAGE: &str = if TWIN { "/twin_pick VALUE" } else { "/pick VALUE" };
+
 /// The plugin's declaration, named after the package it is built as.
 pub fn plugin() -> Plugin<Config> {
     Plugin::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
-        .tool(Tool::new("viewer_add", "Adds an entry to the viewer's checklist.", add).mutating())
-        .tool(Tool::new("viewer_peek", "Says how many entries there are; changes nothing.", peek))
-        .tool(Tool::new("viewer_tally", "Bumps a counter nothing shows.", tally).mutating())
-        .command(Command::new("pick", "/pick VALUE", "Picks alpha or beta", pick))
+        .tool(Tool::new(ADD, "Adds an entry to the checklist shown.", add).mutating())
+        .tool(Tool::new(PEEK, "Says how many entries there are; changes nothing.", peek))
+        .tool(Tool::new(TALLY, "Bumps a counter nothing shows.", tally).mutating())
+        .command(Command::new(PICK, PICK_USAGE, "Picks alpha or beta", pick))
         .view(view)
 }
 
@@ -85,7 +94,7 @@ fn view(ctx: &Context<Config>) -> Vec<Widget> {
         .fold(Choice::new("pick", "Pick").current(picked.as_deref()), |choice, value| {
             choice.option(value, value, "")
         })
-        .command("/pick");
+        .command(PICK_LINE);
     let count = Text::new("count", "Count", &format!("{} entries", entries.len()));
     vec![checklist.into(), choice.into(), count.into()]
 }
@@ -113,9 +122,9 @@ mod tests {
     #[test]
     fn the_view_follows_the_entries_and_the_pick() {
         let plugin = harness(json!({ "heading": "Steps" }));
-        plugin.tool("viewer_add", json!({ "title": "one" })).unwrap();
-        plugin.tool("viewer_add", json!({ "title": "two" })).unwrap();
-        plugin.command("pick", "beta").unwrap();
+        plugin.tool(ADD, json!({ "title": "one" })).unwrap();
+        plugin.tool(ADD, json!({ "title": "two" })).unwrap();
+        plugin.command(PICK, "beta").unwrap();
         let widgets = plugin.view();
         let Widget::Checklist(checklist) = &widgets[0] else { panic!("{widgets:?}") };
         assert_eq!(checklist.label, "Steps");
@@ -123,8 +132,8 @@ mod tests {
         assert_eq!(states, [("one", EntryState::Completed), ("two", EntryState::InProgress)]);
         assert_eq!(checklist.entries[1].active_form.as_deref(), Some("Doing two"));
         let Widget::Choice(ChoiceWidget { current, command, .. }) = &widgets[1] else { panic!() };
-        assert_eq!((current.as_deref(), command.as_deref()), (Some("beta"), Some("/pick")));
-        assert!(plugin.command("pick", "gamma").is_err());
+        assert_eq!((current.as_deref(), command.as_deref()), (Some("beta"), Some(PICK_LINE)));
+        assert!(plugin.command(PICK, "gamma").is_err());
     }
 
     #[test]
