@@ -282,7 +282,7 @@ async fn a_mode_no_longer_configured_falls_back_to_the_default_once() {
 }
 
 #[test]
-fn the_console_prompt_shows_the_mode_and_follows_the_models_switch() {
+fn the_console_prompt_shows_the_mode_and_each_switch_once() {
     let stdout = crate::support::scripted_console(
         "[[turn]]\ntext = \"\"\ntool_calls = [{ name = \"mode_set\", arguments = { mode = \"plan\" } }]\n\n[[turn]]\ntext = \"Back to planning.\"\n",
         &plugin_block("agent-mode", ""),
@@ -292,6 +292,10 @@ fn the_console_prompt_shows_the_mode_and_follows_the_models_switch() {
     let execute = stdout.find("[execute] ").unwrap_or_else(|| panic!("no execute badge:\n{stdout}"));
     let plan = stdout.rfind("[plan] ").unwrap_or_else(|| panic!("no plan badge:\n{stdout}"));
     assert!(execute < plan, "the badge follows the model's switch back to plan:\n{stdout}");
+    // One line per switch: the operator's is the command's answer, the model's the event's.
+    assert_eq!(stdout.matches("plan -> execute").count(), 1, "{stdout}");
+    assert!(!stdout.contains("mode → execute"), "the operator's switch said twice:\n{stdout}");
+    assert_eq!(stdout.matches("mode → plan").count(), 1, "the model's switch is shown:\n{stdout}");
 }
 
 #[tokio::test]
