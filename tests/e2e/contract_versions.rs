@@ -1,12 +1,15 @@
 //! Contract versions: a component is called through the bindings of the contract line it
 //! was built against. `contract-0-2-0` uses every addition of 0.2.0 (requirements from
 //! `configure`, `status`, display forms, the cut time of a process); `contract-0-1-0` and
-//! every stock plugin built against 0.1 load through the converter.
+//! every stock plugin built against 0.1 load through the converter. `contract-0-2-3`, built
+//! against the last contract before views, loads and runs on the 0.2.4 host and shows none.
 
 use agent_host::Event;
+use agent_host::agent::Views;
+use agent_host::plugins::{Capabilities, Export};
 use serde_json::{Value, json};
 
-use crate::support::{FakeModel, Reply, TestHost, config_text, plugin_block};
+use crate::support::{FakeModel, Reply, TestHost, config_text, json_prompt_command, plugin_block};
 
 async fn load_error(plugins: &str) -> String {
     let model = FakeModel::start().await;
@@ -189,4 +192,95 @@ async fn a_0_2_process_cut_to_the_deadline_says_so_in_a_field_not_on_stderr() {
     let whole: Value = serde_json::from_str(&whole.output).unwrap();
     assert_eq!(whole["stdout"], "hi\n", "{whole}");
     assert_eq!(whole["timeout_cut_to_ms"], Value::Null, "asked for less than the deadline left: {whole}");
+}
+
+/// `contract-0-2-3` (built against 0.2.3, before views) beside `todo`, built with the SDK
+/// against 0.2.4, which exports the `viewer` interface.
+fn before_views_beside_the_sdk() -> String {
+    format!("{}{}", plugin_block("contract-0-2-3", ""), plugin_block("todo", ""))
+}
+
+#[tokio::test]
+async fn a_0_2_3_plugin_loads_on_the_0_2_4_host_and_its_tool_and_status_work() {
+    let model = FakeModel::start().await;
+    let test = TestHost::with_plugins(&model, &before_views_beside_the_sdk()).await;
+    let set = test.host.plugins();
+    let three = set.by_name("contract-three").expect("loaded");
+    assert_eq!(three.label(), "contract-three@0.2.3");
+    assert_eq!(three.contract(), "0.2");
+    let session = test.session();
+    let mut locked = session.lock().await;
+    assert_eq!(test.host.plugins().status(&locked).await, vec!["no note".to_owned()]);
+
+    let noted = test
+        .host
+        .invoke_tool(&mut locked, "contract_note", &json!({"text": "ship it"}), &*test.events)
+        .await
+        .unwrap();
+    assert!(noted.ok, "{}", noted.output);
+    assert_eq!(noted.output, "noted: ship it");
+    assert_eq!(locked.bag().get("contract-three", "note").as_deref(), Some("\"ship it\""));
+    assert_eq!(test.host.plugins().status(&locked).await, vec!["ship it".to_owned()]);
+}
+
+#[tokio::test]
+async fn a_0_2_3_plugin_shows_no_view_and_its_view_is_never_asked() {
+    let model = FakeModel::start().await;
+    let test = TestHost::with_plugins(&model, &before_views_beside_the_sdk()).await;
+    let set = test.host.plugins();
+    let (three, todo) = (set.by_name("contract-three").unwrap(), set.by_name("todo").unwrap());
+    assert!(!three.implements(Capabilities::VIEW));
+    // The SDK's plugin exports `viewer`, so the host asked it once at load whether it shows
+    // a view; the 0.2.3 one has no such export to ask.
+    assert_eq!(todo.calls().get(Export::ViewerShows), 1, "{}", todo.calls().summary());
+    assert_eq!(three.calls().get(Export::ViewerShows), 0);
+
+    let session = test.session();
+    let mut locked = session.lock().await;
+    let noted = test
+        .host
+        .invoke_tool(&mut locked, "contract_note", &json!({"text": "changed"}), &*test.events)
+        .await
+        .unwrap();
+    assert!(noted.ok, "{}", noted.output);
+    // Its state changed, so a refresh would ask it again if it had a view.
+    let mut views = Views::default();
+    views.refresh(&set, locked.id(), locked.bag(), &*test.events).await;
+    views.refresh(&set, locked.id(), locked.bag(), &*test.events).await;
+    assert_eq!(views.of("contract-three"), None);
+    let events = test.take_events();
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::ViewChanged { view } if view.plugin == "contract-three")),
+        "{events:?}"
+    );
+    assert_eq!(three.calls().get(Export::View), 0, "{}", three.calls().summary());
+}
+
+#[tokio::test]
+async fn a_0_2_3_plugin_runs_in_the_binary_and_its_json_stream_has_no_view_of_it() {
+    let model = FakeModel::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.toml"), config_text(&model.url(), &before_views_beside_the_sdk()))
+        .unwrap();
+    model.push(Reply::tool("contract_note", r#"{"text":"from the model"}"#));
+    model.push(Reply::text("done"));
+    let output = json_prompt_command(dir.path(), None, "take a note")
+        .env("AGENT_HOST_TEST_KEY", "sk-test")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|error| panic!("{error}: {line}")))
+        .collect();
+    let result = events.iter().find(|event| event["type"] == "tool_result").expect("the tool ran");
+    assert_eq!(result["output"], "noted: from the model", "{result}");
+    let views_of_it: Vec<&Value> = events
+        .iter()
+        .filter(|event| event["type"] == "view_changed" && event["plugin"] == "contract-three")
+        .collect();
+    assert!(views_of_it.is_empty(), "{views_of_it:?}");
 }

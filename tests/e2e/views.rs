@@ -135,6 +135,30 @@ async fn a_view_is_asked_only_when_its_state_moved_never_per_model_call() {
 }
 
 #[tokio::test]
+async fn what_a_prompt_hook_changed_is_shown_before_the_first_model_call() {
+    let model = FakeModel::start().await;
+    model.push(Reply::text("ok"));
+    let test =
+        TestHost::with_plugins(&model, &plugin_block("viewer", "[plugin.config]\nnote_prompt = true\n"))
+            .await;
+    let session = test.session();
+    test.host.refresh_views(&mut *session.lock().await, &*test.events).await;
+    test.take_events();
+
+    test.turn(&session, "hello there").await.unwrap();
+    let events = test.take_events();
+    let changed = events.iter().position(|e| matches!(e, Event::ViewChanged { .. })).expect("a view_changed");
+    let request = events.iter().position(|e| matches!(e, Event::ModelRequest { .. })).unwrap();
+    assert!(changed < request, "{events:#?}");
+    let Event::ViewChanged { view } = &events[changed] else { unreachable!() };
+    assert_eq!(
+        serde_json::to_value(&view.widgets).unwrap()[3],
+        json!({"widget": "text", "id": "prompt", "label": "Last prompt", "markdown": "hello there"})
+    );
+    assert_eq!(views(&events).len(), 1, "{events:#?}");
+}
+
+#[tokio::test]
 async fn a_failing_view_shows_its_error_and_fails_nothing_else() {
     let model = FakeModel::start().await;
     model.push(Reply::tool("viewer_add", r#"{"title":"one"}"#));

@@ -1,14 +1,16 @@
 //! Calling a loaded plugin: one method per export, each on a fresh store from the pool,
 //! with the call's limits armed, through the bindings of the plugin's contract line; a
-//! failure classified into a [`PluginError`] naming the plugin.
+//! failure classified ([`PluginFailure::classify`]) and named after the plugin once, in
+//! [`Linked::bounded`].
 
 use std::sync::Arc;
 
+use wasmtime::Store;
 use wasmtime::component::Func;
-use wasmtime::{Store, Trap};
 
 use super::error::PluginError;
 use super::export::Export;
+use super::failure::PluginFailure;
 use super::loaded::{Linked, LoadedPlugin, Powers};
 use super::outputs::{Checked, StatusText, ViewWidgets};
 use super::reuse::ProvideMemo;
@@ -45,17 +47,18 @@ impl LoadedPlugin {
             return Ok(CallOutput { value, events: Vec::new() });
         }
         let (linked, powers) = (&self.linked, &self.powers);
-        let (output, reads) = linked
+        let (CallOutput { value, events }, reads) = linked
             .bounded(powers, async |deadline| {
                 let (mut store, func) =
                     linked.instantiate(powers, bag, Export::Provide, Some(ctx), deadline).await?;
                 store.data_mut().reads = Some(Vec::new());
                 let result = linked.guest.provide(&mut store, func, ctx, &self.config).await;
-                linked.settle(powers, store, result, bag)
+                let (output, reads) = linked.settle(powers, store, result, bag)?;
+                let output = checked(powers, output)?;
+                self.check_schemas(&output.value)?;
+                Ok((output, reads))
             })
             .await?;
-        let CallOutput { value, events } = linked.checked(powers, output)?;
-        self.check_schemas(&value)?;
         let value = Arc::new(value);
         memo.keep(self.load_id, &self.shared, reads.map(|reads| (reads, value.clone())));
         Ok(CallOutput { value, events })
@@ -208,10 +211,10 @@ impl LoadedPlugin {
     /// Checks that every tool schema `contribution` offers is a JSON object, and compiles
     /// it. A plugin offers the same few schemas on every `provide`, so each text is checked
     /// and compiled once and then only recognised.
-    fn check_schemas(&self, contribution: &Contribution) -> Result<(), PluginError> {
+    fn check_schemas(&self, contribution: &Contribution) -> Result<(), PluginFailure> {
         for tool in contribution.tools.iter().filter(|tool| !self.schemas.has(&tool.parameters)) {
             if let Some(detail) = schema_problem(tool) {
-                return Err(PluginError::Malformed { plugin: self.label(), detail });
+                return Err(PluginFailure::Malformed { detail });
             }
             // One that does not compile is reported where the tool is offered to the model.
             let _ = self.schemas.get(&tool.parameters);
@@ -295,55 +298,41 @@ impl Linked {
         ctx: Option<&CallContext>,
         call: impl AsyncFnOnce(&mut Store<CallState>, Func) -> wasmtime::Result<R>,
     ) -> Result<CallOutput<R>, PluginError> {
-        let output = self
-            .bounded(powers, async |deadline| {
-                let (mut store, func) = self.instantiate(powers, bag, export, ctx, deadline).await?;
-                let result = call(&mut store, func).await;
-                self.finish(powers, store, result, bag)
-            })
-            .await?;
-        self.checked(powers, output)
+        self.bounded(powers, async |deadline| {
+            let (mut store, func) = self.instantiate(powers, bag, export, ctx, deadline).await?;
+            let result = call(&mut store, func).await;
+            checked(powers, self.finish(powers, store, result, bag)?)
+        })
+        .await
     }
 
     /// Runs one whole call under the plugin's deadline: instantiating it, the export, and
     /// every host import it waits in. The epoch deadline stops guest code only; this stops a
     /// call waiting in the host (a process, a sleep, a read). At the deadline the call's
     /// future is dropped, and its store with it: none of its writes or events are kept.
-    pub(super) async fn bounded<T>(
+    /// Whatever failed, the error names the plugin here.
+    async fn bounded<T>(
         &self,
         powers: &Powers,
-        call: impl AsyncFnOnce(Deadline) -> Result<T, PluginError>,
+        call: impl AsyncFnOnce(Deadline) -> Result<T, PluginFailure>,
     ) -> Result<T, PluginError> {
         let deadline = Deadline::starting_now(powers.limits.timeout_ms);
         tokio::time::timeout_at(deadline.at(), call(deadline))
             .await
-            .unwrap_or_else(|_| Err(timeout_error(powers)))
-    }
-
-    /// Caps and checks what a call returned; see [`Checked`].
-    pub(super) fn checked<R: Checked>(
-        &self,
-        powers: &Powers,
-        mut output: CallOutput<R>,
-    ) -> Result<CallOutput<R>, PluginError> {
-        let max_bytes = powers.limits.max_output_kb as usize * 1024;
-        output
-            .value
-            .check(max_bytes)
-            .map_err(|detail| PluginError::Malformed { plugin: powers.caller.label.clone(), detail })?;
-        Ok(output)
+            .unwrap_or_else(|_| Err(PluginFailure::timed_out(deadline.ms())))
+            .map_err(|kind| PluginError::new(powers.caller.label.as_str(), kind))
     }
 
     /// A fresh store and instance for one call of `export`, with the call's limits armed,
     /// and the export to call. `ctx` brings the model a `model = true` grant may ask.
-    pub(super) async fn instantiate(
+    async fn instantiate(
         &self,
         powers: &Powers,
         bag: &StateBag,
         export: Export,
         ctx: Option<&CallContext>,
         deadline: Deadline,
-    ) -> Result<(Store<CallState>, Func), PluginError> {
+    ) -> Result<(Store<CallState>, Func), PluginFailure> {
         let mut store = self.fresh_store(powers, bag, export, deadline);
         store.data_mut().model = powers.model.map(|budget| ModelGrant {
             budget,
@@ -354,11 +343,10 @@ impl Linked {
             .instance_pre()
             .instantiate_async(&mut store)
             .await
-            .map_err(|error| instantiate_error(powers, error))?;
+            .map_err(|error| PluginFailure::Instantiate { detail: format!("{error:#}") })?;
         let func =
             self.exports.get(export).and_then(|index| instance.get_func(&mut store, index)).ok_or_else(
-                || PluginError::Malformed {
-                    plugin: powers.caller.label.clone(),
+                || PluginFailure::Malformed {
                     detail: format!("the component has no `{}` export", export.wit_name()),
                 },
             )?;
@@ -394,30 +382,26 @@ impl Linked {
 
     /// Ends a call: classifies a failure, or applies the state writes (only if the value
     /// says the call succeeded, see [`Checked::commits`]) and hands back the events.
-    pub(super) fn finish<R: Checked>(
+    fn finish<R: Checked>(
         &self,
         powers: &Powers,
         store: Store<CallState>,
         result: wasmtime::Result<R>,
         bag: &StateBag,
-    ) -> Result<CallOutput<R>, PluginError> {
+    ) -> Result<CallOutput<R>, PluginFailure> {
         self.settle(powers, store, result, bag).map(|(output, _)| output)
     }
 
     /// [`Self::finish`], also handing back what the call read when it declared its result
     /// reusable (see [`CallState::take_reuse`]).
-    pub(super) fn settle<R: Checked>(
+    fn settle<R: Checked>(
         &self,
         powers: &Powers,
         store: Store<CallState>,
         result: wasmtime::Result<R>,
         bag: &StateBag,
-    ) -> Result<(CallOutput<R>, Option<Vec<StateRead>>), PluginError> {
-        if let Some(detail) = store.data().mount_error.clone() {
-            // The call ran without a folder it was granted: whatever it returned is suspect.
-            return Err(PluginError::Instantiate { plugin: powers.caller.label.clone(), detail });
-        }
-        let value = result.map_err(|error| classify(powers, &store, error))?;
+    ) -> Result<(CallOutput<R>, Option<Vec<StateRead>>), PluginFailure> {
+        let value = PluginFailure::classify(store.data(), result)?;
         let mut state = store.into_data();
         let reads = state.take_reuse();
         if value.commits() {
@@ -427,43 +411,9 @@ impl Linked {
     }
 }
 
-fn timeout_error(powers: &Powers) -> PluginError {
-    PluginError::Timeout { plugin: powers.caller.label.clone(), timeout_ms: powers.limits.timeout_ms }
-}
-
-fn instantiate_error(powers: &Powers, error: wasmtime::Error) -> PluginError {
-    PluginError::Instantiate { plugin: powers.caller.label.clone(), detail: format!("{error:#}") }
-}
-
-fn classify(powers: &Powers, store: &Store<CallState>, error: wasmtime::Error) -> PluginError {
-    let plugin = powers.caller.label.clone();
-    let state = store.data();
-    if state.memory.hit() {
-        return PluginError::MemoryLimit { plugin, limit_mb: (state.memory.max_bytes() >> 20) as u32 };
-    }
-    if let Some(over) = state.caps.hit() {
-        return PluginError::OverCap { plugin, cap: over.cap.key(), detail: state.caps.describe(over) };
-    }
-    let stderr = state.stderr_text();
-    match error.downcast_ref::<Trap>() {
-        Some(Trap::Interrupt) => timeout_error(powers),
-        Some(trap) => match panic_message(&stderr) {
-            Some(message) => PluginError::Panic { plugin, message },
-            None if stderr.is_empty() => PluginError::Trap { plugin, detail: trap.to_string() },
-            None => PluginError::Trap { plugin, detail: format!("{trap} (stderr: {stderr})") },
-        },
-        // Not a trap: the call returned, but its result could not be read (invalid
-        // UTF-8, out-of-bounds pointers) — the plugin broke the contract.
-        None => PluginError::Malformed { plugin, detail: format!("{error:#}") },
-    }
-}
-
-/// The message of a Rust panic, as the guest's std printed it to stderr.
-fn panic_message(stderr: &str) -> Option<String> {
-    let start = stderr.find("panicked at ")?;
-    let rest = &stderr[start..];
-    // "panicked at src/lib.rs:12:5:\nthe message\nnote: run with ..."
-    let message = rest.split_once('\n').map(|(_, message)| message).unwrap_or(rest);
-    let message = message.split("\nnote:").next().unwrap_or(message).trim();
-    Some(if message.is_empty() { rest.trim().to_owned() } else { message.to_owned() })
+/// Caps and checks what a call returned; see [`Checked`].
+fn checked<R: Checked>(powers: &Powers, mut output: CallOutput<R>) -> Result<CallOutput<R>, PluginFailure> {
+    let max_bytes = powers.limits.max_output_kb as usize * 1024;
+    output.value.check(max_bytes).map_err(|detail| PluginFailure::Malformed { detail })?;
+    Ok(output)
 }

@@ -153,11 +153,7 @@ impl LoadedPlugin {
             model: None,
             dirs: dirs.clone(),
         };
-        let manifest: Manifest = linked
-            .manifest(&unnamed, &scratch)
-            .await
-            .map_err(|source| LoadError::Call { plugin: shown, source })?
-            .value;
+        let manifest: Manifest = linked.manifest(&unnamed, &scratch).await?.value;
         validate_name(&manifest.name).map_err(|detail| LoadError::Manifest {
             plugin: manifest.name.clone(),
             path: path.clone(),
@@ -181,10 +177,7 @@ impl LoadedPlugin {
             }),
             dirs,
         };
-        let (configured, declared) = linked
-            .configure(&powers, &scratch, &spec.config.to_string())
-            .await
-            .map_err(|source| LoadError::Call { plugin: label.clone(), source })?;
+        let (configured, declared) = linked.configure(&powers, &scratch, &spec.config.to_string()).await?;
         let configured =
             configured.value.map_err(|message| LoadError::Configure { plugin: label.clone(), message })?;
         let manifest_error =
@@ -200,20 +193,11 @@ impl LoadedPlugin {
             ));
         }
         let compactor = match exports_interface(Interface::Compactor) {
-            true => {
-                linked
-                    .compactor_spec(&powers, &scratch, &configured.config)
-                    .await
-                    .map_err(|source| LoadError::Call { plugin: label.clone(), source })?
-                    .value
-            }
+            true => linked.compactor_spec(&powers, &scratch, &configured.config).await?.value,
             false => CompactorSpec::default(),
         };
         let shows_view = exports_interface(Interface::Viewer)
-            && linked
-                .viewer_shows(&powers, &scratch, &configured.config)
-                .await
-                .map_err(|source| LoadError::Call { plugin: label.clone(), source })?;
+            && linked.viewer_shows(&powers, &scratch, &configured.config).await?;
         if compactor.trigger_percent.is_some() && !compactor.hooks.contains(Capabilities::COMPACT) {
             return Err(manifest_error("gives a compaction trigger but does not implement `compact`".into()));
         }

@@ -4,12 +4,14 @@
 //!
 //! State (its own namespace): `entries`, the titles `viewer_add` added, in order; `pick`, the
 //! value `/pick VALUE` chose; `tally`, a counter `viewer_tally` bumps that the view does not
-//! show (a change of state that changes nothing shown). `viewer_peek` reads and writes nothing.
+//! show (a change of state that changes nothing shown); `prompt`, the last prompt, kept by the
+//! `user-prompt-submit` hook when `note_prompt = true`. `viewer_peek` reads and writes nothing.
 //!
 //! The view: a checklist of the entries (the last one in progress, the others completed), a
 //! choice `pick` between `alpha` and `beta` moved by `/pick`, and a text saying how many
-//! entries there are. Config: `heading`, the checklist's label (`Plan` when not given);
-//! `fail_view = true` makes `view` panic.
+//! entries there are, then the last prompt when one was kept. Config: `heading`, the
+//! checklist's label (`Plan` when not given); `fail_view = true` makes `view` panic;
+//! `note_prompt = true` keeps each prompt.
 
 use agent_host_sdk::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -21,6 +23,8 @@ pub struct Config {
     heading: Option<String>,
     /// `view` panics.
     fail_view: bool,
+    /// The `user-prompt-submit` hook keeps each prompt, which the view shows.
+    note_prompt: bool,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -49,6 +53,7 @@ pub fn plugin() -> Plugin<Config> {
         .tool(Tool::new(PEEK, "Says how many entries there are; changes nothing.", peek))
         .tool(Tool::new(TALLY, "Bumps a counter nothing shows.", tally).mutating())
         .command(Command::new(PICK, PICK_USAGE, "Picks alpha or beta", pick))
+        .on_user_prompt(note_prompt)
         .view(view)
 }
 
@@ -77,6 +82,15 @@ fn pick(_: &Context<Config>, value: &str) -> Result<String, String> {
     Ok(format!("picked {value}"))
 }
 
+fn note_prompt(ctx: &Context<Config>, prompt: &str) -> PromptOutcome {
+    if ctx.config.note_prompt
+        && let Err(error) = state::set("prompt", prompt)
+    {
+        log::error(&error);
+    }
+    PromptOutcome { block: None, context: None }
+}
+
 fn view(ctx: &Context<Config>) -> Vec<Widget> {
     assert!(!ctx.config.fail_view, "fail_view is set, so the view panics");
     let entries = entries().unwrap_or_default();
@@ -96,7 +110,11 @@ fn view(ctx: &Context<Config>) -> Vec<Widget> {
         })
         .command(PICK_LINE);
     let count = Text::new("count", "Count", &format!("{} entries", entries.len()));
-    vec![checklist.into(), choice.into(), count.into()]
+    let mut widgets = vec![checklist.into(), choice.into(), count.into()];
+    if let Ok(Some(prompt)) = state::get::<String>("prompt") {
+        widgets.push(Text::new("prompt", "Last prompt", &prompt).into());
+    }
+    widgets
 }
 
 fn entries() -> Result<Vec<String>, String> {
