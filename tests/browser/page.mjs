@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Drives the web page of `agent-host serve` in headless Chromium, as a person would: sign
-// in, create a session, send a prompt, watch the todo checklist tick to done, answer an
-// approval ("Allow once"), switch mode, reload the plugins. A screenshot after each step.
+// in, create a session, send a prompt, watch a plugin's checklist tick to done, answer an
+// approval ("Allow once"), switch a plugin's choice (or see one that only the model moves),
+// reopen the session, reload the plugins. A screenshot after each step. It knows no plugin:
+// what it checks is drawn from the plugins' views.
 //
 //   node tests/browser/page.mjs BASE_URL TOKEN SCREENSHOT_DIR
 //
@@ -11,11 +13,15 @@
 //   CHROMIUM                 the browser (default /usr/bin/chromium)
 //   PAGE_PROMPTS             prompts to send one after another, one a line; each turn's
 //                            approvals are answered "once" (default: one prompt)
-//   PAGE_MODE                the mode to switch to (default: the first not current)
+//   PAGE_SWITCH              the value to switch a choice's switcher to (default: the first
+//                            not current); `-` when no view may offer a switcher
+//   PAGE_EXPECT_CHOICE       `VALUES|CURRENT`: a choice must list exactly VALUES (space-
+//                            separated), CURRENT the current one, read-only
 //   PAGE_TIMEOUT_MS          the whole run's limit (default 120000)
 //   PAGE_EXPECT_SHOWN        text some approval card must show, such as an escape the page
 //                            writes for an invisible character (`\u{202e}`)
-// Exit status 0 when every step passed; 1 with the failed step and why on stderr.
+// After the checks the session is reopened and one more prompt sent: the model must answer
+// it with text. Exit status 0 when every step passed; 1 with the failed step and why on stderr.
 
 import { mkdtemp, mkdir, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -32,6 +38,10 @@ const home = process.env.AGENT_HOST_BROWSER_HOME || join(homedir(), '.cache', 'a
 const prompts = (process.env.PAGE_PROMPTS || 'Plan the work with todos, then do it.').split('\n').filter((p) => p.trim());
 const timeout = Number(process.env.PAGE_TIMEOUT_MS || 120000);
 const expectShown = process.env.PAGE_EXPECT_SHOWN || '';
+const switchTo = process.env.PAGE_SWITCH || '';
+const expectChoice = process.env.PAGE_EXPECT_CHOICE || '';
+const CHECKLIST = '#views [data-widget="checklist"] li[data-state]';
+const SWITCH = '#views [data-widget="choice"] .switcher button[data-value]';
 // Never a browser of playwright's own: the one Debian packs.
 const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
 const ARGS = [
@@ -159,11 +169,11 @@ async function run() {
     // Until the turn ends: answer each approval once, and note whether a todo was ever open.
     const started = Date.now();
     for (;;) {
-      const state = await page.evaluate((n) => ({
+      const state = await page.evaluate(([n, selector]) => ({
         ended: Number(document.getElementById('log').dataset.turnsEnded) > n,
         ask: document.querySelector('.approval:not([data-answered]) button[data-answer="once"]') !== null,
-        open: document.querySelector('#todos li:not([data-state="done"])') !== null,
-      }), ended);
+        open: document.querySelector(`${selector}:not([data-state="completed"])`) !== null,
+      }), [ended, CHECKLIST]);
       sawOpenTodo ||= state.open;
       if (state.ask) {
         approvals += 1;
@@ -194,30 +204,74 @@ async function run() {
     });
   }
 
-  await step('todos all done', async () => {
-    const states = await page.$$eval('#todos li', (items) => items.map((li) => li.dataset.state));
-    if (states.length === 0) throw new Error('no todo checklist was drawn');
-    if (!sawOpenTodo) throw new Error('no todo was ever shown open, so none ticked to done');
-    if (states.some((s) => s !== 'done')) throw new Error(`not every todo is done: ${states.join(', ')}`);
+  await step('checklist all done', async () => {
+    const states = await page.$$eval(CHECKLIST, (entries) => entries.map((li) => li.dataset.state));
+    if (states.length === 0) throw new Error('no checklist was drawn from the views');
+    if (!sawOpenTodo) throw new Error('no entry was ever shown open, so none ticked to done');
+    if (states.some((s) => s !== 'completed')) throw new Error(`not every entry is done: ${states.join(', ')}`);
     if (approvals === 0) throw new Error('no approval was asked, so none was answered');
     if (expectShown && !approvalTexts.some((text) => text.includes(expectShown))) {
       throw new Error(`no approval card showed ${expectShown}: ${JSON.stringify(approvalTexts)}`);
     }
     // Model and tool text is shown as text: nothing in it became an element.
-    const injected = await page.evaluate(() => document.querySelectorAll('#log img, #log script, #log b, #todos img, #todos b').length + (window.__pwned ? 1 : 0));
+    const injected = await page.evaluate(() => document.querySelectorAll('#log img, #log script, #log b, #views img, #views b').length + (window.__pwned ? 1 : 0));
     if (injected) throw new Error('text from the server was rendered as HTML');
     const output = page.locator('details.tool[data-ok]').first();
     if (await output.count() && (await output.getAttribute('open')) !== null) throw new Error('tool output should start collapsed');
   });
 
-  await step('mode switched', async () => {
-    await until('the mode buttons', () => document.querySelectorAll('#modes button[data-mode]').length >= 2);
-    const modes = await page.$$eval('#modes button[data-mode]', (buttons) => buttons.map((b) => [b.dataset.mode, b.getAttribute('aria-pressed')]));
-    const wanted = process.env.PAGE_MODE || (modes.find(([, pressed]) => pressed !== 'true') || [])[0];
-    if (!wanted || !modes.some(([name]) => name === wanted)) throw new Error(`no mode "${wanted}" among ${modes.map(([n]) => n).join(', ')}`);
-    await page.click(`#modes button[data-mode="${wanted}"]`);
-    await until(`the "${wanted}" button to be pressed`, (m) => document.querySelector(`#modes button[data-mode="${m}"]`)?.getAttribute('aria-pressed') === 'true', wanted);
-    await until(`the status badge to say "${wanted}"`, (m) => [...document.querySelectorAll('#status li')].some((li) => li.textContent === m), wanted);
+  if (expectChoice) {
+    await step('choice shown read-only', async () => {
+      const [values, current] = expectChoice.split('|');
+      const wanted = values.split(/\s+/).filter(Boolean);
+      await until(`a choice listing ${wanted.join(', ')} with ${current} current`, ([list, now]) =>
+        [...document.querySelectorAll('#views [data-widget="choice"]')].some((choice) => {
+          const shown = [...choice.querySelectorAll('li[data-value]')].map((li) => li.dataset.value);
+          const marked = [...choice.querySelectorAll('li[data-current="true"]')].map((li) => li.dataset.value);
+          return shown.join(' ') === list.join(' ') && marked.join(' ') === now && choice.dataset.current === now;
+        }), [wanted, current]);
+    });
+  }
+
+  if (switchTo === '-') {
+    await step('no switcher offered', async () => {
+      const offered = await page.locator(SWITCH).count();
+      if (offered) throw new Error(`${offered} switch buttons are drawn, where no view gives a command`);
+    });
+  } else {
+    await step('choice switched', async () => {
+      await until('a switcher with two values at least', (selector) => document.querySelectorAll(selector).length >= 2, SWITCH);
+      const values = await page.$$eval(SWITCH, (buttons) => buttons.map((b) => [b.dataset.value, b.getAttribute('aria-pressed')]));
+      const wanted = switchTo || (values.find(([, pressed]) => pressed !== 'true') || [])[0];
+      if (!wanted || !values.some(([value]) => value === wanted)) throw new Error(`no value "${wanted}" among ${values.map(([v]) => v).join(', ')}`);
+      const button = `${SWITCH}[data-value="${wanted}"]`;
+      await page.click(button);
+      await until(`the "${wanted}" button to be pressed`, (selector) => document.querySelector(selector)?.getAttribute('aria-pressed') === 'true', button);
+      const pressed = await page.$$eval(SWITCH, (buttons) => buttons.filter((b) => b.getAttribute('aria-pressed') === 'true').length);
+      if (pressed !== 1) throw new Error(`${pressed} values pressed at once`);
+      await until(`the status badge to say "${wanted}"`, (m) => [...document.querySelectorAll('#status li')].some((li) => li.textContent === m), wanted);
+    });
+  }
+
+  await step('session reopened', async () => {
+    // A fresh load draws the session from GET and follows the stream from the id it gave:
+    // the views as they stand, and nothing the stream replays shown twice.
+    const checklist = await page.$$eval(CHECKLIST, (entries) => entries.map((li) => li.dataset.state).join(' '));
+    const choices = await page.$$eval('#views [data-widget="choice"]', (all) => all.map((c) => c.dataset.current).join(' '));
+    const messages = await page.locator('#log .msg.user').count();
+    await page.reload({ waitUntil: 'load' });
+    await until('the session to reopen', () => document.querySelector('#session[data-ready="true"]') !== null);
+    await until('the views to be drawn as before', ([list, current, selector]) =>
+      [...document.querySelectorAll(selector)].map((li) => li.dataset.state).join(' ') === list
+      && [...document.querySelectorAll('#views [data-widget="choice"]')].map((c) => c.dataset.current).join(' ') === current,
+      [checklist, choices, CHECKLIST]);
+    // One more prompt: its events come after anything the stream would replay, so once its
+    // turn has ended, a replayed one would show.
+    await page.fill('#prompt', 'One more thing.');
+    await page.press('#prompt', 'Enter');
+    await until('the turn after reopening to end', () => Number(document.getElementById('log').dataset.turnsEnded) >= 1);
+    const again = await page.locator('#log .msg.user').count();
+    if (again !== messages + 1) throw new Error(`${messages} messages of the user before reopening and one more sent, ${again} shown`);
   });
 
   await step('plugins reloaded', async () => {

@@ -1,6 +1,9 @@
 //! The architecture as a test (docs/architecture.md): every module of `host/src` imports only
-//! from the layers below its own, and no host code names a stock plugin or one of its private
-//! settings. Both are easy to break by accident and invisible in review of a single file.
+//! from the layers below its own, and nothing the host ships under `host/src` — Rust, and the
+//! web page's JavaScript, HTML and CSS alike — names a stock plugin, an event kind one emits,
+//! one of its state keys or a private setting a host once read. All are easy to break by
+//! accident and invisible in review of a single file. The names are read from `plugins/`,
+//! so a new stock plugin, event or key is covered the day it is written.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -26,15 +29,22 @@ fn layer_of(module: &str) -> Option<usize> {
     LAYERS.iter().position(|layer| layer.contains(&module))
 }
 
-fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
+/// Every file under `dir`, whatever its extension.
+fn all_files(dir: &Path, found: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
-            rust_files(&path, found);
-        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            all_files(&path, found);
+        } else {
             found.push(path);
         }
     }
+}
+
+fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
+    let mut all = Vec::new();
+    all_files(dir, &mut all);
+    found.extend(all.into_iter().filter(|path| path.extension().is_some_and(|ext| ext == "rs")));
 }
 
 /// The top-level module a file of `host/src` belongs to: `agent` for `agent/turn.rs`,
@@ -103,63 +113,209 @@ fn no_module_imports_from_its_own_layer_or_above() {
     assert!(wrong.is_empty(), "imports against the layering:\n{}", wrong.join("\n"));
 }
 
-/// The stock plugins' crate names (every plugin crate under `plugins/`, not the SDK or the
-/// test plugins) and the private settings a host once read.
-fn stock_names() -> Vec<String> {
+/// The stock plugins' folders (every plugin crate under `plugins/`, not the SDK or the test
+/// plugins), each with its name as the crate calls itself.
+fn stock_plugins() -> Vec<PathBuf> {
     let plugins = repo_root().join("plugins");
-    let mut names: Vec<String> = std::fs::read_dir(&plugins)
+    let mut found: Vec<PathBuf> = std::fs::read_dir(&plugins)
         .unwrap()
         .map(|entry| entry.unwrap().path())
-        .filter(|path| path.join("Cargo.toml").is_file())
-        .map(|path| path.file_name().unwrap().to_str().unwrap().to_owned())
-        .filter(|name| name != "sdk")
+        .filter(|path| path.join("Cargo.toml").is_file() && !path.ends_with("sdk"))
         .collect();
-    names.sort();
-    names
+    found.sort();
+    found
 }
 
-#[test]
-fn host_code_names_no_stock_plugin() {
-    let names = stock_names();
-    assert!(names.iter().any(|name| name == "agent-mode"), "the stock set was found: {names:?}");
-    let src = repo_root().join("host/src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    let mut found = Vec::new();
-    for file in &files {
-        let text = std::fs::read_to_string(file).unwrap();
-        for (number, line) in text.lines().enumerate() {
-            for name in &names {
-                let quoted = [format!("\"{name}\""), format!("\"{name}@"), format!("\"{name}/")];
-                // Names that are also ordinary words of this code (`std::fs`, "the shell",
-                // the `compaction` module) count only quoted; the others anywhere as a word.
-                let as_word = !matches!(name.as_str(), "fs" | "shell" | "compaction");
-                let line = &line.replace(".permissions()", "");
-                let hit = quoted.iter().any(|q| line.contains(q.as_str()))
-                    || (as_word
-                        && line
-                            .split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'))
-                            .any(|word| word == name));
-                if hit {
-                    found.push(format!(
-                        "{}:{}: {name}: {}",
-                        file.strip_prefix(&src).unwrap().display(),
-                        number + 1,
-                        line.trim()
-                    ));
+fn stock_names() -> Vec<String> {
+    stock_plugins().iter().map(|path| path.file_name().unwrap().to_str().unwrap().to_owned()).collect()
+}
+
+/// Every string literal in the stock plugins' sources that follows one of `calls` (a call's
+/// first argument, on its line or the next), and the value of every `const` whose name ends
+/// in `const_suffix`, such as `PRESET_KEY`.
+fn literals_after(calls: &[&str], const_suffix: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for plugin in stock_plugins() {
+        let mut files = Vec::new();
+        rust_files(&plugin.join("src"), &mut files);
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for call in calls {
+                for (at, _) in text.match_indices(call) {
+                    let rest = text[at + call.len()..].trim_start();
+                    if let Some(quoted) = rest.strip_prefix('"') {
+                        found.insert(quoted[..quoted.find('"').unwrap()].to_owned());
+                    }
                 }
             }
-            for key in ["mode_plugin", "loop_modes", "loop_enabled"] {
-                if line.contains(key) {
-                    found.push(format!(
-                        "{}:{}: {key}: {}",
-                        file.strip_prefix(&src).unwrap().display(),
-                        number + 1,
-                        line.trim()
-                    ));
+            for line in text.lines() {
+                let Some((name, value)) = line.trim().strip_prefix("const ").and_then(|l| l.split_once('='))
+                else {
+                    continue;
+                };
+                if name.split(':').next().unwrap().trim().ends_with(const_suffix)
+                    && let Some(quoted) = value.trim().strip_prefix('"')
+                {
+                    found.insert(quoted[..quoted.find('"').unwrap()].to_owned());
                 }
             }
         }
     }
-    assert!(found.is_empty(), "host code that names a stock plugin or its settings:\n{}", found.join("\n"));
+    found
+}
+
+/// The kinds of the events the stock plugins emit (`todos-changed`, `mode-changed`, ...).
+fn stock_event_kinds() -> BTreeSet<String> {
+    literals_after(&["events::emit("], "_EVENT")
+}
+
+/// The keys the stock plugins keep state under (`items`, `mode`, `preset`, ...), their own
+/// and those they read of another's.
+fn stock_state_keys() -> BTreeSet<String> {
+    let mut keys =
+        literals_after(&["state::set(", "state::get(", "state::get_or_default(", "state::remove("], "_KEY");
+    // `state::get::<T>("key")` and `state::read::<T>(plugin, "key")`: the literal after the turbofish.
+    for plugin in stock_plugins() {
+        let mut files = Vec::new();
+        rust_files(&plugin.join("src"), &mut files);
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for call in ["state::get::<", "state::get_or_default::<", "state::read::<"] {
+                for (at, _) in text.match_indices(call) {
+                    let rest = &text[at..];
+                    let args = &rest[rest.find(">(").map_or(0, |i| i + 2)..];
+                    let args = &args[..args.find(')').unwrap_or(args.len())];
+                    if let Some(start) = args.find('"') {
+                        let quoted = &args[start + 1..];
+                        keys.insert(quoted[..quoted.find('"').unwrap()].to_owned());
+                    }
+                }
+            }
+        }
+    }
+    keys
+}
+
+/// The quotes a string is written in: Rust's, or in the page JavaScript's too. (Rust's
+/// comments mark code with backquotes, which name a variable as often as a plugin.)
+fn string_quotes(page: bool) -> &'static [char] {
+    if page { &['"', '\'', '`'] } else { &['"'] }
+}
+
+/// Whether `line` quotes `word` whole as a string.
+fn quotes(line: &str, word: &str, page: bool) -> bool {
+    string_quotes(page).iter().any(|q| line.contains(&format!("{q}{word}{q}")))
+}
+
+/// The words of `line`: runs of letters, digits, `-` and `_`.
+fn words(line: &str) -> impl Iterator<Item = &str> {
+    line.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '_'))
+}
+
+/// Whether `line` names the state key `key`. A key that is also an ordinary word of code
+/// (`mode`, `items`, `preset`) counts when quoted, or in the page (JavaScript, HTML, CSS) also
+/// as a property or class (`.items`); a key of several words (`pending_notice`) anywhere.
+/// Rust's test modules are left out: there, host tests keep state of their own under such
+/// words (`notes`/`items`), which the host never ships.
+fn names_state_key(line: &str, key: &str, page: bool) -> bool {
+    if key.contains(['_', '-']) {
+        return words(line).any(|word| word == key);
+    }
+    quotes(line, key, page)
+        || (page
+            && line.match_indices(&format!(".{key}")).any(|(at, _)| {
+                !line[at + 1 + key.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_' || c == '-')
+            }))
+}
+
+/// `text` without its `#[cfg(test)]` modules: what a Rust file ships.
+fn shipped(text: &str) -> String {
+    match text.find("#[cfg(test)]\nmod tests") {
+        Some(at) => text[..at].to_owned(),
+        None => text.to_owned(),
+    }
+}
+
+#[test]
+fn the_names_are_read_from_the_stock_plugins() {
+    let names = stock_names();
+    assert!(names.iter().any(|name| name == "agent-mode"), "the stock set was found: {names:?}");
+    let kinds = stock_event_kinds();
+    for kind in ["todos-changed", "mode-changed", "permissions-changed"] {
+        assert!(kinds.contains(kind), "{kind} among the stock event kinds {kinds:?}");
+    }
+    let keys = stock_state_keys();
+    for key in ["items", "todos", "mode", "default_mode", "pending_notice", "preset", "next_id"] {
+        assert!(keys.contains(key), "{key} among the stock state keys {keys:?}");
+    }
+    assert!(names_state_key("state['x'].items", "items", true));
+    assert!(!names_state_key("state['x'].items", "items", false), "a Rust field may be called so");
+    assert!(!names_state_key("el.itemsCount", "items", true));
+    assert!(names_state_key("bag.get(\"todo\", \"items\")", "items", false));
+    assert!(names_state_key("let next_id = 1;", "next_id", false));
+}
+
+#[test]
+fn host_code_names_no_stock_plugin_event_kind_or_state_key() {
+    let names = stock_names();
+    let kinds = stock_event_kinds();
+    let keys = stock_state_keys();
+    let src = repo_root().join("host/src");
+    let mut files = Vec::new();
+    all_files(&src, &mut files);
+    assert!(
+        files.iter().any(|file| file.extension().is_some_and(|ext| ext == "js")),
+        "the page's script is among the files read"
+    );
+    let mut found = Vec::new();
+    for file in &files {
+        let Ok(text) = std::fs::read_to_string(file) else { continue };
+        let rust = file.extension().is_some_and(|ext| ext == "rs");
+        let shipped_text = if rust { shipped(&text) } else { text.clone() };
+        let mut report = |number: usize, what: &str, line: &str| {
+            found.push(format!(
+                "{}:{}: {what}: {}",
+                file.strip_prefix(&src).unwrap().display(),
+                number + 1,
+                line.trim()
+            ))
+        };
+        for (number, line) in text.lines().enumerate() {
+            for name in &names {
+                let quoted = quotes(line, name, !rust)
+                    || string_quotes(!rust).iter().any(|q| {
+                        line.contains(&format!("{q}{name}@")) || line.contains(&format!("{q}{name}/"))
+                    });
+                // Names that are also ordinary words of this code (`std::fs`, "the shell",
+                // the `compaction` module) count only quoted; the others anywhere as a word.
+                let as_word = !matches!(name.as_str(), "fs" | "shell" | "compaction");
+                let line = &line.replace(".permissions()", "");
+                if quoted || (as_word && words(line).any(|word| word == name)) {
+                    report(number, name, line);
+                }
+            }
+            for kind in &kinds {
+                if line.contains(kind.as_str()) {
+                    report(number, kind, line);
+                }
+            }
+            for key in ["mode_plugin", "loop_modes", "loop_enabled"] {
+                if line.contains(key) {
+                    report(number, key, line);
+                }
+            }
+        }
+        for (number, line) in shipped_text.lines().enumerate() {
+            for key in &keys {
+                if names_state_key(line, key, !rust) {
+                    report(number, &format!("state key {key}"), line);
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "host code that names a stock plugin, its events, its state or its settings:\n{}",
+        found.join("\n")
+    );
 }

@@ -92,8 +92,32 @@ async fn a_message_starts_a_turn_whose_events_stream_and_whose_history_is_kept()
         detail["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
     assert_eq!(roles, ["user", "assistant", "tool", "tool", "assistant"]);
     assert_eq!(detail["messages"][4]["content"], "all done");
-    assert_eq!(detail["state"]["todo"]["items"][0]["title"], "one step", "the plugins' state: {detail}");
-    let namespaces: Vec<&String> = detail["state"].as_object().unwrap().keys().collect();
+    // What the plugins show, not how they keep it: the todo plugin's checklist.
+    assert!(detail.get("state").is_none(), "no raw state for a front end: {detail}");
+    let todo = detail["views"].as_array().unwrap().iter().find(|view| view["plugin"] == "todo").unwrap();
+    assert_eq!(todo["widgets"][0]["widget"], "checklist", "{detail}");
+    let entry = &todo["widgets"][0]["entries"][0];
+    assert_eq!(
+        (entry["title"].as_str(), entry["state"].as_str()),
+        (Some("one step"), Some("pending")),
+        "{detail}"
+    );
+    // The views include every event up to the id given with them: at least the turn's.
+    let last = detail["last_event_id"].as_str().unwrap();
+    let (epoch, number) = last.split_once('-').unwrap();
+    assert!(
+        number.parse::<u64>().unwrap() >= *ids.last().unwrap() && epoch.len() == 8,
+        "{last} after {ids:?}"
+    );
+
+    // The raw state is an admin's, to look into a plugin: not alice's.
+    let (status, body) = server.get("alice", &format!("/v1/sessions/{session}/state")).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("[serve] admins"), "{body}");
+    let (status, raw) = server.get("root", &format!("/v1/sessions/{session}/state")).await;
+    assert_eq!(status, StatusCode::OK, "{raw}");
+    assert_eq!(raw["state"]["todo"]["items"][0]["title"], "one step", "the plugins' state: {raw}");
+    let namespaces: Vec<&String> = raw["state"].as_object().unwrap().keys().collect();
     assert!(namespaces.iter().all(|namespace| !namespace.starts_with("agent-host.")), "{namespaces:?}");
     assert_eq!((detail["busy"].as_bool(), detail["model_calls"].as_u64()), (Some(false), Some(2)));
 

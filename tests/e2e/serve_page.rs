@@ -1,64 +1,92 @@
 //! The web page of `agent-host serve` in a real browser: headless Chromium (Debian's), driven
 //! by `tests/browser/page.mjs` with playwright-core, against the real binary and a scripted
-//! model — sign in, a session, a prompt whose todo list ticks to done through two approvals
-//! answered in the page, a mode switch, a reload. The screenshots of each step are kept in
-//! `target/e2e-screenshots/page/`.
+//! model — sign in, a session, a prompt whose checklist ticks to done through two approvals
+//! answered in the page, a choice switched (or shown read-only), the session reopened, a
+//! reload. The page knows no plugin: the checklist and the choices are drawn from the
+//! plugins' views, so swapping the mode plugin for a custom one changes what it shows with
+//! no page code. The screenshots of each step are kept in `target/e2e-screenshots/`.
 
 use crate::support::serve::{serve, token};
 use crate::support::{FakeModel, Reply, plugin_block, repo_root};
 
-/// Two todos added, each completed through an approval, then the answer. The texts carry
-/// markup, which the page must show as text: page.mjs fails on any element it would make,
-/// and on an approval card holding an invisible character raw.
-fn script(model: &FakeModel) {
+/// Two todos added, each completed through an approval, then the answer; `between` goes
+/// after the first. The texts carry markup, which the page must show as text: page.mjs
+/// fails on any element it would make, and on an approval card holding an invisible
+/// character raw. Then the answer to the prompt sent after reopening.
+fn script(model: &FakeModel, between: Option<Reply>) {
     let titles = r#"{"todos": [{"title": "write the <b>note</b>"}, {"title": "check <img src=x onerror=\"window.__pwned=1\">"}]}"#;
     model.push(Reply::tool("todos_add", titles));
+    if let Some(reply) = between {
+        model.push(reply);
+    }
     // The reason hides a bidi override and a zero-width space: the approval card must show
     // them as escapes, not obey them.
     model.push(Reply::tool("todos_complete", r#"{"items": [{"id": 1, "reason": "writ\u202eten\u200b"}]}"#));
     model.push(Reply::tool("todos_complete", r#"{"items": [{"id": 2, "reason": "checked"}]}"#));
     model.push(Reply::text("Both steps are done. <img src=x onerror=\"window.__pwned=1\"><b>bold?</b><script>window.__pwned=1</script>"));
+    model.push(Reply::text("Anything else?"));
 }
 
-#[tokio::test]
-async fn a_person_signs_in_runs_a_turn_answers_approvals_switches_mode_and_reloads() {
+const ASK: &str = "[plugin.config]\ndefault = \"allow\"\nrules = [{ tool = \"todos_complete\", decision = \"ask\", reason = \"a person ticks items off\" }]";
+
+/// page.mjs against a server of `plugins`, the admin's token (only an admin may reload),
+/// with `env`; its screenshots in `target/e2e-screenshots/NAME`. Panics with what it said
+/// unless every step passed; returns the model calls made.
+async fn run_page(model: &FakeModel, plugins: &str, name: &str, env: &[(&str, &str)]) -> usize {
     let installed = std::process::Command::new("bash")
         .arg(repo_root().join("scripts/install-browser.sh"))
         .status()
         .unwrap();
     assert!(installed.success(), "installing the browser failed");
+    let mut server = serve(model, plugins, "").await;
+    let shots = repo_root().join("target/e2e-screenshots").join(name);
+    let _ = std::fs::remove_dir_all(&shots);
+    std::fs::create_dir_all(&shots).unwrap();
+    let mut command = tokio::process::Command::new("node");
+    command
+        .arg(repo_root().join("tests/browser/page.mjs"))
+        .arg(format!("{}/", server.base))
+        .arg(token("root"))
+        .arg(&shots);
+    command.env("PAGE_EXPECT_SHOWN", "writ\\u{202e}ten\\u{200b}");
+    for (variable, value) in env {
+        command.env(variable, value);
+    }
+    let output = command.output().await.unwrap();
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "the page's run failed:\n{said}");
+    assert!(std::fs::read_dir(&shots).unwrap().count() >= 8, "a screenshot per step: {said}");
+    server.child.kill().await.unwrap();
+    model.requests().len()
+}
 
+#[tokio::test]
+async fn the_stock_deployment_shows_the_checklist_and_a_mode_switcher_from_views() {
     let model = FakeModel::start().await;
-    script(&model);
-    let ask = "[plugin.config]\ndefault = \"allow\"\nrules = [{ tool = \"todos_complete\", decision = \"ask\", reason = \"a person ticks items off\" }]";
+    script(&model, None);
     let plugins = format!(
         "{}{}{}",
         plugin_block("todo", ""),
         plugin_block("agent-mode", ""),
-        plugin_block("permissions", ask)
+        plugin_block("permissions", ASK)
     );
-    // The admin's token: only an admin may reload.
-    let mut server = serve(&model, &plugins, "").await;
-    let base = server.base.clone();
+    let calls = run_page(&model, &plugins, "page", &[("PAGE_SWITCH", "execute")]).await;
+    assert_eq!(calls, 5, "the whole script was played");
+}
 
-    let shots = repo_root().join("target/e2e-screenshots/page");
-    let _ = std::fs::remove_dir_all(&shots);
-    std::fs::create_dir_all(&shots).unwrap();
-    let output = tokio::process::Command::new("node")
-        .arg(repo_root().join("tests/browser/page.mjs"))
-        .arg(format!("{base}/"))
-        .arg(token("root"))
-        .arg(&shots)
-        .env("PAGE_MODE", "execute")
-        .env("PAGE_EXPECT_SHOWN", "writ\\u{202e}ten\\u{200b}")
-        .output()
-        .await
-        .unwrap();
-    let said =
-        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-    assert!(output.status.success(), "the page's run failed:\n{said}");
-    assert!(std::fs::read_dir(&shots).unwrap().count() >= 6, "a screenshot per step: {said}");
-    let completions = model.requests().len();
-    assert_eq!(completions, 4, "the whole script was played: {said}");
-    server.child.kill().await.unwrap();
+#[tokio::test]
+async fn a_custom_mode_plugin_shows_its_stages_and_the_current_one_with_no_switcher() {
+    let model = FakeModel::start().await;
+    // The model moves the stage: the page shows it move, and offers no way to move it.
+    script(&model, Some(Reply::tool("advance_stage", r#"{"to": "research"}"#)));
+    let plugins = format!(
+        "{}{}{}",
+        plugin_block("todo", ""),
+        plugin_block("triage-modes", "[plugin.grants]\nread_state = [\"todo\"]"),
+        plugin_block("permissions", ASK)
+    );
+    let env = [("PAGE_SWITCH", "-"), ("PAGE_EXPECT_CHOICE", "triage research review|research")];
+    let calls = run_page(&model, &plugins, "page-custom-mode", &env).await;
+    assert_eq!(calls, 6, "the whole script was played");
 }

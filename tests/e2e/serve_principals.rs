@@ -76,8 +76,8 @@ async fn over_http_reload_is_for_admins_and_a_plugins_command_for_whom_the_confi
     let (status, body) = command(&server, "bob", &bobs, "/permissions trust").await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     assert!(error_of(&body).contains("[serve] plugin_commands"), "{body}");
-    let (_, detail) = server.get("bob", &format!("/v1/sessions/{bobs}")).await;
-    assert!(detail["state"].get("permissions").is_none(), "the preset moved: {detail}");
+    let (_, raw) = server.get("root", &format!("/v1/sessions/{bobs}/state")).await;
+    assert!(raw["state"].get("permissions").is_none(), "the preset moved: {raw}");
     for line in ["/session", "/help", "/plugins", "/approvals"] {
         let (status, body) = command(&server, "bob", &bobs, line).await;
         assert_eq!(status, StatusCode::OK, "{line}: {body}");
@@ -98,6 +98,55 @@ async fn over_http_reload_is_for_admins_and_a_plugins_command_for_whom_the_confi
     assert_eq!(status, StatusCode::OK, "{body}");
     let (status, _) = command(&open, "bob", &bobs, "/reload").await;
     assert_eq!(status, StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn an_owner_switches_a_views_choice_to_a_listed_value_though_its_command_is_closed() {
+    let model = FakeModel::start().await;
+    let server = serve(&model, &plugin_block("agent-mode", ""), "").await;
+    let bobs = server.new_session("bob").await;
+    let current = |detail: &Value| {
+        let view =
+            detail["views"].as_array().unwrap().iter().find(|view| view["plugin"] == "agent-mode").cloned();
+        view.map(|view| view["widgets"][0]["current"].clone())
+    };
+    let (_, detail) = server.get("bob", &format!("/v1/sessions/{bobs}")).await;
+    assert_eq!(current(&detail), Some(json!("plan")), "{detail}");
+    assert_eq!(detail["views"][0]["widgets"][0]["command"], "/mode", "{detail}");
+    // Typed as a command line, the plugin's command stays closed to bob...
+    let (status, body) = command(&server, "bob", &bobs, "/mode execute").await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    // ...but the switch the view offers is his to make, in his session.
+    let switch = format!("/v1/sessions/{bobs}/views/agent-mode/mode");
+    let (status, switched) = server.post("bob", &switch, json!({ "value": "execute" })).await;
+    assert_eq!(status, StatusCode::OK, "{switched}");
+    assert_eq!(switched["view"]["widgets"][0]["current"], "execute", "{switched}");
+    let (_, detail) = server.get("bob", &format!("/v1/sessions/{bobs}")).await;
+    assert_eq!(current(&detail), Some(json!("execute")), "{detail}");
+    let changed = server
+        .events_until("bob", &bobs, None, |event| {
+            event["type"] == "view_changed" && event["widgets"][0]["current"] == "execute"
+        })
+        .await;
+    assert!(changed.iter().any(|(_, event)| event["type"] == "view_changed"), "the switch is on the stream");
+
+    // Only a value the choice lists: the refusal names the choice and its values.
+    let (status, body) = server.post("bob", &switch, json!({ "value": "execute; /reload" })).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let error = error_of(&body);
+    assert!(error.contains("`mode`") && error.contains("`plan`") && error.contains("`execute`"), "{body}");
+    let (_, detail) = server.get("bob", &format!("/v1/sessions/{bobs}")).await;
+    assert_eq!(current(&detail), Some(json!("execute")), "a refused value moves nothing: {detail}");
+    let (status, body) = server
+        .post("bob", &format!("/v1/sessions/{bobs}/views/agent-mode/other"), json!({ "value": "plan" }))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    // Another's session is not his to switch, and looks like none.
+    let alices = server.new_session("alice").await;
+    let (status, _) = server
+        .post("bob", &format!("/v1/sessions/{alices}/views/agent-mode/mode"), json!({ "value": "plan" }))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
 /// Runs `--prompt` on the server's deployment, as a console user would, with `session`.

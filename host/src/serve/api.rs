@@ -80,14 +80,28 @@ pub struct SessionDetail {
     pub messages: Vec<crate::conversation::Message>,
     /// What the plugins show beside a prompt (the current mode, say), in config order.
     pub status: Vec<String>,
-    /// The plugins' state as committed, by plugin namespace then key, each value the JSON
-    /// the plugin stored (a checklist, the current mode): the host's own namespaces left out.
-    #[schema(value_type = Object)]
-    pub state: std::collections::BTreeMap<String, std::collections::BTreeMap<String, serde_json::Value>>,
+    /// What the plugins show of the session, each a `view_changed` event's view without its
+    /// `type` (docs/events.md): a plugin and its widgets (`checklist`, `choice`, `text`), or
+    /// the error its view ended with. Plugins that show nothing are left out.
+    #[schema(value_type = Vec<Object>)]
+    pub views: Vec<crate::events::PluginView>,
+    /// The id of the last event of the session's stream these views include (`EPOCH-N`), or
+    /// none before the first: follow the stream with it as `Last-Event-ID` to be sent only
+    /// what came after.
+    pub last_event_id: Option<String>,
     /// Tokens the session's model calls used, as the endpoint counted them.
     #[schema(value_type = Object)]
     pub tokens: crate::events::TokenUsage,
     pub model_calls: u64,
+}
+
+/// The plugins' state as committed, for an admin: by plugin namespace then key, each value
+/// the JSON the plugin stored, the host's own namespaces left out. Each plugin's private
+/// layout, which may change with any version of it: a front end draws `views` instead.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SessionState {
+    #[schema(value_type = Object)]
+    pub state: std::collections::BTreeMap<String, std::collections::BTreeMap<String, serde_json::Value>>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -129,13 +143,30 @@ pub enum Answer {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CommandBody {
-    /// A slash command, as typed at the console: `/mode execute`, `/todos`.
+    /// A slash command, as typed at the console: `/help`, `/session`, a plugin's command.
     pub line: String,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CommandOutput {
     pub output: String,
+}
+
+/// The value to move a view's choice to.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchBody {
+    /// One of the choice's options' `value`s.
+    pub value: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Switched {
+    /// What the choice's command answered.
+    pub output: String,
+    /// The plugin's view after the switch (also sent as `view_changed` when it changed).
+    #[schema(value_type = Object)]
+    pub view: Option<crate::events::PluginView>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

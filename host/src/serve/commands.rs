@@ -3,7 +3,9 @@
 //! on the server (`GET /v1/sessions/{id}/export` returns the document instead), `/reload` is
 //! an admin's, and a plugin's command is an admin's unless `[serve] plugin_commands` names
 //! it — it may change what the operator set for everyone (a permission preset), and the
-//! host knows no plugin well enough to tell which do.
+//! host knows no plugin well enough to tell which do. The one exception is a switch a
+//! plugin's own view offers (a choice with a command, with a value it lists): the owner
+//! makes it through `POST …/views/{plugin}/{choice}` (`views.rs`), not here.
 
 use axum::http::StatusCode;
 

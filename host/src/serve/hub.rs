@@ -6,13 +6,16 @@
 //! open: after a restart or an idle sweep, a new hub counts again from 1. So an event's id
 //! is `EPOCH-N`, the epoch naming the hub, and an id from another epoch is answered with a
 //! `gap` and everything kept instead of being read as a number of this one.
+//!
+//! The hub also keeps the plugins' views as the events it numbered left them, so a client
+//! is given the views and the id of the last event together, and follows from that id.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use tokio::sync::broadcast;
 
-use crate::events::{Event, EventSink};
+use crate::events::{Event, EventSink, PluginView};
 
 /// What one kept event costs beyond its text: the entry and its shared strings' headers.
 const EVENT_OVERHEAD: usize = 64;
@@ -41,6 +44,8 @@ pub struct Hub {
 
 struct Kept {
     next: u64,
+    /// Each plugin's view as of event `next - 1`, in the order they were first shown.
+    views: Vec<PluginView>,
     capacity: usize,
     budget: usize,
     bytes: usize,
@@ -71,7 +76,7 @@ impl Hub {
     /// A hub keeping at most `capacity` events weighing at most `budget` bytes together.
     pub fn new(capacity: usize, budget: usize) -> Self {
         let epoch = uuid::Uuid::new_v4().simple().to_string()[..8].to_owned();
-        let kept = Kept { next: 1, capacity, budget, bytes: 0, events: VecDeque::new() };
+        let kept = Kept { next: 1, views: Vec::new(), capacity, budget, bytes: 0, events: VecDeque::new() };
         Self { epoch, kept: Mutex::new(kept), live: OnceLock::new() }
     }
 
@@ -116,6 +121,20 @@ impl Hub {
         Replay { missed, gap_before, live }
     }
 
+    /// The views as of the last event numbered, and that event's id (`None` before the
+    /// first): what a client draws before it follows the stream from that id. `current`,
+    /// when given, is what the session keeps now, and replaces what the hub saw (a view
+    /// asked before the hub was made, say); it is read under the hub's lock, so no event
+    /// falls between the views and the id.
+    pub fn views_and_last_id(&self, current: Option<Vec<PluginView>>) -> (Vec<PluginView>, Option<String>) {
+        let mut kept = self.lock();
+        if let Some(current) = current {
+            kept.views = current;
+        }
+        let last = (kept.next > 1).then(|| format!("{}-{}", self.epoch, kept.next - 1));
+        (kept.views.clone(), last)
+    }
+
     /// Streams open on this hub now.
     pub fn streams(&self) -> usize {
         self.live.get().map_or(0, broadcast::Sender::receiver_count)
@@ -131,6 +150,9 @@ impl EventSink for Hub {
         let json = serde_json::to_value(event).expect("events serialize");
         let kind: Arc<str> = json["type"].as_str().unwrap_or("event").into();
         let mut kept = self.lock();
+        if let Event::ViewChanged { view } = event {
+            keep_view(&mut kept.views, view);
+        }
         let numbered = Numbered { id: kept.next, kind, json: json.to_string().into() };
         kept.next += 1;
         kept.bytes += numbered.weight();
@@ -145,6 +167,19 @@ impl EventSink for Hub {
         if let Some(live) = self.live.get() {
             let _ = live.send(numbered);
         }
+    }
+}
+
+/// `view` in place of the plugin's kept one; an empty view (no widgets, no error) is none.
+fn keep_view(views: &mut Vec<PluginView>, view: &PluginView) {
+    let shows = !view.widgets.is_empty() || view.error.is_some();
+    match views.iter().position(|kept| kept.plugin == view.plugin) {
+        Some(at) if shows => views[at] = view.clone(),
+        Some(at) => {
+            views.remove(at);
+        }
+        None if shows => views.push(view.clone()),
+        None => {}
     }
 }
 
@@ -241,5 +276,38 @@ mod tests {
         other.emit(&error(1));
         let theirs = other.event_id(&other.replay(Resume::Fresh).missed[0]);
         assert_eq!(hub.resume_from(Some(&theirs)), Resume::Elsewhere, "another hub's {theirs}");
+    }
+
+    fn text_view(plugin: &str, markdown: &str) -> Event {
+        let widgets = if markdown.is_empty() {
+            Vec::new()
+        } else {
+            vec![crate::events::Widget::Text { id: "t".into(), label: "T".into(), markdown: markdown.into() }]
+        };
+        Event::ViewChanged { view: PluginView { plugin: plugin.into(), widgets, error: None } }
+    }
+
+    #[test]
+    fn the_views_go_with_the_id_of_the_last_event_that_changed_them() {
+        let hub = Hub::new(10, 1 << 20);
+        assert_eq!(hub.views_and_last_id(None), (Vec::new(), None));
+        hub.emit(&text_view("a", "one"));
+        hub.emit(&text_view("b", "two"));
+        hub.emit(&error(3));
+        hub.emit(&text_view("a", "three"));
+        let (views, last) = hub.views_and_last_id(None);
+        let shown: Vec<(&str, &Vec<crate::events::Widget>)> =
+            views.iter().map(|view| (view.plugin.as_str(), &view.widgets)).collect();
+        assert_eq!(shown.len(), 2);
+        assert_eq!((shown[0].0, shown[1].0), ("a", "b"), "first shown first");
+        assert!(
+            matches!(&shown[0].1[0], crate::events::Widget::Text { markdown, .. } if markdown == "three")
+        );
+        let last = last.unwrap();
+        assert_eq!(hub.resume_from(Some(&last)), Resume::After(4), "{last}");
+        hub.emit(&text_view("b", ""));
+        assert_eq!(hub.views_and_last_id(None).0.len(), 1, "an emptied view is no longer shown");
+        let seeded = hub.views_and_last_id(Some(Vec::new()));
+        assert!(seeded.0.is_empty() && seeded.1.unwrap().ends_with("-5"));
     }
 }

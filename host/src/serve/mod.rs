@@ -1,6 +1,7 @@
 //! `agent-host serve`: the deployment as an HTTP service many users and programs share — a
 //! JSON API under `/v1/` (its OpenAPI document at `/openapi.json`), each session's events as
-//! Server-Sent Events, approvals answered over HTTP, and a web page at `/`.
+//! Server-Sent Events, approvals answered over HTTP, the plugins' views (and their choices
+//! switched), and a web page at `/` that draws them without knowing any plugin.
 //!
 //! Callers are principals named by bearer tokens from the environment (`[serve] tokens`); a
 //! session belongs to the principal that created it. The server binds to loopback unless
@@ -21,6 +22,7 @@ mod page;
 mod routes;
 mod state;
 mod turns;
+mod views;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -129,6 +131,8 @@ fn router(app: Arc<App>) -> Router {
     let api = Router::new()
         .route("/v1/sessions", post(routes::create_session).get(routes::list_sessions))
         .route("/v1/sessions/{id}", get(routes::get_session).delete(routes::delete_session))
+        .route("/v1/sessions/{id}/state", get(routes::session_state))
+        .route("/v1/sessions/{id}/views/{plugin}/{choice}", post(views::switch))
         .route("/v1/sessions/{id}/messages", post(routes::post_message))
         .route("/v1/sessions/{id}/cancel", post(routes::cancel_turn))
         .route("/v1/sessions/{id}/approvals/{approval}", post(routes::answer_approval))

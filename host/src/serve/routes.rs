@@ -70,6 +70,42 @@ pub async fn get_session(
         // A turn holds the session: what was last read.
         Err(_) => open.status.lock().unwrap_or_else(|p| p.into_inner()).clone(),
     };
+    let (views, last_event_id) = super::views::of_session(&app, &open).await;
+    Ok(Json(SessionDetail {
+        id,
+        owner: open.owner.clone(),
+        busy: open.busy(),
+        messages: stored.history,
+        status,
+        views,
+        last_event_id,
+        tokens: stored.usage,
+        model_calls: stored.model_calls,
+    }))
+}
+
+#[utoipa::path(get, path = "/v1/sessions/{id}/state", tag = "sessions",
+    params(("id" = String, Path, description = "The session's id")),
+    responses((status = 200, body = SessionState), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+              (status = 403, body = ErrorBody, description = "Only an admin may read plugins' raw state"),
+              (status = 409, body = ErrorBody, description = "Another process (a console, another server) has the session open")))]
+/// The plugins' raw state, for an admin looking into a plugin: not an API to draw from
+/// (each plugin's layout is its own), which is what `views` are.
+pub async fn session_state(
+    State(app): State<Arc<App>>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> Result<Json<SessionState>, ApiError> {
+    if !principal.admin {
+        return Err(ApiError(
+            StatusCode::FORBIDDEN,
+            "only an admin (`[serve] admins`) may read plugins' raw state; GET /v1/sessions/{id} has their views"
+                .into(),
+        ));
+    }
+    app.session(&principal, &id).await?;
+    // What is committed, read from the store: a running turn holds the live session.
+    let stored = app.host.sessions().store().load(&id).map_err(internal)?.ok_or_else(ApiError::not_found)?;
     let mut state: BTreeMap<String, BTreeMap<String, serde_json::Value>> = BTreeMap::new();
     for (namespace, key, json) in &stored.state {
         if namespace.starts_with(crate::state::HOST_NAMESPACES) {
@@ -78,16 +114,7 @@ pub async fn get_session(
         let value = serde_json::from_str(json).unwrap_or_else(|_| serde_json::Value::String(json.clone()));
         state.entry(namespace.clone()).or_default().insert(key.clone(), value);
     }
-    Ok(Json(SessionDetail {
-        id,
-        owner: open.owner.clone(),
-        busy: open.busy(),
-        messages: stored.history,
-        status,
-        state,
-        tokens: stored.usage,
-        model_calls: stored.model_calls,
-    }))
+    Ok(Json(SessionState { state }))
 }
 
 #[utoipa::path(delete, path = "/v1/sessions/{id}", tag = "sessions",

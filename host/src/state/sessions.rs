@@ -77,7 +77,7 @@ impl<L: From<Session>> Sessions<L> {
         &self,
         create: impl Fn(&Leases, &str) -> Result<LeaseGuard, StoreError>,
     ) -> Result<(String, LeaseGuard), StoreError> {
-        let id = self.next_id();
+        let id = self.draw_id();
         let lease = create(&self.leases, &id)?;
         Ok((id, lease))
     }
@@ -117,7 +117,7 @@ impl<L: From<Session>> Sessions<L> {
     /// ever). Time-ordered ids keep the store's inserts at the right edge of its B-trees, so
     /// the pages a step writes stay hot in the cache instead of landing on a random leaf each
     /// time (the load bench's gain is in BENCHMARKS.md).
-    fn next_id(&self) -> String {
+    fn draw_id(&self) -> String {
         let millis = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
         let random = uuid::Uuid::new_v4().as_u128();
         let drawn = (millis << 16) | (random as u64 & 0xffff);

@@ -5,10 +5,6 @@
 
 const TOKEN_KEY = 'agent-host.token';
 const OPEN_KEY = 'agent-host.session';
-// Open a session: events of finished turns that the stream replays are already in the
-// stored history, so the replay is held until the stream has been quiet this long.
-const REPLAY_QUIET_MS = 200;
-const REPLAY_MAX_MS = 1500;
 
 const ANSWERS = [
   ['once', 'Allow once'],
@@ -261,17 +257,15 @@ class View {
     this.abort = new AbortController();
     this.closed = false;
     this.lastEventId = null;
-    this.replaying = true;
+    // While a turn runs when the session opens, the stream is followed from its start and
+    // what it replays up to the id `GET` gave (`replayUntil`) is held in `buffer`: of it,
+    // only the running turn is shown, in place of its part already stored.
+    this.replayUntil = null;
     this.buffer = [];
-    this.settling = false;
-    this.openedAt = Date.now();
     this.busy = false;
     this.turnsEnded = 0;
     this.status = [];
-    this.mode = null;
-    this.modes = [];
-    this.hasModeCommand = false;
-    this.discovered = false;
+    this.views = new Map(); // plugin → its view, as GET and view_changed give it
     this.tools = new Map();
     this.approvals = new Map();
     this.reply = null; // the assistant reply streaming in
@@ -280,7 +274,6 @@ class View {
   close() {
     this.closed = true;
     this.abort.abort();
-    clearTimeout(this.quietTimer);
   }
 }
 
@@ -293,6 +286,8 @@ function closeSession() {
   markOpen();
 }
 
+// The session as stored (history, status, views) and the id of the last event those
+// include; then its stream from that id, so nothing is shown twice or missed.
 async function openSession(id) {
   if (view) view.close();
   const v = (view = new View(id));
@@ -303,16 +298,32 @@ async function openSession(id) {
   $('session-title').textContent = id;
   $('log').replaceChildren();
   $('log').dataset.turnsEnded = '0';
-  $('todos').replaceChildren();
-  $('todos-text').textContent = '';
-  $('todos-pane').hidden = true;
   renderStatus(v);
-  renderModes(v);
+  renderViews(v);
   setBusy(v, false);
   setActivity('Loading…');
   markOpen();
-  // In case the stream never answers, the history is shown all the same.
-  setTimeout(() => settle(v), REPLAY_MAX_MS + 500);
+  let detail;
+  try {
+    detail = await api('GET', `/v1/sessions/${enc(id)}`);
+  } catch (error) {
+    if (error.status === 404) return sessionGone(v);
+    if (error.status !== 401) notice(`Cannot load the session: ${error.message}`, true);
+    return;
+  }
+  if (v.closed) return;
+  renderHistory(v, detail.messages || []);
+  setStatus(v, detail.status || []);
+  for (const pv of detail.views || []) v.views.set(pv.plugin, pv);
+  renderViews(v);
+  setBusy(v, Boolean(detail.busy));
+  if (detail.busy && detail.last_event_id) v.replayUntil = detail.last_event_id;
+  else v.lastEventId = detail.last_event_id || null;
+  $('session').dataset.ready = 'true';
+  scrollToEnd(true);
+  if (document.activeElement === document.body || $('sessions').contains(document.activeElement) || document.activeElement === $('new-session')) {
+    $('prompt').focus();
+  }
   follow(v);
 }
 
@@ -336,8 +347,7 @@ async function follow(v) {
       if (response.status === 404) return sessionGone(v);
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
       delay = 500;
-      if (v.replaying) quiet(v);
-      else setActivity(v.busy ? 'Working…' : '');
+      setActivity(v.busy ? 'Working…' : '');
       await readEvents(response.body, (raw) => receive(v, raw));
     } catch {
       // A dropped or refused stream is retried below; a closed view stops.
@@ -393,90 +403,27 @@ function receive(v, raw) {
   }
   if (raw.id) v.lastEventId = raw.id;
   const type = (event && event.type) || raw.type;
-  if (v.replaying) {
-    v.buffer.push([type, event]);
-    quiet(v);
-    return;
-  }
-  handle(v, type, event);
+  if (v.replayUntil === null) return handle(v, type, event);
+  v.buffer.push([type, event]);
+  if (raw.id === v.replayUntil) replayed(v);
 }
 
-function quiet(v) {
-  clearTimeout(v.quietTimer);
-  if (Date.now() - v.openedAt > REPLAY_MAX_MS) settle(v);
-  else v.quietTimer = setTimeout(() => settle(v), REPLAY_QUIET_MS);
-}
-
-// A fresh stream replays every event the server keeps of the session. Turns that ended are
-// in the stored history, so of them only the state (todos, mode) is taken; a turn still
-// running is shown from its events, in place of its part already stored.
-async function settle(v) {
-  if (v.settling || v.closed) return;
-  v.settling = true;
-  clearTimeout(v.quietTimer);
-  let detail = null;
-  try {
-    detail = await api('GET', `/v1/sessions/${enc(v.id)}`);
-  } catch (error) {
-    if (error.status === 404) return sessionGone(v);
-    if (error.status === 401) return;
-    notice(`Cannot load the session: ${error.message}`, true);
-  }
-  if (v.closed) return;
+// Everything up to the id GET gave has been replayed: the turns that ended are in the
+// stored history, and the views GET gave already hold every change; the running turn is
+// shown from its events, in place of its part already stored.
+function replayed(v) {
   const events = v.buffer;
-  v.buffer = null;
-  v.replaying = false;
+  v.buffer = [];
+  v.replayUntil = null;
   let lastEnd = -1;
   events.forEach(([type], index) => {
     if (type === 'turn_ended') lastEnd = index;
   });
-  for (const [type, event] of events.slice(0, lastEnd + 1)) {
-    if (type === 'plugin' && (event.kind === 'todos-changed' || event.kind === 'mode-changed')) pluginEvent(v, event, true);
-    else if (type === 'gap') handle(v, type, event);
-    else if (type === 'turn_ended') v.turnsEnded += 1;
-  }
-  if (detail) {
-    renderHistory(v, detail.messages || []);
-    setBusy(v, Boolean(detail.busy));
-    if (!detail.busy) setStatus(v, detail.status || []);
-  }
-  const tail = events.slice(lastEnd + 1);
+  const tail = events.slice(lastEnd + 1).filter(([type]) => type !== 'view_changed');
   const started = tail.find(([type]) => type === 'user_message');
   if (started) cutHistoryAt(v, started[1].text);
   for (const [type, event] of tail) handle(v, type, event);
-  $('log').dataset.turnsEnded = String(v.turnsEnded);
-  $('session').dataset.ready = 'true';
-  setActivity(v.busy ? 'Working…' : '');
   scrollToEnd(true);
-  if (document.activeElement === document.body || $('sessions').contains(document.activeElement) || document.activeElement === $('new-session')) {
-    $('prompt').focus();
-  }
-  if (!v.busy) discover(v);
-}
-
-// What events do not say up front: the todo list and the modes there are.
-async function discover(v) {
-  v.discovered = true;
-  if ($('todos-pane').hidden) {
-    const todos = await command(v, '/todos');
-    if (v.closed) return;
-    if (todos.ok && $('todos-pane').hidden) {
-      $('todos-pane').hidden = false;
-      $('todos-text').textContent = todos.text.replace(/^#+ .*\n?/gm, ''); // the pane has its own heading
-    }
-  }
-  const current = await command(v, '/mode');
-  if (v.closed || !current.ok) return;
-  v.hasModeCommand = true;
-  const match = /mode:\s*(\S+)/.exec(current.text);
-  if (match) setMode(v, match[1]);
-  // No command lists the modes, but the refusal of a name that cannot be one does, and
-  // changes nothing.
-  const probe = await command(v, '/mode ?');
-  if (v.closed) return;
-  const listed = /the modes are (.*)$/m.exec(probe.text);
-  if (listed) learnModes(v, [...listed[1].matchAll(/`([^`]+)`/g)].map((m) => m[1]));
-  renderModes(v);
 }
 
 function setBusy(v, busy) {
@@ -505,7 +452,6 @@ async function refresh(v) {
     if (!detail.busy) {
       setStatus(v, detail.status || []);
       loadSessions(); // its busy marks
-      if (!v.discovered) discover(v);
       return;
     }
     await sleep(150 * (attempt + 1));
@@ -607,7 +553,10 @@ function handle(v, type, e) {
       approvalAnswered(v, e);
       break;
     case 'plugin':
-      pluginEvent(v, e, false);
+      if (e.display) add(el('pre', { class: 'msg event' }, `${e.plugin}: ${e.display}`));
+      break;
+    case 'view_changed':
+      applyView(v, e);
       break;
     case 'turn_ended':
       v.reply = null;
@@ -643,6 +592,7 @@ function handle(v, type, e) {
       note(`Plugin rejected (${e.path}): ${e.error}`, 'error');
       break;
     case 'gap':
+      v.replayUntil = null;
       note('Some earlier events are no longer kept by the server; what is shown may miss them.');
       break;
     default:
@@ -769,74 +719,10 @@ function closeApproval(v, id, text) {
   if (hadFocus) $('prompt').focus();
 }
 
-// --- plugins' events: todos and modes ------------------------------------------------------
-
-function pluginEvent(v, e, stateOnly) {
-  const payload = e.payload || {};
-  if (e.kind === 'todos-changed') return renderTodos(payload, e.display);
-  if (e.kind === 'mode-changed' && typeof payload.to === 'string') {
-    if (typeof payload.from === 'string') learnModes(v, [payload.from]);
-    setMode(v, payload.to);
-    setStatus(v, v.status.map((s) => (s === payload.from ? payload.to : s)));
-    if (!stateOnly) {
-      note(`mode → ${payload.to}${payload.by ? ` (by ${payload.by})` : ''}`);
-      if (!v.busy) refresh(v);
-    }
-    return;
-  }
-  if (!stateOnly && e.display) add(el('pre', { class: 'msg event' }, `${e.plugin}: ${e.display}`));
-}
-
-// The todo flavours name their fields differently: a checklist is drawn from the items
-// when each has a title and a recognisable done or status field, else the plugin's display.
-function todoItems(payload) {
-  const items = Array.isArray(payload.items) ? payload.items : Array.isArray(payload.todos) ? payload.todos : null;
-  if (!items) return null;
-  const drawn = [];
-  for (const item of items) {
-    if (!item || typeof item !== 'object') return null;
-    const title = [item.title, item.content, item.text, item.name].find((t) => typeof t === 'string');
-    let state = null;
-    for (const flag of ['isComplete', 'is_complete', 'done', 'completed']) {
-      if (typeof item[flag] === 'boolean') state = item[flag] ? 'done' : 'open';
-    }
-    if (!state && typeof item.status === 'string') {
-      if (/^(completed?|done|finished)$/i.test(item.status)) state = 'done';
-      else if (/progress|active|doing|started/i.test(item.status)) state = 'active';
-      else state = 'open';
-    }
-    if (title === undefined || !state) return null;
-    drawn.push({ title: state === 'active' && typeof item.activeForm === 'string' ? item.activeForm : title, state });
-  }
-  return drawn;
-}
-
-const TODO_SAY = { done: 'done', active: 'in progress', open: 'not done' };
-
-function renderTodos(payload, display) {
-  $('todos-pane').hidden = false;
-  const list = $('todos');
-  const text = $('todos-text');
-  list.replaceChildren();
-  text.textContent = '';
-  const items = todoItems(payload);
-  if (!items) {
-    text.textContent = display || JSON.stringify(payload, null, 2);
-    return;
-  }
-  if (items.length === 0) text.textContent = 'No todos.';
-  for (const item of items) {
-    list.append(
-      el(
-        'li',
-        { 'data-state': item.state },
-        el('span', { class: 'box', 'aria-hidden': 'true' }),
-        el('span', {}, item.title),
-        el('span', { class: 'visually-hidden' }, ` (${TODO_SAY[item.state]})`),
-      ),
-    );
-  }
-}
+// --- what plugins show: views ----------------------------------------------------------------
+// Each plugin's view is a list of widgets the page draws by their kind alone: a checklist, a
+// choice (a switcher when the plugin gave a command for it, else what it is now and what it
+// may be), a text. No plugin is known here; every word shown comes from the view, as text.
 
 function setStatus(v, status) {
   v.status = status;
@@ -847,37 +733,121 @@ function renderStatus(v) {
   $('status').replaceChildren(...v.status.map((s) => el('li', {}, s)));
 }
 
-function learnModes(v, names) {
-  for (const name of names) if (name && !v.modes.includes(name)) v.modes.push(name);
-  renderModes(v);
+function applyView(v, pv) {
+  if (!pv || typeof pv.plugin !== 'string') return;
+  const widgets = Array.isArray(pv.widgets) ? pv.widgets : [];
+  if (widgets.length === 0 && !pv.error) v.views.delete(pv.plugin);
+  else v.views.set(pv.plugin, { plugin: pv.plugin, widgets, error: pv.error });
+  renderViews(v);
 }
 
-function setMode(v, name) {
-  v.mode = name;
-  learnModes(v, [name]);
-}
-
-function renderModes(v) {
+function renderViews(v) {
   if (v !== view) return;
-  const box = $('modes');
-  const focused = box.contains(document.activeElement) ? document.activeElement.dataset.mode : null;
-  box.hidden = !v.hasModeCommand || v.modes.length === 0;
-  box.replaceChildren(
-    el('span', { class: 'note', 'aria-hidden': 'true' }, 'mode'),
-    ...v.modes.map((name) =>
-      el('button', { type: 'button', 'data-mode': name, 'aria-pressed': String(name === v.mode), onclick: () => switchMode(v, name) }, name),
-    ),
-  );
-  if (focused) box.querySelector(`[data-mode="${CSS.escape(focused)}"]`)?.focus();
+  const pane = $('views');
+  const focused = pane.contains(document.activeElement) ? document.activeElement.dataset.key : null;
+  pane.replaceChildren(...[...v.views.values()].map((shown) => viewSection(v, shown)));
+  pane.hidden = v.views.size === 0;
+  if (focused) [...pane.querySelectorAll('[data-key]')].find((node) => node.dataset.key === focused)?.focus();
 }
 
-async function switchMode(v, name) {
-  const result = await command(v, `/mode ${name}`);
-  if (!result.ok) return note(`/mode ${name}: ${result.text}`, 'error');
-  const match = /->\s*(\S+)|already\s+(\S+)/.exec(result.text);
-  if (match) setMode(v, match[1] || match[2]);
-  notice(result.text);
-  refresh(v);
+function viewSection(v, pv) {
+  const section = el('section', { class: 'view', 'data-plugin': pv.plugin, 'aria-label': pv.plugin });
+  if (pv.error) section.append(el('p', { class: 'error', 'data-error': true }, `${pv.plugin}: `, ...shown(pv.error)));
+  for (const widget of pv.widgets) {
+    const draw = WIDGETS[widget.widget];
+    if (draw) section.append(draw(v, pv.plugin, widget));
+  }
+  return section;
+}
+
+const ENTRY_SAY = { pending: 'not started', in_progress: 'in progress', completed: 'done' };
+
+const WIDGETS = {
+  checklist(v, plugin, w) {
+    const list = el('ul', { class: 'checklist' });
+    for (const entry of w.entries || []) {
+      const doing = entry.state === 'in_progress' && entry.active_form ? entry.active_form : entry.title;
+      list.append(
+        el(
+          'li',
+          { 'data-state': entry.state },
+          el('span', { class: 'box', 'aria-hidden': 'true' }),
+          el('span', {}, ...shown(doing), entry.detail ? el('span', { class: 'note detail' }, ...shown(entry.detail)) : null),
+          el('span', { class: 'visually-hidden' }, ` (${ENTRY_SAY[entry.state] || entry.state})`),
+        ),
+      );
+    }
+    if (!(w.entries || []).length) list.append(el('li', { class: 'note' }, 'Nothing yet.'));
+    return widgetBox(w, list);
+  },
+
+  choice(v, plugin, w) {
+    const options = w.options || [];
+    if (w.command) {
+      const group = el('div', { class: 'switcher', role: 'group', 'aria-label': w.label });
+      for (const option of options) {
+        group.append(
+          el(
+            'button',
+            {
+              type: 'button',
+              'data-value': option.value,
+              'data-key': `${plugin}\n${w.id}\n${option.value}`,
+              'aria-pressed': String(option.value === w.current),
+              title: option.description,
+              onclick: () => switchChoice(v, plugin, w.id, option.value),
+            },
+            ...shown(option.label),
+          ),
+        );
+      }
+      return widgetBox(w, group);
+    }
+    const list = el('ul', { class: 'options' });
+    for (const option of options) {
+      const now = option.value === w.current;
+      list.append(
+        el(
+          'li',
+          { 'data-value': option.value, 'data-current': now ? 'true' : null, 'aria-current': now ? 'true' : null },
+          ...shown(option.label),
+          option.description ? el('span', { class: 'note detail' }, ...shown(option.description)) : null,
+        ),
+      );
+    }
+    return widgetBox(w, list);
+  },
+
+  text(v, plugin, w) {
+    return widgetBox(w, el('pre', { class: 'text' }, ...shown(w.markdown || '', true)));
+  },
+};
+
+function widgetBox(w, body) {
+  const attrs = { class: `widget ${w.widget}`, 'data-widget': w.widget, 'data-id': w.id };
+  if (w.widget === 'choice') {
+    attrs['data-current'] = w.current;
+    attrs['data-category'] = w.category;
+  }
+  const current = w.widget === 'choice' && w.current !== undefined ? (w.options || []).find((o) => o.value === w.current) : null;
+  return el(
+    'div',
+    attrs,
+    el('h3', {}, ...shown(w.label), current ? el('span', { class: 'badge', 'data-badge': true }, ...shown(current.label)) : null),
+    body,
+  );
+}
+
+async function switchChoice(v, plugin, choice, value) {
+  try {
+    const switched = await api('POST', `/v1/sessions/${enc(v.id)}/views/${enc(plugin)}/${enc(choice)}`, { value });
+    if (v.closed) return;
+    if (switched && switched.view) applyView(v, switched.view);
+    notice((switched && switched.output) || '');
+    refresh(v);
+  } catch (error) {
+    note(`${plugin}: ${error.message}`, 'error');
+  }
 }
 
 // --- the composer --------------------------------------------------------------------------
@@ -942,7 +912,7 @@ async function reload() {
     $('plugins').textContent = table;
     result.textContent = `Reloaded at ${new Date().toLocaleTimeString()}.`;
     result.dataset.result = 'ok';
-    if (view && !view.busy) discover(view);
+    if (view && !view.busy) refresh(view);
   } catch (error) {
     result.textContent = `Reload refused: ${error.message}`;
     result.dataset.result = 'error';
