@@ -1,7 +1,7 @@
 //! Calling a loaded plugin: one method per export, each on a fresh store from the pool,
 //! with the call's limits armed, through the bindings of the plugin's contract line; a
-//! failure classified ([`PluginFailure::classify`]) and named after the plugin once, in
-//! [`Linked::bounded`].
+//! failure classified by the runtime (`PluginFailure::classify`) and named after the plugin
+//! once, in [`Linked::bounded`].
 
 use std::sync::Arc;
 
@@ -10,7 +10,6 @@ use wasmtime::component::Func;
 
 use super::error::PluginError;
 use super::export::Export;
-use super::failure::PluginFailure;
 use super::loaded::{Linked, LoadedPlugin, Powers};
 use super::outputs::{Checked, StatusText, ViewWidgets};
 use super::reuse::ProvideMemo;
@@ -21,6 +20,7 @@ use super::types::{
 };
 use crate::compaction::{Budget, Done, Viewed};
 use crate::events::Widget;
+use crate::runtime::PluginFailure;
 use crate::runtime::host_api::ModelGrant;
 use crate::runtime::{CallState, Deadline, Declarations, EmittedEvent, StateRead};
 use crate::state::StateBag;
@@ -363,21 +363,16 @@ impl Linked {
         deadline: Deadline,
     ) -> Store<CallState> {
         self.calls.count(export);
-        let limits = &powers.limits;
-        let state = CallState::new(
+        CallState::new(
             powers.caller.clone(),
             bag.clone(),
             powers.read_grants.clone(),
             powers.process.clone(),
-            limits,
+            &powers.limits,
             powers.dirs.clone(),
             deadline,
-        );
-        let mut store = Store::new(self.guest.engine(), state);
-        store.limiter(|state| &mut state.memory);
-        store.set_epoch_deadline(deadline.ticks());
-        store.epoch_deadline_trap();
-        store
+        )
+        .into_store(self.guest.engine())
     }
 
     /// Ends a call: classifies a failure, or applies the state writes (only if the value

@@ -1,6 +1,6 @@
 use std::path::PathBuf;
 
-use super::failure::PluginFailure;
+use crate::runtime::PluginFailure;
 
 /// Why a call into a plugin failed: which plugin (`name@version`), and how. Callers that
 /// care how branch on `kind`; the message reads `plugin <name@version> <what happened>`.

@@ -164,6 +164,17 @@ impl CallState {
         if self.reusable && !effects { self.reads.take() } else { None }
     }
 
+    /// The store one call runs in, armed with this state's limits: its memory cap, and the
+    /// epoch deadline its [`Deadline`] gives (the host-side waits derive from the same one).
+    pub fn into_store(self, engine: &wasmtime::Engine) -> wasmtime::Store<CallState> {
+        let ticks = self.deadline.ticks();
+        let mut store = wasmtime::Store::new(engine, self);
+        store.limiter(|state| &mut state.memory);
+        store.set_epoch_deadline(ticks);
+        store.epoch_deadline_trap();
+        store
+    }
+
     /// The guest's stderr so far, trimmed: a panic message, usually.
     pub(crate) fn stderr_text(&self) -> String {
         String::from_utf8_lossy(&self.stderr.contents()).trim().to_owned()

@@ -39,6 +39,7 @@ pub mod caps;
 mod deadline;
 mod declarations;
 mod engine;
+mod failure;
 pub mod host_api;
 mod limiter;
 
@@ -46,4 +47,5 @@ pub use call::{CallState, Caller, DirMount, EmittedEvent, ProcessGrant, StateRea
 pub use deadline::Deadline;
 pub use declarations::{Declarations, HookDeclaration, ToolFilter, ToolHook, ToolSpec};
 pub use engine::{SandboxEngine, TICK};
+pub use failure::PluginFailure;
 pub use limiter::MemoryCap;

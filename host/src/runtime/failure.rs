@@ -4,10 +4,10 @@
 
 use wasmtime::Trap;
 
-use crate::runtime::CallState;
+use super::call::CallState;
 
 /// How a call into a plugin failed; its message follows the plugin's name (see
-/// [`super::PluginError`]).
+/// `crate::plugins::PluginError`).
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum PluginFailure {
     #[error("timed out after {timeout_ms} ms")]
@@ -30,7 +30,7 @@ pub enum PluginFailure {
 impl PluginFailure {
     /// What stands between the plugin's name and this message: a cap's detail is a
     /// sentence of its own, not something the plugin did.
-    pub(super) fn separator(&self) -> &'static str {
+    pub(crate) fn separator(&self) -> &'static str {
         match self {
             Self::OverCap { .. } => ": ",
             _ => " ",
@@ -38,13 +38,13 @@ impl PluginFailure {
     }
 
     /// What a call given `timeout_ms` that ran out of time failed with.
-    pub(super) fn timed_out(timeout_ms: u64) -> Self {
+    pub(crate) fn timed_out(timeout_ms: u64) -> Self {
         Self::Timeout { timeout_ms }
     }
 
     /// What a call ended with, its store's final `state` and the `result` the export
     /// returned: the value, or how the call failed.
-    pub(super) fn classify<R>(state: &CallState, result: wasmtime::Result<R>) -> Result<R, Self> {
+    pub(crate) fn classify<R>(state: &CallState, result: wasmtime::Result<R>) -> Result<R, Self> {
         if let Some(detail) = state.mount_error.clone() {
             // The call ran without a folder it was granted: whatever it returned is suspect.
             return Err(Self::Instantiate { detail });
