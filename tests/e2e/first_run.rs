@@ -62,7 +62,7 @@ fn at_a_terminal_the_demo_leaves_the_console_open_for_the_commands_it_suggests()
 
     let banner = stdout.find("That was the offline demo").unwrap_or_else(|| panic!("no banner: {stdout}"));
     let after = &stdout[banner..];
-    assert!(after.contains("/todos shows the list the demo made"), "{after}");
+    assert!(after.contains("/help lists their commands"), "{after}");
     // `/todos`: the demo's three items, all done.
     for title in ["Collect what changed", "Draft the note", "Proofread it"] {
         assert!(after.contains(title), "`/todos` lists `{title}`: {after}");

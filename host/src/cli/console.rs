@@ -17,8 +17,8 @@ use crate::sanitize::{multi_line, one_line};
 
 /// Said after the offline demo's turn, when the console stays open.
 const DEMO_BANNER: &str = "That was the offline demo: a scripted model, the real plugins. The console stays open \
-     to look around: /todos shows the list the demo made, /mode (or /mode execute) the operating \
-     mode, /plugins what is loaded, /help the rest. The script has nothing more to say; give \
+     to look around: what the plugins show is drawn above, /help lists their commands, /plugins \
+     what is loaded. The script has nothing more to say; give \
      [model] an endpoint to talk to a real model. Ctrl-D leaves.";
 
 /// Lines from stdin, shared by the prompt loop and the approval prompt.

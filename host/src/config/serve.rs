@@ -107,7 +107,7 @@ pub(super) fn check(config: &Config) -> Result<(), ConfigError> {
                 if well_formed { format!("; write `\"{bare}\"`, without the slash") } else { String::new() };
             return Err(error(
                 "serve.plugin_commands",
-                format!("`{name}` is not a command's name (such as \"todos\", or \"*\" for every one){hint}"),
+                format!("`{name}` is not a command's name (such as \"notes\", or \"*\" for every one){hint}"),
             ));
         }
     }

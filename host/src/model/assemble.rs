@@ -422,30 +422,30 @@ mod tests {
     #[test]
     fn an_id_and_a_name_sent_on_every_delta_are_one_value_not_fragments() {
         let reply = assembled(&[
-            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_a","function":{"name":"todos_add","arguments":"{\"x\":"}}]}}]}"#,
-            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_a","function":{"name":"todos_add","arguments":"1}"}}]}}]}"#,
-            r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"id":"call_b","function":{"name":"todos_","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_a","function":{"name":"notes_add","arguments":"{\"x\":"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_a","function":{"name":"notes_add","arguments":"1}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"id":"call_b","function":{"name":"notes_","arguments":""}}]}}]}"#,
             r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"name":"get_all","arguments":"{}"}}]}}]}"#,
         ]);
-        assert_eq!(calls(&reply), [("call_a", "todos_add", r#"{"x":1}"#), ("call_b", "todos_get_all", "{}")]);
+        assert_eq!(calls(&reply), [("call_a", "notes_add", r#"{"x":1}"#), ("call_b", "notes_get_all", "{}")]);
     }
 
     #[test]
     fn deltas_without_an_index_continue_the_call_until_another_begins() {
         let reply = assembled(&[
-            r#"{"choices":[{"delta":{"tool_calls":[{"id":"f1","function":{"name":"todos_add","arguments":"{\"t\":"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"f1","function":{"name":"notes_add","arguments":"{\"t\":"}}]}}]}"#,
             r#"{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"\"a\"}"}}]}}]}"#,
-            r#"{"choices":[{"delta":{"tool_calls":[{"id":"f2","function":{"name":"todos_add","arguments":"{}"}}]}}]}"#,
-            r#"{"choices":[{"delta":{"tool_calls":[{"function":{"name":"todos_get_all","arguments":"{}"}}]}}]}"#,
-            r#"{"choices":[{"delta":{"tool_calls":[{"function":{"name":"todos_get_all","arguments":"{}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"f2","function":{"name":"notes_add","arguments":"{}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"function":{"name":"notes_get_all","arguments":"{}"}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"function":{"name":"notes_get_all","arguments":"{}"}}]}}]}"#,
         ]);
         assert_eq!(
             calls(&reply),
             [
-                ("f1", "todos_add", r#"{"t":"a"}"#),
-                ("f2", "todos_add", "{}"),
-                ("", "todos_get_all", "{}"),
-                ("", "todos_get_all", "{}"),
+                ("f1", "notes_add", r#"{"t":"a"}"#),
+                ("f2", "notes_add", "{}"),
+                ("", "notes_get_all", "{}"),
+                ("", "notes_get_all", "{}"),
             ],
             "a new id, a new name, or the same name after complete arguments starts a call"
         );

@@ -416,7 +416,7 @@ mod tests {
 
     #[test]
     fn arguments_that_are_not_a_json_object_go_back_as_an_empty_one() {
-        let cut = r#"{"todos": [{"title": "Wri"#;
+        let cut = r#"{"notes": [{"title": "Wri"#;
         let history = History::from(vec![
             Message::user("go"),
             Message::assistant(

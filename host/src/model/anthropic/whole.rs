@@ -91,7 +91,7 @@ mod tests {
             "content": [
                 {"type": "thinking", "thinking": "hm", "signature": "x"},
                 {"type": "text", "text": "Done."},
-                {"type": "tool_use", "id": "toolu_9", "name": "todos_get_all", "input": {"a": 1}},
+                {"type": "tool_use", "id": "toolu_9", "name": "notes_list", "input": {"a": 1}},
             ],
             "stop_reason": "tool_use",
             "usage": {"input_tokens": 10, "output_tokens": 4, "cache_read_input_tokens": 90},
@@ -104,7 +104,7 @@ mod tests {
             reply.tool_calls,
             [ToolCallRequest {
                 id: "toolu_9".into(),
-                name: "todos_get_all".into(),
+                name: "notes_list".into(),
                 arguments: r#"{"a":1}"#.into()
             }]
         );
