@@ -13,7 +13,7 @@ mod payload;
 mod reply;
 pub mod schema;
 mod sinks;
-mod view;
+pub(crate) mod view;
 
 use schemars::JsonSchema;
 use serde::Serialize;

@@ -131,38 +131,40 @@ impl PluginView {
     }
 }
 
+/// A choice of two stages, `triage` (current) and `fix`, moved by `command` if given: what the
+/// tests of views and of their switches share.
+#[cfg(test)]
+pub(crate) fn stages(command: Option<&str>) -> PluginView {
+    let option = |value: &str| ChoiceOption { value: value.into(), label: value.into(), description: None };
+    PluginView {
+        plugin: "stages".into(),
+        widgets: vec![Widget::Choice {
+            id: "stage".into(),
+            label: "Stage".into(),
+            current: Some("triage".into()),
+            options: vec![option("triage"), option("fix")],
+            command: command.map(Into::into),
+            category: Some("mode".into()),
+        }],
+        error: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn modes(command: Option<&str>) -> PluginView {
-        let option =
-            |value: &str| ChoiceOption { value: value.into(), label: value.into(), description: None };
-        PluginView {
-            plugin: "stages".into(),
-            widgets: vec![Widget::Choice {
-                id: "stage".into(),
-                label: "Stage".into(),
-                current: Some("triage".into()),
-                options: vec![option("triage"), option("fix")],
-                command: command.map(Into::into),
-                category: Some("mode".into()),
-            }],
-            error: None,
-        }
-    }
-
     #[test]
     fn a_choice_switches_only_to_a_listed_value_and_only_with_a_command() {
-        assert_eq!(modes(Some("/stage")).switch_line("stage", "fix").as_deref(), Some("/stage fix"));
-        assert_eq!(modes(Some("/stage")).switch_line("stage", "fix; rm -rf /"), None);
-        assert_eq!(modes(Some("/stage")).switch_line("other", "fix"), None);
-        assert_eq!(modes(None).switch_line("stage", "fix"), None);
+        assert_eq!(stages(Some("/stage")).switch_line("stage", "fix").as_deref(), Some("/stage fix"));
+        assert_eq!(stages(Some("/stage")).switch_line("stage", "fix; rm -rf /"), None);
+        assert_eq!(stages(Some("/stage")).switch_line("other", "fix"), None);
+        assert_eq!(stages(None).switch_line("stage", "fix"), None);
     }
 
     #[test]
     fn widgets_go_out_tagged_and_leave_out_what_is_not_said() {
-        let wire = serde_json::to_value(modes(None)).unwrap();
+        let wire = serde_json::to_value(stages(None)).unwrap();
         assert_eq!(
             wire,
             serde_json::json!({"plugin": "stages", "widgets": [{

@@ -113,24 +113,7 @@ fn own_command(app: &App, plugin: &str, line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::ChoiceOption;
-
-    fn view(command: Option<&str>) -> PluginView {
-        let option =
-            |value: &str| ChoiceOption { value: value.into(), label: value.into(), description: None };
-        PluginView {
-            plugin: "stages".into(),
-            widgets: vec![Widget::Choice {
-                id: "stage".into(),
-                label: "Stage".into(),
-                current: None,
-                options: vec![option("triage"), option("fix")],
-                command: command.map(Into::into),
-                category: None,
-            }],
-            error: None,
-        }
-    }
+    use crate::events::view::stages as view;
 
     #[test]
     fn a_value_the_choice_does_not_list_is_refused_naming_those_it_does() {
