@@ -155,6 +155,14 @@ mod export {
         });
     }
 
+    /// What asking a view costs (contract 0.2.4): the host asks it after a call moved the
+    /// plugin's state, so a workflow whose every tool call changes a list pays it per call.
+    #[divan::bench(args = ["todo", "agent-mode"])]
+    fn view(bencher: divan::Bencher, name: &str) {
+        let (plugin, bag) = (plugin(name), StateBag::default());
+        bencher.bench(|| fixture().runtime.block_on(plugin.view(&ctx(), &bag)).unwrap());
+    }
+
     #[divan::bench]
     fn stop_todo(bencher: divan::Bencher) {
         let (plugin, bag) = (plugin("todo"), StateBag::default());
