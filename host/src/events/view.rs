@@ -144,7 +144,7 @@ pub(crate) fn stages(command: Option<&str>) -> PluginView {
             current: Some("triage".into()),
             options: vec![option("triage"), option("fix")],
             command: command.map(Into::into),
-            category: Some("mode".into()),
+            category: None,
         }],
         error: None,
     }
@@ -169,8 +169,7 @@ mod tests {
             wire,
             serde_json::json!({"plugin": "stages", "widgets": [{
                 "widget": "choice", "id": "stage", "label": "Stage", "current": "triage",
-                "options": [{"value": "triage", "label": "triage"}, {"value": "fix", "label": "fix"}],
-                "category": "mode"
+                "options": [{"value": "triage", "label": "triage"}, {"value": "fix", "label": "fix"}]
             }]})
         );
         let entry = ChecklistEntry {
