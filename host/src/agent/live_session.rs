@@ -72,8 +72,8 @@ impl LiveSession {
         plugins: &crate::plugins::PluginSet,
         sink: &dyn crate::events::EventSink,
     ) {
-        let (id, bag) = (self.stored.id().to_owned(), self.stored.bag().clone());
-        self.views.refresh(plugins, &id, &bag, sink).await;
+        let Self { stored, views, .. } = self;
+        views.refresh(plugins, stored.id(), stored.bag(), sink).await;
     }
 }
 

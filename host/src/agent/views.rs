@@ -49,6 +49,23 @@ impl Views {
         self.kept.iter().map(|kept| &kept.view).find(|view| view.plugin == plugin)
     }
 
+    /// Whether any view kept may be stale in `bag`, or `plugins` shows other views than those
+    /// kept: the check every refresh makes first, with no allocation and no plugin call.
+    fn stale(&self, plugins: &PluginSet, bag: &StateBag) -> bool {
+        let mut kept = self.kept.iter();
+        let fresh = viewing(plugins).all(|plugin| {
+            kept.next().is_some_and(|kept| {
+                kept.view.plugin == plugin.name()
+                    && kept.load_id == plugin.load_id()
+                    && plugin
+                        .namespaces_read()
+                        .map(|namespace| bag.revision(namespace))
+                        .eq(kept.revisions.iter().copied())
+            })
+        });
+        !fresh || kept.next().is_some()
+    }
+
     /// Asks again every plugin of `plugins` whose view may be stale in `bag`, and sends a
     /// `view_changed` for each view that differs from the one kept (a plugin no longer loaded,
     /// or no longer showing a view, changes to an empty one).
@@ -59,38 +76,48 @@ impl Views {
         bag: &StateBag,
         sink: &dyn EventSink,
     ) {
+        if !self.stale(plugins, bag) {
+            return;
+        }
         let ctx = CallContext { session_id: session_id.to_owned(), ..CallContext::default() };
-        let mut kept = Vec::new();
-        for plugin in plugins.plugins().iter().filter(|plugin| plugin.implements(Capabilities::VIEW)) {
+        let mut kept = Vec::with_capacity(self.kept.len());
+        for plugin in viewing(plugins) {
             let revisions: Vec<u64> =
                 plugin.namespaces_read().map(|namespace| bag.revision(namespace)).collect();
             let previous = self.take(plugin.name());
-            if let Some(previous) =
-                previous.as_ref().filter(|p| p.load_id == plugin.load_id() && p.revisions == revisions)
-            {
-                kept.push(Kept { load_id: previous.load_id, revisions, view: previous.view.clone() });
-                continue;
-            }
-            let view = ask(plugin, &ctx, bag).await;
-            let before = previous.map(|previous| previous.view).unwrap_or_else(|| empty(plugin.name()));
-            if view != before {
-                sink.emit(&Event::ViewChanged { view: view.clone() });
-            }
-            kept.push(Kept { load_id: plugin.load_id(), revisions, view });
-        }
-        for gone in std::mem::take(&mut self.kept) {
-            let cleared = empty(&gone.view.plugin);
-            if gone.view != cleared {
-                sink.emit(&Event::ViewChanged { view: cleared });
+            match previous {
+                Some(previous) if previous.load_id == plugin.load_id() && previous.revisions == revisions => {
+                    kept.push(previous);
+                }
+                previous => {
+                    let view = ask(plugin, &ctx, bag).await;
+                    let changed = match &previous {
+                        Some(previous) => previous.view != view,
+                        None => !view.widgets.is_empty() || view.error.is_some(),
+                    };
+                    if changed {
+                        sink.emit(&Event::ViewChanged { view: view.clone() });
+                    }
+                    kept.push(Kept { load_id: plugin.load_id(), revisions, view });
+                }
             }
         }
-        self.kept = kept;
+        for gone in std::mem::replace(&mut self.kept, kept) {
+            if !gone.view.widgets.is_empty() || gone.view.error.is_some() {
+                sink.emit(&Event::ViewChanged { view: empty(&gone.view.plugin) });
+            }
+        }
     }
 
     fn take(&mut self, plugin: &str) -> Option<Kept> {
         let index = self.kept.iter().position(|kept| kept.view.plugin == plugin)?;
         Some(self.kept.remove(index))
     }
+}
+
+/// The plugins of `plugins` that show a view, in config order.
+fn viewing(plugins: &PluginSet) -> impl Iterator<Item = &std::sync::Arc<LoadedPlugin>> {
+    plugins.plugins().iter().filter(|plugin| plugin.implements(Capabilities::VIEW))
 }
 
 /// `plugin`'s view now; a failed call shows its error in place of the widgets.
