@@ -288,10 +288,11 @@ impl GuestPre {
 /// The `compactor` exports (contract 0.2.3). The host calls them only on a plugin whose
 /// component exports the interface, so on the current line only.
 impl GuestPre {
-    fn compactor_line(&self) -> wasmtime::Result<()> {
+    /// `Ok` on the current line, the only one with the optional `interface`.
+    fn has_interface(&self, interface: &str) -> wasmtime::Result<()> {
         match self {
             Self::V0_2(_) => Ok(()),
-            Self::V0_1(_) => Err(wasmtime::format_err!("contract 0.1 has no `compactor` interface")),
+            Self::V0_1(_) => Err(wasmtime::format_err!("contract 0.1 has no `{interface}` interface")),
         }
     }
 
@@ -301,7 +302,7 @@ impl GuestPre {
         func: Func,
         config: &str,
     ) -> wasmtime::Result<CompactorSpec> {
-        self.compactor_line()?;
+        self.has_interface("compactor")?;
         v0_2::spec(store, func, config).await
     }
 
@@ -316,7 +317,7 @@ impl GuestPre {
         tokens: &[u32],
         budget: &Budget,
     ) -> wasmtime::Result<Result<Option<PluginCompaction>, String>> {
-        self.compactor_line()?;
+        self.has_interface("compactor")?;
         v0_2::compact(store, func, ctx, config, history, tokens, budget).await
     }
 
@@ -328,7 +329,7 @@ impl GuestPre {
         config: &str,
         budget: &Budget,
     ) -> wasmtime::Result<PreCompactOutcome> {
-        self.compactor_line()?;
+        self.has_interface("compactor")?;
         v0_2::pre_compact(store, func, ctx, config, budget).await
     }
 
@@ -340,7 +341,7 @@ impl GuestPre {
         config: &str,
         done: &Done,
     ) -> wasmtime::Result<()> {
-        self.compactor_line()?;
+        self.has_interface("compactor")?;
         v0_2::post_compact(store, func, ctx, config, done).await
     }
 }
@@ -353,7 +354,7 @@ impl GuestPre {
         func: Func,
         config: &str,
     ) -> wasmtime::Result<bool> {
-        self.viewer_line()?;
+        self.has_interface("viewer")?;
         call(store, func, (config,)).await
     }
 
@@ -364,15 +365,8 @@ impl GuestPre {
         ctx: &CallContext,
         config: &str,
     ) -> wasmtime::Result<Vec<Widget>> {
-        self.viewer_line()?;
+        self.has_interface("viewer")?;
         v0_2::view(store, func, ctx, config).await
-    }
-
-    fn viewer_line(&self) -> wasmtime::Result<()> {
-        match self {
-            Self::V0_2(_) => Ok(()),
-            Self::V0_1(_) => Err(wasmtime::format_err!("contract 0.1 has no `viewer` interface")),
-        }
     }
 }
 
