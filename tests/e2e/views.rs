@@ -134,6 +134,74 @@ async fn a_view_is_asked_only_when_its_state_moved_never_per_model_call() {
     assert_eq!(serde_json::to_value(&sent[0].widgets).unwrap()[1]["current"], "beta");
 }
 
+/// The viewer's calls since load, summed over its exports, and the instances they ran in.
+fn calls_and_instances(test: &TestHost) -> (u64, u64) {
+    let plugins = test.host.plugins();
+    let calls = plugins.by_name("viewer").expect("loaded").calls();
+    (Export::ALL.into_iter().map(|export| calls.get(export)).sum(), calls.instances())
+}
+
+#[tokio::test]
+async fn a_view_asked_after_a_tool_moved_its_state_runs_in_the_tools_instance_and_shows_its_writes() {
+    let model = FakeModel::start().await;
+    let test = TestHost::with_plugins(&model, &plugin_block("viewer", "")).await;
+    let session = test.session();
+    test.host.refresh_views(&mut *session.lock().await, &*test.events).await;
+    test.take_events();
+    let (calls_before, instances_before) = calls_and_instances(&test);
+    let views_before = view_calls(&test, "viewer");
+
+    model.push(Reply::tool("viewer_add", r#"{"title":"write tests"}"#));
+    model.push(Reply::text("added"));
+    test.turn(&session, "add one").await.unwrap();
+
+    assert_eq!(view_calls(&test, "viewer") - views_before, 1, "asked once, after the add");
+    let (calls, instances) = calls_and_instances(&test);
+    assert_eq!(
+        instances - instances_before,
+        calls - calls_before - 1,
+        "every call made its own instance but the view, which ran in the add's"
+    );
+    let events = test.take_events();
+    let sent = views(&events);
+    assert_eq!(sent.len(), 1, "{events:#?}");
+    let shown = serde_json::to_value(&sent[0].widgets).unwrap();
+    let entry = json!([{"title": "write tests", "state": "in_progress", "active_form": "Doing write tests"}]);
+    assert_eq!(shown[0]["entries"], entry, "{shown}");
+    // Sent with the tool's result, before the model reads it.
+    let changed = events.iter().position(|e| matches!(e, Event::ViewChanged { .. })).unwrap();
+    let result = events.iter().position(|e| matches!(e, Event::ToolResult { .. })).unwrap();
+    let second_request = events.iter().rposition(|e| matches!(e, Event::ModelRequest { .. })).unwrap();
+    assert!(result < changed && changed < second_request, "{events:#?}");
+}
+
+#[tokio::test]
+async fn a_view_that_fails_in_the_tools_instance_fails_the_view_alone() {
+    let model = FakeModel::start().await;
+    let test =
+        TestHost::with_plugins(&model, &plugin_block("viewer", "[plugin.config]\nfail_view = true\n")).await;
+    let session = test.session();
+    test.host.refresh_views(&mut *session.lock().await, &*test.events).await;
+    test.take_events();
+    let views_before = view_calls(&test, "viewer");
+
+    model.push(Reply::tool("viewer_add", r#"{"title":"write tests"}"#));
+    model.push(Reply::text("added"));
+    test.turn(&session, "add one").await.unwrap();
+    let events = test.take_events();
+    let result = events.iter().find_map(|event| match event {
+        Event::ToolResult { ok, output, .. } => Some((*ok, output.clone())),
+        _ => None,
+    });
+    assert_eq!(result, Some((true, "1 entries".to_owned())), "{events:#?}");
+    assert_eq!(view_calls(&test, "viewer") - views_before, 1, "asked in the add's instance");
+    let locked = session.lock().await;
+    assert_eq!(locked.bag().get("viewer", "entries").as_deref(), Some(r#"["write tests"]"#));
+    let shown = locked.views().of("viewer").expect("the view's error is shown");
+    assert!(shown.widgets.is_empty());
+    assert!(shown.error.as_deref().unwrap_or_default().contains("fail_view is set"), "{shown:?}");
+}
+
 #[tokio::test]
 async fn what_a_prompt_hook_changed_is_shown_before_the_first_model_call() {
     let model = FakeModel::start().await;

@@ -208,6 +208,7 @@ fn main() -> anyhow::Result<()> {
         let started = Instant::now();
         let cpu_before = cpu_time(endpoint::THREAD);
         let calls_before = plugin_calls(&host);
+        let instances_before = plugin_instances(&host);
         let batch = if sessions >= LONG_RUN {
             long_run(&runtime, &host, sessions, concurrency)
         } else {
@@ -224,6 +225,8 @@ fn main() -> anyhow::Result<()> {
             })
             .collect();
         println!("  plugin calls per model call (the rest reused or filtered out): {}", calls.join(", "));
+        let instances = plugin_instances(&host) - instances_before;
+        println!("  plugin instances per model call: {:.2}", instances as f64 / model_calls);
         let (cpu, endpoint_cpu) = cpu_time(endpoint::THREAD);
         let (cpu, endpoint_cpu) = (cpu - cpu_before.0, endpoint_cpu - cpu_before.1);
         println!(
@@ -273,6 +276,11 @@ fn main() -> anyhow::Result<()> {
 fn plugin_calls(host: &Host) -> [u64; Export::ALL.len()] {
     let set = host.plugins();
     Export::ALL.map(|export| set.plugins().iter().map(|plugin| plugin.calls().get(export)).sum())
+}
+
+/// Instances made for calls so far, summed over the loaded plugins.
+fn plugin_instances(host: &Host) -> u64 {
+    host.plugins().plugins().iter().map(|plugin| plugin.calls().instances()).sum()
 }
 
 /// From this many sessions on, a phase runs in tenths with throughput and memory printed

@@ -4,6 +4,7 @@
 use std::ops::{Deref, DerefMut};
 
 use super::Views;
+use super::prepare::FreshViews;
 use crate::model::HistoryEncodings;
 use crate::model::tokens::ContextAccount;
 use crate::plugins::ProvideMemo;
@@ -64,6 +65,13 @@ impl LiveSession {
     /// What plugins show of the session, as last asked (see [`Views`]).
     pub fn views(&self) -> &Views {
         &self.views
+    }
+
+    /// Keeps the views calls brought with them (see [`Views::offer`]).
+    pub(super) fn offer_views(&mut self, fresh: FreshViews, sink: &dyn crate::events::EventSink) {
+        for (plugin, view) in fresh {
+            self.views.offer(&plugin, view, sink);
+        }
     }
 
     /// Asks again every view that may be stale, sending `view_changed` for each that changed.

@@ -23,7 +23,12 @@ pub struct Prepared {
     pub tools: Vec<ToolDefinition>,
     pub offered: HashMap<String, OfferedTool>,
     pub injected: Vec<Message>,
+    /// The views `provide` calls that moved their plugin's state brought with them.
+    pub fresh_views: FreshViews,
 }
+
+/// Views calls brought with them, each with its plugin (see [`crate::plugins::FreshView`]).
+pub type FreshViews = Vec<(Arc<LoadedPlugin>, crate::plugins::FreshView)>;
 
 impl Prepared {
     /// Puts `tool` of `plugin` on offer; a name already on offer is the turn's error.
@@ -133,6 +138,7 @@ pub async fn prepare(
         tools: Vec::new(),
         offered: HashMap::default(),
         injected: Vec::new(),
+        fresh_views: Vec::new(),
     };
     for plugin in set.plugins().iter() {
         for tool in plugin.declared_tools() {
@@ -149,6 +155,7 @@ pub async fn prepare(
             }
         };
         forward_events(sink, plugin, output.events);
+        prepared.fresh_views.extend(output.view.map(|view| (plugin.clone(), view)));
         let contribution = &*output.value;
         if let Some(instructions) =
             contribution.instructions.as_deref().filter(|text| !text.trim().is_empty())

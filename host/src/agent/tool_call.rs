@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::approval::{ApprovalAnswer, ApprovalRequest, Ask, StandingApprovals};
 use super::hooks::Verdict;
-use super::prepare::{OfferedTool, Prepared, ToolOwner};
+use super::prepare::{FreshViews, OfferedTool, Prepared, ToolOwner};
 use super::report::{forward_events, report_failure};
 use crate::config::OnAsk;
 use crate::events::{CallDecision, Event, EventSink};
@@ -37,11 +37,13 @@ pub struct CallEnv<'a> {
 pub struct CallReport {
     pub result: ToolResult,
     pub unanswered_ask: bool,
+    /// The view the tool's plugin brought with its result (see [`crate::plugins::FreshView`]).
+    pub fresh_views: FreshViews,
 }
 
 pub async fn run(env: &CallEnv<'_>, request: &ToolCallRequest) -> CallReport {
     let report = match checked_call(env, request) {
-        Err(result) => CallReport { result, unanswered_ask: false },
+        Err(result) => CallReport { result, unanswered_ask: false, fresh_views: Vec::new() },
         Ok((tool, arguments)) => gate_and_run(env, request, tool, arguments).await,
     };
     super::report::forward_model_calls(env.sink, env.ctx);
@@ -105,19 +107,23 @@ async fn gate_and_run(
 ) -> CallReport {
     let mut gate = match pre_tool_use(env, request, tool, arguments).await {
         Ok(gate) => gate,
-        Err(result) => return CallReport { result, unanswered_ask: false },
+        Err(result) => return CallReport { result, unanswered_ask: false, fresh_views: Vec::new() },
     };
     let ruling = decide(env, request, tool, &gate).await;
+    let mut fresh_views = Vec::new();
     let result = match ruling.allowed {
         Err(refusal) => refusal,
-        Ok(()) => call_tool(env, request, tool, &gate.tool_use, std::mem::take(&mut gate.arguments)).await,
+        Ok(()) => {
+            let arguments = std::mem::take(&mut gate.arguments);
+            call_tool(env, request, tool, &gate.tool_use, arguments, &mut fresh_views).await
+        }
     };
     let mut result = post_tool_use(env, &gate.tool_use, result).await;
     for context in gate.context {
         result.output.push_str("\n\n");
         result.output.push_str(&context);
     }
-    CallReport { result, unanswered_ask: ruling.unanswered_ask }
+    CallReport { result, unanswered_ask: ruling.unanswered_ask, fresh_views }
 }
 
 /// What the `pre-tool-use` hooks made of a call: the call as they left it (arguments
@@ -206,13 +212,14 @@ impl Gate {
     }
 }
 
-/// Runs the allowed call.
+/// Runs the allowed call; a view its plugin brought with it goes to `fresh_views`.
 async fn call_tool(
     env: &CallEnv<'_>,
     request: &ToolCallRequest,
     tool: &OfferedTool,
     tool_use: &ToolUse,
     arguments: Value,
+    fresh_views: &mut FreshViews,
 ) -> ToolResult {
     let announce = |arguments: Value| {
         let (id, name, plugin) = (request.id.clone(), request.name.clone(), tool.owner.name());
@@ -233,6 +240,7 @@ async fn call_tool(
     match plugin.call_tool(env.ctx, env.bag, &tool_use.call).await {
         Ok(output) => {
             forward_events(env.sink, plugin, output.events);
+            fresh_views.extend(output.view.map(|view| (plugin.clone(), view)));
             match output.value {
                 Ok(text) => ToolResult { ok: true, output: text },
                 Err(text) => failure(text),

@@ -111,7 +111,8 @@ impl Turn<'_, '_> {
     ) -> Result<Next, TurnError> {
         self.ctx.turn_iteration = iteration;
         self.ctx.model_calls = self.session.model_calls();
-        let prepared = prepare_call(snapshot, &self.ctx, self.session, self.sink).await?;
+        let mut prepared = prepare_call(snapshot, &self.ctx, self.session, self.sink).await?;
+        self.session.offer_views(std::mem::take(&mut prepared.fresh_views), self.sink);
         let answer = self.call_model(snapshot, &prepared, iteration).await?;
         // Cut at the output limit: the text stands, but any tool call in it may be cut short.
         let cut = answer.stop == StopReason::Length;
@@ -325,6 +326,7 @@ impl Turn<'_, '_> {
             let report = tool_call::run(&env, call).await;
             unanswered_ask |= report.unanswered_ask;
             results.push(Message::tool(call.id.clone(), report.result.output));
+            self.session.offer_views(report.fresh_views, self.sink);
             // The tool and its hooks may have changed what plugins show.
             self.refresh_views(snapshot).await;
         }

@@ -4,14 +4,18 @@
 //! when it differs from the one kept. Never per model call: a refresh where nothing changed
 //! calls no plugin.
 //!
+//! A tool call or `provide` that moved a viewing plugin's state brings the plugin's view with
+//! it, asked in that call's own instance ([`FreshView`]), and the session keeps it
+//! ([`Views::offer`]) so the refresh after it finds nothing stale.
+//!
 //! The agent refreshes them wherever a plugin's state may have changed: after each hook that
 //! runs before a turn's first model call, each tool call, each operator command, each
 //! compaction, and at the end of each step. A front end refreshes them once more when it opens
 //! a session ([`Host::refresh_views`]), so a new or resumed session starts with every view.
 
 use super::{Host, LiveSession};
-use crate::events::{Event, EventSink, PluginView};
-use crate::plugins::{CallContext, Capabilities, LoadedPlugin, PluginSet};
+use crate::events::{Event, EventSink, PluginView, Widget};
+use crate::plugins::{CallContext, Capabilities, FreshView, LoadedPlugin, PluginError, PluginSet};
 use crate::state::StateBag;
 
 impl Host {
@@ -57,10 +61,7 @@ impl Views {
             kept.next().is_some_and(|kept| {
                 kept.view.plugin == plugin.name()
                     && kept.load_id == plugin.load_id()
-                    && plugin
-                        .namespaces_read()
-                        .map(|namespace| bag.revision(namespace))
-                        .eq(kept.revisions.iter().copied())
+                    && plugin.revisions_read(bag).eq(kept.revisions.iter().copied())
             })
         });
         !fresh || kept.next().is_some()
@@ -82,8 +83,7 @@ impl Views {
         let ctx = CallContext { session_id: session_id.to_owned(), ..CallContext::default() };
         let mut kept = Vec::with_capacity(self.kept.len());
         for plugin in viewing(plugins) {
-            let revisions: Vec<u64> =
-                plugin.namespaces_read().map(|namespace| bag.revision(namespace)).collect();
+            let revisions: Vec<u64> = plugin.revisions_read(bag).collect();
             let previous = self.take(plugin.name());
             match previous {
                 Some(previous) if previous.load_id == plugin.load_id() && previous.revisions == revisions => {
@@ -109,6 +109,23 @@ impl Views {
         }
     }
 
+    /// Keeps `fresh`, the view `plugin` showed right after one of its calls moved its state
+    /// (see [`FreshView`]), in place of the one kept, sending `view_changed` if it differs:
+    /// what spares the next refresh asking it again. A plugin not kept yet, or reloaded
+    /// since, is left to that refresh.
+    pub fn offer(&mut self, plugin: &LoadedPlugin, fresh: FreshView, sink: &dyn EventSink) {
+        let same_load = |kept: &&mut Kept| kept.view.plugin == plugin.name() && kept.load_id == fresh.load_id;
+        let Some(kept) = self.kept.iter_mut().find(same_load) else {
+            return;
+        };
+        let view = shown(plugin, fresh.widgets);
+        if kept.view != view {
+            sink.emit(&Event::ViewChanged { view: view.clone() });
+        }
+        kept.revisions = fresh.revisions;
+        kept.view = view;
+    }
+
     fn take(&mut self, plugin: &str) -> Option<Kept> {
         let index = self.kept.iter().position(|kept| kept.view.plugin == plugin)?;
         Some(self.kept.remove(index))
@@ -120,9 +137,15 @@ fn viewing(plugins: &PluginSet) -> impl Iterator<Item = &std::sync::Arc<LoadedPl
     plugins.plugins().iter().filter(|plugin| plugin.implements(Capabilities::VIEW))
 }
 
-/// `plugin`'s view now; a failed call shows its error in place of the widgets.
+/// `plugin`'s view now.
 async fn ask(plugin: &LoadedPlugin, ctx: &CallContext, bag: &StateBag) -> PluginView {
-    match plugin.view(ctx, bag).await {
+    shown(plugin, plugin.view(ctx, bag).await)
+}
+
+/// What `plugin` shows for what its view call returned: a failed call shows its error in
+/// place of the widgets.
+fn shown(plugin: &LoadedPlugin, widgets: Result<Vec<Widget>, PluginError>) -> PluginView {
+    match widgets {
         Ok(widgets) => PluginView { plugin: plugin.name().to_owned(), widgets, error: None },
         Err(error) => {
             tracing::warn!(plugin = error.plugin(), %error, "view call failed");

@@ -6,17 +6,31 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::export::Export;
 
-/// Calls made, per export.
+/// Calls made, per export, and the instances they ran in.
 #[derive(Debug, Default)]
-pub struct CallCounts([AtomicU64; Export::ALL.len()]);
+pub struct CallCounts {
+    calls: [AtomicU64; Export::ALL.len()],
+    instances: AtomicU64,
+}
 
 impl CallCounts {
     pub(super) fn count(&self, export: Export) {
-        self.0[export as usize].fetch_add(1, Ordering::Relaxed);
+        self.calls[export as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// One more instance made for a call: most calls make their own, but a view asked
+    /// right after a call that moved its state runs in that call's.
+    pub(super) fn count_instance(&self) {
+        self.instances.fetch_add(1, Ordering::Relaxed);
     }
 
     pub fn get(&self, export: Export) -> u64 {
-        self.0[export as usize].load(Ordering::Relaxed)
+        self.calls[export as usize].load(Ordering::Relaxed)
+    }
+
+    /// Instances made for calls since load, those every load makes included.
+    pub fn instances(&self) -> u64 {
+        self.instances.load(Ordering::Relaxed)
     }
 
     /// `provide 12, call-tool 4`: the exports called since load, leaving out those every
@@ -44,6 +58,8 @@ mod tests {
         counts.count(Export::Provide);
         counts.count(Export::Provide);
         counts.count(Export::PostToolUse);
+        counts.count_instance();
+        assert_eq!(counts.instances(), 1);
         assert_eq!(counts.get(Export::Provide), 2);
         assert_eq!(counts.get(Export::PreToolUse), 0);
         assert_eq!(counts.summary(), "provide 2, post-tool-use 1");

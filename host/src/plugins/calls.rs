@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use wasmtime::Store;
-use wasmtime::component::Func;
+use wasmtime::component::{Func, Instance};
 
 use super::error::PluginError;
 use super::export::Export;
@@ -15,8 +15,9 @@ use super::outputs::{Checked, StatusText, ViewWidgets};
 use super::reuse::ProvideMemo;
 use super::schema::{CompiledSchema, schema_problem};
 use super::types::{
-    CallContext, CompactorSpec, Configured, Contribution, Manifest, PluginCompaction, PostToolOutcome,
-    PreCompactOutcome, PreToolOutcome, PromptOutcome, StopOutcome, ToolCall, ToolResult, ToolUse,
+    CallContext, Capabilities, CompactorSpec, Configured, Contribution, Manifest, PluginCompaction,
+    PostToolOutcome, PreCompactOutcome, PreToolOutcome, PromptOutcome, StopOutcome, ToolCall, ToolResult,
+    ToolUse,
 };
 use crate::compaction::{Budget, Done, Viewed};
 use crate::events::Widget;
@@ -31,6 +32,27 @@ use crate::state::StateBag;
 pub struct CallOutput<R> {
     pub value: R,
     pub events: Vec<EmittedEvent>,
+    /// The plugin's view as the call left its state, asked in the call's own instance: set
+    /// when the call moved the plugin's state and the plugin shows a view (tool calls and
+    /// `provide`), so the session need not instantiate the plugin again to ask it.
+    pub view: Option<FreshView>,
+}
+
+/// A view asked right after a call that moved its plugin's state (see [`CallOutput::view`]).
+#[derive(Debug)]
+pub struct FreshView {
+    pub load_id: u64,
+    /// The revision of each namespace the plugin may read, as the view was asked (in
+    /// [`LoadedPlugin::namespaces_read`]'s order).
+    pub revisions: Vec<u64>,
+    pub widgets: Result<Vec<Widget>, PluginError>,
+}
+
+/// The instance a call that committed writes left, with its store: where the plugin's view
+/// is asked next (see [`LoadedPlugin::view_after`]).
+pub(super) struct Warm {
+    store: Store<CallState>,
+    instance: Instance,
 }
 
 impl LoadedPlugin {
@@ -44,24 +66,26 @@ impl LoadedPlugin {
         memo: &ProvideMemo,
     ) -> Result<CallOutput<Arc<Contribution>>, PluginError> {
         if let Some(value) = memo.reuse(self.load_id, &self.shared, bag) {
-            return Ok(CallOutput { value, events: Vec::new() });
+            return Ok(CallOutput { value, events: Vec::new(), view: None });
         }
         let (linked, powers) = (&self.linked, &self.powers);
-        let (CallOutput { value, events }, reads) = linked
+        let (settled, warm) = linked
             .bounded(powers, async |deadline| {
-                let (mut store, func) =
+                let (mut store, func, instance) =
                     linked.instantiate(powers, bag, Export::Provide, Some(ctx), deadline).await?;
                 store.data_mut().reads = Some(Vec::new());
                 let result = linked.guest.provide(&mut store, func, ctx, &self.config).await;
-                let (output, reads) = linked.settle(powers, store, result, bag)?;
-                let output = checked(powers, output)?;
-                self.check_schemas(&output.value)?;
-                Ok((output, reads))
+                let mut settled = linked.settle(powers, &mut store, result, bag)?;
+                settled.output = checked(powers, settled.output)?;
+                self.check_schemas(&settled.output.value)?;
+                let warm = settled.wrote.then_some(Warm { store, instance });
+                Ok((settled, warm))
             })
             .await?;
+        let CallOutput { value, events, .. } = settled.output;
         let value = Arc::new(value);
-        memo.keep(self.load_id, &self.shared, reads.map(|reads| (reads, value.clone())));
-        Ok(CallOutput { value, events })
+        memo.keep(self.load_id, &self.shared, settled.reads.map(|reads| (reads, value.clone())));
+        Ok(self.view_after(CallOutput { value, events, view: None }, warm, ctx, bag).await)
     }
 
     pub async fn call_tool(
@@ -73,7 +97,31 @@ impl LoadedPlugin {
         let call = async |store: &mut Store<CallState>, func| {
             self.linked.guest.call_tool(store, func, ctx, &self.config, call).await
         };
-        self.linked.invoke(&self.powers, bag, Export::CallTool, Some(ctx), call).await
+        let (output, warm) =
+            self.linked.invoke_warm(&self.powers, bag, Export::CallTool, Some(ctx), call).await?;
+        Ok(self.view_after(output, warm, ctx, bag).await)
+    }
+
+    /// `output`, with the plugin's view asked in the instance its call left when that call
+    /// moved the plugin's state and the plugin shows a view: the view the session would ask
+    /// next, without instantiating the plugin again. Its failure is the view's, never the
+    /// call's.
+    async fn view_after<R>(
+        &self,
+        mut output: CallOutput<R>,
+        warm: Option<Warm>,
+        ctx: &CallContext,
+        bag: &StateBag,
+    ) -> CallOutput<R> {
+        let Some(warm) = warm.filter(|_| self.implements(Capabilities::VIEW)) else {
+            return output;
+        };
+        // Taken before the view reads: a write that lands meanwhile leaves it stale, never fresh.
+        let revisions = self.revisions_read(bag).collect();
+        let ctx = CallContext { session_id: ctx.session_id.clone(), ..CallContext::default() };
+        let widgets = self.linked.view_in(&self.powers, warm, &ctx, &self.config, bag).await;
+        output.view = Some(FreshView { load_id: self.load_id, revisions, widgets });
+        output
     }
 
     pub async fn session_start(
@@ -254,7 +302,8 @@ impl Linked {
         config: &str,
     ) -> Result<(CallOutput<Result<Configured, String>>, Declarations), PluginError> {
         self.bounded(powers, async |deadline| {
-            let (mut store, func) = self.instantiate(powers, bag, Export::Configure, None, deadline).await?;
+            let (mut store, func, _) =
+                self.instantiate(powers, bag, Export::Configure, None, deadline).await?;
             store.data_mut().declarations = Some(Declarations::default());
             let result = self.guest.configure(&mut store, func, config).await;
             let declared = store.data_mut().declarations.take().unwrap_or_default();
@@ -298,10 +347,45 @@ impl Linked {
         ctx: Option<&CallContext>,
         call: impl AsyncFnOnce(&mut Store<CallState>, Func) -> wasmtime::Result<R>,
     ) -> Result<CallOutput<R>, PluginError> {
+        Ok(self.invoke_warm(powers, bag, export, ctx, call).await?.0)
+    }
+
+    /// [`Self::invoke`], also handing back the instance when the call committed writes.
+    async fn invoke_warm<R: Checked>(
+        &self,
+        powers: &Powers,
+        bag: &StateBag,
+        export: Export,
+        ctx: Option<&CallContext>,
+        call: impl AsyncFnOnce(&mut Store<CallState>, Func) -> wasmtime::Result<R>,
+    ) -> Result<(CallOutput<R>, Option<Warm>), PluginError> {
         self.bounded(powers, async |deadline| {
-            let (mut store, func) = self.instantiate(powers, bag, export, ctx, deadline).await?;
+            let (mut store, func, instance) = self.instantiate(powers, bag, export, ctx, deadline).await?;
             let result = call(&mut store, func).await;
-            checked(powers, self.finish(powers, store, result, bag)?)
+            let settled = self.settle(powers, &mut store, result, bag)?;
+            let warm = settled.wrote.then_some(Warm { store, instance });
+            Ok((checked(powers, settled.output)?, warm))
+        })
+        .await
+    }
+
+    /// `view` in the instance `warm` a call left, under a deadline of its own.
+    async fn view_in(
+        &self,
+        powers: &Powers,
+        warm: Warm,
+        ctx: &CallContext,
+        config: &str,
+        bag: &StateBag,
+    ) -> Result<Vec<Widget>, PluginError> {
+        self.bounded(powers, async |deadline| {
+            let Warm { mut store, instance } = warm;
+            CallState::arm_again(&mut store, deadline);
+            store.data_mut().model = powers.model.map(|budget| ModelGrant { budget, service: None });
+            self.calls.count(Export::View);
+            let func = self.func(&mut store, &instance, Export::View)?;
+            let result = self.guest.view(&mut store, func, ctx, config).await.map(ViewWidgets);
+            Ok(checked(powers, self.finish(powers, store, result, bag)?)?.value.0)
         })
         .await
     }
@@ -332,7 +416,7 @@ impl Linked {
         export: Export,
         ctx: Option<&CallContext>,
         deadline: Deadline,
-    ) -> Result<(Store<CallState>, Func), PluginFailure> {
+    ) -> Result<(Store<CallState>, Func, Instance), PluginFailure> {
         let mut store = self.fresh_store(powers, bag, export, deadline);
         store.data_mut().model = powers.model.map(|budget| ModelGrant {
             budget,
@@ -344,13 +428,22 @@ impl Linked {
             .instantiate_async(&mut store)
             .await
             .map_err(|error| PluginFailure::Instantiate { detail: format!("{error:#}") })?;
-        let func =
-            self.exports.get(export).and_then(|index| instance.get_func(&mut store, index)).ok_or_else(
-                || PluginFailure::Malformed {
-                    detail: format!("the component has no `{}` export", export.wit_name()),
-                },
-            )?;
-        Ok((store, func))
+        let func = self.func(&mut store, &instance, export)?;
+        Ok((store, func, instance))
+    }
+
+    /// `export` of `instance`.
+    fn func(
+        &self,
+        store: &mut Store<CallState>,
+        instance: &Instance,
+        export: Export,
+    ) -> Result<Func, PluginFailure> {
+        self.exports.get(export).and_then(|index| instance.get_func(&mut *store, index)).ok_or_else(|| {
+            PluginFailure::Malformed {
+                detail: format!("the component has no `{}` export", export.wit_name()),
+            }
+        })
     }
 
     /// A fresh store for one call of `export`: its state and limits (its WASI context is
@@ -363,6 +456,7 @@ impl Linked {
         deadline: Deadline,
     ) -> Store<CallState> {
         self.calls.count(export);
+        self.calls.count_instance();
         CallState::new(
             powers.caller.clone(),
             bag.clone(),
@@ -380,30 +474,40 @@ impl Linked {
     fn finish<R: Checked>(
         &self,
         powers: &Powers,
-        store: Store<CallState>,
+        mut store: Store<CallState>,
         result: wasmtime::Result<R>,
         bag: &StateBag,
     ) -> Result<CallOutput<R>, PluginFailure> {
-        self.settle(powers, store, result, bag).map(|(output, _)| output)
+        self.settle(powers, &mut store, result, bag).map(|settled| settled.output)
     }
 
-    /// [`Self::finish`], also handing back what the call read when it declared its result
-    /// reusable (see [`CallState::take_reuse`]).
+    /// [`Self::finish`], leaving the store: what the call read when it declared its result
+    /// reusable (see [`CallState::take_reuse`]), and whether it committed writes.
     fn settle<R: Checked>(
         &self,
         powers: &Powers,
-        store: Store<CallState>,
+        store: &mut Store<CallState>,
         result: wasmtime::Result<R>,
         bag: &StateBag,
-    ) -> Result<(CallOutput<R>, Option<Vec<StateRead>>), PluginFailure> {
+    ) -> Result<Settled<R>, PluginFailure> {
         let value = PluginFailure::classify(store.data(), result)?;
-        let mut state = store.into_data();
+        let state = store.data_mut();
         let reads = state.take_reuse();
+        let writes = std::mem::take(&mut state.writes);
+        let wrote = value.commits() && !writes.is_empty();
         if value.commits() {
-            bag.apply(&powers.caller.name, state.writes);
+            bag.apply(&powers.caller.name, writes);
         }
-        Ok((CallOutput { value, events: state.events }, reads))
+        let output = CallOutput { value, events: std::mem::take(&mut state.events), view: None };
+        Ok(Settled { output, reads, wrote })
     }
+}
+
+/// A call ended: see [`Linked::settle`].
+struct Settled<R> {
+    output: CallOutput<R>,
+    reads: Option<Vec<StateRead>>,
+    wrote: bool,
 }
 
 /// Caps and checks what a call returned; see [`Checked`].

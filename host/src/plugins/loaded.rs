@@ -256,6 +256,12 @@ impl LoadedPlugin {
         std::iter::once(self.name()).chain(self.powers.read_grants.iter().map(String::as_str))
     }
 
+    /// The revision in `bag` of each namespace it may read, in [`Self::namespaces_read`]'s
+    /// order: what a view it showed was read from.
+    pub fn revisions_read<'a>(&'a self, bag: &'a StateBag) -> impl Iterator<Item = u64> + 'a {
+        self.namespaces_read().map(|namespace| bag.revision(namespace))
+    }
+
     pub fn implements(&self, capability: Capabilities) -> bool {
         self.capabilities.contains(capability)
     }

@@ -60,7 +60,7 @@ pub mod types;
 
 pub use crate::runtime::PluginFailure;
 pub use call_counts::CallCounts;
-pub use calls::CallOutput;
+pub use calls::{CallOutput, FreshView};
 pub use declared_tools::DeclaredTool;
 pub use error::{LoadError, PluginError};
 pub use export::Export;

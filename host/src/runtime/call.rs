@@ -175,6 +175,22 @@ impl CallState {
         store
     }
 
+    /// Arms `store` again for a second call in the instance the first one left: a fresh
+    /// `deadline` (epoch ticks and host waits alike) and fresh per-call caps, nothing
+    /// recorded, no writes or events pending (the first call's were taken when it settled).
+    pub fn arm_again(store: &mut wasmtime::Store<CallState>, deadline: Deadline) {
+        let ticks = deadline.ticks();
+        let state = store.data_mut();
+        state.caps = CallCaps::new(*state.caps.limits());
+        state.deadline = deadline;
+        state.reads = None;
+        state.reusable = false;
+        state.declarations = None;
+        state.writes.clear();
+        state.events.clear();
+        store.set_epoch_deadline(ticks);
+    }
+
     /// The guest's stderr so far, trimmed: a panic message, usually.
     pub(crate) fn stderr_text(&self) -> String {
         String::from_utf8_lossy(&self.stderr.contents()).trim().to_owned()

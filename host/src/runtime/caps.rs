@@ -86,6 +86,10 @@ impl CallCaps {
         Self { limits, log_bytes: 0, state: None, hit: None }
     }
 
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
     pub fn hit(&self) -> Option<&OverCap> {
         self.hit.as_ref()
     }
