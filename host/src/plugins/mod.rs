@@ -26,7 +26,10 @@
 //!   ([`types`]). A trap, a timeout, a memory-limit hit, a panic (its message is read from
 //!   the guest's stderr) or a malformed return becomes a [`PluginError`] for that call
 //!   alone, naming the plugin and its version; the overlay of that call is discarded, so a
-//!   failed call never leaves half its writes in the bag.
+//!   failed call never leaves half its writes in the bag. A tool call or `provide` that
+//!   moved the state of a plugin that shows a view asks the view in its own instance
+//!   afterwards ([`FreshView`]): the view the session would ask next, without a second
+//!   instantiation.
 //! - **Fewer calls.** A `pre-tool-use` or `post-tool-use` hook is called only for the tool
 //!   calls its filter lets through; [`CallCounts`] records the calls each export really got.
 //! - **Reuse.** `provide` runs before every model call. A plugin whose contribution depends

@@ -20,7 +20,9 @@
 //!   allocator (its cost is in BENCHMARKS.md). The store is dropped when the call returns
 //!   and its pool slot is reset to the component's initial image (the touched pages
 //!   restored in place), so no plugin memory outlives a call and sessions are isolated by
-//!   construction.
+//!   construction. The one second call a store may carry is a plugin's read-only `view`
+//!   right after its own call in the same session moved its state
+//!   ([`CallState::arm_again`] gives it a deadline and caps of its own).
 //! - **Limits.** Each call runs under an epoch deadline (`timeout_ms`) and a memory cap
 //!   (`memory_mb`, enforced by a resource limiter that records the hit, so the error can say
 //!   "memory limit" rather than a bare `unreachable`). What a call hands the host (state,
