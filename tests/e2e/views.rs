@@ -348,3 +348,27 @@ async fn the_console_draws_a_checklist_and_a_choice_for_any_plugin() {
     let second = lines.iter().position(|line| line.ends_with("  ◐ Doing second")).unwrap();
     assert!(second < picked, "drawn as they changed:\n{stdout}");
 }
+
+#[tokio::test]
+async fn a_reload_shows_a_served_idle_session_the_view_it_changed_at_once() {
+    let model = FakeModel::start().await;
+    let config = |heading: &str| format!("[plugin.config]\nheading = \"{heading}\"\n");
+    let server = crate::support::serve::serve(&model, &plugin_block("viewer", &config("First")), "").await;
+    let session = server.new_session("alice").await;
+    let (_, detail) = server.get("alice", &format!("/v1/sessions/{session}")).await;
+    assert_eq!(detail["views"][0]["widgets"][0]["label"], "First", "{detail}");
+    let last = detail["last_event_id"].as_str().expect("the views' event").to_owned();
+
+    let file = server.dir.path().join("config.toml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace(&config("First"), &config("Second"))).unwrap();
+    let (status, body) = server.post("root", "/v1/reload", json!({})).await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{body}");
+
+    // No turn, no request to the session: its stream hears of the reload by itself.
+    let events =
+        server.events_after("alice", &session, Some(&last), |event| event["type"] == "view_changed").await;
+    let (_, changed) = events.last().unwrap();
+    assert_eq!(changed["plugin"], "viewer");
+    assert_eq!(changed["widgets"][0]["label"], "Second", "{changed}");
+}

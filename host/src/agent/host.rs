@@ -27,6 +27,9 @@ pub struct Host {
     last_reload: Mutex<ReloadStatus>,
     /// Reloads run one at a time, so two saves in a row cannot race each other's swap.
     reloading: tokio::sync::Mutex<()>,
+    /// Counts the reloads that swapped a new set in, for front ends that keep sessions open
+    /// while nothing else would tell them (see [`Host::reloads`]).
+    reloaded: tokio::sync::watch::Sender<u64>,
 }
 
 /// When the plugin set last changed, and the last reload error (until a reload succeeds).
@@ -72,6 +75,7 @@ impl Host {
             budget,
             last_reload: Mutex::new(ReloadStatus { at: SystemTime::now(), error: None }),
             reloading: tokio::sync::Mutex::new(()),
+            reloaded: tokio::sync::watch::Sender::new(0),
         })
     }
 
@@ -112,6 +116,13 @@ impl Host {
         self.current.read().unwrap_or_else(|p| p.into_inner()).mcp.clone()
     }
 
+    /// Changes each time a reload swaps a new set in, however it was started (the file
+    /// watcher, `/reload`, `POST /v1/reload`): what tells a front end with idle sessions open
+    /// to refresh their views.
+    pub fn reloads(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.reloaded.subscribe()
+    }
+
     pub fn reload_status(&self) -> ReloadStatus {
         self.last_reload.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
@@ -147,6 +158,7 @@ impl Host {
                 *self.current.write().unwrap_or_else(|p| p.into_inner()) =
                     Snapshot { config: Arc::new(config), plugins: Arc::new(set), mcp: Arc::new(mcp.set) };
                 *status = ReloadStatus { at: SystemTime::now(), error: None };
+                self.reloaded.send_modify(|count| *count += 1);
                 Ok(())
             }
             Err(error) => {

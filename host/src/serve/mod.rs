@@ -95,6 +95,7 @@ pub async fn run(
             }
         })
     };
+    let reloads = tokio::spawn(views::follow_reloads(app.clone()));
     let shutdown = app.shutdown.clone();
     tokio::spawn(async move {
         wait_for_signal().await;
@@ -106,6 +107,7 @@ pub async fn run(
     // Turns run in tasks of their own: each gets the grace period to reach its end and
     // commit; one still running after it is stopped, keeping every step it committed.
     sweeper.abort();
+    reloads.abort();
     let turns = app.running_turns();
     let stragglers: Vec<_> = turns.iter().map(|turn| turn.abort_handle()).collect();
     if tokio::time::timeout(grace, futures_util::future::join_all(turns)).await.is_err() {

@@ -206,6 +206,11 @@ impl App {
     }
 
     /// Counts a turn of `principal` while the returned guard lives; `None` past the cap.
+    /// The sessions open now.
+    pub fn open_sessions(&self) -> Vec<Arc<Open>> {
+        self.lock_open().values().cloned().collect()
+    }
+
     pub fn start_turn(self: &Arc<Self>, principal: &str) -> Option<TurnSlot> {
         let mut turns = self.turns_by_principal.lock().unwrap_or_else(|p| p.into_inner());
         let running = turns.entry(principal.to_owned()).or_default();

@@ -20,6 +20,21 @@ pub async fn refresh(app: &App, open: &Open, session: &mut LiveSession) {
     app.host.refresh_views(session, &*open.hub).await;
 }
 
+/// Refreshes the views of every session the server has open after each reload that
+/// swapped a new set in, so a stream following an idle session sees what the reload
+/// changed at once. A session a turn holds is left to that turn, which refreshes on the new
+/// set at its next step.
+pub async fn follow_reloads(app: Arc<App>) {
+    let mut reloads = app.host.reloads();
+    while reloads.changed().await.is_ok() {
+        for open in app.open_sessions() {
+            if let Ok(mut session) = open.handle.try_lock() {
+                refresh(&app, &open, &mut session).await;
+            }
+        }
+    }
+}
+
 /// The session's views and the id of the last event they include. Refreshed first when no
 /// turn holds the session; while one does, as its events left them.
 pub async fn of_session(app: &App, open: &Open) -> (Vec<PluginView>, Option<String>) {
