@@ -203,6 +203,24 @@ async fn a_view_that_fails_in_the_tools_instance_fails_the_view_alone() {
 }
 
 #[tokio::test]
+async fn what_a_session_start_hook_changed_is_shown_before_the_first_model_call() {
+    let model = FakeModel::start().await;
+    model.push(Reply::text("ok"));
+    let dir = deployment(&model, &plugin_block("viewer", "[plugin.config]\nnote_start = true\n"));
+
+    let events = json_run(dir.path(), None, "hello").await;
+    let opened = position(&events, 0, "view_changed", |_| true);
+    assert_eq!(events[opened]["widgets"].as_array().unwrap().len(), 3, "before the hook: {events:#?}");
+    let started = position(&events, opened + 1, "view_changed", |_| true);
+    let request = position(&events, 0, "model_request", |_| true);
+    assert!(started < request, "{events:#?}");
+    assert_eq!(
+        events[started]["widgets"][3],
+        json!({"widget": "text", "id": "started", "label": "Started", "markdown": "Session started"})
+    );
+}
+
+#[tokio::test]
 async fn what_a_prompt_hook_changed_is_shown_before_the_first_model_call() {
     let model = FakeModel::start().await;
     model.push(Reply::text("ok"));

@@ -5,13 +5,15 @@
 //! State (its own namespace): `entries`, the titles `viewer_add` added, in order; `pick`, the
 //! value `/pick VALUE` chose; `tally`, a counter `viewer_tally` bumps that the view does not
 //! show (a change of state that changes nothing shown); `prompt`, the last prompt, kept by the
-//! `user-prompt-submit` hook when `note_prompt = true`. `viewer_peek` reads and writes nothing.
+//! `user-prompt-submit` hook when `note_prompt = true`; `started`, set by the `session-start`
+//! hook when `note_start = true`. `viewer_peek` reads and writes nothing.
 //!
 //! The view: a checklist of the entries (the last one in progress, the others completed), a
 //! choice `pick` between `alpha` and `beta` moved by `/pick`, and a text saying how many
-//! entries there are, then the last prompt when one was kept. Config: `heading`, the
-//! checklist's label (`Plan` when not given); `fail_view = true` makes `view` panic;
-//! `note_prompt = true` keeps each prompt.
+//! entries there are, then the last prompt when one was kept, then `Session started` when the
+//! hook noted it. Config: `heading`, the checklist's label (`Plan` when not given);
+//! `fail_view = true` makes `view` panic; `note_prompt = true` keeps each prompt;
+//! `note_start = true` notes the session's start.
 
 use agent_host_sdk::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -25,6 +27,8 @@ pub struct Config {
     fail_view: bool,
     /// The `user-prompt-submit` hook keeps each prompt, which the view shows.
     note_prompt: bool,
+    /// The `session-start` hook notes the start, which the view shows.
+    note_start: bool,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -54,6 +58,7 @@ pub fn plugin() -> Plugin<Config> {
         .tool(Tool::new(TALLY, "Bumps a counter nothing shows.", tally).mutating())
         .command(Command::new(PICK, PICK_USAGE, "Picks alpha or beta", pick))
         .on_user_prompt(note_prompt)
+        .on_session_start(note_start)
         .view(view)
 }
 
@@ -91,6 +96,15 @@ fn note_prompt(ctx: &Context<Config>, prompt: &str) -> PromptOutcome {
     PromptOutcome { block: None, context: None }
 }
 
+fn note_start(ctx: &Context<Config>) -> Option<String> {
+    if ctx.config.note_start
+        && let Err(error) = state::set("started", &true)
+    {
+        log::error(&error);
+    }
+    None
+}
+
 fn view(ctx: &Context<Config>) -> Vec<Widget> {
     assert!(!ctx.config.fail_view, "fail_view is set, so the view panics");
     let entries = entries().unwrap_or_default();
@@ -113,6 +127,9 @@ fn view(ctx: &Context<Config>) -> Vec<Widget> {
     let mut widgets = vec![checklist.into(), choice.into(), count.into()];
     if let Ok(Some(prompt)) = state::get::<String>("prompt") {
         widgets.push(Text::new("prompt", "Last prompt", &prompt).into());
+    }
+    if let Ok(Some(true)) = state::get::<bool>("started") {
+        widgets.push(Text::new("started", "Started", "Session started").into());
     }
     widgets
 }
