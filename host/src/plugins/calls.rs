@@ -11,16 +11,15 @@ use wasmtime::component::{Func, Instance};
 use super::error::PluginError;
 use super::export::Export;
 use super::loaded::{Linked, LoadedPlugin, Powers};
-use super::outputs::{Checked, StatusText, ViewWidgets};
+use super::outputs::{Checked, StatusText};
 use super::reuse::ProvideMemo;
 use super::schema::{CompiledSchema, schema_problem};
 use super::types::{
-    CallContext, Capabilities, CompactorSpec, Configured, Contribution, Manifest, PluginCompaction,
-    PostToolOutcome, PreCompactOutcome, PreToolOutcome, PromptOutcome, StopOutcome, ToolCall, ToolResult,
-    ToolUse,
+    CallContext, CompactorSpec, Configured, Contribution, Manifest, PluginCompaction, PostToolOutcome,
+    PreCompactOutcome, PreToolOutcome, PromptOutcome, StopOutcome, ToolCall, ToolResult, ToolUse,
 };
+use super::viewing::{FreshView, Warm};
 use crate::compaction::{Budget, Done, Viewed};
-use crate::events::Widget;
 use crate::runtime::PluginFailure;
 use crate::runtime::host_api::ModelGrant;
 use crate::runtime::{CallState, Deadline, Declarations, EmittedEvent, StateRead};
@@ -36,23 +35,6 @@ pub struct CallOutput<R> {
     /// when the call moved the plugin's state and the plugin shows a view (tool calls and
     /// `provide`), so the session need not instantiate the plugin again to ask it.
     pub view: Option<FreshView>,
-}
-
-/// A view asked right after a call that moved its plugin's state (see [`CallOutput::view`]).
-#[derive(Debug)]
-pub struct FreshView {
-    pub load_id: u64,
-    /// The revision of each namespace the plugin may read, as the view was asked (in
-    /// [`LoadedPlugin::namespaces_read`]'s order).
-    pub revisions: Vec<u64>,
-    pub widgets: Result<Vec<Widget>, PluginError>,
-}
-
-/// The instance a call that committed writes left, with its store: where the plugin's view
-/// is asked next (see [`LoadedPlugin::view_after`]).
-pub(super) struct Warm {
-    store: Store<CallState>,
-    instance: Instance,
 }
 
 impl LoadedPlugin {
@@ -100,28 +82,6 @@ impl LoadedPlugin {
         let (output, warm) =
             self.linked.invoke_warm(&self.powers, bag, Export::CallTool, Some(ctx), call).await?;
         Ok(self.view_after(output, warm, ctx, bag).await)
-    }
-
-    /// `output`, with the plugin's view asked in the instance its call left when that call
-    /// moved the plugin's state and the plugin shows a view: the view the session would ask
-    /// next, without instantiating the plugin again. Its failure is the view's, never the
-    /// call's.
-    async fn view_after<R>(
-        &self,
-        mut output: CallOutput<R>,
-        warm: Option<Warm>,
-        ctx: &CallContext,
-        bag: &StateBag,
-    ) -> CallOutput<R> {
-        let Some(warm) = warm.filter(|_| self.implements(Capabilities::VIEW)) else {
-            return output;
-        };
-        // Taken before the view reads: a write that lands meanwhile leaves it stale, never fresh.
-        let revisions = self.revisions_read(bag).collect();
-        let ctx = CallContext { session_id: ctx.session_id.clone(), ..CallContext::default() };
-        let widgets = self.linked.view_in(&self.powers, warm, &ctx, &self.config, bag).await;
-        output.view = Some(FreshView { load_id: self.load_id, revisions, widgets });
-        output
     }
 
     pub async fn session_start(
@@ -247,15 +207,6 @@ impl LoadedPlugin {
         Ok(self.linked.invoke(&self.powers, bag, Export::Status, None, call).await?.value.0)
     }
 
-    /// `view` (contract 0.2.4): what front ends show of the plugin now. Like `status`, its
-    /// state writes and events are discarded: asking what a plugin shows changes nothing.
-    pub async fn view(&self, ctx: &CallContext, bag: &StateBag) -> Result<Vec<Widget>, PluginError> {
-        let call = async |store: &mut Store<CallState>, func| {
-            self.linked.guest.view(store, func, ctx, &self.config).await.map(ViewWidgets)
-        };
-        Ok(self.linked.invoke(&self.powers, bag, Export::View, None, call).await?.value.0)
-    }
-
     /// Checks that every tool schema `contribution` offers is a JSON object, and compiles
     /// it. A plugin offers the same few schemas on every `provide`, so each text is checked
     /// and compiled once and then only recognised.
@@ -324,18 +275,6 @@ impl Linked {
         self.invoke(powers, bag, Export::CompactorSpec, None, call).await
     }
 
-    /// The `viewer` interface's `shows` under the configuration `configure` returned.
-    pub(super) async fn viewer_shows(
-        &self,
-        powers: &Powers,
-        bag: &StateBag,
-        config: &str,
-    ) -> Result<bool, PluginError> {
-        let call =
-            async |store: &mut Store<CallState>, func| self.guest.viewer_shows(store, func, config).await;
-        Ok(self.invoke(powers, bag, Export::ViewerShows, None, call).await?.value)
-    }
-
     /// One call of `export` with nothing around it: instantiated on a fresh store, `call`
     /// made under the call's deadline, its failure classified or its effects kept, and what
     /// it returned checked.
@@ -351,7 +290,7 @@ impl Linked {
     }
 
     /// [`Self::invoke`], also handing back the instance when the call committed writes.
-    async fn invoke_warm<R: Checked>(
+    pub(super) async fn invoke_warm<R: Checked>(
         &self,
         powers: &Powers,
         bag: &StateBag,
@@ -369,33 +308,12 @@ impl Linked {
         .await
     }
 
-    /// `view` in the instance `warm` a call left, under a deadline of its own.
-    async fn view_in(
-        &self,
-        powers: &Powers,
-        warm: Warm,
-        ctx: &CallContext,
-        config: &str,
-        bag: &StateBag,
-    ) -> Result<Vec<Widget>, PluginError> {
-        self.bounded(powers, async |deadline| {
-            let Warm { mut store, instance } = warm;
-            CallState::arm_again(&mut store, deadline);
-            store.data_mut().model = powers.model.map(|budget| ModelGrant { budget, service: None });
-            self.calls.count(Export::View);
-            let func = self.func(&mut store, &instance, Export::View)?;
-            let result = self.guest.view(&mut store, func, ctx, config).await.map(ViewWidgets);
-            Ok(checked(powers, self.finish(powers, store, result, bag)?)?.value.0)
-        })
-        .await
-    }
-
     /// Runs one whole call under the plugin's deadline: instantiating it, the export, and
     /// every host import it waits in. The epoch deadline stops guest code only; this stops a
     /// call waiting in the host (a process, a sleep, a read). At the deadline the call's
     /// future is dropped, and its store with it: none of its writes or events are kept.
     /// Whatever failed, the error names the plugin here.
-    async fn bounded<T>(
+    pub(super) async fn bounded<T>(
         &self,
         powers: &Powers,
         call: impl AsyncFnOnce(Deadline) -> Result<T, PluginFailure>,
@@ -433,7 +351,7 @@ impl Linked {
     }
 
     /// `export` of `instance`.
-    fn func(
+    pub(super) fn func(
         &self,
         store: &mut Store<CallState>,
         instance: &Instance,
@@ -471,7 +389,7 @@ impl Linked {
 
     /// Ends a call: classifies a failure, or applies the state writes (only if the value
     /// says the call succeeded, see [`Checked::commits`]) and hands back the events.
-    fn finish<R: Checked>(
+    pub(super) fn finish<R: Checked>(
         &self,
         powers: &Powers,
         mut store: Store<CallState>,
@@ -511,7 +429,10 @@ struct Settled<R> {
 }
 
 /// Caps and checks what a call returned; see [`Checked`].
-fn checked<R: Checked>(powers: &Powers, mut output: CallOutput<R>) -> Result<CallOutput<R>, PluginFailure> {
+pub(super) fn checked<R: Checked>(
+    powers: &Powers,
+    mut output: CallOutput<R>,
+) -> Result<CallOutput<R>, PluginFailure> {
     let max_bytes = powers.limits.max_output_kb as usize * 1024;
     output.value.check(max_bytes).map_err(|detail| PluginFailure::Malformed { detail })?;
     Ok(output)

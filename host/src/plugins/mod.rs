@@ -60,10 +60,11 @@ mod reuse;
 mod schema;
 mod source;
 pub mod types;
+mod viewing;
 
 pub use crate::runtime::PluginFailure;
 pub use call_counts::CallCounts;
-pub use calls::{CallOutput, FreshView};
+pub use calls::CallOutput;
 pub use declared_tools::DeclaredTool;
 pub use error::{LoadError, PluginError};
 pub use export::Export;
@@ -79,6 +80,7 @@ pub use types::{
     PreCompactOutcome, PreToolOutcome, PromptOutcome, Requirement, Role, StopOutcome, ToolCall, ToolResult,
     ToolSpec, ToolUse,
 };
+pub use viewing::FreshView;
 
 /// The sandbox's engine with every contract line's imports linked.
 pub fn engine() -> anyhow::Result<crate::runtime::SandboxEngine> {
