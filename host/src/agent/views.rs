@@ -95,9 +95,7 @@ impl Views {
                         Some(previous) => previous.view != view,
                         None => !view.widgets.is_empty() || view.error.is_some(),
                     };
-                    if changed {
-                        sink.emit(&Event::ViewChanged { view: view.clone() });
-                    }
+                    let view = if changed { sent(view, sink) } else { view };
                     kept.push(Kept { load_id: plugin.load_id(), revisions, view });
                 }
             }
@@ -119,11 +117,8 @@ impl Views {
             return;
         };
         let view = shown(plugin, fresh.widgets);
-        if kept.view != view {
-            sink.emit(&Event::ViewChanged { view: view.clone() });
-        }
+        kept.view = if kept.view != view { sent(view, sink) } else { view };
         kept.revisions = fresh.revisions;
-        kept.view = view;
     }
 
     fn take(&mut self, plugin: &str) -> Option<Kept> {
@@ -155,6 +150,17 @@ fn shown(plugin: &LoadedPlugin, widgets: Result<Vec<Widget>, PluginError>) -> Pl
                 error: Some(error.to_string()),
             }
         }
+    }
+}
+
+/// Sends `view` on `view_changed` and hands it back to be kept: the event holds it only
+/// while it goes out, so it is never copied.
+fn sent(view: PluginView, sink: &dyn EventSink) -> PluginView {
+    let event = Event::ViewChanged { view };
+    sink.emit(&event);
+    match event {
+        Event::ViewChanged { view } => view,
+        _ => unreachable!("the event was made a view_changed above"),
     }
 }
 

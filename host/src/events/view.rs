@@ -113,6 +113,31 @@ impl Widget {
             Self::Checklist { id, .. } | Self::Choice { id, .. } | Self::Text { id, .. } => id,
         }
     }
+
+    /// The bytes of every text the widget carries: what a plugin's output cap counts.
+    pub fn text_bytes(&self) -> usize {
+        let optional = |text: &Option<String>| text.as_ref().map_or(0, String::len);
+        match self {
+            Self::Checklist { id, label, entries } => {
+                let entry = |entry: &ChecklistEntry| {
+                    entry.title.len() + optional(&entry.active_form) + optional(&entry.detail)
+                };
+                id.len() + label.len() + entries.iter().map(entry).sum::<usize>()
+            }
+            Self::Choice { id, label, current, options, command, category } => {
+                let option = |option: &ChoiceOption| {
+                    option.value.len() + option.label.len() + optional(&option.description)
+                };
+                id.len()
+                    + label.len()
+                    + optional(current)
+                    + options.iter().map(option).sum::<usize>()
+                    + optional(command)
+                    + optional(category)
+            }
+            Self::Text { id, label, markdown } => id.len() + label.len() + markdown.len(),
+        }
+    }
 }
 
 impl PluginView {
@@ -182,5 +207,32 @@ mod tests {
             serde_json::to_value(entry).unwrap(),
             serde_json::json!({"title": "Write the tests", "state": "in_progress", "active_form": "Writing the tests"})
         );
+    }
+
+    #[test]
+    fn a_widgets_text_bytes_are_every_text_it_carries() {
+        // "stage" 5 + "Stage" 5 + current "triage" 6 + options 6+6 and 3+3.
+        assert_eq!(stages(None).widgets[0].text_bytes(), 34);
+        // The same with the command "/stage" (6) and a category "mode" (4).
+        let Widget::Choice { id, label, current, options, .. } = stages(None).widgets[0].clone() else {
+            unreachable!()
+        };
+        let commanded = Widget::Choice {
+            id,
+            label,
+            current,
+            options,
+            command: Some("/stage".into()),
+            category: Some("mode".into()),
+        };
+        assert_eq!(commanded.text_bytes(), 44);
+        let entry = ChecklistEntry {
+            title: "Write".into(),
+            state: EntryState::Pending,
+            active_form: Some("Writing".into()),
+            detail: Some("x".into()),
+        };
+        let list = Widget::Checklist { id: "l".into(), label: "Plan".into(), entries: vec![entry] };
+        assert_eq!(list.text_bytes(), 1 + 4 + 5 + 7 + 1);
     }
 }

@@ -179,13 +179,18 @@ pub(super) struct ViewWidgets(pub Vec<Widget>);
 
 impl Checked for ViewWidgets {
     fn check(&mut self, max_bytes: usize) -> Result<(), String> {
-        let mut ids = std::collections::HashSet::new();
-        if let Some(twice) = self.0.iter().map(Widget::id).find(|id| !ids.insert(*id)) {
-            return Err(format!("`view` gives two widgets the id `{twice}`"));
+        // A view has a handful of widgets: comparing each id with those before it allocates nothing.
+        let widgets = &self.0;
+        let repeated =
+            (1..widgets.len()).find(|&at| widgets[..at].iter().any(|w| w.id() == widgets[at].id()));
+        if let Some(at) = repeated {
+            return Err(format!("`view` gives two widgets the id `{}`", widgets[at].id()));
         }
-        let bytes = serde_json::to_string(&self.0).map(|text| text.len()).unwrap_or(0);
+        let bytes: usize = widgets.iter().map(Widget::text_bytes).sum();
         if bytes > max_bytes {
-            return Err(format!("`view` returned {bytes} bytes of widgets, over the plugin's {max_bytes}"));
+            return Err(format!(
+                "`view` returned {bytes} bytes of text in its widgets, over the plugin's {max_bytes}"
+            ));
         }
         Ok(())
     }
@@ -229,5 +234,22 @@ mod tests {
         let mut short = "fine".to_owned();
         cap_text(&mut short, 5);
         assert_eq!(short, "fine");
+    }
+
+    fn text(id: &str, markdown: &str) -> Widget {
+        Widget::Text { id: id.into(), label: "L".into(), markdown: markdown.into() }
+    }
+
+    #[test]
+    fn a_view_is_refused_for_a_repeated_id_or_more_text_than_the_cap() {
+        let mut twice = ViewWidgets(vec![text("a", ""), text("b", ""), text("a", "")]);
+        assert_eq!(twice.check(1024).unwrap_err(), "`view` gives two widgets the id `a`");
+        // 1 (id) + 1 (label) + 8 (markdown) bytes each.
+        let mut view = ViewWidgets(vec![text("a", "12345678"), text("b", "12345678")]);
+        assert!(view.check(20).is_ok());
+        assert_eq!(
+            view.check(19).unwrap_err(),
+            "`view` returned 20 bytes of text in its widgets, over the plugin's 19"
+        );
     }
 }
