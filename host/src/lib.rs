@@ -20,6 +20,7 @@ pub mod compaction;
 pub mod config;
 pub mod conversation;
 pub mod events;
+mod human_time;
 pub mod mcp;
 pub mod model;
 pub mod plugins;

@@ -133,4 +133,6 @@ async fn plugins_lists_the_calls_each_plugin_served() {
     assert!(fs.ends_with(", call-tool 1"), "{table}");
     let permissions = table.lines().find(|l| l.starts_with("permissions@")).unwrap_or_default();
     assert!(permissions.ends_with(", pre-tool-use 1"), "no post-tool-use: {table}");
+    // When each was loaded, as a person reads it: seconds ago, not a Unix timestamp.
+    assert!(fs.contains(" loaded ") && fs.contains(" s ago") && !fs.contains("unix"), "{table}");
 }

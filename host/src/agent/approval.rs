@@ -175,19 +175,9 @@ fn describe(granted: &StandingApproval) -> String {
         granted.tool,
         granted.ask.by,
         granted.ask.reason,
-        ago(unix_now().saturating_sub(granted.granted_at)),
+        crate::human_time::ago(std::time::Duration::from_secs(unix_now().saturating_sub(granted.granted_at))),
         granted.granted_at
     )
-}
-
-/// `seconds` as "5 s ago", "3 min ago", "2 h ago", "4 d ago".
-fn ago(seconds: u64) -> String {
-    match seconds {
-        0..60 => format!("{seconds} s ago"),
-        60..3_600 => format!("{} min ago", seconds / 60),
-        3_600..86_400 => format!("{} h ago", seconds / 3_600),
-        _ => format!("{} d ago", seconds / 86_400),
-    }
 }
 
 fn unix_now() -> u64 {
@@ -252,14 +242,6 @@ mod tests {
         assert!(standing.cover("run", &json!({"c": "ls"}), std::slice::from_ref(&reason)));
         assert!(!standing.cover("run", &json!({"c": "ls -a"}), std::slice::from_ref(&reason)));
         assert!(!standing.cover("run", &json!({"c": "ls"}), &[ask("another")]));
-    }
-
-    #[test]
-    fn ages_read_in_the_largest_whole_unit() {
-        assert_eq!(ago(59), "59 s ago");
-        assert_eq!(ago(60), "1 min ago");
-        assert_eq!(ago(7_199), "1 h ago");
-        assert_eq!(ago(3 * 86_400 + 5), "3 d ago");
     }
 
     #[test]

@@ -199,12 +199,12 @@ impl Host {
             .iter()
             .map(|p| {
                 let identity = p.identity();
-                let loaded = p.loaded_at().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
                 format!(
-                    "{:<24} {}  sha256:{}  loaded at {loaded} (unix s){}; calls: {}",
+                    "{:<24} {}  sha256:{}  loaded {}{}; calls: {}",
                     p.label(),
                     identity.path.display(),
                     &identity.hash[..12],
+                    crate::human_time::since(p.loaded_at()),
                     if p.cache_hit() { ", from the compile cache" } else { "" },
                     p.calls().summary()
                 )
