@@ -44,6 +44,9 @@ const CHECKLIST = '#views [data-widget="checklist"] li[data-state]';
 const SWITCH = '#views [data-widget="choice"] .switcher button[data-value]';
 // Never a browser of playwright's own: the one Debian packs.
 const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
+// `link`: sign in through the link `serve` prints with a one-time token (`BASE#token=…`),
+// not the form.
+const byLink = process.env.PAGE_SIGN_IN === 'link';
 const ARGS = [
   '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync',
@@ -123,15 +126,23 @@ async function main() {
 
 async function run() {
   await step('sign-in page', async () => {
-    const response = await page.goto(base, { waitUntil: 'load' });
+    const address = byLink ? `${base}#token=${token}` : base;
+    const response = await page.goto(address, { waitUntil: 'load' });
     if (!response || !response.ok()) throw new Error(`GET ${base} answered ${response && response.status()}`);
-    await page.waitForSelector('#token', { state: 'visible', timeout: STEP_MS });
+    if (!byLink) await page.waitForSelector('#token', { state: 'visible', timeout: STEP_MS });
   });
 
   await step('signed in', async () => {
-    await page.fill('#token', token);
-    await page.press('#token', 'Enter');
+    if (!byLink) {
+      await page.fill('#token', token);
+      await page.press('#token', 'Enter');
+    }
     await until('the app to show', () => !document.getElementById('app').hidden || document.getElementById('signin-error').textContent);
+    if (byLink) {
+      const kept = await page.evaluate(() => [location.hash, sessionStorage.getItem('agent-host.token')]);
+      if (kept[0] !== '') throw new Error(`the token stayed in the address: ${kept[0]}`);
+      if (kept[1] !== token) throw new Error('the link did not sign this tab in');
+    }
     const refused = await page.textContent('#signin-error');
     if (refused) throw new Error(`the page refused to sign in: ${refused}`);
     await until('the session list to load', () => document.querySelector('#sessions li') !== null);

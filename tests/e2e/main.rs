@@ -42,6 +42,7 @@ mod sandbox;
 mod secrets;
 mod serve;
 mod serve_edge;
+mod serve_first_run;
 mod serve_page;
 mod serve_principals;
 mod shell;

@@ -6,7 +6,7 @@
 //! plugins' views, so swapping the mode plugin for a custom one changes what it shows with
 //! no page code. The screenshots of each step are kept in `target/e2e-screenshots/`.
 
-use crate::support::serve::{serve, token};
+use crate::support::serve::{serve, serve_with_a_sign_in_link, token};
 use crate::support::{FakeModel, Reply, plugin_block, repo_root};
 
 /// Two todos added, each completed through an approval, then the answer; `between` goes
@@ -29,16 +29,38 @@ fn script(model: &FakeModel, between: Option<Reply>) {
 
 const ASK: &str = "[plugin.config]\ndefault = \"allow\"\nrules = [{ tool = \"todos_complete\", decision = \"ask\", reason = \"a person ticks items off\" }]";
 
-/// page.mjs against a server of `plugins`, the admin's token (only an admin may reload),
-/// with `env`; its screenshots in `target/e2e-screenshots/NAME`. Panics with what it said
-/// unless every step passed; returns the model calls made.
-async fn run_page(model: &FakeModel, plugins: &str, name: &str, env: &[(&str, &str)]) -> usize {
+/// How the page signs in.
+#[derive(Clone, Copy)]
+enum SignIn {
+    /// The admin's configured token, typed into the form (only an admin may reload).
+    Form,
+    /// The link a server with no `[serve] tokens` printed, its one-time token an admin's.
+    Link,
+}
+
+/// page.mjs against a server of `plugins`, signed in as `sign_in` says, with `env`; its
+/// screenshots in `target/e2e-screenshots/NAME`. Panics with what it said unless every step
+/// passed; returns the model calls made.
+async fn run_page(
+    model: &FakeModel,
+    plugins: &str,
+    name: &str,
+    sign_in: SignIn,
+    env: &[(&str, &str)],
+) -> usize {
     let installed = std::process::Command::new("bash")
         .arg(repo_root().join("scripts/install-browser.sh"))
         .status()
         .unwrap();
     assert!(installed.success(), "installing the browser failed");
-    let mut server = serve(model, plugins, "").await;
+    let (mut server, token) = match sign_in {
+        SignIn::Form => (serve(model, plugins, "").await, token("root").to_owned()),
+        SignIn::Link => {
+            let (server, link) = serve_with_a_sign_in_link(model, plugins).await;
+            let token = link.rsplit_once("#token=").unwrap().1.to_owned();
+            (server, token)
+        }
+    };
     let shots = repo_root().join("target/e2e-screenshots").join(name);
     let _ = std::fs::remove_dir_all(&shots);
     std::fs::create_dir_all(&shots).unwrap();
@@ -46,8 +68,11 @@ async fn run_page(model: &FakeModel, plugins: &str, name: &str, env: &[(&str, &s
     command
         .arg(repo_root().join("tests/browser/page.mjs"))
         .arg(format!("{}/", server.base))
-        .arg(token("root"))
+        .arg(&token)
         .arg(&shots);
+    if matches!(sign_in, SignIn::Link) {
+        command.env("PAGE_SIGN_IN", "link");
+    }
     command.env("PAGE_EXPECT_SHOWN", "writ\\u{202e}ten\\u{200b}");
     for (variable, value) in env {
         command.env(variable, value);
@@ -71,7 +96,7 @@ async fn the_stock_deployment_shows_the_checklist_and_a_mode_switcher_from_views
         plugin_block("agent-mode", ""),
         plugin_block("permissions", ASK)
     );
-    let calls = run_page(&model, &plugins, "page", &[("PAGE_SWITCH", "execute")]).await;
+    let calls = run_page(&model, &plugins, "page", SignIn::Form, &[("PAGE_SWITCH", "execute")]).await;
     assert_eq!(calls, 5, "the whole script was played");
 }
 
@@ -87,6 +112,7 @@ async fn a_custom_mode_plugin_shows_its_stages_and_the_current_one_with_no_switc
         plugin_block("permissions", ASK)
     );
     let env = [("PAGE_SWITCH", "-"), ("PAGE_EXPECT_CHOICE", "triage research review|research")];
-    let calls = run_page(&model, &plugins, "page-custom-mode", &env).await;
+    // Signed in through the link a server without `[serve] tokens` prints.
+    let calls = run_page(&model, &plugins, "page-custom-mode", SignIn::Link, &env).await;
     assert_eq!(calls, 6, "the whole script was played");
 }

@@ -33,7 +33,8 @@ pub fn run(
     runtime.spawn(async move {
         let options = ServeOptions { listen: Some("127.0.0.1:0".into()), insecure: false };
         let served =
-            agent_host::serve::run(serving, options, move |address| ready.send(address).unwrap()).await;
+            agent_host::serve::run(serving, options, move |listening| ready.send(listening.address).unwrap())
+                .await;
         served.expect("serve runs");
     });
     let address: SocketAddr = address.recv_timeout(Duration::from_secs(30))?;

@@ -138,15 +138,23 @@ pub async fn run(args: Args) -> Status {
 }
 
 /// `serve` until SIGTERM, with hot reload; the address it listens on is the first line of
-/// stdout, for whoever started it.
+/// stdout, for whoever started it, and a sign-in link the second when it made a one-time
+/// token (stdout only: never the log).
 async fn serve(host: Arc<Host>, options: crate::serve::ServeOptions) -> Status {
     for failure in host.mcp_failures() {
         eprintln!("warning: {failure}; its tools are left out");
     }
     let _watcher = crate::reload::watch(host.clone(), Arc::new(crate::events::NoEvents)).ok();
-    let listening = |address| {
+    let listening = |listening: crate::serve::Listening| {
         use std::io::Write as _;
-        println!("agent-host serve: listening on http://{address}");
+        println!("agent-host serve: listening on http://{}", listening.address);
+        if let Some(link) = listening.sign_in {
+            println!(
+                "sign in (as `{}`, an admin; the token lasts until this server stops, and `[serve] tokens` \
+                 gives lasting ones): {link}",
+                crate::serve::ONE_TIME_PRINCIPAL
+            );
+        }
         let _ = std::io::stdout().flush();
     };
     match crate::serve::run(host, options, listening).await {

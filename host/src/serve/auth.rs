@@ -15,6 +15,11 @@ use crate::config::ServeConfig;
 /// The shortest token accepted: shorter ones can be guessed.
 pub const MIN_TOKEN_BYTES: usize = 16;
 
+/// Who a one-time token signs in as (see [`Principals::one_time`]).
+pub const ONE_TIME_PRINCIPAL: &str = "operator";
+/// Random bytes in a one-time token (written as twice as many hex digits).
+const ONE_TIME_TOKEN_BYTES: usize = 24;
+
 /// A caller the server knows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
@@ -34,7 +39,9 @@ impl Principals {
     /// variable that is not set, is empty or holds too short a token, never a value.
     pub fn from_config(serve: &ServeConfig) -> Result<Self, String> {
         if serve.tokens.is_empty() {
-            return Err("[serve] tokens names no principal: add one, such as `tokens = { alice = \"AGENT_HOST_TOKEN_ALICE\" }`, and set that variable".into());
+            return Err("[serve] tokens names no principal (a one-time token is made only when listening on loopback): \
+                        add one, such as `tokens = { alice = \"AGENT_HOST_TOKEN_ALICE\" }`, and set that variable"
+                .into());
         }
         let mut known = Vec::new();
         for (name, variable) in &serve.tokens {
@@ -51,6 +58,17 @@ impl Principals {
             known.push((Principal { name: name.clone(), admin }, digest(token.as_bytes())));
         }
         Ok(Self { known })
+    }
+
+    /// One admin principal, [`ONE_TIME_PRINCIPAL`], and its token, made now from the
+    /// operating system's randomness: what a server on loopback with no `[serve] tokens`
+    /// signs its operator in with. It lasts as long as the process and is never logged.
+    pub fn one_time() -> Result<(Self, String), String> {
+        let mut bytes = [0u8; ONE_TIME_TOKEN_BYTES];
+        getrandom::fill(&mut bytes).map_err(|error| format!("cannot make a one-time token: {error}"))?;
+        let token: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
+        let operator = Principal { name: ONE_TIME_PRINCIPAL.to_owned(), admin: true };
+        Ok((Self { known: vec![(operator, digest(token.as_bytes()))] }, token))
     }
 
     /// The principal whose token `authorization` (the header's value) bears, if any.

@@ -13,6 +13,7 @@
 mod api;
 mod approver;
 mod auth;
+pub use auth::ONE_TIME_PRINCIPAL;
 mod commands;
 mod events;
 mod hub;
@@ -61,11 +62,19 @@ pub enum ServeError {
     Listen { address: String, source: std::io::Error },
 }
 
-/// Serves `host` until SIGTERM or Ctrl-C. `ready` is told the address once it listens.
+/// Where a server listens, told once it does.
+pub struct Listening {
+    pub address: SocketAddr,
+    /// The page's address with a one-time token in its fragment (`#token=…`), when the
+    /// server made one: on loopback with no `[serve] tokens`. For the operator's eyes only.
+    pub sign_in: Option<String>,
+}
+
+/// Serves `host` until SIGTERM or Ctrl-C. `ready` is told where once it listens.
 pub async fn run(
     host: Arc<Host>,
     options: ServeOptions,
-    ready: impl FnOnce(SocketAddr),
+    ready: impl FnOnce(Listening),
 ) -> Result<(), ServeError> {
     let config = host.config();
     let limits = config.serve.clone();
@@ -79,12 +88,19 @@ pub async fn run(
              network in the clear. Put it behind a proxy that speaks TLS and listen on loopback, or pass --insecure"
         )));
     }
-    let principals = auth::Principals::from_config(&limits).map_err(ServeError::Config)?;
+    let (principals, one_time) = if limits.tokens.is_empty() && address.ip().is_loopback() {
+        let (principals, token) = auth::Principals::one_time().map_err(ServeError::Config)?;
+        (principals, Some(token))
+    } else {
+        (auth::Principals::from_config(&limits).map_err(ServeError::Config)?, None)
+    };
     let app = Arc::new(App::new(host, principals, limits));
     let listener = tokio::net::TcpListener::bind(address)
         .await
         .map_err(|source| ServeError::Listen { address: address.to_string(), source })?;
-    ready(listener.local_addr().unwrap_or(address));
+    let address = listener.local_addr().unwrap_or(address);
+    let sign_in = one_time.map(|token| format!("http://{address}/#token={token}"));
+    ready(Listening { address, sign_in });
 
     let sweeper = {
         let app = app.clone();

@@ -22,6 +22,29 @@ pub struct Server {
     pub http: reqwest::Client,
 }
 
+/// The binary serving `plugins` against `model` on loopback with no `[serve] tokens`, and
+/// the sign-in link it printed with the one-time token it made.
+pub async fn serve_with_a_sign_in_link(model: &FakeModel, plugins: &str) -> (Server, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.toml"), config_text(&model.url(), plugins)).unwrap();
+    let (child, base, mut stdout) = start(&dir.path().join("config.toml")).await;
+    let link = tokio::time::timeout(Duration::from_secs(10), stdout.next_line())
+        .await
+        .expect("the sign-in line follows")
+        .unwrap()
+        .expect("a sign-in line");
+    let link = link.rsplit(' ').next().unwrap().to_owned();
+    assert!(link.starts_with(&format!("{base}/#token=")), "{link}");
+    (Server { child, base, dir, http: client() }, link)
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .use_preconfigured_tls(agent_host::model::http::tls_config())
+        .build()
+        .expect("an HTTP client")
+}
+
 /// The binary serving `plugins` against `model`, with `serve` lines added to `[serve]`.
 pub async fn serve(model: &FakeModel, plugins: &str, serve: &str) -> Server {
     let dir = tempfile::tempdir().unwrap();
@@ -33,17 +56,15 @@ pub async fn serve(model: &FakeModel, plugins: &str, serve: &str) -> Server {
         tokens.join(", ")
     );
     std::fs::write(dir.path().join("config.toml"), config).unwrap();
-    let (child, base) = start(&dir.path().join("config.toml")).await;
-    let http = reqwest::Client::builder()
-        .use_preconfigured_tls(agent_host::model::http::tls_config())
-        .build()
-        .expect("an HTTP client");
-    Server { child, base, dir, http }
+    let (child, base, _) = start(&dir.path().join("config.toml")).await;
+    Server { child, base, dir, http: client() }
 }
 
-/// The binary serving the deployment of `config` on a loopback port of its own: the child
-/// and its base URL.
-async fn start(config: &std::path::Path) -> (tokio::process::Child, String) {
+/// The binary serving the deployment of `config` on a loopback port of its own: the child,
+/// its base URL and the rest of its stdout.
+async fn start(
+    config: &std::path::Path,
+) -> (tokio::process::Child, String, tokio::io::Lines<BufReader<tokio::process::ChildStdout>>) {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-host"));
     command
         .arg("serve")
@@ -66,7 +87,7 @@ async fn start(config: &std::path::Path) -> (tokio::process::Child, String) {
     let line = line.unwrap_or_else(|| panic!("serve exited before listening"));
     let base = line.rsplit(' ').next().unwrap().to_owned();
     assert!(base.starts_with("http://127.0.0.1:"), "{line}");
-    (child, base)
+    (child, base, stdout)
 }
 
 pub fn token(principal: &str) -> &'static str {
@@ -77,7 +98,7 @@ impl Server {
     /// A second server process on this one's deployment (its config, store and plugins), as
     /// two servers sharing one store would be. Its `dir` is an empty folder of its own.
     pub async fn another_on_the_same_store(&self) -> Server {
-        let (child, base) = start(&self.dir.path().join("config.toml")).await;
+        let (child, base, _) = start(&self.dir.path().join("config.toml")).await;
         Server { child, base, dir: tempfile::tempdir().unwrap(), http: self.http.clone() }
     }
 

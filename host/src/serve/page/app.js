@@ -943,7 +943,13 @@ function start() {
       send();
     }
   });
-  if (token) showApp();
+  // A sign-in link (`#token=…`, what `serve` prints when it made a one-time token): the
+  // fragment never reaches a server or its logs, and is cleared from the address at once.
+  const linked = new URLSearchParams(location.hash.slice(1)).get('token');
+  if (linked) {
+    history.replaceState(null, '', location.pathname + location.search);
+    signIn(linked);
+  } else if (token) showApp();
   else $('token').focus();
 }
 
