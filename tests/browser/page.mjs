@@ -285,6 +285,35 @@ async function run() {
     if (again !== messages + 1) throw new Error(`${messages} messages of the user before reopening and one more sent, ${again} shown`);
   });
 
+  await step('markdown rendered', async () => {
+    const reply = page.locator('#log .msg.assistant .body.markdown').last();
+    const drawn = await reply.evaluate((body) => ({
+      heading: body.querySelector('h2')?.textContent,
+      items: [...body.querySelectorAll('ul > li')].map((li) => li.textContent),
+      strong: body.querySelector('li strong')?.textContent,
+      code: body.querySelector('pre > code')?.textContent,
+      language: body.querySelector('pre > code')?.dataset.language,
+      last: body.lastElementChild?.textContent,
+      bold: body.querySelectorAll('b, img, script').length,
+    }));
+    const wanted = {
+      heading: 'Next steps',
+      items: ['a bold step', 'code and <b>not bold</b>'],
+      strong: 'bold',
+      code: 'let tag = "<b>";',
+      language: 'rust',
+      last: 'Anything else?',
+      bold: 0,
+    };
+    if (JSON.stringify(drawn) !== JSON.stringify(wanted)) throw new Error(`the reply's markdown: ${JSON.stringify(drawn)}`);
+    // A reply of markup and `window.__name` underscores marks nothing: one paragraph of its text.
+    const first = await page.locator('#log .msg.assistant .body.markdown').first().evaluate((body) =>
+      [[...body.querySelectorAll('*')].map((element) => element.tagName).join(' '), body.textContent]);
+    if (first[0] !== 'P' || !first[1].includes('"window.__pwned=1"><b>bold?</b><script>window.__pwned=1</script>')) {
+      throw new Error(`the first reply was marked up: ${JSON.stringify(first)}`);
+    }
+  });
+
   await step('plugins reloaded', async () => {
     await until('the plugin list', () => document.getElementById('plugins').textContent.trim() !== '');
     await page.click('#reload');

@@ -24,7 +24,10 @@ fn script(model: &FakeModel, between: Option<Reply>) {
     model.push(Reply::tool("todos_complete", r#"{"items": [{"id": 1, "reason": "writ\u202eten\u200b"}]}"#));
     model.push(Reply::tool("todos_complete", r#"{"items": [{"id": 2, "reason": "checked"}]}"#));
     model.push(Reply::text("Both steps are done. <img src=x onerror=\"window.__pwned=1\"><b>bold?</b><script>window.__pwned=1</script>"));
-    model.push(Reply::text("Anything else?"));
+    // Markdown, drawn as such; the markup inside it still only text.
+    model.push(Reply::text(
+        "## Next steps\n\n- a **bold** step\n- `code` and <b>not bold</b>\n\n```rust\nlet tag = \"<b>\";\n```\nAnything else?",
+    ));
 }
 
 const ASK: &str = "[plugin.config]\ndefault = \"allow\"\nrules = [{ tool = \"todos_complete\", decision = \"ask\", reason = \"a person ticks items off\" }]";

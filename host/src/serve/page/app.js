@@ -484,6 +484,12 @@ function message(role, who, text) {
   return node;
 }
 
+// A whole reply, as markdown (streamed text stays plain until the reply is whole).
+function showReply(bubble, text) {
+  bubble.body.replaceChildren(...renderMarkdown(text, shown));
+  bubble.body.classList.add('markdown');
+}
+
 function note(text, kind = 'event') {
   return add(el('div', { class: `msg ${kind}` }, text));
 }
@@ -492,7 +498,7 @@ function renderHistory(v, messages) {
   for (const m of messages) {
     if (m.role === 'user') add(message('user', 'you', m.content));
     else if (m.role === 'assistant') {
-      if (m.content) add(message('assistant', 'assistant', m.content));
+      if (m.content) showReply(add(message('assistant', 'assistant', '')), m.content);
       for (const call of m.tool_calls || []) setArguments(toolCard(v, call.id, call.name), call.arguments);
     } else if (m.role === 'tool') {
       const card = toolCard(v, m.tool_call_id || '', 'tool');
@@ -610,7 +616,7 @@ function finishReply(v, e) {
   }
   if (e.text) {
     if (!bubble) bubble = add(message('assistant', 'assistant', ''));
-    bubble.body.textContent = e.text; // the whole reply, whatever of it streamed
+    showReply(bubble, e.text); // the whole reply, whatever of it streamed
   } else if (bubble && !bubble.body.textContent) {
     bubble.remove();
   }
