@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, mpsc};
 
 use reedline::{
-    ColumnarMenu, Completer, EditCommand, Emacs, FileBackedHistory, KeyCode, KeyModifiers, MenuBuilder, Prompt,
-    PromptEditMode, PromptHistorySearch, PromptHistorySearchStatus, Reedline, ReedlineEvent, ReedlineMenu, Signal,
-    Span, Suggestion, default_emacs_keybindings,
+    ColumnarMenu, Completer, EditCommand, Emacs, FileBackedHistory, KeyCode, KeyModifiers, MenuBuilder,
+    Prompt, PromptEditMode, PromptHistorySearch, PromptHistorySearchStatus, Reedline, ReedlineEvent,
+    ReedlineMenu, Signal, Span, Suggestion, default_emacs_keybindings,
 };
 
 /// How many lines of history are kept.
@@ -45,11 +45,13 @@ pub fn history_path(store: &Path) -> PathBuf {
     store.with_extension("history")
 }
 
-/// Whether the console can edit lines: stdin and stdout both a terminal that is not `dumb`.
+/// Whether the console can edit lines: stdin, stdout and stderr (where reedline draws) all a
+/// terminal that is not `dumb`.
 pub fn available() -> bool {
     use std::io::IsTerminal;
     std::io::stdin().is_terminal()
         && std::io::stdout().is_terminal()
+        && std::io::stderr().is_terminal()
         && std::env::var("TERM").map_or(true, |term| term != "dumb")
 }
 
@@ -126,7 +128,11 @@ fn message_editor(history: &Path, completions: Arc<Mutex<Completions>>) -> Reedl
         KeyCode::Tab,
         ReedlineEvent::UntilFound(vec![ReedlineEvent::Menu(COMPLETION_MENU.into()), ReedlineEvent::MenuNext]),
     );
-    keys.add_binding(KeyModifiers::ALT, KeyCode::Enter, ReedlineEvent::Edit(vec![EditCommand::InsertNewline]));
+    keys.add_binding(
+        KeyModifiers::ALT,
+        KeyCode::Enter,
+        ReedlineEvent::Edit(vec![EditCommand::InsertNewline]),
+    );
     let menu = ColumnarMenu::default().with_name(COMPLETION_MENU);
     let editor = Reedline::create()
         .with_completer(Box::new(SlashCompleter(completions)))
@@ -201,7 +207,8 @@ impl Prompt for LinePrompt {
     }
 
     fn render_prompt_history_search_indicator(&self, search: PromptHistorySearch) -> Cow<'_, str> {
-        let failing = if matches!(search.status, PromptHistorySearchStatus::Failing) { "failing " } else { "" };
+        let failing =
+            if matches!(search.status, PromptHistorySearchStatus::Failing) { "failing " } else { "" };
         Cow::Owned(format!("({failing}search: {}) ", search.term))
     }
 }

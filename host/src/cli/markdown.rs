@@ -56,7 +56,11 @@ impl Markdown {
         if let Some(fence) = trimmed.strip_prefix("```").or_else(|| trimmed.strip_prefix("~~~")) {
             self.flush_table(out);
             self.in_code = !self.in_code;
-            let label = if self.in_code && !fence.trim().is_empty() { format!(" {} ", fence.trim()) } else { String::new() };
+            let label = if self.in_code && !fence.trim().is_empty() {
+                format!(" {} ", fence.trim())
+            } else {
+                String::new()
+            };
             out.push(format!("{DIM}───{label}───{RESET}"));
             return;
         }
@@ -83,7 +87,9 @@ impl Markdown {
             .collect();
         let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
         let widths: Vec<usize> = (0..columns)
-            .map(|c| rows.iter().filter_map(|row| row.get(c)).map(|cell| cell.chars().count()).max().unwrap_or(0))
+            .map(|c| {
+                rows.iter().filter_map(|row| row.get(c)).map(|cell| cell.chars().count()).max().unwrap_or(0)
+            })
             .collect();
         for (index, row) in rows.iter().enumerate() {
             let drawn: Vec<String> = (0..columns)
@@ -226,18 +232,22 @@ mod tests {
     fn lines_are_drawn_as_they_complete_and_blocks_are_rendered() {
         let mut md = Markdown::default();
         assert!(md.push("# Ti").is_empty(), "half a line waits");
-        assert_eq!(md.push("tle\nsome **bold** and `code`\n"), [
-            format!("{HEADING}Title{RESET}"),
-            format!("some {BOLD}bold{RESET} and {CODE}code{RESET}{RESET}"),
-        ]);
-        assert_eq!(plain(md.push("- one\n2. two\n```rust\nlet x = 1;\n```\n")), [
-            "• one",
-            "2. two",
-            "─── rust ───",
-            "│ let x = 1;",
-            "──────",
-        ]);
-        assert_eq!(plain(md.push("| a | bb |\n|---|---|\n| ccc | d |\n")), Vec::<String>::new(), "a table waits for its end");
+        assert_eq!(
+            md.push("tle\nsome **bold** and `code`\n"),
+            [
+                format!("{HEADING}Title{RESET}"),
+                format!("some {BOLD}bold{RESET} and {CODE}code{RESET}{RESET}"),
+            ]
+        );
+        assert_eq!(
+            plain(md.push("- one\n2. two\n```rust\nlet x = 1;\n```\n")),
+            ["• one", "2. two", "─── rust ───", "│ let x = 1;", "──────",]
+        );
+        assert_eq!(
+            plain(md.push("| a | bb |\n|---|---|\n| ccc | d |\n")),
+            Vec::<String>::new(),
+            "a table waits for its end"
+        );
         assert_eq!(plain(md.push("after\n")), ["a   │ bb", "────┼───", "ccc │ d ", "after"]);
         assert_eq!(plain(md.finish()), Vec::<String>::new());
         assert_eq!(plain(md.push("tail")), Vec::<String>::new());

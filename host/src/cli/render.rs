@@ -56,12 +56,8 @@ pub struct ConsoleRenderer {
 
 impl ConsoleRenderer {
     pub fn new() -> Self {
-        let renderer = Self {
-            screen: Arc::default(),
-            views: Mutex::default(),
-            color: colors_on(),
-            rich: rich_on(),
-        };
+        let renderer =
+            Self { screen: Arc::default(), views: Mutex::default(), color: colors_on(), rich: rich_on() };
         if renderer.rich {
             spin(Arc::downgrade(&renderer.screen));
         }

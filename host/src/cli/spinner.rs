@@ -44,7 +44,12 @@ impl Spinner {
     pub fn tick(&mut self, out: &mut impl Write) {
         let Some(since) = self.since else { return };
         self.frame = (self.frame + 1) % FRAMES.len();
-        let _ = write!(out, "\r\x1b[2K\x1b[2m{} {WORKING} · {}s\x1b[0m", FRAMES[self.frame], since.elapsed().as_secs());
+        let _ = write!(
+            out,
+            "\r\x1b[2K\x1b[2m{} {WORKING} · {}s\x1b[0m",
+            FRAMES[self.frame],
+            since.elapsed().as_secs()
+        );
         let _ = out.flush();
         self.drawn = true;
     }

@@ -6,7 +6,8 @@ use serde_json::Value;
 use crate::sanitize::one_line;
 
 /// The arguments most tools are about, in the order one is picked.
-const KEY_ARGUMENTS: &[&str] = &["command", "cmd", "path", "file", "file_path", "pattern", "query", "url", "title"];
+const KEY_ARGUMENTS: &[&str] =
+    &["command", "cmd", "path", "file", "file_path", "pattern", "query", "url", "title"];
 
 /// Characters of an argument or a result's first line shown.
 const SHOWN: usize = 100;
@@ -42,7 +43,11 @@ fn key_argument(arguments: &Value) -> Option<String> {
 pub fn result_line(output: &str) -> String {
     let first = output.lines().find(|line| !line.trim().is_empty()).unwrap_or("(empty)");
     let lines = output.lines().count();
-    let size = if lines > 1 { format!("{}, {}", count(lines, "line"), bytes(output.len())) } else { bytes(output.len()) };
+    let size = if lines > 1 {
+        format!("{}, {}", count(lines, "line"), bytes(output.len()))
+    } else {
+        bytes(output.len())
+    };
     format!("{} · {size}", cut(first.trim()))
 }
 
