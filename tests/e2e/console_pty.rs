@@ -390,3 +390,32 @@ async fn a_raw_escape_in_a_reply_is_shown_escaped() {
     .await
     .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alt_enter_and_a_pasted_block_each_make_one_message_of_several_lines() {
+    let model = FakeModel::start().await;
+    model.fallback(Reply::text("got it"));
+    let (dir, config) = deployment(&model);
+    tokio::task::spawn_blocking(move || {
+        let mut console = Console::start("multi-line", &config, &[]);
+        console.wait_for_prompt("prompt");
+        // Alt-Enter is ESC then Enter; a terminal brackets what is pasted.
+        console.keys("first line\x1b\rsecond line\r");
+        console.wait_until("alt-enter", |screen| screen.matches("got it").count() == 1);
+        console.keys("\x1b[200~pasted one\npasted two\x1b[201~\r");
+        console.wait_until("paste", |screen| screen.matches("got it").count() == 2);
+        assert!(console.leave().success());
+        drop(dir);
+    })
+    .await
+    .unwrap();
+    let requests = model.requests();
+    let last_user = |request: &serde_json::Value| {
+        let messages = request["messages"].as_array().unwrap();
+        let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
+        user["content"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(requests.len(), 2, "two messages, two model calls");
+    assert!(last_user(&requests[0]).starts_with("first line\nsecond line"), "{}", last_user(&requests[0]));
+    assert!(last_user(&requests[1]).starts_with("pasted one\npasted two"), "{}", last_user(&requests[1]));
+}
