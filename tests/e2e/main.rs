@@ -12,6 +12,7 @@ mod cli;
 mod compaction;
 mod compile_cache;
 mod config_errors;
+mod console_pty;
 mod context_window;
 mod contract_versions;
 mod crash;

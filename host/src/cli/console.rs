@@ -7,11 +7,13 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines, Stdin};
 use tokio::sync::Mutex;
 
 use super::Status;
+use super::editor::{self, Completions, LineEditor, Read};
 use super::json::compact_json;
-use super::render::colors_on;
+use super::render::{colors_on, rich_on};
 use super::startup::one_turn;
-use crate::agent::{ApprovalAnswer, ApprovalRequest, Approver, Host, SessionHandle};
-use crate::events::{EventSink, thousands};
+use super::status_line::status_line;
+use crate::agent::{ApprovalAnswer, ApprovalRequest, Approver, BUILT_IN_COMMANDS, Host, SessionHandle};
+use crate::events::{EventSink, Widget, thousands};
 use crate::model::tokens::InUse;
 use crate::sanitize::{multi_line, one_line};
 
@@ -26,6 +28,32 @@ type Input = Arc<Mutex<Lines<BufReader<Stdin>>>>;
 
 fn stdin_lines() -> Input {
     Arc::new(Mutex::new(BufReader::new(tokio::io::stdin()).lines()))
+}
+
+/// Where typed lines come from: the line editor at a terminal, plain lines elsewhere.
+#[derive(Clone)]
+enum Keyboard {
+    Editor(LineEditor),
+    Lines(Input),
+}
+
+impl Keyboard {
+    async fn message(&self, prompt: &str) -> Read {
+        match self {
+            Self::Editor(editor) => editor.message(prompt).await,
+            Self::Lines(input) => read_line(input, prompt).await.map_or(Read::Ended, Read::Line),
+        }
+    }
+
+    async fn answer(&self, prompt: &str) -> Option<String> {
+        match self {
+            Self::Editor(editor) => match editor.answer(prompt).await {
+                Read::Line(line) => Some(line),
+                Read::Interrupted | Read::Ended => None,
+            },
+            Self::Lines(input) => read_line(input, prompt).await,
+        }
+    }
 }
 
 async fn read_line(input: &Input, prompt: &str) -> Option<String> {
@@ -47,21 +75,45 @@ pub async fn run(
     sink: &dyn EventSink,
     demo: Option<&str>,
 ) -> Status {
-    let input = stdin_lines();
-    let approver = ConsoleApprover { input: input.clone() };
+    let keyboard = if editor::available() {
+        let store = host.config().resolve(&host.config().storage.path);
+        Keyboard::Editor(LineEditor::start(editor::history_path(&store)))
+    } else {
+        Keyboard::Lines(stdin_lines())
+    };
+    let approver = ConsoleApprover { keyboard: keyboard.clone() };
+    let rich = rich_on();
     match demo {
         Some(prompt) => {
             one_turn(&host, &session, prompt, sink, &approver).await;
             println!("{DEMO_BANNER}");
         }
+        None if matches!(keyboard, Keyboard::Editor(_)) => println!(
+            "Type a message, /help for commands (Tab completes them), Alt-Enter for a new line, \
+             Ctrl-R to search what you typed before, Ctrl-C to stop a turn, Ctrl-D to leave."
+        ),
         None => println!("Type a message, /help for commands, Ctrl-D to leave."),
     }
+    // A Ctrl-C at the prompt asks to confirm; a second one in a row leaves.
+    let mut interrupted = false;
     loop {
         let prompt = prompt_with_status(&host, &session, sink).await;
-        let Some(line) = read_line(&input, &prompt).await else {
-            println!();
-            return Status::Done;
+        if let Keyboard::Editor(editor) = &keyboard {
+            editor.set_completions(completions(&host, &session).await);
+        }
+        let line = match keyboard.message(&prompt).await {
+            Read::Line(line) => line,
+            Read::Interrupted if !interrupted => {
+                interrupted = true;
+                println!("(Ctrl-C again or Ctrl-D to leave; the session is kept)");
+                continue;
+            }
+            Read::Interrupted | Read::Ended => {
+                println!();
+                return Status::Done;
+            }
         };
+        interrupted = false;
         let line = line.trim();
         if line.is_empty() {
             continue;
@@ -81,7 +133,37 @@ pub async fn run(
             continue;
         }
         one_turn(&host, &session, line, sink, &approver).await;
+        if rich {
+            let session = session.lock().await;
+            let tokens = context_badge(session.context().in_use(), host.budget().window);
+            let line = status_line(&session.views().current(), tokens, session.id());
+            println!("\x1b[2m{line}\x1b[0m");
+        }
     }
+}
+
+/// What Tab completes now: the host's commands and the plugins', and the values of each
+/// choice a command moves.
+async fn completions(host: &Host, session: &SessionHandle) -> Completions {
+    let mut commands: Vec<String> = BUILT_IN_COMMANDS.iter().map(|name| format!("/{name}")).collect();
+    commands.extend(["/quit".to_owned(), "/exit".to_owned()]);
+    for plugin in host.plugins().plugins() {
+        commands.extend(plugin.commands().iter().map(|command| format!("/{}", command.name)));
+    }
+    let session = session.lock().await;
+    let arguments = session
+        .views()
+        .current()
+        .into_iter()
+        .flat_map(|view| view.widgets)
+        .filter_map(|widget| match widget {
+            Widget::Choice { command: Some(command), options, .. } => {
+                Some((command.trim().to_owned(), options.into_iter().map(|option| option.value).collect()))
+            }
+            _ => None,
+        })
+        .collect();
+    Completions { commands, arguments }
 }
 
 /// The console prompt: `[status] > ` with the status texts the plugins give (`status`),
@@ -113,12 +195,12 @@ fn badge(lines: &[String]) -> String {
 
 /// Asks the operator at the console.
 pub struct ConsoleApprover {
-    input: Input,
+    keyboard: Keyboard,
 }
 
 impl ConsoleApprover {
     pub fn new() -> Self {
-        Self { input: stdin_lines() }
+        Self { keyboard: Keyboard::Lines(stdin_lines()) }
     }
 }
 
@@ -134,7 +216,7 @@ impl Approver for ConsoleApprover {
             print!("{}", approval_question(request, colors_on()));
             let prompt = "  [y] once  [a] always this tool, for this reason  [e] always these exact arguments  [n] deny > ";
             loop {
-                let Some(answer) = read_line(&self.input, prompt).await else {
+                let Some(answer) = self.keyboard.answer(prompt).await else {
                     return ApprovalAnswer::Deny { reason: Some("the operator cancelled".into()) };
                 };
                 match answer.trim() {
@@ -142,7 +224,7 @@ impl Approver for ConsoleApprover {
                     "a" | "A" => return ApprovalAnswer::AllowToolAlways,
                     "e" | "E" => return ApprovalAnswer::AllowExactAlways,
                     "n" | "N" | "no" => {
-                        let why = read_line(&self.input, "  reason for the model (optional) > ").await;
+                        let why = self.keyboard.answer("  reason for the model (optional) > ").await;
                         return ApprovalAnswer::Deny { reason: why.filter(|w| !w.trim().is_empty()) };
                     }
                     _ => continue,

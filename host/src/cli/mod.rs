@@ -7,9 +7,14 @@
 //! the output limit.
 
 mod console;
+mod editor;
 mod json;
+mod markdown;
 mod render;
+mod spinner;
 mod startup;
+mod status_line;
+mod tool_cards;
 mod view_lines;
 
 use std::path::PathBuf;

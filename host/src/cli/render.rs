@@ -4,8 +4,11 @@
 //! the terminal.
 
 use std::io::Write;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, Weak};
 
+use super::markdown::Markdown;
+use super::spinner::{self, Spinner};
+use super::tool_cards;
 use super::view_lines::{Colors, changed_lines};
 use crate::events::PluginView;
 use crate::events::{CallDecision, Event, EventSink, ReplyStop, TurnEnd};
@@ -15,6 +18,7 @@ const DIM: &str = "\x1b[2m";
 const RED: &str = "\x1b[31m";
 const YELLOW: &str = "\x1b[33m";
 const RESET: &str = "\x1b[0m";
+const BOLD: &str = "\x1b[1m";
 
 /// Whether the console writes colours: only on a terminal, and never with `NO_COLOR` set
 /// (no-color.org).
@@ -23,32 +27,107 @@ pub fn colors_on() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
 }
 
-/// Text output for the console; remembers whether the cursor sits mid-line.
+/// Whether replies are rendered for a person (markdown, spinner, tool cards): with colours
+/// on and a terminal that is not `dumb`.
+pub fn rich_on() -> bool {
+    colors_on() && std::env::var("TERM").map_or(true, |term| term != "dumb")
+}
+
+/// What is on the screen now, shared by the events and the spinner's clock.
+#[derive(Default)]
+struct Screen {
+    /// The cursor sits mid-line (plain output of a reply's deltas).
+    mid_line: bool,
+    /// The reply being rendered (rich output).
+    markdown: Markdown,
+    spinner: Spinner,
+}
+
+/// Text output for the console.
 pub struct ConsoleRenderer {
-    mid_line: Mutex<bool>,
+    screen: Arc<Mutex<Screen>>,
     /// Each plugin's view as last drawn, so a change draws only what changed.
     views: Mutex<std::collections::HashMap<String, PluginView>>,
     /// Colours only on a terminal, and never with `NO_COLOR` set (no-color.org).
     color: bool,
+    /// Markdown, spinner and tool cards (see [`rich_on`]); plain lines otherwise.
+    rich: bool,
 }
 
 impl ConsoleRenderer {
     pub fn new() -> Self {
-        Self { mid_line: Mutex::new(false), views: Mutex::default(), color: colors_on() }
+        let renderer =
+            Self { screen: Arc::default(), views: Mutex::default(), color: colors_on(), rich: rich_on() };
+        if renderer.rich {
+            spin(Arc::downgrade(&renderer.screen));
+        }
+        renderer
+    }
+
+    fn screen(&self) -> std::sync::MutexGuard<'_, Screen> {
+        self.screen.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn line(&self, text: &str) {
         let text = if self.color { text.to_owned() } else { strip_colors(text) };
         let text = text.as_str();
-        let mut mid_line = self.mid_line.lock().unwrap_or_else(|p| p.into_inner());
+        let mut screen = self.screen();
         let mut out = std::io::stdout().lock();
-        if *mid_line {
+        screen.spinner.erase(&mut out);
+        for pending in screen.markdown.finish() {
+            let _ = writeln!(out, "{pending}");
+        }
+        if screen.mid_line {
             let _ = writeln!(out);
-            *mid_line = false;
+            screen.mid_line = false;
         }
         let _ = writeln!(out, "{text}");
         let _ = out.flush();
     }
+
+    /// A piece of the reply: rendered line by line at a terminal, written as it comes elsewhere.
+    fn delta(&self, text: &str) {
+        let mut screen = self.screen();
+        let mut out = std::io::stdout().lock();
+        if self.rich {
+            screen.spinner.stop(&mut out);
+            for line in screen.markdown.push(&multi_line(text)) {
+                let _ = writeln!(out, "{line}");
+            }
+        } else {
+            let _ = write!(out, "{}", multi_line(text));
+            screen.mid_line = !text.ends_with('\n');
+        }
+        let _ = out.flush();
+    }
+
+    /// The model is working (rich output only): the spinner runs until something is written.
+    fn working(&self) {
+        if self.rich {
+            self.screen().spinner.start();
+        }
+    }
+
+    fn idle(&self) {
+        let mut screen = self.screen();
+        screen.spinner.stop(&mut std::io::stdout().lock());
+    }
+}
+
+/// The spinner's clock: draws a frame every tick while the renderer lives.
+fn spin(screen: Weak<Mutex<Screen>>) {
+    let _ = std::thread::Builder::new().name("spinner".into()).spawn(move || {
+        while let Some(screen) = screen.upgrade() {
+            {
+                let mut screen = screen.lock().unwrap_or_else(|p| p.into_inner());
+                if screen.markdown.is_empty() && !screen.mid_line {
+                    screen.spinner.tick(&mut std::io::stdout().lock());
+                }
+            }
+            drop(screen);
+            std::thread::sleep(spinner::TICK);
+        }
+    });
 }
 
 impl Default for ConsoleRenderer {
@@ -59,6 +138,10 @@ impl Default for ConsoleRenderer {
 
 impl EventSink for ConsoleRenderer {
     fn emit(&self, event: &Event) {
+        // The model is done working when its reply is in, or the turn ended (cancelled, say).
+        if matches!(event, Event::AssistantMessage { .. } | Event::TurnEnded { .. }) {
+            self.idle();
+        }
         match event {
             Event::SessionStarted { session_id, resumed } => {
                 let how = if *resumed { "resumed" } else { "new" };
@@ -67,13 +150,8 @@ impl EventSink for ConsoleRenderer {
                     "{DIM}session {session_id} ({how}; resume with --session {session_id}){RESET}"
                 ));
             }
-            Event::AssistantDelta { text } => {
-                let mut mid_line = self.mid_line.lock().unwrap_or_else(|p| p.into_inner());
-                let mut out = std::io::stdout().lock();
-                let _ = write!(out, "{}", multi_line(text));
-                let _ = out.flush();
-                *mid_line = !text.ends_with('\n');
-            }
+            Event::AssistantDelta { text } => self.delta(text),
+            Event::ModelRequest { .. } => self.working(),
             Event::AssistantMessage { text, tool_calls, stop, usage, reasoning } => {
                 if let Some(reasoning) = reasoning {
                     self.line(&format!("{DIM}reasoning: {}{RESET}", multi_line(reasoning.trim())));
@@ -89,6 +167,13 @@ impl EventSink for ConsoleRenderer {
                 if let Some(usage) = usage {
                     self.line(&format!("{DIM}{}{RESET}", usage.summary()));
                 }
+            }
+            Event::ToolCall { name, arguments, .. } if self.rich => {
+                self.line(&format!("{BOLD}⏺{RESET} {}", tool_cards::call_line(name, arguments)));
+            }
+            Event::ToolResult { ok, output, .. } if self.rich => {
+                let (mark, color) = if *ok { ("✓", DIM) } else { ("✗", YELLOW) };
+                self.line(&format!("{color}  ⎿ {mark} {}{RESET}", tool_cards::result_line(output)));
             }
             Event::ToolCall { name, arguments, .. } => {
                 self.line(&format!(
@@ -137,6 +222,11 @@ impl EventSink for ConsoleRenderer {
             Event::TurnEnded { reason: TurnEnd::ReplyCut, .. } => {
                 self.line(&format!(
                     "{YELLOW}(stopped: the last reply is incomplete, cut at the output limit; raise [model] max_output_tokens or ask for less){RESET}"
+                ));
+            }
+            Event::TurnEnded { reason: TurnEnd::Cancelled, .. } => {
+                self.line(&format!(
+                    "{YELLOW}(turn cancelled; the session keeps every step before it){RESET}"
                 ));
             }
             Event::TurnEnded { .. } => self.line(""),
@@ -215,5 +305,5 @@ fn preview(text: &str, max: usize) -> String {
 
 /// `text` without the ANSI colour codes this renderer uses.
 fn strip_colors(text: &str) -> String {
-    [DIM, RED, YELLOW, RESET].iter().fold(text.to_owned(), |text, code| text.replace(code, ""))
+    [DIM, RED, YELLOW, RESET, BOLD].iter().fold(text.to_owned(), |text, code| text.replace(code, ""))
 }

@@ -1,0 +1,421 @@
+//! The console as a person meets it: the real binary under a real pseudo-terminal, its screen
+//! read back with a terminal emulator (vt100), so each test asserts what is on the screen:
+//! history recalled with Up across runs, Tab completing a command and a choice's value,
+//! markdown rendered as it streams, the spinner gone once text streams, tool cards, Ctrl-C
+//! ending a slow turn with the session kept, and a raw escape in a reply shown escaped. Every
+//! screen a test waited for is kept under `target/console-screens/`, so a failure shows it.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::support::{FakeModel, Reply, config_text, console_on, plugin_block, repo_root};
+
+const ROWS: u16 = 40;
+const COLUMNS: u16 = 120;
+/// How long a screen may take to show what a test waits for: generous, never asserted on.
+const PATIENCE: Duration = Duration::from_secs(120);
+
+/// The binary on a pseudo-terminal that is its controlling terminal, stdin, stdout and stderr
+/// (where the line editor draws), as in a terminal window.
+struct Console {
+    keyboard: File,
+    screen: Arc<Mutex<vt100::Parser>>,
+    child: Child,
+    /// The test's name, for the screens it keeps.
+    name: String,
+}
+
+impl Console {
+    fn start(name: &str, config: &Path, args: &[&str]) -> Self {
+        let (controller, terminal) = pseudo_terminal();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_agent-host"));
+        command
+            .arg("--config")
+            .arg(config)
+            .args(args)
+            .env("TERM", "xterm-256color")
+            .env_remove("NO_COLOR")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .stdin(Stdio::from(terminal.try_clone().unwrap()))
+            .stdout(Stdio::from(terminal.try_clone().unwrap()))
+            .stderr(Stdio::from(terminal));
+        become_session_leader(&mut command);
+        let child = command.spawn().unwrap();
+        let screen = Arc::new(Mutex::new(vt100::Parser::new(
+            ROWS.try_into().unwrap(),
+            COLUMNS.try_into().unwrap(),
+            0,
+        )));
+        let keyboard = controller.try_clone().unwrap();
+        let shared = screen.clone();
+        std::thread::spawn(move || read_screen(controller, &shared));
+        Self { keyboard, screen, child, name: name.to_owned() }
+    }
+
+    fn keys(&mut self, keys: &str) {
+        self.keyboard.write_all(keys.as_bytes()).unwrap();
+        self.keyboard.flush().unwrap();
+    }
+
+    fn contents(&self) -> String {
+        self.screen.lock().unwrap().screen().contents()
+    }
+
+    /// Waits until the screen shows what `shown` accepts; keeps the screen as `NAME-step.txt`.
+    fn wait_until(&self, step: &str, shown: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let contents = self.contents();
+            if shown(&contents) {
+                keep(&self.name, step, &contents);
+                return contents;
+            }
+            if start.elapsed() > PATIENCE {
+                keep(&self.name, step, &contents);
+                panic!("the screen never showed `{step}`:\n{contents}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits for the prompt, empty, at the bottom of the screen (keys typed before it would
+    /// be echoed by the terminal rather than read by the editor).
+    fn wait_for_prompt(&self, step: &str) -> String {
+        self.wait_until(step, |screen| screen.trim_end().ends_with('>'))
+    }
+
+    fn wait_for(&self, step: &str, text: &str) -> String {
+        self.wait_until(step, |screen| screen.contains(text))
+    }
+
+    /// Ctrl-D at the prompt, and the exit status.
+    fn leave(mut self) -> std::process::ExitStatus {
+        self.keys("\x04");
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(start.elapsed() < PATIENCE, "the console did not leave:\n{}", self.contents());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The bold cell where `text` starts on the screen.
+    fn bold_at(&self, text: &str) -> bool {
+        let parser = self.screen.lock().unwrap();
+        let screen = parser.screen();
+        let rows: Vec<String> = screen.rows(0, COLUMNS).collect();
+        let (row, line) =
+            rows.iter().enumerate().find(|(_, line)| line.contains(text)).expect("the text is shown");
+        let column = line[..line.find(text).unwrap()].chars().count();
+        screen.cell(row as u16, column as u16).is_some_and(vt100::Cell::bold)
+    }
+}
+
+impl Drop for Console {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Feeds what the console writes to the emulator, answering the cursor position queries a
+/// terminal answers.
+fn read_screen(mut controller: File, screen: &Mutex<vt100::Parser>) {
+    let mut answers = controller.try_clone().unwrap();
+    let mut buffer = [0u8; 4096];
+    while let Ok(read @ 1..) = controller.read(&mut buffer) {
+        let chunk = &buffer[..read];
+        let mut parser = screen.lock().unwrap();
+        parser.process(chunk);
+        if chunk.windows(4).any(|w| w == b"\x1b[6n") {
+            let (row, column) = parser.screen().cursor_position();
+            let _ = write!(answers, "\x1b[{};{}R", row + 1, column + 1);
+        }
+        if chunk.windows(3).any(|w| w == b"\x1b[c") {
+            let _ = answers.write_all(b"\x1b[?62c");
+        }
+    }
+}
+
+fn keep(test: &str, step: &str, contents: &str) {
+    let folder = repo_root().join("target").join("console-screens");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join(format!("{test}-{step}.txt")), contents).unwrap();
+}
+
+/// A new pseudo-terminal of ROWS x COLUMNS: (the controlling side, the terminal's side).
+#[allow(unsafe_code)]
+fn pseudo_terminal() -> (File, File) {
+    use std::os::fd::{AsRawFd, FromRawFd};
+
+    // SAFETY: plain libc calls on descriptors this function owns from their creation; the
+    // name buffer and the window size outlive the calls that use them.
+    unsafe {
+        let fd = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
+        assert!(fd >= 0, "posix_openpt: {}", std::io::Error::last_os_error());
+        let controller = File::from_raw_fd(fd);
+        assert_eq!(libc::grantpt(fd), 0, "grantpt: {}", std::io::Error::last_os_error());
+        assert_eq!(libc::unlockpt(fd), 0, "unlockpt: {}", std::io::Error::last_os_error());
+        let mut name = [0 as libc::c_char; 128];
+        assert_eq!(libc::ptsname_r(fd, name.as_mut_ptr(), name.len()), 0, "ptsname_r");
+        let name = std::ffi::CStr::from_ptr(name.as_ptr()).to_str().unwrap().to_owned();
+        let terminal = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NOCTTY)
+            .open(name)
+            .unwrap();
+        let size = libc::winsize { ws_row: ROWS, ws_col: COLUMNS, ws_xpixel: 0, ws_ypixel: 0 };
+        assert_eq!(libc::ioctl(terminal.as_raw_fd(), libc::TIOCSWINSZ, &size), 0, "TIOCSWINSZ");
+        (controller, terminal)
+    }
+}
+
+use std::os::unix::fs::OpenOptionsExt as _;
+
+/// The child starts a session of its own with the pseudo-terminal (its stdin) as controlling
+/// terminal, as a login shell's child would: Ctrl-C there is SIGINT to it.
+#[allow(unsafe_code)]
+fn become_session_leader(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// A deployment on `model` with the test plugin that shows a checklist and a choice.
+fn deployment(model: &FakeModel) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, config_text(&model.url(), &plugin_block("viewer", ""))).unwrap();
+    (dir, config)
+}
+
+/// The line the prompt is on: the last one that starts with `> ` or a badge.
+fn prompt_line(screen: &str) -> &str {
+    screen.lines().rev().map(str::trim_end).find(|line| line.contains('>')).unwrap_or("")
+}
+
+/// The session id the console announced.
+fn session_id(screen: &str) -> String {
+    let after = screen.split("session ").nth(1).expect("the session line");
+    after.split_whitespace().next().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_is_recalled_with_up_in_a_later_run() {
+    let model = FakeModel::start().await;
+    model.fallback(Reply::text("noted"));
+    let (dir, config) = deployment(&model);
+    let name = "history";
+    tokio::task::spawn_blocking(move || {
+        let mut first = Console::start(name, &config, &[]);
+        first.wait_for_prompt("1-prompt");
+        first.keys("remember this line\r");
+        first.wait_for("1-reply", "noted");
+        assert!(first.leave().success());
+
+        let mut second = Console::start(name, &config, &[]);
+        second.wait_for_prompt("2-prompt");
+        second.keys("\x1b[A");
+        let screen =
+            second.wait_until("2-up", |screen| prompt_line(screen).ends_with("> remember this line"));
+        assert!(!screen.contains("^[[A"), "{screen}");
+        // Ctrl-D deletes a character of a line not empty; Ctrl-C clears it first.
+        second.keys("\x03");
+        second.wait_for("2-cleared", "Ctrl-C again");
+        assert!(second.leave().success());
+        drop(dir);
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tab_completes_a_slash_command_and_a_choice_value() {
+    let model = FakeModel::start().await;
+    let (dir, config) = deployment(&model);
+    tokio::task::spawn_blocking(move || {
+        let mut console = Console::start("tab", &config, &[]);
+        console.wait_for_prompt("prompt");
+        console.keys("/pi\t");
+        console.wait_until("command", |screen| prompt_line(screen).ends_with("> /pick"));
+        console.keys("b\t");
+        console.wait_until("value", |screen| prompt_line(screen).ends_with("> /pick beta"));
+        console.keys("\r");
+        console.wait_for("switched", "Pick: beta");
+        assert!(console.leave().success());
+        drop(dir);
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_is_rendered_as_markdown_once_the_spinner_is_gone() {
+    let model = FakeModel::start().await;
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let reply = "# Release notes\n\nSome **bold** text:\n\n- one\n- two\n\n```rust\nlet x = 1;\n```\n\n| name | size |\n|---|---|\n| a | 1 |\n";
+    model.push(Reply::text(reply).held_until(&gate));
+    let (dir, config) = deployment(&model);
+    let mut console = Console::start("markdown", &config, &[]);
+    let console = tokio::task::spawn_blocking(move || {
+        console.wait_for_prompt("prompt");
+        console.keys("write the notes\r");
+        console.wait_for("spinner", "working ·");
+        console
+    })
+    .await
+    .unwrap();
+    gate.notify_one();
+    tokio::task::spawn_blocking(move || {
+        console.wait_for("rendered", "Release notes");
+        let screen = console.wait_until("status", |screen| {
+            screen.matches("session ").count() >= 2 && screen.contains("a    │ 1")
+        });
+        assert!(!screen.contains("working ·"), "the spinner is gone:\n{screen}");
+        assert!(screen.contains("Release notes") && !screen.contains("# Release"), "{screen}");
+        assert!(console.bold_at("Release notes"), "the heading is bold:\n{screen}");
+        assert!(console.bold_at("bold") && !screen.contains("**"), "{screen}");
+        assert!(screen.contains("• one") && screen.contains("• two"), "{screen}");
+        assert!(screen.contains("│ let x = 1;") && !screen.contains("```"), "{screen}");
+        assert!(screen.contains("name │ size"), "{screen}");
+        drop(screen);
+        assert!(console.leave().success());
+        drop(dir);
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_call_is_one_card_and_the_status_line_counts_the_checklist() {
+    let model = FakeModel::start().await;
+    model.push(Reply::tool("viewer_add", r#"{"title":"first step"}"#));
+    model.push(Reply::text("added"));
+    let (dir, config) = deployment(&model);
+    tokio::task::spawn_blocking(move || {
+        let mut console = Console::start("cards", &config, &[]);
+        console.wait_for_prompt("prompt");
+        console.keys("add one\r");
+        let screen =
+            console.wait_until("turn", |screen| screen.contains("added") && screen.contains("· session "));
+        assert!(screen.contains("⏺ viewer_add  first step"), "{screen}");
+        assert!(screen.contains("⎿ ✓ "), "{screen}");
+        assert!(!screen.contains(r#"{"title""#), "no raw JSON:\n{screen}");
+        assert!(screen.contains("Plan 0/1 · "), "the checklist's count:\n{screen}");
+        assert!(console.leave().success());
+        drop(dir);
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_ends_a_slow_turn_and_the_session_stays_resumable() {
+    let model = FakeModel::start().await;
+    let gate = Arc::new(tokio::sync::Notify::new());
+    model.push(Reply::text("never shown").held_until(&gate));
+    model.push(Reply::text("after the cancel"));
+    let (dir, config) = deployment(&model);
+    let config_path = config.clone();
+    let id = tokio::task::spawn_blocking(move || {
+        let mut console = Console::start("ctrl-c", &config, &[]);
+        let screen = console.wait_for_prompt("prompt");
+        let id = session_id(&screen);
+        console.keys("a slow one\r");
+        console.wait_for("spinner", "working ·");
+        console.keys("\x03");
+        let screen = console.wait_for("cancelled", "turn cancelled");
+        assert!(!screen.contains("working ·"), "{screen}");
+        console.keys("still here?\r");
+        console.wait_for("after", "after the cancel");
+        // Ctrl-C at the prompt asks first; the second one leaves.
+        console.keys("\x03");
+        console.wait_for("ctrl-c-at-prompt", "Ctrl-C again");
+        console.keys("\x03");
+        let start = Instant::now();
+        while console.child.try_wait().unwrap().is_none() {
+            assert!(start.elapsed() < PATIENCE, "a second Ctrl-C leaves:\n{}", console.contents());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        id
+    })
+    .await
+    .unwrap();
+    gate.notify_one();
+
+    model.push(Reply::text("resumed"));
+    let stdout = console_on(&config_path, Some(&id), "and now?\n").await;
+    assert!(stdout.contains("resumed"), "{stdout}");
+    let requests = model.requests();
+    let sent = &requests.last().unwrap()["messages"];
+    let texts: Vec<&str> = sent.as_array().unwrap().iter().filter_map(|m| m["content"].as_str()).collect();
+    for kept in ["still here?", "after the cancel", "and now?"] {
+        assert!(texts.iter().any(|text| text.contains(kept)), "`{kept}` kept: {}", json!(texts));
+    }
+    drop(dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_raw_escape_in_a_reply_is_shown_escaped() {
+    let model = FakeModel::start().await;
+    model.push(Reply::text("before \x1b[2J\x1b]0;pwned\x07 after\n"));
+    let (dir, config) = deployment(&model);
+    tokio::task::spawn_blocking(move || {
+        let mut console = Console::start("escape", &config, &[]);
+        console.wait_for_prompt("prompt");
+        console.keys("say it\r");
+        let screen = console.wait_for("reply", "after");
+        assert!(screen.contains(r"before \x1b[2J\x1b]0;pwned\x07 after"), "{screen}");
+        assert!(screen.contains("Ctrl-R"), "nothing was erased:\n{screen}");
+        assert!(console.leave().success());
+        drop(dir);
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alt_enter_and_a_pasted_block_each_make_one_message_of_several_lines() {
+    let model = FakeModel::start().await;
+    model.fallback(Reply::text("got it"));
+    let (dir, config) = deployment(&model);
+    tokio::task::spawn_blocking(move || {
+        let mut console = Console::start("multi-line", &config, &[]);
+        console.wait_for_prompt("prompt");
+        // Alt-Enter is ESC then Enter; a terminal brackets what is pasted.
+        console.keys("first line\x1b\rsecond line\r");
+        console.wait_until("alt-enter", |screen| screen.matches("got it").count() == 1);
+        console.keys("\x1b[200~pasted one\npasted two\x1b[201~\r");
+        console.wait_until("paste", |screen| screen.matches("got it").count() == 2);
+        assert!(console.leave().success());
+        drop(dir);
+    })
+    .await
+    .unwrap();
+    let requests = model.requests();
+    let last_user = |request: &serde_json::Value| {
+        let messages = request["messages"].as_array().unwrap();
+        let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
+        user["content"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(requests.len(), 2, "two messages, two model calls");
+    assert!(last_user(&requests[0]).starts_with("first line\nsecond line"), "{}", last_user(&requests[0]));
+    assert!(last_user(&requests[1]).starts_with("pasted one\npasted two"), "{}", last_user(&requests[1]));
+}
