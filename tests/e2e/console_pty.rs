@@ -218,7 +218,7 @@ fn session_id(screen: &str) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn history_is_recalled_with_up_in_a_later_run() {
+async fn history_is_recalled_with_up_and_ctrl_r_in_a_later_run() {
     let model = FakeModel::start().await;
     model.fallback(Reply::text("noted"));
     let (dir, config) = deployment(&model);
@@ -239,6 +239,16 @@ async fn history_is_recalled_with_up_in_a_later_run() {
         // Ctrl-D deletes a character of a line not empty; Ctrl-C clears it first.
         second.keys("\x03");
         second.wait_for("2-cleared", "Ctrl-C again");
+        second.keys("\x12this");
+        second.wait_until("2-search", |screen| prompt_line(screen).contains("(search: this)"));
+        let screen =
+            second.wait_until("2-found", |screen| prompt_line(screen).ends_with("remember this line"));
+        assert!(prompt_line(&screen).contains("(search: this)"), "{screen}");
+        // Enter takes the line found into the editor, a second one sends it.
+        second.keys("\r");
+        second.wait_until("2-taken", |screen| prompt_line(screen).ends_with("> remember this line"));
+        second.keys("\r");
+        second.wait_for("2-sent", "noted");
         assert!(second.leave().success());
         drop(dir);
     })
