@@ -218,7 +218,7 @@ fn session_id(screen: &str) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn history_is_recalled_with_up_in_a_later_run() {
+async fn history_is_recalled_with_up_and_ctrl_r_in_a_later_run() {
     let model = FakeModel::start().await;
     model.fallback(Reply::text("noted"));
     let (dir, config) = deployment(&model);
@@ -239,6 +239,16 @@ async fn history_is_recalled_with_up_in_a_later_run() {
         // Ctrl-D deletes a character of a line not empty; Ctrl-C clears it first.
         second.keys("\x03");
         second.wait_for("2-cleared", "Ctrl-C again");
+        second.keys("\x12this");
+        second.wait_until("2-search", |screen| prompt_line(screen).contains("(search: this)"));
+        let screen =
+            second.wait_until("2-found", |screen| prompt_line(screen).ends_with("remember this line"));
+        assert!(prompt_line(&screen).contains("(search: this)"), "{screen}");
+        // Enter takes the line found into the editor, a second one sends it.
+        second.keys("\r");
+        second.wait_until("2-taken", |screen| prompt_line(screen).ends_with("> remember this line"));
+        second.keys("\r");
+        second.wait_for("2-sent", "noted");
         assert!(second.leave().success());
         drop(dir);
     })
@@ -418,4 +428,37 @@ async fn alt_enter_and_a_pasted_block_each_make_one_message_of_several_lines() {
     assert_eq!(requests.len(), 2, "two messages, two model calls");
     assert!(last_user(&requests[0]).starts_with("first line\nsecond line"), "{}", last_user(&requests[0]));
     assert!(last_user(&requests[1]).starts_with("pasted one\npasted two"), "{}", last_user(&requests[1]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_is_answered_by_a_key_and_ctrl_c_there_cancels_the_turn() {
+    let model = FakeModel::start().await;
+    let call = r#"{"key":"a","value":1,"command":"make"}"#;
+    model.push(Reply::tool("remember", call));
+    model.push(Reply::text("remembered"));
+    model.push(Reply::tool("remember", call));
+    model.fallback(Reply::text("never after a cancel"));
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    let permissions = "[plugin.config]\npreset = \"ask-to-mutate\"\nrules = [{ tool = \"remember\", decision = \"ask\", reason = \"remembering needs a look\" }]";
+    let plugins = format!("{}{}", plugin_block("misbehave", ""), plugin_block("permissions", permissions));
+    std::fs::write(&config, config_text(&model.url(), &plugins)).unwrap();
+    tokio::task::spawn_blocking(move || {
+        let mut console = Console::start("approval", &config, &[]);
+        console.wait_for_prompt("prompt");
+        console.keys("remember a\r");
+        console.wait_for("asked", "[n] deny >");
+        console.keys("y\r");
+        console.wait_for("allowed", "remembered");
+        console.keys("again\r");
+        console.wait_until("asked-again", |screen| screen.matches("[n] deny >").count() == 2);
+        console.keys("\x03");
+        let screen = console.wait_for("cancelled", "turn cancelled");
+        assert!(!screen.contains("never after a cancel"), "{screen}");
+        console.wait_for_prompt("prompt-again");
+        assert!(console.leave().success());
+        drop(dir);
+    })
+    .await
+    .unwrap();
 }

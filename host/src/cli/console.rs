@@ -45,13 +45,10 @@ impl Keyboard {
         }
     }
 
-    async fn answer(&self, prompt: &str) -> Option<String> {
+    async fn answer(&self, prompt: &str) -> Read {
         match self {
-            Self::Editor(editor) => match editor.answer(prompt).await {
-                Read::Line(line) => Some(line),
-                Read::Interrupted | Read::Ended => None,
-            },
-            Self::Lines(input) => read_line(input, prompt).await,
+            Self::Editor(editor) => editor.answer(prompt).await,
+            Self::Lines(input) => read_line(input, prompt).await.map_or(Read::Ended, Read::Line),
         }
     }
 }
@@ -81,7 +78,7 @@ pub async fn run(
     } else {
         Keyboard::Lines(stdin_lines())
     };
-    let approver = ConsoleApprover { keyboard: keyboard.clone() };
+    let approver = ConsoleApprover { keyboard: keyboard.clone(), interrupt: Arc::default() };
     let rich = rich_on();
     match demo {
         Some(prompt) => {
@@ -132,7 +129,12 @@ pub async fn run(
             }
             continue;
         }
-        one_turn(&host, &session, line, sink, &approver).await;
+        // Ctrl-C at an approval prompt (the editor reads keys raw there, so it is no signal)
+        // cancels the turn as it does anywhere else in it.
+        tokio::select! {
+            _ = one_turn(&host, &session, line, sink, &approver) => {}
+            _ = approver.interrupt.notified() => {}
+        }
         if rich {
             let session = session.lock().await;
             let tokens = context_badge(session.context().in_use(), host.budget().window);
@@ -196,11 +198,13 @@ fn badge(lines: &[String]) -> String {
 /// Asks the operator at the console.
 pub struct ConsoleApprover {
     keyboard: Keyboard,
+    /// Told when the operator pressed Ctrl-C at the prompt: the turn is to be cancelled.
+    interrupt: Arc<tokio::sync::Notify>,
 }
 
 impl ConsoleApprover {
     pub fn new() -> Self {
-        Self { keyboard: Keyboard::Lines(stdin_lines()) }
+        Self { keyboard: Keyboard::Lines(stdin_lines()), interrupt: Arc::default() }
     }
 }
 
@@ -216,16 +220,27 @@ impl Approver for ConsoleApprover {
             print!("{}", approval_question(request, colors_on()));
             let prompt = "  [y] once  [a] always this tool, for this reason  [e] always these exact arguments  [n] deny > ";
             loop {
-                let Some(answer) = self.keyboard.answer(prompt).await else {
-                    return ApprovalAnswer::Deny { reason: Some("the operator cancelled".into()) };
+                let answer = match self.keyboard.answer(prompt).await {
+                    Read::Line(answer) => answer,
+                    Read::Interrupted => {
+                        // Only wakes a turn waiting on it, so no later turn is cancelled by it.
+                        self.interrupt.notify_waiters();
+                        return ApprovalAnswer::Deny { reason: Some("the operator cancelled".into()) };
+                    }
+                    Read::Ended => {
+                        return ApprovalAnswer::Deny { reason: Some("the operator cancelled".into()) };
+                    }
                 };
                 match answer.trim() {
                     "y" | "Y" | "yes" => return ApprovalAnswer::AllowOnce,
                     "a" | "A" => return ApprovalAnswer::AllowToolAlways,
                     "e" | "E" => return ApprovalAnswer::AllowExactAlways,
                     "n" | "N" | "no" => {
-                        let why = self.keyboard.answer("  reason for the model (optional) > ").await;
-                        return ApprovalAnswer::Deny { reason: why.filter(|w| !w.trim().is_empty()) };
+                        let why = match self.keyboard.answer("  reason for the model (optional) > ").await {
+                            Read::Line(why) if !why.trim().is_empty() => Some(why),
+                            _ => None,
+                        };
+                        return ApprovalAnswer::Deny { reason: why };
                     }
                     _ => continue,
                 }
