@@ -198,7 +198,7 @@ fn plans(updates: &[SessionUpdate]) -> Vec<Vec<(String, PlanEntryStatus)>> {
 async fn the_todo_list_arrives_as_the_whole_plan_after_each_change() {
     let model = FakeModel::start().await;
     model.push(Reply::tool("todos_add", r#"{"todos":[{"title":"a"},{"title":"b"}]}"#));
-    model.push(Reply::tool("todos_complete", r#"{"items":[{"id":1}]}"#));
+    model.push(Reply::tool("todos_complete", r#"{"items":[{"id":1,"reason":"done"}]}"#));
     model.push(Reply::text("one done"));
     model.fallback(Reply::text(""));
     let dir = deployment(&model, &plugin_block("todo", ""));
