@@ -255,3 +255,220 @@ async fn agent_modes_are_the_sessions_modes_and_set_mode_switches() {
         .collect();
     assert_eq!(switched, [before.1]);
 }
+
+/// `misbehave`'s `remember` tool, asked about by a `permissions` rule.
+fn asking_plugins() -> String {
+    format!(
+        "{}{}",
+        plugin_block("misbehave", ""),
+        plugin_block(
+            "permissions",
+            r#"[plugin.config]
+rules = [{ tool = "remember", decision = "ask", reason = "remembering needs a look" }]"#
+        )
+    )
+}
+
+/// The final status of each tool call, in order of the calls.
+fn final_statuses(updates: &[SessionUpdate]) -> Vec<ToolCallStatus> {
+    updates
+        .iter()
+        .filter_map(|update| match update {
+            SessionUpdate::ToolCallUpdate(update)
+                if matches!(update.fields.status, Some(ToolCallStatus::Completed | ToolCallStatus::Failed)) =>
+            {
+                update.fields.status
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_ask_is_a_permission_request_showing_the_exact_call_answered_each_way() {
+    let model = FakeModel::start().await;
+    let calls = [r#"{"key":"a","value":1}"#, r#"{"key":"b","value":2}"#, r#"{"key":"c","value":3}"#];
+    // allow once; allow always (so the next ask of the same reason is answered without asking);
+    // then, in a second turn, the standing approval answers.
+    model.push(Reply::tool("remember", calls[0]));
+    model.push(Reply::tool("remember", calls[1]));
+    model.push(Reply::tool("remember", calls[2]));
+    model.push(Reply::text("remembered"));
+    let dir = deployment(&model, &asking_plugins());
+    let path = dir.path().to_owned();
+    let (stop, seen) = with_client(
+        dir.path(),
+        vec![Some(PermissionOptionKind::AllowOnce), Some(PermissionOptionKind::AllowAlways)],
+        async move |cx, _seen| {
+            let session = open(&cx, &path).await;
+            prompt(&cx, &session, "remember three things").await
+        },
+    )
+    .await;
+    assert_eq!(stop, StopReason::EndTurn);
+    let asked = seen.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 2, "the third call is covered by 'always'");
+    let kinds: Vec<_> = asked[0].options.iter().map(|option| option.kind).collect();
+    assert_eq!(
+        kinds,
+        [PermissionOptionKind::AllowOnce, PermissionOptionKind::AllowAlways, PermissionOptionKind::RejectOnce]
+    );
+    let title = asked[0].tool_call.fields.title.clone().unwrap();
+    assert_eq!(title, format!("remember {}", calls[0]), "the exact arguments");
+    assert_eq!(final_statuses(&seen.updates()), [ToolCallStatus::Completed; 3]);
+
+    // Rejected, and a cancelled request: both deny.
+    let model = FakeModel::start().await;
+    model.push(Reply::tool("remember", calls[0]));
+    model.push(Reply::tool("remember", calls[1]));
+    model.push(Reply::text("not remembered"));
+    let dir = deployment(&model, &asking_plugins());
+    let path = dir.path().to_owned();
+    let (stop, seen) =
+        with_client(dir.path(), vec![Some(PermissionOptionKind::RejectOnce), None], async move |cx, _seen| {
+            let session = open(&cx, &path).await;
+            prompt(&cx, &session, "remember two things").await
+        })
+        .await;
+    assert_eq!(stop, StopReason::EndTurn);
+    assert_eq!(seen.asked.lock().unwrap().len(), 2);
+    assert_eq!(final_statuses(&seen.updates()), [ToolCallStatus::Failed; 2]);
+}
+
+#[tokio::test]
+async fn cancel_ends_a_running_prompt_as_cancelled_and_the_agent_serves_on() {
+    let model = FakeModel::start().await;
+    let gate = Arc::new(tokio::sync::Notify::new());
+    model.push(Reply::text("never finished").held_until(&gate));
+    model.push(Reply::text("after the cancel"));
+    let dir = deployment(&model, "");
+    let path = dir.path().to_owned();
+    let ((first, second), seen) = with_client(dir.path(), vec![], async move |cx, _seen| {
+        let session = open(&cx, &path).await;
+        let request = PromptRequest::new(session.session_id.clone(), vec![ContentBlock::from("wait".to_owned())]);
+        let running = cx.send_request(request).block_task();
+        let cancel = async {
+            // The turn holds the model call until the gate opens; cancel while it waits.
+            while model.requests().is_empty() {
+                tokio::task::yield_now().await;
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            cx.send_notification(agent_client_protocol::v1::schema::CancelNotification::new(
+                session.session_id.clone(),
+            ))
+            .unwrap();
+        };
+        let (first, ()) = tokio::join!(running, cancel);
+        gate.notify_waiters();
+        let second = prompt(&cx, &session, "again").await;
+        (first.expect("answered").stop_reason, second)
+    })
+    .await;
+    assert_eq!(first, StopReason::Cancelled);
+    assert_eq!(second, StopReason::EndTurn);
+    assert_eq!(message_text(&seen.updates()), "after the cancel");
+}
+
+#[tokio::test]
+async fn a_session_loads_after_a_restart_and_the_console_resumes_it_by_id() {
+    let model = FakeModel::start().await;
+    model.push(Reply::tool("remember", r#"{"key":"k","value":1}"#));
+    model.push(Reply::text("first answer"));
+    let dir = deployment(&model, &plugin_block("misbehave", ""));
+    let path = dir.path().to_owned();
+    let (id, _) = with_client(dir.path(), vec![], async move |cx, _seen| {
+        let session = open(&cx, &path).await;
+        assert_eq!(prompt(&cx, &session, "first question").await, StopReason::EndTurn);
+        session.session_id.0.to_string()
+    })
+    .await;
+
+    // A new process loads it: the history comes back as updates.
+    let path = dir.path().to_owned();
+    let loaded_id = id.clone();
+    let (listed, seen) = with_client(dir.path(), vec![], async move |cx, _seen| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await.unwrap();
+        let listed = cx
+            .send_request(agent_client_protocol::v1::schema::ListSessionsRequest::new())
+            .block_task()
+            .await
+            .expect("session/list");
+        cx.send_request(agent_client_protocol::v1::schema::LoadSessionRequest::new(loaded_id.clone(), path))
+            .block_task()
+            .await
+            .expect("session/load");
+        cx.send_request(agent_client_protocol::v1::schema::CloseSessionRequest::new(loaded_id))
+            .block_task()
+            .await
+            .expect("session/close");
+        listed.sessions.iter().map(|session| session.session_id.0.to_string()).collect::<Vec<_>>()
+    })
+    .await;
+    assert_eq!(listed, [id.clone()]);
+    let updates = seen.updates();
+    let user: Vec<_> = updates
+        .iter()
+        .filter_map(|update| match update {
+            SessionUpdate::UserMessageChunk(chunk) => match &chunk.content {
+                ContentBlock::Text(text) => Some(text.text.clone()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert_eq!(user, ["first question"]);
+    assert_eq!(message_text(&updates), "first answer");
+    assert_eq!(final_statuses(&updates), [ToolCallStatus::Completed]);
+
+    // The console's --session resumes the same session from the same store.
+    model.push(Reply::text("second answer"));
+    let output = crate::support::json_prompt_command(dir.path(), Some(&id), "second question")
+        .env("AGENT_HOST_TEST_KEY", "test-key")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains(&format!(r#""session_id":"{id}","resumed":true"#)), "{stdout}");
+    let last = model.requests().pop().unwrap();
+    assert!(last.to_string().contains("first question"), "the history went with the resumed turn");
+}
+
+/// Writes `lines` to a fresh agent's stdin one at a time, reading one answer line after each.
+async fn raw_exchange(dir: &Path, lines: &[&str]) -> Vec<serde_json::Value> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let mut child = spawn_agent(dir);
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut answers = Vec::new();
+    for line in lines {
+        stdin.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+        stdin.flush().await.unwrap();
+        let answer = stdout.next_line().await.unwrap().expect("an answer line");
+        answers.push(serde_json::from_str(&answer).expect("stdout carries JSON-RPC only"));
+    }
+    answers
+}
+
+#[tokio::test]
+async fn bad_input_gets_the_protocols_error_and_the_agent_serves_on() {
+    let model = FakeModel::start().await;
+    let dir = deployment(&model, "");
+    let answers = raw_exchange(
+        dir.path(),
+        &[
+            "{not json",
+            r#"{"jsonrpc":"2.0","id":1,"method":"no/such_method","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"nope","prompt":[{"type":"text","text":"hi"}]}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":1}}"#,
+        ],
+    )
+    .await;
+    assert_eq!(answers[0]["error"]["code"], -32700, "{answers:#?}");
+    assert_eq!(answers[1]["error"]["code"], -32601, "{answers:#?}");
+    assert_eq!(answers[2]["id"], 2);
+    assert_eq!(answers[2]["error"]["code"], -32602, "{answers:#?}");
+    assert!(answers[2]["error"]["data"].as_str().unwrap().contains("nope"), "{answers:#?}");
+    assert_eq!(answers[3]["result"]["protocolVersion"], 1, "{answers:#?}");
+}

@@ -15,17 +15,22 @@ use agent_client_protocol::v1::schema::{
     CancelNotification, Implementation, InitializeRequest, InitializeResponse, NewSessionRequest,
     NewSessionResponse, PromptCapabilities, PromptRequest, SessionConfigOptionValue,
     SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
-    SetSessionModeResponse,
+    SetSessionModeResponse, LoadSessionRequest, LoadSessionResponse, ResumeSessionRequest, ResumeSessionResponse,
+    ListSessionsRequest, ListSessionsResponse, SessionInfo, CloseSessionRequest, CloseSessionResponse,
+    SessionUpdate, SessionCapabilities, SessionListCapabilities, SessionResumeCapabilities, SessionCloseCapabilities,
 };
 use agent_client_protocol::{Agent, Client, Error, Responder, Stdio, V1};
 
-use super::sessions::{Open, Sessions};
+use super::history;
+use super::sessions::{Open, Sessions, internal};
 use super::updates::Updates;
 use super::views::Switch;
 use super::prompt;
 use crate::agent::Host;
 
 const AUTH_METHOD: &str = "model-key";
+/// Sessions `session/list` reads at most.
+const LIST_LIMIT: usize = 1_000;
 
 struct State {
     host: Arc<Host>,
@@ -35,7 +40,8 @@ struct State {
 pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
     let state = Arc::new(State { host, sessions: Sessions::default() });
     let (s1, s2, s3, s4, s5, s6, s7) =
-        (state.clone(), state.clone(), state.clone(), state.clone(), state.clone(), state.clone(), state);
+        (state.clone(), state.clone(), state.clone(), state.clone(), state.clone(), state.clone(), state.clone());
+    let (s8, s9, s10, s11) = (state.clone(), state.clone(), state.clone(), state);
     Agent
         .v1()
         .name("agent-host")
@@ -123,6 +129,66 @@ pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
             },
             agent_client_protocol::on_receive_request!(),
         )
+        .on_receive_request(
+            async move |request: LoadSessionRequest, responder, cx| {
+                let open = match s8.sessions.open_stored(&s8.host, &request.session_id.0).await {
+                    Ok(open) => open,
+                    Err(error) => return responder.respond_with_error(error),
+                };
+                // The replay waits for the session (a turn may hold it): off the dispatch loop.
+                let host = s8.host.clone();
+                tokio::spawn(async move {
+                    let replayed = history::replay(&host, &open.handle.lock().await.history());
+                    let updates = Updates::new(host.clone(), cx, open.id.clone(), open.shown.clone());
+                    for update in replayed {
+                        updates.send(update);
+                    }
+                    let (plan, modes, options) = {
+                        let shown = open.shown.lock().unwrap_or_else(|p| p.into_inner());
+                        (shown.plan(), shown.modes(), shown.config_options())
+                    };
+                    if !plan.entries.is_empty() {
+                        updates.send(SessionUpdate::Plan(plan));
+                    }
+                    let _ = responder.respond(LoadSessionResponse::new().modes(modes).config_options(Some(options)));
+                });
+                Ok(())
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ResumeSessionRequest, responder, _cx| {
+                match s9.sessions.open_stored(&s9.host, &request.session_id.0).await {
+                    Ok(open) => {
+                        let shown = open.shown.lock().unwrap_or_else(|p| p.into_inner());
+                        let options = shown.config_options();
+                        responder.respond(ResumeSessionResponse::new().modes(shown.modes()).config_options(Some(options)))
+                    }
+                    Err(error) => responder.respond_with_error(error),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |_request: ListSessionsRequest, responder, _cx| {
+                match s10.host.sessions().store().list(LIST_LIMIT) {
+                    Ok(ids) => {
+                        let cwd = std::env::current_dir().unwrap_or_default();
+                        let sessions = ids.into_iter().map(|id| SessionInfo::new(id, cwd.clone())).collect();
+                        responder.respond(ListSessionsResponse::new(sessions))
+                    }
+                    Err(error) => responder.respond_with_error(internal(error)),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: CloseSessionRequest, responder, _cx| match s11.sessions.close(&request.session_id.0) {
+                Ok(()) => responder.respond(CloseSessionResponse::new()),
+                Err(error) => responder.respond_with_error(error),
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
         .connect_to(Stdio::new())
         .await
         .map_err(|error| anyhow::anyhow!("the ACP connection failed: {error}"))
@@ -134,6 +200,12 @@ fn initialize(state: &State, _request: &InitializeRequest) -> InitializeResponse
         .agent_capabilities(
             AgentCapabilities::new()
                 .load_session(true)
+                .session_capabilities(
+                    SessionCapabilities::new()
+                        .list(SessionListCapabilities::new())
+                        .resume(SessionResumeCapabilities::new())
+                        .close(SessionCloseCapabilities::new()),
+                )
                 .prompt_capabilities(PromptCapabilities::new()),
         )
         .auth_methods(vec![AuthMethod::Agent(

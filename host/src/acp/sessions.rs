@@ -31,6 +31,26 @@ impl Sessions {
         Ok(self.keep(host, handle).await)
     }
 
+    /// Session `id` from the store, kept open (the one already open when it is).
+    pub async fn open_stored(&self, host: &Host, id: &str) -> Result<Arc<Open>, Error> {
+        if let Ok(open) = self.get(id) {
+            return Ok(open);
+        }
+        match host.sessions().open(id) {
+            Ok(Some(handle)) => Ok(self.keep(host, handle).await),
+            Ok(None) => Err(Error::invalid_params().data(format!("no session {id} in the store"))),
+            Err(error) => Err(Error::invalid_request().data(error.to_string())),
+        }
+    }
+
+    /// Lets go of session `id`: its turn cancelled, its lease released when the turn is gone.
+    pub fn close(&self, id: &str) -> Result<(), Error> {
+        let open = self.open.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+        let open = open.ok_or_else(|| Error::invalid_params().data(format!("no open session {id}")))?;
+        super::prompt::cancel(&open);
+        Ok(())
+    }
+
     /// The open session `id`.
     pub fn get(&self, id: &str) -> Result<Arc<Open>, Error> {
         self.open
