@@ -458,17 +458,19 @@ async fn bad_input_gets_the_protocols_error_and_the_agent_serves_on() {
     let answers = raw_exchange(
         dir.path(),
         &[
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#,
             "{not json",
             r#"{"jsonrpc":"2.0","id":1,"method":"no/such_method","params":{}}"#,
             r#"{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"nope","prompt":[{"type":"text","text":"hi"}]}}"#,
-            r#"{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":1}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}"#,
         ],
     )
     .await;
-    assert_eq!(answers[0]["error"]["code"], -32700, "{answers:#?}");
-    assert_eq!(answers[1]["error"]["code"], -32601, "{answers:#?}");
-    assert_eq!(answers[2]["id"], 2);
-    assert_eq!(answers[2]["error"]["code"], -32602, "{answers:#?}");
-    assert!(answers[2]["error"]["data"].as_str().unwrap().contains("nope"), "{answers:#?}");
-    assert_eq!(answers[3]["result"]["protocolVersion"], 1, "{answers:#?}");
+    assert_eq!(answers[0]["result"]["protocolVersion"], 1, "{answers:#?}");
+    assert_eq!(answers[1]["error"]["code"], -32700, "{answers:#?}");
+    assert_eq!(answers[2]["error"]["code"], -32601, "{answers:#?}");
+    assert_eq!(answers[3]["id"], 2);
+    assert_eq!(answers[3]["error"]["code"], -32602, "{answers:#?}");
+    assert!(answers[3]["error"]["data"].as_str().unwrap().contains("nope"), "{answers:#?}");
+    assert!(answers[4]["result"]["sessionId"].is_string(), "{answers:#?}");
 }
