@@ -7,9 +7,9 @@ use crate::agent::Host;
 
 /// Words of a description, first match wins; the order puts the more specific first.
 const KINDS: &[(ToolKind, &[&str])] = &[
-    (ToolKind::SwitchMode, &["mode", "stage"]),
+    (ToolKind::SwitchMode, &["switch", "stage"]),
     (ToolKind::Delete, &["delete", "remove", "unlink"]),
-    (ToolKind::Execute, &["run ", "runs ", "execute", "command", "shell"]),
+    (ToolKind::Execute, &["run ", "runs ", "execute", "command", "terminal"]),
     (ToolKind::Fetch, &["fetch", "download", "http", "url"]),
     (ToolKind::Search, &["search", "find", "grep", "glob"]),
     (ToolKind::Edit, &["write", "edit", "modify", "create", "append", "replace", "patch", "add", "update", "mark", "complete", "set "]),
@@ -64,11 +64,11 @@ mod tests {
 
     #[test]
     fn kinds_come_from_the_words() {
-        assert_eq!(classify("Runs a shell command in the sandbox", true), ToolKind::Execute);
+        assert_eq!(classify("Runs a command in the sandbox", true), ToolKind::Execute);
         assert_eq!(classify("Write text to a file", true), ToolKind::Edit);
         assert_eq!(classify("Delete a file", true), ToolKind::Delete);
         assert_eq!(classify("Search files for a pattern", false), ToolKind::Search);
-        assert_eq!(classify("Switch the agent's mode", false), ToolKind::SwitchMode);
+        assert_eq!(classify("Switch to another stage of the work", false), ToolKind::SwitchMode);
         assert_eq!(classify("Something else", false), ToolKind::Other);
     }
 }

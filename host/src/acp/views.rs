@@ -79,7 +79,10 @@ impl Shown {
             .flat_map(|view| view.widgets.iter().map(move |widget| (view, widget)))
             .filter(|(_, widget)| matches!(widget, Widget::Choice { command: Some(_), .. }))
             .collect();
-        choices.sort_by_key(|(_, widget)| !matches!(widget, Widget::Choice { category: Some(c), .. } if c == "mode"));
+        choices.sort_by_key(|(_, widget)| {
+            !matches!(widget, Widget::Choice { category: Some(category), .. }
+                if acp_category(category) == SessionConfigOptionCategory::Mode)
+        });
         choices
     }
 
@@ -123,7 +126,7 @@ impl Shown {
                 let category = if index == 0 {
                     Some(SessionConfigOptionCategory::Mode)
                 } else {
-                    category.clone().map(SessionConfigOptionCategory::Other)
+                    category.as_deref().map(acp_category)
                 };
                 Some(
                     SessionConfigOption::select(format!("{}/{id}", view.plugin), label.clone(), current, values)
@@ -143,6 +146,12 @@ impl Shown {
     pub fn switch_line(&self, switch: &Switch, value: &str) -> Option<String> {
         self.views.get(&switch.plugin)?.switch_line(&switch.choice, value)
     }
+}
+
+/// A view's category as ACP names it: the view contract's words are ACP's.
+fn acp_category(category: &str) -> SessionConfigOptionCategory {
+    serde_json::from_value(serde_json::Value::from(category.replace('-', "_")))
+        .unwrap_or_else(|_| SessionConfigOptionCategory::Other(category.to_owned()))
 }
 
 fn has_checklist(view: &PluginView) -> bool {
