@@ -358,6 +358,18 @@ async fn cancel_ends_a_running_prompt_as_cancelled_and_the_agent_serves_on() {
             ))
             .unwrap();
         };
+        let second_meanwhile = async {
+            while model.requests().is_empty() {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            let request = PromptRequest::new(session.session_id.clone(), vec![ContentBlock::from("too".to_owned())]);
+            let refused = cx.send_request(request).block_task().await;
+            assert!(refused.is_err(), "a second prompt while one runs is refused: {refused:?}");
+        };
+        let cancel = async {
+            second_meanwhile.await;
+            cancel.await
+        };
         let (first, ()) = tokio::join!(running, cancel);
         gate.notify_waiters();
         let second = prompt(&cx, &session, "again").await;
@@ -473,4 +485,31 @@ async fn bad_input_gets_the_protocols_error_and_the_agent_serves_on() {
     assert_eq!(answers[3]["error"]["code"], -32602, "{answers:#?}");
     assert!(answers[3]["error"]["data"].as_str().unwrap().contains("nope"), "{answers:#?}");
     assert!(answers[4]["result"]["sessionId"].is_string(), "{answers:#?}");
+}
+
+#[tokio::test]
+async fn with_triage_modes_in_place_of_agent_mode_the_modes_are_its_stages() {
+    let model = FakeModel::start().await;
+    let plugins = format!(
+        "{}{}",
+        plugin_block("todo", ""),
+        plugin_block("triage-modes", "[plugin.grants]\nread_state = [\"todo\"]\n")
+    );
+    let dir = deployment(&model, &plugins);
+    let path = dir.path().to_owned();
+    let (modes, _) = with_client(dir.path(), vec![], async move |cx, _seen| {
+        let session = open(&cx, &path).await;
+        let modes = session.modes.clone().expect("modes");
+        // Only the model moves the stages: a switch from the editor is refused.
+        let refused = cx
+            .send_request(SetSessionModeRequest::new(session.session_id.clone(), "review"))
+            .block_task()
+            .await;
+        assert!(refused.is_err(), "{refused:?}");
+        modes
+    })
+    .await;
+    let ids: Vec<String> = modes.available_modes.iter().map(|mode| mode.id.0.to_string()).collect();
+    assert_eq!(ids, ["triage", "research", "review"]);
+    assert_eq!(&*modes.current_mode_id.0, "triage");
 }

@@ -229,7 +229,7 @@ fn switch_choice<R: agent_client_protocol::JsonRpcResponse + Send + 'static>(
 ) -> Result<(), Error> {
     let line = switch.and_then(|switch| open.shown.lock().unwrap_or_else(|p| p.into_inner()).switch_line(&switch, &value));
     let Some(line) = line else {
-        return responder.respond_with_error(Error::invalid_params().data(format!("no such value to switch to: {value}")));
+        return responder.respond_with_error(Error::invalid_params().data(format!("{value} is not a value this session can be switched to (a choice only the model moves takes none)")));
     };
     tokio::spawn(async move {
         let updates = Updates::new(host.clone(), cx, open.id.clone(), open.shown.clone());

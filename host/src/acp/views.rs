@@ -70,23 +70,29 @@ impl Shown {
         Plan::new(entries)
     }
 
-    /// The choices a client can move (those with a command), the one of category `mode`
-    /// first, then the others in the plugins' order.
+    /// Every choice, the one of category `mode` first, then those a client can move (with a
+    /// command), then the others, each group in the plugins' order. A choice only the model
+    /// moves is still shown: switching it is refused.
     fn choices(&self) -> Vec<(&PluginView, &Widget)> {
         let mut choices: Vec<_> = self
             .views
             .values()
             .flat_map(|view| view.widgets.iter().map(move |widget| (view, widget)))
-            .filter(|(_, widget)| matches!(widget, Widget::Choice { command: Some(_), .. }))
+            .filter(|(_, widget)| matches!(widget, Widget::Choice { .. }))
             .collect();
-        choices.sort_by_key(|(_, widget)| {
-            !matches!(widget, Widget::Choice { category: Some(category), .. }
-                if acp_category(category) == SessionConfigOptionCategory::Mode)
+        choices.sort_by_key(|(_, widget)| match widget {
+            Widget::Choice { category: Some(category), .. }
+                if acp_category(category) == SessionConfigOptionCategory::Mode =>
+            {
+                0
+            }
+            Widget::Choice { command: Some(_), .. } => 1,
+            _ => 2,
         });
         choices
     }
 
-    /// The session's modes: the first movable choice's options.
+    /// The session's modes: the first choice's options.
     pub fn modes(&self) -> Option<SessionModeState> {
         let (_, Widget::Choice { current, options, .. }) = self.choices().into_iter().next()? else {
             return None;
@@ -105,7 +111,7 @@ impl Shown {
         Some(Switch { plugin: view.plugin.clone(), choice: widget.id().to_owned() })
     }
 
-    /// Every movable choice as a select option, id `plugin/choice`; the modes' one has
+    /// Every choice as a select option, id `plugin/choice`; the modes' one has
     /// category `mode`.
     pub fn config_options(&self) -> Vec<SessionConfigOption> {
         self.choices()
