@@ -63,10 +63,8 @@ async fn with_client<T: Send + 'static>(
     script: impl AsyncFnOnce(ConnectionTo<Agent>, Seen) -> T + Send + 'static,
 ) -> (T, Seen) {
     let mut child = spawn_agent(dir);
-    let transport = ByteStreams::new(
-        child.stdin.take().unwrap().compat_write(),
-        child.stdout.take().unwrap().compat(),
-    );
+    let transport =
+        ByteStreams::new(child.stdin.take().unwrap().compat_write(), child.stdout.take().unwrap().compat());
     let seen = Seen::default();
     let (on_update, on_ask, in_script) = (seen.clone(), seen.clone(), seen.clone());
     let answers = Arc::new(Mutex::new(answers.into_iter()));
@@ -86,8 +84,11 @@ async fn with_client<T: Send + 'static>(
                 let answer = answers.lock().unwrap().next().expect("a permission request the test expects");
                 let outcome = match answer {
                     Some(kind) => {
-                        let option = request.options.iter().find(|option| option.kind == kind).expect("offered");
-                        RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(option.option_id.clone()))
+                        let option =
+                            request.options.iter().find(|option| option.kind == kind).expect("offered");
+                        RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(
+                            option.option_id.clone(),
+                        ))
                     }
                     None => RequestPermissionOutcome::Cancelled,
                 };
@@ -109,7 +110,8 @@ async fn with_client<T: Send + 'static>(
 }
 
 async fn open(cx: &ConnectionTo<Agent>, dir: &Path) -> NewSessionResponse {
-    let init = cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await.expect("initialize");
+    let init =
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await.expect("initialize");
     assert_eq!(init.protocol_version, ProtocolVersion::V1);
     assert!(init.agent_capabilities.load_session);
     cx.send_request(NewSessionRequest::new(dir)).block_task().await.expect("session/new")
@@ -136,7 +138,8 @@ fn message_text(updates: &[SessionUpdate]) -> String {
 #[tokio::test]
 async fn a_prompt_streams_the_reply_and_each_tool_call_then_ends_the_turn() {
     let model = FakeModel::start().await;
-    model.push(Reply::tool("todos_add", r#"{"todos":[{"title":"write the tests"}]}"#).reasoning("plan first"));
+    model
+        .push(Reply::tool("todos_add", r#"{"todos":[{"title":"write the tests"}]}"#).reasoning("plan first"));
     model.push(Reply::text("All planned."));
     // The todo list's completion loop asks again while an entry is open.
     model.fallback(Reply::text(""));
@@ -275,7 +278,10 @@ fn final_statuses(updates: &[SessionUpdate]) -> Vec<ToolCallStatus> {
         .iter()
         .filter_map(|update| match update {
             SessionUpdate::ToolCallUpdate(update)
-                if matches!(update.fields.status, Some(ToolCallStatus::Completed | ToolCallStatus::Failed)) =>
+                if matches!(
+                    update.fields.status,
+                    Some(ToolCallStatus::Completed | ToolCallStatus::Failed)
+                ) =>
             {
                 update.fields.status
             }
@@ -311,7 +317,11 @@ async fn an_ask_is_a_permission_request_showing_the_exact_call_answered_each_way
     let kinds: Vec<_> = asked[0].options.iter().map(|option| option.kind).collect();
     assert_eq!(
         kinds,
-        [PermissionOptionKind::AllowOnce, PermissionOptionKind::AllowAlways, PermissionOptionKind::RejectOnce]
+        [
+            PermissionOptionKind::AllowOnce,
+            PermissionOptionKind::AllowAlways,
+            PermissionOptionKind::RejectOnce
+        ]
     );
     let title = asked[0].tool_call.fields.title.clone().unwrap();
     assert_eq!(title, format!("remember {}", calls[0]), "the exact arguments");
@@ -324,12 +334,15 @@ async fn an_ask_is_a_permission_request_showing_the_exact_call_answered_each_way
     model.push(Reply::text("not remembered"));
     let dir = deployment(&model, &asking_plugins());
     let path = dir.path().to_owned();
-    let (stop, seen) =
-        with_client(dir.path(), vec![Some(PermissionOptionKind::RejectOnce), None], async move |cx, _seen| {
+    let (stop, seen) = with_client(
+        dir.path(),
+        vec![Some(PermissionOptionKind::RejectOnce), None],
+        async move |cx, _seen| {
             let session = open(&cx, &path).await;
             prompt(&cx, &session, "remember two things").await
-        })
-        .await;
+        },
+    )
+    .await;
     assert_eq!(stop, StopReason::EndTurn);
     assert_eq!(seen.asked.lock().unwrap().len(), 2);
     assert_eq!(final_statuses(&seen.updates()), [ToolCallStatus::Failed; 2]);
@@ -345,7 +358,8 @@ async fn cancel_ends_a_running_prompt_as_cancelled_and_the_agent_serves_on() {
     let path = dir.path().to_owned();
     let ((first, second), seen) = with_client(dir.path(), vec![], async move |cx, _seen| {
         let session = open(&cx, &path).await;
-        let request = PromptRequest::new(session.session_id.clone(), vec![ContentBlock::from("wait".to_owned())]);
+        let request =
+            PromptRequest::new(session.session_id.clone(), vec![ContentBlock::from("wait".to_owned())]);
         let running = cx.send_request(request).block_task();
         let cancel = async {
             // The turn holds the model call until the gate opens; cancel while it waits.
@@ -362,7 +376,8 @@ async fn cancel_ends_a_running_prompt_as_cancelled_and_the_agent_serves_on() {
             while model.requests().is_empty() {
                 tokio::time::sleep(std::time::Duration::from_millis(5)).await;
             }
-            let request = PromptRequest::new(session.session_id.clone(), vec![ContentBlock::from("too".to_owned())]);
+            let request =
+                PromptRequest::new(session.session_id.clone(), vec![ContentBlock::from("too".to_owned())]);
             let refused = cx.send_request(request).block_task().await;
             assert!(refused.is_err(), "a second prompt while one runs is refused: {refused:?}");
         };
@@ -416,7 +431,7 @@ async fn a_session_loads_after_a_restart_and_the_console_resumes_it_by_id() {
         listed.sessions.iter().map(|session| session.session_id.0.to_string()).collect::<Vec<_>>()
     })
     .await;
-    assert_eq!(listed, [id.clone()]);
+    assert_eq!(listed, std::slice::from_ref(&id));
     let updates = seen.updates();
     let user: Vec<_> = updates
         .iter()

@@ -6,8 +6,8 @@
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    ContentBlock, PermissionOption, PermissionOptionKind, RequestPermissionOutcome,
-    RequestPermissionRequest, ToolCallContent, ToolCallUpdate, ToolCallUpdateFields,
+    ContentBlock, PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
+    ToolCallContent, ToolCallUpdate, ToolCallUpdateFields,
 };
 use futures_util::future::BoxFuture;
 
@@ -25,7 +25,10 @@ pub struct AcpApprover {
 impl Approver for AcpApprover {
     fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalAnswer> {
         Box::pin(async move {
-            let shown = format!("{}({})\n{} ({})", request.tool, request.arguments_text, request.reason, request.asked_by);
+            let shown = format!(
+                "{}({})\n{} ({})",
+                request.tool, request.arguments_text, request.reason, request.asked_by
+            );
             let call = ToolCallUpdate::new(
                 request.call_id.clone(),
                 ToolCallUpdateFields::new()
@@ -35,7 +38,11 @@ impl Approver for AcpApprover {
             );
             let options = vec![
                 PermissionOption::new(ALLOW_ONCE, "Allow once", PermissionOptionKind::AllowOnce),
-                PermissionOption::new(ALLOW_ALWAYS, "Always allow this tool", PermissionOptionKind::AllowAlways),
+                PermissionOption::new(
+                    ALLOW_ALWAYS,
+                    "Always allow this tool",
+                    PermissionOptionKind::AllowAlways,
+                ),
                 PermissionOption::new(REJECT_ONCE, "Reject", PermissionOptionKind::RejectOnce),
             ];
             let asked = RequestPermissionRequest::new(self.session_id.clone(), call, options);
@@ -52,7 +59,9 @@ impl Approver for AcpApprover {
                     ALLOW_ALWAYS => ApprovalAnswer::AllowToolAlways,
                     _ => ApprovalAnswer::Deny { reason: None },
                 },
-                _ => ApprovalAnswer::Deny { reason: Some("the editor cancelled the permission request".into()) },
+                _ => ApprovalAnswer::Deny {
+                    reason: Some("the editor cancelled the permission request".into()),
+                },
             }
         })
     }

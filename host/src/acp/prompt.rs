@@ -28,7 +28,8 @@ pub fn start(
         let mut turn = open.turn.lock().unwrap_or_else(|p| p.into_inner());
         if turn.is_some() {
             return responder.respond_with_error(
-                Error::invalid_request().data(format!("a prompt is running in session {}; cancel it or wait", open.id)),
+                Error::invalid_request()
+                    .data(format!("a prompt is running in session {}; cancel it or wait", open.id)),
             );
         }
         *turn = Some(cancel.clone());

@@ -12,20 +12,21 @@ use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, AuthenticateResponse,
-    CancelNotification, Implementation, InitializeRequest, InitializeResponse, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, PromptRequest, SessionConfigOptionValue,
+    CancelNotification, CloseSessionRequest, CloseSessionResponse, Implementation, InitializeRequest,
+    InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, ResumeSessionRequest,
+    ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionConfigOptionValue,
+    SessionInfo, SessionListCapabilities, SessionResumeCapabilities, SessionUpdate,
     SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
-    SetSessionModeResponse, LoadSessionRequest, LoadSessionResponse, ResumeSessionRequest, ResumeSessionResponse,
-    ListSessionsRequest, ListSessionsResponse, SessionInfo, CloseSessionRequest, CloseSessionResponse,
-    SessionUpdate, SessionCapabilities, SessionListCapabilities, SessionResumeCapabilities, SessionCloseCapabilities,
+    SetSessionModeResponse,
 };
 use agent_client_protocol::{Agent, Client, Error, Responder, Stdio, V1};
 
 use super::history;
+use super::prompt;
 use super::sessions::{Open, Sessions, internal};
 use super::updates::Updates;
 use super::views::Switch;
-use super::prompt;
 use crate::agent::Host;
 
 const AUTH_METHOD: &str = "model-key";
@@ -39,22 +40,32 @@ struct State {
 
 pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
     let state = Arc::new(State { host, sessions: Sessions::default() });
-    let (s1, s2, s3, s4, s5, s6, s7) =
-        (state.clone(), state.clone(), state.clone(), state.clone(), state.clone(), state.clone(), state.clone());
+    let (s1, s2, s3, s4, s5, s6, s7) = (
+        state.clone(),
+        state.clone(),
+        state.clone(),
+        state.clone(),
+        state.clone(),
+        state.clone(),
+        state.clone(),
+    );
     let (s8, s9, s10, s11) = (state.clone(), state.clone(), state.clone(), state);
     Agent
         .v1()
         .name("agent-host")
         .on_receive_request(
-            async move |request: InitializeRequest, responder, _cx| responder.respond(initialize(&s1, &request)),
+            async move |request: InitializeRequest, responder, _cx| {
+                responder.respond(initialize(&s1, &request))
+            },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
             async move |request: AuthenticateRequest, responder, _cx| {
                 let key_env = s2.host.config().model.key_env().to_owned();
                 if &*request.method_id.0 != AUTH_METHOD {
-                    return responder
-                        .respond_with_error(Error::invalid_params().data(format!("no auth method {}", request.method_id.0)));
+                    return responder.respond_with_error(
+                        Error::invalid_params().data(format!("no auth method {}", request.method_id.0)),
+                    );
                 }
                 match std::env::var(&key_env) {
                     Ok(value) if !value.is_empty() => responder.respond(AuthenticateResponse::new()),
@@ -74,7 +85,9 @@ pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
                 let shown = open.shown.lock().unwrap_or_else(|p| p.into_inner());
                 let options = shown.config_options();
                 responder.respond(
-                    NewSessionResponse::new(open.id.clone()).modes(shown.modes()).config_options(Some(options)),
+                    NewSessionResponse::new(open.id.clone())
+                        .modes(shown.modes())
+                        .config_options(Some(options)),
                 )
             },
             agent_client_protocol::on_receive_request!(),
@@ -103,7 +116,15 @@ pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
                 };
                 let switch = open.shown.lock().unwrap_or_else(|p| p.into_inner()).mode_switch();
                 let value = request.mode_id.0.to_string();
-                switch_choice(s6.host.clone(), open, switch, value, responder, cx, SetSessionModeResponse::new)
+                switch_choice(
+                    s6.host.clone(),
+                    open,
+                    switch,
+                    value,
+                    responder,
+                    cx,
+                    SetSessionModeResponse::new,
+                )
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -114,7 +135,8 @@ pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
                     Err(error) => return responder.respond_with_error(error),
                 };
                 let SessionConfigOptionValue::ValueId { value } = &request.value else {
-                    return responder.respond_with_error(Error::invalid_params().data("a choice takes a value id"));
+                    return responder
+                        .respond_with_error(Error::invalid_params().data("a choice takes a value id"));
                 };
                 let (switch, value) = {
                     let shown = open.shown.lock().unwrap_or_else(|p| p.into_inner());
@@ -138,7 +160,7 @@ pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
                 // The replay waits for the session (a turn may hold it): off the dispatch loop.
                 let host = s8.host.clone();
                 tokio::spawn(async move {
-                    let replayed = history::replay(&host, &open.handle.lock().await.history());
+                    let replayed = history::replay(&host, open.handle.lock().await.history());
                     let updates = Updates::new(host.clone(), cx, open.id.clone(), open.shown.clone());
                     for update in replayed {
                         updates.send(update);
@@ -150,40 +172,51 @@ pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
                     if !plan.entries.is_empty() {
                         updates.send(SessionUpdate::Plan(plan));
                     }
-                    let _ = responder.respond(LoadSessionResponse::new().modes(modes).config_options(Some(options)));
+                    let _ = responder
+                        .respond(LoadSessionResponse::new().modes(modes).config_options(Some(options)));
                 });
                 Ok(())
             },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: ResumeSessionRequest, responder, _cx| {
-                match s9.sessions.open_stored(&s9.host, &request.session_id.0).await {
-                    Ok(open) => {
-                        let shown = open.shown.lock().unwrap_or_else(|p| p.into_inner());
-                        let options = shown.config_options();
-                        responder.respond(ResumeSessionResponse::new().modes(shown.modes()).config_options(Some(options)))
-                    }
-                    Err(error) => responder.respond_with_error(error),
+            async move |request: ResumeSessionRequest, responder, _cx| match s9
+                .sessions
+                .open_stored(&s9.host, &request.session_id.0)
+                .await
+            {
+                Ok(open) => {
+                    let shown = open.shown.lock().unwrap_or_else(|p| p.into_inner());
+                    let options = shown.config_options();
+                    responder.respond(
+                        ResumeSessionResponse::new().modes(shown.modes()).config_options(Some(options)),
+                    )
                 }
+                Err(error) => responder.respond_with_error(error),
             },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |_request: ListSessionsRequest, responder, _cx| {
-                match s10.host.sessions().store().list(LIST_LIMIT) {
-                    Ok(ids) => {
-                        let cwd = std::env::current_dir().unwrap_or_default();
-                        let sessions = ids.into_iter().map(|id| SessionInfo::new(id, cwd.clone())).collect();
-                        responder.respond(ListSessionsResponse::new(sessions))
-                    }
-                    Err(error) => responder.respond_with_error(internal(error)),
+            async move |_request: ListSessionsRequest, responder, _cx| match s10
+                .host
+                .sessions()
+                .store()
+                .list(LIST_LIMIT)
+            {
+                Ok(ids) => {
+                    let cwd = std::env::current_dir().unwrap_or_default();
+                    let sessions = ids.into_iter().map(|id| SessionInfo::new(id, cwd.clone())).collect();
+                    responder.respond(ListSessionsResponse::new(sessions))
                 }
+                Err(error) => responder.respond_with_error(internal(error)),
             },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: CloseSessionRequest, responder, _cx| match s11.sessions.close(&request.session_id.0) {
+            async move |request: CloseSessionRequest, responder, _cx| match s11
+                .sessions
+                .close(&request.session_id.0)
+            {
                 Ok(()) => responder.respond(CloseSessionResponse::new()),
                 Err(error) => responder.respond_with_error(error),
             },
@@ -208,11 +241,9 @@ fn initialize(state: &State, _request: &InitializeRequest) -> InitializeResponse
                 )
                 .prompt_capabilities(PromptCapabilities::new()),
         )
-        .auth_methods(vec![AuthMethod::Agent(
-            AuthMethodAgent::new(AUTH_METHOD, "Model key").description(format!(
-                "the deployment's model key, read from {key_env} in the agent's environment"
-            )),
-        )])
+        .auth_methods(vec![AuthMethod::Agent(AuthMethodAgent::new(AUTH_METHOD, "Model key").description(
+            format!("the deployment's model key, read from {key_env} in the agent's environment"),
+        ))])
         .agent_info(Implementation::new("agent-host", env!("CARGO_PKG_VERSION")))
 }
 
@@ -227,7 +258,8 @@ fn switch_choice<R: agent_client_protocol::JsonRpcResponse + Send + 'static>(
     cx: ConnectionTo<Client>,
     answer: impl FnOnce() -> R + Send + 'static,
 ) -> Result<(), Error> {
-    let line = switch.and_then(|switch| open.shown.lock().unwrap_or_else(|p| p.into_inner()).switch_line(&switch, &value));
+    let line = switch
+        .and_then(|switch| open.shown.lock().unwrap_or_else(|p| p.into_inner()).switch_line(&switch, &value));
     let Some(line) = line else {
         return responder.respond_with_error(Error::invalid_params().data(format!("{value} is not a value this session can be switched to (a choice only the model moves takes none)")));
     };

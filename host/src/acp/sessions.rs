@@ -53,12 +53,9 @@ impl Sessions {
 
     /// The open session `id`.
     pub fn get(&self, id: &str) -> Result<Arc<Open>, Error> {
-        self.open
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(id)
-            .cloned()
-            .ok_or_else(|| Error::invalid_params().data(format!("no open session {id}; call session/new or session/load")))
+        self.open.lock().unwrap_or_else(|p| p.into_inner()).get(id).cloned().ok_or_else(|| {
+            Error::invalid_params().data(format!("no open session {id}; call session/new or session/load"))
+        })
     }
 
     async fn keep(&self, host: &Host, handle: SessionHandle) -> Arc<Open> {
@@ -74,7 +71,12 @@ impl Sessions {
                 shown.changed(&view);
             }
         }
-        let open = Arc::new(Open { id: id.clone(), handle, shown: Arc::new(Mutex::new(shown)), turn: Mutex::new(None) });
+        let open = Arc::new(Open {
+            id: id.clone(),
+            handle,
+            shown: Arc::new(Mutex::new(shown)),
+            turn: Mutex::new(None),
+        });
         self.open.lock().unwrap_or_else(|p| p.into_inner()).insert(id, open.clone());
         open
     }

@@ -12,7 +12,13 @@ const KINDS: &[(ToolKind, &[&str])] = &[
     (ToolKind::Execute, &["run ", "runs ", "execute", "command", "terminal"]),
     (ToolKind::Fetch, &["fetch", "download", "http", "url"]),
     (ToolKind::Search, &["search", "find", "grep", "glob"]),
-    (ToolKind::Edit, &["write", "edit", "modify", "create", "append", "replace", "patch", "add", "update", "mark", "complete", "set "]),
+    (
+        ToolKind::Edit,
+        &[
+            "write", "edit", "modify", "create", "append", "replace", "patch", "add", "update", "mark",
+            "complete", "set ",
+        ],
+    ),
     (ToolKind::Read, &["read", "list", "show", "view", "get "]),
 ];
 

@@ -4,12 +4,12 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
+use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, SessionNotification, SessionUpdate, ToolCall, ToolCallContent,
     ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
-use agent_client_protocol::Client;
 use serde_json::Value;
 
 use super::{tool_kind, views};
@@ -28,12 +28,19 @@ pub struct Updates {
 }
 
 impl Updates {
-    pub fn new(host: Arc<Host>, cx: ConnectionTo<Client>, session_id: String, shown: Arc<Mutex<views::Shown>>) -> Self {
+    pub fn new(
+        host: Arc<Host>,
+        cx: ConnectionTo<Client>,
+        session_id: String,
+        shown: Arc<Mutex<views::Shown>>,
+    ) -> Self {
         Self { host, cx, session_id, announced: Mutex::new(HashSet::new()), shown }
     }
 
     pub fn send(&self, update: SessionUpdate) {
-        if let Err(error) = self.cx.send_notification(SessionNotification::new(self.session_id.clone(), update)) {
+        if let Err(error) =
+            self.cx.send_notification(SessionNotification::new(self.session_id.clone(), update))
+        {
             tracing::debug!(error = %error, "a session update could not be sent");
         }
     }

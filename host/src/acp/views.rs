@@ -100,7 +100,10 @@ impl Shown {
         let current = current.clone().or_else(|| options.first().map(|option| option.value.clone()))?;
         let modes = options
             .iter()
-            .map(|option| SessionMode::new(option.value.clone(), option.label.clone()).description(option.description.clone()))
+            .map(|option| {
+                SessionMode::new(option.value.clone(), option.label.clone())
+                    .description(option.description.clone())
+            })
             .collect();
         Some(SessionModeState::new(current, modes))
     }
@@ -121,7 +124,8 @@ impl Shown {
                 let Widget::Choice { id, label, current, options, category, .. } = widget else {
                     return None;
                 };
-                let current = current.clone().or_else(|| options.first().map(|option| option.value.clone()))?;
+                let current =
+                    current.clone().or_else(|| options.first().map(|option| option.value.clone()))?;
                 let values: Vec<_> = options
                     .iter()
                     .map(|option| {
@@ -135,8 +139,13 @@ impl Shown {
                     category.as_deref().map(acp_category)
                 };
                 Some(
-                    SessionConfigOption::select(format!("{}/{id}", view.plugin), label.clone(), current, values)
-                        .category(category),
+                    SessionConfigOption::select(
+                        format!("{}/{id}", view.plugin),
+                        label.clone(),
+                        current,
+                        values,
+                    )
+                    .category(category),
                 )
             })
             .collect()
