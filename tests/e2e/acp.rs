@@ -528,3 +528,47 @@ async fn with_triage_modes_in_place_of_agent_mode_the_modes_are_its_stages() {
     assert_eq!(ids, ["triage", "research", "review"]);
     assert_eq!(&*modes.current_mode_id.0, "triage");
 }
+
+#[tokio::test]
+async fn slash_commands_are_announced_and_run_as_prompts_and_usage_is_reported() {
+    let model = FakeModel::start().await;
+    model.push(Reply::text("hello"));
+    let dir = deployment(&model, &plugin_block("todo", ""));
+    // A window to count against: the fake model is not a known one.
+    let config = std::fs::read_to_string(dir.path().join("config.toml")).unwrap();
+    let config = config.replacen("model = \"fake\"\n", "model = \"fake\"\ncontext_window = 32000\n", 1);
+    std::fs::write(dir.path().join("config.toml"), config).unwrap();
+    let path = dir.path().to_owned();
+    let ((id, stops), seen) = with_client(dir.path(), vec![], async move |cx, _seen| {
+        let session = open(&cx, &path).await;
+        let command = prompt(&cx, &session, "/session").await;
+        let turn = prompt(&cx, &session, "hi").await;
+        (session.session_id.0.to_string(), [command, turn])
+    })
+    .await;
+    assert_eq!(stops, [StopReason::EndTurn; 2]);
+    let updates = seen.updates();
+    let names: Vec<String> = updates
+        .iter()
+        .find_map(|update| match update {
+            SessionUpdate::AvailableCommandsUpdate(update) => {
+                Some(update.available_commands.iter().map(|command| command.name.clone()).collect())
+            }
+            _ => None,
+        })
+        .expect("available_commands_update");
+    assert!(names.contains(&"help".to_owned()) && names.contains(&"todos".to_owned()), "{names:?}");
+    let text = message_text(&updates);
+    assert!(text.starts_with(&format!("session {id}")), "the command's answer: {text}");
+    assert!(text.ends_with("hello"), "{text}");
+    assert_eq!(model.requests().len(), 1, "the command made no model call");
+    let usage: Vec<_> = updates
+        .iter()
+        .filter_map(|update| match update {
+            SessionUpdate::UsageUpdate(usage) => Some((usage.used, usage.size)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(usage.len(), 1, "one model call, one usage update: {usage:?}");
+    assert!(usage[0].0 > 0 && usage[0].1 == 32000, "{usage:?}");
+}

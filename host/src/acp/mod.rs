@@ -5,6 +5,7 @@
 //! session shows (plan, modes) is drawn from the plugins' views only.
 
 mod approver;
+mod commands;
 mod history;
 mod prompt;
 mod server;

@@ -5,7 +5,9 @@
 use std::sync::Arc;
 
 use agent_client_protocol::v1::ConnectionTo;
-use agent_client_protocol::v1::schema::{ContentBlock, PromptRequest, PromptResponse, StopReason};
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ContentChunk, PromptRequest, PromptResponse, SessionUpdate, StopReason,
+};
 use agent_client_protocol::{Client, Error, Responder, V1};
 use tokio_util::sync::CancellationToken;
 
@@ -37,6 +39,19 @@ pub fn start(
     tokio::spawn(async move {
         let updates = Updates::new(host.clone(), cx.clone(), open.id.clone(), open.shown.clone());
         let approver = AcpApprover { cx, session_id: open.id.clone() };
+        if super::commands::is_command(&text) {
+            let answer = {
+                let mut session = open.handle.lock().await;
+                let answer = host.command(&mut session, &text, &updates).await;
+                host.refresh_views(&mut session, &updates).await;
+                answer
+            };
+            *open.turn.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            let shown = answer.unwrap_or_else(|error| error);
+            updates.send(SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(shown))));
+            let _ = responder.respond(PromptResponse::new(StopReason::EndTurn));
+            return;
+        }
         let result = {
             let mut session = open.handle.lock().await;
             tokio::select! {

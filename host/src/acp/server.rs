@@ -16,7 +16,7 @@ use agent_client_protocol::v1::schema::{
     InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
     NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, ResumeSessionRequest,
     ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionConfigOptionValue,
-    SessionInfo, SessionListCapabilities, SessionResumeCapabilities, SessionUpdate,
+    SessionInfo, SessionListCapabilities, SessionNotification, SessionResumeCapabilities, SessionUpdate,
     SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
     SetSessionModeResponse,
 };
@@ -77,18 +77,20 @@ pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |_request: NewSessionRequest, responder, _cx| {
+            async move |_request: NewSessionRequest, responder, cx| {
                 let open = match s3.sessions.create(&s3.host).await {
                     Ok(open) => open,
                     Err(error) => return responder.respond_with_error(error),
                 };
-                let shown = open.shown.lock().unwrap_or_else(|p| p.into_inner());
-                let options = shown.config_options();
+                let (modes, options) = {
+                    let shown = open.shown.lock().unwrap_or_else(|p| p.into_inner());
+                    (shown.modes(), shown.config_options())
+                };
                 responder.respond(
-                    NewSessionResponse::new(open.id.clone())
-                        .modes(shown.modes())
-                        .config_options(Some(options)),
-                )
+                    NewSessionResponse::new(open.id.clone()).modes(modes).config_options(Some(options)),
+                )?;
+                announce_commands(&s3.host, &open, &cx);
+                Ok(())
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -174,6 +176,7 @@ pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
                     }
                     let _ = responder
                         .respond(LoadSessionResponse::new().modes(modes).config_options(Some(options)));
+                    updates.send(SessionUpdate::AvailableCommandsUpdate(super::commands::available(&host)));
                 });
                 Ok(())
             },
@@ -225,6 +228,14 @@ pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
         .connect_to(Stdio::new())
         .await
         .map_err(|error| anyhow::anyhow!("the ACP connection failed: {error}"))
+}
+
+/// Tells the client which slash commands session `open` takes.
+fn announce_commands(host: &Host, open: &Open, cx: &ConnectionTo<Client>) {
+    let update = SessionUpdate::AvailableCommandsUpdate(super::commands::available(host));
+    if let Err(error) = cx.send_notification(SessionNotification::new(open.id.clone(), update)) {
+        tracing::debug!(error = %error, "the commands could not be announced");
+    }
 }
 
 fn initialize(state: &State, _request: &InitializeRequest) -> InitializeResponse {

@@ -8,7 +8,7 @@ use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, SessionNotification, SessionUpdate, ToolCall, ToolCallContent,
-    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, UsageUpdate,
 };
 use serde_json::Value;
 
@@ -74,6 +74,11 @@ impl EventSink for Updates {
             }
             Event::AssistantMessage { reasoning: Some(reasoning), .. } if !reasoning.is_empty() => {
                 self.send(SessionUpdate::AgentThoughtChunk(text(reasoning)));
+            }
+            Event::ModelRequest { context, .. } => {
+                if let Some(window) = context.window {
+                    self.send(SessionUpdate::UsageUpdate(UsageUpdate::new(context.estimated_tokens, window)));
+                }
             }
             Event::ApprovalRequested { id, name, arguments, .. } => self.announce(id, name, arguments),
             Event::ToolCall { id, name, arguments, .. } => {
