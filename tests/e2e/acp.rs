@@ -243,6 +243,18 @@ async fn agent_modes_are_the_sessions_modes_and_set_mode_switches() {
                 == Some(agent_client_protocol::v1::schema::SessionConfigOptionCategory::Mode)),
             "{options:#?}"
         );
+        // The config option of category "mode" moves the same choice back.
+        let option = options.iter().find(|option| option.category.is_some()).unwrap();
+        let back = cx
+            .send_request(agent_client_protocol::v1::schema::SetSessionConfigOptionRequest::new(
+                session.session_id.clone(),
+                option.id.clone(),
+                &*modes.current_mode_id.0,
+            ))
+            .block_task()
+            .await
+            .expect("session/set_config_option");
+        assert_eq!(back.config_options.len(), 1, "{back:?}");
         ((modes.current_mode_id.0.to_string(), other), ids)
     })
     .await;
@@ -256,7 +268,7 @@ async fn agent_modes_are_the_sessions_modes_and_set_mode_switches() {
             _ => None,
         })
         .collect();
-    assert_eq!(switched, [before.1]);
+    assert_eq!(switched, [before.1, before.0]);
 }
 
 /// `misbehave`'s `remember` tool, asked about by a `permissions` rule.
