@@ -77,7 +77,12 @@ pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |_request: NewSessionRequest, responder, cx| {
+            async move |request: NewSessionRequest, responder, cx| {
+                // Not yet attached per session: the deployment's `[[mcp]]` servers serve every
+                // session; the editor's are named on stderr so the omission is visible.
+                for server in &request.mcp_servers {
+                    tracing::warn!(server = ?server, "an editor's MCP server is not attached (use [[mcp]] in the config)");
+                }
                 let open = match s3.sessions.create(&s3.host).await {
                     Ok(open) => open,
                     Err(error) => return responder.respond_with_error(error),
