@@ -21,7 +21,7 @@ const LAYERS: &[&[&str]] = &[
     &["mcp"],
     &["agent"],
     &["reload"],
-    &["serve"],
+    &["serve", "acp"],
     &["cli"],
 ];
 
