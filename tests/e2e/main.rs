@@ -3,6 +3,7 @@
 
 mod support;
 
+mod acp_clients;
 mod agent_mode;
 mod anthropic;
 mod approvals;
