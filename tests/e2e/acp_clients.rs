@@ -163,10 +163,9 @@ async fn acplint_passes_every_check_but_those_it_reads_otherwise_than_acp_v1() {
         (result["category"].as_str().unwrap().to_owned(), result["name"].as_str().unwrap().to_owned())
     };
 
-    // Every category ran, and the agent named itself.
+    // Every category ran.
     let ran: BTreeSet<&str> = results.iter().filter_map(|r| r["category"].as_str()).collect();
     assert_eq!(ran, CATEGORIES.into_iter().collect(), "every category ran");
-    assert_eq!(report["agent_info"]["name"], "agent-host", "{report:#}");
 
     // The failures are exactly the linter's own misreadings of v1.
     let failed: BTreeSet<(String, String)> =
@@ -189,11 +188,20 @@ async fn acplint_passes_every_check_but_those_it_reads_otherwise_than_acp_v1() {
         assert_eq!(result["status"], "PASS");
         assert!(result["message"].as_str().is_some_and(|m| m.starts_with(note)), "{result:#}");
     }
-    let requests_seen = results
+    let coverage = results
         .iter()
         .find(|r| r["name"] == "coverage_methods_exercised")
-        .map(|r| r["details"]["agent_request_methods_seen"].clone());
-    assert_eq!(requests_seen, Some(Value::Array(Vec::new())), "the host asked the editor for nothing");
+        .expect("acplint sums up what it saw");
+    let asked: Vec<&str> = coverage["details"]["agent_request_methods_seen"]
+        .as_array()
+        .expect("the methods the agent called on the client")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        !asked.iter().any(|method| method.starts_with("fs/") || method.starts_with("terminal/")),
+        "the host never used the editor's files or terminals: {asked:?}"
+    );
 
     // The prompts reached the host's turn: the scripted model was asked, the tool call was
     // reported with its lifecycle.
