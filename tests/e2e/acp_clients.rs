@@ -273,7 +273,8 @@ async fn acpx_runs_a_todo_turn_and_shows_the_plan_and_the_stop_reason() {
         .await
         .expect("acpx runs");
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "acpx: {}; stderr: {stderr}", output.status);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "acpx: {}; stdout: {stdout}; stderr: {stderr}", output.status);
     let messages = ndjson(&output.stdout);
 
     let plans = plans(&messages);
