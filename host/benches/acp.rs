@@ -61,8 +61,8 @@ fn main() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let library = runtime.block_on(library_path(&library_config, prompts))?;
     drop(runtime);
-    let acp = acp_path(&acp_config, dir.path(), prompts)?;
     library.print("library (Host::run_turn)");
+    let acp = acp_path(&acp_config, dir.path(), prompts)?;
     acp.print("ACP (agent-host acp, stdio)");
     println!(
         "\nACP's own cost per prompt: {:+.0} µs wall (median), {:+.0} µs CPU",
@@ -190,7 +190,8 @@ impl Agent {
             .arg(config_path)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            // Its log lines (warnings and errors only, by default) are the bench's too.
+            .stderr(Stdio::inherit())
             .spawn()
             .context("start agent-host acp")?;
         let stdin = child.stdin.take().context("the agent's stdin")?;
