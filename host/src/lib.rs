@@ -14,6 +14,7 @@
 //! - [`serve`]: `agent-host serve`, the HTTP API, its event streams and the web page;
 //! - [`cli`]: the console, `--prompt` and `--json` front ends.
 
+pub mod acp;
 pub mod agent;
 pub mod cli;
 pub mod compaction;

@@ -3,6 +3,7 @@
 
 mod support;
 
+mod acp;
 mod acp_clients;
 mod agent_mode;
 mod anthropic;

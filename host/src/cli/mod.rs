@@ -91,6 +91,9 @@ pub enum Command {
         #[arg(long)]
         insecure: bool,
     },
+    /// Serve the deployment to an editor over the Agent Client Protocol (v1) on stdin and
+    /// stdout: the editor starts this as its agent. stdout carries the protocol only.
+    Acp,
 }
 
 /// How a run ended, as the process exit status.

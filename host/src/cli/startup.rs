@@ -62,6 +62,15 @@ pub async fn run(args: Args) -> Status {
     if let Some(super::Command::Serve { listen, insecure }) = args.command {
         return serve(host, crate::serve::ServeOptions { listen, insecure }).await;
     }
+    if let Some(super::Command::Acp) = args.command {
+        return match crate::acp::run(host).await {
+            Ok(()) => Status::Done,
+            Err(error) => {
+                eprintln!("error: {}", one_line(&format!("{error:#}")));
+                Status::Failed
+            }
+        };
+    }
     if args.check {
         println!("{}", multi_line(&host.plugin_table()));
         let servers = host.mcp_table();

@@ -1,0 +1,179 @@
+//! The connection and its handlers. Handlers run in the dispatch loop, so anything that
+//! waits on a session (a turn, a switch) runs in a task of its own and answers from there.
+//!
+//! Authentication: one method, `model-key`, meaning "the deployment's model key is present
+//! in the environment variable the config names". The host keeps no accounts; the editor
+//! sets the variable in the agent's environment, and `authenticate` says truthfully whether
+//! it is there.
+
+use std::sync::Arc;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, AuthenticateResponse,
+    CancelNotification, Implementation, InitializeRequest, InitializeResponse, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, PromptRequest, SessionConfigOptionValue,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
+    SetSessionModeResponse,
+};
+use agent_client_protocol::{Agent, Client, Error, Responder, Stdio, V1};
+
+use super::sessions::{Open, Sessions};
+use super::updates::Updates;
+use super::views::Switch;
+use super::prompt;
+use crate::agent::Host;
+
+const AUTH_METHOD: &str = "model-key";
+
+struct State {
+    host: Arc<Host>,
+    sessions: Sessions,
+}
+
+pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
+    let state = Arc::new(State { host, sessions: Sessions::default() });
+    let (s1, s2, s3, s4, s5, s6, s7) =
+        (state.clone(), state.clone(), state.clone(), state.clone(), state.clone(), state.clone(), state);
+    Agent
+        .v1()
+        .name("agent-host")
+        .on_receive_request(
+            async move |request: InitializeRequest, responder, _cx| responder.respond(initialize(&s1, &request)),
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: AuthenticateRequest, responder, _cx| {
+                let key_env = s2.host.config().model.key_env().to_owned();
+                if &*request.method_id.0 != AUTH_METHOD {
+                    return responder
+                        .respond_with_error(Error::invalid_params().data(format!("no auth method {}", request.method_id.0)));
+                }
+                match std::env::var(&key_env) {
+                    Ok(value) if !value.is_empty() => responder.respond(AuthenticateResponse::new()),
+                    _ => responder.respond_with_error(
+                        Error::auth_required().data(format!("set {key_env} in the agent's environment")),
+                    ),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |_request: NewSessionRequest, responder, _cx| {
+                let open = match s3.sessions.create(&s3.host).await {
+                    Ok(open) => open,
+                    Err(error) => return responder.respond_with_error(error),
+                };
+                let shown = open.shown.lock().unwrap_or_else(|p| p.into_inner());
+                let options = shown.config_options();
+                responder.respond(
+                    NewSessionResponse::new(open.id.clone()).modes(shown.modes()).config_options(Some(options)),
+                )
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: PromptRequest, responder, cx| match s4.sessions.get(&request.session_id.0) {
+                Ok(open) => prompt::start(s4.host.clone(), open, request, responder, cx),
+                Err(error) => responder.respond_with_error(error),
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            async move |notification: CancelNotification, _cx| {
+                if let Ok(open) = s5.sessions.get(&notification.session_id.0) {
+                    prompt::cancel(&open);
+                }
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |request: SetSessionModeRequest, responder, cx| {
+                let open = match s6.sessions.get(&request.session_id.0) {
+                    Ok(open) => open,
+                    Err(error) => return responder.respond_with_error(error),
+                };
+                let switch = open.shown.lock().unwrap_or_else(|p| p.into_inner()).mode_switch();
+                let value = request.mode_id.0.to_string();
+                switch_choice(s6.host.clone(), open, switch, value, responder, cx, SetSessionModeResponse::new)
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: SetSessionConfigOptionRequest, responder, cx| {
+                let open = match s7.sessions.get(&request.session_id.0) {
+                    Ok(open) => open,
+                    Err(error) => return responder.respond_with_error(error),
+                };
+                let SessionConfigOptionValue::ValueId { value } = &request.value else {
+                    return responder.respond_with_error(Error::invalid_params().data("a choice takes a value id"));
+                };
+                let (switch, value) = {
+                    let shown = open.shown.lock().unwrap_or_else(|p| p.into_inner());
+                    (shown.config_switch(&request.config_id.0), value.0.to_string())
+                };
+                let host = s7.host.clone();
+                let opened = open.clone();
+                switch_choice(host, open, switch, value, responder, cx, move || {
+                    let options = opened.shown.lock().unwrap_or_else(|p| p.into_inner()).config_options();
+                    SetSessionConfigOptionResponse::new(options)
+                })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_to(Stdio::new())
+        .await
+        .map_err(|error| anyhow::anyhow!("the ACP connection failed: {error}"))
+}
+
+fn initialize(state: &State, _request: &InitializeRequest) -> InitializeResponse {
+    let key_env = state.host.config().model.key_env().to_owned();
+    InitializeResponse::new(ProtocolVersion::V1)
+        .agent_capabilities(
+            AgentCapabilities::new()
+                .load_session(true)
+                .prompt_capabilities(PromptCapabilities::new()),
+        )
+        .auth_methods(vec![AuthMethod::Agent(
+            AuthMethodAgent::new(AUTH_METHOD, "Model key").description(format!(
+                "the deployment's model key, read from {key_env} in the agent's environment"
+            )),
+        )])
+        .agent_info(Implementation::new("agent-host", env!("CARGO_PKG_VERSION")))
+}
+
+/// Runs the command line that moves `switch` to `value` in a task of its own (it waits for
+/// the session), and answers with `answer()` once it ran.
+fn switch_choice<R: agent_client_protocol::JsonRpcResponse + Send + 'static>(
+    host: Arc<Host>,
+    open: Arc<Open>,
+    switch: Option<Switch>,
+    value: String,
+    responder: Responder<R, V1>,
+    cx: ConnectionTo<Client>,
+    answer: impl FnOnce() -> R + Send + 'static,
+) -> Result<(), Error> {
+    let line = switch.and_then(|switch| open.shown.lock().unwrap_or_else(|p| p.into_inner()).switch_line(&switch, &value));
+    let Some(line) = line else {
+        return responder.respond_with_error(Error::invalid_params().data(format!("no such value to switch to: {value}")));
+    };
+    tokio::spawn(async move {
+        let updates = Updates::new(host.clone(), cx, open.id.clone(), open.shown.clone());
+        let ran = {
+            let mut session = open.handle.lock().await;
+            let ran = host.command(&mut session, &line, &updates).await;
+            host.refresh_views(&mut session, &updates).await;
+            ran
+        };
+        let sent = match ran {
+            Ok(_) => responder.respond(answer()),
+            Err(error) => responder.respond_with_error(Error::invalid_params().data(error)),
+        };
+        if let Err(error) = sent {
+            tracing::debug!(error = %error, "a switch's answer could not be sent");
+        }
+    });
+    Ok(())
+}

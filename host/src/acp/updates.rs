@@ -1,0 +1,90 @@
+//! The host's events as ACP session updates: the reply and its reasoning as chunks, each
+//! tool call as `tool_call` then `tool_call_update`s, views as plan and modes.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ContentChunk, SessionNotification, SessionUpdate, ToolCall, ToolCallContent,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+};
+use agent_client_protocol::Client;
+use serde_json::Value;
+
+use super::{tool_kind, views};
+use crate::agent::Host;
+use crate::events::{Event, EventSink};
+
+/// Sends one session's events to the client as `session/update` notifications.
+pub struct Updates {
+    host: Arc<Host>,
+    cx: ConnectionTo<Client>,
+    session_id: String,
+    /// Calls already announced with `tool_call` (an ask announces a call before it runs).
+    announced: Mutex<HashSet<String>>,
+    /// What the client was last told of the views, so only changes are sent.
+    pub shown: Arc<Mutex<views::Shown>>,
+}
+
+impl Updates {
+    pub fn new(host: Arc<Host>, cx: ConnectionTo<Client>, session_id: String, shown: Arc<Mutex<views::Shown>>) -> Self {
+        Self { host, cx, session_id, announced: Mutex::new(HashSet::new()), shown }
+    }
+
+    pub fn send(&self, update: SessionUpdate) {
+        if let Err(error) = self.cx.send_notification(SessionNotification::new(self.session_id.clone(), update)) {
+            tracing::debug!(error = %error, "a session update could not be sent");
+        }
+    }
+
+    /// Announces call `id` once, as pending.
+    pub fn announce(&self, id: &str, name: &str, arguments: &Value) {
+        if !self.announced.lock().unwrap_or_else(|p| p.into_inner()).insert(id.to_owned()) {
+            return;
+        }
+        let call = ToolCall::new(id.to_owned(), name.to_owned())
+            .kind(tool_kind::of(&self.host, name))
+            .status(ToolCallStatus::Pending)
+            .raw_input(arguments.clone());
+        self.send(SessionUpdate::ToolCall(call));
+    }
+
+    fn status(&self, id: &str, fields: ToolCallUpdateFields) {
+        self.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(id.to_owned(), fields)));
+    }
+}
+
+fn text(text: &str) -> ContentChunk {
+    ContentChunk::new(ContentBlock::from(text.to_owned()))
+}
+
+impl EventSink for Updates {
+    fn emit(&self, event: &Event) {
+        match event {
+            Event::AssistantDelta { text: delta } if !delta.is_empty() => {
+                self.send(SessionUpdate::AgentMessageChunk(text(delta)));
+            }
+            Event::AssistantMessage { reasoning: Some(reasoning), .. } if !reasoning.is_empty() => {
+                self.send(SessionUpdate::AgentThoughtChunk(text(reasoning)));
+            }
+            Event::ApprovalRequested { id, name, arguments, .. } => self.announce(id, name, arguments),
+            Event::ToolCall { id, name, arguments, .. } => {
+                self.announce(id, name, arguments);
+                self.status(id, ToolCallUpdateFields::new().status(ToolCallStatus::InProgress));
+            }
+            Event::ToolResult { id, ok, output, .. } => {
+                let status = if *ok { ToolCallStatus::Completed } else { ToolCallStatus::Failed };
+                let content = vec![ToolCallContent::from(ContentBlock::from(output.clone()))];
+                self.status(id, ToolCallUpdateFields::new().status(status).content(content));
+            }
+            Event::ViewChanged { view } => {
+                let updates = self.shown.lock().unwrap_or_else(|p| p.into_inner()).changed(view);
+                for update in updates {
+                    self.send(update);
+                }
+            }
+            _ => {}
+        }
+    }
+}
