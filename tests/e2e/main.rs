@@ -4,6 +4,7 @@
 mod support;
 
 mod acp;
+mod acp_clients;
 mod agent_mode;
 mod anthropic;
 mod approvals;

@@ -9,7 +9,7 @@ use crate::support::{FakeModel, Reply, TestHost, plugin_wasm, repo_root, shared_
 
 /// The repository's `config.toml` pointed at `model`: each `plugins/<name>` entry replaced by
 /// that plugin's built component, the database and compile cache moved to the test's own.
-fn stock_config(model: &FakeModel) -> String {
+pub(crate) fn stock_config(model: &FakeModel) -> String {
     toml::to_string(&stock_table(model)).unwrap()
 }
 

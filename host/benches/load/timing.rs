@@ -132,7 +132,7 @@ pub fn cpu_time(thread: &str) -> (Duration, Duration) {
 }
 
 /// User + system time from a `/proc/.../stat` file, in clock ticks of 1/100 s (USER_HZ).
-fn stat_cpu(path: &Path) -> Duration {
+pub fn stat_cpu(path: &Path) -> Duration {
     let stat = std::fs::read_to_string(path).unwrap_or_default();
     // The command name may hold spaces; the fields after it start with the state (field 3),
     // so utime and stime (fields 14 and 15) are the 12th and 13th.
