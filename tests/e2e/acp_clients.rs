@@ -1,9 +1,9 @@
-//! `agent-host acp` driven by ACP clients other teams wrote, on the stock deployment against
-//! the scripted model: the conformance linter `acplint` through all its categories, and the
-//! headless client `acpx` running a todo turn. Both are installed once per machine by
-//! `scripts/install-acp-clients.sh` (pinned versions, into a cached folder).
+//! `agent-host acp` driven by an ACP client another team wrote, on the stock deployment
+//! against the scripted model: the headless client `acpx` running a todo turn. It is
+//! installed once per machine by `scripts/install-acp-clients.sh` (pinned, into a cached
+//! folder), with the conformance linter `acplint`, whose run is not a test yet: acplint 0.1.0
+//! sends `initialize` a string protocol version, which the crate refuses (issue 31's note).
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::OnceLock;
@@ -15,8 +15,6 @@ use crate::support::{FakeModel, Reply, repo_root};
 
 /// Where the installed clients are.
 struct AcpClients {
-    /// acplint's console script, in its virtual environment.
-    acplint: PathBuf,
     /// acpx's entry script, run with `node`.
     acpx: PathBuf,
 }
@@ -33,10 +31,7 @@ fn acp_clients() -> &'static AcpClients {
         let home = std::env::var_os("AGENT_HOST_ACP_HOME").map(PathBuf::from).unwrap_or_else(|| {
             PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/agent-host/acp")
         });
-        AcpClients {
-            acplint: home.join("venv/bin/acplint"),
-            acpx: home.join("npm/node_modules/acpx/dist/cli.js"),
-        }
+        AcpClients { acpx: home.join("npm/node_modules/acpx/dist/cli.js") }
     })
 }
 
@@ -71,150 +66,6 @@ fn client(program: &Path) -> tokio::process::Command {
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     command
-}
-
-/// acplint's checks that no agent on the `agent-client-protocol` crate can pass, because
-/// acplint 0.1.0 reads ACP v1 otherwise than the protocol's schema (and the crate, and Zed)
-/// does; each with what acplint does and what v1 says. The test asserts these are exactly the
-/// checks that fail, so a check that starts passing, or a new failure, is seen.
-const LINTER_DIVERGES: &[(&str, &str, &str)] = &[
-    (
-        "streaming",
-        "agent_message_chunk_received",
-        "acplint counts `sessionUpdate: \"agentMessageChunk\"`; v1's discriminator is snake_case: `agent_message_chunk`",
-    ),
-    (
-        "plans",
-        "plan_schema_valid",
-        "acplint reads the entries from `update.plan.entries`; v1's plan update carries `entries` on the update itself",
-    ),
-    (
-        "session_lifecycle",
-        "new_session",
-        "acplint requires a `label` on each of session/new's `configOptions`; v1's config option has `name`",
-    ),
-    (
-        "schema_validation",
-        "schema_session_new",
-        "the same `label` for `name` in session/new's `configOptions`",
-    ),
-];
-
-/// acplint's checks that pass only because the host never calls the editor's `fs/*` and
-/// `terminal/*` methods: file edits and commands stay in the host's own sandboxed tools,
-/// where the grants and the OS sandbox apply (README, "Editors"). Each is asserted to pass
-/// with acplint's note that no such request came.
-const EDITOR_TOOLS_UNUSED: &[(&str, &str, &str)] = &[
-    ("file_operations", "read_text_file_request_received", "No fs/read_text_file request received"),
-    ("file_operations", "write_text_file_request_received", "No fs/write_text_file request received"),
-    ("terminals", "terminal_create_received", "No terminal/create request received"),
-];
-
-/// Every category acplint 0.1.0 has.
-const CATEGORIES: [&str; 14] = [
-    "initialization",
-    "authentication",
-    "session_lifecycle",
-    "streaming",
-    "tool_calls",
-    "permissions",
-    "file_operations",
-    "terminals",
-    "plans",
-    "session_modes",
-    "config_options",
-    "cancel",
-    "stress",
-    "schema_validation",
-];
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn acplint_passes_every_check_but_those_it_reads_otherwise_than_acp_v1() {
-    let model = FakeModel::start().await;
-    // acplint's first prompt asks for a greeting; its second for a file's contents, which the
-    // model answers by adding a todo (a tool call for the tool-call checks, and a plan).
-    model.push(Reply::text("hello").reasoning("A greeting is asked for."));
-    model.push(Reply::tool(
-        "todos_add",
-        r#"{"todos":[{"title":"Read the file"},{"title":"Tell its contents"}]}"#,
-    ));
-    model.push(Reply::text("I have no file tool here; the plan is written down."));
-    model.fallback(Reply::text("ok"));
-    let dir = deployment(&model);
-    let report_path = dir.path().join("acplint.json");
-
-    let output = client(&acp_clients().acplint)
-        .arg("--agent")
-        .arg(env!("CARGO_BIN_EXE_agent-host"))
-        .arg("--agent-args")
-        .arg(agent_args(dir.path()))
-        .arg("--cwd")
-        .arg(dir.path())
-        .args(["--output", "json", "--output-file"])
-        .arg(&report_path)
-        .output()
-        .await
-        .expect("acplint runs");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let report: Value = serde_json::from_slice(&std::fs::read(&report_path).unwrap_or_default())
-        .unwrap_or_else(|error| panic!("acplint wrote no JSON report ({error}); stderr: {stderr}"));
-    let results = report["results"].as_array().expect("the report lists its results");
-    let name = |result: &Value| {
-        (result["category"].as_str().unwrap().to_owned(), result["name"].as_str().unwrap().to_owned())
-    };
-
-    // Every category ran.
-    let ran: BTreeSet<&str> = results.iter().filter_map(|r| r["category"].as_str()).collect();
-    let not_passed: Vec<&Value> = results.iter().filter(|r| r["status"] != "PASS").collect();
-    assert_eq!(ran, CATEGORIES.into_iter().collect(), "every category ran; not passed: {not_passed:#?}");
-
-    // The failures are exactly the linter's own misreadings of v1.
-    let failed: BTreeSet<(String, String)> =
-        results.iter().filter(|r| r["status"] != "PASS").map(name).collect();
-    let expected: BTreeSet<(String, String)> = LINTER_DIVERGES
-        .iter()
-        .map(|(category, check, _)| ((*category).to_owned(), (*check).to_owned()))
-        .collect();
-    let unexpected: Vec<&Value> =
-        results.iter().filter(|r| r["status"] != "PASS" && !expected.contains(&name(r))).collect();
-    assert!(unexpected.is_empty(), "checks failing that should pass: {unexpected:#?}");
-    assert_eq!(failed, expected, "the checks acplint gets wrong fail, and only those");
-
-    // The editor's fs/* and terminal/* were never called: those checks pass for want of one.
-    for (category, check, note) in EDITOR_TOOLS_UNUSED {
-        let result = results
-            .iter()
-            .find(|r| r["category"] == *category && r["name"] == *check)
-            .unwrap_or_else(|| panic!("acplint ran {category}/{check}"));
-        assert_eq!(result["status"], "PASS");
-        assert!(result["message"].as_str().is_some_and(|m| m.starts_with(note)), "{result:#}");
-    }
-    let coverage = results
-        .iter()
-        .find(|r| r["name"] == "coverage_methods_exercised")
-        .expect("acplint sums up what it saw");
-    let asked: Vec<&str> = coverage["details"]["agent_request_methods_seen"]
-        .as_array()
-        .expect("the methods the agent called on the client")
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
-    assert!(
-        !asked.iter().any(|method| method.starts_with("fs/") || method.starts_with("terminal/")),
-        "the host never used the editor's files or terminals: {asked:?}"
-    );
-
-    // The prompts reached the host's turn: the scripted model was asked, the tool call was
-    // reported with its lifecycle.
-    assert!(model.requests().len() >= 3, "the model answered acplint's prompts");
-    let tool_checks: BTreeSet<&str> = results
-        .iter()
-        .filter(|r| r["category"] == "tool_calls" && r["status"] == "PASS")
-        .filter_map(|r| r["name"].as_str())
-        .collect();
-    for check in ["tool_call_schema_valid", "tool_call_required_fields", "tool_call_status_transitions"] {
-        assert!(tool_checks.contains(check), "tool_calls/{check} ran and passed: {tool_checks:?}");
-    }
 }
 
 /// Every JSON line acpx printed (it prints each ACP message it sends and receives).
