@@ -218,7 +218,7 @@ fn check_lists_the_loaded_plugins_or_names_the_one_that_failed() {
     let plugins = format!("{}{}", plugin_block("todo", ""), plugin_block("agent-mode", ""));
     std::fs::write(&config, config_text("http://127.0.0.1:9/v1", &plugins)).unwrap();
     // Offline: nothing listens at the endpoint (endpoint_check.rs checks reaching it).
-    let output = agent_host().arg("--config").arg(&config).args(["--check", "--offline"]).output().unwrap();
+    let output = agent_host().arg("--config").arg(&config).args(["check", "--offline"]).output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "stderr: {}", String::from_utf8_lossy(&output.stderr));
     let lines: Vec<&str> = stdout.lines().collect();
@@ -231,8 +231,69 @@ fn check_lists_the_loaded_plugins_or_names_the_one_that_failed() {
 
     let broken = format!("{plugins}{}", plugin_block("misbehave", "[plugin.config]\nfail_configure = true"));
     std::fs::write(&config, config_text("http://127.0.0.1:9/v1", &broken)).unwrap();
-    let output = agent_host().arg("--config").arg(&config).args(["--check", "--offline"]).output().unwrap();
+    let output = agent_host().arg("--config").arg(&config).args(["check", "--offline"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("misbehave"), "the error names the plugin: {stderr}");
+}
+
+#[test]
+fn each_run_mode_is_a_subcommand_and_the_old_flags_still_work_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, config_text("http://127.0.0.1:9/v1", &plugin_block("todo", ""))).unwrap();
+    let run = |args: &[&str]| agent_host().arg("--config").arg(&config).args(args).output().unwrap();
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+
+    // `check` and its old spelling print the same table; only the old one adds a note.
+    let new = run(&["check", "--offline"]);
+    let old = run(&["--check", "--offline"]);
+    assert!(new.status.success() && old.status.success(), "{}{}", text(&new.stderr), text(&old.stderr));
+    let first_line =
+        |output: &std::process::Output| text(&output.stdout).lines().next().unwrap_or_default().to_owned();
+    assert!(first_line(&new).starts_with("todo@") && first_line(&old).starts_with("todo@"));
+    assert!(!text(&new.stderr).contains("note:"), "{}", text(&new.stderr));
+    assert!(text(&old.stderr).contains("note: `--check` is now `agent-host check`"), "{}", text(&old.stderr));
+
+    // A session made by `run`, then listed by `sessions` and by the old `--list-sessions`.
+    std::fs::write(dir.path().join("script.toml"), "[[turn]]\ntext = \"hello back\"\n").unwrap();
+    let scripted_config = dir.path().join("scripted.toml");
+    let scripted = format!(
+        "[model]\nprovider = \"scripted\"\nscript = \"script.toml\"\n\n[storage]\npath = \"s.db\"\n\n[runtime]\ncache_dir = \"{}\"\n",
+        crate::support::shared_cache_dir().display()
+    );
+    std::fs::write(&scripted_config, scripted).unwrap();
+    let turn = agent_host()
+        .arg("--config")
+        .arg(&scripted_config)
+        .args(["run", "--json", "--prompt", "hello"])
+        .output()
+        .unwrap();
+    assert!(turn.status.success(), "{}", text(&turn.stderr));
+    let events = json_lines(&turn.stdout);
+    let id = events.iter().find(|event| event["type"] == "session_started").unwrap()["session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let listed =
+        |args: &[&str]| agent_host().arg("--config").arg(&scripted_config).args(args).output().unwrap();
+    let sessions = listed(&["sessions"]);
+    assert_eq!(
+        text(&sessions.stdout).lines().collect::<Vec<_>>(),
+        [id.as_str()],
+        "{}",
+        text(&sessions.stderr)
+    );
+    let old = listed(&["--list-sessions"]);
+    assert_eq!(text(&old.stdout), text(&sessions.stdout));
+    assert!(text(&old.stderr).contains("note: `--list-sessions` is now `agent-host sessions`"));
+
+    // A run option with another subcommand is refused, naming it.
+    let refused = run(&["--prompt", "hi", "serve"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        text(&refused.stderr).contains("`--prompt` does not go with `agent-host serve`"),
+        "{}",
+        text(&refused.stderr)
+    );
 }

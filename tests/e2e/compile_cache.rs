@@ -29,7 +29,7 @@ fn check(dir: &Path) -> (String, String) {
         .arg("--config")
         .arg(dir.join("config.toml"))
         // Nothing listens at the endpoint; the plugins are what is checked here.
-        .args(["--check", "--offline"])
+        .args(["check", "--offline"])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();

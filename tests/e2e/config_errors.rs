@@ -273,7 +273,7 @@ fn check_with(dir: &Path, text: &str, env: &[(&str, std::ffi::OsString)]) -> std
     command
         .arg("--config")
         .arg(dir.join("config.toml"))
-        .arg("--check")
+        .arg("check")
         .env_remove("CARGO")
         .env("NO_COLOR", "1");
     for (name, value) in env {

@@ -117,7 +117,7 @@ async fn a_window_too_small_for_what_every_request_carries_is_refused_at_start()
         config(&model, "context_window = 300\nmax_output_tokens = 200"),
     )
     .unwrap();
-    for args in [&["--check", "--offline"][..], &["--prompt", "go"]] {
+    for args in [&["check", "--offline"][..], &["--prompt", "go"]] {
         let output = run(&dir, args).await;
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
@@ -135,7 +135,7 @@ async fn a_window_too_small_for_what_every_request_carries_is_refused_at_start()
         .replace("model = \"fake\"", "model = \"llama3:8b\"")
         .replace("[agent]\n", &format!("[agent]\ninstructions = \"{long}\"\n"));
     std::fs::write(dir.path().join("config.toml"), text).unwrap();
-    let output = run(&dir, &["--check", "--offline"]).await;
+    let output = run(&dir, &["check", "--offline"]).await;
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(
@@ -145,7 +145,7 @@ async fn a_window_too_small_for_what_every_request_carries_is_refused_at_start()
 
     // A window that holds it: --check passes.
     std::fs::write(dir.path().join("config.toml"), config(&model, "context_window = 32000")).unwrap();
-    let output = run(&dir, &["--check", "--offline"]).await;
+    let output = run(&dir, &["check", "--offline"]).await;
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
 }
 

@@ -274,7 +274,7 @@ async fn check_exits_2_when_the_endpoint_fails_and_offline_skips_it() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("config.toml");
     std::fs::write(&config, config_text("http://127.0.0.1:9/v1", &plugin_block("misbehave", ""))).unwrap();
-    let output = agent_host().arg("--config").arg(&config).arg("--check").output().await.unwrap();
+    let output = agent_host().arg("--config").arg(&config).arg("check").output().await.unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(
@@ -287,7 +287,7 @@ async fn check_exits_2_when_the_endpoint_fails_and_offline_skips_it() {
     );
 
     let offline =
-        agent_host().arg("--config").arg(&config).args(["--check", "--offline"]).output().await.unwrap();
+        agent_host().arg("--config").arg(&config).args(["check", "--offline"]).output().await.unwrap();
     let stdout = String::from_utf8_lossy(&offline.stdout);
     assert!(offline.status.success(), "{}", String::from_utf8_lossy(&offline.stderr));
     assert!(
@@ -298,7 +298,7 @@ async fn check_exits_2_when_the_endpoint_fails_and_offline_skips_it() {
     let model = FakeModel::start().await;
     model.push(Reply::text("O").whole());
     std::fs::write(&config, config_text(&model.url(), &plugin_block("misbehave", ""))).unwrap();
-    let reached = agent_host().arg("--config").arg(&config).arg("--check").output().await.unwrap();
+    let reached = agent_host().arg("--config").arg(&config).arg("check").output().await.unwrap();
     let stdout = String::from_utf8_lossy(&reached.stdout);
     assert!(reached.status.success(), "{}", String::from_utf8_lossy(&reached.stderr));
     assert!(stdout.contains("model: http://127.0.0.1:"), "{stdout}");

@@ -602,7 +602,7 @@ fn check_offline(dir: &std::path::Path, config: &str) -> std::process::Output {
         .env("NO_COLOR", "1")
         .arg("--config")
         .arg(dir.join("config.toml"))
-        .args(["--check", "--offline"])
+        .args(["check", "--offline"])
         .output()
         .unwrap()
 }

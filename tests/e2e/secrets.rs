@@ -155,7 +155,7 @@ async fn the_api_key_appears_in_no_output_of_any_path() {
     assert!(output.status.success(), "stderr: {}", String::from_utf8_lossy(&output.stderr));
     assert!(String::from_utf8_lossy(&output.stdout).contains("Hello."));
     outputs.push(output);
-    outputs.push(run(dir.path(), &["--list-sessions"], trace, "").await);
+    outputs.push(run(dir.path(), &["sessions"], trace, "").await);
 
     // Not vacuous: the key was in use on every request, and there were logs, events, an
     // audit trail and a database to scan.

@@ -24,8 +24,9 @@ use clap::Parser;
 
 /// Run an LLM agent whose tools, modes and policies are sandboxed WebAssembly plugins.
 ///
-/// Without --prompt, opens a console session: type a message, or /help for commands.
-/// With no model endpoint configured, runs the offline demo script instead.
+/// Without a subcommand, `run`: opens a console session (type a message, or /help for
+/// commands), or runs one turn with --prompt. With no model endpoint configured, runs the
+/// offline demo script instead.
 #[derive(Debug, Parser)]
 #[command(name = "agent-host", version, about, long_about = None)]
 pub struct Args {
@@ -36,6 +37,30 @@ pub struct Args {
     #[arg(long, short, value_name = "FILE", default_value = "config.toml", global = true)]
     pub config: PathBuf,
 
+    /// `run`'s options, given without the subcommand.
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    /// The old spelling of `agent-host check`, kept for one release.
+    #[arg(long, hide = true)]
+    pub check: bool,
+
+    /// The old spelling of `agent-host check --offline`.
+    #[arg(long, hide = true, requires = "check")]
+    pub offline: bool,
+
+    /// The old spelling of `agent-host sessions`, kept for one release.
+    #[arg(long, hide = true)]
+    pub list_sessions: bool,
+
+    /// More log output on stderr (repeat for more); `RUST_LOG` overrides.
+    #[arg(long, short, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+}
+
+/// What `run` (and `agent-host` alone) takes.
+#[derive(Debug, Default, clap::Args)]
+pub struct RunArgs {
     /// Run one turn with this prompt and exit.
     #[arg(long, short, value_name = "TEXT")]
     pub prompt: Option<String>,
@@ -62,31 +87,26 @@ pub struct Args {
     /// served session's owner, plugins' model usage), left out unless this is given.
     #[arg(long, requires = "import")]
     pub import_host_state: bool,
-
-    /// List recent session ids and exit.
-    #[arg(long)]
-    pub list_sessions: bool,
-
-    /// Load the config and every plugin, list what loaded, reach the model endpoint (unless
-    /// --offline), and exit: 0 when the deployment is ready, 2 when it is not (with the
-    /// reason).
-    #[arg(long)]
-    pub check: bool,
-
-    /// With --check: do not contact the model endpoint.
-    #[arg(long, requires = "check")]
-    pub offline: bool,
-
-    /// More log output on stderr (repeat for more); `RUST_LOG` overrides.
-    #[arg(long, short, action = clap::ArgAction::Count, global = true)]
-    pub verbose: u8,
 }
 
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
+    /// Open a console session, or run one turn with --prompt: what `agent-host` alone does.
+    Run(RunArgs),
+    /// Load the config and every plugin, list what loaded, reach the model endpoint (unless
+    /// --offline), and exit: 0 when the deployment is ready, 2 when it is not (with the
+    /// reason).
+    Check {
+        /// Do not contact the model endpoint.
+        #[arg(long)]
+        offline: bool,
+    },
+    /// List recent session ids and exit.
+    Sessions,
     /// Serve the deployment over HTTP: a JSON API under /v1/ (OpenAPI at /openapi.json),
     /// live events as Server-Sent Events, and a web page at /. Callers are the principals of
-    /// `[serve] tokens`. SIGTERM stops it gracefully.
+    /// `[serve] tokens`; on loopback without them, one admin signs in by the link it prints.
+    /// SIGTERM stops it gracefully.
     Serve {
         /// The address to listen on; `[serve] listen` (127.0.0.1:8787) when absent.
         #[arg(long, value_name = "ADDRESS")]
@@ -99,6 +119,73 @@ pub enum Command {
     /// Serve the deployment to an editor over the Agent Client Protocol (v1) on stdin and
     /// stdout: the editor starts this as its agent. stdout carries the protocol only.
     Acp,
+}
+
+impl Args {
+    /// What the command line asks for, its old spellings read as the subcommands that replace
+    /// them, with the note to print when one was used; `Err` names a `run` option or an old
+    /// flag given with a subcommand it does not belong to.
+    pub fn into_command(self) -> Result<(Command, Option<&'static str>), String> {
+        match self.command {
+            Some(command) => {
+                if let Some(option) = self.run.given() {
+                    return Err(format!(
+                        "`{option}` does not go with `agent-host {}`: it is an option of `agent-host run` (or of \
+                         `agent-host` alone)",
+                        command.name()
+                    ));
+                }
+                if self.check || self.list_sessions {
+                    let (flag, instead) =
+                        if self.check { ("--check", "check") } else { ("--list-sessions", "sessions") };
+                    return Err(format!(
+                        "`{flag}` (the old spelling of `agent-host {instead}`) does not go with `agent-host {}`",
+                        command.name()
+                    ));
+                }
+                Ok((command, None))
+            }
+            None if self.check => Ok((
+                Command::Check { offline: self.offline },
+                Some(
+                    "`--check` is now `agent-host check` (and `--offline` its option); the flag goes in a later release",
+                ),
+            )),
+            None if self.list_sessions => Ok((
+                Command::Sessions,
+                Some("`--list-sessions` is now `agent-host sessions`; the flag goes in a later release"),
+            )),
+            None => Ok((Command::Run(self.run), None)),
+        }
+    }
+}
+
+impl RunArgs {
+    /// The first option given, if any.
+    fn given(&self) -> Option<&'static str> {
+        [
+            (self.prompt.is_some(), "--prompt"),
+            (self.json, "--json"),
+            (self.session.is_some(), "--session"),
+            (self.fork.is_some(), "--fork"),
+            (self.import.is_some(), "--import"),
+        ]
+        .into_iter()
+        .find_map(|(given, option)| given.then_some(option))
+    }
+}
+
+impl Command {
+    /// Its name on the command line.
+    fn name(&self) -> &'static str {
+        match self {
+            Self::Run(_) => "run",
+            Self::Check { .. } => "check",
+            Self::Sessions => "sessions",
+            Self::Serve { .. } => "serve",
+            Self::Acp => "acp",
+        }
+    }
 }
 
 /// How a run ended, as the process exit status.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::console::{self, ConsoleApprover};
 use super::json::JsonLines;
 use super::render::ConsoleRenderer;
-use super::{Args, Status};
+use super::{Args, Command, RunArgs, Status};
 use crate::agent::{Approver, Host, NoOperator, SessionHandle, TurnEnd};
 use crate::config::Config;
 use crate::events::{Event, EventSink};
@@ -30,7 +30,18 @@ pub fn init_tracing(verbose: u8) {
 }
 
 pub async fn run(args: Args) -> Status {
-    let config = match Config::load(&args.config) {
+    let config_file = args.config.clone();
+    let (command, old_spelling) = match args.into_command() {
+        Ok(command) => command,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return Status::BadInput;
+        }
+    };
+    if let Some(note) = old_spelling {
+        eprintln!("note: {note}");
+    }
+    let config = match Config::load(&config_file) {
         Ok(config) => config,
         Err(error) => {
             eprintln!("error: {}", multi_line(&error.to_string()));
@@ -52,40 +63,49 @@ pub async fn run(args: Args) -> Status {
             return Status::BadInput;
         }
     };
-    if args.list_sessions {
+    if let Command::Sessions = command {
         return list_sessions(&host);
     }
     if let Err(error) = host.check_context_window().await {
         eprintln!("error: {}", multi_line(&error.to_string()));
         return Status::BadInput;
     }
-    if let Some(super::Command::Serve { listen, insecure }) = args.command {
-        return serve(host, crate::serve::ServeOptions { listen, insecure }).await;
-    }
-    if let Some(super::Command::Acp) = args.command {
-        return match crate::acp::run(host).await {
+    match command {
+        Command::Run(run) => run_turns(host, run, demo).await,
+        Command::Serve { listen, insecure } => {
+            serve(host, crate::serve::ServeOptions { listen, insecure }).await
+        }
+        Command::Acp => match crate::acp::run(host).await {
             Ok(()) => Status::Done,
             Err(error) => {
                 eprintln!("error: {}", one_line(&format!("{error:#}")));
                 Status::Failed
             }
-        };
+        },
+        Command::Check { offline } => check(&host, offline).await,
+        Command::Sessions => list_sessions(&host),
     }
-    if args.check {
-        println!("{}", multi_line(&host.plugin_table()));
-        let servers = host.mcp_table();
-        if !servers.is_empty() {
-            println!("{}", multi_line(&servers));
-        }
-        let failures = host.mcp_failures();
-        if !failures.is_empty() {
-            for failure in failures {
-                eprintln!("error: {failure}");
-            }
-            return Status::BadInput;
-        }
-        return check_endpoint(&host, args.offline).await;
+}
+
+/// `check`: what loaded, the MCP servers, and the endpoint reached (unless `offline`).
+async fn check(host: &Host, offline: bool) -> Status {
+    println!("{}", multi_line(&host.plugin_table()));
+    let servers = host.mcp_table();
+    if !servers.is_empty() {
+        println!("{}", multi_line(&servers));
     }
+    let failures = host.mcp_failures();
+    if !failures.is_empty() {
+        for failure in failures {
+            eprintln!("error: {failure}");
+        }
+        return Status::BadInput;
+    }
+    check_endpoint(host, offline).await
+}
+
+/// `run`: a session opened, new or not, then a console or one turn.
+async fn run_turns(host: Arc<Host>, args: RunArgs, demo: bool) -> Status {
     let start = match (args.session, args.fork, args.import) {
         (Some(id), _, _) => Start::Resume(id),
         (_, Some(id), _) => Start::Fork(id),
