@@ -45,11 +45,14 @@ impl SqliteStore {
     }
 
     fn init(connection: Connection) -> Result<Self, StoreError> {
+        // The wait first: switching to WAL takes a lock (and, after a crash, recovers the
+        // log), so processes that open the store at the same instant must wait for each
+        // other there too rather than fail with "database is locked".
+        connection.busy_timeout(std::time::Duration::from_secs(5))?;
         // WAL: readers never block the writer. synchronous=NORMAL: a killed process loses
         // nothing committed; only a power cut may drop the last transactions.
         connection.pragma_update(None, "journal_mode", "WAL")?;
         connection.pragma_update(None, "synchronous", "NORMAL")?;
-        connection.busy_timeout(std::time::Duration::from_secs(5))?;
         schema::create_or_update(&connection)?;
         Ok(Self { connection: Arc::new(Mutex::new(connection)), checkpointer: None })
     }
