@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use crate::support::pty::pseudo_terminal;
 use crate::support::{FakeModel, Reply, config_text, console_on, plugin_block, repo_root};
 
 const ROWS: u16 = 40;
@@ -33,7 +34,7 @@ struct Console {
 
 impl Console {
     fn start(name: &str, config: &Path, args: &[&str]) -> Self {
-        let (controller, terminal) = pseudo_terminal();
+        let (controller, terminal) = pseudo_terminal(ROWS, COLUMNS);
         let mut command = Command::new(env!("CARGO_BIN_EXE_agent-host"));
         command
             .arg("--config")
@@ -151,36 +152,6 @@ fn keep(test: &str, step: &str, contents: &str) {
     std::fs::create_dir_all(&folder).unwrap();
     std::fs::write(folder.join(format!("{test}-{step}.txt")), contents).unwrap();
 }
-
-/// A new pseudo-terminal of ROWS x COLUMNS: (the controlling side, the terminal's side).
-#[allow(unsafe_code)]
-fn pseudo_terminal() -> (File, File) {
-    use std::os::fd::{AsRawFd, FromRawFd};
-
-    // SAFETY: plain libc calls on descriptors this function owns from their creation; the
-    // name buffer and the window size outlive the calls that use them.
-    unsafe {
-        let fd = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
-        assert!(fd >= 0, "posix_openpt: {}", std::io::Error::last_os_error());
-        let controller = File::from_raw_fd(fd);
-        assert_eq!(libc::grantpt(fd), 0, "grantpt: {}", std::io::Error::last_os_error());
-        assert_eq!(libc::unlockpt(fd), 0, "unlockpt: {}", std::io::Error::last_os_error());
-        let mut name = [0 as libc::c_char; 128];
-        assert_eq!(libc::ptsname_r(fd, name.as_mut_ptr(), name.len()), 0, "ptsname_r");
-        let name = std::ffi::CStr::from_ptr(name.as_ptr()).to_str().unwrap().to_owned();
-        let terminal = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(libc::O_NOCTTY)
-            .open(name)
-            .unwrap();
-        let size = libc::winsize { ws_row: ROWS, ws_col: COLUMNS, ws_xpixel: 0, ws_ypixel: 0 };
-        assert_eq!(libc::ioctl(terminal.as_raw_fd(), libc::TIOCSWINSZ, &size), 0, "TIOCSWINSZ");
-        (controller, terminal)
-    }
-}
-
-use std::os::unix::fs::OpenOptionsExt as _;
 
 /// The child starts a session of its own with the pseudo-terminal (its stdin) as controlling
 /// terminal, as a login shell's child would: Ctrl-C there is SIGINT to it.

@@ -2,32 +2,11 @@
 //! demo, and at a terminal the console then stays open for `/todos`, `/mode`, `/plugins`;
 //! with input piped in it ends after the demo's turn, as a script expects.
 
-use std::fs::File;
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 
+use crate::support::pty::pseudo_terminal;
 use crate::support::repo_root;
-
-/// A new pseudo-terminal: (the controlling side, the terminal a child gets as stdin).
-#[allow(unsafe_code)]
-fn pseudo_terminal() -> (File, File) {
-    use std::os::fd::FromRawFd;
-
-    // SAFETY: plain libc calls on a descriptor this function owns from its creation; the
-    // name buffer outlives the call that fills it.
-    let (controller, name) = unsafe {
-        let fd = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
-        assert!(fd >= 0, "posix_openpt: {}", std::io::Error::last_os_error());
-        let controller = File::from_raw_fd(fd);
-        assert_eq!(libc::grantpt(fd), 0, "grantpt: {}", std::io::Error::last_os_error());
-        assert_eq!(libc::unlockpt(fd), 0, "unlockpt: {}", std::io::Error::last_os_error());
-        let mut name = [0 as libc::c_char; 128];
-        assert_eq!(libc::ptsname_r(fd, name.as_mut_ptr(), name.len()), 0, "ptsname_r");
-        (controller, std::ffi::CStr::from_ptr(name.as_ptr()).to_str().unwrap().to_owned())
-    };
-    let terminal = std::fs::OpenOptions::new().read(true).write(true).open(name).unwrap();
-    (controller, terminal)
-}
 
 fn shipped_demo() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_agent-host"));
@@ -46,7 +25,7 @@ fn shipped_demo() -> Command {
 fn at_a_terminal_the_demo_leaves_the_console_open_for_the_commands_it_suggests() {
     // A pseudo-terminal for stdin: the host sees a person at a terminal. Its output goes to
     // a pipe (so, no colours) for the test to read.
-    let (mut keyboard, terminal) = pseudo_terminal();
+    let (mut keyboard, terminal) = pseudo_terminal(24, 80);
 
     let child = shipped_demo().stdin(Stdio::from(terminal)).spawn().unwrap();
     keyboard.write_all(b"/todos\n/mode\n/plugins\n/quit\n").unwrap();
