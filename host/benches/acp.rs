@@ -11,6 +11,8 @@
 #[allow(dead_code)]
 #[path = "load/endpoint.rs"]
 mod endpoint;
+#[path = "load/stock_plugins.rs"]
+mod stock_plugins;
 #[allow(dead_code)]
 #[path = "load/timing.rs"]
 mod timing;
@@ -283,27 +285,7 @@ path = "{database}"
 
 [runtime]
 cache_dir = "cache"
-
-[[plugin]]
-path = "{todo}"
-
-[[plugin]]
-path = "{mode}"
-
-[[plugin]]
-path = "{permissions}"
-[plugin.config]
-preset = "ask-to-mutate"
-rules = [{{ tool = "todos_*", decision = "allow" }}]
-
-[[plugin]]
-path = "{fs}"
-[plugin.grants.dirs]
-"/workspace" = {{ host = "workspace", write = true }}
-"#,
-        todo = built["todo"].display(),
-        mode = built["agent-mode"].display(),
-        permissions = built["permissions"].display(),
-        fs = built["fs"].display(),
+{plugins}"#,
+        plugins = stock_plugins::plugin_tables(built),
     )
 }

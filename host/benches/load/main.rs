@@ -15,6 +15,7 @@
 mod endpoint;
 mod long_session;
 mod startup;
+mod stock_plugins;
 mod targets;
 mod through_serve;
 mod timing;
@@ -464,28 +465,8 @@ max_turns_per_principal = 1000
 # 1,000 streams held open beside a batch, all from loopback: past the defaults' caps.
 max_connections = 4096
 max_connections_per_peer = 4096
-
-[[plugin]]
-path = "{todo}"
-
-[[plugin]]
-path = "{mode}"
-
-[[plugin]]
-path = "{permissions}"
-[plugin.config]
-preset = "ask-to-mutate"
-rules = [{{ tool = "todos_*", decision = "allow" }}]
-
-[[plugin]]
-path = "{fs}"
-[plugin.grants.dirs]
-"/workspace" = {{ host = "workspace", write = true }}
-"#,
-        todo = built["todo"].display(),
-        mode = built["agent-mode"].display(),
-        permissions = built["permissions"].display(),
-        fs = built["fs"].display(),
+{plugins}"#,
+        plugins = stock_plugins::plugin_tables(built),
         token = through_serve::TOKEN_VARIABLE,
     )
 }
