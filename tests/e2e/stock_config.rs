@@ -14,7 +14,7 @@ pub(crate) fn stock_config(model: &FakeModel) -> String {
 }
 
 /// [`stock_config`] as a table, for a test to change one setting more.
-fn stock_table(model: &FakeModel) -> toml::Table {
+pub(crate) fn stock_table(model: &FakeModel) -> toml::Table {
     let text = std::fs::read_to_string(repo_root().join("config.toml")).unwrap();
     let mut config: toml::Table = toml::from_str(&text).unwrap();
     let model_table = section(&mut config, "model");
@@ -33,7 +33,7 @@ fn stock_table(model: &FakeModel) -> toml::Table {
 }
 
 /// The `[[plugin]]` entry of `config` whose path is the built `package`.
-fn plugin_entry<'a>(config: &'a mut toml::Table, package: &str) -> &'a mut toml::Table {
+pub(crate) fn plugin_entry<'a>(config: &'a mut toml::Table, package: &str) -> &'a mut toml::Table {
     let path = plugin_wasm(package).display().to_string();
     config
         .get_mut("plugin")

@@ -11,6 +11,7 @@ mod prompt;
 mod server;
 mod sessions;
 mod tool_kind;
+mod transport;
 mod updates;
 mod views;
 

@@ -20,7 +20,7 @@ use agent_client_protocol::v1::schema::{
     SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
     SetSessionModeResponse,
 };
-use agent_client_protocol::{Agent, Client, Error, Responder, Stdio, V1};
+use agent_client_protocol::{Agent, Client, Error, Responder, V1};
 
 use super::history;
 use super::prompt;
@@ -230,7 +230,7 @@ pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
             },
             agent_client_protocol::on_receive_request!(),
         )
-        .connect_to(Stdio::new())
+        .connect_to(super::transport::stdio())
         .await
         .map_err(|error| anyhow::anyhow!("the ACP connection failed: {error}"))
 }

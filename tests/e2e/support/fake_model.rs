@@ -210,6 +210,8 @@ struct Shared {
     /// With no reply queued and no fallback, a request is answered 500.
     endpoint: Endpoint<Reply>,
     checks: Mutex<Vec<Check>>,
+    /// Replies for a turn whose prompt holds a phrase (see [`FakeModel::on_prompt`]).
+    on_prompt: Mutex<Vec<(String, std::collections::VecDeque<Reply>)>>,
 }
 
 /// A running fake endpoint; stops when the test's runtime ends.
@@ -241,6 +243,14 @@ impl FakeModel {
         self
     }
 
+    /// Answers the model calls of a turn whose prompt (the last user message) holds `phrase`
+    /// with `replies`, in order, before the queue: for a client that sends prompts of its own
+    /// in an order the test does not fix.
+    pub fn on_prompt(&self, phrase: &str, replies: impl IntoIterator<Item = Reply>) -> &Self {
+        self.shared.on_prompt.lock().unwrap().push((phrase.to_owned(), replies.into_iter().collect()));
+        self
+    }
+
     /// Checks every request from now on as a strict server would (see [`Check`]).
     pub fn check(&self, check: Check) -> &Self {
         self.shared.checks.lock().unwrap().push(check);
@@ -259,6 +269,20 @@ impl FakeModel {
     }
 }
 
+/// The next of the replies [`FakeModel::on_prompt`] set for the prompt of `request`, if any.
+/// The turn's prompt is the first user message after the last reply that called no tools
+/// (messages injected after a tool's result come later).
+fn prompted_reply(shared: &Shared, request: &Value) -> Option<Reply> {
+    let messages = request["messages"].as_array()?;
+    let turn_start = messages
+        .iter()
+        .rposition(|m| m["role"] == "assistant" && m.get("tool_calls").is_none_or(Value::is_null))
+        .map_or(0, |ended| ended + 1);
+    let prompt = messages[turn_start..].iter().find(|m| m["role"] == "user")?["content"].to_string();
+    let mut scripts = shared.on_prompt.lock().unwrap();
+    scripts.iter_mut().find(|(phrase, _)| prompt.contains(phrase.as_str()))?.1.pop_front()
+}
+
 async fn answer(shared: Arc<Shared>, mut received: Received) -> Response {
     let request = received.json.clone();
     let authorization = received.header(header::AUTHORIZATION.as_str());
@@ -269,7 +293,7 @@ async fn answer(shared: Arc<Shared>, mut received: Received) -> Response {
     if let Some((_, response)) = refusal {
         return response;
     }
-    let Some(reply) = shared.endpoint.next_reply() else {
+    let Some(reply) = prompted_reply(&shared, &request).or_else(|| shared.endpoint.next_reply()) else {
         return (StatusCode::INTERNAL_SERVER_ERROR, "the fake model has no reply queued").into_response();
     };
     if let Some(gate) = &reply.gate {

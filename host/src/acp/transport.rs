@@ -1,0 +1,111 @@
+//! The agent's stdio as JSON-RPC lines, with two readings of a request that v1 spells
+//! otherwise taken as v1 means them, so clients written against an earlier reading of the
+//! protocol still get served: `initialize` with its `protocolVersion` as a string of digits
+//! (`"1"`), and `session/prompt` with its blocks under `content` instead of `prompt`. Every
+//! other line reaches the crate as it came.
+
+use agent_client_protocol::Lines;
+use futures_util::{Sink, Stream};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+/// Standard input and output as the crate's line transport.
+pub fn stdio()
+-> Lines<impl Sink<String, Error = std::io::Error> + Send, impl Stream<Item = std::io::Result<String>> + Send>
+{
+    let incoming =
+        futures_util::stream::unfold(BufReader::new(tokio::io::stdin()).lines(), |mut lines| async move {
+            match lines.next_line().await {
+                Ok(Some(line)) => Some((Ok(v1_reading(line)), lines)),
+                Ok(None) => None,
+                Err(error) => Some((Err(error), lines)),
+            }
+        });
+    let outgoing = futures_util::sink::unfold(tokio::io::stdout(), |mut stdout, line: String| async move {
+        stdout.write_all(line.as_bytes()).await?;
+        stdout.write_all(b"\n").await?;
+        stdout.flush().await?;
+        Ok::<_, std::io::Error>(stdout)
+    });
+    Lines::new(Box::pin(outgoing), Box::pin(incoming))
+}
+
+/// `line` as v1 reads it: rewritten only when it is one of the two requests this module's
+/// comment names, spelled the other way; otherwise returned untouched (not even re-encoded).
+fn v1_reading(line: String) -> String {
+    // Only these two methods are ever rewritten; every other line skips the parse.
+    if !(line.contains("\"initialize\"") || line.contains("\"session/prompt\"")) {
+        return line;
+    }
+    let Ok(mut message) = serde_json::from_str::<Value>(&line) else {
+        return line;
+    };
+    let method = message.get("method").and_then(Value::as_str).map(str::to_owned);
+    let changed = match (method.as_deref(), message.get_mut("params")) {
+        (Some("initialize"), Some(Value::Object(params))) => match params.get("protocolVersion") {
+            Some(Value::String(digits)) => match digits.trim().parse::<u16>() {
+                Ok(version) => {
+                    params.insert("protocolVersion".into(), Value::from(version));
+                    true
+                }
+                Err(_) => false,
+            },
+            _ => false,
+        },
+        (Some("session/prompt"), Some(Value::Object(params))) if !params.contains_key("prompt") => {
+            match params.remove("content") {
+                Some(blocks) => {
+                    params.insert("prompt".into(), blocks);
+                    true
+                }
+                None => false,
+            }
+        }
+        _ => false,
+    };
+    if changed { message.to_string() } else { line }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::v1_reading;
+
+    fn read(message: Value) -> Value {
+        serde_json::from_str(&v1_reading(message.to_string())).unwrap()
+    }
+
+    use serde_json::Value;
+
+    #[test]
+    fn a_string_protocol_version_of_digits_is_read_as_the_number() {
+        let request = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "1", "clientCapabilities": {}}});
+        assert_eq!(read(request)["params"]["protocolVersion"], json!(1));
+        let words = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "one"}});
+        assert_eq!(read(words.clone()), words, "a version that is not digits is the crate's to refuse");
+    }
+
+    #[test]
+    fn prompt_blocks_under_content_are_read_as_the_prompt_and_a_real_prompt_is_kept() {
+        let blocks = json!([{"type": "text", "text": "hi"}]);
+        let request = json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+            "params": {"sessionId": "s", "content": blocks}});
+        let read_as = read(request);
+        assert_eq!(read_as["params"]["prompt"], blocks);
+        assert!(read_as["params"].get("content").is_none());
+        let both = json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+            "params": {"sessionId": "s", "prompt": blocks, "content": "kept"}});
+        assert_eq!(read(both.clone()), both);
+    }
+
+    #[test]
+    fn other_lines_pass_byte_for_byte() {
+        let line =
+            r#"{"jsonrpc":"2.0","id":1,  "method":"session/new","params":{"cwd":"/w","mcpServers":[]}}"#;
+        assert_eq!(v1_reading(line.to_owned()), line);
+        assert_eq!(v1_reading("not json \"initialize\"".to_owned()), "not json \"initialize\"");
+    }
+}
