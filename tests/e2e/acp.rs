@@ -19,7 +19,7 @@ use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 use crate::support::{FakeModel, Reply, config_text, plugin_block};
 
 /// A deployment folder with `plugins`, pointing at `model`.
-fn deployment(model: &FakeModel, plugins: &str) -> tempfile::TempDir {
+pub(crate) fn deployment(model: &FakeModel, plugins: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("config.toml"), config_text(&model.url(), plugins)).unwrap();
     dir
@@ -44,20 +44,20 @@ fn spawn_agent(dir: &Path) -> tokio::process::Child {
 
 /// What the client saw: every session update in order, and every permission request.
 #[derive(Default, Clone)]
-struct Seen {
+pub(crate) struct Seen {
     updates: Arc<Mutex<Vec<SessionUpdate>>>,
     asked: Arc<Mutex<Vec<RequestPermissionRequest>>>,
 }
 
 impl Seen {
-    fn updates(&self) -> Vec<SessionUpdate> {
+    pub(crate) fn updates(&self) -> Vec<SessionUpdate> {
         self.updates.lock().unwrap().clone()
     }
 }
 
 /// Runs `script` as an ACP client of a fresh agent on `dir`, answering each permission
 /// request with the next of `answers` (an option kind, or `None` for a cancelled request).
-async fn with_client<T: Send + 'static>(
+pub(crate) async fn with_client<T: Send + 'static>(
     dir: &Path,
     answers: Vec<Option<PermissionOptionKind>>,
     script: impl AsyncFnOnce(ConnectionTo<Agent>, Seen) -> T + Send + 'static,
@@ -109,7 +109,7 @@ async fn with_client<T: Send + 'static>(
     (value, seen)
 }
 
-async fn open(cx: &ConnectionTo<Agent>, dir: &Path) -> NewSessionResponse {
+pub(crate) async fn open(cx: &ConnectionTo<Agent>, dir: &Path) -> NewSessionResponse {
     let init =
         cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await.expect("initialize");
     assert_eq!(init.protocol_version, ProtocolVersion::V1);
@@ -117,7 +117,7 @@ async fn open(cx: &ConnectionTo<Agent>, dir: &Path) -> NewSessionResponse {
     cx.send_request(NewSessionRequest::new(dir)).block_task().await.expect("session/new")
 }
 
-async fn prompt(cx: &ConnectionTo<Agent>, session: &NewSessionResponse, text: &str) -> StopReason {
+pub(crate) async fn prompt(cx: &ConnectionTo<Agent>, session: &NewSessionResponse, text: &str) -> StopReason {
     let request = PromptRequest::new(session.session_id.clone(), vec![ContentBlock::from(text.to_owned())]);
     cx.send_request(request).block_task().await.expect("session/prompt").stop_reason
 }

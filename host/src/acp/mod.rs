@@ -7,6 +7,7 @@
 mod approver;
 mod commands;
 mod history;
+mod mcp;
 mod prompt;
 mod server;
 mod sessions;

@@ -14,15 +14,16 @@ use agent_client_protocol::v1::schema::{
     AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, AuthenticateResponse,
     CancelNotification, CloseSessionRequest, CloseSessionResponse, Implementation, InitializeRequest,
     InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
-    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, ResumeSessionRequest,
-    ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionConfigOptionValue,
-    SessionInfo, SessionListCapabilities, SessionNotification, SessionResumeCapabilities, SessionUpdate,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
-    SetSessionModeResponse,
+    McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
+    ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
+    SessionConfigOptionValue, SessionInfo, SessionListCapabilities, SessionNotification,
+    SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::{Agent, Client, Error, Responder, V1};
 
 use super::history;
+use super::mcp;
 use super::prompt;
 use super::sessions::{Open, Sessions, internal};
 use super::updates::Updates;
@@ -78,23 +79,28 @@ pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
         )
         .on_receive_request(
             async move |request: NewSessionRequest, responder, cx| {
-                // Not yet attached per session: the deployment's `[[mcp]]` servers serve every
-                // session; the editor's are named on stderr so the omission is visible.
-                for server in &request.mcp_servers {
-                    tracing::warn!(server = ?server, "an editor's MCP server is not attached (use [[mcp]] in the config)");
-                }
-                let open = match s3.sessions.create(&s3.host).await {
-                    Ok(open) => open,
+                let requested = match mcp::requested(&s3.host, &request.mcp_servers, &request.cwd) {
+                    Ok(requested) => requested,
                     Err(error) => return responder.respond_with_error(error),
                 };
-                let (modes, options) = {
-                    let shown = open.shown.lock().unwrap_or_else(|p| p.into_inner());
-                    (shown.modes(), shown.config_options())
-                };
-                responder.respond(
-                    NewSessionResponse::new(open.id.clone()).modes(modes).config_options(Some(options)),
-                )?;
-                announce_commands(&s3.host, &open, &cx);
+                // Starting the editor's servers takes time: off the dispatch loop.
+                let state = s3.clone();
+                tokio::spawn(async move {
+                    let open = match state.sessions.create(&state.host).await {
+                        Ok(open) => open,
+                        Err(error) => return responder.respond_with_error(error),
+                    };
+                    requested.attach(&mut *open.handle.lock().await).await;
+                    let (modes, options) = {
+                        let shown = open.shown.lock().unwrap_or_else(|p| p.into_inner());
+                        (shown.modes(), shown.config_options())
+                    };
+                    responder.respond(
+                        NewSessionResponse::new(open.id.clone()).modes(modes).config_options(Some(options)),
+                    )?;
+                    announce_commands(&state.host, &open, &cx);
+                    Ok::<_, Error>(())
+                });
                 Ok(())
             },
             agent_client_protocol::on_receive_request!(),
@@ -160,6 +166,10 @@ pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
         )
         .on_receive_request(
             async move |request: LoadSessionRequest, responder, cx| {
+                let requested = match mcp::requested(&s8.host, &request.mcp_servers, &request.cwd) {
+                    Ok(requested) => requested,
+                    Err(error) => return responder.respond_with_error(error),
+                };
                 let open = match s8.sessions.open_stored(&s8.host, &request.session_id.0).await {
                     Ok(open) => open,
                     Err(error) => return responder.respond_with_error(error),
@@ -167,7 +177,11 @@ pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
                 // The replay waits for the session (a turn may hold it): off the dispatch loop.
                 let host = s8.host.clone();
                 tokio::spawn(async move {
-                    let replayed = history::replay(&host, open.handle.lock().await.history());
+                    let replayed = {
+                        let mut session = open.handle.lock().await;
+                        requested.attach(&mut session).await;
+                        history::replay(&host, session.history())
+                    };
                     let updates = Updates::new(host.clone(), cx, open.id.clone(), open.shown.clone());
                     for update in replayed {
                         updates.send(update);
@@ -188,19 +202,25 @@ pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: ResumeSessionRequest, responder, _cx| match s9
-                .sessions
-                .open_stored(&s9.host, &request.session_id.0)
-                .await
-            {
-                Ok(open) => {
+            async move |request: ResumeSessionRequest, responder, _cx| {
+                let requested = match mcp::requested(&s9.host, &request.mcp_servers, &request.cwd) {
+                    Ok(requested) => requested,
+                    Err(error) => return responder.respond_with_error(error),
+                };
+                let open = match s9.sessions.open_stored(&s9.host, &request.session_id.0).await {
+                    Ok(open) => open,
+                    Err(error) => return responder.respond_with_error(error),
+                };
+                // Attaching waits for the session (a turn may hold it): off the dispatch loop.
+                tokio::spawn(async move {
+                    requested.attach(&mut *open.handle.lock().await).await;
                     let shown = open.shown.lock().unwrap_or_else(|p| p.into_inner());
                     let options = shown.config_options();
                     responder.respond(
                         ResumeSessionResponse::new().modes(shown.modes()).config_options(Some(options)),
                     )
-                }
-                Err(error) => responder.respond_with_error(error),
+                });
+                Ok(())
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -255,7 +275,9 @@ fn initialize(state: &State, _request: &InitializeRequest) -> InitializeResponse
                         .resume(SessionResumeCapabilities::new())
                         .close(SessionCloseCapabilities::new()),
                 )
-                .prompt_capabilities(PromptCapabilities::new()),
+                .prompt_capabilities(PromptCapabilities::new())
+                // Started servers (stdio) always; streamable HTTP too; not the old SSE transport.
+                .mcp_capabilities(McpCapabilities::new().http(true)),
         )
         .auth_methods(vec![AuthMethod::Agent(AuthMethodAgent::new(AUTH_METHOD, "Model key").description(
             format!("the deployment's model key, read from {key_env} in the agent's environment"),

@@ -2,9 +2,11 @@
 //! what is only cached for it in this process, never persisted.
 
 use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
 
 use super::Views;
 use super::prepare::FreshViews;
+use crate::mcp::McpSet;
 use crate::model::HistoryEncodings;
 use crate::model::tokens::ContextAccount;
 use crate::plugins::ProvideMemo;
@@ -28,6 +30,9 @@ pub struct LiveSession {
     context: ContextAccount,
     /// What plugins show of the session, as last asked.
     views: Views,
+    /// MCP servers the front end that opened the session attached to it alone (an editor's
+    /// `mcpServers`), offered after the deployment's; stopped when the session is let go.
+    own_mcp: Option<Arc<McpSet>>,
 }
 
 impl From<Session> for LiveSession {
@@ -37,6 +42,7 @@ impl From<Session> for LiveSession {
             encodings: HistoryEncodings::default(),
             context: ContextAccount::resumed(stored.last_usage().map(|(_, usage)| usage)),
             views: Views::default(),
+            own_mcp: None,
             stored,
         }
     }
@@ -60,6 +66,16 @@ impl LiveSession {
 
     pub(super) fn context_mut(&mut self) -> &mut ContextAccount {
         &mut self.context
+    }
+
+    /// The MCP servers attached to this session alone, if any.
+    pub fn own_mcp(&self) -> Option<&Arc<McpSet>> {
+        self.own_mcp.as_ref()
+    }
+
+    /// Attaches `servers` to this session alone, in place of any attached before.
+    pub fn attach_mcp(&mut self, servers: McpSet) {
+        self.own_mcp = Some(Arc::new(servers));
     }
 
     /// What plugins show of the session, as last asked (see [`Views`]).

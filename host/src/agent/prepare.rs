@@ -111,7 +111,8 @@ impl ToolOwner {
 }
 
 /// [`prepare`] for one model call of `session` on `snapshot`: its base instructions and
-/// plugins, the session's bag and its memo of reusable contributions.
+/// plugins, the session's bag and its memo of reusable contributions; then the tools of the
+/// deployment's MCP servers and of those attached to the session alone.
 pub(super) async fn prepare_call(
     snapshot: &Snapshot,
     ctx: &CallContext,
@@ -122,6 +123,9 @@ pub(super) async fn prepare_call(
     let mut prepared =
         prepare(instructions, &snapshot.plugins, ctx, session.bag(), session.provide_memo(), sink).await?;
     prepared.offer_mcp(&snapshot.mcp)?;
+    if let Some(own) = session.own_mcp() {
+        prepared.offer_mcp(own)?;
+    }
     Ok(prepared)
 }
 

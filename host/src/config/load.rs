@@ -294,7 +294,7 @@ fn check_model(config: &Config) -> Result<(), ConfigError> {
 }
 
 /// A portable environment variable name: `[A-Za-z_][A-Za-z0-9_]*`.
-pub(super) fn is_variable_name(name: &str) -> bool {
+pub fn is_variable_name(name: &str) -> bool {
     name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }

@@ -58,6 +58,29 @@ pub struct McpServerConfig {
     /// code is someone else's to change; list its reading tools in `read_only`).
     #[serde(default)]
     pub trust_hints: Option<bool>,
+    /// Values a client handed over with a server it asked for (an editor's `mcpServers`),
+    /// never read from a file: there `env` and `headers` name host variables instead.
+    #[serde(skip)]
+    pub given: GivenValues,
+}
+
+/// Environment variables and headers given as values, by a client that asked for the server
+/// for its session alone. Their values are secrets as often as not: `Debug` shows names only.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct GivenValues {
+    pub env: Vec<(String, String)>,
+    pub headers: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for GivenValues {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names =
+            |pairs: &[(String, String)]| pairs.iter().map(|(name, _)| name.clone()).collect::<Vec<_>>();
+        f.debug_struct("GivenValues")
+            .field("env", &names(&self.env))
+            .field("headers", &names(&self.headers))
+            .finish()
+    }
 }
 
 /// Globs over a server's own tool names (`read_*`): only those `allow` matches, when it is
@@ -129,6 +152,27 @@ impl McpServerConfig {
     }
 }
 
+/// Why `name` cannot name a server, if it cannot.
+pub fn name_problem(name: &str) -> Option<String> {
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        return Some(format!("`{name}` must be letters, digits, `_` and `-`"));
+    }
+    name.contains("__").then(|| {
+        format!("`{name}` must not hold `__`: it separates the server from the tool in `mcp__{name}__<tool>`")
+    })
+}
+
+/// Why `header` cannot be set on a server's requests, if it cannot.
+pub fn header_problem(header: &str) -> Option<String> {
+    if reqwest::header::HeaderName::from_bytes(header.as_bytes()).is_err() {
+        return Some(format!("`{header}` is not a header name"));
+    }
+    RESERVED_HEADERS
+        .iter()
+        .any(|reserved| reserved.eq_ignore_ascii_case(header))
+        .then(|| format!("`{header}` is the transport's own header; it cannot be set"))
+}
+
 /// What serde cannot check of the `[[mcp]]` entries.
 pub(super) fn check(config: &Config) -> Result<(), ConfigError> {
     let error = |field: String, message: String| ConfigError {
@@ -142,16 +186,8 @@ pub(super) fn check(config: &Config) -> Result<(), ConfigError> {
     for (index, server) in config.mcp.iter().enumerate() {
         let at = |key: &str| format!("mcp[{index}].{key}");
         let name = &server.name;
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
-            return Err(error(at("name"), format!("`{name}` must be letters, digits, `_` and `-`")));
-        }
-        if name.contains("__") {
-            return Err(error(
-                at("name"),
-                format!(
-                    "`{name}` must not hold `__`: it separates the server from the tool in `mcp__{name}__<tool>`"
-                ),
-            ));
+        if let Some(problem) = name_problem(name) {
+            return Err(error(at("name"), problem));
         }
         if let Some(first) = config.mcp[..index].iter().position(|other| &other.name == name) {
             return Err(error(at("name"), format!("`{name}` names mcp[{first}] already")));
@@ -215,14 +251,8 @@ pub(super) fn check(config: &Config) -> Result<(), ConfigError> {
             ));
         }
         for (header, variable) in &server.headers {
-            if reqwest::header::HeaderName::from_bytes(header.as_bytes()).is_err() {
-                return Err(error(at("headers"), format!("`{header}` is not a header name")));
-            }
-            if RESERVED_HEADERS.iter().any(|reserved| reserved.eq_ignore_ascii_case(header)) {
-                return Err(error(
-                    at(&format!("headers.{header}")),
-                    format!("`{header}` is the transport's own header; it cannot be set"),
-                ));
+            if let Some(problem) = header_problem(header) {
+                return Err(error(at(&format!("headers.{header}")), problem));
             }
             if !is_variable_name(variable) {
                 return Err(error(

@@ -21,8 +21,10 @@ use toml::Spanned;
 pub use error::ConfigError;
 pub use grants::host_file_at;
 pub use known_models::{KnownModel, known_model};
-pub use load::MAX_MEMORY_MB;
-pub use mcp::{BASELINE_ENV, McpServerConfig, McpTransport, ToolFilter};
+pub use load::{MAX_MEMORY_MB, is_variable_name};
+pub use mcp::{
+    BASELINE_ENV, GivenValues, McpServerConfig, McpTransport, ToolFilter, header_problem, name_problem,
+};
 pub use serve::ServeConfig;
 
 /// The whole deployment, as loaded from `config.toml`.

@@ -139,6 +139,9 @@ fn start(
             .ok_or_else(|| format!("it needs the host variable `{name}` (`env`), which is not set"))?;
         command.env(name, value);
     }
+    for (name, value) in &server.given.env {
+        command.env(name, value);
+    }
     die_with_parent(&mut command);
     let mut command = tokio::process::Command::from(command);
     command.kill_on_drop(true);
@@ -203,6 +206,13 @@ fn http_transport(
         let name =
             reqwest::header::HeaderName::from_bytes(name.as_bytes()).expect("checked when the config loaded");
         headers.insert(name, value);
+    }
+    for (name, value) in &server.given.headers {
+        let invalid = || format!("the header `{name}` it was given is not a valid header");
+        let mut value = reqwest::header::HeaderValue::from_str(value).map_err(|_| invalid())?;
+        value.set_sensitive(true);
+        headers
+            .insert(reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid())?, value);
     }
     let client = reqwest::Client::builder()
         .use_preconfigured_tls(crate::model::http::tls_config())

@@ -3,11 +3,12 @@
 //! process untouched); a new or changed entry starts a server; one no longer listed stops
 //! once the last snapshot holding it is dropped.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use super::server::{McpServer, ServerState, ServerStatus};
 use super::tools::McpTool;
-use crate::config::Config;
+use crate::config::{Config, McpServerConfig};
 use crate::events::Event;
 
 #[derive(Default)]
@@ -26,13 +27,23 @@ impl McpSet {
     /// The enabled servers of `config`, in order: those of `previous` whose entry is the
     /// same are kept, the others started, all at once.
     pub async fn start(config: &Config, previous: Option<&McpSet>) -> Started {
-        let starts = config.mcp.iter().filter(|entry| entry.enabled).map(|entry| async move {
+        Self::start_entries(&config.mcp, &config.source.dir, previous).await
+    }
+
+    /// The enabled servers of `entries`, their folders relative to `dir`, in order: those of
+    /// `previous` whose entry is the same are kept, the others started, all at once.
+    pub async fn start_entries(
+        entries: &[McpServerConfig],
+        dir: &Path,
+        previous: Option<&McpSet>,
+    ) -> Started {
+        let starts = entries.iter().filter(|entry| entry.enabled).map(|entry| async move {
             let kept = previous
                 .and_then(|set| set.servers.iter().find(|server| server.config() == entry))
                 .filter(|server| server.state() != ServerState::Failed);
             match kept {
                 Some(server) => (server.clone(), false),
-                None => (McpServer::start(entry.clone(), config.source.dir.clone()).await, true),
+                None => (McpServer::start(entry.clone(), dir.to_path_buf()).await, true),
             }
         });
         let servers = futures_util::future::join_all(starts).await;

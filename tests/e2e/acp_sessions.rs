@@ -1,0 +1,117 @@
+//! `agent-host acp`'s sessions as an editor opens them: the MCP servers it passes attached to
+//! that session alone, started in its `cwd`; what it may not pass refused before anything
+//! starts.
+
+use agent_client_protocol::v1::schema::{
+    EnvVariable, McpServer, McpServerSse, McpServerStdio, NewSessionRequest, NewSessionResponse, StopReason,
+};
+use serde_json::Value;
+
+use crate::acp::{deployment, open, prompt, with_client};
+use crate::support::mcp::mcp_servers;
+use crate::support::{FakeModel, Reply, plugin_block};
+
+/// server-everything started over stdio as `name`, from its own folder (the request's `cwd`)
+/// by a relative path: it starts only where the session's `cwd` says.
+fn everything(name: &str) -> McpServer {
+    McpServer::Stdio(
+        McpServerStdio::new(name, "node")
+            .args(vec!["index.js".into(), "stdio".into()])
+            .env(vec![EnvVariable::new("EDITOR_GIVEN", "from-the-editor")]),
+    )
+}
+
+/// The names of the tools a model request offered.
+fn offered(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .map(|tools| tools.iter().filter_map(|t| t["function"]["name"].as_str().map(str::to_owned)).collect())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editors_mcp_server_serves_its_session_alone_started_in_its_cwd_with_the_values_given() {
+    let model = FakeModel::start().await;
+    model.push(Reply::tool("mcp__editor__get-env", "{}"));
+    model.push(Reply::text("I read the environment."));
+    model.push(Reply::text("No servers here."));
+    let dir = deployment(&model, &plugin_block("todo", ""));
+    let server_dir = mcp_servers().everything.parent().expect("the script's folder").to_owned();
+    let (stops, _seen) = with_client(dir.path(), vec![], async move |cx, _seen| {
+        let _ = open(&cx, &server_dir).await;
+        let with_server: NewSessionResponse = cx
+            .send_request(NewSessionRequest::new(&server_dir).mcp_servers(vec![everything("editor")]))
+            .block_task()
+            .await
+            .expect("session/new with a server");
+        let first = prompt(&cx, &with_server, "what is in your environment?").await;
+        let without: NewSessionResponse =
+            cx.send_request(NewSessionRequest::new(&server_dir)).block_task().await.expect("session/new");
+        let second = prompt(&cx, &without, "and here?").await;
+        (first, second)
+    })
+    .await;
+    assert_eq!(stops, (StopReason::EndTurn, StopReason::EndTurn));
+
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3, "two model calls in the first session, one in the second");
+    assert!(
+        offered(&requests[0]).contains(&"mcp__editor__get-env".to_owned()),
+        "{:?}",
+        offered(&requests[0])
+    );
+    let tool_result = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .map(|m| m["content"].to_string())
+        .expect("the tool's result went back to the model");
+    assert!(
+        tool_result.contains("from-the-editor"),
+        "the value the editor gave reached the server: {tool_result}"
+    );
+    assert!(
+        !tool_result.contains("AGENT_HOST_TEST_KEY"),
+        "nothing else of the host's environment did: {tool_result}"
+    );
+    assert!(
+        !offered(&requests[2]).iter().any(|tool| tool.starts_with("mcp__editor__")),
+        "another session is offered none of its tools: {:?}",
+        offered(&requests[2])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_the_host_cannot_take_are_refused_naming_why_and_the_agent_serves_on() {
+    let model = FakeModel::start().await;
+    let dir = deployment(&model, "");
+    let path = dir.path().to_owned();
+    let (refusals, _seen) = with_client(dir.path(), vec![], async move |cx, _seen| {
+        let _ = open(&cx, &path).await;
+        let mut refusals = Vec::new();
+        let requests = [
+            NewSessionRequest::new(&path).mcp_servers(vec![everything("twice"), everything("twice")]),
+            NewSessionRequest::new(&path)
+                .mcp_servers(vec![McpServer::Sse(McpServerSse::new("old", "http://127.0.0.1:9/sse"))]),
+            NewSessionRequest::new(&path).mcp_servers(vec![everything("mcp__sneaky")]),
+            NewSessionRequest::new("relative/folder"),
+        ];
+        for request in requests {
+            let error = cx.send_request(request).block_task().await.expect_err("refused");
+            refusals.push((error.code, error.data.map(|d| d.to_string()).unwrap_or_default()));
+        }
+        let still: NewSessionResponse =
+            cx.send_request(NewSessionRequest::new(&path)).block_task().await.expect("the agent serves on");
+        assert!(!still.session_id.0.is_empty());
+        refusals
+    })
+    .await;
+    let invalid_params = agent_client_protocol::v1::schema::ErrorCode::InvalidParams;
+    assert!(refusals.iter().all(|(code, _)| *code == invalid_params), "{refusals:#?}");
+    let reasons: Vec<&str> = refusals.iter().map(|(_, data)| data.as_str()).collect();
+    assert!(reasons[0].contains("`twice`: it is given twice"), "{reasons:?}");
+    assert!(reasons[1].contains("`old`: the SSE transport is not supported"), "{reasons:?}");
+    assert!(reasons[2].contains("must not hold `__`"), "{reasons:?}");
+    assert!(reasons[3].contains("`relative/folder` is not an absolute path"), "{reasons:?}");
+}
