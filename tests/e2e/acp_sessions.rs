@@ -1,9 +1,14 @@
 //! `agent-host acp`'s sessions as an editor opens them: the MCP servers it passes attached to
-//! that session alone, started in its `cwd`; what it may not pass refused before anything
-//! starts.
+//! that session alone, started in its `cwd`, and what it may not pass refused before anything
+//! starts; `authenticate`; a session resumed in a new process.
 
+use agent_client_protocol::Agent;
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    EnvVariable, McpServer, McpServerSse, McpServerStdio, NewSessionRequest, NewSessionResponse, StopReason,
+    AuthMethod, AuthenticateRequest, ContentBlock, EnvVariable, ErrorCode, InitializeRequest, McpServer,
+    McpServerSse, McpServerStdio, NewSessionRequest, NewSessionResponse, PromptRequest, ResumeSessionRequest,
+    SessionUpdate, StopReason,
 };
 use serde_json::Value;
 
@@ -107,11 +112,107 @@ async fn servers_the_host_cannot_take_are_refused_naming_why_and_the_agent_serve
         refusals
     })
     .await;
-    let invalid_params = agent_client_protocol::v1::schema::ErrorCode::InvalidParams;
+    let invalid_params = ErrorCode::InvalidParams;
     assert!(refusals.iter().all(|(code, _)| *code == invalid_params), "{refusals:#?}");
     let reasons: Vec<&str> = refusals.iter().map(|(_, data)| data.as_str()).collect();
     assert!(reasons[0].contains("`twice`: it is given twice"), "{reasons:?}");
     assert!(reasons[1].contains("`old`: the SSE transport is not supported"), "{reasons:?}");
     assert!(reasons[2].contains("must not hold `__`"), "{reasons:?}");
     assert!(reasons[3].contains("`relative/folder` is not an absolute path"), "{reasons:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn authenticate_says_whether_the_model_keys_variable_is_set_and_names_it_when_not() {
+    let model = FakeModel::start().await;
+    // Two deployments: one names the variable the agent is started with, one a variable unset.
+    let with_key = deployment(&model, "");
+    let without_key = deployment(&model, "");
+    let config = without_key.path().join("config.toml");
+    let text =
+        std::fs::read_to_string(&config).unwrap().replace("AGENT_HOST_TEST_KEY", "AGENT_HOST_UNSET_KEY");
+    std::fs::write(&config, text).unwrap();
+
+    let authenticate = async |cx: ConnectionTo<Agent>, _seen| {
+        let init = cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await.unwrap();
+        let methods: Vec<String> = init
+            .auth_methods
+            .iter()
+            .map(|method| match method {
+                AuthMethod::Agent(agent) => agent.id.0.to_string(),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        let answer = cx.send_request(AuthenticateRequest::new("model-key")).block_task().await;
+        let unknown = cx.send_request(AuthenticateRequest::new("password")).block_task().await;
+        (methods, answer.map(|_| ()), unknown.map(|_| ()))
+    };
+    let ((methods, answer, unknown), _) = with_client(with_key.path(), vec![], authenticate).await;
+    assert_eq!(methods, ["model-key"]);
+    assert!(answer.is_ok(), "the key's variable is set: {answer:?}");
+    let unknown = unknown.expect_err("no such method");
+    assert!(unknown.data.unwrap().to_string().contains("no auth method password"));
+
+    let ((_, answer, _), _) = with_client(without_key.path(), vec![], authenticate).await;
+    let refused = answer.expect_err("the key's variable is unset");
+    assert_eq!(refused.code, ErrorCode::AuthRequired);
+    assert!(refused.data.unwrap().to_string().contains("set AGENT_HOST_UNSET_KEY"), "names the variable");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_resumes_in_a_new_process_without_a_replay_and_goes_on_from_its_history() {
+    let model = FakeModel::start().await;
+    model.push(Reply::text("first answer"));
+    model.push(Reply::text("second answer"));
+    let dir = deployment(&model, &plugin_block("todo", ""));
+    let path = dir.path().to_owned();
+    let (id, _) = with_client(dir.path(), vec![], async move |cx, _seen| {
+        let session = open(&cx, &path).await;
+        assert_eq!(prompt(&cx, &session, "first question").await, StopReason::EndTurn);
+        session.session_id
+    })
+    .await;
+
+    let path = dir.path().to_owned();
+    let resumed_id = id.clone();
+    let (unknown, seen) = with_client(dir.path(), vec![], async move |cx, _seen| {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await.unwrap();
+        let unknown = cx.send_request(ResumeSessionRequest::new("no-such-session", &path)).block_task().await;
+        cx.send_request(ResumeSessionRequest::new(resumed_id.clone(), &path))
+            .block_task()
+            .await
+            .expect("session/resume");
+        let request = PromptRequest::new(resumed_id, vec![ContentBlock::from("second question".to_owned())]);
+        let stop = cx.send_request(request).block_task().await.expect("a prompt in the resumed session");
+        assert_eq!(stop.stop_reason, StopReason::EndTurn);
+        unknown.map(|_| ())
+    })
+    .await;
+    let unknown = unknown.expect_err("an unknown session is refused");
+    assert!(unknown.data.unwrap().to_string().contains("no session no-such-session"));
+    // Resuming replays nothing: the only user text the client saw is none, the reply is the new one.
+    let updates = seen.updates();
+    assert!(!updates.iter().any(|u| matches!(u, SessionUpdate::UserMessageChunk(_))), "{updates:#?}");
+    let replies: String = updates
+        .iter()
+        .filter_map(|u| match u {
+            SessionUpdate::AgentMessageChunk(chunk) => match &chunk.content {
+                ContentBlock::Text(text) => Some(text.text.clone()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert_eq!(replies, "second answer");
+    // The model was sent the first exchange with the second question: the history went on.
+    let second = &model.requests()[1];
+    let said: Vec<String> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user" || m["role"] == "assistant")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(said[0].starts_with("first question"), "{said:?}");
+    assert_eq!(said[1], "first answer");
+    assert!(said[2].starts_with("second question"), "{said:?}");
 }
