@@ -1,20 +1,20 @@
 //! The host's events as ACP session updates: the reply and its reasoning as chunks, each
 //! tool call as `tool_call` then `tool_call_update`s, views as plan and modes.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, SessionNotification, SessionUpdate, ToolCall, ToolCallContent,
+    ContentBlock, ContentChunk, Diff, SessionNotification, SessionUpdate, ToolCall, ToolCallContent,
     ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, UsageUpdate,
 };
 use serde_json::Value;
 
 use super::{tool_kind, views};
 use crate::agent::Host;
-use crate::events::{Event, EventSink};
+use crate::events::{Event, EventSink, FileEdit};
 
 /// Sends one session's events to the client as `session/update` notifications.
 pub struct Updates {
@@ -23,6 +23,8 @@ pub struct Updates {
     session_id: String,
     /// Calls already announced with `tool_call` (an ask announces a call before it runs).
     announced: Mutex<HashSet<String>>,
+    /// The files each running call changed, sent as diffs with its result.
+    edits: Mutex<HashMap<String, Vec<FileEdit>>>,
     /// What the client was last told of the views, so only changes are sent.
     pub shown: Arc<Mutex<views::Shown>>,
 }
@@ -34,7 +36,14 @@ impl Updates {
         session_id: String,
         shown: Arc<Mutex<views::Shown>>,
     ) -> Self {
-        Self { host, cx, session_id, announced: Mutex::new(HashSet::new()), shown }
+        Self {
+            host,
+            cx,
+            session_id,
+            announced: Mutex::new(HashSet::new()),
+            edits: Mutex::new(HashMap::new()),
+            shown,
+        }
     }
 
     pub fn send(&self, update: SessionUpdate) {
@@ -62,6 +71,16 @@ impl Updates {
     }
 }
 
+/// An edit as the editor's diff of the file; none when its texts were left out (no diff to
+/// show). A deleted file's new text is empty.
+fn diff(edit: FileEdit) -> Option<ToolCallContent> {
+    if edit.texts_left_out {
+        return None;
+    }
+    let diff = Diff::new(edit.path, edit.after.unwrap_or_default()).old_text(edit.before);
+    Some(ToolCallContent::Diff(diff))
+}
+
 fn text(text: &str) -> ContentChunk {
     ContentChunk::new(ContentBlock::from(text.to_owned()))
 }
@@ -85,9 +104,20 @@ impl EventSink for Updates {
                 self.announce(id, name, arguments);
                 self.status(id, ToolCallUpdateFields::new().status(ToolCallStatus::InProgress));
             }
+            Event::FileEdited { id, edit } => {
+                self.edits
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .entry(id.clone())
+                    .or_default()
+                    .push(edit.clone());
+            }
             Event::ToolResult { id, ok, output, .. } => {
                 let status = if *ok { ToolCallStatus::Completed } else { ToolCallStatus::Failed };
-                let content = vec![ToolCallContent::from(ContentBlock::from(output.clone()))];
+                let edits =
+                    self.edits.lock().unwrap_or_else(|p| p.into_inner()).remove(id).unwrap_or_default();
+                let mut content: Vec<ToolCallContent> = edits.into_iter().filter_map(diff).collect();
+                content.push(ToolCallContent::from(ContentBlock::from(output.clone())));
                 self.status(id, ToolCallUpdateFields::new().status(status).content(content));
             }
             Event::ViewChanged { view } => {

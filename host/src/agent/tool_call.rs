@@ -240,6 +240,9 @@ async fn call_tool(
     match plugin.call_tool(env.ctx, env.bag, &tool_use.call).await {
         Ok(output) => {
             forward_events(env.sink, plugin, output.events);
+            for edit in output.edits {
+                env.sink.emit(&Event::FileEdited { id: request.id.clone(), edit });
+            }
             fresh_views.extend(output.view.map(|view| (plugin.clone(), view)));
             match output.value {
                 Ok(text) => ToolResult { ok: true, output: text },

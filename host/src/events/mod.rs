@@ -8,6 +8,7 @@
 //! This module sits below the agent and the runtime: events are built from plain fields.
 
 mod context;
+mod edit;
 mod outcomes;
 mod payload;
 mod reply;
@@ -21,6 +22,7 @@ use serde_json::Value;
 
 use crate::conversation::Role;
 pub use context::{ContextEstimate, CountedBy};
+pub use edit::FileEdit;
 pub use outcomes::{ApprovalAnswer, CallDecision, TurnEnd};
 pub use payload::Payload;
 pub use reply::{ReplyStop, TokenUsage, thousands};
@@ -139,6 +141,14 @@ pub enum Event {
         name: String,
         #[serde(flatten)]
         answer: ApprovalAnswer,
+    },
+    /// A file a tool call changed, for front ends to show as a diff (contract 0.2.5); sent
+    /// after the call ran, before its `tool_result`. The model never sees it.
+    FileEdited {
+        /// The call's id.
+        id: String,
+        #[serde(flatten)]
+        edit: FileEdit,
     },
     /// A tool call's result as the model will see it.
     ToolResult {

@@ -20,6 +20,7 @@ use super::types::{
 };
 use super::viewing::{FreshView, Warm};
 use crate::compaction::{Budget, Done, Viewed};
+use crate::events::FileEdit;
 use crate::runtime::PluginFailure;
 use crate::runtime::host_api::ModelGrant;
 use crate::runtime::{CallState, Deadline, Declarations, EmittedEvent, StateRead};
@@ -31,6 +32,8 @@ use crate::state::StateBag;
 pub struct CallOutput<R> {
     pub value: R,
     pub events: Vec<EmittedEvent>,
+    /// Files the call reports it changed (contract 0.2.5): only a tool call's are shown.
+    pub edits: Vec<FileEdit>,
     /// The plugin's view as the call left its state, asked in the call's own instance: set
     /// when the call moved the plugin's state and the plugin shows a view (tool calls and
     /// `provide`), so the session need not instantiate the plugin again to ask it.
@@ -48,7 +51,7 @@ impl LoadedPlugin {
         memo: &ProvideMemo,
     ) -> Result<CallOutput<Arc<Contribution>>, PluginError> {
         if let Some(value) = memo.reuse(self.load_id, &self.shared, bag) {
-            return Ok(CallOutput { value, events: Vec::new(), view: None });
+            return Ok(CallOutput { value, events: Vec::new(), edits: Vec::new(), view: None });
         }
         let (linked, powers) = (&self.linked, &self.powers);
         let (settled, warm) = linked
@@ -64,10 +67,10 @@ impl LoadedPlugin {
                 Ok((settled, warm))
             })
             .await?;
-        let CallOutput { value, events, .. } = settled.output;
+        let CallOutput { value, events, edits, .. } = settled.output;
         let value = Arc::new(value);
         memo.keep(self.load_id, &self.shared, settled.reads.map(|reads| (reads, value.clone())));
-        Ok(self.view_after(CallOutput { value, events, view: None }, warm, ctx, bag).await)
+        Ok(self.view_after(CallOutput { value, events, edits, view: None }, warm, ctx, bag).await)
     }
 
     pub async fn call_tool(
@@ -416,7 +419,8 @@ impl Linked {
         if value.commits() {
             bag.apply(&powers.caller.name, writes);
         }
-        let output = CallOutput { value, events: std::mem::take(&mut state.events), view: None };
+        let (events, edits) = (std::mem::take(&mut state.events), std::mem::take(&mut state.edits));
+        let output = CallOutput { value, events, edits, view: None };
         Ok(Settled { output, reads, wrote })
     }
 }

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
+use agent_host_sdk::edits;
 use serde::Deserialize;
 
 use crate::glob;
@@ -71,7 +72,10 @@ pub fn write_file(args: WriteArgs) -> Result<String, String> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| io_error(parent, e))?;
     }
+    // What was there, for the diff front ends show (none for a new file, or one not text).
+    let before = std::fs::read_to_string(&path).ok();
     std::fs::write(&path, &args.content).map_err(|e| io_error(&path, e))?;
+    edits::report(&shown(&path), before.as_deref(), Some(&args.content));
     Ok(format!("wrote {} bytes to {}", args.content.len(), shown(&path)))
 }
 
@@ -109,7 +113,8 @@ pub fn edit_file(args: EditArgs) -> Result<String, String> {
         ));
     }
     let edited = text.replace(&args.old_string, &args.new_string);
-    std::fs::write(&path, edited).map_err(|e| io_error(&path, e))?;
+    std::fs::write(&path, &edited).map_err(|e| io_error(&path, e))?;
+    edits::report(&shown(&path), Some(&text), Some(&edited));
     Ok(format!("replaced {count} occurrence(s) in {}", shown(&path)))
 }
 

@@ -1,4 +1,4 @@
-//! The guest SDK for agent-host plugins (contract `agent-host:plugin@0.2.4`).
+//! The guest SDK for agent-host plugins (contract `agent-host:plugin@0.2.5`).
 //!
 //! A plugin is a declaration, built by a function and exported with [`export_plugin!`]:
 //! its typed configuration, its tools (each declared by a typed argument struct whose JSON
@@ -99,7 +99,7 @@ pub mod prelude {
     pub use crate::{
         Command, Context, Contribution, Decision, JsonSchema, NoArgs, NoConfig, Plugin, PostToolOutcome,
         PreToolOutcome, PromptOutcome, Requirement, Role, StopOutcome, Tool, ToolArgs, ToolCall, ToolResult,
-        ToolUse, Value, compaction, events, export_plugin, hook_filter, json, log, state,
+        ToolUse, Value, compaction, edits, events, export_plugin, hook_filter, json, log, state,
     };
 }
 
@@ -111,6 +111,23 @@ pub mod events {
     pub fn emit<T: serde::Serialize + ?Sized>(kind: &str, payload: &T, display: Option<&str>) {
         let json = serde_json::to_string(payload).unwrap_or_else(|_| "null".to_owned());
         crate::host::events::emit(kind, &json, display);
+    }
+}
+
+/// Tells front ends which files a tool call changed, to show as a diff (contract 0.2.5). The
+/// model never sees it: it sees the tool's result.
+pub mod edits {
+    use crate::bindings::agent_host::plugin::edits::FileEdit;
+
+    /// The running tool call changed the file `path` (as the tool names it to the model) from
+    /// `before` to `after`: `None` before for a file it created, `None` after for one it
+    /// deleted. Shown once the call returns, whether with a result or an error.
+    pub fn report(path: &str, before: Option<&str>, after: Option<&str>) {
+        crate::host::edits::report(&FileEdit {
+            path: path.to_owned(),
+            before: before.map(str::to_owned),
+            after: after.map(str::to_owned),
+        });
     }
 }
 

@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::Plugin;
+pub use crate::bindings::agent_host::plugin::edits::FileEdit;
 use crate::bindings::agent_host::plugin::types::{
     CallContext, Contribution, PostToolOutcome, PreToolOutcome, Requirement, StopOutcome, ToolCall,
     ToolResult, ToolSpec, ToolUse,
@@ -45,6 +46,7 @@ struct Session {
     own: BTreeMap<String, String>,
     foreign: BTreeMap<(String, String), String>,
     events: Vec<Emitted>,
+    edits: Vec<FileEdit>,
     logs: Vec<String>,
     reusable: bool,
     filters: Vec<String>,
@@ -85,6 +87,11 @@ pub fn store_foreign(namespace: &str, key: &str, value: Value) {
 /// The events emitted since the last call of this function (or the reset).
 pub fn take_events() -> Vec<Emitted> {
     with(|session| std::mem::take(&mut session.events))
+}
+
+/// The file edits reported since the last call of this function (or the reset).
+pub fn take_edits() -> Vec<FileEdit> {
+    with(|session| std::mem::take(&mut session.edits))
 }
 
 /// The log lines written since the reset, as `LEVEL message`.
@@ -295,6 +302,15 @@ pub(crate) mod fake {
             let payload = serde_json::from_str(payload).expect("an event payload is JSON");
             let event = Emitted { kind: kind.to_owned(), payload, display: display.map(str::to_owned) };
             with(|session| session.events.push(event));
+        }
+    }
+
+    pub mod edits {
+        use super::super::with;
+        use crate::bindings::agent_host::plugin::edits::FileEdit;
+
+        pub fn report(edit: &FileEdit) {
+            with(|session| session.edits.push(edit.clone()));
         }
     }
 

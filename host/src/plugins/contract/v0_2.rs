@@ -1,6 +1,7 @@
-//! Contract line 0.2 (`wit/plugin.wit`, 0.2.4), the current one. Components built against
-//! 0.2.0 to 0.2.3 link against it unchanged: they import no `tools` (0.2.0) and no `model`
-//! (before 0.2.2), and export no `compactor` (before 0.2.3) and no `viewer` (before 0.2.4).
+//! Contract line 0.2 (`wit/plugin.wit`, 0.2.5), the current one. Components built against
+//! 0.2.0 to 0.2.4 link against it unchanged: they import no `tools` (0.2.0), no `model`
+//! (before 0.2.2) and no `edits` (before 0.2.5), and export no `compactor` (before 0.2.3) and
+//! no `viewer` (before 0.2.4).
 //! So only the `guest` interface is type-checked as a whole; the `compactor` and `viewer`
 //! exports are found by name (`compactor.rs`, `viewer.rs`) and each checked when it is called.
 
@@ -126,6 +127,12 @@ pub(super) async fn status(
 impl agent_host::plugin::events::Host for CallState {
     fn emit(&mut self, kind: String, payload: String, display: Option<String>) -> wasmtime::Result<()> {
         CallState::emit(self, kind, payload, display)
+    }
+}
+
+impl agent_host::plugin::edits::Host for CallState {
+    fn report(&mut self, edit: agent_host::plugin::edits::FileEdit) {
+        self.report_edit(edit.path, edit.before, edit.after);
     }
 }
 

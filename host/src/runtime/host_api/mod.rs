@@ -2,6 +2,7 @@
 //! contract version: each contract line's bindings (`crate::plugins::contract`) convert its
 //! types and call these.
 
+mod edits;
 mod events;
 mod hook_filter;
 mod log;
@@ -11,6 +12,7 @@ mod reuse;
 mod state;
 mod tools;
 
+pub use edits::EDIT_BYTES_PER_CALL;
 pub use log::Level;
 pub use model::{ChatMessage, ChatRole, Completion, ModelAsk, ModelBudget, ModelGrant, ModelService};
 pub use process::{ProcessOutput, ProcessRequest};
