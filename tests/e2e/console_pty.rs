@@ -419,7 +419,7 @@ async fn an_approval_is_answered_by_a_key_and_ctrl_c_there_cancels_the_turn() {
         console.wait_for_prompt("prompt");
         console.keys("remember a\r");
         console.wait_for("asked", "[n] deny >");
-        console.keys("y\r");
+        console.keys("y");
         console.wait_for("allowed", "remembered");
         console.keys("again\r");
         console.wait_until("asked-again", |screen| screen.matches("[n] deny >").count() == 2);
@@ -432,4 +432,69 @@ async fn an_approval_is_answered_by_a_key_and_ctrl_c_there_cancels_the_turn() {
     })
     .await
     .unwrap();
+}
+
+/// A deployment where every `remember` call asks the operator first.
+fn asking_deployment(model: &FakeModel) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    let permissions = "[plugin.config]\npreset = \"ask-to-mutate\"\nrules = [{ tool = \"remember\", decision = \"ask\", reason = \"remembering needs a look\" }]";
+    let plugins = format!("{}{}", plugin_block("misbehave", ""), plugin_block("permissions", permissions));
+    std::fs::write(&config, config_text(&model.url(), &plugins)).unwrap();
+    (dir, config)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_keeps_allowing_the_tool_with_one_key_and_no_enter() {
+    let model = FakeModel::start().await;
+    model.push(Reply::tool("remember", r#"{"key":"a","value":1}"#));
+    model.push(Reply::tool("remember", r#"{"key":"b","value":2}"#));
+    model.push(Reply::text("both remembered"));
+    let (dir, config) = asking_deployment(&model);
+    tokio::task::spawn_blocking(move || {
+        let mut console = Console::start("approval-always", &config, &[]);
+        console.wait_for_prompt("prompt");
+        console.keys("remember two\r");
+        console.wait_for("asked", "[n] deny >");
+        console.keys("a");
+        let screen = console.wait_for("done", "both remembered");
+        assert!(screen.contains("a: always allowed for this tool"), "{screen}");
+        assert_eq!(screen.matches("[n] deny >").count(), 1, "asked once:\n{screen}");
+        assert_eq!(screen.matches("⏺ remember").count(), 2, "both calls ran:\n{screen}");
+        assert!(screen.contains("2 values remembered"), "the second call ran:\n{screen}");
+        assert!(console.leave().success());
+        drop(dir);
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn n_denies_with_one_key_and_the_reason_typed_reaches_the_model() {
+    let model = FakeModel::start().await;
+    model.push(Reply::tool("remember", r#"{"key":"a","value":1}"#));
+    model.push(Reply::text("understood"));
+    let (dir, config) = asking_deployment(&model);
+    tokio::task::spawn_blocking(move || {
+        let mut console = Console::start("approval-deny", &config, &[]);
+        console.wait_for_prompt("prompt");
+        console.keys("remember it\r");
+        console.wait_for("asked", "[n] deny >");
+        console.keys("n");
+        console.wait_for("reason-asked", "reason for the model");
+        console.keys("not in this repository\r");
+        let screen = console.wait_for("done", "understood");
+        assert!(screen.contains("n: denied"), "{screen}");
+        assert!(!screen.contains("1 values remembered"), "the call did not run:\n{screen}");
+        assert!(console.leave().success());
+        drop(dir);
+    })
+    .await
+    .unwrap();
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2, "the call, then its refusal sent back");
+    let messages = requests[1]["messages"].as_array().unwrap();
+    let result = messages.iter().find(|m| m["role"] == "tool").expect("the call's result");
+    let result = result["content"].as_str().unwrap();
+    assert!(result.contains("not in this repository"), "{result}");
 }

@@ -51,6 +51,19 @@ impl Keyboard {
             Self::Lines(input) => read_line(input, prompt).await.map_or(Read::Ended, Read::Line),
         }
     }
+
+    /// A choice at `prompt`: one key at a terminal (no Enter), a line elsewhere.
+    async fn choice(&self, prompt: &str) -> Read {
+        match self {
+            Self::Editor(editor) => {
+                let mut out = tokio::io::stdout();
+                let _ = out.write_all(prompt.as_bytes()).await;
+                let _ = out.flush().await;
+                editor.key().await
+            }
+            Self::Lines(input) => read_line(input, prompt).await.map_or(Read::Ended, Read::Line),
+        }
+    }
 }
 
 async fn read_line(input: &Input, prompt: &str) -> Option<String> {
@@ -218,34 +231,55 @@ impl Approver for ConsoleApprover {
     fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalAnswer> {
         Box::pin(async move {
             print!("{}", approval_question(request, colors_on()));
-            let prompt = "  [y] once  [a] always this tool, for this reason  [e] always these exact arguments  [n] deny > ";
+            let cancelled = || ApprovalAnswer::Deny { reason: Some("the operator cancelled".into()) };
             loop {
-                let answer = match self.keyboard.answer(prompt).await {
+                let answer = match self.keyboard.choice(APPROVAL_CHOICES).await {
                     Read::Line(answer) => answer,
                     Read::Interrupted => {
+                        println!();
                         // Only wakes a turn waiting on it, so no later turn is cancelled by it.
                         self.interrupt.notify_waiters();
-                        return ApprovalAnswer::Deny { reason: Some("the operator cancelled".into()) };
+                        return cancelled();
                     }
                     Read::Ended => {
-                        return ApprovalAnswer::Deny { reason: Some("the operator cancelled".into()) };
+                        println!();
+                        return cancelled();
                     }
                 };
-                match answer.trim() {
-                    "y" | "Y" | "yes" => return ApprovalAnswer::AllowOnce,
-                    "a" | "A" => return ApprovalAnswer::AllowToolAlways,
-                    "e" | "E" => return ApprovalAnswer::AllowExactAlways,
-                    "n" | "N" | "no" => {
-                        let why = match self.keyboard.answer("  reason for the model (optional) > ").await {
-                            Read::Line(why) if !why.trim().is_empty() => Some(why),
-                            _ => None,
-                        };
-                        return ApprovalAnswer::Deny { reason: why };
-                    }
-                    _ => continue,
+                let Some((answer, meaning)) = approval_answer(&answer) else { continue };
+                if matches!(self.keyboard, Keyboard::Editor(_)) {
+                    // The key is not echoed in raw mode: say what it chose.
+                    println!("{meaning}");
                 }
+                let ApprovalAnswer::Deny { .. } = answer else { return answer };
+                let why = match self.keyboard.answer(DENY_REASON).await {
+                    Read::Line(why) if !why.trim().is_empty() => Some(why),
+                    Read::Interrupted => {
+                        self.interrupt.notify_waiters();
+                        return cancelled();
+                    }
+                    _ => None,
+                };
+                return ApprovalAnswer::Deny { reason: why };
             }
         })
+    }
+}
+
+/// The choices of an approval, one key each at a terminal.
+const APPROVAL_CHOICES: &str =
+    "  [y] once  [a] always this tool, for this reason  [e] always these exact arguments  [n] deny > ";
+const DENY_REASON: &str = "  reason for the model (optional; Enter or Esc for none) > ";
+
+/// The answer a key (or a typed line) gives, and what it means in words; `None` for one that
+/// means nothing (asked again). A denial's reason is asked next.
+fn approval_answer(typed: &str) -> Option<(ApprovalAnswer, &'static str)> {
+    match typed.trim() {
+        "y" | "Y" | "yes" => Some((ApprovalAnswer::AllowOnce, "y: allowed once")),
+        "a" | "A" => Some((ApprovalAnswer::AllowToolAlways, "a: always allowed for this tool")),
+        "e" | "E" => Some((ApprovalAnswer::AllowExactAlways, "e: always allowed with these exact arguments")),
+        "n" | "N" | "no" => Some((ApprovalAnswer::Deny { reason: None }, "n: denied")),
+        _ => None,
     }
 }
 
