@@ -498,3 +498,43 @@ async fn n_denies_with_one_key_and_the_reason_typed_reaches_the_model() {
     let result = result["content"].as_str().unwrap();
     assert!(result.contains("not in this repository"), "{result}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_result_is_one_card_line_and_show_prints_it_whole() {
+    let model = FakeModel::start().await;
+    let lines: Vec<String> = (1..=12).map(|n| format!("result line {n} of 12")).collect();
+    let arguments = json!({ "text": lines.join("\n") }).to_string();
+    model.push(Reply::tool("echo", &arguments));
+    model.push(Reply::text("echoed"));
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, config_text(&model.url(), &plugin_block("misbehave", ""))).unwrap();
+    tokio::task::spawn_blocking(move || {
+        let mut console = Console::start("show", &config, &[]);
+        console.wait_for_prompt("prompt");
+        console.keys("echo it\r");
+        let screen =
+            console.wait_until("card", |screen| screen.contains("echoed") && screen.contains("· session "));
+        assert!(screen.contains("⎿ ✓ result line 1 of 12 · 12 lines"), "{screen}");
+        assert!(
+            !screen.lines().any(|line| line.trim() == "result line 2 of 12")
+                && !screen.contains("line 12 of 12"),
+            "one line for the result:\n{screen}"
+        );
+        console.wait_for_prompt("prompt-again");
+        console.keys("/sh\t");
+        console.wait_until("completed", |screen| prompt_line(screen).ends_with("> /show"));
+        console.keys("\r");
+        let screen = console.wait_for("shown", "end of result 1");
+        for line in &lines {
+            assert!(screen.lines().any(|shown| shown == line), "`{line}` on a line of its own:\n{screen}");
+        }
+        console.wait_for_prompt("prompt-after-show");
+        console.keys("/help\r");
+        console.wait_for("help", "/show [N]");
+        assert!(console.leave().success());
+        drop(dir);
+    })
+    .await
+    .unwrap();
+}

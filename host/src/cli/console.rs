@@ -12,6 +12,7 @@ use super::json::compact_json;
 use super::render::{colors_on, rich_on};
 use super::startup::one_turn;
 use super::status_line::status_line;
+use super::tool_results::{KEPT_RESULTS, Keeping, ToolResults};
 use crate::agent::{ApprovalAnswer, ApprovalRequest, Approver, BUILT_IN_COMMANDS, Host, SessionHandle};
 use crate::events::{EventSink, Widget, thousands};
 use crate::model::tokens::InUse;
@@ -85,6 +86,8 @@ pub async fn run(
     sink: &dyn EventSink,
     demo: Option<&str>,
 ) -> Status {
+    let keeping = Keeping::new(sink);
+    let sink: &dyn EventSink = &keeping;
     let keyboard = if editor::available() {
         let store = host.config().resolve(&host.config().storage.path);
         Keyboard::Editor(LineEditor::start(editor::history_path(&store)))
@@ -131,12 +134,20 @@ pub async fn run(
         if matches!(line, "/quit" | "/exit") {
             return Status::Done;
         }
+        if let Some(shown) = show_command(line, &keeping.results()) {
+            match shown {
+                Ok(text) => println!("{text}"),
+                Err(text) => eprintln!("{text}"),
+            }
+            continue;
+        }
         if line.starts_with('/') {
             let mut session = session.lock().await;
             match host.command(&mut session, line, sink).await {
                 // Plugin commands answer with their own text; listings carry plugin names. A
                 // command whose effect a view shows may answer with nothing.
                 Ok(text) if text.trim().is_empty() => {}
+                Ok(text) if line == "/help" => println!("{}\n{CONSOLE_HELP}", multi_line(&text)),
                 Ok(text) => println!("{}", multi_line(&text)),
                 Err(text) => eprintln!("{}", multi_line(&text)),
             }
@@ -157,11 +168,47 @@ pub async fn run(
     }
 }
 
+/// The console's own commands, after the host's in `/help`.
+const CONSOLE_HELP: &str =
+    "/show [N]          the N-th most recent tool result of this console, whole (1, the last, by default)";
+
+/// `/show [N]`: the `n`-th most recent tool result, whole, escaped, no markdown applied;
+/// `None` for any other line.
+fn show_command(line: &str, results: &ToolResults) -> Option<Result<String, String>> {
+    let argument = line.strip_prefix("/show")?;
+    if !(argument.is_empty() || argument.starts_with(char::is_whitespace)) {
+        return None;
+    }
+    let n = match argument.trim() {
+        "" => 1,
+        n => match n.parse::<usize>() {
+            Ok(n) if n > 0 => n,
+            _ => return Some(Err(format!("usage: /show [N], N from 1 (the last result) to {KEPT_RESULTS}"))),
+        },
+    };
+    let Some(result) = results.recent(n) else {
+        return Some(Err(match results.len() {
+            0 => "no tool result yet in this console".to_owned(),
+            kept => format!("only {kept} tool results are kept: /show 1 to /show {kept}"),
+        }));
+    };
+    let how = if result.ok { "ok" } else { "failed" };
+    let cut = match result.cut {
+        0 => String::new(),
+        bytes => format!("\n… {bytes} more bytes not kept"),
+    };
+    Some(Ok(format!(
+        "── result {n}: {} ({how}) ──\n{}{cut}\n── end of result {n} ──",
+        one_line(&result.tool),
+        multi_line(result.output.trim_end_matches('\n'))
+    )))
+}
+
 /// What Tab completes now: the host's commands and the plugins', and the values of each
 /// choice a command moves.
 async fn completions(host: &Host, session: &SessionHandle) -> Completions {
     let mut commands: Vec<String> = BUILT_IN_COMMANDS.iter().map(|name| format!("/{name}")).collect();
-    commands.extend(["/quit".to_owned(), "/exit".to_owned()]);
+    commands.extend(["/show".to_owned(), "/quit".to_owned(), "/exit".to_owned()]);
     for plugin in host.plugins().plugins() {
         commands.extend(plugin.commands().iter().map(|command| format!("/{}", command.name)));
     }
@@ -320,6 +367,31 @@ mod tests {
         assert_eq!(context_badge(None, Some(8_000)), None, "before the first call");
         let lines = vec!["plan".to_owned(), context_badge(reported, Some(128_000)).unwrap()];
         assert_eq!(badge(&lines), "[plan] [12,345/128,000 tokens] > ");
+    }
+
+    #[test]
+    fn show_prints_a_kept_result_whole_and_escaped() {
+        let mut results = ToolResults::default();
+        assert_eq!(show_command("/showing", &results), None, "another command");
+        assert_eq!(show_command("hello", &results), None);
+        assert_eq!(show_command("/show", &results), Some(Err("no tool result yet in this console".into())));
+        results.keep("run", true, "one\ntwo \x1b[2J\n# not a heading\n");
+        results.keep("read\n", false, "last");
+        assert_eq!(
+            show_command("/show 2", &results),
+            Some(Ok(
+                "── result 2: run (ok) ──\none\ntwo \\x1b[2J\n# not a heading\n── end of result 2 ──".into()
+            ))
+        );
+        assert_eq!(
+            show_command("/show", &results),
+            Some(Ok("── result 1: read\\n (failed) ──\nlast\n── end of result 1 ──".into()))
+        );
+        assert_eq!(
+            show_command("/show 3", &results),
+            Some(Err("only 2 tool results are kept: /show 1 to /show 2".into()))
+        );
+        assert!(matches!(show_command("/show x", &results), Some(Err(usage)) if usage.starts_with("usage")));
     }
 
     #[test]

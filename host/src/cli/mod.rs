@@ -15,6 +15,7 @@ mod spinner;
 mod startup;
 mod status_line;
 mod tool_cards;
+mod tool_results;
 mod view_lines;
 
 use std::path::PathBuf;
