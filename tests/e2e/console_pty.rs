@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::support::pty::pseudo_terminal;
+use crate::support::pty::{pseudo_terminal, resize};
 use crate::support::{FakeModel, Reply, config_text, console_on, plugin_block, repo_root};
 
 const ROWS: u16 = 40;
@@ -34,7 +34,12 @@ struct Console {
 
 impl Console {
     fn start(name: &str, config: &Path, args: &[&str]) -> Self {
-        let (controller, terminal) = pseudo_terminal(ROWS, COLUMNS);
+        Self::start_sized(name, config, args, COLUMNS)
+    }
+
+    /// The console on a terminal `columns` wide.
+    fn start_sized(name: &str, config: &Path, args: &[&str], columns: u16) -> Self {
+        let (controller, terminal) = pseudo_terminal(ROWS, columns);
         let mut command = Command::new(env!("CARGO_BIN_EXE_agent-host"));
         command
             .arg("--config")
@@ -51,7 +56,7 @@ impl Console {
         let child = command.spawn().unwrap();
         let screen = Arc::new(Mutex::new(vt100::Parser::new(
             ROWS.try_into().unwrap(),
-            COLUMNS.try_into().unwrap(),
+            columns.try_into().unwrap(),
             0,
         )));
         let keyboard = controller.try_clone().unwrap();
@@ -67,6 +72,19 @@ impl Console {
 
     fn contents(&self) -> String {
         self.screen.lock().unwrap().screen().contents()
+    }
+
+    /// The screen's rows as drawn, a row a line wrapped onto being a row of its own.
+    fn rows(&self) -> Vec<String> {
+        let parser = self.screen.lock().unwrap();
+        let (_, columns) = parser.screen().size();
+        parser.screen().rows(0, columns.get()).collect()
+    }
+
+    /// The window resized to `columns`: the terminal and the emulator reading it.
+    fn resize(&self, columns: u16) {
+        self.screen.lock().unwrap().set_size(ROWS.try_into().unwrap(), columns.try_into().unwrap());
+        resize(&self.keyboard, ROWS, columns);
     }
 
     /// Waits until the screen shows what `shown` accepts; keeps the screen as `NAME-step.txt`.
@@ -532,6 +550,57 @@ async fn a_long_result_is_one_card_line_and_show_prints_it_whole() {
         console.wait_for_prompt("prompt-after-show");
         console.keys("/help\r");
         console.wait_for("help", "/show [N]");
+        assert!(console.leave().success());
+        drop(dir);
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cards_fit_the_terminal_width_and_follow_a_resize() {
+    let model = FakeModel::start().await;
+    let long = (1..=40).map(|n| format!("w{n}")).collect::<Vec<_>>().join(" ");
+    let arguments = json!({ "text": long }).to_string();
+    model.push(Reply::tool("echo", &arguments));
+    model.push(Reply::text("first done"));
+    model.push(Reply::tool("echo", &arguments));
+    model.push(Reply::text("second done"));
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, config_text(&model.url(), &plugin_block("misbehave", ""))).unwrap();
+    tokio::task::spawn_blocking(move || {
+        let mut console = Console::start_sized("width", &config, &[], 60);
+        console.wait_for_prompt("prompt");
+        console.keys("echo it\r");
+        console.wait_until("turn", |screen| screen.contains("first done") && screen.contains("· session "));
+        let cards = |rows: &[String], nth: usize| {
+            let at = rows.iter().enumerate().filter(|(_, row)| row.starts_with("⏺ echo")).nth(nth).unwrap().0;
+            (rows[at].clone(), rows[at + 1].clone(), rows[at + 2].clone())
+        };
+        let rows = console.rows();
+        let (call, result, after) = cards(&rows, 0);
+        assert_eq!(call.chars().count(), 60, "{call}");
+        assert!(call.starts_with("⏺ echo  w1 w2 w3") && call.ends_with('…'), "{call}");
+        assert!(
+            result.starts_with("  ⎿ ✓ w1 w2") && result.chars().count() <= 60,
+            "no wrap:\n{}",
+            rows.join("\n")
+        );
+        assert!(result.trim_end().ends_with(" B"), "the size stays: {result}");
+        assert!(after.starts_with("first done"), "no row wrapped onto:\n{}", rows.join("\n"));
+        let status = rows.iter().find(|row| row.contains("· session ")).unwrap();
+        assert!(status.chars().count() <= 60, "{status}");
+
+        console.resize(90);
+        console.wait_for_prompt("resized");
+        console.keys("again\r");
+        console.wait_until("turn-after-resize", |screen| screen.contains("second done"));
+        let rows = console.rows();
+        let (call, _, after) = cards(&rows, 1);
+        assert_eq!(call.chars().count(), 90, "the next card has the new width: {call}");
+        assert!(call.ends_with('…'), "{call}");
+        assert!(after.starts_with("second done"), "{}", rows.join("\n"));
         assert!(console.leave().success());
         drop(dir);
     })

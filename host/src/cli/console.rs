@@ -13,6 +13,7 @@ use super::render::{colors_on, rich_on};
 use super::startup::one_turn;
 use super::status_line::status_line;
 use super::tool_results::{KEPT_RESULTS, Keeping, ToolResults};
+use super::width;
 use crate::agent::{ApprovalAnswer, ApprovalRequest, Approver, BUILT_IN_COMMANDS, Host, SessionHandle};
 use crate::events::{EventSink, Widget, thousands};
 use crate::model::tokens::InUse;
@@ -163,7 +164,7 @@ pub async fn run(
             let session = session.lock().await;
             let tokens = context_badge(session.context().in_use(), host.budget().window);
             let line = status_line(&session.views().current(), tokens, session.id());
-            println!("\x1b[2m{line}\x1b[0m");
+            println!("\x1b[2m{}\x1b[0m", width::fit(&line, width::columns()));
         }
     }
 }
@@ -277,10 +278,13 @@ impl Default for ConsoleApprover {
 impl Approver for ConsoleApprover {
     fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalAnswer> {
         Box::pin(async move {
-            print!("{}", approval_question(request, colors_on()));
+            // Fitted to the terminal's width at a terminal: wrapped, never cut.
+            let columns = rich_on().then(width::columns);
+            print!("{}", approval_question(request, colors_on(), columns));
+            let choices = approval_choices(columns);
             let cancelled = || ApprovalAnswer::Deny { reason: Some("the operator cancelled".into()) };
             loop {
-                let answer = match self.keyboard.choice(APPROVAL_CHOICES).await {
+                let answer = match self.keyboard.choice(&choices).await {
                     Read::Line(answer) => answer,
                     Read::Interrupted => {
                         println!();
@@ -314,8 +318,26 @@ impl Approver for ConsoleApprover {
 }
 
 /// The choices of an approval, one key each at a terminal.
-const APPROVAL_CHOICES: &str =
-    "  [y] once  [a] always this tool, for this reason  [e] always these exact arguments  [n] deny > ";
+const APPROVAL_CHOICES: [&str; 4] =
+    ["[y] once", "[a] always this tool, for this reason", "[e] always these exact arguments", "[n] deny > "];
+
+/// The choices as the prompt, on as many lines as `columns` needs (one off a terminal).
+fn approval_choices(columns: Option<usize>) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    for choice in APPROVAL_CHOICES {
+        let fits = |line: &String| {
+            columns.is_none_or(|columns| width::width(line) + 2 + width::width(choice) <= columns)
+        };
+        match lines.last_mut() {
+            Some(line) if fits(line) => {
+                line.push_str("  ");
+                line.push_str(choice);
+            }
+            _ => lines.push(format!("  {choice}")),
+        }
+    }
+    lines.join("\n")
+}
 const DENY_REASON: &str = "  reason for the model (optional; Enter or Esc for none) > ";
 
 /// The answer a key (or a typed line) gives, and what it means in words; `None` for one that
@@ -334,16 +356,30 @@ fn approval_answer(typed: &str) -> Option<(ApprovalAnswer, &'static str)> {
 /// starts on a fresh line after resetting the terminal's attributes (when colours are on,
 /// the only time the host writes escape codes), and since everything printed before it was
 /// escaped too, no earlier output can have moved the cursor to draw over it.
-fn approval_question(request: &ApprovalRequest, colors: bool) -> String {
+fn approval_question(request: &ApprovalRequest, colors: bool, columns: Option<usize>) -> String {
     let reset = if colors { "\x1b[0m" } else { "" };
-    format!(
-        "{reset}\n── approval needed ──\n  tool:      {}\n  plugin:    {}\n  arguments: {}\n  asked by:  {}\n  reason:    {}\n",
-        one_line(&request.tool),
-        one_line(&request.plugin),
-        one_line(&compact_json(&request.arguments_text)),
-        one_line(&request.asked_by),
-        one_line(&request.reason),
-    )
+    let arguments = compact_json(&request.arguments_text);
+    let fields = [
+        ("tool:     ", one_line(&request.tool)),
+        ("plugin:   ", one_line(&request.plugin)),
+        ("arguments:", one_line(&arguments)),
+        ("asked by: ", one_line(&request.asked_by)),
+        ("reason:   ", one_line(&request.reason)),
+    ];
+    let mut question = format!("{reset}\n── approval needed ──\n");
+    for (label, value) in fields {
+        let line = format!("  {label} {value}");
+        // A field too wide goes on under its value's column, so nothing of it is cut.
+        let lines = match columns {
+            Some(columns) => width::wrap(&line, columns, 2 + label.len() + 1),
+            None => vec![line],
+        };
+        for line in lines {
+            question.push_str(&line);
+            question.push('\n');
+        }
+    }
+    question
 }
 
 #[cfg(test)]
@@ -406,7 +442,7 @@ mod tests {
             reason: "asks\r".into(),
             asked_by: "gatekeeper@0.1.0".into(),
         };
-        let question = approval_question(&request, false);
+        let question = approval_question(&request, false, None);
         assert!(question.starts_with('\n'), "{question}");
         assert!(!question.contains('\x1b') && !question.contains('\r') && !question.contains('\u{202e}'));
         assert!(question.contains("tool:      run\\x1b[2A\n"), "{question}");
@@ -417,6 +453,32 @@ mod tests {
             "{question}"
         );
         assert!(question.contains("reason:    asks\\r\n"), "{question}");
-        assert!(approval_question(&request, true).starts_with("\x1b[0m\n"));
+        assert!(approval_question(&request, true, None).starts_with("\x1b[0m\n"));
+
+        // At a terminal 60 columns wide, every line fits and the arguments go on whole.
+        let wrapped = approval_question(&request, false, Some(60));
+        assert!(wrapped.lines().all(|line| width::width(line) <= 60), "{wrapped}");
+        let arguments: String = wrapped
+            .lines()
+            .skip_while(|line| !line.starts_with("  arguments: "))
+            .take_while(|line| !line.starts_with("  asked by:"))
+            .map(|line| &line["  arguments: ".len()..])
+            .collect();
+        assert_eq!(arguments, format!("{{\"command\":\"'rm' -rf ~\",\"pad\":\"{long}\\u{{202e}}\"}}"));
+    }
+
+    #[test]
+    fn the_choices_go_on_as_many_lines_as_the_width_needs() {
+        let one = approval_choices(None);
+        assert_eq!(
+            one,
+            "  [y] once  [a] always this tool, for this reason  [e] always these exact arguments  [n] deny > "
+        );
+        assert_eq!(approval_choices(Some(120)), one);
+        let narrow = approval_choices(Some(60));
+        assert_eq!(
+            narrow,
+            "  [y] once  [a] always this tool, for this reason\n  [e] always these exact arguments  [n] deny > "
+        );
     }
 }

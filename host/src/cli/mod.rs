@@ -17,6 +17,7 @@ mod status_line;
 mod tool_cards;
 mod tool_results;
 mod view_lines;
+mod width;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -10,6 +10,7 @@ use super::markdown::Markdown;
 use super::spinner::{self, Spinner};
 use super::tool_cards;
 use super::view_lines::{Colors, changed_lines};
+use super::width;
 use crate::events::PluginView;
 use crate::events::{CallDecision, Event, EventSink, ReplyStop, TurnEnd};
 use crate::sanitize::{multi_line, one_line};
@@ -168,12 +169,15 @@ impl EventSink for ConsoleRenderer {
                     self.line(&format!("{DIM}{}{RESET}", usage.summary()));
                 }
             }
+            // Each fitted to the terminal's width now: `⏺ ` and `  ⎿ ✓ ` take 2 and 6 columns.
             Event::ToolCall { name, arguments, .. } if self.rich => {
-                self.line(&format!("{BOLD}⏺{RESET} {}", tool_cards::call_line(name, arguments)));
+                let card = tool_cards::call_line(name, arguments, width::columns() - 2);
+                self.line(&format!("{BOLD}⏺{RESET} {card}"));
             }
             Event::ToolResult { ok, output, .. } if self.rich => {
                 let (mark, color) = if *ok { ("✓", DIM) } else { ("✗", YELLOW) };
-                self.line(&format!("{color}  ⎿ {mark} {}{RESET}", tool_cards::result_line(output)));
+                let card = tool_cards::result_line(output, width::columns() - 6);
+                self.line(&format!("{color}  ⎿ {mark} {card}{RESET}"));
             }
             Event::ToolCall { name, arguments, .. } => {
                 self.line(&format!(
