@@ -607,3 +607,36 @@ async fn cards_fit_the_terminal_width_and_follow_a_resize() {
     .await
     .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_still_streaming_shows_plain_then_rendered_once_it_ends() {
+    let model = FakeModel::start().await;
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let before = "The **answer** is \x1b[2J forty";
+    model.push(Reply::text(&format!("{before}-two\n")).paused_after(before, &gate));
+    let (dir, config) = deployment(&model);
+    let mut console = Console::start("partial", &config, &[]);
+    let console = tokio::task::spawn_blocking(move || {
+        console.wait_for_prompt("prompt");
+        console.keys("tell me\r");
+        let screen = console.wait_for("partial", "is \\x1b[2J forty");
+        assert!(screen.contains("The **answer** is"), "plain while it streams:\n{screen}");
+        assert!(!screen.contains("working ·"), "{screen}");
+        console
+    })
+    .await
+    .unwrap();
+    gate.notify_one();
+    tokio::task::spawn_blocking(move || {
+        let screen = console.wait_for("ended", "forty-two");
+        assert!(screen.contains("The answer is \\x1b[2J forty-two"), "rendered once it ends:\n{screen}");
+        assert!(!screen.contains("**"), "the plain line is gone:\n{screen}");
+        assert_eq!(screen.matches("forty").count(), 1, "drawn over, not twice:\n{screen}");
+        assert!(console.bold_at("answer"), "{screen}");
+        assert!(screen.contains("Ctrl-R"), "nothing was erased:\n{screen}");
+        assert!(console.leave().success());
+        drop(dir);
+    })
+    .await
+    .unwrap();
+}

@@ -41,7 +41,18 @@ struct Screen {
     mid_line: bool,
     /// The reply being rendered (rich output).
     markdown: Markdown,
+    /// The reply's unfinished line is on the screen, plain, the cursor after it.
+    partial_drawn: bool,
     spinner: Spinner,
+}
+
+impl Screen {
+    /// Erases the unfinished line drawn, for what replaces it.
+    fn erase_partial(&mut self, out: &mut impl Write) {
+        if std::mem::take(&mut self.partial_drawn) {
+            let _ = write!(out, "\r\x1b[2K");
+        }
+    }
 }
 
 /// Text output for the console.
@@ -75,6 +86,7 @@ impl ConsoleRenderer {
         let mut screen = self.screen();
         let mut out = std::io::stdout().lock();
         screen.spinner.erase(&mut out);
+        screen.erase_partial(&mut out);
         for pending in screen.markdown.finish() {
             let _ = writeln!(out, "{pending}");
         }
@@ -86,14 +98,23 @@ impl ConsoleRenderer {
         let _ = out.flush();
     }
 
-    /// A piece of the reply: rendered line by line at a terminal, written as it comes elsewhere.
+    /// A piece of the reply: at a terminal each line rendered once complete, the line still
+    /// streaming shown plain until then (on one row, so that erasing the row erases it);
+    /// written as it comes elsewhere.
     fn delta(&self, text: &str) {
         let mut screen = self.screen();
         let mut out = std::io::stdout().lock();
         if self.rich {
             screen.spinner.stop(&mut out);
-            for line in screen.markdown.push(&multi_line(text)) {
+            let lines = screen.markdown.push(&multi_line(text));
+            screen.erase_partial(&mut out);
+            for line in lines {
                 let _ = writeln!(out, "{line}");
+            }
+            let partial = screen.markdown.partial().replace('\t', " ");
+            if !partial.is_empty() {
+                let _ = write!(out, "{}", width::tail(&partial, width::columns() - 1));
+                screen.partial_drawn = true;
             }
         } else {
             let _ = write!(out, "{}", multi_line(text));

@@ -41,6 +41,24 @@ pub fn fit(text: &str, columns: usize) -> String {
     out
 }
 
+/// The end of `text` in at most `columns`: `…` then its last characters when it is wider.
+pub fn tail(text: &str, columns: usize) -> String {
+    if width(text) <= columns {
+        return text.to_owned();
+    }
+    let mut kept = Vec::new();
+    let mut used = 1;
+    for c in text.chars().rev() {
+        let w = c.width().unwrap_or(0);
+        if used + w > columns {
+            break;
+        }
+        kept.push(c);
+        used += w;
+    }
+    std::iter::once('…').chain(kept.into_iter().rev()).collect()
+}
+
 /// `text` (one line) broken into lines of at most `columns`, every line after the first
 /// starting with `indent` spaces: nothing of it is left out.
 pub fn wrap(text: &str, columns: usize, indent: usize) -> Vec<String> {
@@ -75,6 +93,13 @@ mod tests {
         // Wide characters take two columns each.
         assert_eq!(fit("日本語のテキスト", 7), "日本語…");
         assert_eq!(width("日本語…"), 7);
+    }
+
+    #[test]
+    fn a_tail_too_wide_keeps_its_end() {
+        assert_eq!(tail("short", 10), "short");
+        assert_eq!(tail("the line goes on", 10), "…e goes on");
+        assert_eq!(width(&tail("日本語のテキスト", 7)), 7);
     }
 
     #[test]
