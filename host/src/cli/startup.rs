@@ -12,6 +12,7 @@ use crate::config::Config;
 use crate::events::{Event, EventSink};
 use crate::model::{ModelClient, ScriptedModel};
 use crate::sanitize::{multi_line, one_line};
+use crate::state::SessionEntry;
 
 /// The script the offline demo replays, relative to the config file's folder.
 const DEMO_SCRIPT: &str = "demo/script.toml";
@@ -315,11 +316,14 @@ fn open_session(host: &Host, start: Start) -> Result<SessionHandle, (Status, Str
     }
 }
 
+/// How many sessions `agent-host sessions` lists.
+const SESSIONS_LISTED: usize = 50;
+
 fn list_sessions(host: &Host) -> Status {
-    match host.sessions().store().list(50) {
-        Ok(ids) => {
-            for id in ids {
-                println!("{}", one_line(&id));
+    match host.sessions().store().entries(SESSIONS_LISTED) {
+        Ok(entries) => {
+            for entry in entries {
+                println!("{}", session_line(&entry, std::time::SystemTime::now()));
             }
             Status::Done
         }
@@ -328,6 +332,18 @@ fn list_sessions(host: &Host) -> Status {
             Status::Failed
         }
     }
+}
+
+/// `ID  2 min ago  12 messages  the first prompt`: the id first, for scripts.
+fn session_line(entry: &SessionEntry, now: std::time::SystemTime) -> String {
+    let used = std::time::UNIX_EPOCH + std::time::Duration::from_secs(entry.updated_at.max(0) as u64);
+    let ago = crate::human_time::ago(now.duration_since(used).unwrap_or_default());
+    let messages = match entry.messages {
+        1 => "1 message".to_owned(),
+        n => format!("{n} messages"),
+    };
+    let title = entry.title.as_deref().map_or_else(|| "(no prompt yet)".into(), one_line);
+    format!("{}  {ago:>10}  {messages:>12}  {title}", one_line(&entry.id))
 }
 
 /// One turn, Ctrl-C cancelling it (the session keeps every step completed before).
