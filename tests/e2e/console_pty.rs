@@ -488,10 +488,12 @@ async fn a_keeps_allowing_the_tool_with_one_key_and_no_enter() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn n_denies_with_one_key_and_the_reason_typed_reaches_the_model() {
+async fn n_denies_with_one_key_and_the_reason_typed_reaches_the_model_esc_gives_none() {
     let model = FakeModel::start().await;
     model.push(Reply::tool("remember", r#"{"key":"a","value":1}"#));
     model.push(Reply::text("understood"));
+    model.push(Reply::tool("remember", r#"{"key":"b","value":2}"#));
+    model.push(Reply::text("fine, no reason"));
     let (dir, config) = asking_deployment(&model);
     tokio::task::spawn_blocking(move || {
         let mut console = Console::start("approval-deny", &config, &[]);
@@ -504,17 +506,35 @@ async fn n_denies_with_one_key_and_the_reason_typed_reaches_the_model() {
         let screen = console.wait_for("done", "understood");
         assert!(screen.contains("n: denied"), "{screen}");
         assert!(!screen.contains("1 values remembered"), "the call did not run:\n{screen}");
+        // Esc at the reason gives none.
+        console.wait_for_prompt("prompt-again");
+        console.keys("once more\r");
+        console.wait_until("asked-again", |screen| screen.matches("[n] deny >").count() == 2);
+        console.keys("n");
+        console
+            .wait_until("reason-asked-again", |screen| screen.matches("reason for the model").count() == 2);
+        console.keys("\x1b");
+        console.wait_for("done-again", "fine, no reason");
         assert!(console.leave().success());
         drop(dir);
     })
     .await
     .unwrap();
     let requests = model.requests();
-    assert_eq!(requests.len(), 2, "the call, then its refusal sent back");
-    let messages = requests[1]["messages"].as_array().unwrap();
-    let result = messages.iter().find(|m| m["role"] == "tool").expect("the call's result");
-    let result = result["content"].as_str().unwrap();
-    assert!(result.contains("not in this repository"), "{result}");
+    assert_eq!(requests.len(), 4, "each call, then its refusal sent back");
+    let results = |request: &serde_json::Value| -> Vec<String> {
+        let messages = request["messages"].as_array().unwrap();
+        messages
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let first = results(&requests[1]);
+    assert!(first.len() == 1 && first[0].contains("not in this repository"), "{first:?}");
+    let second = results(&requests[3]);
+    assert!(second.len() == 2 && second[1].contains("the operator declined"), "no reason given: {second:?}");
+    assert!(!second[1].contains("not in this repository"), "{second:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
