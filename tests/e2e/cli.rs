@@ -363,4 +363,16 @@ fn sessions_lists_each_with_its_last_use_its_size_and_its_first_prompt() {
     let cut = format!("{}…", long.chars().take(80).collect::<String>().trim_end());
     assert_eq!(fields(lines[1]), [second.as_str(), "2 h ago", "2 messages", cut.as_str()], "{stdout}");
     assert!(!stdout.contains('\x1b'), "{stdout:?}");
+
+    // The same listing for programs: a JSON object a line.
+    let output = agent_host().arg("--config").arg(&config).args(["sessions", "--json"]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let listed = json_lines(&output.stdout);
+    assert_eq!(listed.len(), 2);
+    assert_eq!(listed[0]["id"], first.as_str());
+    assert_eq!(listed[0]["updated_at"], (now_ms - 200_000) / 1_000);
+    assert_eq!(listed[0]["messages"], 2);
+    assert_eq!(listed[0]["title"], "fix the build please, \\x1b[31mnow");
+    assert_eq!(listed[1]["id"], second.as_str());
+    assert_eq!(listed[1]["title"], cut.as_str());
 }

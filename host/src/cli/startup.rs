@@ -64,8 +64,8 @@ pub async fn run(args: Args) -> Status {
             return Status::BadInput;
         }
     };
-    if let Command::Sessions = command {
-        return list_sessions(&host);
+    if let Command::Sessions { json } = command {
+        return list_sessions(&host, json);
     }
     if let Err(error) = host.check_context_window().await {
         eprintln!("error: {}", multi_line(&error.to_string()));
@@ -84,7 +84,7 @@ pub async fn run(args: Args) -> Status {
             }
         },
         Command::Check { offline } => check(&host, offline).await,
-        Command::Sessions => list_sessions(&host),
+        Command::Sessions { json } => list_sessions(&host, json),
     }
 }
 
@@ -319,11 +319,22 @@ fn open_session(host: &Host, start: Start) -> Result<SessionHandle, (Status, Str
 /// How many sessions `agent-host sessions` lists.
 const SESSIONS_LISTED: usize = 50;
 
-fn list_sessions(host: &Host) -> Status {
+/// `sessions`: a line a session for a person, or a JSON object a line with `json`.
+fn list_sessions(host: &Host, json: bool) -> Status {
     match host.sessions().store().entries(SESSIONS_LISTED) {
         Ok(entries) => {
             for entry in entries {
-                println!("{}", session_line(&entry, std::time::SystemTime::now()));
+                if json {
+                    let object = serde_json::json!({
+                        "id": entry.id,
+                        "updated_at": entry.updated_at,
+                        "messages": entry.messages,
+                        "title": entry.title,
+                    });
+                    println!("{object}");
+                } else {
+                    println!("{}", session_line(&entry, std::time::SystemTime::now()));
+                }
             }
             Status::Done
         }
