@@ -54,13 +54,16 @@ impl Keyboard {
         }
     }
 
-    /// A choice at `prompt`: one key at a terminal (no Enter), a line elsewhere.
-    async fn choice(&self, prompt: &str) -> Read {
+    /// A choice at `prompt`: one key at a terminal (no Enter), a line elsewhere. `again`
+    /// after an answer that meant nothing: the key's prompt is on the screen still.
+    async fn choice(&self, prompt: &str, again: bool) -> Read {
         match self {
             Self::Editor(editor) => {
-                let mut out = tokio::io::stdout();
-                let _ = out.write_all(prompt.as_bytes()).await;
-                let _ = out.flush().await;
+                if !again {
+                    let mut out = tokio::io::stdout();
+                    let _ = out.write_all(prompt.as_bytes()).await;
+                    let _ = out.flush().await;
+                }
                 editor.key().await
             }
             Self::Lines(input) => read_line(input, prompt).await.map_or(Read::Ended, Read::Line),
@@ -283,8 +286,9 @@ impl Approver for ConsoleApprover {
             print!("{}", approval_question(request, colors_on(), columns));
             let choices = approval_choices(columns);
             let cancelled = || ApprovalAnswer::Deny { reason: Some("the operator cancelled".into()) };
+            let mut again = false;
             loop {
-                let answer = match self.keyboard.choice(&choices).await {
+                let answer = match self.keyboard.choice(&choices, again).await {
                     Read::Line(answer) => answer,
                     Read::Interrupted => {
                         println!();
@@ -297,7 +301,10 @@ impl Approver for ConsoleApprover {
                         return cancelled();
                     }
                 };
-                let Some((answer, meaning)) = approval_answer(&answer) else { continue };
+                let Some((answer, meaning)) = approval_answer(&answer) else {
+                    again = true;
+                    continue;
+                };
                 if matches!(self.keyboard, Keyboard::Editor(_)) {
                     // The key is not echoed in raw mode: say what it chose.
                     println!("{meaning}");
@@ -316,6 +323,9 @@ impl Approver for ConsoleApprover {
         })
     }
 }
+
+/// Asked after a denial: what the model is told, if anything.
+const DENY_REASON: &str = "  reason for the model (optional; Enter or Esc for none) > ";
 
 /// The choices of an approval, one key each at a terminal.
 const APPROVAL_CHOICES: [&str; 4] =
@@ -338,7 +348,6 @@ fn approval_choices(columns: Option<usize>) -> String {
     }
     lines.join("\n")
 }
-const DENY_REASON: &str = "  reason for the model (optional; Enter or Esc for none) > ";
 
 /// The answer a key (or a typed line) gives, and what it means in words; `None` for one that
 /// means nothing (asked again). A denial's reason is asked next.
