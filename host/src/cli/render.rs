@@ -111,9 +111,9 @@ impl ConsoleRenderer {
             for line in lines {
                 let _ = writeln!(out, "{line}");
             }
-            let partial = screen.markdown.partial().replace('\t', " ");
+            let partial = screen.markdown.partial();
             if !partial.is_empty() {
-                let _ = write!(out, "{}", width::tail(&partial, width::columns() - 1));
+                let _ = write!(out, "{}", width::tail(partial, width::columns() - 1));
                 screen.partial_drawn = true;
             }
         } else {

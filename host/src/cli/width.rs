@@ -41,22 +41,28 @@ pub fn fit(text: &str, columns: usize) -> String {
     out
 }
 
-/// The end of `text` in at most `columns`: `…` then its last characters when it is wider.
+/// The end of `text` in at most `columns`: `…` then its last characters when it is wider;
+/// a tab shown as one space. Only the end is looked at, so a long line streaming in many
+/// pieces costs each piece the width of the screen, not its length.
 pub fn tail(text: &str, columns: usize) -> String {
-    if width(text) <= columns {
-        return text.to_owned();
-    }
     let mut kept = Vec::new();
-    let mut used = 1;
-    for c in text.chars().rev() {
+    let mut used = 0;
+    let mut chars = text.chars().rev().map(|c| if c == '\t' { ' ' } else { c });
+    for c in chars.by_ref() {
         let w = c.width().unwrap_or(0);
         if used + w > columns {
+            // Room for the `…` in place of what does not fit.
+            while used + 1 > columns {
+                let Some(dropped) = kept.pop() else { break };
+                used -= UnicodeWidthChar::width(dropped).unwrap_or(0);
+            }
+            kept.push('…');
             break;
         }
         kept.push(c);
         used += w;
     }
-    std::iter::once('…').chain(kept.into_iter().rev()).collect()
+    kept.into_iter().rev().collect()
 }
 
 /// `text` (one line) broken into lines of at most `columns`, every line after the first
@@ -99,7 +105,10 @@ mod tests {
     fn a_tail_too_wide_keeps_its_end() {
         assert_eq!(tail("short", 10), "short");
         assert_eq!(tail("the line goes on", 10), "…e goes on");
+        assert_eq!(tail("exactly 10", 10), "exactly 10");
         assert_eq!(width(&tail("日本語のテキスト", 7)), 7);
+        assert_eq!(tail("日本語のテキスト", 7), "…キスト");
+        assert_eq!(tail("a\tb", 10), "a b");
     }
 
     #[test]
