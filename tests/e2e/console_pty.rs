@@ -661,3 +661,47 @@ async fn a_line_still_streaming_shows_plain_then_rendered_once_it_ends() {
     .await
     .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_approval_card_wraps_to_a_narrow_terminal_and_cuts_nothing() {
+    let model = FakeModel::start().await;
+    let value = (1..=30).map(|n| format!("v{n}")).collect::<Vec<_>>().join("-");
+    let arguments = json!({ "key": "k", "value": value }).to_string();
+    model.push(Reply::tool("remember", &arguments));
+    model.push(Reply::text("kept"));
+    let (dir, config) = asking_deployment(&model);
+    tokio::task::spawn_blocking(move || {
+        let mut console = Console::start_sized("approval-narrow", &config, &[], 60);
+        console.wait_for_prompt("prompt");
+        console.keys("remember it\r");
+        console.wait_for("asked", "[n] deny >");
+        let rows = console.rows();
+        let start = rows.iter().position(|row| row.starts_with("  arguments: ")).expect("the arguments");
+        let end = rows.iter().position(|row| row.starts_with("  asked by: ")).expect("who asked");
+        assert!(end > start + 1, "a long call goes on over several rows:\n{}", rows.join("\n"));
+        let indent = " ".repeat("  arguments: ".len());
+        let mut shown = rows[start]["  arguments: ".len()..].to_owned();
+        for row in &rows[start + 1..end] {
+            assert!(
+                row.starts_with(&indent),
+                "under the value's column, not wrapped by the terminal: {row:?}"
+            );
+            shown.push_str(&row[indent.len()..]);
+        }
+        assert_eq!(shown.trim_end(), arguments, "the whole call, nothing cut");
+        // The choices break between two of them.
+        let choices: Vec<&String> = rows.iter().filter(|row| row.starts_with("  [")).collect();
+        assert_eq!(choices.len(), 2, "{}", rows.join("\n"));
+        assert!(
+            choices[1].starts_with("  [e] always these exact arguments  [n] deny >"),
+            "{}",
+            rows.join("\n")
+        );
+        console.keys("y");
+        console.wait_for("allowed", "kept");
+        assert!(console.leave().success());
+        drop(dir);
+    })
+    .await
+    .unwrap();
+}
