@@ -283,6 +283,11 @@ async function run() {
     await until('the turn after reopening to end', () => Number(document.getElementById('log').dataset.turnsEnded) >= 1);
     const again = await page.locator('#log .msg.user').count();
     if (again !== messages + 1) throw new Error(`${messages} messages of the user before reopening and one more sent, ${again} shown`);
+    // The session list tells this session by its first prompt, and when it was used.
+    await until('the session list to show the first prompt as its title', (first) =>
+      [...document.querySelectorAll('#sessions button.open[aria-current="true"]')].some((b) =>
+        b.querySelector('.title')?.textContent === first && /^\d+ (s|min) ago$/.test(b.querySelector('.when')?.textContent || '')),
+      prompts[0].split(/\s+/).join(' ').trim());
   });
 
   await step('markdown rendered', async () => {

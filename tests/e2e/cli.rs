@@ -279,7 +279,10 @@ fn each_run_mode_is_a_subcommand_and_the_old_flags_still_work_with_a_note() {
         |args: &[&str]| agent_host().arg("--config").arg(&scripted_config).args(args).output().unwrap();
     let sessions = listed(&["sessions"]);
     assert_eq!(
-        text(&sessions.stdout).lines().collect::<Vec<_>>(),
+        text(&sessions.stdout)
+            .lines()
+            .map(|line| line.split_whitespace().next().unwrap())
+            .collect::<Vec<_>>(),
         [id.as_str()],
         "{}",
         text(&sessions.stderr)
@@ -296,4 +299,80 @@ fn each_run_mode_is_a_subcommand_and_the_old_flags_still_work_with_a_note() {
         "{}",
         text(&refused.stderr)
     );
+}
+
+#[test]
+fn sessions_lists_each_with_its_last_use_its_size_and_its_first_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("script.toml"), "[[turn]]\ntext = \"hello back\"\n").unwrap();
+    let config = dir.path().join("config.toml");
+    let scripted = format!(
+        "[model]\nprovider = \"scripted\"\nscript = \"script.toml\"\n\n[storage]\npath = \"s.db\"\n\n[runtime]\ncache_dir = \"{}\"\n",
+        crate::support::shared_cache_dir().display()
+    );
+    std::fs::write(&config, scripted).unwrap();
+    let turn = |prompt: &str| {
+        let output = agent_host()
+            .arg("--config")
+            .arg(&config)
+            .args(["run", "--json", "--prompt", prompt])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        let events = json_lines(&output.stdout);
+        events.iter().find(|event| event["type"] == "session_started").unwrap()["session_id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let first = turn("fix the build\nplease, \x1b[31mnow");
+    let long = "explain ".repeat(30);
+    let second = turn(&long);
+
+    // The first made is the one used last: 3 minutes ago, the other 2 hours ago.
+    let now_ms =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    let store = rusqlite::Connection::open(dir.path().join("s.db")).unwrap();
+    for (id, ago_ms) in [(&first, 180_000 + 20_000), (&second, 2 * 3_600_000 + 60_000)] {
+        store
+            .execute(
+                "UPDATE sessions SET updated_at = ?2 WHERE id = ?1",
+                rusqlite::params![id, now_ms - ago_ms],
+            )
+            .unwrap();
+    }
+    drop(store);
+
+    let output = agent_host().arg("--config").arg(&config).arg("sessions").output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    let fields = |line: &str| {
+        line.split("  ")
+            .map(str::trim)
+            .filter(|field| !field.is_empty())
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        fields(lines[0]),
+        [first.as_str(), "3 min ago", "2 messages", "fix the build please, \\x1b[31mnow"],
+        "{stdout}"
+    );
+    let cut = format!("{}…", long.chars().take(80).collect::<String>().trim_end());
+    assert_eq!(fields(lines[1]), [second.as_str(), "2 h ago", "2 messages", cut.as_str()], "{stdout}");
+    assert!(!stdout.contains('\x1b'), "{stdout:?}");
+
+    // The same listing for programs: a JSON object a line.
+    let output = agent_host().arg("--config").arg(&config).args(["sessions", "--json"]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let listed = json_lines(&output.stdout);
+    assert_eq!(listed.len(), 2);
+    assert_eq!(listed[0]["id"], first.as_str());
+    assert_eq!(listed[0]["updated_at"], (now_ms - 200_000) / 1_000);
+    assert_eq!(listed[0]["messages"], 2);
+    assert_eq!(listed[0]["title"], "fix the build please, \\x1b[31mnow");
+    assert_eq!(listed[1]["id"], second.as_str());
+    assert_eq!(listed[1]["title"], cut.as_str());
 }

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::support::pty::pseudo_terminal;
+use crate::support::pty::{pseudo_terminal, resize};
 use crate::support::{FakeModel, Reply, config_text, console_on, plugin_block, repo_root};
 
 const ROWS: u16 = 40;
@@ -34,7 +34,12 @@ struct Console {
 
 impl Console {
     fn start(name: &str, config: &Path, args: &[&str]) -> Self {
-        let (controller, terminal) = pseudo_terminal(ROWS, COLUMNS);
+        Self::start_sized(name, config, args, COLUMNS)
+    }
+
+    /// The console on a terminal `columns` wide.
+    fn start_sized(name: &str, config: &Path, args: &[&str], columns: u16) -> Self {
+        let (controller, terminal) = pseudo_terminal(ROWS, columns);
         let mut command = Command::new(env!("CARGO_BIN_EXE_agent-host"));
         command
             .arg("--config")
@@ -51,7 +56,7 @@ impl Console {
         let child = command.spawn().unwrap();
         let screen = Arc::new(Mutex::new(vt100::Parser::new(
             ROWS.try_into().unwrap(),
-            COLUMNS.try_into().unwrap(),
+            columns.try_into().unwrap(),
             0,
         )));
         let keyboard = controller.try_clone().unwrap();
@@ -67,6 +72,19 @@ impl Console {
 
     fn contents(&self) -> String {
         self.screen.lock().unwrap().screen().contents()
+    }
+
+    /// The screen's rows as drawn, a row a line wrapped onto being a row of its own.
+    fn rows(&self) -> Vec<String> {
+        let parser = self.screen.lock().unwrap();
+        let (_, columns) = parser.screen().size();
+        parser.screen().rows(0, columns.get()).collect()
+    }
+
+    /// The window resized to `columns`: the terminal and the emulator reading it.
+    fn resize(&self, columns: u16) {
+        self.screen.lock().unwrap().set_size(ROWS.try_into().unwrap(), columns.try_into().unwrap());
+        resize(&self.keyboard, ROWS, columns);
     }
 
     /// Waits until the screen shows what `shown` accepts; keeps the screen as `NAME-step.txt`.
@@ -419,7 +437,7 @@ async fn an_approval_is_answered_by_a_key_and_ctrl_c_there_cancels_the_turn() {
         console.wait_for_prompt("prompt");
         console.keys("remember a\r");
         console.wait_for("asked", "[n] deny >");
-        console.keys("y\r");
+        console.keys("y");
         console.wait_for("allowed", "remembered");
         console.keys("again\r");
         console.wait_until("asked-again", |screen| screen.matches("[n] deny >").count() == 2);
@@ -427,6 +445,260 @@ async fn an_approval_is_answered_by_a_key_and_ctrl_c_there_cancels_the_turn() {
         let screen = console.wait_for("cancelled", "turn cancelled");
         assert!(!screen.contains("never after a cancel"), "{screen}");
         console.wait_for_prompt("prompt-again");
+        assert!(console.leave().success());
+        drop(dir);
+    })
+    .await
+    .unwrap();
+}
+
+/// A deployment where every `remember` call asks the operator first.
+fn asking_deployment(model: &FakeModel) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    let permissions = "[plugin.config]\npreset = \"ask-to-mutate\"\nrules = [{ tool = \"remember\", decision = \"ask\", reason = \"remembering needs a look\" }]";
+    let plugins = format!("{}{}", plugin_block("misbehave", ""), plugin_block("permissions", permissions));
+    std::fs::write(&config, config_text(&model.url(), &plugins)).unwrap();
+    (dir, config)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_keeps_allowing_the_tool_with_one_key_and_no_enter() {
+    let model = FakeModel::start().await;
+    model.push(Reply::tool("remember", r#"{"key":"a","value":1}"#));
+    model.push(Reply::tool("remember", r#"{"key":"b","value":2}"#));
+    model.push(Reply::text("both remembered"));
+    let (dir, config) = asking_deployment(&model);
+    tokio::task::spawn_blocking(move || {
+        let mut console = Console::start("approval-always", &config, &[]);
+        console.wait_for_prompt("prompt");
+        console.keys("remember two\r");
+        console.wait_for("asked", "[n] deny >");
+        // A key that means nothing is passed over, the question not asked again.
+        console.keys("xa");
+        let screen = console.wait_for("done", "both remembered");
+        assert!(screen.contains("a: always allowed for this tool"), "{screen}");
+        assert_eq!(screen.matches("[n] deny >").count(), 1, "asked once:\n{screen}");
+        assert_eq!(screen.matches("⏺ remember").count(), 2, "both calls ran:\n{screen}");
+        assert!(screen.contains("2 values remembered"), "the second call ran:\n{screen}");
+        assert!(console.leave().success());
+        drop(dir);
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn n_denies_with_one_key_and_the_reason_typed_reaches_the_model_esc_gives_none() {
+    let model = FakeModel::start().await;
+    model.push(Reply::tool("remember", r#"{"key":"a","value":1}"#));
+    model.push(Reply::text("understood"));
+    model.push(Reply::tool("remember", r#"{"key":"b","value":2}"#));
+    model.push(Reply::text("fine, no reason"));
+    let (dir, config) = asking_deployment(&model);
+    tokio::task::spawn_blocking(move || {
+        let mut console = Console::start("approval-deny", &config, &[]);
+        console.wait_for_prompt("prompt");
+        console.keys("remember it\r");
+        console.wait_for("asked", "[n] deny >");
+        console.keys("n");
+        console.wait_for("reason-asked", "reason for the model");
+        console.keys("not in this repository\r");
+        let screen = console.wait_for("done", "understood");
+        assert!(screen.contains("n: denied"), "{screen}");
+        assert!(!screen.contains("1 values remembered"), "the call did not run:\n{screen}");
+        // Esc at the reason gives none.
+        console.wait_for_prompt("prompt-again");
+        console.keys("once more\r");
+        console.wait_until("asked-again", |screen| screen.matches("[n] deny >").count() == 2);
+        console.keys("n");
+        console
+            .wait_until("reason-asked-again", |screen| screen.matches("reason for the model").count() == 2);
+        console.keys("\x1b");
+        console.wait_for("done-again", "fine, no reason");
+        assert!(console.leave().success());
+        drop(dir);
+    })
+    .await
+    .unwrap();
+    let requests = model.requests();
+    assert_eq!(requests.len(), 4, "each call, then its refusal sent back");
+    let results = |request: &serde_json::Value| -> Vec<String> {
+        let messages = request["messages"].as_array().unwrap();
+        messages
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let first = results(&requests[1]);
+    assert!(first.len() == 1 && first[0].contains("not in this repository"), "{first:?}");
+    let second = results(&requests[3]);
+    assert!(second.len() == 2 && second[1].contains("the operator declined"), "no reason given: {second:?}");
+    assert!(!second[1].contains("not in this repository"), "{second:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_result_is_one_card_line_and_show_prints_it_whole() {
+    let model = FakeModel::start().await;
+    let lines: Vec<String> = (1..=12).map(|n| format!("result line {n} of 12")).collect();
+    let arguments = json!({ "text": lines.join("\n") }).to_string();
+    model.push(Reply::tool("echo", &arguments));
+    model.push(Reply::text("echoed"));
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, config_text(&model.url(), &plugin_block("misbehave", ""))).unwrap();
+    tokio::task::spawn_blocking(move || {
+        let mut console = Console::start("show", &config, &[]);
+        console.wait_for_prompt("prompt");
+        console.keys("echo it\r");
+        let screen =
+            console.wait_until("card", |screen| screen.contains("echoed") && screen.contains("· session "));
+        assert!(screen.contains("⎿ ✓ result line 1 of 12 · 12 lines"), "{screen}");
+        assert!(
+            !screen.lines().any(|line| line.trim() == "result line 2 of 12")
+                && !screen.contains("line 12 of 12"),
+            "one line for the result:\n{screen}"
+        );
+        console.wait_for_prompt("prompt-again");
+        console.keys("/sh\t");
+        console.wait_until("completed", |screen| prompt_line(screen).ends_with("> /show"));
+        console.keys("\r");
+        let screen = console.wait_for("shown", "end of result 1");
+        for line in &lines {
+            assert!(screen.lines().any(|shown| shown == line), "`{line}` on a line of its own:\n{screen}");
+        }
+        console.wait_for_prompt("prompt-after-show");
+        console.keys("/help\r");
+        console.wait_for("help", "/show [N]");
+        assert!(console.leave().success());
+        drop(dir);
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cards_fit_the_terminal_width_and_follow_a_resize() {
+    let model = FakeModel::start().await;
+    let long = (1..=40).map(|n| format!("w{n}")).collect::<Vec<_>>().join(" ");
+    let arguments = json!({ "text": long }).to_string();
+    model.push(Reply::tool("echo", &arguments));
+    model.push(Reply::text("first done"));
+    model.push(Reply::tool("echo", &arguments));
+    model.push(Reply::text("second done"));
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, config_text(&model.url(), &plugin_block("misbehave", ""))).unwrap();
+    tokio::task::spawn_blocking(move || {
+        let mut console = Console::start_sized("width", &config, &[], 60);
+        console.wait_for_prompt("prompt");
+        console.keys("echo it\r");
+        console.wait_until("turn", |screen| screen.contains("first done") && screen.contains("· session "));
+        let cards = |rows: &[String], nth: usize| {
+            let at = rows.iter().enumerate().filter(|(_, row)| row.starts_with("⏺ echo")).nth(nth).unwrap().0;
+            (rows[at].clone(), rows[at + 1].clone(), rows[at + 2].clone())
+        };
+        let rows = console.rows();
+        let (call, result, after) = cards(&rows, 0);
+        assert_eq!(call.chars().count(), 60, "{call}");
+        assert!(call.starts_with("⏺ echo  w1 w2 w3") && call.ends_with('…'), "{call}");
+        assert!(
+            result.starts_with("  ⎿ ✓ w1 w2") && result.chars().count() <= 60,
+            "no wrap:\n{}",
+            rows.join("\n")
+        );
+        assert!(result.trim_end().ends_with(" B"), "the size stays: {result}");
+        assert!(after.starts_with("first done"), "no row wrapped onto:\n{}", rows.join("\n"));
+        let status = rows.iter().find(|row| row.contains("· session ")).unwrap();
+        assert!(status.chars().count() <= 60, "{status}");
+
+        console.resize(90);
+        console.wait_for_prompt("resized");
+        console.keys("again\r");
+        console.wait_until("turn-after-resize", |screen| screen.contains("second done"));
+        let rows = console.rows();
+        let (call, _, after) = cards(&rows, 1);
+        assert_eq!(call.chars().count(), 90, "the next card has the new width: {call}");
+        assert!(call.ends_with('…'), "{call}");
+        assert!(after.starts_with("second done"), "{}", rows.join("\n"));
+        assert!(console.leave().success());
+        drop(dir);
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_still_streaming_shows_plain_then_rendered_once_it_ends() {
+    let model = FakeModel::start().await;
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let before = "The **answer** is \x1b[2J forty";
+    model.push(Reply::text(&format!("{before}-two\n")).paused_after(before, &gate));
+    let (dir, config) = deployment(&model);
+    let mut console = Console::start("partial", &config, &[]);
+    let console = tokio::task::spawn_blocking(move || {
+        console.wait_for_prompt("prompt");
+        console.keys("tell me\r");
+        let screen = console.wait_for("partial", "is \\x1b[2J forty");
+        assert!(screen.contains("The **answer** is"), "plain while it streams:\n{screen}");
+        assert!(!screen.contains("working ·"), "{screen}");
+        console
+    })
+    .await
+    .unwrap();
+    gate.notify_one();
+    tokio::task::spawn_blocking(move || {
+        let screen = console.wait_for("ended", "forty-two");
+        assert!(screen.contains("The answer is \\x1b[2J forty-two"), "rendered once it ends:\n{screen}");
+        assert!(!screen.contains("**"), "the plain line is gone:\n{screen}");
+        assert_eq!(screen.matches("forty").count(), 1, "drawn over, not twice:\n{screen}");
+        assert!(console.bold_at("answer"), "{screen}");
+        assert!(screen.contains("Ctrl-R"), "nothing was erased:\n{screen}");
+        assert!(console.leave().success());
+        drop(dir);
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_approval_card_wraps_to_a_narrow_terminal_and_cuts_nothing() {
+    let model = FakeModel::start().await;
+    let value = (1..=30).map(|n| format!("v{n}")).collect::<Vec<_>>().join("-");
+    let arguments = json!({ "key": "k", "value": value }).to_string();
+    model.push(Reply::tool("remember", &arguments));
+    model.push(Reply::text("kept"));
+    let (dir, config) = asking_deployment(&model);
+    tokio::task::spawn_blocking(move || {
+        let mut console = Console::start_sized("approval-narrow", &config, &[], 60);
+        console.wait_for_prompt("prompt");
+        console.keys("remember it\r");
+        console.wait_for("asked", "[n] deny >");
+        let rows = console.rows();
+        let start = rows.iter().position(|row| row.starts_with("  arguments: ")).expect("the arguments");
+        let end = rows.iter().position(|row| row.starts_with("  asked by: ")).expect("who asked");
+        assert!(end > start + 1, "a long call goes on over several rows:\n{}", rows.join("\n"));
+        let indent = " ".repeat("  arguments: ".len());
+        let mut shown = rows[start]["  arguments: ".len()..].to_owned();
+        for row in &rows[start + 1..end] {
+            assert!(
+                row.starts_with(&indent),
+                "under the value's column, not wrapped by the terminal: {row:?}"
+            );
+            shown.push_str(&row[indent.len()..]);
+        }
+        assert_eq!(shown.trim_end(), arguments, "the whole call, nothing cut");
+        // The choices break between two of them.
+        let choices: Vec<&String> = rows.iter().filter(|row| row.starts_with("  [")).collect();
+        assert_eq!(choices.len(), 2, "{}", rows.join("\n"));
+        assert!(
+            choices[1].starts_with("  [e] always these exact arguments  [n] deny >"),
+            "{}",
+            rows.join("\n")
+        );
+        console.keys("y");
+        console.wait_for("allowed", "kept");
         assert!(console.leave().success());
         drop(dir);
     })

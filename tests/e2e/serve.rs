@@ -12,6 +12,10 @@ use serde_json::{Value, json};
 use crate::support::serve::{TOKENS, serve, token};
 use crate::support::{FakeModel, Reply, config_text, plugin_block, repo_root};
 
+fn unix_seconds() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
+}
+
 fn of_type<'a>(events: &'a [(u64, Value)], kind: &str) -> Vec<&'a Value> {
     events.iter().filter(|(_, event)| event["type"] == kind).map(|(_, event)| event).collect()
 }
@@ -32,6 +36,7 @@ async fn a_token_names_a_principal_who_sees_only_its_own_sessions_and_an_admin_s
         .unwrap();
     assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
 
+    let made = unix_seconds();
     let session = server.new_session("alice").await;
     let (status, _) = server.get("bob", &format!("/v1/sessions/{session}")).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "another principal's session is not there");
@@ -46,9 +51,27 @@ async fn a_token_names_a_principal_who_sees_only_its_own_sessions_and_an_admin_s
     let (_, listed) = server.get("bob", "/v1/sessions").await;
     assert_eq!(listed["sessions"], json!([]));
     let (_, listed) = server.get("alice", "/v1/sessions").await;
-    assert_eq!(listed["sessions"], json!([{ "id": session, "owner": "alice", "busy": false }]));
+    let updated_at = listed["sessions"][0]["updated_at"].as_i64().expect("a time");
+    assert!((made..=unix_seconds()).contains(&updated_at), "made just now: {listed}");
+    assert_eq!(
+        listed["sessions"],
+        json!([{ "id": session, "owner": "alice", "busy": false, "updated_at": updated_at, "title": null }])
+    );
+    // Its first prompt becomes its title, on one line.
+    model.push(Reply::text("done"));
+    let (status, _) = server
+        .post(
+            "alice",
+            &format!("/v1/sessions/{session}/messages"),
+            json!({"text": "fix the build\n  please"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    server.events_until("alice", &session, None, |event| event["type"] == "turn_ended").await;
     let (_, listed) = server.get("root", "/v1/sessions").await;
     assert_eq!(listed["sessions"].as_array().unwrap().len(), 1, "an admin sees every session: {listed}");
+    assert_eq!(listed["sessions"][0]["title"], "fix the build please", "{listed}");
+    assert!(listed["sessions"][0]["updated_at"].as_i64().unwrap() >= updated_at, "{listed}");
 
     let (status, _) =
         server.call(reqwest::Method::DELETE, Some("alice"), &format!("/v1/sessions/{session}"), None).await;

@@ -234,7 +234,12 @@ async fn a_principals_list_holds_her_sessions_however_many_others_keep() {
     }
     let (status, listed) = server.get("bob", "/v1/sessions").await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(listed["sessions"], json!([{ "id": bobs, "owner": "bob", "busy": false }]));
+    let updated_at = listed["sessions"][0]["updated_at"].clone();
+    assert_eq!(
+        listed["sessions"],
+        json!([{ "id": bobs, "owner": "bob", "busy": false, "updated_at": updated_at, "title": null }])
+    );
+    assert!(updated_at.is_i64(), "{listed}");
     let (_, listed) = server.get("alice", "/v1/sessions").await;
     assert_eq!(listed["sessions"].as_array().unwrap().len(), 1_000);
 }

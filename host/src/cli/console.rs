@@ -12,6 +12,8 @@ use super::json::compact_json;
 use super::render::{colors_on, rich_on};
 use super::startup::one_turn;
 use super::status_line::status_line;
+use super::tool_results::{KEPT_RESULTS, Keeping, ToolResults};
+use super::width;
 use crate::agent::{ApprovalAnswer, ApprovalRequest, Approver, BUILT_IN_COMMANDS, Host, SessionHandle};
 use crate::events::{EventSink, Widget, thousands};
 use crate::model::tokens::InUse;
@@ -51,6 +53,22 @@ impl Keyboard {
             Self::Lines(input) => read_line(input, prompt).await.map_or(Read::Ended, Read::Line),
         }
     }
+
+    /// A choice at `prompt`: one key at a terminal (no Enter), a line elsewhere. `again`
+    /// after an answer that meant nothing: the key's prompt is on the screen still.
+    async fn choice(&self, prompt: &str, again: bool) -> Read {
+        match self {
+            Self::Editor(editor) => {
+                if !again {
+                    let mut out = tokio::io::stdout();
+                    let _ = out.write_all(prompt.as_bytes()).await;
+                    let _ = out.flush().await;
+                }
+                editor.key().await
+            }
+            Self::Lines(input) => read_line(input, prompt).await.map_or(Read::Ended, Read::Line),
+        }
+    }
 }
 
 async fn read_line(input: &Input, prompt: &str) -> Option<String> {
@@ -72,6 +90,8 @@ pub async fn run(
     sink: &dyn EventSink,
     demo: Option<&str>,
 ) -> Status {
+    let keeping = Keeping::new(sink);
+    let sink: &dyn EventSink = &keeping;
     let keyboard = if editor::available() {
         let store = host.config().resolve(&host.config().storage.path);
         Keyboard::Editor(LineEditor::start(editor::history_path(&store)))
@@ -118,12 +138,20 @@ pub async fn run(
         if matches!(line, "/quit" | "/exit") {
             return Status::Done;
         }
+        if let Some(shown) = show_command(line, &keeping.results()) {
+            match shown {
+                Ok(text) => println!("{text}"),
+                Err(text) => eprintln!("{text}"),
+            }
+            continue;
+        }
         if line.starts_with('/') {
             let mut session = session.lock().await;
             match host.command(&mut session, line, sink).await {
                 // Plugin commands answer with their own text; listings carry plugin names. A
                 // command whose effect a view shows may answer with nothing.
                 Ok(text) if text.trim().is_empty() => {}
+                Ok(text) if line == "/help" => println!("{}\n{CONSOLE_HELP}", multi_line(&text)),
                 Ok(text) => println!("{}", multi_line(&text)),
                 Err(text) => eprintln!("{}", multi_line(&text)),
             }
@@ -139,16 +167,52 @@ pub async fn run(
             let session = session.lock().await;
             let tokens = context_badge(session.context().in_use(), host.budget().window);
             let line = status_line(&session.views().current(), tokens, session.id());
-            println!("\x1b[2m{line}\x1b[0m");
+            println!("\x1b[2m{}\x1b[0m", width::fit(&line, width::columns()));
         }
     }
+}
+
+/// The console's own commands, after the host's in `/help`.
+const CONSOLE_HELP: &str =
+    "/show [N]          the N-th most recent tool result of this console, whole (1, the last, by default)";
+
+/// `/show [N]`: the `n`-th most recent tool result, whole, escaped, no markdown applied;
+/// `None` for any other line.
+fn show_command(line: &str, results: &ToolResults) -> Option<Result<String, String>> {
+    let argument = line.strip_prefix("/show")?;
+    if !(argument.is_empty() || argument.starts_with(char::is_whitespace)) {
+        return None;
+    }
+    let n = match argument.trim() {
+        "" => 1,
+        n => match n.parse::<usize>() {
+            Ok(n) if n > 0 => n,
+            _ => return Some(Err(format!("usage: /show [N], N from 1 (the last result) to {KEPT_RESULTS}"))),
+        },
+    };
+    let Some(result) = results.recent(n) else {
+        return Some(Err(match results.len() {
+            0 => "no tool result yet in this console".to_owned(),
+            kept => format!("only {kept} tool results are kept: /show 1 to /show {kept}"),
+        }));
+    };
+    let how = if result.ok { "ok" } else { "failed" };
+    let cut = match result.cut {
+        0 => String::new(),
+        bytes => format!("\n… {bytes} more bytes not kept"),
+    };
+    Some(Ok(format!(
+        "── result {n}: {} ({how}) ──\n{}{cut}\n── end of result {n} ──",
+        one_line(&result.tool),
+        multi_line(result.output.trim_end_matches('\n'))
+    )))
 }
 
 /// What Tab completes now: the host's commands and the plugins', and the values of each
 /// choice a command moves.
 async fn completions(host: &Host, session: &SessionHandle) -> Completions {
     let mut commands: Vec<String> = BUILT_IN_COMMANDS.iter().map(|name| format!("/{name}")).collect();
-    commands.extend(["/quit".to_owned(), "/exit".to_owned()]);
+    commands.extend(["/show".to_owned(), "/quit".to_owned(), "/exit".to_owned()]);
     for plugin in host.plugins().plugins() {
         commands.extend(plugin.commands().iter().map(|command| format!("/{}", command.name)));
     }
@@ -217,35 +281,83 @@ impl Default for ConsoleApprover {
 impl Approver for ConsoleApprover {
     fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalAnswer> {
         Box::pin(async move {
-            print!("{}", approval_question(request, colors_on()));
-            let prompt = "  [y] once  [a] always this tool, for this reason  [e] always these exact arguments  [n] deny > ";
+            // Fitted to the terminal's width at a terminal: wrapped, never cut.
+            let columns = rich_on().then(width::columns);
+            print!("{}", approval_question(request, colors_on(), columns));
+            let choices = approval_choices(columns);
+            let cancelled = || ApprovalAnswer::Deny { reason: Some("the operator cancelled".into()) };
+            let mut again = false;
             loop {
-                let answer = match self.keyboard.answer(prompt).await {
+                let answer = match self.keyboard.choice(&choices, again).await {
                     Read::Line(answer) => answer,
                     Read::Interrupted => {
+                        println!();
                         // Only wakes a turn waiting on it, so no later turn is cancelled by it.
                         self.interrupt.notify_waiters();
-                        return ApprovalAnswer::Deny { reason: Some("the operator cancelled".into()) };
+                        return cancelled();
                     }
                     Read::Ended => {
-                        return ApprovalAnswer::Deny { reason: Some("the operator cancelled".into()) };
+                        println!();
+                        return cancelled();
                     }
                 };
-                match answer.trim() {
-                    "y" | "Y" | "yes" => return ApprovalAnswer::AllowOnce,
-                    "a" | "A" => return ApprovalAnswer::AllowToolAlways,
-                    "e" | "E" => return ApprovalAnswer::AllowExactAlways,
-                    "n" | "N" | "no" => {
-                        let why = match self.keyboard.answer("  reason for the model (optional) > ").await {
-                            Read::Line(why) if !why.trim().is_empty() => Some(why),
-                            _ => None,
-                        };
-                        return ApprovalAnswer::Deny { reason: why };
-                    }
-                    _ => continue,
+                let Some((answer, meaning)) = approval_answer(&answer) else {
+                    again = true;
+                    continue;
+                };
+                if matches!(self.keyboard, Keyboard::Editor(_)) {
+                    // The key is not echoed in raw mode: say what it chose.
+                    println!("{meaning}");
                 }
+                let ApprovalAnswer::Deny { .. } = answer else { return answer };
+                let why = match self.keyboard.answer(DENY_REASON).await {
+                    Read::Line(why) if !why.trim().is_empty() => Some(why),
+                    Read::Interrupted => {
+                        self.interrupt.notify_waiters();
+                        return cancelled();
+                    }
+                    _ => None,
+                };
+                return ApprovalAnswer::Deny { reason: why };
             }
         })
+    }
+}
+
+/// Asked after a denial: what the model is told, if anything.
+const DENY_REASON: &str = "  reason for the model (optional; Enter or Esc for none) > ";
+
+/// The choices of an approval, one key each at a terminal.
+const APPROVAL_CHOICES: [&str; 4] =
+    ["[y] once", "[a] always this tool, for this reason", "[e] always these exact arguments", "[n] deny > "];
+
+/// The choices as the prompt, on as many lines as `columns` needs (one off a terminal).
+fn approval_choices(columns: Option<usize>) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    for choice in APPROVAL_CHOICES {
+        let fits = |line: &String| {
+            columns.is_none_or(|columns| width::width(line) + 2 + width::width(choice) <= columns)
+        };
+        match lines.last_mut() {
+            Some(line) if fits(line) => {
+                line.push_str("  ");
+                line.push_str(choice);
+            }
+            _ => lines.push(format!("  {choice}")),
+        }
+    }
+    lines.join("\n")
+}
+
+/// The answer a key (or a typed line) gives, and what it means in words; `None` for one that
+/// means nothing (asked again). A denial's reason is asked next.
+fn approval_answer(typed: &str) -> Option<(ApprovalAnswer, &'static str)> {
+    match typed.trim() {
+        "y" | "Y" | "yes" => Some((ApprovalAnswer::AllowOnce, "y: allowed once")),
+        "a" | "A" => Some((ApprovalAnswer::AllowToolAlways, "a: always allowed for this tool")),
+        "e" | "E" => Some((ApprovalAnswer::AllowExactAlways, "e: always allowed with these exact arguments")),
+        "n" | "N" | "no" => Some((ApprovalAnswer::Deny { reason: None }, "n: denied")),
+        _ => None,
     }
 }
 
@@ -253,16 +365,30 @@ impl Approver for ConsoleApprover {
 /// starts on a fresh line after resetting the terminal's attributes (when colours are on,
 /// the only time the host writes escape codes), and since everything printed before it was
 /// escaped too, no earlier output can have moved the cursor to draw over it.
-fn approval_question(request: &ApprovalRequest, colors: bool) -> String {
+fn approval_question(request: &ApprovalRequest, colors: bool, columns: Option<usize>) -> String {
     let reset = if colors { "\x1b[0m" } else { "" };
-    format!(
-        "{reset}\n── approval needed ──\n  tool:      {}\n  plugin:    {}\n  arguments: {}\n  asked by:  {}\n  reason:    {}\n",
-        one_line(&request.tool),
-        one_line(&request.plugin),
-        one_line(&compact_json(&request.arguments_text)),
-        one_line(&request.asked_by),
-        one_line(&request.reason),
-    )
+    let arguments = compact_json(&request.arguments_text);
+    let fields = [
+        ("tool:     ", one_line(&request.tool)),
+        ("plugin:   ", one_line(&request.plugin)),
+        ("arguments:", one_line(&arguments)),
+        ("asked by: ", one_line(&request.asked_by)),
+        ("reason:   ", one_line(&request.reason)),
+    ];
+    let mut question = format!("{reset}\n── approval needed ──\n");
+    for (label, value) in fields {
+        let line = format!("  {label} {value}");
+        // A field too wide goes on under its value's column, so nothing of it is cut.
+        let lines = match columns {
+            Some(columns) => width::wrap(&line, columns, 2 + label.len() + 1),
+            None => vec![line],
+        };
+        for line in lines {
+            question.push_str(&line);
+            question.push('\n');
+        }
+    }
+    question
 }
 
 #[cfg(test)]
@@ -289,6 +415,31 @@ mod tests {
     }
 
     #[test]
+    fn show_prints_a_kept_result_whole_and_escaped() {
+        let mut results = ToolResults::default();
+        assert_eq!(show_command("/showing", &results), None, "another command");
+        assert_eq!(show_command("hello", &results), None);
+        assert_eq!(show_command("/show", &results), Some(Err("no tool result yet in this console".into())));
+        results.keep("run", true, "one\ntwo \x1b[2J\n# not a heading\n");
+        results.keep("read\n", false, "last");
+        assert_eq!(
+            show_command("/show 2", &results),
+            Some(Ok(
+                "── result 2: run (ok) ──\none\ntwo \\x1b[2J\n# not a heading\n── end of result 2 ──".into()
+            ))
+        );
+        assert_eq!(
+            show_command("/show", &results),
+            Some(Ok("── result 1: read\\n (failed) ──\nlast\n── end of result 1 ──".into()))
+        );
+        assert_eq!(
+            show_command("/show 3", &results),
+            Some(Err("only 2 tool results are kept: /show 1 to /show 2".into()))
+        );
+        assert!(matches!(show_command("/show x", &results), Some(Err(usage)) if usage.starts_with("usage")));
+    }
+
+    #[test]
     fn the_approval_question_shows_the_whole_call_escaped() {
         let long = "x".repeat(500);
         let request = ApprovalRequest {
@@ -300,7 +451,7 @@ mod tests {
             reason: "asks\r".into(),
             asked_by: "gatekeeper@0.1.0".into(),
         };
-        let question = approval_question(&request, false);
+        let question = approval_question(&request, false, None);
         assert!(question.starts_with('\n'), "{question}");
         assert!(!question.contains('\x1b') && !question.contains('\r') && !question.contains('\u{202e}'));
         assert!(question.contains("tool:      run\\x1b[2A\n"), "{question}");
@@ -311,6 +462,32 @@ mod tests {
             "{question}"
         );
         assert!(question.contains("reason:    asks\\r\n"), "{question}");
-        assert!(approval_question(&request, true).starts_with("\x1b[0m\n"));
+        assert!(approval_question(&request, true, None).starts_with("\x1b[0m\n"));
+
+        // At a terminal 60 columns wide, every line fits and the arguments go on whole.
+        let wrapped = approval_question(&request, false, Some(60));
+        assert!(wrapped.lines().all(|line| width::width(line) <= 60), "{wrapped}");
+        let arguments: String = wrapped
+            .lines()
+            .skip_while(|line| !line.starts_with("  arguments: "))
+            .take_while(|line| !line.starts_with("  asked by:"))
+            .map(|line| &line["  arguments: ".len()..])
+            .collect();
+        assert_eq!(arguments, format!("{{\"command\":\"'rm' -rf ~\",\"pad\":\"{long}\\u{{202e}}\"}}"));
+    }
+
+    #[test]
+    fn the_choices_go_on_as_many_lines_as_the_width_needs() {
+        let one = approval_choices(None);
+        assert_eq!(
+            one,
+            "  [y] once  [a] always this tool, for this reason  [e] always these exact arguments  [n] deny > "
+        );
+        assert_eq!(approval_choices(Some(120)), one);
+        let narrow = approval_choices(Some(60));
+        assert_eq!(
+            narrow,
+            "  [y] once  [a] always this tool, for this reason\n  [e] always these exact arguments  [n] deny > "
+        );
     }
 }

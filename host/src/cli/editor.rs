@@ -55,10 +55,20 @@ pub fn available() -> bool {
         && std::env::var("TERM").map_or(true, |term| term != "dumb")
 }
 
+/// What the console asks the editor's thread for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A message: kept in history, completed.
+    Message,
+    /// An answer to a question: neither.
+    Answer,
+    /// One key, read raw with no Enter and no echo (the prompt is already written).
+    Key,
+}
+
 struct Request {
     prompt: String,
-    /// A message (kept in history, completed) or an answer to a question (neither).
-    message: bool,
+    kind: Kind,
     reply: tokio::sync::oneshot::Sender<Read>,
 }
 
@@ -89,17 +99,24 @@ impl LineEditor {
 
     /// A message typed at `prompt`.
     pub async fn message(&self, prompt: &str) -> Read {
-        self.ask(prompt, true).await
+        self.ask(prompt, Kind::Message).await
     }
 
-    /// An answer to a question, kept out of the history.
+    /// An answer to a question, kept out of the history. Esc gives an empty one.
     pub async fn answer(&self, prompt: &str) -> Read {
-        self.ask(prompt, false).await
+        self.ask(prompt, Kind::Answer).await
     }
 
-    async fn ask(&self, prompt: &str, message: bool) -> Read {
+    /// One key pressed, no Enter needed: `Line` holding its character (empty for Enter or
+    /// Esc), `Interrupted` for Ctrl-C, `Ended` for Ctrl-D. The caller has written the
+    /// question already.
+    pub async fn key(&self) -> Read {
+        self.ask("", Kind::Key).await
+    }
+
+    async fn ask(&self, prompt: &str, kind: Kind) -> Read {
         let (reply, answer) = tokio::sync::oneshot::channel();
-        let request = Request { prompt: prompt.to_owned(), message, reply };
+        let request = Request { prompt: prompt.to_owned(), kind, reply };
         if self.requests.send(request).is_err() {
             return Read::Ended;
         }
@@ -109,9 +126,16 @@ impl LineEditor {
 
 fn serve(incoming: mpsc::Receiver<Request>, history: PathBuf, completions: Arc<Mutex<Completions>>) {
     let mut messages = message_editor(&history, completions);
-    let mut answers = Reedline::create();
+    let mut answers = answer_editor();
     for request in incoming {
-        let editor = if request.message { &mut messages } else { &mut answers };
+        let editor = match request.kind {
+            Kind::Message => &mut messages,
+            Kind::Answer => &mut answers,
+            Kind::Key => {
+                let _ = request.reply.send(read_key());
+                continue;
+            }
+        };
         let read = match editor.read_line(&LinePrompt(request.prompt)) {
             Ok(Signal::Success(line)) => Read::Line(line),
             Ok(Signal::CtrlC) => Read::Interrupted,
@@ -119,6 +143,44 @@ fn serve(incoming: mpsc::Receiver<Request>, history: PathBuf, completions: Arc<M
         };
         let _ = request.reply.send(read);
     }
+}
+
+/// One key press, the terminal in raw mode only while it is read (Ctrl-C is a key then, not
+/// a signal).
+fn read_key() -> Read {
+    use crossterm::event::{self, Event, KeyEvent, KeyEventKind};
+    if crossterm::terminal::enable_raw_mode().is_err() {
+        return Read::Ended;
+    }
+    let read = loop {
+        match event::read() {
+            Ok(Event::Key(KeyEvent { code, modifiers, kind: KeyEventKind::Press, .. })) => {
+                let control = modifiers.contains(KeyModifiers::CONTROL);
+                match code {
+                    KeyCode::Char('c') if control => break Read::Interrupted,
+                    KeyCode::Char('d') if control => break Read::Ended,
+                    KeyCode::Char(c) if !control => break Read::Line(c.to_string()),
+                    KeyCode::Enter | KeyCode::Esc => break Read::Line(String::new()),
+                    _ => {}
+                }
+            }
+            Ok(_) => {}
+            Err(_) => break Read::Ended,
+        }
+    };
+    let _ = crossterm::terminal::disable_raw_mode();
+    read
+}
+
+/// The editor of answers: no history, no completion; Esc answers nothing.
+fn answer_editor() -> Reedline {
+    let mut keys = default_emacs_keybindings();
+    keys.add_binding(
+        KeyModifiers::NONE,
+        KeyCode::Esc,
+        ReedlineEvent::Multiple(vec![ReedlineEvent::Edit(vec![EditCommand::Clear]), ReedlineEvent::Enter]),
+    );
+    Reedline::create().with_edit_mode(Box::new(Emacs::new(keys)))
 }
 
 fn message_editor(history: &Path, completions: Arc<Mutex<Completions>>) -> Reedline {

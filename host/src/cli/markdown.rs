@@ -1,6 +1,8 @@
 //! Markdown of a reply, rendered for a terminal as it streams: each line is drawn once it is
-//! complete (a table once its last row is), with the host's own styles. The text is escaped
-//! by [`crate::sanitize`] before it gets here, so the only escape codes written are these.
+//! complete (a table once its last row is), with the host's own styles; the line still
+//! streaming is given as it stands ([`Markdown::partial`]) to be shown plain meanwhile. The
+//! text is escaped by [`crate::sanitize`] before it gets here, so the only escape codes
+//! written are these.
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
@@ -45,6 +47,11 @@ impl Markdown {
         self.flush_table(&mut out);
         *self = Self::default();
         out
+    }
+
+    /// The line still streaming, not rendered yet (escaped text, no style of this file).
+    pub fn partial(&self) -> &str {
+        &self.partial
     }
 
     pub fn is_empty(&self) -> bool {
@@ -232,6 +239,7 @@ mod tests {
     fn lines_are_drawn_as_they_complete_and_blocks_are_rendered() {
         let mut md = Markdown::default();
         assert!(md.push("# Ti").is_empty(), "half a line waits");
+        assert_eq!(md.partial(), "# Ti", "and is there to show plain");
         assert_eq!(
             md.push("tle\nsome **bold** and `code`\n"),
             [
@@ -250,6 +258,7 @@ mod tests {
         );
         assert_eq!(plain(md.push("after\n")), ["a   │ bb", "────┼───", "ccc │ d ", "after"]);
         assert_eq!(plain(md.finish()), Vec::<String>::new());
+        assert_eq!(md.partial(), "");
         assert_eq!(plain(md.push("tail")), Vec::<String>::new());
         assert_eq!(plain(md.finish()), ["tail"]);
     }

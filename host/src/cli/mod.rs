@@ -15,7 +15,9 @@ mod spinner;
 mod startup;
 mod status_line;
 mod tool_cards;
+mod tool_results;
 mod view_lines;
+mod width;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -101,8 +103,14 @@ pub enum Command {
         #[arg(long)]
         offline: bool,
     },
-    /// List recent session ids and exit.
-    Sessions,
+    /// List recent sessions, most recently used first, and exit: one a line with its id, when
+    /// it was last used, its messages and its first prompt.
+    Sessions {
+        /// One JSON object a line instead: `id`, `updated_at` (unix seconds), `messages`,
+        /// `title` (`null` before the first prompt).
+        #[arg(long)]
+        json: bool,
+    },
     /// Serve the deployment over HTTP: a JSON API under /v1/ (OpenAPI at /openapi.json),
     /// live events as Server-Sent Events, and a web page at /. Callers are the principals of
     /// `[serve] tokens`; on loopback without them, one admin signs in by the link it prints.
@@ -152,7 +160,7 @@ impl Args {
                 ),
             )),
             None if self.list_sessions => Ok((
-                Command::Sessions,
+                Command::Sessions { json: false },
                 Some("`--list-sessions` is now `agent-host sessions`; the flag goes in a later release"),
             )),
             None => Ok((Command::Run(self.run), None)),
@@ -181,7 +189,7 @@ impl Command {
         match self {
             Self::Run(_) => "run",
             Self::Check { .. } => "check",
-            Self::Sessions => "sessions",
+            Self::Sessions { .. } => "sessions",
             Self::Serve { .. } => "serve",
             Self::Acp => "acp",
         }

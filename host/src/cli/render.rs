@@ -10,6 +10,7 @@ use super::markdown::Markdown;
 use super::spinner::{self, Spinner};
 use super::tool_cards;
 use super::view_lines::{Colors, changed_lines};
+use super::width;
 use crate::events::PluginView;
 use crate::events::{CallDecision, Event, EventSink, ReplyStop, TurnEnd};
 use crate::sanitize::{multi_line, one_line};
@@ -40,7 +41,18 @@ struct Screen {
     mid_line: bool,
     /// The reply being rendered (rich output).
     markdown: Markdown,
+    /// The reply's unfinished line is on the screen, plain, the cursor after it.
+    partial_drawn: bool,
     spinner: Spinner,
+}
+
+impl Screen {
+    /// Erases the unfinished line drawn, for what replaces it.
+    fn erase_partial(&mut self, out: &mut impl Write) {
+        if std::mem::take(&mut self.partial_drawn) {
+            let _ = write!(out, "\r\x1b[2K");
+        }
+    }
 }
 
 /// Text output for the console.
@@ -74,6 +86,7 @@ impl ConsoleRenderer {
         let mut screen = self.screen();
         let mut out = std::io::stdout().lock();
         screen.spinner.erase(&mut out);
+        screen.erase_partial(&mut out);
         for pending in screen.markdown.finish() {
             let _ = writeln!(out, "{pending}");
         }
@@ -85,14 +98,23 @@ impl ConsoleRenderer {
         let _ = out.flush();
     }
 
-    /// A piece of the reply: rendered line by line at a terminal, written as it comes elsewhere.
+    /// A piece of the reply: at a terminal each line rendered once complete, the line still
+    /// streaming shown plain until then (on one row, so that erasing the row erases it);
+    /// written as it comes elsewhere.
     fn delta(&self, text: &str) {
         let mut screen = self.screen();
         let mut out = std::io::stdout().lock();
         if self.rich {
             screen.spinner.stop(&mut out);
-            for line in screen.markdown.push(&multi_line(text)) {
+            let lines = screen.markdown.push(&multi_line(text));
+            screen.erase_partial(&mut out);
+            for line in lines {
                 let _ = writeln!(out, "{line}");
+            }
+            let partial = screen.markdown.partial();
+            if !partial.is_empty() {
+                let _ = write!(out, "{}", width::tail(partial, width::columns() - 1));
+                screen.partial_drawn = true;
             }
         } else {
             let _ = write!(out, "{}", multi_line(text));
@@ -168,12 +190,15 @@ impl EventSink for ConsoleRenderer {
                     self.line(&format!("{DIM}{}{RESET}", usage.summary()));
                 }
             }
+            // Each fitted to the terminal's width now: `⏺ ` and `  ⎿ ✓ ` take 2 and 6 columns.
             Event::ToolCall { name, arguments, .. } if self.rich => {
-                self.line(&format!("{BOLD}⏺{RESET} {}", tool_cards::call_line(name, arguments)));
+                let card = tool_cards::call_line(name, arguments, width::columns() - 2);
+                self.line(&format!("{BOLD}⏺{RESET} {card}"));
             }
             Event::ToolResult { ok, output, .. } if self.rich => {
                 let (mark, color) = if *ok { ("✓", DIM) } else { ("✗", YELLOW) };
-                self.line(&format!("{color}  ⎿ {mark} {}{RESET}", tool_cards::result_line(output)));
+                let card = tool_cards::result_line(output, width::columns() - 6);
+                self.line(&format!("{color}  ⎿ {mark} {card}{RESET}"));
             }
             Event::ToolCall { name, arguments, .. } => {
                 self.line(&format!(

@@ -12,6 +12,7 @@ use crate::config::Config;
 use crate::events::{Event, EventSink};
 use crate::model::{ModelClient, ScriptedModel};
 use crate::sanitize::{multi_line, one_line};
+use crate::state::SessionEntry;
 
 /// The script the offline demo replays, relative to the config file's folder.
 const DEMO_SCRIPT: &str = "demo/script.toml";
@@ -63,8 +64,8 @@ pub async fn run(args: Args) -> Status {
             return Status::BadInput;
         }
     };
-    if let Command::Sessions = command {
-        return list_sessions(&host);
+    if let Command::Sessions { json } = command {
+        return list_sessions(&host, json);
     }
     if let Err(error) = host.check_context_window().await {
         eprintln!("error: {}", multi_line(&error.to_string()));
@@ -83,7 +84,7 @@ pub async fn run(args: Args) -> Status {
             }
         },
         Command::Check { offline } => check(&host, offline).await,
-        Command::Sessions => list_sessions(&host),
+        Command::Sessions { json } => list_sessions(&host, json),
     }
 }
 
@@ -315,11 +316,25 @@ fn open_session(host: &Host, start: Start) -> Result<SessionHandle, (Status, Str
     }
 }
 
-fn list_sessions(host: &Host) -> Status {
-    match host.sessions().store().list(50) {
-        Ok(ids) => {
-            for id in ids {
-                println!("{}", one_line(&id));
+/// How many sessions `agent-host sessions` lists.
+const SESSIONS_LISTED: usize = 50;
+
+/// `sessions`: a line a session for a person, or a JSON object a line with `json`.
+fn list_sessions(host: &Host, json: bool) -> Status {
+    match host.sessions().store().entries(SESSIONS_LISTED) {
+        Ok(entries) => {
+            for entry in entries {
+                if json {
+                    let object = serde_json::json!({
+                        "id": entry.id,
+                        "updated_at": entry.updated_at,
+                        "messages": entry.messages,
+                        "title": entry.title,
+                    });
+                    println!("{object}");
+                } else {
+                    println!("{}", session_line(&entry, std::time::SystemTime::now()));
+                }
             }
             Status::Done
         }
@@ -328,6 +343,18 @@ fn list_sessions(host: &Host) -> Status {
             Status::Failed
         }
     }
+}
+
+/// `ID  2 min ago  12 messages  the first prompt`: the id first, for scripts.
+fn session_line(entry: &SessionEntry, now: std::time::SystemTime) -> String {
+    let used = std::time::UNIX_EPOCH + std::time::Duration::from_secs(entry.updated_at.max(0) as u64);
+    let ago = crate::human_time::ago(now.duration_since(used).unwrap_or_default());
+    let messages = match entry.messages {
+        1 => "1 message".to_owned(),
+        n => format!("{n} messages"),
+    };
+    let title = entry.title.as_deref().map_or_else(|| "(no prompt yet)".into(), one_line);
+    format!("{}  {ago:>10}  {messages:>12}  {title}", one_line(&entry.id))
 }
 
 /// One turn, Ctrl-C cancelling it (the session keeps every step completed before).

@@ -62,6 +62,11 @@ pub struct SessionSummary {
     pub owner: String,
     /// Whether a turn is running in it now.
     pub busy: bool,
+    /// When a turn last started in it (when it was made, before one), unix seconds.
+    pub updated_at: i64,
+    /// Its first prompt on one line, control characters escaped, cut after 80 characters
+    /// with `…`; `null` before the first.
+    pub title: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

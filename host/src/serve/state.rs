@@ -175,20 +175,26 @@ impl App {
     /// Read from the store, not opened: listing leases nothing.
     pub fn list(&self, principal: &Principal) -> Result<Vec<SessionSummary>, ApiError> {
         let store = self.host.sessions().store();
-        let ids = if principal.admin {
-            store.list(LIST_LIMIT)
+        let entries = if principal.admin {
+            store.entries(LIST_LIMIT)
         } else {
-            store.list_owned(&principal.name, LIST_LIMIT)
+            store.entries_owned(&principal.name, LIST_LIMIT)
         };
         let mut visible = Vec::new();
-        for id in ids.map_err(internal)? {
-            let open = self.lock_open().get(&id).cloned();
+        for entry in entries.map_err(internal)? {
+            let open = self.lock_open().get(&entry.id).cloned();
             let (owner, busy) = match open {
                 Some(open) => (open.owner.clone(), open.busy()),
-                None if principal.admin => (self.stored_owner(&id)?, false),
+                None if principal.admin => (self.stored_owner(&entry.id)?, false),
                 None => (principal.name.clone(), false),
             };
-            visible.push(SessionSummary { id, owner, busy });
+            visible.push(SessionSummary {
+                id: entry.id,
+                owner,
+                busy,
+                updated_at: entry.updated_at,
+                title: entry.title,
+            });
         }
         Ok(visible)
     }

@@ -10,6 +10,7 @@ mod bag;
 mod checkpoint;
 pub mod document;
 pub mod lease;
+mod listing;
 mod model_usage;
 mod schema;
 mod session;
@@ -18,6 +19,7 @@ mod sqlite;
 mod store;
 
 pub use bag::{StateBag, StateChange};
+pub use listing::{SessionEntry, TITLE_CHARS};
 pub use model_usage::{MODEL_USAGE_NAMESPACE, PluginModelUsage};
 pub use session::{CompactError, Session};
 pub use sessions::{DEFAULT_LEASE, SessionHandle, Sessions};
@@ -30,5 +32,5 @@ pub const HOST_NAMESPACES: &str = "agent-host.";
 
 /// The bag namespace and key a session's owner is kept under (a principal of `serve`, as a
 /// JSON string): the host's own namespace, which no plugin can be named. The store lists and
-/// counts sessions by it ([`SessionStore::list_owned`]).
+/// counts sessions by it ([`SessionStore::entries_owned`]).
 pub const OWNER: (&str, &str) = ("agent-host.serve", "owner");

@@ -8,6 +8,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::checkpoint::{self, Checkpointer};
 use super::lease::{HeldLease, Holder, now_millis};
+use super::listing::{SessionEntry, title};
 use super::schema;
 use super::store::{SessionStore, Step, StoreError, StoredSession, StoredView};
 use crate::compaction::{Summaries, View};
@@ -84,6 +85,25 @@ pub(super) fn in_transaction<T>(
 /// The state rows naming owner `?1`. The namespace and key are written out, not bound, so
 /// that SQLite can use the partial index `state_by_owner` (see `schema.rs`).
 const OWNED_BY: &str = "state.namespace = 'agent-host.serve' AND state.key = 'owner' AND state.value = ?1";
+
+/// A session as a listing shows it (`FROM sessions` follows): its first user message read
+/// alone (its first bytes: a title is short) and its size from the last position, through the
+/// messages' key, never a scan of their bodies.
+const SESSION_ENTRY: &str = "SELECT sessions.id, sessions.updated_at,
+    (SELECT substr(json_extract(body, '$.content'), 1, 1000) FROM messages
+     WHERE session_id = sessions.id AND json_extract(body, '$.role') = 'user' ORDER BY seq LIMIT 1),
+    (SELECT MAX(seq) + 1 FROM messages WHERE session_id = sessions.id)";
+
+fn session_entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionEntry> {
+    let prompt: Option<String> = row.get(2)?;
+    let messages: Option<i64> = row.get(3)?;
+    Ok(SessionEntry {
+        id: row.get(0)?,
+        updated_at: row.get::<_, i64>(1)? / 1_000,
+        title: prompt.map(|prompt| title(&prompt)),
+        messages: messages.unwrap_or(0).max(0) as u64,
+    })
+}
 
 /// An owner as its state value holds it: a JSON string.
 fn owner_value(owner: &str) -> String {
@@ -441,16 +461,25 @@ impl SessionStore for SqliteStore {
         Ok(ids)
     }
 
-    fn list_owned(&self, owner: &str, limit: usize) -> Result<Vec<String>, StoreError> {
+    fn entries(&self, limit: usize) -> Result<Vec<SessionEntry>, StoreError> {
         let connection = self.connection();
         let mut statement = connection.prepare_cached(&format!(
-            "SELECT sessions.id FROM state JOIN sessions ON sessions.id = state.session_id
+            "{SESSION_ENTRY} FROM sessions ORDER BY sessions.updated_at DESC LIMIT ?1"
+        ))?;
+        let entries = statement.query_map([limit as i64], session_entry)?.collect::<Result<_, _>>()?;
+        Ok(entries)
+    }
+
+    fn entries_owned(&self, owner: &str, limit: usize) -> Result<Vec<SessionEntry>, StoreError> {
+        let connection = self.connection();
+        let mut statement = connection.prepare_cached(&format!(
+            "{SESSION_ENTRY} FROM state JOIN sessions ON sessions.id = state.session_id
              WHERE {OWNED_BY} ORDER BY sessions.updated_at DESC LIMIT ?2"
         ))?;
-        let owner = owner_value(owner);
-        let ids =
-            statement.query_map(params![owner, limit as i64], |row| row.get(0))?.collect::<Result<_, _>>()?;
-        Ok(ids)
+        let entries = statement
+            .query_map(params![owner_value(owner), limit as i64], session_entry)?
+            .collect::<Result<_, _>>()?;
+        Ok(entries)
     }
 
     fn count_owned(&self, owner: &str) -> Result<usize, StoreError> {
@@ -490,6 +519,56 @@ mod tests {
 
     fn step<'a>(lease: Option<&'a str>, first_seq: usize, messages: &'a [Message]) -> Step<'a> {
         Step { lease, first_seq, messages, usage: &[], changes: &[], model_calls: 0, view: None }
+    }
+
+    #[test]
+    fn entries_tell_sessions_apart_by_last_use_first_prompt_and_size_without_loading_them() {
+        let store = SqliteStore::in_memory().unwrap();
+        for id in ["old", "new", "empty"] {
+            store.create(id, &Holder::this_process(), "c0", i64::MAX).unwrap();
+        }
+        let old = [
+            Message::user("  fix the\n\tbuild \x1b[2J please"),
+            Message::assistant("done", vec![]),
+            Message::user("and the docs"),
+        ];
+        store.commit("old", step(None, 0, &old)).unwrap();
+        let long = "word ".repeat(100);
+        store.commit("new", step(None, 0, &[Message::user(long.as_str())])).unwrap();
+        // The times they were last used, set apart (ms since the epoch).
+        for (id, at) in [("old", 1_000_000), ("empty", 1_500_000), ("new", 2_000_000)] {
+            store
+                .connection()
+                .execute("UPDATE sessions SET updated_at = ?2 WHERE id = ?1", params![id, at])
+                .unwrap();
+        }
+        let entries = store.entries(10).unwrap();
+        let title = format!("{}…", "word ".repeat(16).trim_end());
+        assert_eq!(
+            entries,
+            [
+                SessionEntry { id: "new".into(), updated_at: 2_000, title: Some(title), messages: 1 },
+                SessionEntry { id: "empty".into(), updated_at: 1_500, title: None, messages: 0 },
+                SessionEntry {
+                    id: "old".into(),
+                    updated_at: 1_000,
+                    title: Some("fix the build \\x1b[2J please".into()),
+                    messages: 3
+                },
+            ]
+        );
+        assert_eq!(store.entries(1).unwrap().len(), 1);
+        // Each message's row is reached by its key: no scan of the history.
+        let plan: Vec<String> = store
+            .connection()
+            .prepare(&format!("EXPLAIN QUERY PLAN {SESSION_ENTRY} FROM sessions"))
+            .unwrap()
+            .query_map([], |row| row.get(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(plan.iter().all(|step| !step.contains("SCAN messages")), "{plan:?}");
+        assert!(plan.iter().any(|step| step.contains("SEARCH messages USING PRIMARY KEY")), "{plan:?}");
     }
 
     #[test]
@@ -587,11 +666,12 @@ mod tests {
         assert_eq!(store.count_owned("alice").unwrap(), 2);
         assert_eq!(store.count_owned("bob").unwrap(), 1);
         assert_eq!(store.count_owned("carol").unwrap(), 0);
-        let mut alices = store.list_owned("alice", 10).unwrap();
+        let ids = |entries: Vec<SessionEntry>| entries.into_iter().map(|entry| entry.id).collect::<Vec<_>>();
+        let mut alices = ids(store.entries_owned("alice", 10).unwrap());
         alices.sort();
         assert_eq!(alices, ["a1", "a2"]);
-        assert_eq!(store.list_owned("alice", 1).unwrap().len(), 1);
-        assert_eq!(store.list_owned("bob", 10).unwrap(), ["b1"]);
+        assert_eq!(store.entries_owned("alice", 1).unwrap().len(), 1);
+        assert_eq!(ids(store.entries_owned("bob", 10).unwrap()), ["b1"]);
         let plan: Vec<String> = store
             .connection()
             .prepare(&format!("EXPLAIN QUERY PLAN SELECT COUNT(*) FROM state WHERE {OWNED_BY}"))

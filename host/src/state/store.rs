@@ -1,5 +1,6 @@
 use super::StateChange;
 use super::lease::{HeldLease, Holder};
+use super::listing::SessionEntry;
 use crate::compaction::{Summaries, View};
 use crate::conversation::Message;
 use crate::events::TokenUsage;
@@ -96,9 +97,12 @@ pub trait SessionStore: Send + Sync {
     fn commit(&self, id: &str, step: Step<'_>) -> Result<(), StoreError>;
     /// Session ids, most recently used first.
     fn list(&self, limit: usize) -> Result<Vec<String>, StoreError>;
-    /// The ids of the sessions whose owner ([`super::OWNER`]) is `owner`, most recently
-    /// used first: filtered in the store, so another owner's sessions take no place in it.
-    fn list_owned(&self, owner: &str, limit: usize) -> Result<Vec<String>, StoreError>;
+    /// The sessions, most recently used first, each with what tells it apart (its last use,
+    /// its first prompt as a title, its size); no history is loaded.
+    fn entries(&self, limit: usize) -> Result<Vec<SessionEntry>, StoreError>;
+    /// [`SessionStore::entries`] of the sessions whose owner ([`super::OWNER`]) is `owner`:
+    /// filtered in the store, so another owner's sessions take no place in it.
+    fn entries_owned(&self, owner: &str, limit: usize) -> Result<Vec<SessionEntry>, StoreError>;
     /// How many sessions `owner` has ([`super::OWNER`]).
     fn count_owned(&self, owner: &str) -> Result<usize, StoreError>;
     /// One state value of session `id` (JSON text), read alone: no history is loaded.

@@ -31,6 +31,8 @@ pub struct Reply {
     usage: Option<Value>,
     /// Streamed as `reasoning_content` deltas before the text.
     reasoning: String,
+    /// The stream pauses after this many bytes of the text until the gate is notified.
+    pause: Option<(usize, Arc<tokio::sync::Notify>)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -84,6 +86,7 @@ impl Reply {
             finish_reason: None,
             usage: None,
             reasoning: String::new(),
+            pause: None,
         }
     }
 
@@ -166,6 +169,14 @@ impl Reply {
     /// Holds the answer until `gate` is notified (the request is recorded at once).
     pub fn held_until(mut self, gate: &Arc<tokio::sync::Notify>) -> Self {
         self.gate = Some(gate.clone());
+        self
+    }
+
+    /// Streams the text up to the end of `before` (which it starts with), then waits for
+    /// `gate` before the rest: a reply caught mid-line.
+    pub fn paused_after(mut self, before: &str, gate: &Arc<tokio::sync::Notify>) -> Self {
+        assert!(self.text.starts_with(before), "the pause is within the text");
+        self.pause = Some((before.len(), gate.clone()));
         self
     }
 
@@ -366,6 +377,22 @@ async fn answer(shared: Arc<Shared>, mut received: Received) -> Response {
     let mut body = String::new();
     if !reply.reasoning.is_empty() {
         body.push_str(&chunk(json!({"reasoning_content": reply.reasoning})));
+    }
+    if let Some((at, gate)) = &reply.pause {
+        let (before, after) = reply.text.split_at(*at);
+        let first = chunk(json!({"content": before}));
+        let rest = format!(
+            "{}data: {}\n\ndata: [DONE]\n\n",
+            chunk(json!({"content": after})),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish_reason(&reply)}]})
+        );
+        let gate = gate.clone();
+        let first = futures_util::stream::once(async move { Ok::<_, std::io::Error>(first) });
+        let rest = futures_util::stream::once(async move {
+            gate.notified().await;
+            Ok(rest)
+        });
+        return event_stream(Body::from_stream(futures_util::StreamExt::chain(first, rest)));
     }
     for piece in halves(&reply.text) {
         body.push_str(&chunk(json!({"content": piece})));

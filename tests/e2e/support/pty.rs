@@ -30,3 +30,12 @@ pub fn pseudo_terminal(rows: u16, columns: u16) -> (File, File) {
         (controller, terminal)
     }
 }
+
+/// Tells the terminal behind `controller` it is now `rows` x `columns`, as a window resized.
+#[allow(unsafe_code)]
+pub fn resize(controller: &File, rows: u16, columns: u16) {
+    let size = libc::winsize { ws_row: rows, ws_col: columns, ws_xpixel: 0, ws_ypixel: 0 };
+    // SAFETY: an ioctl on a descriptor `controller` owns, with a window size that outlives it.
+    let done = unsafe { libc::ioctl(controller.as_raw_fd(), libc::TIOCSWINSZ, &size) };
+    assert_eq!(done, 0, "TIOCSWINSZ: {}", std::io::Error::last_os_error());
+}

@@ -193,6 +193,15 @@ async function loadSessions() {
   }
 }
 
+// How long ago `seconds` (unix) was, as the console says it: "5 s ago", "3 min ago".
+function ago(seconds) {
+  const elapsed = Math.max(0, Math.floor(Date.now() / 1000) - seconds);
+  if (elapsed < 60) return `${elapsed} s ago`;
+  if (elapsed < 3600) return `${Math.floor(elapsed / 60)} min ago`;
+  if (elapsed < 86400) return `${Math.floor(elapsed / 3600)} h ago`;
+  return `${Math.floor(elapsed / 86400)} d ago`;
+}
+
 function renderSessions(sessions) {
   const list = $('sessions');
   list.replaceChildren();
@@ -202,13 +211,15 @@ function renderSessions(sessions) {
       'button',
       {
         type: 'button',
-        class: `open mono${session.busy ? ' busy' : ''}`,
+        class: `open${session.busy ? ' busy' : ''}`,
         title: session.id,
         'data-session': session.id,
         'aria-current': view && view.id === session.id ? 'true' : null,
         onclick: () => openSession(session.id),
       },
-      session.id,
+      // Its first prompt tells it apart (the id when it has none yet), then when it was used.
+      el('span', { class: `title${session.title ? '' : ' mono'}` }, ...shown(session.title || session.id)),
+      el('span', { class: 'when' }, ago(session.updated_at)),
       session.busy ? el('span', { class: 'visually-hidden' }, ' (a turn is running)') : null,
     );
     const remove = el(
