@@ -40,6 +40,8 @@ const timeout = Number(process.env.PAGE_TIMEOUT_MS || 120000);
 const expectShown = process.env.PAGE_EXPECT_SHOWN || '';
 const switchTo = process.env.PAGE_SWITCH || '';
 const expectChoice = process.env.PAGE_EXPECT_CHOICE || '';
+// `path|line|line…`: a file a tool changed, drawn as a diff with exactly these lines.
+const expectDiff = process.env.PAGE_EXPECT_DIFF || '';
 const CHECKLIST = '#views [data-widget="checklist"] li[data-state]';
 const SWITCH = '#views [data-widget="choice"] .switcher button[data-value]';
 // Never a browser of playwright's own: the one Debian packs.
@@ -230,6 +232,19 @@ async function run() {
     const output = page.locator('details.tool[data-ok]').first();
     if (await output.count() && (await output.getAttribute('open')) !== null) throw new Error('tool output should start collapsed');
   });
+
+  if (expectDiff) {
+    await step('diff drawn', async () => {
+      const [path, ...wanted] = expectDiff.split('|');
+      const diff = page.locator(`#log pre.diff[data-path="${path}"]`);
+      if (await diff.count() !== 1) throw new Error(`no diff of ${path} was drawn`);
+      const drawn = await diff.locator('span').allTextContents();
+      if (JSON.stringify(drawn) !== JSON.stringify(wanted)) throw new Error(`the diff of ${path}: ${JSON.stringify(drawn)}`);
+      const added = await diff.locator('span.added').count();
+      if (added !== wanted.length) throw new Error(`${added} added lines marked, not ${wanted.length}`);
+      if (await diff.locator('b, img, script').count()) throw new Error('a diff line was rendered as HTML');
+    });
+  }
 
   if (expectChoice) {
     await step('choice shown read-only', async () => {

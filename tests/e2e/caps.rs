@@ -218,3 +218,50 @@ async fn a_reply_body_past_its_cap_fails_the_model_call_streamed_or_whole() {
         );
     }
 }
+
+/// The `file_edited` events of `events`: (path, whether its texts are there, whether they
+/// were left out for the cap).
+fn edits_told(events: Vec<Event>) -> Vec<(String, bool, bool)> {
+    events
+        .into_iter()
+        .filter_map(|event| match event {
+            Event::FileEdited { edit, .. } => {
+                Some((edit.path.clone(), edit.after.is_some(), edit.texts_left_out))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_calls_edits_past_their_cap_are_told_without_texts_and_the_call_stands() {
+    let model = FakeModel::start().await;
+    let test = TestHost::with_plugins(&model, &plugin_block("misbehave", "")).await;
+    let session = test.session();
+    let mut session = session.lock().await;
+    let _ = test.take_events();
+
+    // Three edits of 400 KiB: the third passes 1 MiB, so it is told without its text.
+    let args = json!({"count": 3, "kb": 400});
+    let result = test.host.invoke_tool(&mut session, "report_edits", &args, &*test.events).await.unwrap();
+    assert!(result.ok, "the call stands: {}", result.output);
+    let told = edits_told(test.take_events());
+    let expected = |path: &str, texts: bool| (path.to_owned(), texts, !texts);
+    assert_eq!(
+        told,
+        [expected("file-0.txt", true), expected("file-1.txt", true), expected("file-2.txt", false)]
+    );
+
+    // A flood of empty edits stops at the cap too: far fewer than were reported are told.
+    let args = json!({"count": 100_000, "kb": 0});
+    let result = test.host.invoke_tool(&mut session, "report_edits", &args, &*test.events).await.unwrap();
+    assert!(result.ok, "{}", result.output);
+    let told = edits_told(test.take_events()).len();
+    assert!((1_000..20_000).contains(&told), "{told} of 100,000 edits told");
+
+    // A call that reports an edit and then fails still tells it: the change is on disk.
+    let args = json!({"count": 1, "kb": 1, "fail": true});
+    let result = test.host.invoke_tool(&mut session, "report_edits", &args, &*test.events).await.unwrap();
+    assert!(!result.ok);
+    assert_eq!(edits_told(test.take_events()), [expected("file-0.txt", true)]);
+}

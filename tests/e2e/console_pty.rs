@@ -705,3 +705,41 @@ async fn the_approval_card_wraps_to_a_narrow_terminal_and_cuts_nothing() {
     .await
     .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_is_drawn_as_a_diff_under_its_card() {
+    let model = FakeModel::start().await;
+    let edit = json!({"path": "notes.md", "old_string": "beta", "new_string": "BETA"}).to_string();
+    model.push(Reply::tool("edit_file", &edit));
+    model.push(Reply::text("edited"));
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("notes.md"), "alpha\nbeta\ngamma\ndelta\nepsilon\nzeta\n").unwrap();
+    let grant = format!(
+        "[plugin.grants.dirs]\n\"/workspace\" = {{ host = \"{}\", write = true }}",
+        workspace.path().display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, config_text(&model.url(), &plugin_block("fs", &grant))).unwrap();
+    tokio::task::spawn_blocking(move || {
+        let mut console = Console::start("diff", &config, &[]);
+        console.wait_for_prompt("prompt");
+        console.keys("edit it\r");
+        let screen =
+            console.wait_until("diff", |screen| screen.contains("edited") && screen.contains("· session "));
+        let rows: Vec<&str> = screen.lines().map(str::trim_end).collect();
+        let at = rows.iter().position(|row| row.contains("⎿ ✎ notes.md  +1 −1")).expect(&screen);
+        // Two lines of context each side, then the tool's result card.
+        assert_eq!(
+            rows[at + 1..at + 6].iter().map(|row| row.trim()).collect::<Vec<_>>(),
+            ["alpha", "- beta", "+ BETA", "gamma", "delta"],
+            "{screen}"
+        );
+        assert!(rows[at + 6].contains("⎿ ✓ replaced 1 occurrence"), "{screen}");
+        assert!(!screen.contains("epsilon"), "no more context than two lines:\n{screen}");
+        assert!(console.leave().success());
+        drop((dir, workspace));
+    })
+    .await
+    .unwrap();
+}

@@ -169,3 +169,55 @@ async fn every_spelling_of_a_path_reaches_the_same_file() {
     let escape = error(&test, "read_file", json!({"path": "src/../notes.txt"})).await;
     assert!(escape.contains("contains `..`"), "{escape}");
 }
+
+/// The `file_edited` events `test` sent since the last look: (path, before, after).
+fn edits(test: &TestHost) -> Vec<(String, Option<String>, Option<String>)> {
+    test.take_events()
+        .into_iter()
+        .filter_map(|event| match event {
+            agent_host::Event::FileEdited { edit, .. } => {
+                assert!(!edit.texts_left_out);
+                Some((edit.path, edit.before, edit.after))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn writes_and_edits_tell_front_ends_the_text_before_and_after_and_failures_tell_nothing() {
+    let (test, _workspace) = host().await;
+    let _ = test.take_events();
+    let new = call(&test, "write_file", json!({"path": "src/new.txt", "content": "fresh\n"})).await;
+    assert!(new.ok, "{}", new.output);
+    assert_eq!(edits(&test), [("src/new.txt".to_owned(), None, Some("fresh\n".to_owned()))]);
+
+    let over = call(&test, "write_file", json!({"path": "notes.txt", "content": "replaced\n"})).await;
+    assert!(over.ok, "{}", over.output);
+    assert_eq!(
+        edits(&test),
+        [("notes.txt".to_owned(), Some("one\ntwo\nthree\nfour\n".to_owned()), Some("replaced\n".to_owned()))]
+    );
+
+    let edit =
+        call(&test, "edit_file", json!({"path": "src/main.rs", "old_string": "hi", "new_string": "hello"}))
+            .await;
+    assert!(edit.ok, "{}", edit.output);
+    assert_eq!(
+        edits(&test),
+        [(
+            "src/main.rs".to_owned(),
+            Some("fn main() {\n    println!(\"hi\");\n}\n".to_owned()),
+            Some("fn main() {\n    println!(\"hello\");\n}\n".to_owned())
+        )]
+    );
+
+    let missed =
+        call(&test, "edit_file", json!({"path": "src/main.rs", "old_string": "absent", "new_string": "x"}))
+            .await;
+    assert!(!missed.ok);
+    assert_eq!(edits(&test), [], "a failed edit changed nothing and tells nothing");
+    let read = call(&test, "read_file", json!({"path": "src/main.rs"})).await;
+    assert!(read.ok);
+    assert_eq!(edits(&test), [], "reading edits nothing");
+}

@@ -10,13 +10,13 @@ use crate::support::serve::{serve, serve_with_a_sign_in_link, token};
 use crate::support::{FakeModel, Reply, plugin_block, repo_root};
 
 /// Two todos added, each completed through an approval, then the answer; `between` goes
-/// after the first. The texts carry markup, which the page must show as text: page.mjs
+/// after the first, in order. The texts carry markup, which the page must show as text: page.mjs
 /// fails on any element it would make, and on an approval card holding an invisible
 /// character raw. Then the answer to the prompt sent after reopening.
-fn script(model: &FakeModel, between: Option<Reply>) {
+fn script(model: &FakeModel, between: Vec<Reply>) {
     let titles = r#"{"todos": [{"title": "write the <b>note</b>"}, {"title": "check <img src=x onerror=\"window.__pwned=1\">"}]}"#;
     model.push(Reply::tool("todos_add", titles));
-    if let Some(reply) = between {
+    for reply in between {
         model.push(reply);
     }
     // The reason hides a bidi override and a zero-width space: the approval card must show
@@ -92,7 +92,7 @@ async fn run_page(
 #[tokio::test]
 async fn the_stock_deployment_shows_the_checklist_and_a_mode_switcher_from_views() {
     let model = FakeModel::start().await;
-    script(&model, None);
+    script(&model, Vec::new());
     let plugins = format!(
         "{}{}{}",
         plugin_block("todo", ""),
@@ -106,16 +106,28 @@ async fn the_stock_deployment_shows_the_checklist_and_a_mode_switcher_from_views
 #[tokio::test]
 async fn a_custom_mode_plugin_shows_its_stages_and_the_current_one_with_no_switcher() {
     let model = FakeModel::start().await;
-    // The model moves the stage: the page shows it move, and offers no way to move it.
-    script(&model, Some(Reply::tool("advance_stage", r#"{"to": "research"}"#)));
+    // The model moves the stage: the page shows it move, and offers no way to move it. Then it
+    // writes a file, which the page draws as a diff, its markup still text.
+    let write = Reply::tool("write_file", r##"{"path": "notes.md", "content": "# Notes\n<b>first</b>\n"}"##);
+    script(&model, vec![Reply::tool("advance_stage", r#"{"to": "research"}"#), write]);
+    let workspace = tempfile::tempdir().unwrap();
+    let grant = format!(
+        "[plugin.grants.dirs]\n\"/workspace\" = {{ host = \"{}\", write = true }}",
+        workspace.path().display()
+    );
     let plugins = format!(
-        "{}{}{}",
+        "{}{}{}{}",
         plugin_block("todo", ""),
         plugin_block("triage-modes", "[plugin.grants]\nread_state = [\"todo\"]"),
-        plugin_block("permissions", ASK)
+        plugin_block("permissions", ASK),
+        plugin_block("fs", &grant)
     );
-    let env = [("PAGE_SWITCH", "-"), ("PAGE_EXPECT_CHOICE", "triage research review|research")];
+    let env = [
+        ("PAGE_SWITCH", "-"),
+        ("PAGE_EXPECT_CHOICE", "triage research review|research"),
+        ("PAGE_EXPECT_DIFF", "notes.md|+ # Notes|+ <b>first</b>"),
+    ];
     // Signed in through the link a server without `[serve] tokens` prints.
     let calls = run_page(&model, &plugins, "page-custom-mode", SignIn::Link, &env).await;
-    assert_eq!(calls, 6, "the whole script was played");
+    assert_eq!(calls, 7, "the whole script was played");
 }

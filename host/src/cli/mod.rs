@@ -7,6 +7,7 @@
 //! the output limit.
 
 mod console;
+mod diff_lines;
 mod editor;
 mod json;
 mod markdown;

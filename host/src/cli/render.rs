@@ -6,6 +6,7 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex, Weak};
 
+use super::diff_lines::{self, DiffLine};
 use super::markdown::Markdown;
 use super::spinner::{self, Spinner};
 use super::tool_cards;
@@ -17,9 +18,12 @@ use crate::sanitize::{multi_line, one_line};
 
 const DIM: &str = "\x1b[2m";
 const RED: &str = "\x1b[31m";
+const GREEN: &str = "\x1b[32m";
 const YELLOW: &str = "\x1b[33m";
 const RESET: &str = "\x1b[0m";
 const BOLD: &str = "\x1b[1m";
+/// Lines of a file's diff drawn under its tool's card; the rest is counted.
+const DIFF_LINES_SHOWN: usize = 40;
 
 /// Whether the console writes colours: only on a terminal, and never with `NO_COLOR` set
 /// (no-color.org).
@@ -199,6 +203,26 @@ impl EventSink for ConsoleRenderer {
                 let (mark, color) = if *ok { ("✓", DIM) } else { ("✗", YELLOW) };
                 let card = tool_cards::result_line(output, width::columns() - 6);
                 self.line(&format!("{color}  ⎿ {mark} {card}{RESET}"));
+            }
+            Event::FileEdited { edit, .. } if self.rich => {
+                let columns = width::columns();
+                self.line(&format!(
+                    "{DIM}  ⎿ ✎ {}{RESET}",
+                    width::fit(&diff_lines::summary(edit), columns - 6)
+                ));
+                for line in diff_lines::diff_lines(edit, DIFF_LINES_SHOWN) {
+                    let fit = |text: &str| width::fit(text, columns - 8);
+                    self.line(&match line {
+                        DiffLine::Added(text) => format!("      {GREEN}+ {}{RESET}", fit(&text)),
+                        DiffLine::Removed(text) => format!("      {RED}- {}{RESET}", fit(&text)),
+                        DiffLine::Unchanged(text) => format!("      {DIM}  {}{RESET}", fit(&text)),
+                        DiffLine::Gap => format!("      {DIM}  ⋯{RESET}"),
+                        DiffLine::More(more) => format!("      {DIM}… {more} more lines{RESET}"),
+                    });
+                }
+            }
+            Event::FileEdited { edit, .. } => {
+                self.line(&format!("{DIM}  ✎ {}{RESET}", diff_lines::summary(edit)));
             }
             Event::ToolCall { name, arguments, .. } => {
                 self.line(&format!(

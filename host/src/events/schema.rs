@@ -115,6 +115,7 @@ mod tests {
                 "tool_decision",
                 "approval_requested",
                 "approval_answered",
+                "file_edited",
                 "tool_result",
                 "continued",
                 "prompt_blocked",

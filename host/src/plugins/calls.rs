@@ -419,7 +419,7 @@ impl Linked {
         if value.commits() {
             bag.apply(&powers.caller.name, writes);
         }
-        let (events, edits) = (std::mem::take(&mut state.events), std::mem::take(&mut state.edits));
+        let (events, edits) = (std::mem::take(&mut state.events), state.edits.take());
         let output = CallOutput { value, events, edits, view: None };
         Ok(Settled { output, reads, wrote })
     }

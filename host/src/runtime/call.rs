@@ -80,7 +80,7 @@ pub struct CallState {
     pub(crate) writes: BTreeMap<String, Option<String>>,
     pub(crate) events: Vec<EmittedEvent>,
     /// Files the call reports it changed (contract 0.2.5), for front ends to show.
-    pub(crate) edits: Vec<crate::events::FileEdit>,
+    pub(crate) edits: super::host_api::ReportedEdits,
     pub(crate) read_grants: Arc<[String]>,
     /// What `process.run` may do; `None` when the plugin has no `process` grant.
     pub(crate) process: Option<Arc<ProcessGrant>>,
@@ -129,7 +129,7 @@ impl CallState {
             bag,
             writes: BTreeMap::new(),
             events: Vec::new(),
-            edits: Vec::new(),
+            edits: Default::default(),
             read_grants,
             process,
             model: None,

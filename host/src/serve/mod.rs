@@ -166,6 +166,7 @@ fn router(app: Arc<App>) -> Router {
         .route("/", get(page::index))
         .route("/app.js", get(page::script))
         .route("/markdown.js", get(page::markdown))
+        .route("/diff.js", get(page::diff))
         .route("/style.css", get(page::style))
         // A slow client may not hold a request open: every one but the event stream ends
         // within the timeout, its body included.

@@ -6,6 +6,7 @@ use axum::response::IntoResponse;
 const INDEX: &str = include_str!("page/index.html");
 const SCRIPT: &str = include_str!("page/app.js");
 const MARKDOWN: &str = include_str!("page/markdown.js");
+const DIFF: &str = include_str!("page/diff.js");
 const STYLE: &str = include_str!("page/style.css");
 
 /// Scripts only from this origin, no inline script, nothing framed: text the page shows
@@ -22,6 +23,10 @@ pub async fn script() -> impl IntoResponse {
 
 pub async fn markdown() -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], MARKDOWN)
+}
+
+pub async fn diff() -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], DIFF)
 }
 
 pub async fn style() -> impl IntoResponse {

@@ -6,8 +6,8 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use schemars::JsonSchema;
 use agent_host_sdk::edits;
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::glob;

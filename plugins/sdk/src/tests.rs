@@ -93,6 +93,30 @@ fn a_tool_asks_the_model_through_the_stand_in_which_records_the_request() {
     assert_eq!(asked[1].1, CompleteOptions::max_output_tokens(5));
 }
 
+#[test]
+fn a_tools_edits_are_recorded_for_front_ends_apart_from_its_result() {
+    use crate::testing::{FileEdit, take_edits};
+    reset();
+    fn rewrite(_: &Context<NoConfig>, _: NoArgs) -> Result<String, String> {
+        crate::edits::report("a.txt", Some("old\n"), Some("new\n"));
+        crate::edits::report("b.txt", None, Some("created\n"));
+        Ok("rewrote two files".into())
+    }
+    let harness = Harness::new(
+        Plugin::new("editor", "1.0.0").tool(Tool::new("rewrite", "Rewrites.", rewrite)),
+        serde_json::json!({}),
+    )
+    .unwrap();
+    assert_eq!(harness.tool("rewrite", serde_json::json!({})).unwrap(), "rewrote two files");
+    let edit = |path: &str, before: Option<&str>, after: &str| FileEdit {
+        path: path.into(),
+        before: before.map(Into::into),
+        after: Some(after.into()),
+    };
+    assert_eq!(take_edits(), [edit("a.txt", Some("old\n"), "new\n"), edit("b.txt", None, "created\n")]);
+    assert_eq!(take_edits(), [], "taken once");
+}
+
 mod compaction {
     use serde::{Deserialize, Serialize};
 

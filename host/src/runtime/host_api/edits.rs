@@ -12,17 +12,35 @@ pub const EDIT_BYTES_PER_CALL: usize = 1 << 20;
 /// What an edit costs beyond its strings: so a flood of empty ones is bounded too.
 const EDIT_RECORD_BYTES: usize = 64;
 
+/// The edits a call reported, and the bytes they hold.
+#[derive(Debug, Default)]
+pub struct ReportedEdits {
+    edits: Vec<FileEdit>,
+    bytes: usize,
+}
+
+impl ReportedEdits {
+    /// The edits, leaving none.
+    pub fn take(&mut self) -> Vec<FileEdit> {
+        self.bytes = 0;
+        std::mem::take(&mut self.edits)
+    }
+
+    fn keep(&mut self, mut edit: FileEdit) {
+        let cost = |edit: &FileEdit| EDIT_RECORD_BYTES + edit.path.len() + edit.text_bytes();
+        if self.bytes + cost(&edit) > EDIT_BYTES_PER_CALL {
+            (edit.before, edit.after, edit.texts_left_out) = (None, None, true);
+        }
+        if self.bytes + cost(&edit) <= EDIT_BYTES_PER_CALL {
+            self.bytes += cost(&edit);
+            self.edits.push(edit);
+        }
+    }
+}
+
 impl CallState {
     /// Keeps an edit the running call reports, for front ends once the call returns.
     pub fn report_edit(&mut self, path: String, before: Option<String>, after: Option<String>) {
-        let cost = |edit: &FileEdit| EDIT_RECORD_BYTES + edit.path.len() + edit.text_bytes();
-        let used: usize = self.edits.iter().map(cost).sum();
-        let mut edit = FileEdit { path, before, after, texts_left_out: false };
-        if used + cost(&edit) > EDIT_BYTES_PER_CALL {
-            (edit.before, edit.after, edit.texts_left_out) = (None, None, true);
-        }
-        if used + cost(&edit) <= EDIT_BYTES_PER_CALL {
-            self.edits.push(edit);
-        }
+        self.edits.keep(FileEdit { path, before, after, texts_left_out: false });
     }
 }

@@ -12,7 +12,7 @@ mod reuse;
 mod state;
 mod tools;
 
-pub use edits::EDIT_BYTES_PER_CALL;
+pub use edits::{EDIT_BYTES_PER_CALL, ReportedEdits};
 pub use log::Level;
 pub use model::{ChatMessage, ChatRole, Completion, ModelAsk, ModelBudget, ModelGrant, ModelService};
 pub use process::{ProcessOutput, ProcessRequest};

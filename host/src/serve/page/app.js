@@ -555,6 +555,9 @@ function handle(v, type, e) {
       setState(card, 'running…');
       break;
     }
+    case 'file_edited':
+      addEdit(toolCard(v, e.id, 'tool'), e);
+      break;
     case 'tool_result':
       setOutput(toolCard(v, e.id, e.name), e.ok, e.output);
       break;
@@ -654,6 +657,12 @@ function toolCard(v, id, name, plugin) {
 function setArguments(card, value) {
   card.args.hidden = false;
   card.args.replaceChildren(...shown(pretty(value), true));
+}
+
+// A file the call changed, as a diff before its output; the card opens to show it.
+function addEdit(card, edit) {
+  card.node.insertBefore(renderDiff(edit, (run) => shown(run)), card.output);
+  card.node.open = true;
 }
 
 function setState(card, text, tone = '') {

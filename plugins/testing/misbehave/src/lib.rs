@@ -1,5 +1,5 @@
 //! A plugin for the host's own tests. Its well-behaved tools (`echo`, `remember`, `recall`,
-//! `peek`) sit beside one tool per fault the runtime must contain: `trap`, `panic`, `spin`
+//! `peek`, `report_edits`) sit beside one tool per fault the runtime must contain: `trap`, `panic`, `spin`
 //! (endless loop), `grow` (memory bomb), `flood` (enormous output), `bad_utf8` (a result
 //! that is not UTF-8); and tools that try what a sandboxed plugin must not do without a
 //! grant: `read_file`, `connect`, `env`. `whoami` returns the session id the host gave.
@@ -68,6 +68,15 @@ pub struct Config {
 #[serde(deny_unknown_fields)]
 struct EchoArgs {
     text: String,
+}
+
+/// `report_edits`: `count` edits of `kb` KiB of text each, then `fail` decides the result.
+#[derive(Deserialize, JsonSchema)]
+struct ReportEditsArgs {
+    count: usize,
+    kb: usize,
+    #[serde(default)]
+    fail: bool,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -152,6 +161,7 @@ pub fn plugin() -> Plugin<Config> {
         })
         .tool(Tool::new("echo", "Echoes its text back.", |_: &Ctx, args: EchoArgs| Ok(args.text)))
         .tool(Tool::new("remember", "Stores a value.", remember))
+        .tool(Tool::new("report_edits", "Reports file edits it never made.", report_edits))
         .tool(bare("recall", "Returns every remembered value.", || {
             let all: Value = state::get("memory")?.unwrap_or(json!({}));
             Ok(all.to_string())
@@ -281,6 +291,18 @@ fn ask_model(_ctx: &Ctx, args: AskArgs) -> Result<String, String> {
     messages.push(ChatMessage::user(args.prompt));
     let answer = model::complete(&messages, CompleteOptions { max_output_tokens: args.max_output_tokens })?;
     Ok(format!("{} (tokens: {} in, {} out)", answer.text, answer.input_tokens, answer.output_tokens))
+}
+
+fn report_edits(_ctx: &Ctx, args: ReportEditsArgs) -> Result<String, String> {
+    let text = "x".repeat(args.kb * 1024);
+    for index in 0..args.count {
+        edits::report(&format!("file-{index}.txt"), None, Some(&text));
+    }
+    if args.fail {
+        Err(format!("reported {} edits, then failed", args.count))
+    } else {
+        Ok(format!("reported {}", args.count))
+    }
 }
 
 fn remember(_ctx: &Ctx, args: RememberArgs) -> Result<String, String> {
