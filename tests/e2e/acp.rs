@@ -440,10 +440,24 @@ async fn a_session_loads_after_a_restart_and_the_console_resumes_it_by_id() {
             .block_task()
             .await
             .expect("session/close");
-        listed.sessions.iter().map(|session| session.session_id.0.to_string()).collect::<Vec<_>>()
+        listed
+            .sessions
+            .iter()
+            .map(|session| {
+                (session.session_id.0.to_string(), session.title.clone(), session.updated_at.clone())
+            })
+            .collect::<Vec<_>>()
     })
     .await;
-    assert_eq!(listed, std::slice::from_ref(&id));
+    let [(listed_id, title, updated_at)] = &listed[..] else { panic!("one session listed: {listed:?}") };
+    assert_eq!(listed_id, &id);
+    assert_eq!(title.as_deref(), Some("first question"), "its first prompt is its title");
+    // Its last use, as RFC 3339 text in UTC, within the time the test has run.
+    let updated_at = updated_at.as_deref().expect("its last use");
+    let unix = std::process::Command::new("date").args(["-u", "-d", updated_at, "+%s"]).output().unwrap();
+    let unix: u64 = String::from_utf8_lossy(&unix.stdout).trim().parse().expect(updated_at);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    assert!(updated_at.ends_with('Z') && unix <= now && now - unix < 600, "{updated_at}");
     let updates = seen.updates();
     let user: Vec<_> = updates
         .iter()

@@ -29,6 +29,7 @@ use super::sessions::{Open, Sessions, internal};
 use super::updates::Updates;
 use super::views::Switch;
 use crate::agent::Host;
+use crate::state::SessionEntry;
 
 const AUTH_METHOD: &str = "model-key";
 /// Sessions `session/list` reads at most.
@@ -229,11 +230,11 @@ pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
                 .host
                 .sessions()
                 .store()
-                .list(LIST_LIMIT)
+                .entries(LIST_LIMIT)
             {
-                Ok(ids) => {
+                Ok(entries) => {
                     let cwd = std::env::current_dir().unwrap_or_default();
-                    let sessions = ids.into_iter().map(|id| SessionInfo::new(id, cwd.clone())).collect();
+                    let sessions = entries.into_iter().map(|entry| session_info(entry, &cwd)).collect();
                     responder.respond(ListSessionsResponse::new(sessions))
                 }
                 Err(error) => responder.respond_with_error(internal(error)),
@@ -253,6 +254,13 @@ pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
         .connect_to(super::transport::stdio())
         .await
         .map_err(|error| anyhow::anyhow!("the ACP connection failed: {error}"))
+}
+
+/// A stored session as `session/list` gives it: its first prompt as the title, its last use
+/// as RFC 3339 text. The host's sessions belong to no folder; `cwd` is the agent's.
+fn session_info(entry: SessionEntry, cwd: &std::path::Path) -> SessionInfo {
+    let updated = jiff::Timestamp::from_second(entry.updated_at).ok().map(|at| at.to_string());
+    SessionInfo::new(entry.id, cwd.to_path_buf()).title(entry.title).updated_at(updated)
 }
 
 /// Tells the client which slash commands session `open` takes.
