@@ -1,13 +1,15 @@
 //! `agent-host acp`'s sessions as an editor opens them: the MCP servers it passes attached to
 //! that session alone, started in its `cwd`, and what it may not pass refused before anything
-//! starts; `authenticate`; a session resumed in a new process.
+//! starts; `authenticate`; a session resumed in a new process; a compaction told to a client
+//! that takes compaction updates.
 
 use agent_client_protocol::Agent;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    AuthMethod, AuthenticateRequest, ContentBlock, EnvVariable, ErrorCode, InitializeRequest, McpServer,
-    McpServerSse, McpServerStdio, NewSessionRequest, NewSessionResponse, PromptRequest, ResumeSessionRequest,
+    AuthMethod, AuthenticateRequest, ClientCapabilities, ClientSessionCapabilities, CompactionCapabilities,
+    CompactionStatus, ContentBlock, EnvVariable, ErrorCode, InitializeRequest, McpServer, McpServerSse,
+    McpServerStdio, NewSessionRequest, NewSessionResponse, PromptRequest, ResumeSessionRequest,
     SessionUpdate, StopReason,
 };
 use serde_json::Value;
@@ -215,4 +217,61 @@ async fn a_session_resumes_in_a_new_process_without_a_replay_and_goes_on_from_it
     assert!(said[0].starts_with("first question"), "{said:?}");
     assert_eq!(said[1], "first answer");
     assert!(said[2].starts_with("second question"), "{said:?}");
+}
+
+/// A deployment whose window makes `/compact` truncate after a few turns.
+fn compacting_deployment(model: &FakeModel) -> tempfile::TempDir {
+    let dir = deployment(model, "");
+    let config = dir.path().join("config.toml");
+    let text = std::fs::read_to_string(&config).unwrap().replacen(
+        "model = \"fake\"\n",
+        "model = \"fake\"\ncontext_window = 100000\nmax_output_tokens = 500\n",
+        1,
+    );
+    std::fs::write(&config, text).unwrap();
+    dir
+}
+
+/// Six short turns, then `/compact`, by a client that says (or not) that it takes compaction
+/// updates; the compaction updates it was sent.
+async fn compact_after_six_turns(
+    model: &FakeModel,
+    dir: &std::path::Path,
+    takes_them: bool,
+) -> Vec<SessionUpdate> {
+    model.fallback(Reply::text("ok"));
+    let path = dir.to_owned();
+    let (_, seen) = with_client(dir, vec![], async move |cx, _seen| {
+        let mut capabilities = ClientCapabilities::new();
+        if takes_them {
+            capabilities = capabilities
+                .session(ClientSessionCapabilities::new().compaction(CompactionCapabilities::new()));
+        }
+        let init = InitializeRequest::new(ProtocolVersion::V1).client_capabilities(capabilities);
+        cx.send_request(init).block_task().await.unwrap();
+        let session: NewSessionResponse =
+            cx.send_request(NewSessionRequest::new(&path)).block_task().await.expect("session/new");
+        for n in 0..6 {
+            assert_eq!(prompt(&cx, &session, &format!("prompt {n}")).await, StopReason::EndTurn);
+        }
+        assert_eq!(prompt(&cx, &session, "/compact").await, StopReason::EndTurn);
+    })
+    .await;
+    seen.updates().into_iter().filter(|u| matches!(u, SessionUpdate::CompactionUpdate(_))).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compaction_is_a_compaction_update_for_a_client_that_takes_them_and_for_no_other() {
+    let model = FakeModel::start().await;
+    let dir = compacting_deployment(&model);
+    let sent = compact_after_six_turns(&model, dir.path(), true).await;
+    let [SessionUpdate::CompactionUpdate(update)] = &sent[..] else {
+        panic!("one compaction update: {sent:#?}")
+    };
+    assert_eq!(update.status, CompactionStatus::Completed);
+    let summary = serde_json::to_string(&update.summary).unwrap();
+    assert!(summary.contains("truncate: dropped the "), "what was done: {summary}");
+
+    let dir = compacting_deployment(&model);
+    assert_eq!(compact_after_six_turns(&model, dir.path(), false).await, [], "unasked, none is sent");
 }

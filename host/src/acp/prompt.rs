@@ -23,6 +23,7 @@ pub fn start(
     request: PromptRequest,
     responder: Responder<PromptResponse, V1>,
     cx: ConnectionTo<Client>,
+    compaction_updates: bool,
 ) -> Result<(), Error> {
     let text = prompt_text(&request.prompt);
     let cancel = CancellationToken::new();
@@ -37,7 +38,8 @@ pub fn start(
         *turn = Some(cancel.clone());
     }
     tokio::spawn(async move {
-        let updates = Updates::new(host.clone(), cx.clone(), open.id.clone(), open.shown.clone());
+        let updates =
+            Updates::new(host.clone(), cx.clone(), open.id.clone(), open.shown.clone(), compaction_updates);
         let approver = AcpApprover { cx, session_id: open.id.clone() };
         if super::commands::is_command(&text) {
             let answer = {

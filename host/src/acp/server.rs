@@ -38,10 +38,13 @@ const LIST_LIMIT: usize = 1_000;
 struct State {
     host: Arc<Host>,
     sessions: Sessions,
+    /// Whether the client said in `initialize` that it takes `compaction_update`s.
+    compaction_updates: std::sync::atomic::AtomicBool,
 }
 
 pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
-    let state = Arc::new(State { host, sessions: Sessions::default() });
+    let state =
+        Arc::new(State { host, sessions: Sessions::default(), compaction_updates: Default::default() });
     let (s1, s2, s3, s4, s5, s6, s7) = (
         state.clone(),
         state.clone(),
@@ -108,7 +111,10 @@ pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
         )
         .on_receive_request(
             async move |request: PromptRequest, responder, cx| match s4.sessions.get(&request.session_id.0) {
-                Ok(open) => prompt::start(s4.host.clone(), open, request, responder, cx),
+                Ok(open) => {
+                    let compaction = s4.compaction_updates.load(std::sync::atomic::Ordering::Relaxed);
+                    prompt::start(s4.host.clone(), open, request, responder, cx, compaction)
+                }
                 Err(error) => responder.respond_with_error(error),
             },
             agent_client_protocol::on_receive_request!(),
@@ -183,7 +189,8 @@ pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
                         requested.attach(&mut session).await;
                         history::replay(&host, session.history())
                     };
-                    let updates = Updates::new(host.clone(), cx, open.id.clone(), open.shown.clone());
+                    // A replay compacts nothing.
+                    let updates = Updates::new(host.clone(), cx, open.id.clone(), open.shown.clone(), false);
                     for update in replayed {
                         updates.send(update);
                     }
@@ -271,7 +278,10 @@ fn announce_commands(host: &Host, open: &Open, cx: &ConnectionTo<Client>) {
     }
 }
 
-fn initialize(state: &State, _request: &InitializeRequest) -> InitializeResponse {
+fn initialize(state: &State, request: &InitializeRequest) -> InitializeResponse {
+    let compaction =
+        request.client_capabilities.session.as_ref().is_some_and(|session| session.compaction.is_some());
+    state.compaction_updates.store(compaction, std::sync::atomic::Ordering::Relaxed);
     let key_env = state.host.config().model.key_env().to_owned();
     InitializeResponse::new(ProtocolVersion::V1)
         .agent_capabilities(
@@ -310,7 +320,8 @@ fn switch_choice<R: agent_client_protocol::JsonRpcResponse + Send + 'static>(
         return responder.respond_with_error(Error::invalid_params().data(format!("{value} is not a value this session can be switched to (a choice only the model moves takes none)")));
     };
     tokio::spawn(async move {
-        let updates = Updates::new(host.clone(), cx, open.id.clone(), open.shown.clone());
+        // A choice's switch compacts nothing.
+        let updates = Updates::new(host.clone(), cx, open.id.clone(), open.shown.clone(), false);
         let ran = {
             let mut session = open.handle.lock().await;
             let ran = host.command(&mut session, &line, &updates).await;

@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, Diff, SessionNotification, SessionUpdate, ToolCall, ToolCallContent,
-    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, UsageUpdate,
+    CompactionStatus, CompactionUpdate, ContentBlock, ContentChunk, Diff, SessionNotification, SessionUpdate,
+    ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, UsageUpdate,
 };
 use serde_json::Value;
 
@@ -23,6 +23,8 @@ pub struct Updates {
     session_id: String,
     /// Calls already announced with `tool_call` (an ask announces a call before it runs).
     announced: Mutex<HashSet<String>>,
+    /// Whether the client takes `compaction_update`s (its `session.compaction` capability).
+    compaction: bool,
     /// The files each running call changed, sent as diffs with its result.
     edits: Mutex<HashMap<String, Vec<FileEdit>>>,
     /// What the client was last told of the views, so only changes are sent.
@@ -35,11 +37,13 @@ impl Updates {
         cx: ConnectionTo<Client>,
         session_id: String,
         shown: Arc<Mutex<views::Shown>>,
+        compaction: bool,
     ) -> Self {
         Self {
             host,
             cx,
             session_id,
+            compaction,
             announced: Mutex::new(HashSet::new()),
             edits: Mutex::new(HashMap::new()),
             shown,
@@ -119,6 +123,17 @@ impl EventSink for Updates {
                 let mut content: Vec<ToolCallContent> = edits.into_iter().filter_map(diff).collect();
                 content.push(ToolCallContent::from(ContentBlock::from(output.clone())));
                 self.status(id, ToolCallUpdateFields::new().status(status).content(content));
+            }
+            Event::Compacted { strategy, note, tokens_before, tokens_after, replaced, summaries, .. }
+                if self.compaction =>
+            {
+                let summary = format!(
+                    "{strategy}: {note} ({replaced} messages in {summaries}; ~{tokens_before} → ~{tokens_after} tokens)"
+                );
+                let update =
+                    CompactionUpdate::new(uuid::Uuid::new_v4().to_string(), CompactionStatus::Completed)
+                        .summary(vec![ContentBlock::from(summary)]);
+                self.send(SessionUpdate::CompactionUpdate(update));
             }
             Event::ViewChanged { view } => {
                 let updates = self.shown.lock().unwrap_or_else(|p| p.into_inner()).changed(view);
