@@ -32,6 +32,7 @@ pub mod sandbox;
 mod sanitize;
 pub mod serve;
 pub mod state;
+pub mod telemetry;
 
 pub use agent::{Host, TurnEnd, TurnOutcome};
 pub use config::Config;

@@ -55,6 +55,7 @@ mod shell_sandbox;
 mod source_plugin;
 mod stock_config;
 mod swap;
+mod telemetry;
 mod todo;
 mod todo_write;
 mod views;

@@ -14,6 +14,8 @@ use crate::model::ToolCallRequest;
 use crate::plugins::PluginSet;
 use crate::plugins::{CallContext, Decision, ToolCall, ToolResult, ToolUse};
 use crate::state::StateBag;
+use crate::telemetry;
+use tracing::Instrument as _;
 
 /// Errors from schema validation shown to the model, at most.
 const MAX_SCHEMA_ERRORS: usize = 5;
@@ -42,10 +44,16 @@ pub struct CallReport {
 }
 
 pub async fn run(env: &CallEnv<'_>, request: &ToolCallRequest) -> CallReport {
-    let report = match checked_call(env, request) {
-        Err(result) => CallReport { result, unanswered_ask: false, fresh_views: Vec::new() },
-        Ok((tool, arguments)) => gate_and_run(env, request, tool, arguments).await,
-    };
+    let span = telemetry::execute_tool(&request.name, &request.id);
+    let report = async {
+        match checked_call(env, request) {
+            Err(result) => CallReport { result, unanswered_ask: false, fresh_views: Vec::new() },
+            Ok((tool, arguments)) => gate_and_run(env, request, tool, arguments).await,
+        }
+    }
+    .instrument(span.clone())
+    .await;
+    telemetry::tool_finished(&span, report.result.ok);
     super::report::forward_model_calls(env.sink, env.ctx);
     env.sink.emit(&Event::ToolResult {
         id: request.id.clone(),

@@ -17,6 +17,8 @@ use crate::events::{ContextEstimate, Event, EventSink, ReplyStop};
 use crate::model::{Message, ModelError, ModelReply, ModelRequest, Role, StopReason, ToolCallRequest};
 use crate::plugins::{CallContext, Capabilities, StopOutcome};
 use crate::state::{Session, SessionStore};
+use crate::telemetry;
+use tracing::Instrument as _;
 
 impl Host {
     /// Runs one user turn to its end. The session is committed after every step (a model
@@ -45,8 +47,13 @@ impl Host {
             approver,
             end: &mut end,
         };
-        let result = turn.run(prompt).await;
+        let span = telemetry::invoke_agent(&turn.ctx.session_id);
+        let result = turn.run(prompt).instrument(span.clone()).await;
         end.finish(&result);
+        let end_name =
+            |end: TurnEnd| serde_json::to_value(end).ok().and_then(|v| v.as_str().map(str::to_owned));
+        let ended = result.as_ref().ok().and_then(|outcome| end_name(outcome.end));
+        telemetry::turn_ended(&span, ended.as_deref().unwrap_or("error"));
         result
     }
 }
@@ -264,7 +271,17 @@ impl Turn<'_, '_> {
         self.end.model_call_made();
         let sink = self.sink;
         let mut on_text = |text: &str| sink.emit(&Event::AssistantDelta { text: text.to_owned() });
-        match self.host.model().complete(&request, encodings, &mut on_text).await {
+        let span = telemetry::chat(&self.host.config().model.model);
+        let sent =
+            self.host.model().complete(&request, encodings, &mut on_text).instrument(span.clone()).await;
+        match &sent {
+            Ok(reply) => {
+                let usage = reply.usage.as_ref().map(|usage| (usage.input_tokens, usage.output_tokens));
+                telemetry::chat_replied(&span, usage, reply.stop.finish_reason());
+            }
+            Err(error) => telemetry::failed(&span, error.kind()),
+        }
+        match sent {
             Ok(reply) => {
                 self.session.count_model_call();
                 self.session.context_mut().replied(reply.usage.as_ref());

@@ -15,6 +15,7 @@ mod render;
 mod spinner;
 mod startup;
 mod status_line;
+mod subscriber;
 mod tool_cards;
 mod tool_results;
 mod view_lines;
@@ -210,7 +211,6 @@ pub enum Status {
 }
 
 pub fn main(args: Args) -> ExitCode {
-    startup::init_tracing(args.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {

@@ -19,19 +19,8 @@ const DEMO_SCRIPT: &str = "demo/script.toml";
 /// The prompt the offline demo answers.
 const DEMO_PROMPT: &str = "Plan and write a short release note for agent-host, step by step.";
 
-pub fn init_tracing(verbose: u8) {
-    let default = match verbose {
-        0 => "warn",
-        1 => "info,agent_host=debug",
-        _ => "debug",
-    };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
-}
-
 pub async fn run(args: Args) -> Status {
-    let config_file = args.config.clone();
+    let (config_file, verbose) = (args.config.clone(), args.verbose);
     let (command, old_spelling) = match args.into_command() {
         Ok(command) => command,
         Err(error) => {
@@ -49,6 +38,14 @@ pub async fn run(args: Args) -> Status {
             return Status::BadInput;
         }
     };
+    let telemetry = super::subscriber::init(verbose, &config.telemetry);
+    let status = run_configured(config, command).await;
+    telemetry.finish().await;
+    status
+}
+
+/// [`run`] once the config is read and the subscriber installed.
+async fn run_configured(config: Config, command: Command) -> Status {
     let (model, demo) = match choose_model(&config) {
         Ok(choice) => choice,
         Err(error) => {

@@ -10,6 +10,7 @@ mod known_models;
 mod load;
 mod mcp;
 mod serve;
+mod telemetry;
 mod toolchain;
 
 use std::collections::BTreeMap;
@@ -26,6 +27,7 @@ pub use mcp::{
     BASELINE_ENV, GivenValues, McpServerConfig, McpTransport, ToolFilter, header_problem, name_problem,
 };
 pub use serve::ServeConfig;
+pub use telemetry::TelemetryConfig;
 
 /// The whole deployment, as loaded from `config.toml`.
 #[derive(Debug, Clone, Deserialize)]
@@ -50,6 +52,9 @@ pub struct Config {
     /// `agent-host serve`: principals, limits.
     #[serde(default)]
     pub serve: ServeConfig,
+    /// OpenTelemetry traces.
+    #[serde(default)]
+    pub telemetry: TelemetryConfig,
     /// Where the file was read from; relative paths resolve against its folder.
     #[serde(skip)]
     pub source: ConfigSource,

@@ -27,6 +27,21 @@ pub enum ModelError {
 pub const REDACTED: &str = "[redacted]";
 
 impl ModelError {
+    /// The kind of failure, in a few words that never vary with the details (a trace's
+    /// `error.type`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ModelError::Unreachable { .. } => "unreachable",
+            ModelError::Unauthorized { .. } => "unauthorized",
+            ModelError::Http { .. } => "http_status",
+            ModelError::Timeout { .. } => "timeout",
+            ModelError::Stream { .. } => "stream",
+            ModelError::Cut { .. } => "cut_off",
+            ModelError::ContextTooLong { .. } => "context_too_long",
+            ModelError::Script { .. } => "script",
+        }
+    }
+
     /// The error with every occurrence of `secret` replaced by [`REDACTED`]. An endpoint may
     /// quote the request, `Authorization` header included, in an error body or event (some
     /// gateways and debugging proxies do); that text reaches the console, the logs and the

@@ -65,3 +65,16 @@ pub enum StopReason {
     /// A reason the host does not know, as the endpoint spelled it.
     Other(String),
 }
+
+impl StopReason {
+    /// The reason as Chat Completions spells it (a trace's `gen_ai.response.finish_reasons`).
+    pub fn finish_reason(&self) -> &str {
+        match self {
+            StopReason::Done => "stop",
+            StopReason::ToolCalls => "tool_calls",
+            StopReason::Length => "length",
+            StopReason::Filtered => "content_filter",
+            StopReason::Other(reason) => reason,
+        }
+    }
+}

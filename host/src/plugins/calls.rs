@@ -25,6 +25,8 @@ use crate::runtime::PluginFailure;
 use crate::runtime::host_api::ModelGrant;
 use crate::runtime::{CallState, Deadline, Declarations, EmittedEvent, StateRead};
 use crate::state::StateBag;
+use crate::telemetry;
+use tracing::Instrument as _;
 
 /// What a successful call returns: its value and the events it emitted, in order. Its state
 /// writes have already been applied to the session's bag.
@@ -55,7 +57,7 @@ impl LoadedPlugin {
         }
         let (linked, powers) = (&self.linked, &self.powers);
         let (settled, warm) = linked
-            .bounded(powers, async |deadline| {
+            .bounded(powers, Export::Provide, async |deadline| {
                 let (mut store, func, instance) =
                     linked.instantiate(powers, bag, Export::Provide, Some(ctx), deadline).await?;
                 store.data_mut().reads = Some(Vec::new());
@@ -240,7 +242,7 @@ impl Linked {
         powers: &Powers,
         bag: &StateBag,
     ) -> Result<CallOutput<Manifest>, PluginError> {
-        self.bounded(powers, async |deadline| {
+        self.bounded(powers, Export::Manifest, async |deadline| {
             let mut store = self.fresh_store(powers, bag, Export::Manifest, deadline);
             let result = self.guest.manifest(&mut store).await;
             self.finish(powers, store, result, bag)
@@ -255,7 +257,7 @@ impl Linked {
         bag: &StateBag,
         config: &str,
     ) -> Result<(CallOutput<Result<Configured, String>>, Declarations), PluginError> {
-        self.bounded(powers, async |deadline| {
+        self.bounded(powers, Export::Configure, async |deadline| {
             let (mut store, func, _) =
                 self.instantiate(powers, bag, Export::Configure, None, deadline).await?;
             store.data_mut().declarations = Some(Declarations::default());
@@ -301,7 +303,7 @@ impl Linked {
         ctx: Option<&CallContext>,
         call: impl AsyncFnOnce(&mut Store<CallState>, Func) -> wasmtime::Result<R>,
     ) -> Result<(CallOutput<R>, Option<Warm>), PluginError> {
-        self.bounded(powers, async |deadline| {
+        self.bounded(powers, export, async |deadline| {
             let (mut store, func, instance) = self.instantiate(powers, bag, export, ctx, deadline).await?;
             let result = call(&mut store, func).await;
             let settled = self.settle(powers, &mut store, result, bag)?;
@@ -319,13 +321,17 @@ impl Linked {
     pub(super) async fn bounded<T>(
         &self,
         powers: &Powers,
+        export: Export,
         call: impl AsyncFnOnce(Deadline) -> Result<T, PluginFailure>,
     ) -> Result<T, PluginError> {
+        let span = telemetry::plugin_call(&powers.caller.name, export.wit_name());
         let deadline = Deadline::starting_now(powers.limits.timeout_ms);
-        tokio::time::timeout_at(deadline.at(), call(deadline))
+        let called = tokio::time::timeout_at(deadline.at(), call(deadline))
+            .instrument(span.clone())
             .await
-            .unwrap_or_else(|_| Err(PluginFailure::timed_out(deadline.ms())))
-            .map_err(|kind| PluginError::new(powers.caller.label.as_str(), kind))
+            .unwrap_or_else(|_| Err(PluginFailure::timed_out(deadline.ms())));
+        telemetry::plugin_returned(&span, called.as_ref().map_or_else(PluginFailure::kind, |_| "ok"));
+        called.map_err(|kind| PluginError::new(powers.caller.label.as_str(), kind))
     }
 
     /// A fresh store and instance for one call of `export`, with the call's limits armed,

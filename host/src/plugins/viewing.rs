@@ -89,7 +89,7 @@ impl Linked {
         config: &str,
         bag: &StateBag,
     ) -> Result<Vec<Widget>, PluginError> {
-        self.bounded(powers, async |deadline| {
+        self.bounded(powers, Export::View, async |deadline| {
             let Warm { mut store, instance } = warm;
             CallState::arm_again(&mut store, deadline);
             store.data_mut().model = powers.model.map(|budget| ModelGrant { budget, service: None });

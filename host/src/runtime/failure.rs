@@ -28,6 +28,20 @@ pub enum PluginFailure {
 }
 
 impl PluginFailure {
+    /// The kind of failure, in a word that never varies with the details (a trace's
+    /// `agent_host.plugin.outcome`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Timeout { .. } => "timeout",
+            Self::MemoryLimit { .. } => "memory_limit",
+            Self::Panic { .. } => "panic",
+            Self::Trap { .. } => "trap",
+            Self::Malformed { .. } => "malformed",
+            Self::Instantiate { .. } => "instantiate",
+            Self::OverCap { .. } => "over_cap",
+        }
+    }
+
     /// What stands between the plugin's name and this message: a cap's detail is a
     /// sentence of its own, not something the plugin did.
     pub(crate) fn separator(&self) -> &'static str {
