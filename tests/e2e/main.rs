@@ -48,6 +48,7 @@ mod secrets;
 mod serve;
 mod serve_edge;
 mod serve_first_run;
+mod serve_metrics;
 mod serve_page;
 mod serve_principals;
 mod shell;

@@ -18,6 +18,7 @@ mod commands;
 mod events;
 mod hub;
 mod listen;
+mod metrics;
 mod openapi;
 mod page;
 mod routes;
@@ -158,6 +159,7 @@ fn router(app: Arc<App>) -> Router {
         .route("/v1/sessions/{id}/export", get(routes::export_session))
         .route("/v1/plugins", get(routes::plugins))
         .route("/healthz", get(routes::healthz))
+        .route("/metrics", get(routes::metrics))
         .route("/readyz", get(routes::readyz))
         .route(
             "/openapi.json",

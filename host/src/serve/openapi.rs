@@ -13,7 +13,7 @@ use super::{events, routes, views};
         routes::create_session, routes::list_sessions, routes::get_session, routes::delete_session,
         routes::post_message, routes::cancel_turn, routes::answer_approval, routes::run_command,
         routes::export_session, routes::session_state, views::switch,
-        events::stream, routes::plugins, routes::reload, routes::healthz, routes::readyz,
+        events::stream, routes::plugins, routes::reload, routes::metrics, routes::healthz, routes::readyz,
     ),
     components(schemas(
         ErrorBody, Created, SessionSummary, SessionList, SessionDetail, NewMessage, TurnStarted,

@@ -269,6 +269,25 @@ fn table(app: &App) -> String {
     if mcp.is_empty() { app.host.plugin_table() } else { format!("{}\n{mcp}", app.host.plugin_table()) }
 }
 
+#[utoipa::path(get, path = "/metrics", tag = "deployment",
+    responses((status = 200, body = String, content_type = "application/openmetrics-text", description = "The server's figures"),
+              (status = 403, body = ErrorBody, description = "Only an admin may read them"), (status = 401, body = ErrorBody)))]
+/// The server's figures in the Prometheus text format, for an admin's scraper (its bearer
+/// token in the scrape config): they name plugins and count every principal's turns.
+pub async fn metrics(
+    State(app): State<Arc<App>>,
+    principal: Principal,
+) -> Result<impl IntoResponse, ApiError> {
+    if !principal.admin {
+        return Err(ApiError(
+            StatusCode::FORBIDDEN,
+            "only an admin (`[serve] admins`) may read /metrics".into(),
+        ));
+    }
+    let content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+    Ok(([(axum::http::header::CONTENT_TYPE, content_type)], app.metrics.text()))
+}
+
 #[utoipa::path(get, path = "/healthz", tag = "deployment", responses((status = 200, description = "The process serves")))]
 pub async fn healthz() -> &'static str {
     "ok"

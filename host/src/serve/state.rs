@@ -29,6 +29,8 @@ pub struct App {
     creating: tokio::sync::Mutex<()>,
     /// Cancelled on SIGTERM: streams close, new turns are refused, `readyz` says so.
     pub shutdown: CancellationToken,
+    /// What the turns did, for `GET /metrics`.
+    pub metrics: super::metrics::Metrics,
 }
 
 /// A session the server has open.
@@ -72,6 +74,7 @@ impl App {
             turns_by_principal: Mutex::new(HashMap::new()),
             creating: tokio::sync::Mutex::new(()),
             shutdown: CancellationToken::new(),
+            metrics: Default::default(),
         }
     }
 

@@ -36,13 +36,14 @@ pub fn start(
         )
     })?;
     let turn = uuid::Uuid::new_v4().simple().to_string();
-    let (host, open_for_task) = (app.host.clone(), open.clone());
+    let (app, open_for_task) = (app.clone(), open.clone());
     *running = Some(tokio::spawn(async move {
         // Held until the turn ends, or is dropped when cancelled.
         let _slot = slot;
         let open = open_for_task;
         let mut session = open.handle.lock().await;
-        if let Err(error) = host.run_turn(&mut session, &text, &*open.hub, &*open.approvals).await {
+        let sink = super::metrics::Metered::new(&*open.hub, &app.metrics);
+        if let Err(error) = app.host.run_turn(&mut session, &text, &sink, &*open.approvals).await {
             tracing::warn!(session = %open.id, error = %error, "a turn over HTTP failed");
         }
     }));
