@@ -3,6 +3,8 @@
 //! calls under this project's own namespace (`agent_host.plugin.*`). Every span of the host's
 //! is made here, so their names and attributes have one home.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use tracing::Span;
 use tracing::field::Empty;
 
@@ -11,6 +13,18 @@ pub const TARGET: &str = "agent_host::telemetry";
 
 /// What the agent is called in its spans.
 const AGENT: &str = "agent-host";
+
+/// Whether spans carry what was said (`[telemetry] capture_content`): set once, at start.
+static CAPTURE_CONTENT: AtomicBool = AtomicBool::new(false);
+
+/// Makes spans carry what was said from now on, or not.
+pub fn capture_content(capture: bool) {
+    CAPTURE_CONTENT.store(capture, Ordering::Relaxed);
+}
+
+fn capturing() -> bool {
+    CAPTURE_CONTENT.load(Ordering::Relaxed)
+}
 
 /// One user turn of session `session_id`.
 pub fn invoke_agent(session_id: &str) -> Span {
@@ -43,6 +57,7 @@ pub fn chat(model: &str) -> Span {
         gen_ai.usage.input_tokens = Empty,
         gen_ai.usage.output_tokens = Empty,
         gen_ai.response.finish_reasons = Empty,
+        gen_ai.output.messages = Empty,
         error.type = Empty,
     )
 }
@@ -55,6 +70,13 @@ pub fn chat_replied(span: &Span, usage: Option<(u64, u64)>, finish_reason: &str)
         span.record("gen_ai.usage.output_tokens", output);
     }
     span.record("gen_ai.response.finish_reasons", finish_reason);
+}
+
+/// The reply's text, on its [`chat`] span, when the operator opted in to content.
+pub fn chat_said(span: &Span, text: &str) {
+    if capturing() {
+        span.record("gen_ai.output.messages", text);
+    }
 }
 
 /// A call that failed, on its span: what kind of failure.
@@ -72,14 +94,21 @@ pub fn execute_tool(tool: &str, call_id: &str) -> Span {
         gen_ai.operation.name = "execute_tool",
         gen_ai.tool.name = tool,
         gen_ai.tool.call.id = call_id,
+        gen_ai.tool.call.arguments = Empty,
+        gen_ai.tool.call.result = Empty,
         agent_host.tool.ok = Empty,
         error.type = Empty,
     )
 }
 
-/// Whether the tool call succeeded, on its [`execute_tool`] span.
-pub fn tool_finished(span: &Span, ok: bool) {
+/// Whether the tool call succeeded, on its [`execute_tool`] span; with its arguments and
+/// result when the operator opted in to content.
+pub fn tool_finished(span: &Span, ok: bool, arguments: &str, result: &str) {
     span.record("agent_host.tool.ok", ok);
+    if capturing() {
+        span.record("gen_ai.tool.call.arguments", arguments);
+        span.record("gen_ai.tool.call.result", result);
+    }
 }
 
 /// One call of a plugin's export.

@@ -178,3 +178,21 @@ async fn without_telemetry_nothing_is_sent_and_a_bad_endpoint_is_refused_by_name
         "{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_capture_content_the_spans_carry_what_was_said() {
+    let (address, spans) = receiver().await;
+    let model = FakeModel::start().await;
+    let telemetry = format!("[telemetry]\notlp_endpoint = \"http://{address}\"\ncapture_content = true\n");
+    todo_turn(&model, &telemetry).await;
+    let spans = spans.lock().unwrap().clone();
+    let tool = spans.iter().find(|s| s.name == "execute_tool todos_add").expect("the tool span");
+    assert!(tool.attributes["gen_ai.tool.call.arguments"].contains("trace it"), "{tool:#?}");
+    assert!(tool.attributes["gen_ai.tool.call.result"].contains("trace it"), "{tool:#?}");
+    let said: Vec<&str> = spans
+        .iter()
+        .filter(|s| s.name == "chat fake")
+        .filter_map(|s| s.attributes.get("gen_ai.output.messages").map(String::as_str))
+        .collect();
+    assert!(said.contains(&"Done."), "{said:?}");
+}

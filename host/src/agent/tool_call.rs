@@ -53,7 +53,7 @@ pub async fn run(env: &CallEnv<'_>, request: &ToolCallRequest) -> CallReport {
     }
     .instrument(span.clone())
     .await;
-    telemetry::tool_finished(&span, report.result.ok);
+    telemetry::tool_finished(&span, report.result.ok, &request.arguments, &report.result.output);
     super::report::forward_model_calls(env.sink, env.ctx);
     env.sink.emit(&Event::ToolResult {
         id: request.id.clone(),

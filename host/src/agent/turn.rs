@@ -278,6 +278,7 @@ impl Turn<'_, '_> {
             Ok(reply) => {
                 let usage = reply.usage.as_ref().map(|usage| (usage.input_tokens, usage.output_tokens));
                 telemetry::chat_replied(&span, usage, reply.stop.finish_reason());
+                telemetry::chat_said(&span, &reply.text);
             }
             Err(error) => telemetry::failed(&span, error.kind()),
         }

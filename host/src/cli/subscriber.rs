@@ -36,6 +36,7 @@ pub fn init(verbose: u8, config: &TelemetryConfig) -> Telemetry {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_filter(filter);
     let registry = tracing_subscriber::registry().with(logs);
+    crate::telemetry::capture_content(config.capture_content);
     let Some(url) = config.traces_url() else {
         let _ = registry.try_init();
         return Telemetry { provider: None };
