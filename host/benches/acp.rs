@@ -4,13 +4,17 @@
 //! as `session/new` + `session/prompt` sent to `agent-host acp` over its stdio by a minimal
 //! JSON-RPC client here. Both on the stock set, one prompt at a time. Prints wall time per
 //! prompt and CPU per prompt: the library's is this process less the endpoint's thread, the
-//! agent's is the child's own, so the difference is what the ACP front end adds.
+//! agent's is the child's own, so the difference is what the ACP front end adds. Then the
+//! same through two agents, one exporting traces (`[telemetry]`, to a collector here that
+//! keeps nothing) and one not, prompted in turn, one prompt each: what tracing costs.
 //!
 //! `cargo bench -p agent-host --bench acp` (or `-- --prompts N`).
 
 #[allow(dead_code)]
 #[path = "load/endpoint.rs"]
 mod endpoint;
+#[path = "load/otlp_sink.rs"]
+mod otlp_sink;
 #[path = "load/stock_plugins.rs"]
 mod stock_plugins;
 #[allow(dead_code)]
@@ -70,6 +74,25 @@ fn main() -> anyhow::Result<()> {
         "\nACP's own cost per prompt: {:+.0} µs wall (median), {:+.0} µs CPU",
         micros(acp.median()) - micros(library.median()),
         micros(acp.cpu_per_prompt()) - micros(library.cpu_per_prompt())
+    );
+
+    let (sink, taken) = otlp_sink::start();
+    let traced_config = dir.path().join("traced.toml");
+    let traced =
+        format!("{}\n[telemetry]\notlp_endpoint = \"{sink}\"\n", config_text(&base_url, "traced.db", &built));
+    std::fs::write(&traced_config, traced)?;
+    let untraced_config = dir.path().join("untraced.toml");
+    std::fs::write(&untraced_config, config_text(&base_url, "untraced.db", &built))?;
+    let (untraced, traced) = in_turn(&untraced_config, &traced_config, dir.path(), prompts)?;
+    println!();
+    untraced.print("ACP, traces off");
+    traced.print("ACP, traces on ");
+    println!(
+        "tracing's cost per prompt: {:+.0} µs wall (median), {:+.0} µs CPU; the collector took {} requests, {} KiB",
+        micros(traced.median()) - micros(untraced.median()),
+        micros(traced.cpu_per_prompt()) - micros(untraced.cpu_per_prompt()),
+        taken.requests.load(std::sync::atomic::Ordering::Relaxed),
+        taken.bytes.load(std::sync::atomic::Ordering::Relaxed) / 1024,
     );
     Ok(())
 }
@@ -173,6 +196,33 @@ fn acp_path(config_path: &Path, cwd: &Path, prompts: usize) -> anyhow::Result<Fi
     let cpu = agent.cpu() - cpu_before;
     walls.sort_unstable();
     Ok(Figures { walls, cpu })
+}
+
+/// The workflow through two agents, `a` and `b`, prompted in turn (a b a b ...), so that the
+/// machine's drift weighs on both alike.
+fn in_turn(a: &Path, b: &Path, cwd: &Path, prompts: usize) -> anyhow::Result<(Figures, Figures)> {
+    let mut agents = [Agent::start(a)?, Agent::start(b)?];
+    for agent in &mut agents {
+        agent.request("initialize", json!({"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}))?;
+        for _ in 0..WARM_UP {
+            agent.prompt(cwd)?;
+        }
+    }
+    let cpu_before = agents.each_ref().map(Agent::cpu);
+    let mut walls = [Vec::with_capacity(prompts), Vec::with_capacity(prompts)];
+    for _ in 0..prompts {
+        for (agent, walls) in agents.iter_mut().zip(&mut walls) {
+            let started = Instant::now();
+            agent.prompt(cwd)?;
+            walls.push(started.elapsed());
+        }
+    }
+    let [mut a_walls, mut b_walls] = walls;
+    a_walls.sort_unstable();
+    b_walls.sort_unstable();
+    let a = Figures { walls: a_walls, cpu: agents[0].cpu() - cpu_before[0] };
+    let b = Figures { walls: b_walls, cpu: agents[1].cpu() - cpu_before[1] };
+    Ok((a, b))
 }
 
 /// `agent-host acp` as a child, and the JSON-RPC this bench speaks to it.
