@@ -11,7 +11,7 @@ use agent_client_protocol::v1::schema::{
     ContentBlock, InitializeRequest, NewSessionRequest, NewSessionResponse, PermissionOptionKind,
     PlanEntryStatus, PromptRequest, RequestPermissionOutcome, RequestPermissionRequest,
     RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification, SessionUpdate,
-    SetSessionModeRequest, StopReason, ToolCallStatus, ToolKind,
+    SetSessionModeRequest, StopReason, ToolCallStatus, ToolCallUpdateFields, ToolKind,
 };
 use agent_client_protocol::{Agent, ByteStreams, Client};
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
@@ -284,8 +284,8 @@ rules = [{ tool = "remember", decision = "ask", reason = "remembering needs a lo
     )
 }
 
-/// The final status of each tool call, in order of the calls.
-fn final_statuses(updates: &[SessionUpdate]) -> Vec<ToolCallStatus> {
+/// The update that finished each tool call (completed or failed), in order of the calls.
+pub(crate) fn finished_calls(updates: &[SessionUpdate]) -> Vec<ToolCallUpdateFields> {
     updates
         .iter()
         .filter_map(|update| match update {
@@ -295,11 +295,16 @@ fn final_statuses(updates: &[SessionUpdate]) -> Vec<ToolCallStatus> {
                     Some(ToolCallStatus::Completed | ToolCallStatus::Failed)
                 ) =>
             {
-                update.fields.status
+                Some(update.fields.clone())
             }
             _ => None,
         })
         .collect()
+}
+
+/// The final status of each tool call, in order of the calls.
+fn final_statuses(updates: &[SessionUpdate]) -> Vec<ToolCallStatus> {
+    finished_calls(updates).into_iter().filter_map(|fields| fields.status).collect()
 }
 
 #[tokio::test]

@@ -1,10 +1,10 @@
 //! `agent-host acp`: a file a tool changed reaches the editor as a diff in the call's result,
 //! from the `edits` the tool told (contract 0.2.5), never from its arguments.
 
-use agent_client_protocol::v1::schema::{SessionUpdate, StopReason, ToolCallContent, ToolCallStatus};
+use agent_client_protocol::v1::schema::{StopReason, ToolCallContent};
 
-use crate::acp::{deployment, open, prompt, with_client};
-use crate::support::{FakeModel, Reply, plugin_block};
+use crate::acp::{deployment, finished_calls, open, prompt, with_client};
+use crate::support::{FakeModel, Reply, plugin_block, writable_workspace};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_and_an_edit_arrive_as_diffs_with_the_calls_result() {
@@ -17,10 +17,7 @@ async fn a_write_and_an_edit_arrive_as_diffs_with_the_calls_result() {
     model.push(Reply::tool("read_file", r#"{"path": "notes.md"}"#));
     model.push(Reply::text("Written and edited."));
     let workspace = tempfile::tempdir().unwrap();
-    let grant = format!(
-        "[plugin.grants.dirs]\n\"/workspace\" = {{ host = \"{}\", write = true }}",
-        workspace.path().display()
-    );
+    let grant = writable_workspace(workspace.path());
     let dir = deployment(&model, &plugin_block("fs", &grant));
     let path = dir.path().to_owned();
     let (stop, seen) = with_client(dir.path(), vec![], async move |cx, _seen| {
@@ -32,21 +29,8 @@ async fn a_write_and_an_edit_arrive_as_diffs_with_the_calls_result() {
     assert_eq!(std::fs::read_to_string(workspace.path().join("notes.md")).unwrap(), "# Notes\nsecond\n");
 
     // The content of each call's last update, in order of the calls.
-    let finished: Vec<Vec<ToolCallContent>> = seen
-        .updates()
-        .into_iter()
-        .filter_map(|update| match update {
-            SessionUpdate::ToolCallUpdate(update)
-                if matches!(
-                    update.fields.status,
-                    Some(ToolCallStatus::Completed | ToolCallStatus::Failed)
-                ) =>
-            {
-                update.fields.content
-            }
-            _ => None,
-        })
-        .collect();
+    let finished: Vec<Vec<ToolCallContent>> =
+        finished_calls(&seen.updates()).into_iter().filter_map(|fields| fields.content).collect();
     assert_eq!(finished.len(), 3, "{finished:#?}");
     let diffs = |content: &[ToolCallContent]| -> Vec<(String, Option<String>, String)> {
         content

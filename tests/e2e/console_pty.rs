@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::support::pty::{pseudo_terminal, resize};
-use crate::support::{FakeModel, Reply, config_text, console_on, plugin_block, repo_root};
+use crate::support::{
+    FakeModel, Reply, config_text, console_on, plugin_block, repo_root, writable_workspace,
+};
 
 const ROWS: u16 = 40;
 const COLUMNS: u16 = 120;
@@ -714,10 +716,7 @@ async fn an_edit_is_drawn_as_a_diff_under_its_card() {
     model.push(Reply::text("edited"));
     let workspace = tempfile::tempdir().unwrap();
     std::fs::write(workspace.path().join("notes.md"), "alpha\nbeta\ngamma\ndelta\nepsilon\nzeta\n").unwrap();
-    let grant = format!(
-        "[plugin.grants.dirs]\n\"/workspace\" = {{ host = \"{}\", write = true }}",
-        workspace.path().display()
-    );
+    let grant = writable_workspace(workspace.path());
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("config.toml");
     std::fs::write(&config, config_text(&model.url(), &plugin_block("fs", &grant))).unwrap();

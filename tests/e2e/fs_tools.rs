@@ -6,7 +6,7 @@
 use agent_host::plugins::ToolResult;
 use serde_json::{Value, json};
 
-use crate::support::{FakeModel, TestHost, plugin_block};
+use crate::support::{FakeModel, TestHost, plugin_block, writable_workspace};
 
 /// A host with the fs plugin and a workspace folder holding a few files.
 async fn host() -> (TestHost, tempfile::TempDir) {
@@ -15,10 +15,7 @@ async fn host() -> (TestHost, tempfile::TempDir) {
     std::fs::write(workspace.path().join("notes.txt"), "one\ntwo\nthree\nfour\n").unwrap();
     std::fs::write(workspace.path().join("src/main.rs"), "fn main() {\n    println!(\"hi\");\n}\n").unwrap();
     std::fs::write(workspace.path().join("src/nested/lib.rs"), "pub fn hi() {}\n").unwrap();
-    let grant = format!(
-        "[plugin.grants.dirs]\n\"/workspace\" = {{ host = \"{}\", write = true }}",
-        workspace.path().display()
-    );
+    let grant = writable_workspace(workspace.path());
     let model = FakeModel::start().await;
     (TestHost::with_plugins(&model, &plugin_block("fs", &grant)).await, workspace)
 }

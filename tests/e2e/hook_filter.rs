@@ -5,7 +5,7 @@
 use agent_host::plugins::{Export, LoadedPlugin, ToolResult};
 use serde_json::{Value, json};
 
-use crate::support::{FakeModel, TestHost, plugin_block};
+use crate::support::{FakeModel, TestHost, plugin_block, writable_workspace};
 
 /// todo, agent-mode (plan mode by default), permissions with `permissions_config`, and fs
 /// on a workspace holding a short and a long file.
@@ -13,10 +13,7 @@ async fn host(permissions_config: &str) -> (TestHost, tempfile::TempDir) {
     let workspace = tempfile::tempdir().unwrap();
     std::fs::write(workspace.path().join("short.txt"), "tiny\n").unwrap();
     std::fs::write(workspace.path().join("long.txt"), "a line of text\n".repeat(20)).unwrap();
-    let grant = format!(
-        "[plugin.grants.dirs]\n\"/workspace\" = {{ host = \"{}\", write = true }}",
-        workspace.path().display()
-    );
+    let grant = writable_workspace(workspace.path());
     let plugins = format!(
         "{}{}{}{}",
         plugin_block("todo", ""),

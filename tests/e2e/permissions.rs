@@ -9,7 +9,7 @@ use agent_host::agent::SessionHandle;
 use agent_host::plugins::ToolResult;
 use serde_json::{Value, json};
 
-use crate::support::{FakeModel, Reply, TestHost, plugin_block};
+use crate::support::{FakeModel, Reply, TestHost, plugin_block, writable_workspace};
 
 mod gadgets;
 mod operator_answers;
@@ -311,10 +311,7 @@ async fn a_trapping_policy_fails_closed() {
 #[tokio::test]
 async fn accept_edits_allows_the_fs_edit_tools_and_read_only_refuses_them() {
     let workspace = tempfile::tempdir().unwrap();
-    let grant = format!(
-        "[plugin.grants.dirs]\n\"/workspace\" = {{ host = \"{}\", write = true }}",
-        workspace.path().display()
-    );
+    let grant = writable_workspace(workspace.path());
     for (preset, writes) in [("accept-edits", true), ("read-only", false)] {
         let model = FakeModel::start().await;
         let plugins = format!(

@@ -7,7 +7,7 @@
 //! no page code. The screenshots of each step are kept in `target/e2e-screenshots/`.
 
 use crate::support::serve::{serve, serve_with_a_sign_in_link, token};
-use crate::support::{FakeModel, Reply, plugin_block, repo_root};
+use crate::support::{FakeModel, Reply, plugin_block, repo_root, writable_workspace};
 
 /// Two todos added, each completed through an approval, then the answer; `between` goes
 /// after the first, in order. The texts carry markup, which the page must show as text: page.mjs
@@ -111,10 +111,7 @@ async fn a_custom_mode_plugin_shows_its_stages_and_the_current_one_with_no_switc
     let write = Reply::tool("write_file", r##"{"path": "notes.md", "content": "# Notes\n<b>first</b>\n"}"##);
     script(&model, vec![Reply::tool("advance_stage", r#"{"to": "research"}"#), write]);
     let workspace = tempfile::tempdir().unwrap();
-    let grant = format!(
-        "[plugin.grants.dirs]\n\"/workspace\" = {{ host = \"{}\", write = true }}",
-        workspace.path().display()
-    );
+    let grant = writable_workspace(workspace.path());
     let plugins = format!(
         "{}{}{}{}",
         plugin_block("todo", ""),

@@ -86,6 +86,11 @@ pub fn plugin_block(package: &str, extra: &str) -> String {
     format!("[[plugin]]\npath = \"{}\"\n{extra}\n", plugin_wasm(package).display())
 }
 
+/// The grant of `folder` as the plugin's writable `/workspace`, as `[plugin.grants.dirs]`.
+pub fn writable_workspace(folder: &std::path::Path) -> String {
+    format!("[plugin.grants.dirs]\n\"/workspace\" = {{ host = \"{}\", write = true }}", folder.display())
+}
+
 impl TestHost {
     pub async fn new(config: &str) -> anyhow::Result<Self> {
         let dir = tempfile::tempdir()?;
