@@ -140,6 +140,7 @@ fn validate(config: &Config) -> Result<(), ConfigError> {
     super::grants::check(config)?;
     super::mcp::check(config)?;
     super::serve::check(config)?;
+    super::storage::check(config)?;
     Ok(())
 }
 
