@@ -118,7 +118,7 @@ pub enum StoreError {
     Open { path: String, detail: String },
     #[error("session store: {0}")]
     Sql(#[from] rusqlite::Error),
-    #[error("session store: {0}")]
+    #[error("session store: {}", super::postgres::with_causes(.0))]
     Postgres(#[from] postgres::Error),
     #[error("session store unavailable: {0}")]
     Unavailable(String),

@@ -185,18 +185,18 @@ fn a_step_round_trips_and_removals_delete(db: &TestDatabase) {
     store.create("s1", &Holder::this_process(), "c0", i64::MAX).unwrap();
     let messages = [Message::user("hi"), Message::assistant("hello", vec![])];
     let changes = [
-        StateChange { namespace: "notes".into(), key: "items".into(), value: Some("[]".into()) },
+        StateChange { namespace: "notes".into(), key: "entries".into(), value: Some("[]".into()) },
         StateChange { namespace: "notes".into(), key: "gone".into(), value: Some("1".into()) },
     ];
     store.commit("s1", Step { changes: &changes, model_calls: 1, ..step(None, 0, &messages) }).unwrap();
     let changes = [
         StateChange { namespace: "notes".into(), key: "gone".into(), value: None },
-        StateChange { namespace: "notes".into(), key: "items".into(), value: Some("[1]".into()) },
+        StateChange { namespace: "notes".into(), key: "entries".into(), value: Some("[1]".into()) },
     ];
     store.commit("s1", Step { changes: &changes, model_calls: 1, ..step(None, 2, &[]) }).unwrap();
     let loaded = store.load("s1").unwrap().unwrap();
     assert_eq!(loaded.history, messages);
-    assert_eq!(loaded.state, vec![("notes".into(), "items".into(), "[1]".into())]);
+    assert_eq!(loaded.state, vec![("notes".into(), "entries".into(), "[1]".into())]);
     assert_eq!(loaded.model_calls, 1);
     assert!(store.load("nope").unwrap().is_none());
 }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::postgres::test_server::TestServer;
+use super::postgres::test_server::{PASSWORD, TestServer};
 use super::{PostgresStore, SessionStore, SqliteStore};
 
 /// A database that stores are opened on, as many as a test wants (as processes would).
@@ -29,7 +29,7 @@ impl TestDatabase {
     pub(crate) fn open(&self) -> Arc<dyn SessionStore> {
         match self {
             Self::Sqlite { path, .. } => Arc::new(SqliteStore::open(path).unwrap()),
-            Self::Postgres { url } => Arc::new(PostgresStore::open(url, None).unwrap()),
+            Self::Postgres { url } => Arc::new(PostgresStore::open(url, Some(PASSWORD)).unwrap()),
         }
     }
 
@@ -57,7 +57,8 @@ impl TestDatabase {
 /// A connection of the test's own (tests run on plain threads, where the synchronous client
 /// may run).
 fn client(url: &str) -> ::postgres::Client {
-    ::postgres::Client::connect(url, ::postgres::NoTls).unwrap()
+    let mut config: ::postgres::Config = url.parse().unwrap();
+    config.password(PASSWORD).connect(::postgres::NoTls).unwrap()
 }
 
 /// Runs each named test body (a `fn(&TestDatabase)` in the calling module) on both stores:

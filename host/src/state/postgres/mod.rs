@@ -321,10 +321,26 @@ fn owner_value(owner: &str) -> String {
     serde_json::Value::from(owner).to_string()
 }
 
+/// An error with what caused it: the client's own text is often only its kind
+/// ("invalid configuration", "db error"), the reason is in its source.
+pub(crate) fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        let inner_text = inner.to_string();
+        if !text.contains(&inner_text) {
+            text = format!("{text}: {inner_text}");
+        }
+        cause = inner.source();
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::state::test_stores::TestDatabase;
+    use test_server::PASSWORD;
 
     fn url(db: &TestDatabase) -> &str {
         match db {
@@ -336,17 +352,27 @@ mod tests {
     #[test]
     fn the_schema_is_migrated_once_and_a_newer_one_is_refused() {
         let db = TestDatabase::postgres();
-        drop(PostgresStore::open(url(&db), None).unwrap());
-        drop(PostgresStore::open(url(&db), None).unwrap());
+        drop(PostgresStore::open(url(&db), Some(PASSWORD)).unwrap());
+        drop(PostgresStore::open(url(&db), Some(PASSWORD)).unwrap());
         let versions = db.query_i64("SELECT COUNT(*) FROM agent_host_schema");
         assert_eq!(versions, schema::latest() as i64, "each migration recorded once");
         db.execute(&format!("INSERT INTO agent_host_schema (version) VALUES ({})", schema::latest() + 1));
-        let error = PostgresStore::open(url(&db), None).err().expect("refused");
+        let error = PostgresStore::open(url(&db), Some(PASSWORD)).err().expect("refused");
         assert!(
             matches!(error, StoreError::SchemaNewer { found, known } if found == schema::latest() + 1 && known == schema::latest()),
             "{error:?}"
         );
         assert!(error.to_string().contains("newer than this agent-host knows"), "{error}");
+    }
+
+    #[test]
+    fn a_wrong_or_missing_password_is_refused_at_open() {
+        let db = TestDatabase::postgres();
+        for password in [None, Some("wrong")] {
+            let error = PostgresStore::open(url(&db), password).err().expect("refused");
+            assert!(matches!(&error, StoreError::Open { path, .. } if path == url(&db)), "{error:?}");
+            assert!(error.to_string().contains("password"), "{error}");
+        }
     }
 
     #[test]
@@ -363,7 +389,7 @@ mod tests {
     #[tokio::test]
     async fn the_store_is_opened_used_and_dropped_from_async_code() {
         let db = TestDatabase::postgres();
-        let store = PostgresStore::open(url(&db), None).unwrap();
+        let store = PostgresStore::open(url(&db), Some(PASSWORD)).unwrap();
         store.create("s1", &Holder::this_process(), "c0", i64::MAX).unwrap();
         assert_eq!(store.list(10).unwrap(), ["s1"]);
         drop(store);

@@ -84,7 +84,7 @@ fn work(config: &postgres::Config, name: &str, jobs: &Mutex<Receiver<Job>>) {
             match config.connect(NoTls) {
                 Ok(connected) => client = Some(connected),
                 Err(error) => {
-                    job(Err(StoreError::Open { path: name.to_owned(), detail: error.to_string() }));
+                    job(Err(StoreError::Open { path: name.to_owned(), detail: super::with_causes(&error) }));
                     continue;
                 }
             }

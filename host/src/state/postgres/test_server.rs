@@ -4,7 +4,7 @@
 //!
 //! The binaries come from `scripts/install-postgres.sh`, which installs them when missing
 //! (never a skip). The server lives in a temporary folder, listens on a free loopback port
-//! with its socket folder inside the temporary folder too, and trusts local connections. It
+//! with its socket folder inside the temporary folder too, and asks for [`PASSWORD`] over TCP. It
 //! is started by a small shell that waits for this process's end (its stdin closing) and
 //! then stops the server and removes the folder, so no server outlives the tests, however
 //! they end.
@@ -26,6 +26,10 @@ pub struct TestServer {
 /// The user the server runs and is reached as.
 pub const USER: &str = "agent_host_test";
 
+/// `USER`'s password: the server asks for it on every TCP connection, so a store that does
+/// not pass it on is refused, as by a real deployment.
+pub const PASSWORD: &str = "agent-host-test-password";
+
 impl TestServer {
     /// The server, started on first use.
     pub fn shared() -> &'static TestServer {
@@ -33,13 +37,14 @@ impl TestServer {
         SERVER.get_or_init(start)
     }
 
-    /// A new, empty database on the shared server; its URL (no password: the server trusts
-    /// loopback connections).
+    /// A new, empty database on the shared server; its URL, which holds no password
+    /// ([`PASSWORD`] is it).
     pub fn fresh_database() -> String {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let server = Self::shared();
         let name = format!("test_{}_{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
         let status = Command::new(server.bin.join("createdb"))
+            .env("PGPASSWORD", PASSWORD)
             .args(["-h", "127.0.0.1", "-p", &server.port.to_string(), "-U", USER, &name])
             .status()
             .expect("createdb runs");
@@ -97,7 +102,13 @@ fn start() -> TestServer {
     let bin_q = bin.display();
     let (data_q, socket_q, log_q, dir_q) =
         (data.display(), socket.display(), dir.join("server.log").display().to_string(), dir.display());
-    let init = format!("{bin_q}/initdb -D {data_q} -U {USER} -A trust -E UTF8 --no-sync >/dev/null");
+    let password_file = dir.join("password");
+    std::fs::write(&password_file, PASSWORD).expect("the password file");
+    let init = format!(
+        "{bin_q}/initdb -D {data_q} -U {USER} --pwfile={} --auth-local=trust --auth-host=scram-sha-256 \
+         -E UTF8 --no-sync >/dev/null",
+        password_file.display()
+    );
     let start = format!(
         "{bin_q}/pg_ctl -D {data_q} -l {log_q} -w -o \"-p {port} -k {socket_q} -c listen_addresses=127.0.0.1 -c fsync=off\" start >/dev/null"
     );
