@@ -19,6 +19,7 @@ both_stores!(
     usage_is_kept_beside_its_reply_and_added_up_on_load,
     a_session_id_in_use_is_a_conflict,
     a_copy_is_whole_and_leased,
+    of_many_processes_racing_for_a_lapsed_lease_one_wins_and_only_it_writes,
 );
 
 fn step<'a>(lease: Option<&'a str>, first_seq: usize, messages: &'a [Message]) -> Step<'a> {
@@ -286,4 +287,34 @@ fn a_copy_is_whole_and_leased(db: &TestDatabase) {
     let refused = store.lease("copy", &holder, "c2", i64::MAX, None).unwrap().expect("the copier holds it");
     assert_eq!(refused.holder, copier);
     assert_eq!(store.load("source").unwrap().unwrap(), source, "the source is untouched");
+}
+
+fn of_many_processes_racing_for_a_lapsed_lease_one_wins_and_only_it_writes(db: &TestDatabase) {
+    let store = db.open();
+    store.create("s1", &Holder::this_process(), "c0", now_millis() - 1).unwrap();
+    let racers = 6;
+    let barrier = std::sync::Barrier::new(racers);
+    let winners: Vec<Holder> = std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..racers)
+            .map(|index| {
+                let (barrier, store) = (&barrier, db.open());
+                scope.spawn(move || {
+                    let holder = Holder::this_process();
+                    barrier.wait();
+                    let refused = store.lease("s1", &holder, &format!("c{index}"), i64::MAX, None).unwrap();
+                    // Every racer tries to write its step at the same position.
+                    let written =
+                        store.commit("s1", step(Some(&holder.token), 0, &[Message::user(&holder.token)]));
+                    match (refused, written) {
+                        (None, Ok(())) => Some(holder),
+                        (Some(_), Err(StoreError::LeaseLost { .. })) => None,
+                        other => panic!("a racer got {other:?}"),
+                    }
+                })
+            })
+            .collect();
+        runs.into_iter().filter_map(|run| run.join().unwrap()).collect()
+    });
+    let [winner] = &winners[..] else { panic!("{} racers won", winners.len()) };
+    assert_eq!(store.load("s1").unwrap().unwrap().history, [Message::user(&winner.token)]);
 }
