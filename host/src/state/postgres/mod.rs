@@ -6,13 +6,12 @@
 //! Built on the synchronous `postgres` client, like the trait: the connections live on
 //! worker threads of their own ([`pool`] says why), the caller waits for the answer.
 
+mod connection;
 mod pool;
 mod rows;
 mod schema;
 #[cfg(test)]
 pub(crate) mod test_server;
-
-use postgres::IsolationLevel;
 
 use self::pool::Pool;
 use self::rows::{OWNED_BY, SESSION_ENTRY, session_entry};
@@ -82,8 +81,8 @@ impl From<Step<'_>> for OwnedStep {
 impl SessionStore for PostgresStore {
     fn create(&self, id: &str, holder: &Holder, claim: &str, expires_at: i64) -> Result<(), StoreError> {
         let (id, holder, claim) = (id.to_owned(), holder.clone(), claim.to_owned());
-        self.pool.run(move |client| {
-            let mut transaction = client.transaction()?;
+        self.pool.run(move |connection| {
+            let mut transaction = connection.transaction()?;
             let now = now_millis();
             transaction.execute(
                 "INSERT INTO sessions (id, created_at, updated_at) VALUES ($1, $2, $2)",
@@ -104,8 +103,8 @@ impl SessionStore for PostgresStore {
     ) -> Result<(), StoreError> {
         let (id, holder, claim, contents) =
             (id.to_owned(), holder.clone(), claim.to_owned(), contents.clone());
-        self.pool.run(move |client| {
-            let mut transaction = client.transaction()?;
+        self.pool.run(move |connection| {
+            let mut transaction = connection.transaction()?;
             transaction.execute(
                 "INSERT INTO sessions (id, created_at, updated_at, model_calls) VALUES ($1, $2, $2, $3)",
                 &[&id, &now_millis(), &(contents.model_calls as i64)],
@@ -138,8 +137,8 @@ impl SessionStore for PostgresStore {
     ) -> Result<Option<HeldLease>, StoreError> {
         let (id, holder, claim) = (id.to_owned(), holder.clone(), claim.to_owned());
         let replacing = replacing.map(str::to_owned);
-        self.pool.run(move |client| {
-            let mut transaction = client.transaction()?;
+        self.pool.run(move |connection| {
+            let mut transaction = connection.transaction()?;
             let taken =
                 rows::take_lease(&mut transaction, &id, &holder, &claim, expires_at, replacing.as_deref())?;
             let refused = if taken { None } else { rows::held_lease(&mut transaction, &id, false)? };
@@ -150,8 +149,8 @@ impl SessionStore for PostgresStore {
 
     fn renew_leases(&self, token: &str, expires_at: i64) -> Result<(), StoreError> {
         let token = token.to_owned();
-        self.pool.run(move |client| {
-            client.execute(
+        self.pool.run(move |connection| {
+            connection.execute(
                 "UPDATE session_leases SET expires_at = $2 WHERE token = $1",
                 &[&token, &expires_at],
             )?;
@@ -161,8 +160,8 @@ impl SessionStore for PostgresStore {
 
     fn release_lease(&self, id: &str, claim: &str) -> Result<(), StoreError> {
         let (id, claim) = (id.to_owned(), claim.to_owned());
-        self.pool.run(move |client| {
-            client
+        self.pool.run(move |connection| {
+            connection
                 .execute("DELETE FROM session_leases WHERE session_id = $1 AND claim = $2", &[&id, &claim])?;
             Ok(())
         })
@@ -170,13 +169,9 @@ impl SessionStore for PostgresStore {
 
     fn load(&self, id: &str) -> Result<Option<StoredSession>, StoreError> {
         let id = id.to_owned();
-        self.pool.run(move |client| {
+        self.pool.run(move |connection| {
             // One snapshot: a session another host is writing is read as of one step.
-            let mut transaction = client
-                .build_transaction()
-                .isolation_level(IsolationLevel::RepeatableRead)
-                .read_only(true)
-                .start()?;
+            let mut transaction = connection.snapshot()?;
             let Some(row) =
                 transaction.query_opt("SELECT model_calls FROM sessions WHERE id = $1", &[&id])?
             else {
@@ -221,8 +216,8 @@ impl SessionStore for PostgresStore {
 
     fn commit(&self, id: &str, step: Step<'_>) -> Result<(), StoreError> {
         let (id, step) = (id.to_owned(), OwnedStep::from(step));
-        self.pool.run(move |client| {
-            let mut transaction = client.transaction()?;
+        self.pool.run(move |connection| {
+            let mut transaction = connection.transaction()?;
             if let Some(token) = &step.lease {
                 rows::check_lease(&mut transaction, &id, token)?;
             }
@@ -256,45 +251,46 @@ impl SessionStore for PostgresStore {
 
     fn list(&self, limit: usize) -> Result<Vec<String>, StoreError> {
         let limit = limit as i64;
-        self.pool.run(move |client| {
+        self.pool.run(move |connection| {
             let rows =
-                client.query("SELECT id FROM sessions ORDER BY updated_at DESC LIMIT $1", &[&limit])?;
+                connection.query("SELECT id FROM sessions ORDER BY updated_at DESC LIMIT $1", &[&limit])?;
             Ok(rows.iter().map(|row| row.get(0)).collect())
         })
     }
 
     fn entries(&self, limit: usize) -> Result<Vec<SessionEntry>, StoreError> {
         let limit = limit as i64;
-        self.pool.run(move |client| {
+        self.pool.run(move |connection| {
             let query = format!("{SESSION_ENTRY} FROM sessions ORDER BY sessions.updated_at DESC LIMIT $1");
-            Ok(client.query(&query, &[&limit])?.iter().map(session_entry).collect())
+            Ok(connection.query(&query, &[&limit])?.iter().map(session_entry).collect())
         })
     }
 
     fn entries_owned(&self, owner: &str, limit: usize) -> Result<Vec<SessionEntry>, StoreError> {
         let (owner, limit) = (owner_value(owner), limit as i64);
-        self.pool.run(move |client| {
+        self.pool.run(move |connection| {
             let query = format!(
                 "{SESSION_ENTRY} FROM state JOIN sessions ON sessions.id = state.session_id
                  WHERE {OWNED_BY} ORDER BY sessions.updated_at DESC LIMIT $2"
             );
-            Ok(client.query(&query, &[&owner, &limit])?.iter().map(session_entry).collect())
+            Ok(connection.query(&query, &[&owner, &limit])?.iter().map(session_entry).collect())
         })
     }
 
     fn count_owned(&self, owner: &str) -> Result<usize, StoreError> {
         let owner = owner_value(owner);
-        self.pool.run(move |client| {
-            let count: i64 =
-                client.query_one(&format!("SELECT COUNT(*) FROM state WHERE {OWNED_BY}"), &[&owner])?.get(0);
+        self.pool.run(move |connection| {
+            let count: i64 = connection
+                .query_one(&format!("SELECT COUNT(*) FROM state WHERE {OWNED_BY}"), &[&owner])?
+                .get(0);
             Ok(count as usize)
         })
     }
 
     fn state_value(&self, id: &str, namespace: &str, key: &str) -> Result<Option<String>, StoreError> {
         let (id, namespace, key) = (id.to_owned(), namespace.to_owned(), key.to_owned());
-        self.pool.run(move |client| {
-            let row = client.query_opt(
+        self.pool.run(move |connection| {
+            let row = connection.query_opt(
                 "SELECT value FROM state WHERE session_id = $1 AND namespace = $2 AND key = $3",
                 &[&id, &namespace, &key],
             )?;
@@ -304,8 +300,8 @@ impl SessionStore for PostgresStore {
 
     fn delete(&self, id: &str) -> Result<bool, StoreError> {
         let id = id.to_owned();
-        self.pool.run(move |client| {
-            let mut transaction = client.transaction()?;
+        self.pool.run(move |connection| {
+            let mut transaction = connection.transaction()?;
             for table in ["messages", "state", "summaries", "views", "session_leases"] {
                 transaction.execute(&format!("DELETE FROM {table} WHERE session_id = $1"), &[&id])?;
             }

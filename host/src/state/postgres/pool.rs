@@ -4,7 +4,7 @@
 //! Why threads: the synchronous `postgres` client drives its connection on a runtime of its
 //! own, and panics when it is used (or dropped) on a thread that already runs a tokio
 //! runtime, which is where the store's callers are. So no `Client` ever leaves its worker:
-//! it is made there, used there and dropped there. The caller blocks on the reply, as it
+//! it is made there, used there and dropped there (with the statements prepared on it). The caller blocks on the reply, as it
 //! blocks on SQLite's disk writes. A job owns what it needs (the trait's borrowed arguments
 //! are copied into it), so a worker never touches the caller's memory.
 
@@ -12,12 +12,14 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use postgres::{Client, NoTls};
+use postgres::NoTls;
+
+use super::connection::Connection;
 
 use crate::state::store::StoreError;
 
 /// What a worker runs: the work, given the worker's connection or why there is none.
-type Job = Box<dyn FnOnce(Result<&mut Client, StoreError>) + Send>;
+type Job = Box<dyn FnOnce(Result<&mut Connection, StoreError>) + Send>;
 
 pub(super) struct Pool {
     /// `None` once the pool is being dropped, which ends the workers.
@@ -45,7 +47,7 @@ impl Pool {
     /// Runs `work` on a connection and waits for its result.
     pub(super) fn run<T: Send + 'static>(
         &self,
-        work: impl FnOnce(&mut Client) -> Result<T, StoreError> + Send + 'static,
+        work: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, StoreError> {
         let (reply, answer) = mpsc::sync_channel(1);
         let job: Job = Box::new(move |client| {
@@ -70,7 +72,7 @@ impl Drop for Pool {
 /// One worker: takes jobs until the pool is dropped, connecting when it has no live
 /// connection.
 fn work(config: &postgres::Config, name: &str, jobs: &Mutex<Receiver<Job>>) {
-    let mut client: Option<Client> = None;
+    let mut connection: Option<Connection> = None;
     loop {
         let job = {
             let jobs = jobs.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -79,16 +81,16 @@ fn work(config: &postgres::Config, name: &str, jobs: &Mutex<Receiver<Job>>) {
                 Err(_) => return,
             }
         };
-        if client.as_ref().is_none_or(Client::is_closed) {
-            client = None;
+        if connection.as_ref().is_none_or(Connection::is_closed) {
+            connection = None;
             match config.connect(NoTls) {
-                Ok(connected) => client = Some(connected),
+                Ok(connected) => connection = Some(Connection::new(connected)),
                 Err(error) => {
                     job(Err(StoreError::Open { path: name.to_owned(), detail: super::with_causes(&error) }));
                     continue;
                 }
             }
         }
-        job(Ok(client.as_mut().expect("connected just above")));
+        job(Ok(connection.as_mut().expect("connected just above")));
     }
 }

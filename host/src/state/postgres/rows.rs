@@ -1,9 +1,9 @@
 //! The reads and writes the [`super::PostgresStore`]'s methods are made of, each on a
 //! transaction the method opened: the same rows, and the same refusals, as SQLite's.
 
-use postgres::Transaction;
 use postgres::error::SqlState;
 
+use super::connection::Work;
 use crate::compaction::{Summaries, View};
 use crate::conversation::Message;
 use crate::events::TokenUsage;
@@ -25,7 +25,7 @@ WHERE session_leases.token = excluded.token OR session_leases.expires_at <= $8
 
 /// Whether the lease on `id` is now `holder`'s.
 pub(super) fn take_lease(
-    transaction: &mut Transaction<'_>,
+    transaction: &mut Work<'_>,
     id: &str,
     holder: &Holder,
     claim: &str,
@@ -52,7 +52,7 @@ pub(super) fn take_lease(
 /// The lease on a session, as stored. `FOR UPDATE` when `lock`: the row stays as read until
 /// the transaction ends, so a lease checked is not taken before the step is written.
 pub(super) fn held_lease(
-    transaction: &mut Transaction<'_>,
+    transaction: &mut Work<'_>,
     id: &str,
     lock: bool,
 ) -> Result<Option<HeldLease>, StoreError> {
@@ -72,11 +72,7 @@ pub(super) fn held_lease(
 }
 
 /// Fails unless the session's lease is held with `token` (see SQLite's `check_lease`).
-pub(super) fn check_lease(
-    transaction: &mut Transaction<'_>,
-    id: &str,
-    token: &str,
-) -> Result<(), StoreError> {
+pub(super) fn check_lease(transaction: &mut Work<'_>, id: &str, token: &str) -> Result<(), StoreError> {
     match held_lease(transaction, id, true)? {
         Some(lease) if lease.holder.token == token => Ok(()),
         other => Err(StoreError::LeaseLost {
@@ -96,14 +92,12 @@ fn is_unique_violation(error: &postgres::Error) -> bool {
 /// Appends `messages` at `first_seq` on, each reply with its usage; a position is written
 /// once ([`StoreError::PositionTaken`]).
 pub(super) fn insert_messages(
-    transaction: &mut Transaction<'_>,
+    transaction: &mut Work<'_>,
     id: &str,
     first_seq: usize,
     messages: &[Message],
     usage: &[(usize, TokenUsage)],
 ) -> Result<(), StoreError> {
-    let insert =
-        transaction.prepare("INSERT INTO messages (session_id, seq, body, usage) VALUES ($1, $2, $3, $4)")?;
     for (offset, message) in messages.iter().enumerate() {
         let body = serde_json::to_string(message).expect("messages always serialize");
         let position = first_seq + offset;
@@ -112,7 +106,8 @@ pub(super) fn insert_messages(
             .find(|(at, _)| *at == position)
             .map(|(_, used)| serde_json::to_string(used).expect("usage always serializes"));
         let seq = position as i64;
-        transaction.execute(&insert, &[&id, &seq, &body, &used]).map_err(|error| {
+        let insert = "INSERT INTO messages (session_id, seq, body, usage) VALUES ($1, $2, $3, $4)";
+        transaction.execute(insert, &[&id, &seq, &body, &used]).map_err(|error| {
             if is_unique_violation(&error) {
                 StoreError::PositionTaken { session: id.to_owned(), seq }
             } else {
@@ -124,7 +119,7 @@ pub(super) fn insert_messages(
 }
 
 pub(super) fn insert_summaries(
-    transaction: &mut Transaction<'_>,
+    transaction: &mut Work<'_>,
     id: &str,
     summaries: &[(u64, Message)],
 ) -> Result<(), StoreError> {
@@ -140,7 +135,7 @@ pub(super) fn insert_summaries(
 
 /// Writes `view` as the session's `generation`, once ([`StoreError::ViewTaken`]).
 pub(super) fn insert_view(
-    transaction: &mut Transaction<'_>,
+    transaction: &mut Work<'_>,
     id: &str,
     generation: u64,
     view: &View,
@@ -161,7 +156,7 @@ pub(super) fn insert_view(
     Ok(())
 }
 
-pub(super) fn load_summaries(transaction: &mut Transaction<'_>, id: &str) -> Result<Summaries, StoreError> {
+pub(super) fn load_summaries(transaction: &mut Work<'_>, id: &str) -> Result<Summaries, StoreError> {
     let mut summaries = Summaries::new();
     for row in
         transaction.query("SELECT id, body FROM summaries WHERE session_id = $1 ORDER BY id", &[&id])?
@@ -177,10 +172,7 @@ pub(super) fn load_summaries(transaction: &mut Transaction<'_>, id: &str) -> Res
 }
 
 /// The session's newest view, if it has one.
-pub(super) fn load_view(
-    transaction: &mut Transaction<'_>,
-    id: &str,
-) -> Result<Option<StoredView>, StoreError> {
+pub(super) fn load_view(transaction: &mut Work<'_>, id: &str) -> Result<Option<StoredView>, StoreError> {
     let Some(row) = transaction.query_opt(
         "SELECT generation, covers, entries FROM views WHERE session_id = $1 ORDER BY generation DESC LIMIT 1",
         &[&id],

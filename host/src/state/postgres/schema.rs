@@ -3,7 +3,7 @@
 //! reached kept in `agent_host_schema`. A database a newer binary migrated is refused: this
 //! one would not know what its tables mean.
 
-use postgres::Client;
+use super::connection::Connection;
 
 use crate::state::store::StoreError;
 
@@ -16,8 +16,8 @@ const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_sessions.sql")];
 const MIGRATION_LOCK: i64 = 0x6167_656e_7468_6f73;
 
 /// Brings the database up to [`MIGRATIONS`], or refuses one that is past it.
-pub(super) fn migrate(client: &mut Client) -> Result<(), StoreError> {
-    let mut transaction = client.transaction()?;
+pub(super) fn migrate(connection: &mut Connection) -> Result<(), StoreError> {
+    let mut transaction = connection.client().transaction()?;
     transaction.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
     transaction.batch_execute("CREATE TABLE IF NOT EXISTS agent_host_schema (version INTEGER NOT NULL)")?;
     let found: Option<i32> = transaction.query_one("SELECT MAX(version) FROM agent_host_schema", &[])?.get(0);
