@@ -62,6 +62,8 @@ fn entries_tell_sessions_apart_by_last_use_first_prompt_and_size(db: &TestDataba
     );
     assert_eq!(store.entries(1).unwrap().len(), 1);
     assert_eq!(store.list(2).unwrap(), ["new", "empty"]);
+    assert_eq!(store.list(usize::MAX).unwrap(), ["new", "empty", "old"], "no limit is no limit");
+    assert_eq!(store.entries(usize::MAX).unwrap().len(), 3);
 }
 
 fn a_step_at_a_position_already_taken_fails_with_the_typed_error_and_replaces_nothing(db: &TestDatabase) {
@@ -146,6 +148,7 @@ fn sessions_are_listed_and_counted_by_owner(db: &TestDatabase) {
     alices.sort();
     assert_eq!(alices, ["a1", "a2"]);
     assert_eq!(store.entries_owned("alice", 1).unwrap().len(), 1);
+    assert_eq!(store.entries_owned("alice", usize::MAX).unwrap().len(), 2);
     assert_eq!(ids(store.entries_owned("bob", 10).unwrap()), ["b1"]);
     assert_eq!(store.entries_owned("bob", 10).unwrap()[0].title.as_deref(), Some("hi"));
     assert_eq!(store.state_value("b1", crate::state::OWNER.0, "owner").unwrap().as_deref(), Some("\"bob\""));

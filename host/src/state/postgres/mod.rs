@@ -250,7 +250,7 @@ impl SessionStore for PostgresStore {
     }
 
     fn list(&self, limit: usize) -> Result<Vec<String>, StoreError> {
-        let limit = limit as i64;
+        let limit = row_limit(limit);
         self.pool.run(move |connection| {
             let rows =
                 connection.query("SELECT id FROM sessions ORDER BY updated_at DESC LIMIT $1", &[&limit])?;
@@ -259,7 +259,7 @@ impl SessionStore for PostgresStore {
     }
 
     fn entries(&self, limit: usize) -> Result<Vec<SessionEntry>, StoreError> {
-        let limit = limit as i64;
+        let limit = row_limit(limit);
         self.pool.run(move |connection| {
             let query = format!("{SESSION_ENTRY} FROM sessions ORDER BY sessions.updated_at DESC LIMIT $1");
             Ok(connection.query(&query, &[&limit])?.iter().map(session_entry).collect())
@@ -267,7 +267,7 @@ impl SessionStore for PostgresStore {
     }
 
     fn entries_owned(&self, owner: &str, limit: usize) -> Result<Vec<SessionEntry>, StoreError> {
-        let (owner, limit) = (owner_value(owner), limit as i64);
+        let (owner, limit) = (owner_value(owner), row_limit(limit));
         self.pool.run(move |connection| {
             let query = format!(
                 "{SESSION_ENTRY} FROM state JOIN sessions ON sessions.id = state.session_id
@@ -310,6 +310,11 @@ impl SessionStore for PostgresStore {
             Ok(deleted)
         })
     }
+}
+
+/// A listing's `LIMIT`: PostgreSQL refuses a negative one, which `usize::MAX` would become.
+fn row_limit(limit: usize) -> i64 {
+    i64::try_from(limit).unwrap_or(i64::MAX)
 }
 
 /// An owner as its state value holds it: a JSON string.
