@@ -77,6 +77,28 @@ async fn a_turn_kept_in_postgres_is_resumed_by_the_next_process() {
     .await
     .unwrap();
     assert_eq!(rows, 4, "two questions and two answers");
+
+    // `agent-host sessions` lists it from the same database.
+    let listed = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-host"))
+        .env("AGENT_HOST_TEST_KEY", "test-key")
+        .env(PASSWORD_VAR, PASSWORD)
+        .arg("--config")
+        .arg(dir.path().join("config.toml"))
+        .args(["sessions", "--json"])
+        .output()
+        .await
+        .unwrap();
+    assert!(listed.status.success(), "{}", String::from_utf8_lossy(&listed.stderr));
+    let listed: Vec<serde_json::Value> = listed
+        .stdout
+        .split(|byte| *byte == b'\n')
+        .filter(|line| !line.is_empty())
+        .map(|line| serde_json::from_slice(line).unwrap())
+        .collect();
+    let [entry] = &listed[..] else { panic!("one session listed: {listed:?}") };
+    assert_eq!(entry["id"], id.as_str());
+    assert_eq!(entry["title"], "first question");
+    assert_eq!(entry["messages"], 4);
 }
 
 #[tokio::test]
