@@ -20,6 +20,7 @@ both_stores!(
     a_session_id_in_use_is_a_conflict,
     a_copy_is_whole_and_leased,
     of_many_processes_racing_for_a_lapsed_lease_one_wins_and_only_it_writes,
+    a_nul_character_in_a_message_or_a_value_is_kept_and_listed,
 );
 
 fn step<'a>(lease: Option<&'a str>, first_seq: usize, messages: &'a [Message]) -> Step<'a> {
@@ -320,4 +321,27 @@ fn of_many_processes_racing_for_a_lapsed_lease_one_wins_and_only_it_writes(db: &
     });
     let [winner] = &winners[..] else { panic!("{} racers won", winners.len()) };
     assert_eq!(store.load("s1").unwrap().unwrap().history, [Message::user(&winner.token)]);
+}
+
+fn a_nul_character_in_a_message_or_a_value_is_kept_and_listed(db: &TestDatabase) {
+    let store = db.open();
+    store.create("s1", &Holder::this_process(), "c0", i64::MAX).unwrap();
+    // A tool's output read from a binary file, and a prompt pasted with one.
+    let messages = [
+        Message::user("look\0here"),
+        Message::assistant("", vec![]),
+        Message::tool("c1", "\u{0}\u{1}binary"),
+        Message::assistant("done", vec![]),
+    ];
+    let value = serde_json::Value::from("a\0b").to_string();
+    let changes = [StateChange { namespace: "notes".into(), key: "k".into(), value: Some(value.clone()) }];
+    store.commit("s1", Step { changes: &changes, ..step(None, 0, &messages) }).unwrap();
+    let loaded = store.load("s1").unwrap().unwrap();
+    assert_eq!(loaded.history, messages);
+    assert_eq!(loaded.state, [("notes".to_owned(), "k".to_owned(), value)]);
+    let [entry] = &store.entries(10).unwrap()[..] else { panic!("one entry") };
+    // SQLite's listing reads the prompt up to the NUL, PostgreSQL's without it.
+    let title = entry.title.as_deref().unwrap();
+    assert!(["look", "lookhere"].contains(&title), "{title:?}");
+    assert_eq!(entry.messages, 4);
 }

@@ -5,7 +5,7 @@ use postgres::error::SqlState;
 
 use super::connection::Work;
 use crate::compaction::{Summaries, View};
-use crate::conversation::Message;
+use crate::conversation::{Message, Role};
 use crate::events::TokenUsage;
 use crate::state::lease::{HeldLease, Holder, now_millis};
 use crate::state::listing::{SessionEntry, title};
@@ -106,8 +106,10 @@ pub(super) fn insert_messages(
             .find(|(at, _)| *at == position)
             .map(|(_, used)| serde_json::to_string(used).expect("usage always serializes"));
         let seq = position as i64;
-        let insert = "INSERT INTO messages (session_id, seq, body, usage) VALUES ($1, $2, $3, $4)";
-        transaction.execute(insert, &[&id, &seq, &body, &used]).map_err(|error| {
+        let prompt = (message.role == Role::User).then(|| prompt(&message.content));
+        let insert =
+            "INSERT INTO messages (session_id, seq, body, usage, prompt) VALUES ($1, $2, $3, $4, $5)";
+        transaction.execute(insert, &[&id, &seq, &body, &used, &prompt]).map_err(|error| {
             if is_unique_violation(&error) {
                 StoreError::PositionTaken { session: id.to_owned(), seq }
             } else {
@@ -117,6 +119,15 @@ pub(super) fn insert_messages(
     }
     Ok(())
 }
+
+/// What of a user message's text a listing may show: its first characters (a title is
+/// short), without the NULs PostgreSQL's text cannot hold.
+fn prompt(content: &str) -> String {
+    content.chars().filter(|c| *c != '\0').take(PROMPT_CHARS).collect()
+}
+
+/// As many characters as SQLite's listing reads of a first prompt.
+const PROMPT_CHARS: usize = 1_000;
 
 pub(super) fn insert_summaries(
     transaction: &mut Work<'_>,
@@ -193,11 +204,11 @@ pub(super) fn load_view(transaction: &mut Work<'_>, id: &str) -> Result<Option<S
 pub(super) const OWNED_BY: &str =
     "state.namespace = 'agent-host.serve' AND state.key = 'owner' AND state.value = $1";
 
-/// A session as a listing shows it (`FROM sessions` follows): its first user message (its
-/// first characters) and its size from its last position, both through the messages' key.
+/// A session as a listing shows it (`FROM sessions` follows): its first user message's
+/// `prompt` and its size from its last position, both through the messages' key.
 pub(super) const SESSION_ENTRY: &str = "SELECT sessions.id, sessions.updated_at,
-    (SELECT left(body::jsonb ->> 'content', 1000) FROM messages
-     WHERE session_id = sessions.id AND body::jsonb ->> 'role' = 'user' ORDER BY seq LIMIT 1),
+    (SELECT prompt FROM messages
+     WHERE session_id = sessions.id AND prompt IS NOT NULL ORDER BY seq LIMIT 1),
     (SELECT MAX(seq) + 1 FROM messages WHERE session_id = sessions.id)";
 
 pub(super) fn session_entry(row: &postgres::Row) -> SessionEntry {

@@ -8,11 +8,15 @@ CREATE TABLE sessions (
 );
 -- Listing recent sessions reads this instead of scanning every session.
 CREATE INDEX sessions_by_use ON sessions (updated_at DESC);
+-- `prompt`: on a user message, the start of its text, which listings show as the session's
+-- title. A column of its own: reading it out of `body` as JSON fails on a message holding
+-- a NUL (`\u0000`), which PostgreSQL's text cannot hold, and would break every listing.
 CREATE TABLE messages (
     session_id TEXT NOT NULL,
     seq        BIGINT NOT NULL,
     body       TEXT NOT NULL,
     usage      TEXT,
+    prompt     TEXT,
     PRIMARY KEY (session_id, seq)
 );
 CREATE TABLE state (
