@@ -87,6 +87,9 @@ mod tests {
         );
         assert!(message.contains("`password_env`"), "{message}");
         assert!(!message.contains("hunter2"), "the password is not repeated: {message}");
+        let message = error("[storage]\nurl = \"postgresql://agent@db/sessions?password=hunter2\"\n");
+        assert!(message.contains(":2: `storage.url`: holds a password"), "{message}");
+        assert!(!message.contains("hunter2"), "{message}");
     }
 
     #[test]
