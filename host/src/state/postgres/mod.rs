@@ -37,7 +37,7 @@ impl PostgresStore {
     pub fn open(url: &str, password: Option<&str>) -> Result<Self, StoreError> {
         let failed = |detail: String| StoreError::Open { path: url.to_owned(), detail };
         let mut config: postgres::Config =
-            url.parse().map_err(|error: postgres::Error| failed(error.to_string()))?;
+            url.parse().map_err(|error: postgres::Error| failed(with_causes(&error)))?;
         if let Some(password) = password {
             config.password(password);
         }

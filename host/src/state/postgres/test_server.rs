@@ -53,7 +53,7 @@ impl TestServer {
     }
 }
 
-/// The repository's root: this file is `host/src/state/postgres/test_server.rs`.
+/// The repository's root: the first folder above the crate's that holds `scripts/`.
 fn repository() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .ancestors()
@@ -80,7 +80,6 @@ fn free_port() -> u16 {
 /// PostgreSQL refuses to run as root: as root, the server is run as the `postgres` user the
 /// package made.
 fn as_server_user(command: &str) -> String {
-    // SAFETY-free check of the effective user: `id -u` prints it.
     let uid = Command::new("id")
         .arg("-u")
         .output()
