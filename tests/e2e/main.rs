@@ -39,6 +39,7 @@ mod model_faults;
 mod openai_compat;
 mod permissions;
 mod plugin_model;
+mod postgres_store;
 mod reload;
 mod reply_ends;
 mod reuse;

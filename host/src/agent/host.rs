@@ -12,7 +12,7 @@ use crate::model::ModelClient;
 use crate::model::tokens::Budget;
 use crate::plugins::PluginSet;
 use crate::runtime::SandboxEngine;
-use crate::state::{SessionStore, SqliteStore};
+use crate::state::SessionStore;
 
 /// Everything a running deployment needs: the engine, the current config, plugin set and
 /// MCP servers, the sessions and the model. Shared by every session (`Arc<Host>`).
@@ -40,11 +40,10 @@ pub struct ReloadStatus {
 }
 
 impl Host {
-    /// Loads the plugins and opens the configured SQLite store.
+    /// Loads the plugins and opens the configured store (SQLite, or PostgreSQL at `url`).
     pub async fn new(config: Config, model: ModelClient) -> anyhow::Result<Self> {
-        let path = config.resolve(&config.storage.path);
-        let store = SqliteStore::open(&path)?;
-        Self::with_store(config, model, Arc::new(store)).await
+        let store = crate::state::open_store(&config)?;
+        Self::with_store(config, model, store).await
     }
 
     /// Like [`Host::new`] with another session store.

@@ -141,6 +141,7 @@ fn validate(config: &Config) -> Result<(), ConfigError> {
     super::mcp::check(config)?;
     super::serve::check(config)?;
     super::telemetry::check(config)?;
+    super::storage::check(config)?;
     Ok(())
 }
 

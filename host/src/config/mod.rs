@@ -10,6 +10,7 @@ mod known_models;
 mod load;
 mod mcp;
 mod serve;
+mod storage;
 mod telemetry;
 mod toolchain;
 
@@ -257,8 +258,13 @@ impl Default for CompactionConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StorageConfig {
-    /// The SQLite database holding every session's history and state bag.
+    /// The SQLite database holding every session's history and state bag (unless `url`).
     pub path: PathBuf,
+    /// A PostgreSQL database to keep sessions in instead (`postgres://USER@HOST:PORT/DB`),
+    /// for hosts on several machines sharing them; never with a password in it.
+    pub url: Option<String>,
+    /// The name of the environment variable holding `url`'s password.
+    pub password_env: Option<String>,
     /// Seconds a process's claim on a session (its lease) lasts unless renewed. The holder
     /// renews it well before (every third of this) while the session is open, so this is how
     /// long a crashed holder on another machine keeps others out of its sessions.
@@ -269,6 +275,8 @@ impl Default for StorageConfig {
     fn default() -> Self {
         Self {
             path: PathBuf::from(".agent-host/sessions.db"),
+            url: None,
+            password_env: None,
             lease_secs: std::num::NonZeroU64::new(30).expect("30 is not zero"),
         }
     }

@@ -2,7 +2,8 @@
 //!
 //! A [`Session`] is loaded from the [`SessionStore`] when used and written back after every
 //! step (a model reply, a tool result), so a killed host loses at most the step in flight.
-//! SQLite is the default store; the trait leaves room for a shared, server-backed one. A
+//! SQLite is the default store; PostgreSQL (`[storage] url`) is the one hosts on several
+//! machines share. A
 //! session open in one process is leased to it in the store, so a second process cannot
 //! write it too ([`lease`]), and a step never overwrites a history position.
 
@@ -12,15 +13,23 @@ pub mod document;
 pub mod lease;
 mod listing;
 mod model_usage;
+mod open;
+mod postgres;
 mod schema;
 mod session;
 mod sessions;
 mod sqlite;
 mod store;
+#[cfg(test)]
+mod store_tests;
+#[cfg(test)]
+pub(crate) mod test_stores;
 
 pub use bag::{StateBag, StateChange};
 pub use listing::{SessionEntry, TITLE_CHARS};
 pub use model_usage::{MODEL_USAGE_NAMESPACE, PluginModelUsage};
+pub use open::open_store;
+pub use postgres::PostgresStore;
 pub use session::{CompactError, Session};
 pub use sessions::{DEFAULT_LEASE, SessionHandle, Sessions};
 pub use sqlite::SqliteStore;

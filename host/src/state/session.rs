@@ -262,13 +262,27 @@ mod tests {
     use super::*;
     use crate::compaction::{Replacement, truncate};
     use crate::conversation::ToolCallRequest;
+    use crate::state::test_stores::{TestDatabase, both_stores};
     use crate::state::{Sessions, SqliteStore};
 
     fn call(id: &str) -> ToolCallRequest {
         ToolCallRequest { id: id.into(), name: "notes_add".into(), arguments: "{}".into() }
     }
 
-    fn sessions(path: &Path) -> Sessions {
+    both_stores!(
+        a_compaction_changes_what_is_sent_never_what_is_kept_and_a_resume_sends_the_same,
+        a_later_compaction_replaces_the_view_and_may_keep_an_earlier_summary,
+        a_compaction_that_fails_its_checks_or_its_commit_changes_nothing,
+        a_fork_copies_history_bag_and_view_and_leaves_the_source_as_it_was,
+        truncation_of_a_session_passes_the_checks_the_session_applies,
+    );
+
+    fn sessions(db: &TestDatabase) -> Sessions {
+        Sessions::new(db.open())
+    }
+
+    /// For the kill test, which stops SQLite's commit half-way.
+    fn sqlite_sessions(path: &Path) -> Sessions {
         Sessions::new(Arc::new(SqliteStore::open(path).unwrap()))
     }
 
@@ -301,11 +315,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_compaction_changes_what_is_sent_never_what_is_kept_and_a_resume_sends_the_same() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.db");
-        let sessions = sessions(&path);
+    fn a_compaction_changes_what_is_sent_never_what_is_kept_and_a_resume_sends_the_same(db: &TestDatabase) {
+        let sessions = sessions(db);
         let id = two_turns(&sessions);
         let handle = sessions.open(&id).unwrap().unwrap();
         let mut session = handle.try_lock().unwrap();
@@ -328,20 +339,18 @@ mod tests {
         drop(session);
         drop(handle);
 
-        let stored = SqliteStore::open(&path).unwrap().load(&id).unwrap().unwrap();
+        let stored = db.open().load(&id).unwrap().unwrap();
         assert_eq!(stored.history.len(), 7);
         assert_eq!(stored.view.as_ref().map(|view| view.generation), Some(1));
-        let reopened = self::sessions(&path);
+        let reopened = self::sessions(db);
         let handle = reopened.open(&id).unwrap().unwrap();
         let session = handle.try_lock().unwrap();
         assert_eq!(session.to_send()[..], sent[..], "a resume sends the compacted view");
         assert_eq!(session.summaries().len(), 1);
     }
 
-    #[test]
-    fn a_later_compaction_replaces_the_view_and_may_keep_an_earlier_summary() {
-        let dir = tempfile::tempdir().unwrap();
-        let sessions = sessions(&dir.path().join("s.db"));
+    fn a_later_compaction_replaces_the_view_and_may_keep_an_earlier_summary(db: &TestDatabase) {
+        let sessions = sessions(db);
         let id = two_turns(&sessions);
         let handle = sessions.open(&id).unwrap().unwrap();
         let mut session = handle.try_lock().unwrap();
@@ -368,10 +377,8 @@ mod tests {
         assert_eq!(stored.summaries.len(), 2, "summaries stay, sent or not");
     }
 
-    #[test]
-    fn a_compaction_that_fails_its_checks_or_its_commit_changes_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let sessions = sessions(&dir.path().join("s.db"));
+    fn a_compaction_that_fails_its_checks_or_its_commit_changes_nothing(db: &TestDatabase) {
+        let sessions = sessions(db);
         let id = two_turns(&sessions);
         let handle = sessions.open(&id).unwrap().unwrap();
         let mut session = handle.try_lock().unwrap();
@@ -395,10 +402,8 @@ mod tests {
         assert!(stored.view.is_none() && stored.summaries.is_empty() && stored.history.len() == 6);
     }
 
-    #[test]
-    fn a_fork_copies_history_bag_and_view_and_leaves_the_source_as_it_was() {
-        let dir = tempfile::tempdir().unwrap();
-        let sessions = sessions(&dir.path().join("s.db"));
+    fn a_fork_copies_history_bag_and_view_and_leaves_the_source_as_it_was(db: &TestDatabase) {
+        let sessions = sessions(db);
         let id = two_turns(&sessions);
         {
             let handle = sessions.open(&id).unwrap().unwrap();
@@ -420,10 +425,8 @@ mod tests {
         assert!(sessions.fork("no-such-session").unwrap().is_none());
     }
 
-    #[test]
-    fn truncation_of_a_session_passes_the_checks_the_session_applies() {
-        let dir = tempfile::tempdir().unwrap();
-        let sessions = sessions(&dir.path().join("s.db"));
+    fn truncation_of_a_session_passes_the_checks_the_session_applies(db: &TestDatabase) {
+        let sessions = sessions(db);
         let id = two_turns(&sessions);
         let handle = sessions.open(&id).unwrap().unwrap();
         let mut session = handle.try_lock().unwrap();
@@ -446,7 +449,7 @@ mod tests {
     #[ignore = "a child process of the kill test; does nothing on its own"]
     fn compacting_child() {
         let (Ok(path), Ok(id)) = (std::env::var(DB_VAR), std::env::var(SESSION_VAR)) else { return };
-        let sessions = sessions(Path::new(&path));
+        let sessions = sqlite_sessions(Path::new(&path));
         let handle = sessions.open(&id).unwrap().unwrap();
         let mut session = handle.try_lock().unwrap();
         session.push(Message::user("pending in the same step"));
@@ -493,7 +496,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.db");
         let id = {
-            let sessions = sessions(&path);
+            let sessions = sqlite_sessions(&path);
             let id = two_turns(&sessions);
             let handle = sessions.open(&id).unwrap().unwrap();
             handle.try_lock().unwrap().compact(&**sessions.store(), summary_of_the_call()).unwrap();
@@ -503,7 +506,7 @@ mod tests {
         for point in ["view-summaries-written", "view-written"] {
             run_child(&path, &id, Some(point));
             // The killed child's lease is taken over at once: its process is gone.
-            let sessions = sessions(&path);
+            let sessions = sqlite_sessions(&path);
             let handle = sessions.open(&id).unwrap().unwrap();
             assert_eq!(
                 sessions.store().load(&id).unwrap().unwrap(),
@@ -516,7 +519,7 @@ mod tests {
             );
         }
         run_child(&path, &id, None);
-        let sessions = sessions(&path);
+        let sessions = sqlite_sessions(&path);
         let handle = sessions.open(&id).unwrap().unwrap();
         let session = handle.try_lock().unwrap();
         assert_eq!(session.view().map(|view| view.covers), Some(4));

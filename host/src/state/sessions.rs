@@ -150,6 +150,7 @@ const SWEEP_FLOOR: usize = 64;
 mod tests {
     use super::*;
     use crate::state::sqlite::SqliteStore;
+    use crate::state::test_stores::{TestDatabase, both_stores};
 
     #[test]
     fn ids_are_unique_and_sort_by_creation() {
@@ -201,12 +202,11 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_session_open_in_one_process_is_refused_to_another_until_it_is_closed() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.db");
-        let first: Sessions = Sessions::new(Arc::new(SqliteStore::open(&path).unwrap()));
-        let second: Sessions = Sessions::new(Arc::new(SqliteStore::open(&path).unwrap()));
+    both_stores!(a_session_open_in_one_process_is_refused_to_another_until_it_is_closed);
+
+    fn a_session_open_in_one_process_is_refused_to_another_until_it_is_closed(db: &TestDatabase) {
+        let first: Sessions = Sessions::new(db.open());
+        let second: Sessions = Sessions::new(db.open());
         let handle = first.create().unwrap();
         let id = handle.try_lock().unwrap().id().to_owned();
         let refused = second.open(&id).err().expect("refused while the first has it open");

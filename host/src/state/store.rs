@@ -118,6 +118,15 @@ pub enum StoreError {
     Open { path: String, detail: String },
     #[error("session store: {0}")]
     Sql(#[from] rusqlite::Error),
+    #[error("session store: {}", super::postgres::with_causes(.0))]
+    Postgres(#[from] postgres::Error),
+    #[error("session store unavailable: {0}")]
+    Unavailable(String),
+    #[error(
+        "session store's schema is version {found}, newer than this agent-host knows ({known}): \
+         a newer agent-host migrated it. Run that version (or newer) here too"
+    )]
+    SchemaNewer { found: usize, known: usize },
     #[error("session store holds a message that cannot be read (session {session}, #{seq}): {detail}")]
     Corrupt { session: String, seq: i64, detail: String },
     #[error(
@@ -147,7 +156,12 @@ pub enum StoreError {
 impl StoreError {
     /// The store refused a row because its key is taken (a session id already in use).
     pub fn is_conflict(&self) -> bool {
-        matches!(self, Self::Sql(rusqlite::Error::SqliteFailure(error, _))
-            if error.code == rusqlite::ErrorCode::ConstraintViolation)
+        match self {
+            Self::Sql(rusqlite::Error::SqliteFailure(error, _)) => {
+                error.code == rusqlite::ErrorCode::ConstraintViolation
+            }
+            Self::Postgres(error) => error.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION),
+            _ => false,
+        }
     }
 }

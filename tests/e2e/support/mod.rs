@@ -8,6 +8,7 @@ pub mod fake_endpoint;
 pub mod fake_model;
 pub mod files;
 pub mod mcp;
+pub mod postgres;
 pub mod pty;
 pub mod serve;
 

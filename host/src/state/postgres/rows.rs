@@ -1,0 +1,223 @@
+//! The reads and writes the [`super::PostgresStore`]'s methods are made of, each on a
+//! transaction the method opened: the same rows, and the same refusals, as SQLite's.
+
+use postgres::error::SqlState;
+
+use super::connection::Work;
+use crate::compaction::{Summaries, View};
+use crate::conversation::{Message, Role};
+use crate::events::TokenUsage;
+use crate::state::lease::{HeldLease, Holder, now_millis};
+use crate::state::listing::{SessionEntry, title};
+use crate::state::store::{StoreError, StoredView};
+
+/// Takes the lease on `$1` unless another holder's is live (see `SessionStore::lease`).
+/// One statement: the row is locked while its `WHERE` is checked, so two takers cannot both
+/// win.
+const TAKE_LEASE: &str = "
+INSERT INTO session_leases (session_id, token, claim, pid, host, pid_namespace, expires_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (session_id) DO UPDATE SET
+    token = excluded.token, claim = excluded.claim, pid = excluded.pid, host = excluded.host,
+    pid_namespace = excluded.pid_namespace, expires_at = excluded.expires_at
+WHERE session_leases.token = excluded.token OR session_leases.expires_at <= $8
+    OR session_leases.token = $9";
+
+/// Whether the lease on `id` is now `holder`'s.
+pub(super) fn take_lease(
+    transaction: &mut Work<'_>,
+    id: &str,
+    holder: &Holder,
+    claim: &str,
+    expires_at: i64,
+    replacing: Option<&str>,
+) -> Result<bool, StoreError> {
+    let taken = transaction.execute(
+        TAKE_LEASE,
+        &[
+            &id,
+            &holder.token,
+            &claim,
+            &i64::from(holder.pid),
+            &holder.host,
+            &holder.pid_namespace,
+            &expires_at,
+            &now_millis(),
+            &replacing,
+        ],
+    )?;
+    Ok(taken == 1)
+}
+
+/// The lease on a session, as stored. `FOR UPDATE` when `lock`: the row stays as read until
+/// the transaction ends, so a lease checked is not taken before the step is written.
+pub(super) fn held_lease(
+    transaction: &mut Work<'_>,
+    id: &str,
+    lock: bool,
+) -> Result<Option<HeldLease>, StoreError> {
+    let select =
+        "SELECT token, pid, host, pid_namespace, expires_at FROM session_leases WHERE session_id = $1";
+    let query = if lock { format!("{select} FOR UPDATE") } else { select.to_owned() };
+    let Some(row) = transaction.query_opt(&query, &[&id])? else { return Ok(None) };
+    Ok(Some(HeldLease {
+        holder: Holder {
+            token: row.get(0),
+            pid: u32::try_from(row.get::<_, i64>(1)).unwrap_or(0),
+            host: row.get(2),
+            pid_namespace: row.get(3),
+        },
+        expires_at: row.get(4),
+    }))
+}
+
+/// Fails unless the session's lease is held with `token` (see SQLite's `check_lease`).
+pub(super) fn check_lease(transaction: &mut Work<'_>, id: &str, token: &str) -> Result<(), StoreError> {
+    match held_lease(transaction, id, true)? {
+        Some(lease) if lease.holder.token == token => Ok(()),
+        other => Err(StoreError::LeaseLost {
+            session: id.to_owned(),
+            holder: other.map_or_else(
+                || "another process, which has let it go since".to_owned(),
+                |lease| lease.holder.to_string(),
+            ),
+        }),
+    }
+}
+
+fn is_unique_violation(error: &postgres::Error) -> bool {
+    error.code() == Some(&SqlState::UNIQUE_VIOLATION)
+}
+
+/// Appends `messages` at `first_seq` on, each reply with its usage; a position is written
+/// once ([`StoreError::PositionTaken`]).
+pub(super) fn insert_messages(
+    transaction: &mut Work<'_>,
+    id: &str,
+    first_seq: usize,
+    messages: &[Message],
+    usage: &[(usize, TokenUsage)],
+) -> Result<(), StoreError> {
+    for (offset, message) in messages.iter().enumerate() {
+        let body = serde_json::to_string(message).expect("messages always serialize");
+        let position = first_seq + offset;
+        let used = usage
+            .iter()
+            .find(|(at, _)| *at == position)
+            .map(|(_, used)| serde_json::to_string(used).expect("usage always serializes"));
+        let seq = position as i64;
+        let prompt = (message.role == Role::User).then(|| prompt(&message.content));
+        let insert =
+            "INSERT INTO messages (session_id, seq, body, usage, prompt) VALUES ($1, $2, $3, $4, $5)";
+        transaction.execute(insert, &[&id, &seq, &body, &used, &prompt]).map_err(|error| {
+            if is_unique_violation(&error) {
+                StoreError::PositionTaken { session: id.to_owned(), seq }
+            } else {
+                error.into()
+            }
+        })?;
+    }
+    Ok(())
+}
+
+/// What of a user message's text a listing may show: its first characters (a title is
+/// short), without the NULs PostgreSQL's text cannot hold.
+fn prompt(content: &str) -> String {
+    content.chars().filter(|c| *c != '\0').take(PROMPT_CHARS).collect()
+}
+
+/// As many characters as SQLite's listing reads of a first prompt.
+const PROMPT_CHARS: usize = 1_000;
+
+pub(super) fn insert_summaries(
+    transaction: &mut Work<'_>,
+    id: &str,
+    summaries: &[(u64, Message)],
+) -> Result<(), StoreError> {
+    for (number, message) in summaries {
+        let body = serde_json::to_string(message).expect("messages always serialize");
+        transaction.execute(
+            "INSERT INTO summaries (session_id, id, body) VALUES ($1, $2, $3)",
+            &[&id, &(*number as i64), &body],
+        )?;
+    }
+    Ok(())
+}
+
+/// Writes `view` as the session's `generation`, once ([`StoreError::ViewTaken`]).
+pub(super) fn insert_view(
+    transaction: &mut Work<'_>,
+    id: &str,
+    generation: u64,
+    view: &View,
+) -> Result<(), StoreError> {
+    let entries = serde_json::to_string(&view.entries).expect("view entries always serialize");
+    transaction
+        .execute(
+            "INSERT INTO views (session_id, generation, covers, entries, created_at) VALUES ($1, $2, $3, $4, $5)",
+            &[&id, &(generation as i64), &(view.covers as i64), &entries, &now_millis()],
+        )
+        .map_err(|error| {
+            if is_unique_violation(&error) {
+                StoreError::ViewTaken { session: id.to_owned(), generation }
+            } else {
+                error.into()
+            }
+        })?;
+    Ok(())
+}
+
+pub(super) fn load_summaries(transaction: &mut Work<'_>, id: &str) -> Result<Summaries, StoreError> {
+    let mut summaries = Summaries::new();
+    for row in
+        transaction.query("SELECT id, body FROM summaries WHERE session_id = $1 ORDER BY id", &[&id])?
+    {
+        let number: i64 = row.get(0);
+        let message = serde_json::from_str(row.get(1)).map_err(|error| StoreError::CorruptView {
+            session: id.to_owned(),
+            detail: format!("summary #{number}: {error}"),
+        })?;
+        summaries.insert(number as u64, message);
+    }
+    Ok(summaries)
+}
+
+/// The session's newest view, if it has one.
+pub(super) fn load_view(transaction: &mut Work<'_>, id: &str) -> Result<Option<StoredView>, StoreError> {
+    let Some(row) = transaction.query_opt(
+        "SELECT generation, covers, entries FROM views WHERE session_id = $1 ORDER BY generation DESC LIMIT 1",
+        &[&id],
+    )?
+    else {
+        return Ok(None);
+    };
+    let (generation, covers): (i64, i64) = (row.get(0), row.get(1));
+    let entries = serde_json::from_str(row.get(2)).map_err(|error| StoreError::CorruptView {
+        session: id.to_owned(),
+        detail: format!("view {generation}: {error}"),
+    })?;
+    Ok(Some(StoredView { generation: generation as u64, view: View { covers: covers as usize, entries } }))
+}
+
+/// The state rows naming owner `$1` (a JSON string). The namespace and key are written out,
+/// not bound, so that the planner can use the partial index `state_by_owner`.
+pub(super) const OWNED_BY: &str =
+    "state.namespace = 'agent-host.serve' AND state.key = 'owner' AND state.value = $1";
+
+/// A session as a listing shows it (`FROM sessions` follows): its first user message's
+/// `prompt` and its size from its last position, both through the messages' key.
+pub(super) const SESSION_ENTRY: &str = "SELECT sessions.id, sessions.updated_at,
+    (SELECT prompt FROM messages
+     WHERE session_id = sessions.id AND prompt IS NOT NULL ORDER BY seq LIMIT 1),
+    (SELECT MAX(seq) + 1 FROM messages WHERE session_id = sessions.id)";
+
+pub(super) fn session_entry(row: &postgres::Row) -> SessionEntry {
+    let prompt: Option<String> = row.get(2);
+    let messages: Option<i64> = row.get(3);
+    SessionEntry {
+        id: row.get(0),
+        updated_at: row.get::<_, i64>(1) / 1_000,
+        title: prompt.map(|prompt| title(&prompt)),
+        messages: messages.unwrap_or(0).max(0) as u64,
+    }
+}
