@@ -159,6 +159,8 @@ async fn the_state_caps_count_per_session_and_a_plugin_may_set_its_own() {
     assert!(third.output.contains("`state_keys` = 4 keys"), "{}", third.output);
     let big = call(&test, &session, "hoard_state", json!({"count": 1, "kb": 21, "prefix": "d"})).await;
     assert!(big.output.contains("`state_value_kb` = 20 KiB"), "{}", big.output);
+    let nul = call(&test, &session, "hoard_state", json!({"count": 1, "kb": 1, "prefix": "e\0"})).await;
+    assert!(!nul.ok && nul.output.contains("holds a NUL character"), "{}", nul.output);
     assert_eq!(keys(&session).await, ["ahoard0", "ahoard1", "ahoard2"], "the failed calls wrote nothing");
 
     // Rewriting a key counts only the difference, and another session starts from zero.

@@ -16,6 +16,13 @@ impl CallState {
 
     pub fn state_set(&mut self, key: String, value: String) -> wasmtime::Result<Result<(), String>> {
         self.caps.state_value(&key, value.len())?;
+        // PostgreSQL's text cannot hold one, and SQLite's cuts a key there: no store keeps it.
+        if key.contains('\0') {
+            return Ok(Err(format!(
+                "state key `{}` holds a NUL character; no store keeps one",
+                key.escape_default()
+            )));
+        }
         if let Err(error) = serde_json::from_str::<serde::de::IgnoredAny>(&value) {
             return Ok(Err(format!("state value `{key}` is not JSON: {error}")));
         }
