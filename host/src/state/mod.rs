@@ -12,6 +12,7 @@ mod checkpoint;
 pub mod document;
 pub mod lease;
 mod listing;
+mod message_rows;
 mod model_usage;
 mod open;
 mod postgres;

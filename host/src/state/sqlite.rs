@@ -9,6 +9,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::checkpoint::{self, Checkpointer};
 use super::lease::{HeldLease, Holder, now_millis};
 use super::listing::{SessionEntry, title};
+use super::message_rows::{MessageRow, message_rows};
 use super::schema;
 use super::store::{SessionStore, Step, StoreError, StoredSession, StoredView};
 use crate::compaction::{Summaries, View};
@@ -189,15 +190,8 @@ fn insert_messages(
 ) -> Result<(), StoreError> {
     let mut insert = connection
         .prepare_cached("INSERT INTO messages (session_id, seq, body, usage) VALUES (?1, ?2, ?3, ?4)")?;
-    for (offset, message) in messages.iter().enumerate() {
-        let body = serde_json::to_string(message).expect("messages always serialize");
-        let position = first_seq + offset;
-        let used = usage
-            .iter()
-            .find(|(at, _)| *at == position)
-            .map(|(_, used)| serde_json::to_string(used).expect("usage always serializes"));
-        let seq = position as i64;
-        insert.execute(params![id, seq, body, used]).map_err(|error| {
+    for MessageRow { seq, body, usage, .. } in message_rows(first_seq, messages, usage) {
+        insert.execute(params![id, seq, body, usage]).map_err(|error| {
             let error = StoreError::from(error);
             if error.is_conflict() {
                 StoreError::PositionTaken { session: id.to_owned(), seq }

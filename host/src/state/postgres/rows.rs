@@ -9,6 +9,7 @@ use crate::conversation::{Message, Role};
 use crate::events::TokenUsage;
 use crate::state::lease::{HeldLease, Holder, now_millis};
 use crate::state::listing::{SessionEntry, title};
+use crate::state::message_rows::{MessageRow, message_rows};
 use crate::state::store::{StoreError, StoredView};
 
 /// Takes the lease on `$1` unless another holder's is live (see `SessionStore::lease`).
@@ -98,18 +99,11 @@ pub(super) fn insert_messages(
     messages: &[Message],
     usage: &[(usize, TokenUsage)],
 ) -> Result<(), StoreError> {
-    for (offset, message) in messages.iter().enumerate() {
-        let body = serde_json::to_string(message).expect("messages always serialize");
-        let position = first_seq + offset;
-        let used = usage
-            .iter()
-            .find(|(at, _)| *at == position)
-            .map(|(_, used)| serde_json::to_string(used).expect("usage always serializes"));
-        let seq = position as i64;
+    for MessageRow { seq, body, usage, message } in message_rows(first_seq, messages, usage) {
         let prompt = (message.role == Role::User).then(|| prompt(&message.content));
         let insert =
             "INSERT INTO messages (session_id, seq, body, usage, prompt) VALUES ($1, $2, $3, $4, $5)";
-        transaction.execute(insert, &[&id, &seq, &body, &used, &prompt]).map_err(|error| {
+        transaction.execute(insert, &[&id, &seq, &body, &usage, &prompt]).map_err(|error| {
             if is_unique_violation(&error) {
                 StoreError::PositionTaken { session: id.to_owned(), seq }
             } else {
