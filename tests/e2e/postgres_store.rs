@@ -117,3 +117,54 @@ async fn a_missing_password_variable_is_named_and_a_wrong_password_refused() {
     assert!(!stderr.contains("not-the-password"), "the password is not shown: {stderr}");
     assert!(model.requests().is_empty(), "no turn ran");
 }
+
+/// `agent-host sessions copy` with `args`, run from the deployment at `dir` (the password in
+/// the variable the options name); its status and what it printed.
+async fn copy(dir: &std::path::Path, args: &[&str]) -> (bool, String) {
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-host"))
+        .arg("--config")
+        .arg(dir.join("config.toml"))
+        .args(["sessions", "copy"])
+        .args(args)
+        .env(PASSWORD_VAR, PASSWORD)
+        .output()
+        .await
+        .unwrap();
+    let said =
+        format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    (output.status.success(), said)
+}
+
+#[tokio::test]
+async fn sessions_copied_from_sqlite_to_postgres_resume_there_and_a_second_copy_leaves_them() {
+    let model = FakeModel::start().await;
+    // A SQLite deployment with one session of one exchange.
+    let sqlite = tempfile::tempdir().unwrap();
+    std::fs::write(sqlite.path().join("config.toml"), config_text(&model.url(), "")).unwrap();
+    model.push(Reply::text("kept answer"));
+    let first = turn(sqlite.path(), None, "kept question", None).await;
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let id = session_id(&String::from_utf8_lossy(&first.stdout));
+
+    let (postgres, url) = deployment(&model);
+    let from = format!("sqlite:{}", sqlite.path().join("sessions.db").display());
+    let args = ["--from", &from, "--to", &url, "--to-password-env", PASSWORD_VAR];
+    let (ok, said) = copy(sqlite.path(), &args).await;
+    assert!(ok, "{said}");
+    assert!(said.contains("copied 1 sessions (2 messages); 0 the target had already"), "{said}");
+    let (ok, said) = copy(sqlite.path(), &args).await;
+    assert!(ok && said.contains("copied 0 sessions (0 messages); 1 the target had already"), "{said}");
+
+    // The PostgreSQL deployment resumes it with its history.
+    model.push(Reply::text("answer in postgres"));
+    let resumed = turn(postgres.path(), Some(&id), "next question", Some(PASSWORD)).await;
+    assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
+    assert!(String::from_utf8_lossy(&resumed.stdout).contains(r#""resumed":true"#));
+    let last = model.requests().pop().unwrap().to_string();
+    assert!(last.contains("kept question") && last.contains("kept answer"), "{last}");
+
+    // A password in the URL is refused: a process list shows it.
+    let with_password = url.replacen('@', &format!(":{PASSWORD}@"), 1);
+    let (ok, said) = copy(sqlite.path(), &["--from", &from, "--to", &with_password]).await;
+    assert!(!ok && said.contains("holds a password") && !said.contains(PASSWORD), "{said}");
+}

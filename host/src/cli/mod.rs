@@ -112,6 +112,8 @@ pub enum Command {
         /// `title` (`null` before the first prompt).
         #[arg(long)]
         json: bool,
+        #[command(subcommand)]
+        action: Option<SessionsAction>,
     },
     /// Serve the deployment over HTTP: a JSON API under /v1/ (OpenAPI at /openapi.json),
     /// live events as Server-Sent Events, and a web page at /. Callers are the principals of
@@ -162,7 +164,7 @@ impl Args {
                 ),
             )),
             None if self.list_sessions => Ok((
-                Command::Sessions { json: false },
+                Command::Sessions { json: false, action: None },
                 Some("`--list-sessions` is now `agent-host sessions`; the flag goes in a later release"),
             )),
             None => Ok((Command::Run(self.run), None)),
@@ -196,6 +198,27 @@ impl Command {
             Self::Acp => "acp",
         }
     }
+}
+
+/// What `agent-host sessions` does besides listing.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum SessionsAction {
+    /// Copy every session of one store into another (SQLite to PostgreSQL, or back), each
+    /// whole; a session the target has already is left as it is there. Says how many.
+    Copy {
+        /// The store to copy from: `sqlite:PATH` or `postgres://USER@HOST:PORT/DATABASE`.
+        #[arg(long)]
+        from: String,
+        /// The store to copy into, named the same way.
+        #[arg(long)]
+        to: String,
+        /// The variable holding the password of `--from`, when it is PostgreSQL.
+        #[arg(long)]
+        from_password_env: Option<String>,
+        /// The variable holding the password of `--to`, when it is PostgreSQL.
+        #[arg(long)]
+        to_password_env: Option<String>,
+    },
 }
 
 /// How a run ended, as the process exit status.

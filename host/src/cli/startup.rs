@@ -6,13 +6,13 @@ use std::sync::Arc;
 use super::console::{self, ConsoleApprover};
 use super::json::JsonLines;
 use super::render::ConsoleRenderer;
-use super::{Args, Command, RunArgs, Status};
+use super::{Args, Command, RunArgs, SessionsAction, Status};
 use crate::agent::{Approver, Host, NoOperator, SessionHandle, TurnEnd};
 use crate::config::Config;
 use crate::events::{Event, EventSink};
 use crate::model::{ModelClient, ScriptedModel};
 use crate::sanitize::{multi_line, one_line};
-use crate::state::SessionEntry;
+use crate::state::{SessionEntry, copy_sessions, open_named_store};
 
 /// The script the offline demo replays, relative to the config file's folder.
 const DEMO_SCRIPT: &str = "demo/script.toml";
@@ -46,6 +46,35 @@ pub async fn run(args: Args) -> Status {
 
 /// [`run`] once the config is read and the subscriber installed.
 async fn run_configured(config: Config, command: Command) -> Status {
+    if let Command::Sessions {
+        action: Some(SessionsAction::Copy { from, to, from_password_env, to_password_env }),
+        ..
+    } = &command
+    {
+        let stores = open_named_store(from, from_password_env.as_deref(), "--from")
+            .and_then(|from| Ok((from, open_named_store(to, to_password_env.as_deref(), "--to")?)));
+        // The stores' clients block: off the async threads.
+        let copied = match stores {
+            Ok((from, to)) => tokio::task::spawn_blocking(move || copy_sessions(&*from, &*to))
+                .await
+                .map_err(|error| error.to_string())
+                .and_then(|copied| copied.map_err(|error| error.to_string())),
+            Err(error) => Err(format!("{error:#}")),
+        };
+        return match copied {
+            Ok(done) => {
+                println!(
+                    "copied {} sessions ({} messages); {} the target had already were left as they are",
+                    done.copied, done.messages, done.already_there
+                );
+                Status::Done
+            }
+            Err(error) => {
+                eprintln!("error: {}", one_line(&error));
+                Status::Failed
+            }
+        };
+    }
     let (model, demo) = match choose_model(&config) {
         Ok(choice) => choice,
         Err(error) => {
@@ -61,7 +90,7 @@ async fn run_configured(config: Config, command: Command) -> Status {
             return Status::BadInput;
         }
     };
-    if let Command::Sessions { json } = command {
+    if let Command::Sessions { json, .. } = command {
         return list_sessions(&host, json);
     }
     if let Err(error) = host.check_context_window().await {
@@ -81,7 +110,7 @@ async fn run_configured(config: Config, command: Command) -> Status {
             }
         },
         Command::Check { offline } => check(&host, offline).await,
-        Command::Sessions { json } => list_sessions(&host, json),
+        Command::Sessions { json, .. } => list_sessions(&host, json),
     }
 }
 

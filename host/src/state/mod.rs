@@ -9,6 +9,7 @@
 
 mod bag;
 mod checkpoint;
+mod copy;
 pub mod document;
 pub mod lease;
 mod listing;
@@ -27,9 +28,10 @@ mod store_tests;
 pub(crate) mod test_stores;
 
 pub use bag::{StateBag, StateChange};
+pub use copy::{Copied, copy_sessions};
 pub use listing::{SessionEntry, TITLE_CHARS};
 pub use model_usage::{MODEL_USAGE_NAMESPACE, PluginModelUsage};
-pub use open::open_store;
+pub use open::{open_named_store, open_store};
 pub use postgres::PostgresStore;
 pub use session::{CompactError, Session};
 pub use sessions::{DEFAULT_LEASE, SessionHandle, Sessions};
