@@ -112,6 +112,24 @@ impl Console {
         self.wait_until(step, |screen| screen.trim_end().ends_with('>'))
     }
 
+    /// Types `text` at the prompt, again (after clearing the line) while the line does not
+    /// show it: keys typed before the editor reads are not its to keep.
+    fn type_until_shown(&mut self, text: &str) {
+        let start = Instant::now();
+        loop {
+            self.keys(text);
+            let typed = Instant::now();
+            while typed.elapsed() < Duration::from_secs(3) {
+                if prompt_line(&self.contents()).ends_with(text) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            assert!(start.elapsed() < PATIENCE, "the line never showed `{text}`:\n{}", self.contents());
+            self.keys("\x15");
+        }
+    }
+
     fn wait_for(&self, step: &str, text: &str) -> String {
         self.wait_until(step, |screen| screen.contains(text))
     }
@@ -617,7 +635,10 @@ async fn cards_fit_the_terminal_width_and_follow_a_resize() {
 
         console.resize(90);
         console.wait_for_prompt("resized");
-        console.keys("again\r");
+        // Keys typed while the editor takes the terminal back after the turn may be dropped
+        // with the switch to raw mode: type until the line shows them, then send it.
+        console.type_until_shown("again");
+        console.keys("\r");
         console.wait_until("turn-after-resize", |screen| screen.contains("second done"));
         let rows = console.rows();
         let (call, _, after) = cards(&rows, 1);
