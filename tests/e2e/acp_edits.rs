@@ -3,7 +3,7 @@
 
 use agent_client_protocol::v1::schema::{StopReason, ToolCallContent};
 
-use crate::acp::{deployment, finished_calls, open, prompt, with_client};
+use crate::support::acp_client::{deployment, finished_calls, open, prompt, with_client};
 use crate::support::{FakeModel, Reply, plugin_block, writable_workspace};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

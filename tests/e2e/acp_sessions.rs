@@ -14,7 +14,7 @@ use agent_client_protocol::v1::schema::{
 };
 use serde_json::Value;
 
-use crate::acp::{deployment, open, prompt, with_client};
+use crate::support::acp_client::{deployment, open, prompt, with_client};
 use crate::support::mcp::mcp_servers;
 use crate::support::{FakeModel, Reply, plugin_block};
 

@@ -1,9 +1,11 @@
 //! What every end-to-end test shares: plugins built once, a fake model server, a host in a
 //! temporary folder with its own SQLite database.
 
+pub mod acp_client;
 pub mod anthropic_fake;
 pub mod approver;
 pub mod binary;
+pub mod console;
 pub mod fake_endpoint;
 pub mod fake_model;
 pub mod files;
