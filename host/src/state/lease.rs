@@ -7,8 +7,13 @@
 //! it. A holder that crashed stops renewing, and its leases run out. On the same machine (the
 //! same host name, PID namespace and boot id) a dead holder is seen at once — its process is gone —
 //! and its lease is taken over without waiting.
+//!
+//! Every taking of a session's lease gets the next generation, and a step is written only
+//! under the generation its writer took (the fence): a holder that was paused or cut off
+//! while another took the session writes nothing when it wakes, even if the other has let
+//! the session go since.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -111,6 +116,8 @@ struct Shared {
     length: Duration,
     /// Leases held now; the keeper renews only while there are some.
     held: AtomicUsize,
+    /// Leases taken from another holder whose lease had run out or who had ended.
+    takeovers: AtomicU64,
     stop: Mutex<bool>,
     wake: Condvar,
 }
@@ -123,6 +130,7 @@ impl Leases {
             holder: Holder::this_process(),
             length,
             held: AtomicUsize::new(0),
+            takeovers: AtomicU64::new(0),
             stop: Mutex::new(false),
             wake: Condvar::new(),
         });
@@ -138,6 +146,11 @@ impl Leases {
         &self.shared.holder
     }
 
+    /// How many leases this holder took from another that had run out or ended.
+    pub fn takeovers(&self) -> u64 {
+        self.shared.takeovers.load(Ordering::Relaxed)
+    }
+
     /// When a lease taken now runs out.
     pub fn expiry(&self) -> i64 {
         self.shared.expiry()
@@ -150,10 +163,21 @@ impl Leases {
         let claim = new_claim();
         let mut replacing = None;
         loop {
-            let Some(other) =
-                shared.store.lease(id, &shared.holder, &claim, shared.expiry(), replacing.as_deref())?
-            else {
-                return Ok(self.guard(id, claim));
+            let other = match shared.store.lease(
+                id,
+                &shared.holder,
+                &claim,
+                shared.expiry(),
+                replacing.as_deref(),
+            )? {
+                LeaseAnswer::Taken(taken) => {
+                    if taken.took_over {
+                        shared.takeovers.fetch_add(1, Ordering::Relaxed);
+                        tracing::info!(session = id, generation = taken.generation, "took the session over");
+                    }
+                    return Ok(self.guard(id, claim, taken.generation));
+                }
+                LeaseAnswer::HeldBy(other) => other,
             };
             if replacing.is_none() && other.holder.is_gone(&shared.holder) {
                 tracing::info!(session = id, "taking over the lease of {}, which has ended", other.holder);
@@ -171,20 +195,21 @@ impl Leases {
     /// Records a new session `id` in the store, leased to this holder.
     pub fn create(&self, id: &str) -> Result<LeaseGuard, StoreError> {
         let claim = new_claim();
-        self.shared.store.create(id, &self.shared.holder, &claim, self.shared.expiry())?;
-        Ok(self.guard(id, claim))
+        let taken = self.shared.store.create(id, &self.shared.holder, &claim, self.shared.expiry())?;
+        Ok(self.guard(id, claim, taken.generation))
     }
 
     /// Records a new session `id` holding a copy of `contents`, leased to this holder.
     pub fn create_copy(&self, id: &str, contents: &super::StoredSession) -> Result<LeaseGuard, StoreError> {
         let claim = new_claim();
-        self.shared.store.create_copy(id, &self.shared.holder, &claim, self.shared.expiry(), contents)?;
-        Ok(self.guard(id, claim))
+        let taken =
+            self.shared.store.create_copy(id, &self.shared.holder, &claim, self.shared.expiry(), contents)?;
+        Ok(self.guard(id, claim, taken.generation))
     }
 
-    fn guard(&self, id: &str, claim: String) -> LeaseGuard {
+    fn guard(&self, id: &str, claim: String, generation: u64) -> LeaseGuard {
         self.shared.held.fetch_add(1, Ordering::Relaxed);
-        LeaseGuard { shared: self.shared.clone(), session: id.to_owned(), claim }
+        LeaseGuard { shared: self.shared.clone(), session: id.to_owned(), claim, generation }
     }
 }
 
@@ -241,12 +266,13 @@ pub struct LeaseGuard {
     shared: Arc<Shared>,
     session: String,
     claim: String,
+    generation: u64,
 }
 
 impl LeaseGuard {
-    /// The holder's token, which the store checks at every commit.
-    pub fn token(&self) -> &str {
-        &self.shared.holder.token
+    /// What the store checks at every commit: this holder, under this taking's generation.
+    pub fn fence(&self) -> Fence<'_> {
+        Fence { token: &self.shared.holder.token, generation: self.generation }
     }
 }
 
@@ -260,10 +286,45 @@ impl Drop for LeaseGuard {
 }
 
 /// Another holder's lease, as the store has it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeldLease {
     pub holder: Holder,
     pub expires_at: i64,
+}
+
+/// The refusal of a step whose writer's lease is not the session's any more; `now` is the
+/// session's lease as the store has it.
+pub fn lost(session: &str, now: Option<HeldLease>) -> StoreError {
+    let holder = match now {
+        Some(lease) if lease.expires_at != 0 => lease.holder.to_string(),
+        _ => "another process, which has let it go since".to_owned(),
+    };
+    StoreError::LeaseLost { session: session.to_owned(), holder }
+}
+
+/// A taking of a lease, as the store numbered it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Taken {
+    /// One more than the session's last taking: the first is 1.
+    pub generation: u64,
+    /// The lease was another holder's, not let go: it had run out, or its holder had ended.
+    pub took_over: bool,
+}
+
+/// What the store answers a request for a lease.
+#[derive(Debug, Clone)]
+pub enum LeaseAnswer {
+    Taken(Taken),
+    /// Another holder's lease is live; nothing changed.
+    HeldBy(HeldLease),
+}
+
+/// What a step carries so the store can tell its writer still holds the lease it took: the
+/// lease row must name this holder under this generation, and not have been let go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fence<'a> {
+    pub token: &'a str,
+    pub generation: u64,
 }
 
 #[cfg(test)]

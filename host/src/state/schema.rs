@@ -33,8 +33,9 @@ CREATE TABLE IF NOT EXISTS state (
     value      TEXT NOT NULL,
     PRIMARY KEY (session_id, namespace, key)
 ) WITHOUT ROWID;
--- Which process may write a session, and until when (see `lease.rs`). A row outlives its
--- holder only when the holder died; the next holder replaces it.
+-- Which process may write a session, and until when (see `lease.rs`). A row stays once
+-- its lease is let go (`expires_at` 0), so each taking's `generation` follows the last;
+-- `took_over`: the last taking was from a holder that had not let go.
 CREATE TABLE IF NOT EXISTS session_leases (
     session_id    TEXT PRIMARY KEY,
     token         TEXT NOT NULL,
@@ -42,7 +43,9 @@ CREATE TABLE IF NOT EXISTS session_leases (
     pid           INTEGER NOT NULL,
     host          TEXT NOT NULL,
     pid_namespace TEXT NOT NULL,
-    expires_at    INTEGER NOT NULL
+    expires_at    INTEGER NOT NULL,
+    generation    INTEGER NOT NULL DEFAULT 0,
+    took_over     INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 -- What a compaction wrote in place of part of the history: summaries, numbered per session
 -- from 1, and the views that send them (see `compaction::View`). A view names stored
@@ -74,7 +77,11 @@ DROP INDEX IF EXISTS sessions_by_use;
 
 /// Columns added to a table after databases with it were in use: (table, column, type).
 /// `SCHEMA` creates new tables with them; an older database gets them when it is opened.
-const ADDED_COLUMNS: &[(&str, &str, &str)] = &[("messages", "usage", "TEXT")];
+const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
+    ("messages", "usage", "TEXT"),
+    ("session_leases", "generation", "INTEGER NOT NULL DEFAULT 0"),
+    ("session_leases", "took_over", "INTEGER NOT NULL DEFAULT 0"),
+];
 
 /// Brings an older database's tables up to [`ADDED_COLUMNS`], in one transaction, so that
 /// two processes opening it at once cannot both add a column.

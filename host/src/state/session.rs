@@ -231,7 +231,7 @@ impl Session {
             return Ok(());
         }
         let step = Step {
-            lease: Some(self.lease.token()),
+            lease: Some(self.lease.fence()),
             first_seq: self.persisted,
             messages: &self.history[self.persisted..],
             usage: &self.pending_usage,
@@ -390,8 +390,9 @@ mod tests {
         // Another writer takes the lease: the commit fails, and the view stays the old one.
         session.push(Message::user("pending"));
         let other = crate::state::lease::Holder::this_process();
-        let token = session.lease.token().to_owned();
-        assert!(sessions.store().lease(&id, &other, "taken", i64::MAX, Some(&token)).unwrap().is_none());
+        let token = session.lease.fence().token.to_owned();
+        let taken = sessions.store().lease(&id, &other, "taken", i64::MAX, Some(&token)).unwrap();
+        assert!(matches!(taken, crate::state::lease::LeaseAnswer::Taken(_)), "{taken:?}");
         let revision = session.to_send().revision();
         let error = session.compact(&**sessions.store(), summary_of_the_call()).unwrap_err();
         assert!(matches!(&error, CompactError::Store(StoreError::LeaseLost { .. })), "{error}");

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::checkpoint::{self, Checkpointer};
-use super::lease::{HeldLease, Holder, now_millis};
+use super::lease::{Fence, HeldLease, Holder, LeaseAnswer, Taken, now_millis};
 use super::listing::{SessionEntry, title};
 use super::message_rows::{MessageRow, message_rows};
 use super::schema;
@@ -111,16 +111,21 @@ fn owner_value(owner: &str) -> String {
     serde_json::Value::from(owner).to_string()
 }
 
-/// Takes the lease on `id` unless another holder's is live (see [`SessionStore::lease`]).
+/// Takes the lease on `id` unless another holder's is live (see [`SessionStore::lease`]),
+/// as the session's next generation. A let-go lease has `expires_at` 0, so it is free, and
+/// taking it is no takeover. (Every `SET` reads the row as it was.)
 const TAKE_LEASE: &str = "
-INSERT INTO session_leases (session_id, token, claim, pid, host, pid_namespace, expires_at)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+INSERT INTO session_leases (session_id, token, claim, pid, host, pid_namespace, expires_at, generation, took_over)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, 0)
 ON CONFLICT (session_id) DO UPDATE SET
     token = excluded.token, claim = excluded.claim, pid = excluded.pid, host = excluded.host,
-    pid_namespace = excluded.pid_namespace, expires_at = excluded.expires_at
-WHERE session_leases.token = excluded.token OR session_leases.expires_at <= ?8 OR session_leases.token = ?9";
+    pid_namespace = excluded.pid_namespace, expires_at = excluded.expires_at,
+    generation = session_leases.generation + 1,
+    took_over = (session_leases.token <> excluded.token AND session_leases.expires_at <> 0)
+WHERE session_leases.token = excluded.token OR session_leases.expires_at <= ?8 OR session_leases.token = ?9
+RETURNING generation, took_over";
 
-/// Runs [`TAKE_LEASE`]: whether the lease is now `holder`'s.
+/// Runs [`TAKE_LEASE`]: the taking, or `None` when another holder's lease is live.
 fn take_lease(
     connection: &Connection,
     id: &str,
@@ -128,8 +133,8 @@ fn take_lease(
     claim: &str,
     expires_at: i64,
     replacing: Option<&str>,
-) -> Result<bool, StoreError> {
-    let taken = connection.prepare_cached(TAKE_LEASE)?.execute(params![
+) -> Result<Option<Taken>, StoreError> {
+    let values = params![
         id,
         holder.token,
         claim,
@@ -139,8 +144,19 @@ fn take_lease(
         expires_at,
         now_millis(),
         replacing
-    ])?;
-    Ok(taken == 1)
+    ];
+    let taken = connection
+        .prepare_cached(TAKE_LEASE)?
+        .query_row(values, |row| {
+            Ok(Taken { generation: row.get::<_, i64>(0)?.max(0) as u64, took_over: row.get(1)? })
+        })
+        .optional()?;
+    Ok(taken)
+}
+
+/// The lease of a new session: no other holder can have it.
+fn first_lease(taken: Option<Taken>, id: &str) -> Result<Taken, StoreError> {
+    taken.ok_or_else(|| StoreError::Unavailable(format!("session {id}'s lease was taken as it was made")))
 }
 
 /// The lease on a session, as stored.
@@ -163,19 +179,19 @@ fn held_lease(connection: &Connection, id: &str) -> Result<Option<HeldLease>, St
         .optional()?)
 }
 
-/// Fails unless the session's lease is held with `token`: a writer whose lease ran out and
-/// was taken must not write on.
-fn check_lease(connection: &Connection, id: &str, token: &str) -> Result<(), StoreError> {
-    match held_lease(connection, id)? {
-        Some(lease) if lease.holder.token == token => Ok(()),
-        other => Err(StoreError::LeaseLost {
-            session: id.to_owned(),
-            holder: other.map_or_else(
-                || "another process, which has let it go since".to_owned(),
-                |lease| lease.holder.to_string(),
-            ),
-        }),
+/// Fails unless the session's lease is still the taking `fence` names: a writer whose lease
+/// ran out and was taken must not write on, even once the taker has let it go.
+fn check_lease(connection: &Connection, id: &str, fence: Fence<'_>) -> Result<(), StoreError> {
+    let generation: Option<i64> = connection
+        .prepare_cached(
+            "SELECT generation FROM session_leases WHERE session_id = ?1 AND token = ?2 AND expires_at <> 0",
+        )?
+        .query_row(params![id, fence.token], |row| row.get(0))
+        .optional()?;
+    if generation == Some(fence.generation as i64) {
+        return Ok(());
     }
+    Err(super::lease::lost(id, held_lease(connection, id)?))
 }
 
 /// Appends `messages` at `first_seq` on, each reply with what its call used (`usage`, by
@@ -284,7 +300,7 @@ fn fault_point(name: &str) {
 fn fault_point(_name: &str) {}
 
 impl SessionStore for SqliteStore {
-    fn create(&self, id: &str, holder: &Holder, claim: &str, expires_at: i64) -> Result<(), StoreError> {
+    fn create(&self, id: &str, holder: &Holder, claim: &str, expires_at: i64) -> Result<Taken, StoreError> {
         let now = now_millis();
         let connection = self.connection();
         in_transaction(&connection, |transaction| {
@@ -293,8 +309,7 @@ impl SessionStore for SqliteStore {
             transaction
                 .prepare_cached("INSERT INTO sessions (id, created_at, updated_at) VALUES (?1, ?2, ?2)")?
                 .execute(params![id, now])?;
-            take_lease(transaction, id, holder, claim, expires_at, None)?;
-            Ok(())
+            first_lease(take_lease(transaction, id, holder, claim, expires_at, None)?, id)
         })
     }
 
@@ -305,24 +320,29 @@ impl SessionStore for SqliteStore {
         claim: &str,
         expires_at: i64,
         replacing: Option<&str>,
-    ) -> Result<Option<HeldLease>, StoreError> {
+    ) -> Result<LeaseAnswer, StoreError> {
         let connection = self.connection();
         in_transaction(&connection, |transaction| {
-            let taken = take_lease(transaction, id, holder, claim, expires_at, replacing)?;
-            if taken { Ok(None) } else { held_lease(transaction, id) }
+            if let Some(taken) = take_lease(transaction, id, holder, claim, expires_at, replacing)? {
+                return Ok(LeaseAnswer::Taken(taken));
+            }
+            let held = held_lease(transaction, id)?;
+            held.map(LeaseAnswer::HeldBy).ok_or_else(|| {
+                StoreError::Unavailable(format!("session {id}'s lease was refused but no one holds it"))
+            })
         })
     }
 
     fn renew_leases(&self, token: &str, expires_at: i64) -> Result<(), StoreError> {
         self.connection()
-            .prepare_cached("UPDATE session_leases SET expires_at = ?2 WHERE token = ?1")?
+            .prepare_cached("UPDATE session_leases SET expires_at = ?2 WHERE token = ?1 AND expires_at <> 0")?
             .execute(params![token, expires_at])?;
         Ok(())
     }
 
     fn release_lease(&self, id: &str, claim: &str) -> Result<(), StoreError> {
         self.connection()
-            .prepare_cached("DELETE FROM session_leases WHERE session_id = ?1 AND claim = ?2")?
+            .prepare_cached("UPDATE session_leases SET expires_at = 0 WHERE session_id = ?1 AND claim = ?2")?
             .execute(params![id, claim])?;
         Ok(())
     }
@@ -383,7 +403,7 @@ impl SessionStore for SqliteStore {
         claim: &str,
         expires_at: i64,
         contents: &StoredSession,
-    ) -> Result<(), StoreError> {
+    ) -> Result<Taken, StoreError> {
         let now = now_millis();
         let connection = self.connection();
         in_transaction(&connection, |transaction| {
@@ -392,7 +412,7 @@ impl SessionStore for SqliteStore {
                     "INSERT INTO sessions (id, created_at, updated_at, model_calls) VALUES (?1, ?2, ?2, ?3)",
                 )?
                 .execute(params![id, now, contents.model_calls as i64])?;
-            take_lease(transaction, id, holder, claim, expires_at, None)?;
+            let taken = first_lease(take_lease(transaction, id, holder, claim, expires_at, None)?, id)?;
             insert_messages(transaction, id, 0, &contents.history, &contents.reply_usage)?;
             let mut insert = transaction.prepare_cached(
                 "INSERT INTO state (session_id, namespace, key, value) VALUES (?1, ?2, ?3, ?4)",
@@ -406,15 +426,15 @@ impl SessionStore for SqliteStore {
             if let Some(stored) = &contents.view {
                 insert_view(transaction, id, stored.generation, &stored.view)?;
             }
-            Ok(())
+            Ok(taken)
         })
     }
 
     fn commit(&self, id: &str, step: Step<'_>) -> Result<(), StoreError> {
         let connection = self.connection();
         in_transaction(&connection, |transaction| {
-            if let Some(token) = step.lease {
-                check_lease(transaction, id, token)?;
+            if let Some(fence) = step.lease {
+                check_lease(transaction, id, fence)?;
             }
             insert_messages(transaction, id, step.first_seq, step.messages, step.usage)?;
             let mut upsert = transaction.prepare_cached(

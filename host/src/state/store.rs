@@ -1,5 +1,5 @@
 use super::StateChange;
-use super::lease::{HeldLease, Holder};
+use super::lease::{Fence, Holder, LeaseAnswer, Taken};
 use super::listing::SessionEntry;
 use crate::compaction::{Summaries, View};
 use crate::conversation::Message;
@@ -44,9 +44,9 @@ pub struct ViewChange<'a> {
 /// overwritten: a message at a position the store already holds fails the whole step with
 /// [`StoreError::PositionTaken`].
 pub struct Step<'a> {
-    /// The token of the lease the writer holds on the session; the step fails with
-    /// [`StoreError::LeaseLost`] when the session's lease is not (any more) this one.
-    pub lease: Option<&'a str>,
+    /// The lease the writer took on the session; the step fails with
+    /// [`StoreError::LeaseLost`] when the session's lease is not (any more) that taking.
+    pub lease: Option<Fence<'a>>,
     /// The history position of `messages[0]`.
     pub first_seq: usize,
     pub messages: &'a [Message],
@@ -63,7 +63,7 @@ pub struct Step<'a> {
 pub trait SessionStore: Send + Sync {
     /// Records a new, empty session, leased to `holder` until `expires_at` (ms since the
     /// epoch), in one transaction. `claim` names this one taking of the lease.
-    fn create(&self, id: &str, holder: &Holder, claim: &str, expires_at: i64) -> Result<(), StoreError>;
+    fn create(&self, id: &str, holder: &Holder, claim: &str, expires_at: i64) -> Result<Taken, StoreError>;
     /// Records a new session holding a copy of `contents` (a fork, an import), leased like
     /// [`SessionStore::create`], in one transaction: all of it or nothing.
     fn create_copy(
@@ -73,11 +73,11 @@ pub trait SessionStore: Send + Sync {
         claim: &str,
         expires_at: i64,
         contents: &StoredSession,
-    ) -> Result<(), StoreError>;
+    ) -> Result<Taken, StoreError>;
     /// Takes (or extends) the lease on `id` for `holder` until `expires_at`, as `claim`,
-    /// unless another holder's lease is still live; that lease is returned then, and nothing
+    /// unless another holder's lease is still live; that lease is answered then, and nothing
     /// changes. `replacing` names a holder's token whose lease may be taken even so (a holder
-    /// known to have ended).
+    /// known to have ended). Each taking is the session's next generation.
     fn lease(
         &self,
         id: &str,
@@ -85,11 +85,12 @@ pub trait SessionStore: Send + Sync {
         claim: &str,
         expires_at: i64,
         replacing: Option<&str>,
-    ) -> Result<Option<HeldLease>, StoreError>;
+    ) -> Result<LeaseAnswer, StoreError>;
     /// Extends every lease the holder with `token` has to `expires_at`.
     fn renew_leases(&self, token: &str, expires_at: i64) -> Result<(), StoreError>;
     /// Gives up the lease on `id` if it is still the one taken as `claim` (a later claim by
-    /// the same holder stays).
+    /// the same holder stays). The lease row stays, let go, so the next taking's generation
+    /// follows this one's.
     fn release_lease(&self, id: &str, claim: &str) -> Result<(), StoreError>;
     /// The session, or `None` when no session has that id.
     fn load(&self, id: &str) -> Result<Option<StoredSession>, StoreError>;

@@ -1,7 +1,7 @@
 //! What every [`SessionStore`] promises, run on SQLite and on PostgreSQL alike
 //! ([`both_stores!`]): the same bodies, so the two stores cannot drift apart.
 
-use super::lease::{Holder, now_millis};
+use super::lease::{Fence, Holder, LeaseAnswer, Taken, now_millis};
 use super::test_stores::{TestDatabase, both_stores};
 use super::{SessionEntry, StateChange, Step, StoreError};
 use crate::conversation::{Message, ToolCallRequest};
@@ -23,8 +23,26 @@ both_stores!(
     a_nul_character_in_a_message_or_a_value_is_kept_and_listed,
 );
 
-fn step<'a>(lease: Option<&'a str>, first_seq: usize, messages: &'a [Message]) -> Step<'a> {
+fn step<'a>(lease: Option<Fence<'a>>, first_seq: usize, messages: &'a [Message]) -> Step<'a> {
     Step { lease, first_seq, messages, usage: &[], changes: &[], model_calls: 0, view: None }
+}
+
+fn fence(holder: &Holder, generation: u64) -> Option<Fence<'_>> {
+    Some(Fence { token: &holder.token, generation })
+}
+
+/// The taking, or the lease that kept `holder` out.
+fn take(
+    store: &dyn super::SessionStore,
+    holder: &Holder,
+    claim: &str,
+    expires_at: i64,
+    replacing: Option<&str>,
+) -> Result<Taken, super::lease::HeldLease> {
+    match store.lease("s1", holder, claim, expires_at, replacing).unwrap() {
+        LeaseAnswer::Taken(taken) => Ok(taken),
+        LeaseAnswer::HeldBy(held) => Err(held),
+    }
 }
 
 fn entries_tell_sessions_apart_by_last_use_first_prompt_and_size(db: &TestDatabase) {
@@ -88,27 +106,33 @@ fn a_step_at_a_position_already_taken_fails_with_the_typed_error_and_replaces_no
 
 fn a_live_lease_keeps_others_out_until_it_runs_out_or_is_released(db: &TestDatabase) {
     let store = db.open();
+    let store = &*store;
     let (first, second) = (Holder::this_process(), Holder::this_process());
     let soon = now_millis() + 60_000;
-    store.create("s1", &first, "c1", soon).unwrap();
-    let refused = store.lease("s1", &second, "c2", soon, None).unwrap().expect("refused");
+    let taken = |generation, took_over| Ok(Taken { generation, took_over });
+    assert_eq!(store.create("s1", &first, "c1", soon).unwrap(), Taken { generation: 1, took_over: false });
+    let refused = take(store, &second, "c2", soon, None).expect_err("refused");
     assert_eq!(refused.holder, first);
     assert_eq!(refused.expires_at, soon);
-    assert!(store.lease("s1", &first, "c3", soon + 1, None).unwrap().is_none(), "the holder may renew");
+    assert_eq!(take(store, &first, "c3", soon + 1, None), taken(2, false), "the holder may take it again");
     store.release_lease("s1", "c1").unwrap();
-    assert!(
-        store.lease("s1", &second, "c2", soon, None).unwrap().is_some(),
-        "an older claim releases nothing"
-    );
-    assert!(store.lease("s1", &second, "c2", soon, Some(&first.token)).unwrap().is_none(), "replacing");
-    assert_eq!(store.lease("s1", &first, "c4", soon, None).unwrap().unwrap().holder, second);
+    assert!(take(store, &second, "c2", soon, None).is_err(), "an older claim releases nothing");
+    assert_eq!(take(store, &second, "c2", soon, Some(&first.token)), taken(3, true), "replacing");
+    assert_eq!(take(store, &first, "c4", soon, None).unwrap_err().holder, second);
 
     store.release_lease("s1", "c2").unwrap();
-    assert!(store.lease("s1", &first, "c5", now_millis() - 1, None).unwrap().is_none(), "free");
+    assert_eq!(
+        take(store, &first, "c5", now_millis() - 1, None),
+        taken(4, false),
+        "let go: free, no takeover"
+    );
     // `first`'s lease has run out (it expired a moment ago): anyone may take it.
-    assert!(store.lease("s1", &second, "c6", soon, None).unwrap().is_none(), "an expired lease is taken");
+    assert_eq!(take(store, &second, "c6", soon, None), taken(5, true), "an expired lease is taken over");
     store.renew_leases(&second.token, soon + 5).unwrap();
-    assert_eq!(store.lease("s1", &first, "c7", soon, None).unwrap().unwrap().expires_at, soon + 5);
+    assert_eq!(take(store, &first, "c7", soon, None).unwrap_err().expires_at, soon + 5);
+    store.release_lease("s1", "c6").unwrap();
+    store.renew_leases(&second.token, soon + 9).unwrap();
+    assert_eq!(take(store, &first, "c8", soon, None), taken(6, false), "a lease let go is not renewed");
 }
 
 fn a_writer_whose_lease_was_taken_cannot_commit(db: &TestDatabase) {
@@ -116,16 +140,34 @@ fn a_writer_whose_lease_was_taken_cannot_commit(db: &TestDatabase) {
     // Another process's store on the same database.
     let other = db.open();
     let (first, second) = (Holder::this_process(), Holder::this_process());
-    store.create("s1", &first, "c1", now_millis() - 1).unwrap();
-    store.commit("s1", step(Some(&first.token), 0, &[Message::user("mine")])).unwrap();
-    assert!(other.lease("s1", &second, "c2", i64::MAX, None).unwrap().is_none(), "the lease ran out");
-    let error = store.commit("s1", step(Some(&first.token), 1, &[Message::user("late")])).unwrap_err();
+    let mine = store.create("s1", &first, "c1", now_millis() - 1).unwrap().generation;
+    store.commit("s1", step(fence(&first, mine), 0, &[Message::user("mine")])).unwrap();
+    let theirs = take(&*other, &second, "c2", i64::MAX, None).expect("the lease ran out").generation;
+    let error = store.commit("s1", step(fence(&first, mine), 1, &[Message::user("late")])).unwrap_err();
     assert!(
         matches!(&error, StoreError::LeaseLost { holder, .. } if holder == &second.to_string()),
         "{error:?}"
     );
-    other.commit("s1", step(Some(&second.token), 1, &[Message::user("theirs")])).unwrap();
-    assert_eq!(store.load("s1").unwrap().unwrap().history, [Message::user("mine"), Message::user("theirs")]);
+    other.commit("s1", step(fence(&second, theirs), 1, &[Message::user("theirs")])).unwrap();
+
+    // The taker lets go; the writer that was paused wakes and tries again: still fenced.
+    other.release_lease("s1", "c2").unwrap();
+    let error = store.commit("s1", step(fence(&first, mine), 2, &[Message::user("stale")])).unwrap_err();
+    assert!(
+        matches!(&error, StoreError::LeaseLost { holder, .. } if holder.contains("let it go")),
+        "{error:?}"
+    );
+    // The same holder taking the session again writes under the new taking only: a copy of
+    // the session it still had from the old one is fenced too.
+    let again = take(&*store, &first, "c3", i64::MAX, None).unwrap().generation;
+    assert!(again > theirs, "generations only grow: {again} after {theirs}");
+    let error = store.commit("s1", step(fence(&first, mine), 2, &[Message::user("stale")])).unwrap_err();
+    assert!(matches!(error, StoreError::LeaseLost { .. }), "{error:?}");
+    store.commit("s1", step(fence(&first, again), 2, &[Message::user("again")])).unwrap();
+    assert_eq!(
+        store.load("s1").unwrap().unwrap().history,
+        [Message::user("mine"), Message::user("theirs"), Message::user("again")]
+    );
 }
 
 fn sessions_are_listed_and_counted_by_owner(db: &TestDatabase) {
@@ -288,7 +330,9 @@ fn a_copy_is_whole_and_leased(db: &TestDatabase) {
     let copier = Holder::this_process();
     store.create_copy("copy", &copier, "c1", i64::MAX, &source).unwrap();
     assert_eq!(store.load("copy").unwrap().unwrap(), source);
-    let refused = store.lease("copy", &holder, "c2", i64::MAX, None).unwrap().expect("the copier holds it");
+    let LeaseAnswer::HeldBy(refused) = store.lease("copy", &holder, "c2", i64::MAX, None).unwrap() else {
+        panic!("the copier holds it")
+    };
     assert_eq!(refused.holder, copier);
     assert_eq!(store.load("source").unwrap().unwrap(), source, "the source is untouched");
 }
@@ -305,13 +349,15 @@ fn of_many_processes_racing_for_a_lapsed_lease_one_wins_and_only_it_writes(db: &
                 scope.spawn(move || {
                     let holder = Holder::this_process();
                     barrier.wait();
-                    let refused = store.lease("s1", &holder, &format!("c{index}"), i64::MAX, None).unwrap();
-                    // Every racer tries to write its step at the same position.
-                    let written =
-                        store.commit("s1", step(Some(&holder.token), 0, &[Message::user(&holder.token)]));
-                    match (refused, written) {
-                        (None, Ok(())) => Some(holder),
-                        (Some(_), Err(StoreError::LeaseLost { .. })) => None,
+                    let taken = take(&*store, &holder, &format!("c{index}"), i64::MAX, None);
+                    // Every racer tries to write its step at the same position, under the
+                    // generation it took, or the one before for the losers.
+                    let generation = taken.as_ref().map_or(1, |taken| taken.generation);
+                    let written = store
+                        .commit("s1", step(fence(&holder, generation), 0, &[Message::user(&holder.token)]));
+                    match (taken, written) {
+                        (Ok(_), Ok(())) => Some(holder),
+                        (Err(_), Err(StoreError::LeaseLost { .. })) => None,
                         other => panic!("a racer got {other:?}"),
                     }
                 })

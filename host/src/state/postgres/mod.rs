@@ -16,7 +16,7 @@ pub(crate) mod test_server;
 use self::pool::Pool;
 use self::rows::{OWNED_BY, SESSION_ENTRY, session_entry};
 use super::StateChange;
-use super::lease::{HeldLease, Holder, now_millis};
+use super::lease::{Fence, Holder, LeaseAnswer, Taken, now_millis};
 use super::listing::SessionEntry;
 use super::store::{SessionStore, Step, StoreError, StoredSession};
 use crate::compaction::View;
@@ -52,7 +52,8 @@ impl PostgresStore {
 
 /// A [`Step`] the store's worker can own.
 struct OwnedStep {
-    lease: Option<String>,
+    /// The fence's holder token and generation.
+    lease: Option<(String, u64)>,
     first_seq: usize,
     messages: Vec<Message>,
     usage: Vec<(usize, TokenUsage)>,
@@ -67,7 +68,7 @@ type OwnedView = (u64, View, Vec<(u64, Message)>);
 impl From<Step<'_>> for OwnedStep {
     fn from(step: Step<'_>) -> Self {
         Self {
-            lease: step.lease.map(str::to_owned),
+            lease: step.lease.map(|fence| (fence.token.to_owned(), fence.generation)),
             first_seq: step.first_seq,
             messages: step.messages.to_vec(),
             usage: step.usage.to_vec(),
@@ -79,7 +80,7 @@ impl From<Step<'_>> for OwnedStep {
 }
 
 impl SessionStore for PostgresStore {
-    fn create(&self, id: &str, holder: &Holder, claim: &str, expires_at: i64) -> Result<(), StoreError> {
+    fn create(&self, id: &str, holder: &Holder, claim: &str, expires_at: i64) -> Result<Taken, StoreError> {
         let (id, holder, claim) = (id.to_owned(), holder.clone(), claim.to_owned());
         self.pool.run(move |connection| {
             let mut transaction = connection.transaction()?;
@@ -88,8 +89,12 @@ impl SessionStore for PostgresStore {
                 "INSERT INTO sessions (id, created_at, updated_at) VALUES ($1, $2, $2)",
                 &[&id, &now],
             )?;
-            rows::take_lease(&mut transaction, &id, &holder, &claim, expires_at, None)?;
-            Ok(transaction.commit()?)
+            let taken = rows::first_lease(
+                rows::take_lease(&mut transaction, &id, &holder, &claim, expires_at, None)?,
+                &id,
+            )?;
+            transaction.commit()?;
+            Ok(taken)
         })
     }
 
@@ -100,7 +105,7 @@ impl SessionStore for PostgresStore {
         claim: &str,
         expires_at: i64,
         contents: &StoredSession,
-    ) -> Result<(), StoreError> {
+    ) -> Result<Taken, StoreError> {
         let (id, holder, claim, contents) =
             (id.to_owned(), holder.clone(), claim.to_owned(), contents.clone());
         self.pool.run(move |connection| {
@@ -109,7 +114,10 @@ impl SessionStore for PostgresStore {
                 "INSERT INTO sessions (id, created_at, updated_at, model_calls) VALUES ($1, $2, $2, $3)",
                 &[&id, &now_millis(), &(contents.model_calls as i64)],
             )?;
-            rows::take_lease(&mut transaction, &id, &holder, &claim, expires_at, None)?;
+            let taken = rows::first_lease(
+                rows::take_lease(&mut transaction, &id, &holder, &claim, expires_at, None)?,
+                &id,
+            )?;
             rows::insert_messages(&mut transaction, &id, 0, &contents.history, &contents.reply_usage)?;
             for (namespace, key, value) in &contents.state {
                 transaction.execute(
@@ -123,7 +131,8 @@ impl SessionStore for PostgresStore {
             if let Some(stored) = &contents.view {
                 rows::insert_view(&mut transaction, &id, stored.generation, &stored.view)?;
             }
-            Ok(transaction.commit()?)
+            transaction.commit()?;
+            Ok(taken)
         })
     }
 
@@ -134,16 +143,25 @@ impl SessionStore for PostgresStore {
         claim: &str,
         expires_at: i64,
         replacing: Option<&str>,
-    ) -> Result<Option<HeldLease>, StoreError> {
+    ) -> Result<LeaseAnswer, StoreError> {
         let (id, holder, claim) = (id.to_owned(), holder.clone(), claim.to_owned());
         let replacing = replacing.map(str::to_owned);
         self.pool.run(move |connection| {
             let mut transaction = connection.transaction()?;
             let taken =
                 rows::take_lease(&mut transaction, &id, &holder, &claim, expires_at, replacing.as_deref())?;
-            let refused = if taken { None } else { rows::held_lease(&mut transaction, &id, false)? };
+            let answer = match taken {
+                Some(taken) => LeaseAnswer::Taken(taken),
+                None => {
+                    LeaseAnswer::HeldBy(rows::held_lease(&mut transaction, &id, false)?.ok_or_else(|| {
+                        StoreError::Unavailable(format!(
+                            "session {id}'s lease was refused but no one holds it"
+                        ))
+                    })?)
+                }
+            };
             transaction.commit()?;
-            Ok(refused)
+            Ok(answer)
         })
     }
 
@@ -151,7 +169,7 @@ impl SessionStore for PostgresStore {
         let token = token.to_owned();
         self.pool.run(move |connection| {
             connection.execute(
-                "UPDATE session_leases SET expires_at = $2 WHERE token = $1",
+                "UPDATE session_leases SET expires_at = $2 WHERE token = $1 AND expires_at <> 0",
                 &[&token, &expires_at],
             )?;
             Ok(())
@@ -161,8 +179,10 @@ impl SessionStore for PostgresStore {
     fn release_lease(&self, id: &str, claim: &str) -> Result<(), StoreError> {
         let (id, claim) = (id.to_owned(), claim.to_owned());
         self.pool.run(move |connection| {
-            connection
-                .execute("DELETE FROM session_leases WHERE session_id = $1 AND claim = $2", &[&id, &claim])?;
+            connection.execute(
+                "UPDATE session_leases SET expires_at = 0 WHERE session_id = $1 AND claim = $2",
+                &[&id, &claim],
+            )?;
             Ok(())
         })
     }
@@ -218,8 +238,8 @@ impl SessionStore for PostgresStore {
         let (id, step) = (id.to_owned(), OwnedStep::from(step));
         self.pool.run(move |connection| {
             let mut transaction = connection.transaction()?;
-            if let Some(token) = &step.lease {
-                rows::check_lease(&mut transaction, &id, token)?;
+            if let Some((token, generation)) = &step.lease {
+                rows::check_lease(&mut transaction, &id, Fence { token, generation: *generation })?;
             }
             rows::insert_messages(&mut transaction, &id, step.first_seq, &step.messages, &step.usage)?;
             for change in &step.changes {

@@ -7,24 +7,27 @@ use super::connection::Work;
 use crate::compaction::{Summaries, View};
 use crate::conversation::{Message, Role};
 use crate::events::TokenUsage;
-use crate::state::lease::{HeldLease, Holder, now_millis};
+use crate::state::lease::{Fence, HeldLease, Holder, Taken, now_millis};
 use crate::state::listing::{SessionEntry, title};
 use crate::state::message_rows::{MessageRow, message_rows};
 use crate::state::store::{StoreError, StoredView};
 
-/// Takes the lease on `$1` unless another holder's is live (see `SessionStore::lease`).
-/// One statement: the row is locked while its `WHERE` is checked, so two takers cannot both
-/// win.
+/// Takes the lease on `$1` unless another holder's is live (see `SessionStore::lease`), as
+/// the session's next generation (see SQLite's `TAKE_LEASE`). One statement: the row is
+/// locked while its `WHERE` is checked, so two takers cannot both win.
 const TAKE_LEASE: &str = "
-INSERT INTO session_leases (session_id, token, claim, pid, host, pid_namespace, expires_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+INSERT INTO session_leases (session_id, token, claim, pid, host, pid_namespace, expires_at, generation, took_over)
+VALUES ($1, $2, $3, $4, $5, $6, $7, 1, FALSE)
 ON CONFLICT (session_id) DO UPDATE SET
     token = excluded.token, claim = excluded.claim, pid = excluded.pid, host = excluded.host,
-    pid_namespace = excluded.pid_namespace, expires_at = excluded.expires_at
+    pid_namespace = excluded.pid_namespace, expires_at = excluded.expires_at,
+    generation = session_leases.generation + 1,
+    took_over = (session_leases.token <> excluded.token AND session_leases.expires_at <> 0)
 WHERE session_leases.token = excluded.token OR session_leases.expires_at <= $8
-    OR session_leases.token = $9";
+    OR session_leases.token = $9
+RETURNING generation, took_over";
 
-/// Whether the lease on `id` is now `holder`'s.
+/// The taking of the lease on `id`, or `None` when another holder's is live.
 pub(super) fn take_lease(
     transaction: &mut Work<'_>,
     id: &str,
@@ -32,8 +35,8 @@ pub(super) fn take_lease(
     claim: &str,
     expires_at: i64,
     replacing: Option<&str>,
-) -> Result<bool, StoreError> {
-    let taken = transaction.execute(
+) -> Result<Option<Taken>, StoreError> {
+    let taken = transaction.query_opt(
         TAKE_LEASE,
         &[
             &id,
@@ -47,7 +50,12 @@ pub(super) fn take_lease(
             &replacing,
         ],
     )?;
-    Ok(taken == 1)
+    Ok(taken.map(|row| Taken { generation: row.get::<_, i64>(0).max(0) as u64, took_over: row.get(1) }))
+}
+
+/// The lease of a new session: no other holder can have it.
+pub(super) fn first_lease(taken: Option<Taken>, id: &str) -> Result<Taken, StoreError> {
+    taken.ok_or_else(|| StoreError::Unavailable(format!("session {id}'s lease was taken as it was made")))
 }
 
 /// The lease on a session, as stored. `FOR UPDATE` when `lock`: the row stays as read until
@@ -72,18 +80,22 @@ pub(super) fn held_lease(
     }))
 }
 
-/// Fails unless the session's lease is held with `token` (see SQLite's `check_lease`).
-pub(super) fn check_lease(transaction: &mut Work<'_>, id: &str, token: &str) -> Result<(), StoreError> {
-    match held_lease(transaction, id, true)? {
-        Some(lease) if lease.holder.token == token => Ok(()),
-        other => Err(StoreError::LeaseLost {
-            session: id.to_owned(),
-            holder: other.map_or_else(
-                || "another process, which has let it go since".to_owned(),
-                |lease| lease.holder.to_string(),
-            ),
-        }),
+/// Fails unless the session's lease is still the taking `fence` names (see SQLite's
+/// `check_lease`); the row is locked until the step is written.
+pub(super) fn check_lease(transaction: &mut Work<'_>, id: &str, fence: Fence<'_>) -> Result<(), StoreError> {
+    let row = transaction.query_opt(
+        "SELECT token, generation, expires_at FROM session_leases WHERE session_id = $1 FOR UPDATE",
+        &[&id],
+    )?;
+    let holds = row.is_some_and(|row| {
+        row.get::<_, &str>(0) == fence.token
+            && row.get::<_, i64>(1) == fence.generation as i64
+            && row.get::<_, i64>(2) != 0
+    });
+    if holds {
+        return Ok(());
     }
+    Err(crate::state::lease::lost(id, held_lease(transaction, id, false)?))
 }
 
 fn is_unique_violation(error: &postgres::Error) -> bool {

@@ -9,7 +9,8 @@ use crate::state::store::StoreError;
 
 /// The migrations, in order: the schema's version is how many of them a database has.
 /// Append only; a released migration never changes.
-const MIGRATIONS: &[&str] = &[include_str!("migrations/0001_sessions.sql")];
+const MIGRATIONS: &[&str] =
+    &[include_str!("migrations/0001_sessions.sql"), include_str!("migrations/0002_lease_generations.sql")];
 
 /// Any number, the same in every process: the advisory lock that makes two hosts starting at
 /// once migrate one after the other.
