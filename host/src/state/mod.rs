@@ -20,6 +20,7 @@ mod postgres;
 mod schema;
 mod session;
 mod sessions;
+pub mod shared;
 mod sqlite;
 mod store;
 #[cfg(test)]

@@ -111,6 +111,11 @@ pub trait SessionStore: Send + Sync {
     /// Removes the session and everything kept of it, in one transaction; `false` when no
     /// session has that id.
     fn delete(&self, id: &str) -> Result<bool, StoreError>;
+    /// What hosts sharing this store tell each other through it, when many hosts can reach
+    /// it; `None` for a store on one machine.
+    fn shared(&self) -> Option<&dyn super::shared::SharedLog> {
+        None
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

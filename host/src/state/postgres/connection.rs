@@ -112,6 +112,11 @@ impl Work<'_> {
         self.transaction.query_opt(&statement, params)
     }
 
+    pub(super) fn query_one(&mut self, sql: &str, params: Params<'_>) -> Result<Row, postgres::Error> {
+        let statement = prepared(&mut self.transaction, self.statements, sql)?;
+        self.transaction.query_one(&statement, params)
+    }
+
     pub(super) fn commit(self) -> Result<(), postgres::Error> {
         self.transaction.commit()
     }

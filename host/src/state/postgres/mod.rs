@@ -10,6 +10,7 @@ mod connection;
 mod pool;
 mod rows;
 mod schema;
+mod shared;
 #[cfg(test)]
 pub(crate) mod test_server;
 
@@ -29,6 +30,10 @@ const CONNECTIONS: usize = 4;
 
 pub struct PostgresStore {
     pool: Pool,
+    /// For connections of their own (following the sessions other hosts move).
+    config: postgres::Config,
+    /// The URL, for errors.
+    name: String,
 }
 
 impl PostgresStore {
@@ -43,10 +48,10 @@ impl PostgresStore {
         }
         config.application_name("agent-host");
         config.connect_timeout(std::time::Duration::from_secs(10));
-        let pool =
-            Pool::start(config, url.to_owned(), CONNECTIONS).map_err(|error| failed(error.to_string()))?;
+        let pool = Pool::start(config.clone(), url.to_owned(), CONNECTIONS)
+            .map_err(|error| failed(error.to_string()))?;
         pool.run(schema::migrate)?;
-        Ok(Self { pool })
+        Ok(Self { pool, config, name: url.to_owned() })
     }
 }
 
@@ -318,11 +323,24 @@ impl SessionStore for PostgresStore {
         })
     }
 
+    fn shared(&self) -> Option<&dyn super::shared::SharedLog> {
+        Some(self)
+    }
+
     fn delete(&self, id: &str) -> Result<bool, StoreError> {
         let id = id.to_owned();
         self.pool.run(move |connection| {
             let mut transaction = connection.transaction()?;
-            for table in ["messages", "state", "summaries", "views", "session_leases"] {
+            for table in [
+                "messages",
+                "state",
+                "summaries",
+                "views",
+                "session_leases",
+                "session_events",
+                "session_event_views",
+                "pending_asks",
+            ] {
                 transaction.execute(&format!("DELETE FROM {table} WHERE session_id = $1"), &[&id])?;
             }
             let deleted = transaction.execute("DELETE FROM sessions WHERE id = $1", &[&id])? == 1;

@@ -9,8 +9,11 @@ use crate::state::store::StoreError;
 
 /// The migrations, in order: the schema's version is how many of them a database has.
 /// Append only; a released migration never changes.
-const MIGRATIONS: &[&str] =
-    &[include_str!("migrations/0001_sessions.sql"), include_str!("migrations/0002_lease_generations.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/0001_sessions.sql"),
+    include_str!("migrations/0002_lease_generations.sql"),
+    include_str!("migrations/0003_shared_log.sql"),
+];
 
 /// Any number, the same in every process: the advisory lock that makes two hosts starting at
 /// once migrate one after the other.

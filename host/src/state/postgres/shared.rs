@@ -1,0 +1,315 @@
+//! The [`SharedLog`] of a [`PostgresStore`]: the log's tables (`migrations/0003_shared_log.sql`),
+//! and LISTEN/NOTIFY on one channel whose payload is a session's id, sent when the
+//! transaction that moved the session commits.
+
+use std::time::Duration;
+
+use postgres::NoTls;
+use postgres::fallible_iterator::FallibleIterator;
+
+use super::PostgresStore;
+use crate::state::lease::now_millis;
+use crate::state::shared::{Appended, LogPage, LoggedEvent, SharedLog};
+use crate::state::store::StoreError;
+
+/// The channel every host listens on.
+const CHANNEL: &str = "agent_host_sessions";
+
+/// How long a follower's connection waits before `woken` hears `None` (and may stop).
+const TICK: Duration = Duration::from_secs(1);
+
+impl SharedLog for PostgresStore {
+    fn append(&self, batches: &[Appended], keep: usize) -> Result<(), StoreError> {
+        let batches = batches.to_vec();
+        let keep = i64::try_from(keep).unwrap_or(i64::MAX);
+        self.pool.run(move |connection| {
+            let mut transaction = connection.transaction()?;
+            for batch in &batches {
+                // Writers of one session take turns, so each numbers after the last.
+                transaction.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&batch.session])?;
+                let last: i64 = transaction
+                    .query_one(
+                        "SELECT COALESCE(MAX(seq), 0) FROM session_events WHERE session_id = $1",
+                        &[&batch.session],
+                    )?
+                    .get(0);
+                let (kinds, bodies): (Vec<&str>, Vec<&str>) =
+                    batch.events.iter().map(|(kind, json)| (kind.as_str(), json.as_str())).unzip();
+                transaction.execute(
+                    "INSERT INTO session_events (session_id, seq, kind, body)
+                     SELECT $1, $2 + n, kind, body FROM UNNEST($3::text[], $4::text[]) WITH ORDINALITY AS t(kind, body, n)",
+                    &[&batch.session, &last, &kinds, &bodies],
+                )?;
+                let newest = last + batch.events.len() as i64;
+                if let Some(views) = &batch.views {
+                    transaction.execute(
+                        "INSERT INTO session_event_views (session_id, seq, views) VALUES ($1, $2, $3)
+                         ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, views = excluded.views",
+                        &[&batch.session, &newest, views],
+                    )?;
+                }
+                transaction.execute(
+                    "DELETE FROM session_events WHERE session_id = $1 AND seq <= $2",
+                    &[&batch.session, &(newest - keep)],
+                )?;
+                transaction.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &batch.session])?;
+            }
+            Ok(transaction.commit()?)
+        })
+    }
+
+    fn events_after(&self, session: &str, after: u64, limit: usize) -> Result<LogPage, StoreError> {
+        let (session, after, limit) =
+            (session.to_owned(), after as i64, i64::try_from(limit).unwrap_or(i64::MAX));
+        self.pool.run(move |connection| {
+            let mut snapshot = connection.snapshot()?;
+            let oldest: Option<i64> = snapshot
+                .query_one("SELECT MIN(seq) FROM session_events WHERE session_id = $1", &[&session])?
+                .get(0);
+            let events = snapshot
+                .query(
+                    "SELECT seq, kind, body FROM session_events WHERE session_id = $1 AND seq > $2
+                     ORDER BY seq LIMIT $3",
+                    &[&session, &after, &limit],
+                )?
+                .iter()
+                .map(|row| LoggedEvent {
+                    seq: row.get::<_, i64>(0) as u64,
+                    kind: row.get(1),
+                    json: row.get(2),
+                })
+                .collect();
+            snapshot.commit()?;
+            Ok(LogPage { oldest_kept: oldest.map(|seq| seq as u64), events })
+        })
+    }
+
+    fn views(&self, session: &str) -> Result<Option<(String, u64)>, StoreError> {
+        let session = session.to_owned();
+        self.pool.run(move |connection| {
+            let row = connection
+                .query_opt("SELECT views, seq FROM session_event_views WHERE session_id = $1", &[&session])?;
+            Ok(row.map(|row| (row.get(0), row.get::<_, i64>(1) as u64)))
+        })
+    }
+
+    fn last_event(&self, session: &str) -> Result<u64, StoreError> {
+        let session = session.to_owned();
+        self.pool.run(move |connection| {
+            let last: i64 = connection
+                .query_one(
+                    "SELECT COALESCE(MAX(seq), 0) FROM session_events WHERE session_id = $1",
+                    &[&session],
+                )?
+                .get(0);
+            Ok(last as u64)
+        })
+    }
+
+    fn ask(&self, session: &str, id: &str) -> Result<(), StoreError> {
+        let (session, id) = (session.to_owned(), id.to_owned());
+        self.pool.run(move |connection| {
+            connection.execute(
+                "INSERT INTO pending_asks (session_id, id, asked_at) VALUES ($1, $2, $3)
+                 ON CONFLICT (session_id, id) DO UPDATE SET answer = NULL, asked_at = excluded.asked_at",
+                &[&session, &id, &now_millis()],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn answer(&self, session: &str, id: &str, answer: &str) -> Result<bool, StoreError> {
+        let (session, id, answer) = (session.to_owned(), id.to_owned(), answer.to_owned());
+        self.pool.run(move |connection| {
+            let mut transaction = connection.transaction()?;
+            let answered = transaction.execute(
+                "UPDATE pending_asks SET answer = $3 WHERE session_id = $1 AND id = $2 AND answer IS NULL",
+                &[&session, &id, &answer],
+            )? == 1;
+            if answered {
+                transaction.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &session])?;
+            }
+            transaction.commit()?;
+            Ok(answered)
+        })
+    }
+
+    fn answer_to(&self, session: &str, id: &str) -> Result<Option<String>, StoreError> {
+        let (session, id) = (session.to_owned(), id.to_owned());
+        self.pool.run(move |connection| {
+            let row = connection.query_opt(
+                "SELECT answer FROM pending_asks WHERE session_id = $1 AND id = $2",
+                &[&session, &id],
+            )?;
+            Ok(row.and_then(|row| row.get(0)))
+        })
+    }
+
+    fn forget_ask(&self, session: &str, id: &str) -> Result<(), StoreError> {
+        let (session, id) = (session.to_owned(), id.to_owned());
+        self.pool.run(move |connection| {
+            connection
+                .execute("DELETE FROM pending_asks WHERE session_id = $1 AND id = $2", &[&session, &id])?;
+            Ok(())
+        })
+    }
+
+    fn follow(&self, mut woken: Box<dyn FnMut(Option<&str>) -> bool + Send>) -> Result<(), StoreError> {
+        let (config, name) = (self.config.clone(), self.name.clone());
+        std::thread::Builder::new()
+            .name("postgres-follow".into())
+            .spawn(move || {
+                while listen(&config, &name, &mut woken) {
+                    std::thread::sleep(TICK);
+                }
+            })
+            .map(drop)
+            .map_err(|error| {
+                StoreError::Unavailable(format!("cannot start the thread that follows sessions: {error}"))
+            })
+    }
+}
+
+/// Listens on one connection until `woken` says stop (`false`) or the connection fails
+/// (`true`: make another).
+fn listen(
+    config: &postgres::Config,
+    name: &str,
+    woken: &mut Box<dyn FnMut(Option<&str>) -> bool + Send>,
+) -> bool {
+    let mut client = match config.connect(NoTls) {
+        Ok(client) => client,
+        Err(error) => {
+            tracing::warn!("cannot follow the sessions of {name}: {}", super::with_causes(&error));
+            return woken(None);
+        }
+    };
+    if let Err(error) = client.batch_execute(&format!("LISTEN {CHANNEL}")) {
+        tracing::warn!("cannot follow the sessions of {name}: {}", super::with_causes(&error));
+        return woken(None);
+    }
+    loop {
+        let mut notifications = client.notifications();
+        let mut waiting = notifications.timeout_iter(TICK);
+        loop {
+            match waiting.next() {
+                Ok(Some(notification)) => {
+                    if !woken(Some(notification.payload())) {
+                        return false;
+                    }
+                }
+                Ok(None) => break,
+                Err(error) => {
+                    tracing::warn!(
+                        "lost the connection following the sessions of {name}: {}",
+                        super::with_causes(&error)
+                    );
+                    return woken(None);
+                }
+            }
+        }
+        if !woken(None) {
+            return false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+
+    use crate::state::lease::Holder;
+    use crate::state::shared::{Appended, LoggedEvent};
+    use crate::state::test_stores::TestDatabase;
+
+    fn batch(session: &str, texts: &[&str], views: Option<&str>) -> Appended {
+        Appended {
+            session: session.into(),
+            events: texts
+                .iter()
+                .map(|text| ("note".to_owned(), format!("{{\"text\":\"{text}\"}}")))
+                .collect(),
+            views: views.map(str::to_owned),
+        }
+    }
+
+    fn texts(events: &[LoggedEvent]) -> Vec<(u64, String)> {
+        events.iter().map(|event| (event.seq, event.json.clone())).collect()
+    }
+
+    #[test]
+    fn two_hosts_append_to_one_numbering_and_the_oldest_beyond_the_keep_are_dropped() {
+        let db = TestDatabase::postgres();
+        let (a, b) = (db.open(), db.open());
+        let (a, b) = (a.shared().expect("shared"), b.shared().expect("shared"));
+        a.append(&[batch("s1", &["a1", "a2"], None), batch("s2", &["x"], None)], 10).unwrap();
+        b.append(&[batch("s1", &["b1"], Some("[1]"))], 10).unwrap();
+        let page = a.events_after("s1", 0, 100).unwrap();
+        assert_eq!(page.oldest_kept, Some(1));
+        let json = |text: &str| format!("{{\"text\":\"{text}\"}}");
+        assert_eq!(texts(&page.events), [(1, json("a1")), (2, json("a2")), (3, json("b1"))]);
+        assert_eq!(texts(&a.events_after("s1", 2, 100).unwrap().events), [(3, json("b1"))]);
+        assert_eq!(texts(&a.events_after("s1", 0, 1).unwrap().events), [(1, json("a1"))], "a page");
+        assert_eq!(a.views("s1").unwrap(), Some(("[1]".to_owned(), 3)), "as event 3 left them");
+        assert_eq!(a.views("s2").unwrap(), None);
+        assert_eq!(
+            (a.last_event("s1").unwrap(), a.last_event("s2").unwrap(), a.last_event("s3").unwrap()),
+            (3, 1, 0)
+        );
+
+        b.append(&[batch("s1", &["b2", "b3", "b4"], None)], 4).unwrap();
+        let page = a.events_after("s1", 1, 100).unwrap();
+        assert_eq!(page.oldest_kept, Some(3), "events 1 and 2 are past the newest four");
+        assert_eq!(page.events.first().map(|event| event.seq), Some(3));
+        assert_eq!(a.last_event("s1").unwrap(), 6);
+    }
+
+    #[test]
+    fn an_ask_is_answered_once_from_any_host_and_a_deleted_session_leaves_no_log() {
+        let db = TestDatabase::postgres();
+        let (here, there) = (db.open(), db.open());
+        let (a, b) = (here.shared().unwrap(), there.shared().unwrap());
+        assert!(!b.answer("s1", "call_1", "\"once\"").unwrap(), "nothing waits yet");
+        a.ask("s1", "call_1").unwrap();
+        assert_eq!(a.answer_to("s1", "call_1").unwrap(), None);
+        assert!(b.answer("s1", "call_1", "\"once\"").unwrap());
+        assert!(!b.answer("s1", "call_1", "\"deny\"").unwrap(), "answered already");
+        assert_eq!(a.answer_to("s1", "call_1").unwrap().as_deref(), Some("\"once\""));
+        a.forget_ask("s1", "call_1").unwrap();
+        assert!(!b.answer("s1", "call_1", "\"once\"").unwrap(), "forgotten");
+
+        here.create("s1", &Holder::this_process(), "c", i64::MAX).unwrap();
+        a.append(&[batch("s1", &["e"], Some("[]"))], 10).unwrap();
+        a.ask("s1", "call_2").unwrap();
+        assert!(here.delete("s1").unwrap());
+        assert_eq!((a.last_event("s1").unwrap(), a.views("s1").unwrap()), (0, None));
+        assert!(!b.answer("s1", "call_2", "\"once\"").unwrap());
+    }
+
+    #[test]
+    fn a_follower_is_woken_by_another_hosts_append_and_answer_with_the_session() {
+        let db = TestDatabase::postgres();
+        let (here, there) = (db.open(), db.open());
+        let (woken, wakes) = mpsc::channel();
+        here.shared()
+            .unwrap()
+            .follow(Box::new(move |session| match session {
+                Some(session) => woken.send(session.to_owned()).is_ok(),
+                None => true,
+            }))
+            .unwrap();
+        let other = there.shared().unwrap();
+        // The follower listens once its connection is made: append until it hears.
+        let heard = (0..50).find_map(|_| {
+            other.append(&[batch("s9", &["e"], None)], 10).unwrap();
+            wakes.recv_timeout(std::time::Duration::from_millis(200)).ok()
+        });
+        assert_eq!(heard.as_deref(), Some("s9"));
+        other.ask("s7", "call").unwrap();
+        assert!(other.answer("s7", "call", "\"once\"").unwrap());
+        // Wakes of the appends above may still be on their way.
+        let answered = std::iter::from_fn(|| wakes.recv_timeout(std::time::Duration::from_secs(10)).ok())
+            .find(|session| session != "s9");
+        assert_eq!(answered.as_deref(), Some("s7"));
+    }
+}

@@ -1,0 +1,64 @@
+//! What hosts that share a store tell each other through it, so that any of them answers
+//! for any session (`serve` on many machines): each session's events, numbered within the
+//! session and kept (the newest of them) with the views they left; and the answers to asks
+//! given on a host other than the one whose turn waits. The database is the record; a
+//! notification only wakes the hosts that follow a session, which then read it.
+//!
+//! Only a store many hosts reach offers it (PostgreSQL): see [`super::SessionStore::shared`].
+
+use super::store::StoreError;
+
+/// One event as the log keeps it: its number in the session (from 1), its type, and the
+/// `--json` object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoggedEvent {
+    pub seq: u64,
+    pub kind: String,
+    pub json: String,
+}
+
+/// Events one host appends to one session's log, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Appended {
+    pub session: String,
+    /// (type, `--json` object).
+    pub events: Vec<(String, String)>,
+    /// The plugins' views (JSON) as the last of `events` left them, when one changed them.
+    pub views: Option<String>,
+}
+
+/// What a reader is sent of a session's log after the number it has.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LogPage {
+    /// The oldest event still kept (`None` when none is): a reader that had an older one
+    /// missed those between.
+    pub oldest_kept: Option<u64>,
+    pub events: Vec<LoggedEvent>,
+}
+
+pub trait SharedLog: Send + Sync {
+    /// Appends each batch after its session's last event, all in one transaction, keeps the
+    /// newest `keep` events of each session, and wakes the hosts that follow them.
+    fn append(&self, batches: &[Appended], keep: usize) -> Result<(), StoreError>;
+    /// At most `limit` events of `session` after number `after`, oldest first.
+    fn events_after(&self, session: &str, after: u64, limit: usize) -> Result<LogPage, StoreError>;
+    /// The plugins' views (JSON) as event `seq` left them, as last appended; `None` when no
+    /// event has changed a view yet.
+    fn views(&self, session: &str) -> Result<Option<(String, u64)>, StoreError>;
+    /// The number of `session`'s last event; 0 before the first.
+    fn last_event(&self, session: &str) -> Result<u64, StoreError>;
+    /// Records that the ask `id` of `session` waits on this host.
+    fn ask(&self, session: &str, id: &str) -> Result<(), StoreError>;
+    /// Answers the ask `id`, waiting on whichever host, and wakes it; `false` when no such
+    /// ask waits unanswered.
+    fn answer(&self, session: &str, id: &str, answer: &str) -> Result<bool, StoreError>;
+    /// The answer given to the ask `id`, if any yet.
+    fn answer_to(&self, session: &str, id: &str) -> Result<Option<String>, StoreError>;
+    /// Forgets the ask `id`: answered, timed out, or its turn ended.
+    fn forget_ask(&self, session: &str, id: &str) -> Result<(), StoreError>;
+    /// Calls `woken` on a thread of its own with the id of each session another host moved
+    /// (events appended, an ask answered), and with `None` at least once a second, until it
+    /// answers `false`. A connection lost is made again; what moved meanwhile is read by the
+    /// followers' own polling, not told.
+    fn follow(&self, woken: Box<dyn FnMut(Option<&str>) -> bool + Send>) -> Result<(), StoreError>;
+}
