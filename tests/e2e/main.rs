@@ -49,6 +49,7 @@ mod secrets;
 mod serve;
 mod serve_edge;
 mod serve_first_run;
+mod serve_hosts;
 mod serve_metrics;
 mod serve_page;
 mod serve_principals;

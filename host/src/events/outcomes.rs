@@ -29,7 +29,7 @@ pub enum TurnEnd {
 
 /// The operator's answer to an approval request. On the stream it is the `answer` field
 /// (and, for `deny`, an optional `reason`) of `approval_answered`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, JsonSchema)]
 #[serde(tag = "answer", rename_all = "snake_case")]
 pub enum ApprovalAnswer {
     /// Run this call.

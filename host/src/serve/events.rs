@@ -11,7 +11,7 @@ use std::sync::Arc;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
-use futures_util::Stream;
+use axum::response::{IntoResponse, Response};
 use tokio::sync::broadcast::error::RecvError;
 
 use super::api::{ApiError, ErrorBody};
@@ -30,7 +30,10 @@ pub async fn stream(
     principal: Principal,
     Path(id): Path<String>,
     headers: HeaderMap,
-) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+) -> Result<Response, ApiError> {
+    if app.shared.is_some() {
+        return from_the_log(&app, &principal, id, &headers);
+    }
     let open = app.session(&principal, &id).await?;
     let last_seen = headers.get("last-event-id").map(|value| value.to_str().unwrap_or("?"));
     let resume = open.hub.resume_from(last_seen);
@@ -55,7 +58,7 @@ pub async fn stream(
     };
     let events = futures_util::stream::unfold(state, |mut state| async move {
         if let Some(event) = state.first.next() {
-            return Some((Ok(event), state));
+            return Some((Ok::<_, Infallible>(event), state));
         }
         loop {
             let received = tokio::select! {
@@ -74,7 +77,37 @@ pub async fn stream(
             }
         }
     });
-    Ok(Sse::new(events).keep_alive(KeepAlive::default()))
+    Ok(Sse::new(events).keep_alive(KeepAlive::default()).into_response())
+}
+
+/// Where hosts share the store: the stream read from the shared log, whichever host runs
+/// the session's turns; the session is not opened here.
+fn from_the_log(
+    app: &Arc<App>,
+    principal: &Principal,
+    id: String,
+    headers: &HeaderMap,
+) -> Result<Response, ApiError> {
+    let Some(shared) = &app.shared else { return Err(ApiError::not_found()) };
+    app.check_owner(principal, &id)?;
+    let store = app.host.sessions().store().clone();
+    if !app.exists(&id)? {
+        return Err(ApiError::not_found());
+    }
+    let from = super::log_stream::From::parse(
+        headers.get("last-event-id").map(|value| value.to_str().unwrap_or("?")),
+    );
+    let stream = super::log_stream::LogStream::new(
+        store,
+        id.clone(),
+        from,
+        shared.wakers.follow(&id),
+        app.shutdown.clone(),
+    );
+    let events = futures_util::stream::unfold(stream, |mut stream| async move {
+        stream.next().await.map(|event| (Ok::<_, Infallible>(event), stream))
+    });
+    Ok(Sse::new(events).keep_alive(KeepAlive::default()).into_response())
 }
 
 struct Live {

@@ -9,12 +9,16 @@
 //!
 //! The hub also keeps the plugins' views as the events it numbered left them, so a client
 //! is given the views and the id of the last event together, and follows from that id.
+//!
+//! Where hosts share the store, a hub also hands each event to the [`Relay`], and streams
+//! read the shared log instead (`log_stream.rs`).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use tokio::sync::broadcast;
 
+use super::relay::Relay;
 use crate::events::{Event, EventSink, PluginView};
 
 /// What one kept event costs beyond its text: the entry and its shared strings' headers.
@@ -40,6 +44,8 @@ pub struct Hub {
     /// Made by the first stream that follows the hub: a session nobody follows holds no
     /// channel (one of `event_buffer` slots weighs about 110 KiB empty).
     live: OnceLock<broadcast::Sender<Numbered>>,
+    /// Where hosts share the store: the relay, and the session the events are of.
+    relay: Option<(Arc<Relay>, Arc<str>)>,
 }
 
 struct Kept {
@@ -77,7 +83,21 @@ impl Hub {
     pub fn new(capacity: usize, budget: usize) -> Self {
         let epoch = uuid::Uuid::new_v4().simple().to_string()[..8].to_owned();
         let kept = Kept { next: 1, views: Vec::new(), capacity, budget, bytes: 0, events: VecDeque::new() };
-        Self { epoch, kept: Mutex::new(kept), live: OnceLock::new() }
+        Self { epoch, kept: Mutex::new(kept), live: OnceLock::new(), relay: None }
+    }
+
+    /// A hub that also hands every event of `session` to `relay`, starting from `views` (as
+    /// the shared log has them).
+    pub fn relayed(
+        capacity: usize,
+        budget: usize,
+        relay: Arc<Relay>,
+        session: &str,
+        views: Vec<PluginView>,
+    ) -> Self {
+        let hub = Self { relay: Some((relay, session.into())), ..Self::new(capacity, budget) };
+        hub.lock().views = views;
+        hub
     }
 
     /// This hub's events' id: `EPOCH-N`.
@@ -150,10 +170,15 @@ impl EventSink for Hub {
         let json = serde_json::to_value(event).expect("events serialize");
         let kind: Arc<str> = json["type"].as_str().unwrap_or("event").into();
         let mut kept = self.lock();
+        let views_changed = matches!(event, Event::ViewChanged { .. });
         if let Event::ViewChanged { view } = event {
             keep_view(&mut kept.views, view);
         }
         let numbered = Numbered { id: kept.next, kind, json: json.to_string().into() };
+        if let Some((relay, session)) = &self.relay {
+            let views = views_changed.then(|| serde_json::to_string(&kept.views).expect("views serialize"));
+            relay.send(session.clone(), numbered.kind.clone(), numbered.json.clone(), views);
+        }
         kept.next += 1;
         kept.bytes += numbered.weight();
         kept.events.push_back(numbered.clone());

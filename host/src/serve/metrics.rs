@@ -1,7 +1,8 @@
 //! `GET /metrics`: what the server's turns did, in the Prometheus text format, counted from
 //! the events the turns send (so every front end's figures mean the same): turns by how they
 //! ended, model calls and their tokens, tool calls by decision, plugin failures by plugin,
-//! and how long model calls took and how much of a turn was the host's own work.
+//! and how long model calls took and how much of a turn was the host's own work; and the
+//! sessions this host took over from another whose lease had run out.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -45,6 +46,7 @@ pub struct Metrics {
     plugin_errors: Family<PluginLabel, Counter>,
     model_call_seconds: Histogram,
     host_overhead_seconds: Histogram,
+    lease_takeovers: Counter,
 }
 
 impl Default for Metrics {
@@ -76,8 +78,15 @@ impl Default for Metrics {
             "Of each turn, the time not spent waiting for the model",
             host_overhead_seconds.clone(),
         );
+        let lease_takeovers = Counter::default();
+        registry.register(
+            "lease_takeovers",
+            "Sessions this host took over from a holder whose lease had run out or who had ended",
+            lease_takeovers.clone(),
+        );
         Self {
             registry,
+            lease_takeovers,
             turns,
             model_calls,
             tokens,
@@ -91,8 +100,10 @@ impl Default for Metrics {
 }
 
 impl Metrics {
-    /// The figures in the Prometheus text format.
-    pub fn text(&self) -> String {
+    /// The figures in the Prometheus text format; `takeovers` is how many leases this
+    /// host has taken over so far (the store's layer counts them).
+    pub fn text(&self, takeovers: u64) -> String {
+        self.lease_takeovers.inc_by(takeovers.saturating_sub(self.lease_takeovers.get()));
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &self.registry).expect("writing to a String");
         text

@@ -18,13 +18,17 @@ mod commands;
 mod events;
 mod hub;
 mod listen;
+mod log_stream;
 mod metrics;
 mod openapi;
 mod page;
+mod relay;
 mod routes;
+mod shared;
 mod state;
 mod turns;
 mod views;
+mod wakers;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -45,6 +49,10 @@ use crate::agent::Host;
 /// A session nothing has used (no turn, no stream, no request) for this long is let go.
 const IDLE_SESSION: Duration = Duration::from_secs(300);
 const IDLE_SWEEP: Duration = Duration::from_secs(30);
+/// Where hosts share the store, a session is let go this soon after its last use, so that
+/// any host may take it for the next request.
+const IDLE_SHARED: Duration = Duration::from_millis(200);
+const IDLE_SHARED_SWEEP: Duration = Duration::from_millis(100);
 
 /// What `serve` was asked on the command line.
 pub struct ServeOptions {
@@ -107,8 +115,13 @@ pub async fn run(
         let app = app.clone();
         tokio::spawn(async move {
             loop {
-                tokio::time::sleep(IDLE_SWEEP).await;
-                app.close_idle(IDLE_SESSION);
+                if app.shared.is_some() {
+                    tokio::time::sleep(IDLE_SHARED_SWEEP).await;
+                    app.let_go_idle(IDLE_SHARED).await;
+                } else {
+                    tokio::time::sleep(IDLE_SWEEP).await;
+                    app.close_idle(IDLE_SESSION);
+                }
             }
         })
     };

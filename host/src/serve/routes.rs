@@ -58,7 +58,14 @@ pub async fn get_session(
     principal: Principal,
     Path(id): Path<String>,
 ) -> Result<Json<SessionDetail>, ApiError> {
-    let open = app.session(&principal, &id).await?;
+    let open = match app.session(&principal, &id).await {
+        Ok(open) => open,
+        // Another host runs a turn in it: what is committed, and the views as logged.
+        Err(ApiError(StatusCode::CONFLICT, _)) if app.shared.is_some() => {
+            return detail_from_the_log(&app, &principal, id);
+        }
+        Err(error) => return Err(error),
+    };
     // What is committed, read from the store: a running turn holds the live session.
     let stored = app.host.sessions().store().load(&id).map_err(internal)?.ok_or_else(ApiError::not_found)?;
     let status = match open.handle.try_lock() {
@@ -77,6 +84,29 @@ pub async fn get_session(
         busy: open.busy(),
         messages: stored.history,
         status,
+        views,
+        last_event_id,
+        tokens: stored.usage,
+        model_calls: stored.model_calls,
+    }))
+}
+
+/// A session another host has open, as the store and the shared log have it: busy.
+fn detail_from_the_log(
+    app: &App,
+    principal: &super::auth::Principal,
+    id: String,
+) -> Result<Json<SessionDetail>, ApiError> {
+    let owner = app.check_owner(principal, &id)?;
+    let store = app.host.sessions().store();
+    let stored = store.load(&id).map_err(internal)?.ok_or_else(ApiError::not_found)?;
+    let (views, last_event_id) = super::shared::logged_views_and_id(&**store, &id);
+    Ok(Json(SessionDetail {
+        id,
+        owner,
+        busy: true,
+        messages: stored.history,
+        status: Vec::new(),
         views,
         last_event_id,
         tokens: stored.usage,
@@ -177,14 +207,16 @@ pub async fn answer_approval(
     Path((id, approval)): Path<(String, String)>,
     JsonBody(body): JsonBody<ApprovalBody>,
 ) -> Result<StatusCode, ApiError> {
-    let open = app.session(&principal, &id).await?;
+    // Not opened: the turn that asks holds the session, here or on another host.
+    app.check_owner(&principal, &id)?;
     let answer = match body.answer {
         Answer::Once => ApprovalAnswer::AllowOnce,
         Answer::AlwaysTool => ApprovalAnswer::AllowToolAlways,
         Answer::AlwaysArguments => ApprovalAnswer::AllowExactAlways,
         Answer::Deny => ApprovalAnswer::Deny { reason: body.reason },
     };
-    if open.approvals.answer(&approval, answer) {
+    let here = app.open_here(&id).is_some_and(|open| open.approvals.answer(&approval, answer.clone()));
+    if here || super::approver::answer_elsewhere(&app, &id, &approval, &answer).await {
         Ok(StatusCode::OK)
     } else {
         Err(ApiError(
@@ -285,7 +317,10 @@ pub async fn metrics(
         ));
     }
     let content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-    Ok(([(axum::http::header::CONTENT_TYPE, content_type)], app.metrics.text()))
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, content_type)],
+        app.metrics.text(app.host.sessions().takeovers()),
+    ))
 }
 
 #[utoipa::path(get, path = "/healthz", tag = "deployment", responses((status = 200, description = "The process serves")))]

@@ -12,12 +12,27 @@ use super::api::{ApiError, SessionSummary};
 use super::approver::HttpApprover;
 use super::auth::{Principal, Principals};
 use super::hub::Hub;
+use super::relay::Relay;
+use super::wakers::Wakers;
 use crate::agent::{Host, SessionHandle};
 use crate::config::ServeConfig;
 use crate::state::{OWNER, StoreError};
 
 /// Sessions a list reads at most.
 const LIST_LIMIT: usize = 1_000;
+
+/// Where hosts share the store, how long a request waits for another host to let go of
+/// the session it wants: a host lets a session go as soon as it is idle, so a longer wait
+/// means a turn runs there.
+const HANDOFF: Duration = Duration::from_millis(1_500);
+const HANDOFF_RETRY: Duration = Duration::from_millis(25);
+
+/// What a host keeps where hosts share the store: the relay its events go out by, and the
+/// streams to wake when another host moved a session.
+pub struct SharedServe {
+    pub relay: Arc<Relay>,
+    pub wakers: Arc<Wakers>,
+}
 
 pub struct App {
     pub host: Arc<Host>,
@@ -31,6 +46,8 @@ pub struct App {
     pub shutdown: CancellationToken,
     /// What the turns did, for `GET /metrics`.
     pub metrics: super::metrics::Metrics,
+    /// `Some` where hosts share the store: then any host answers for any session.
+    pub shared: Option<SharedServe>,
 }
 
 /// A session the server has open.
@@ -64,8 +81,15 @@ impl Open {
     }
 }
 
+/// Whether only the map of open sessions holds `open`: no request or turn has it in hand.
+fn unheld(open: &Arc<Open>) -> bool {
+    Arc::strong_count(open) == 1
+}
+
 impl App {
     pub fn new(host: Arc<Host>, principals: Principals, limits: ServeConfig) -> Self {
+        let shutdown = CancellationToken::new();
+        let shared = share(&host, &limits, &shutdown);
         Self {
             host,
             principals,
@@ -73,8 +97,9 @@ impl App {
             open: Mutex::new(HashMap::new()),
             turns_by_principal: Mutex::new(HashMap::new()),
             creating: tokio::sync::Mutex::new(()),
-            shutdown: CancellationToken::new(),
+            shutdown,
             metrics: Default::default(),
+            shared,
         }
     }
 
@@ -119,21 +144,7 @@ impl App {
                 if !may_use(principal, &owner) {
                     return Err(ApiError::not_found());
                 }
-                let handle = match self.host.sessions().open(id) {
-                    Ok(Some(handle)) => handle,
-                    Ok(None) => return Err(ApiError::not_found()),
-                    // Which process holds it (pid, host) is the operator's to know, not a caller's.
-                    Err(StoreError::Leased { .. }) => {
-                        return Err(ApiError(
-                            StatusCode::CONFLICT,
-                            format!(
-                                "session {id} is in use by another process on this deployment (a console, or \
-                                 another server); try again when it is done with it"
-                            ),
-                        ));
-                    }
-                    Err(error) => return Err(internal(error)),
-                };
+                let handle = self.open_handle(id).await?;
                 self.keep(handle, owner).await
             }
         };
@@ -143,6 +154,48 @@ impl App {
         } else {
             Err(ApiError::not_found())
         }
+    }
+
+    /// Opens session `id` here, leasing it. Where hosts share the store, another host that
+    /// has it is given [`HANDOFF`] to let it go.
+    async fn open_handle(&self, id: &str) -> Result<SessionHandle, ApiError> {
+        let deadline = Instant::now() + HANDOFF;
+        loop {
+            match self.host.sessions().open(id) {
+                Ok(Some(handle)) => return Ok(handle),
+                Ok(None) => return Err(ApiError::not_found()),
+                Err(StoreError::Leased { .. }) if self.shared.is_some() && Instant::now() < deadline => {
+                    tokio::time::sleep(HANDOFF_RETRY).await;
+                }
+                // Which process holds it (pid, host) is the operator's to know, not a caller's.
+                Err(StoreError::Leased { .. }) => return Err(in_use(id)),
+                Err(error) => return Err(internal(error)),
+            }
+        }
+    }
+
+    /// Whether `principal` may use session `id`, read from the store without opening it (a
+    /// host that does not have it open answers so); `404` otherwise, as for none.
+    pub fn check_owner(&self, principal: &Principal, id: &str) -> Result<String, ApiError> {
+        let owner = match self.lock_open().get(id) {
+            Some(open) => open.owner.clone(),
+            None => self.stored_owner(id)?,
+        };
+        if may_use(principal, &owner) { Ok(owner) } else { Err(ApiError::not_found()) }
+    }
+
+    /// Session `id` as this host has it open, if it does.
+    pub fn open_here(&self, id: &str) -> Option<Arc<Open>> {
+        self.lock_open().get(id).cloned()
+    }
+
+    /// Whether session `id` exists: open here, or in the store.
+    pub fn exists(&self, id: &str) -> Result<bool, ApiError> {
+        if self.lock_open().contains_key(id) {
+            return Ok(true);
+        }
+        let listed = self.host.sessions().store().state_value(id, OWNER.0, OWNER.1).map_err(internal)?;
+        Ok(listed.is_some() || self.host.sessions().store().load(id).map_err(internal)?.is_some())
     }
 
     /// Session `id`'s owner as stored, read alone; empty for a session started at the
@@ -155,18 +208,52 @@ impl App {
     /// Lets go of the sessions nothing has used for `idle`: their leases are released and
     /// their kept events dropped (they are in the store; a client reopens them by id).
     pub fn close_idle(&self, idle: Duration) {
-        self.lock_open().retain(|_, open| !open.idle_for(idle));
+        self.lock_open().retain(|_, open| !(open.idle_for(idle) && unheld(open)));
+    }
+
+    /// Where hosts share the store: lets go of the sessions no turn or request has used for
+    /// `idle`, streams or not (they read the shared log), once their events are in the log,
+    /// so that another host may take them and its events follow these.
+    pub async fn let_go_idle(&self, idle: Duration) {
+        let Some(shared) = &self.shared else { return };
+        let mut idle_now = Vec::new();
+        self.lock_open().retain(|_, open| {
+            let keep = open.busy()
+                || !unheld(open)
+                || open.last_used.lock().unwrap_or_else(|p| p.into_inner()).elapsed() < idle;
+            if !keep {
+                idle_now.push(open.clone());
+            }
+            keep
+        });
+        if !idle_now.is_empty() {
+            shared.relay.flush().await;
+        }
+        drop(idle_now);
     }
 
     async fn keep(&self, handle: SessionHandle, owner: String) -> Arc<Open> {
         let id = handle.lock().await.id().to_owned();
         let timeout = Duration::from_secs(self.limits.approval_timeout_secs);
+        let (capacity, budget) = (self.limits.event_buffer, self.limits.event_buffer_kb * 1024);
+        let (hub, approvals) = match &self.shared {
+            Some(shared) => {
+                let store = self.host.sessions().store().clone();
+                let views = super::shared::logged_views(&*store, &id);
+                let asks = super::approver::SharedAsks::new(store, &id, shared.wakers.follow(&id));
+                (
+                    Hub::relayed(capacity, budget, shared.relay.clone(), &id, views),
+                    HttpApprover::new(timeout).shared(asks),
+                )
+            }
+            None => (Hub::new(capacity, budget), HttpApprover::new(timeout)),
+        };
         let open = Arc::new(Open {
             id: id.clone(),
             owner,
             handle,
-            hub: Arc::new(Hub::new(self.limits.event_buffer, self.limits.event_buffer_kb * 1024)),
-            approvals: Arc::new(HttpApprover::new(timeout)),
+            hub: Arc::new(hub),
+            approvals: Arc::new(approvals),
             turn: Mutex::new(None),
             status: Mutex::new(Vec::new()),
             last_used: Mutex::new(Instant::now()),
@@ -256,6 +343,36 @@ impl Drop for TurnSlot {
             *running = running.saturating_sub(1);
         }
     }
+}
+
+/// Where hosts share the store: the relay and the wakers, and the thread that wakes this
+/// host's streams when another host moves a session (until shutdown).
+fn share(host: &Host, limits: &ServeConfig, shutdown: &CancellationToken) -> Option<SharedServe> {
+    let store = host.sessions().store();
+    let relay = Relay::start(store.clone(), limits.event_buffer)?;
+    let wakers = Arc::new(Wakers::default());
+    let (waking, stopped) = (wakers.clone(), shutdown.clone());
+    let follow = Box::new(move |session: Option<&str>| {
+        if let Some(session) = session {
+            waking.wake(session);
+        }
+        !stopped.is_cancelled()
+    });
+    if let Err(error) = store.shared()?.follow(follow) {
+        tracing::warn!("streams here will see other hosts' events only by polling: {error}");
+    }
+    Some(SharedServe { relay, wakers })
+}
+
+/// A session another process has: `409`.
+fn in_use(id: &str) -> ApiError {
+    ApiError(
+        StatusCode::CONFLICT,
+        format!(
+            "session {id} is in use by another process on this deployment (a turn on another host, a console, \
+             or another server); try again when it is done with it"
+        ),
+    )
 }
 
 /// Whether `principal` may use a session owned by `owner`: hers, or any for an admin.

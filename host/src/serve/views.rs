@@ -38,12 +38,25 @@ pub async fn follow_reloads(app: Arc<App>) {
 /// The session's views and the id of the last event they include. Refreshed first when no
 /// turn holds the session; while one does, as its events left them.
 pub async fn of_session(app: &App, open: &Open) -> (Vec<PluginView>, Option<String>) {
+    let Some(shared) = &app.shared else {
+        return match open.handle.try_lock() {
+            Ok(mut session) => {
+                refresh(app, open, &mut session).await;
+                open.hub.views_and_last_id(Some(session.views().current()))
+            }
+            Err(_) => open.hub.views_and_last_id(None),
+        };
+    };
+    // Where hosts share the store, the id is the shared log's: the views with the last
+    // event written there.
+    let store = app.host.sessions().store();
     match open.handle.try_lock() {
         Ok(mut session) => {
             refresh(app, open, &mut session).await;
-            open.hub.views_and_last_id(Some(session.views().current()))
+            shared.relay.flush().await;
+            (session.views().current(), super::shared::last_event_id(&**store, &open.id))
         }
-        Err(_) => open.hub.views_and_last_id(None),
+        Err(_) => super::shared::logged_views_and_id(&**store, &open.id),
     }
 }
 

@@ -45,6 +45,11 @@ impl<L: From<Session>> Sessions<L> {
         &self.store
     }
 
+    /// How many sessions this process took over from a holder that had not let go.
+    pub fn takeovers(&self) -> u64 {
+        self.leases.takeovers()
+    }
+
     /// A new session with a fresh id, already recorded in the store (and leased).
     pub fn create(&self) -> Result<SessionHandle<L>, StoreError> {
         let (id, lease) = self.record(|leases, id| leases.create(id))?;

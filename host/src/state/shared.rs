@@ -36,6 +36,10 @@ pub struct LogPage {
     pub events: Vec<LoggedEvent>,
 }
 
+/// Told the id of each session another host moved, and `None` at least once a second;
+/// answers whether to go on following.
+pub type Woken = Box<dyn FnMut(Option<&str>) -> bool + Send>;
+
 pub trait SharedLog: Send + Sync {
     /// Appends each batch after its session's last event, all in one transaction, keeps the
     /// newest `keep` events of each session, and wakes the hosts that follow them.
@@ -60,5 +64,5 @@ pub trait SharedLog: Send + Sync {
     /// (events appended, an ask answered), and with `None` at least once a second, until it
     /// answers `false`. A connection lost is made again; what moved meanwhile is read by the
     /// followers' own polling, not told.
-    fn follow(&self, woken: Box<dyn FnMut(Option<&str>) -> bool + Send>) -> Result<(), StoreError>;
+    fn follow(&self, woken: Woken) -> Result<(), StoreError>;
 }

@@ -47,14 +47,38 @@ fn client() -> reqwest::Client {
 
 /// The binary serving `plugins` against `model`, with `serve` lines added to `[serve]`.
 pub async fn serve(model: &FakeModel, plugins: &str, serve: &str) -> Server {
-    let dir = tempfile::tempdir().unwrap();
+    serve_config(&served_config(model, plugins, serve)).await
+}
+
+/// The binary serving `plugins` against `model` with its sessions in a fresh PostgreSQL
+/// database (its leases lasting `lease_secs`), with `serve` lines added to `[serve]`: the
+/// first of as many hosts as [`Server::another_on_the_same_store`] starts.
+pub async fn serve_on_postgres(model: &FakeModel, plugins: &str, serve: &str, lease_secs: u64) -> Server {
+    let url = super::postgres::TestServer::fresh_database();
+    let storage = format!(
+        "[storage]\nurl = \"{url}\"\npassword_env = \"{DATABASE_PASSWORD_VARIABLE}\"\nlease_secs = {lease_secs}\n"
+    );
+    let config =
+        served_config(model, plugins, serve).replace("[storage]\npath = \"sessions.db\"\n", &storage);
+    assert!(config.contains(&storage), "the storage table was replaced");
+    serve_config(&config).await
+}
+
+/// The variable a PostgreSQL deployment's `password_env` names; every server is given it.
+const DATABASE_PASSWORD_VARIABLE: &str = "AGENT_HOST_TEST_DB_PASSWORD";
+
+fn served_config(model: &FakeModel, plugins: &str, serve: &str) -> String {
     let tokens: Vec<String> =
         TOKENS.iter().map(|(name, variable, _)| format!("{name} = \"{variable}\"")).collect();
-    let config = format!(
+    format!(
         "{}\n[serve]\ntokens = {{ {} }}\nadmins = [\"root\"]\n{serve}\n",
         config_text(&model.url(), plugins),
         tokens.join(", ")
-    );
+    )
+}
+
+async fn serve_config(config: &str) -> Server {
+    let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("config.toml"), config).unwrap();
     let (child, base, _) = start(&dir.path().join("config.toml")).await;
     Server { child, base, dir, http: client() }
@@ -78,6 +102,7 @@ async fn start(
     for (_, variable, token) in TOKENS {
         command.env(variable, token);
     }
+    command.env(DATABASE_PASSWORD_VARIABLE, super::postgres::PASSWORD);
     let mut child = command.spawn().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
     let line = tokio::time::timeout(Duration::from_secs(60), stdout.next_line())
@@ -100,6 +125,13 @@ impl Server {
     pub async fn another_on_the_same_store(&self) -> Server {
         let (child, base, _) = start(&self.dir.path().join("config.toml")).await;
         Server { child, base, dir: tempfile::tempdir().unwrap(), http: self.http.clone() }
+    }
+
+    /// Sends the server's process `signal` (`STOP`, `CONT`, `KILL`).
+    pub fn signal(&self, signal: &str) {
+        let pid = self.child.id().expect("the server runs").to_string();
+        let sent = std::process::Command::new("kill").args([&format!("-{signal}"), &pid]).status().unwrap();
+        assert!(sent.success(), "kill -{signal} {pid}");
     }
 
     pub async fn call(

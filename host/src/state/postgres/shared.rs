@@ -9,7 +9,7 @@ use postgres::fallible_iterator::FallibleIterator;
 
 use super::PostgresStore;
 use crate::state::lease::now_millis;
-use crate::state::shared::{Appended, LogPage, LoggedEvent, SharedLog};
+use crate::state::shared::{Appended, LogPage, LoggedEvent, SharedLog, Woken};
 use crate::state::store::StoreError;
 
 /// The channel every host listens on.
@@ -154,7 +154,7 @@ impl SharedLog for PostgresStore {
         })
     }
 
-    fn follow(&self, mut woken: Box<dyn FnMut(Option<&str>) -> bool + Send>) -> Result<(), StoreError> {
+    fn follow(&self, mut woken: Woken) -> Result<(), StoreError> {
         let (config, name) = (self.config.clone(), self.name.clone());
         std::thread::Builder::new()
             .name("postgres-follow".into())
@@ -172,11 +172,7 @@ impl SharedLog for PostgresStore {
 
 /// Listens on one connection until `woken` says stop (`false`) or the connection fails
 /// (`true`: make another).
-fn listen(
-    config: &postgres::Config,
-    name: &str,
-    woken: &mut Box<dyn FnMut(Option<&str>) -> bool + Send>,
-) -> bool {
+fn listen(config: &postgres::Config, name: &str, woken: &mut Woken) -> bool {
     let mut client = match config.connect(NoTls) {
         Ok(client) => client,
         Err(error) => {

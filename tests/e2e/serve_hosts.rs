@@ -1,0 +1,240 @@
+//! Many `serve` hosts on one PostgreSQL: real server processes sharing a real database. Any
+//! host answers for any session: a turn posted to one runs there while another host's
+//! stream shows it, `Last-Event-ID` means the same on every host, an approval answered on
+//! one reaches the turn waiting on another; two hosts racing for one session run one turn
+//! and tell the other caller 409; a host killed mid-turn is taken over at once, and one that
+//! was only paused is taken over once its lease runs out and then writes nothing.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+use crate::support::serve::{Server, serve_on_postgres};
+use crate::support::{FakeModel, Reply, plugin_block};
+
+fn of_type<'a>(events: &'a [(String, Value)], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|(_, event)| event["type"] == kind).map(|(_, event)| event).collect()
+}
+
+fn is_turn_end(event: &Value) -> bool {
+    event["type"] == "turn_ended"
+}
+
+/// The number an event id of the shared log ends in.
+fn number(id: &str) -> u64 {
+    id.strip_prefix("log-").and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("not a log id: {id}"))
+}
+
+async fn post_message(server: &Server, session: &str, text: &str) -> (StatusCode, Value) {
+    server.post("alice", &format!("/v1/sessions/{session}/messages"), json!({ "text": text })).await
+}
+
+/// The texts of the session's messages, as `GET` on `server` has them.
+async fn message_texts(server: &Server, session: &str) -> Vec<String> {
+    let (status, detail) = server.get("alice", &format!("/v1/sessions/{session}")).await;
+    assert_eq!(status, StatusCode::OK, "{detail}");
+    detail["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|message| message["content"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// Waits until the model has been asked `calls` times.
+async fn model_asked(model: &FakeModel, calls: usize) {
+    let asked = async {
+        while model.requests().len() < calls {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), asked).await.expect("the model is asked");
+}
+
+#[tokio::test]
+async fn a_turn_posted_to_one_host_streams_on_another_and_an_event_id_means_the_same_on_both() {
+    let model = FakeModel::start().await;
+    model.push(Reply::text("answered on b"));
+    let a = serve_on_postgres(&model, "", "", 30).await;
+    let b = a.another_on_the_same_store().await;
+    let session = a.new_session("alice").await;
+
+    // A follows the session while B runs its turn: A made it and had it open, B takes it.
+    let (seen_on_a, posted) = tokio::join!(a.events_after("alice", &session, None, is_turn_end), async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        post_message(&b, &session, "hello").await
+    });
+    assert_eq!(posted.0, StatusCode::ACCEPTED, "{}", posted.1);
+    let numbers: Vec<u64> = seen_on_a.iter().map(|(id, _)| number(id)).collect();
+    assert!(
+        numbers.windows(2).all(|pair| pair[1] == pair[0] + 1),
+        "numbered in order, none missing: {numbers:?}"
+    );
+    let replies = of_type(&seen_on_a, "assistant_message");
+    assert_eq!(replies.len(), 1, "{seen_on_a:?}");
+    assert_eq!(replies[0]["text"], "answered on b");
+
+    // B, asked for what followed an event A showed, sends exactly what A showed after it.
+    let (resume_id, _) = &seen_on_a[1];
+    let seen_on_b = b.events_after("alice", &session, Some(resume_id), is_turn_end).await;
+    assert_eq!(seen_on_b, seen_on_a[2..].to_vec());
+
+    // Both hosts read the committed turn, and the id of its last event.
+    for server in [&a, &b] {
+        assert_eq!(message_texts(server, &session).await, ["hello", "answered on b"]);
+        let (_, detail) = server.get("alice", &format!("/v1/sessions/{session}")).await;
+        assert_eq!(detail["last_event_id"].as_str(), seen_on_a.last().map(|(id, _)| id.as_str()));
+    }
+    // Another principal's session is not found on any host, its stream included.
+    let (status, _) = b.get("bob", &format!("/v1/sessions/{session}/events")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn two_hosts_racing_for_one_session_run_one_turn_and_tell_the_other_caller_409() {
+    let model = FakeModel::start().await;
+    let gate = Arc::new(Notify::new());
+    model.push(Reply::text("the one turn").held_until(&gate));
+    let a = serve_on_postgres(&model, "", "", 30).await;
+    let b = a.another_on_the_same_store().await;
+    let session = a.new_session("alice").await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+
+    let (on_a, on_b) =
+        tokio::join!(post_message(&a, &session, "from a"), post_message(&b, &session, "from b"));
+    let mut statuses = [on_a.0, on_b.0];
+    statuses.sort();
+    assert_eq!(statuses, [StatusCode::ACCEPTED, StatusCode::CONFLICT], "{on_a:?} {on_b:?}");
+    let (refused, winner, loser) =
+        if on_a.0 == StatusCode::CONFLICT { (&on_a.1, "from b", &a) } else { (&on_b.1, "from a", &b) };
+    assert!(refused["error"].as_str().unwrap().contains("in use"), "{refused}");
+
+    gate.notify_one();
+    // The loser's host follows the winner's turn to its end.
+    let events = loser.events_after("alice", &session, None, is_turn_end).await;
+    assert_eq!(of_type(&events, "turn_ended").len(), 1);
+    assert_eq!(message_texts(loser, &session).await, [winner, "the one turn"], "one step, whole, once");
+    assert_eq!(model.requests().len(), 1, "one model call");
+}
+
+const ASK_ABOUT_TOUCH: &str = "[plugin.config]\ndefault = \"allow\"\nrules = [{ tool = \"touch\", decision = \"ask\", reason = \"touching needs a look\" }]";
+
+#[tokio::test]
+async fn an_approval_answered_on_one_host_reaches_the_turn_waiting_on_another() {
+    let model = FakeModel::start().await;
+    model.push(Reply::tool("touch", "{}"));
+    model.push(Reply::text("touched it"));
+    let plugins =
+        format!("{}{}", plugin_block("misbehave", ""), plugin_block("permissions", ASK_ABOUT_TOUCH));
+    let a = serve_on_postgres(&model, &plugins, "approval_timeout_secs = 60", 30).await;
+    let b = a.another_on_the_same_store().await;
+    let session = a.new_session("alice").await;
+    let (status, body) = post_message(&a, &session, "touch").await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+
+    let asked = b.events_after("alice", &session, None, |event| event["type"] == "approval_requested").await;
+    let ask = of_type(&asked, "approval_requested")[0];
+    let path = format!("/v1/sessions/{session}/approvals/{}", ask["id"].as_str().unwrap());
+    let (status, body) = b.post("bob", &path, json!({"answer": "once"})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "not bob's to answer: {body}");
+    let (status, body) = b.post("alice", &path, json!({"answer": "once"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    let (last, _) = asked.last().unwrap();
+    let rest = b.events_after("alice", &session, Some(last), is_turn_end).await;
+    let answered = of_type(&rest, "approval_answered");
+    assert_eq!(answered.len(), 1, "{rest:?}");
+    assert_eq!(answered[0]["answer"], "allow_once");
+    let result = of_type(&rest, "tool_result")[0];
+    assert_eq!((result["ok"].as_bool(), result["output"].as_str()), (Some(true), Some("touched")));
+    let (status, _) = b.post("alice", &path, json!({"answer": "once"})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "answered already");
+}
+
+#[tokio::test]
+async fn a_host_killed_mid_turn_is_taken_over_at_once_and_every_committed_step_stays() {
+    let model = FakeModel::start().await;
+    model.push(Reply::text("first answer"));
+    let a = serve_on_postgres(&model, "", "", 30).await;
+    let b = a.another_on_the_same_store().await;
+    let session = a.new_session("alice").await;
+    let (status, _) = post_message(&a, &session, "first").await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    a.events_after("alice", &session, None, is_turn_end).await;
+
+    let gate = Arc::new(Notify::new());
+    model.push(Reply::text("never sent").held_until(&gate));
+    let (status, _) = post_message(&a, &session, "second").await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    model_asked(&model, 2).await;
+    a.signal("KILL");
+
+    // On the same machine the killed holder is seen gone: no wait for its lease to run out.
+    model.push(Reply::text("third answer"));
+    let (status, body) = post_message(&b, &session, "third").await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let (_, detail) = b.get("alice", &format!("/v1/sessions/{session}")).await;
+    let after = detail["last_event_id"].as_str().map(str::to_owned);
+    let _ = b.events_after("alice", &session, after.as_deref(), is_turn_end).await;
+    let texts = message_texts(&b, &session).await;
+    assert_eq!(&texts[..2], ["first", "first answer"], "the killed host's committed turn stays: {texts:?}");
+    assert_eq!(texts.last().map(String::as_str), Some("third answer"), "{texts:?}");
+    assert!(!texts.iter().any(|text| text == "never sent"), "{texts:?}");
+
+    let (status, metrics) = b.get("root", "/metrics").await;
+    assert_eq!(status, StatusCode::OK);
+    let metrics = metrics.as_str().unwrap().to_owned();
+    assert!(metrics.lines().any(|line| line == "agent_host_lease_takeovers_total 1"), "{metrics}");
+}
+
+#[tokio::test]
+async fn a_paused_host_is_taken_over_once_its_lease_runs_out_and_writes_nothing_when_it_wakes() {
+    let model = FakeModel::start().await;
+    let gate = Arc::new(Notify::new());
+    model.push(Reply::text("a's late answer").held_until(&gate));
+    let a = serve_on_postgres(&model, "", "", 2).await;
+    let b = a.another_on_the_same_store().await;
+    let session = a.new_session("alice").await;
+    let (status, _) = post_message(&a, &session, "first").await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    model_asked(&model, 1).await;
+    a.signal("STOP");
+
+    // A is alive but silent: its lease holds until it runs out, then B takes the session.
+    model.push(Reply::text("b's answer"));
+    let (first_try, _) = post_message(&b, &session, "second").await;
+    assert_eq!(first_try, StatusCode::CONFLICT, "the paused host's lease is still live");
+    let taken = async {
+        loop {
+            let (status, body) = post_message(&b, &session, "second").await;
+            match status {
+                StatusCode::ACCEPTED => return,
+                StatusCode::CONFLICT => tokio::time::sleep(Duration::from_millis(200)).await,
+                other => panic!("{other}: {body}"),
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(20), taken).await.expect("taken over once the lease ran out");
+    let ended_on_b = b.events_after("alice", &session, None, is_turn_end).await;
+    assert_eq!(of_type(&ended_on_b, "assistant_message")[0]["text"], "b's answer");
+
+    // A wakes, its model call answers, and its step is refused by the fence.
+    a.signal("CONT");
+    gate.notify_one();
+    let (last, _) = ended_on_b.last().unwrap();
+    let from_a = b.events_after("alice", &session, Some(last), is_turn_end).await;
+    let errors: Vec<String> = of_type(&from_a, "error").iter().map(|e| e["message"].to_string()).collect();
+    assert!(errors.iter().any(|message| message.contains("taken over")), "{from_a:?}");
+    let texts = message_texts(&b, &session).await;
+    assert!(texts.ends_with(&["second".to_owned(), "b's answer".to_owned()]), "{texts:?}");
+    assert!(!texts.iter().any(|text| text.contains("late")), "the stale step was not written: {texts:?}");
+
+    let (_, metrics) = b.get("root", "/metrics").await;
+    assert!(
+        metrics.as_str().unwrap().lines().any(|line| line == "agent_host_lease_takeovers_total 1"),
+        "{metrics}"
+    );
+}
