@@ -1,7 +1,7 @@
 //! Many `serve` hosts on one PostgreSQL: real server processes sharing a real database. Any
 //! host answers for any session: a turn posted to one runs there while another host's
 //! stream shows it, `Last-Event-ID` means the same on every host, an approval answered on
-//! one reaches the turn waiting on another; two hosts racing for one session run one turn
+//! one reaches the turn waiting on another, and so does a cancel; two hosts racing for one session run one turn
 //! and tell the other caller 409; a host killed mid-turn is taken over at once, and one that
 //! was only paused is taken over once its lease runs out and then writes nothing.
 
@@ -118,6 +118,26 @@ async fn two_hosts_racing_for_one_session_run_one_turn_and_tell_the_other_caller
     assert_eq!(of_type(&events, "turn_ended").len(), 1);
     assert_eq!(message_texts(loser, &session).await, [winner, "the one turn"], "one step, whole, once");
     assert_eq!(model.requests().len(), 1, "one model call");
+}
+
+#[tokio::test]
+async fn a_turn_is_cancelled_from_another_host() {
+    let model = FakeModel::start().await;
+    let gate = Arc::new(Notify::new());
+    model.push(Reply::text("never sent").held_until(&gate));
+    let a = serve_on_postgres(&model, "", "", 30).await;
+    let b = a.another_on_the_same_store().await;
+    let session = a.new_session("alice").await;
+    let (status, _) = post_message(&a, &session, "wait").await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    model_asked(&model, 1).await;
+    let path = format!("/v1/sessions/{session}/cancel");
+    let (status, _) = b.post("bob", &path, json!({})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "not bob's to cancel");
+    let (status, body) = b.post("alice", &path, json!({})).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let events = b.events_after("alice", &session, None, is_turn_end).await;
+    assert_eq!(of_type(&events, "turn_ended")[0]["reason"], "cancelled", "{events:?}");
 }
 
 const ASK_ABOUT_TOUCH: &str = "[plugin.config]\ndefault = \"allow\"\nrules = [{ tool = \"touch\", decision = \"ask\", reason = \"touching needs a look\" }]";

@@ -126,6 +126,7 @@ pub async fn run(
         })
     };
     let reloads = tokio::spawn(views::follow_reloads(app.clone()));
+    let cancels = tokio::spawn(cancel_when_asked(app.clone()));
     let shutdown = app.shutdown.clone();
     tokio::spawn(async move {
         wait_for_signal().await;
@@ -138,6 +139,7 @@ pub async fn run(
     // commit; one still running after it is stopped, keeping every step it committed.
     sweeper.abort();
     reloads.abort();
+    cancels.abort();
     let turns = app.running_turns();
     let stragglers: Vec<_> = turns.iter().map(|turn| turn.abort_handle()).collect();
     if tokio::time::timeout(grace, futures_util::future::join_all(turns)).await.is_err() {
@@ -147,6 +149,19 @@ pub async fn run(
         }
     }
     Ok(())
+}
+
+/// Where hosts share the store: cancels a turn running here when a caller of another host
+/// asked for it.
+async fn cancel_when_asked(app: Arc<App>) {
+    let taken = app
+        .shared
+        .as_ref()
+        .and_then(|shared| shared.cancels.lock().unwrap_or_else(|p| p.into_inner()).take());
+    let Some(mut cancels) = taken else { return };
+    while let Some(session) = cancels.recv().await {
+        app.cancel_here(&session);
+    }
 }
 
 async fn wait_for_signal() {

@@ -187,10 +187,16 @@ pub async fn cancel_turn(
     principal: Principal,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    let open = app.session(&principal, &id).await?;
-    if let Some(task) = open.turn.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
-        // Dropping the turn reports it `cancelled`; its completed steps stay committed.
-        task.abort();
+    // Not opened: the turn holds the session, here or on another host.
+    app.check_owner(&principal, &id)?;
+    if !app.exists(&id)? {
+        return Err(ApiError::not_found());
+    }
+    if !app.cancel_here(&id)
+        && app.shared.is_some()
+        && let Some(log) = app.host.sessions().store().shared()
+    {
+        log.request_cancel(&id).map_err(internal)?;
     }
     Ok(StatusCode::ACCEPTED)
 }

@@ -16,6 +16,7 @@ use super::relay::Relay;
 use super::wakers::Wakers;
 use crate::agent::{Host, SessionHandle};
 use crate::config::ServeConfig;
+use crate::state::shared::Moved;
 use crate::state::{OWNER, StoreError};
 
 /// Sessions a list reads at most.
@@ -32,6 +33,8 @@ const HANDOFF_RETRY: Duration = Duration::from_millis(25);
 pub struct SharedServe {
     pub relay: Arc<Relay>,
     pub wakers: Arc<Wakers>,
+    /// The sessions whose turn another host was asked to cancel, for [`App::cancel_here`].
+    pub cancels: Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<String>>>,
 }
 
 pub struct App {
@@ -182,6 +185,20 @@ impl App {
             None => self.stored_owner(id)?,
         };
         if may_use(principal, &owner) { Ok(owner) } else { Err(ApiError::not_found()) }
+    }
+
+    /// Cancels session `id`'s turn if it runs here; `false` when none does. Dropping the
+    /// turn reports it `cancelled`; its completed steps stay committed.
+    pub fn cancel_here(&self, id: &str) -> bool {
+        let Some(open) = self.open_here(id) else { return false };
+        let running = open.turn.lock().unwrap_or_else(|p| p.into_inner());
+        match running.as_ref() {
+            Some(task) if !task.is_finished() => {
+                task.abort();
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Session `id` as this host has it open, if it does.
@@ -352,16 +369,21 @@ fn share(host: &Host, limits: &ServeConfig, shutdown: &CancellationToken) -> Opt
     let relay = Relay::start(store.clone(), limits.event_buffer)?;
     let wakers = Arc::new(Wakers::default());
     let (waking, stopped) = (wakers.clone(), shutdown.clone());
-    let follow = Box::new(move |session: Option<&str>| {
-        if let Some(session) = session {
-            waking.wake(session);
+    let (cancel, cancels) = tokio::sync::mpsc::unbounded_channel();
+    let follow = Box::new(move |moved: Moved<'_>| {
+        match moved {
+            Moved::Session(session) => waking.wake(session),
+            Moved::Cancel(session) => {
+                let _ = cancel.send(session.to_owned());
+            }
+            Moved::Tick => {}
         }
         !stopped.is_cancelled()
     });
     if let Err(error) = store.shared()?.follow(follow) {
         tracing::warn!("streams here will see other hosts' events only by polling: {error}");
     }
-    Some(SharedServe { relay, wakers })
+    Some(SharedServe { relay, wakers, cancels: Mutex::new(Some(cancels)) })
 }
 
 /// A session another process has: `409`.

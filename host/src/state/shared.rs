@@ -36,9 +36,19 @@ pub struct LogPage {
     pub events: Vec<LoggedEvent>,
 }
 
-/// Told the id of each session another host moved, and `None` at least once a second;
-/// answers whether to go on following.
-pub type Woken = Box<dyn FnMut(Option<&str>) -> bool + Send>;
+/// What a following host is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Moved<'a> {
+    /// The session's events or asks moved.
+    Session(&'a str),
+    /// A caller asked for the session's running turn to be cancelled, wherever it runs.
+    Cancel(&'a str),
+    /// Nothing; told at least once a second.
+    Tick,
+}
+
+/// Told what moved; answers whether to go on following.
+pub type Woken = Box<dyn FnMut(Moved<'_>) -> bool + Send>;
 
 pub trait SharedLog: Send + Sync {
     /// Appends each batch after its session's last event, all in one transaction, keeps the
@@ -60,9 +70,13 @@ pub trait SharedLog: Send + Sync {
     fn answer_to(&self, session: &str, id: &str) -> Result<Option<String>, StoreError>;
     /// Forgets the ask `id`: answered, timed out, or its turn ended.
     fn forget_ask(&self, session: &str, id: &str) -> Result<(), StoreError>;
-    /// Calls `woken` on a thread of its own with the id of each session another host moved
-    /// (events appended, an ask answered), and with `None` at least once a second, until it
-    /// answers `false`. A connection lost is made again; what moved meanwhile is read by the
+    /// Asks the host that runs `session`'s turn, whichever it is, to cancel it. Not kept: a
+    /// host that does not hear it (none runs a turn, or its connection was being made again)
+    /// lets the turn run, as a cancel that came after the turn's end would.
+    fn request_cancel(&self, session: &str) -> Result<(), StoreError>;
+    /// Calls `woken` on a thread of its own with each session another host moved (events
+    /// appended, an ask answered, a cancel asked), and [`Moved::Tick`] at least once a
+    /// second, until it answers `false`. A connection lost is made again; what moved meanwhile is read by the
     /// followers' own polling, not told.
     fn follow(&self, woken: Woken) -> Result<(), StoreError>;
 }

@@ -9,11 +9,13 @@ use postgres::fallible_iterator::FallibleIterator;
 
 use super::PostgresStore;
 use crate::state::lease::now_millis;
-use crate::state::shared::{Appended, LogPage, LoggedEvent, SharedLog, Woken};
+use crate::state::shared::{Appended, LogPage, LoggedEvent, Moved, SharedLog, Woken};
 use crate::state::store::StoreError;
 
-/// The channel every host listens on.
+/// The channel every host listens on for sessions that moved.
 const CHANNEL: &str = "agent_host_sessions";
+/// The channel every host listens on for cancels.
+const CANCELS: &str = "agent_host_cancels";
 
 /// How long a follower's connection waits before `woken` hears `None` (and may stop).
 const TICK: Duration = Duration::from_secs(1);
@@ -154,6 +156,14 @@ impl SharedLog for PostgresStore {
         })
     }
 
+    fn request_cancel(&self, session: &str) -> Result<(), StoreError> {
+        let session = session.to_owned();
+        self.pool.run(move |connection| {
+            connection.execute("SELECT pg_notify($1, $2)", &[&CANCELS, &session])?;
+            Ok(())
+        })
+    }
+
     fn follow(&self, mut woken: Woken) -> Result<(), StoreError> {
         let (config, name) = (self.config.clone(), self.name.clone());
         std::thread::Builder::new()
@@ -177,12 +187,12 @@ fn listen(config: &postgres::Config, name: &str, woken: &mut Woken) -> bool {
         Ok(client) => client,
         Err(error) => {
             tracing::warn!("cannot follow the sessions of {name}: {}", super::with_causes(&error));
-            return woken(None);
+            return woken(Moved::Tick);
         }
     };
-    if let Err(error) = client.batch_execute(&format!("LISTEN {CHANNEL}")) {
+    if let Err(error) = client.batch_execute(&format!("LISTEN {CHANNEL}; LISTEN {CANCELS}")) {
         tracing::warn!("cannot follow the sessions of {name}: {}", super::with_causes(&error));
-        return woken(None);
+        return woken(Moved::Tick);
     }
     loop {
         let mut notifications = client.notifications();
@@ -190,7 +200,13 @@ fn listen(config: &postgres::Config, name: &str, woken: &mut Woken) -> bool {
         loop {
             match waiting.next() {
                 Ok(Some(notification)) => {
-                    if !woken(Some(notification.payload())) {
+                    let session = notification.payload();
+                    let moved = if notification.channel() == CANCELS {
+                        Moved::Cancel(session)
+                    } else {
+                        Moved::Session(session)
+                    };
+                    if !woken(moved) {
                         return false;
                     }
                 }
@@ -200,11 +216,11 @@ fn listen(config: &postgres::Config, name: &str, woken: &mut Woken) -> bool {
                         "lost the connection following the sessions of {name}: {}",
                         super::with_causes(&error)
                     );
-                    return woken(None);
+                    return woken(Moved::Tick);
                 }
             }
         }
-        if !woken(None) {
+        if !woken(Moved::Tick) {
             return false;
         }
     }
@@ -215,7 +231,7 @@ mod tests {
     use std::sync::mpsc;
 
     use crate::state::lease::Holder;
-    use crate::state::shared::{Appended, LoggedEvent};
+    use crate::state::shared::{Appended, LoggedEvent, Moved};
     use crate::state::test_stores::TestDatabase;
 
     fn batch(session: &str, texts: &[&str], views: Option<&str>) -> Appended {
@@ -289,9 +305,10 @@ mod tests {
         let (woken, wakes) = mpsc::channel();
         here.shared()
             .unwrap()
-            .follow(Box::new(move |session| match session {
-                Some(session) => woken.send(session.to_owned()).is_ok(),
-                None => true,
+            .follow(Box::new(move |moved| match moved {
+                Moved::Session(session) => woken.send(session.to_owned()).is_ok(),
+                Moved::Cancel(session) => woken.send(format!("cancel {session}")).is_ok(),
+                Moved::Tick => true,
             }))
             .unwrap();
         let other = there.shared().unwrap();
@@ -304,8 +321,10 @@ mod tests {
         other.ask("s7", "call").unwrap();
         assert!(other.answer("s7", "call", "\"once\"").unwrap());
         // Wakes of the appends above may still be on their way.
-        let answered = std::iter::from_fn(|| wakes.recv_timeout(std::time::Duration::from_secs(10)).ok())
-            .find(|session| session != "s9");
-        assert_eq!(answered.as_deref(), Some("s7"));
+        let mut heard = std::iter::from_fn(|| wakes.recv_timeout(std::time::Duration::from_secs(10)).ok())
+            .filter(|session| session != "s9");
+        assert_eq!(heard.next().as_deref(), Some("s7"));
+        other.request_cancel("s5").unwrap();
+        assert_eq!(heard.next().as_deref(), Some("cancel s5"));
     }
 }
