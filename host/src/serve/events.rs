@@ -3,7 +3,8 @@
 //! object as data. A client that reconnects with `Last-Event-ID` is sent what it missed
 //! first, from the events the session keeps (`[serve] event_buffer`, `event_buffer_kb`);
 //! when some are gone, or the id is of another epoch (the server restarted, or let the
-//! session go while idle), a `gap` event says from where.
+//! session go while idle), a `gap` event says from where. Where hosts share the store the
+//! stream is read from the shared log instead (`log_stream.rs`).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -21,9 +22,9 @@ use super::state::App;
 
 #[utoipa::path(get, path = "/v1/sessions/{id}/events", tag = "turns",
     params(("id" = String, Path, description = "The session's id"),
-           ("Last-Event-ID" = Option<String>, Header, description = "The last event id received: what followed it is sent first; an id of another epoch gets a `gap` event and everything kept")),
+           ("Last-Event-ID" = Option<String>, Header, description = "The last event id received: what followed it is sent first; an id of another epoch (or, on many hosts, not of the shared log) gets a `gap` event and everything kept")),
     responses((status = 200, content_type = "text/event-stream",
-               description = "One SSE event per host event: `id` is `EPOCH-N` (N its number in the epoch), `event` its type, `data` the `--json` object (docs/events.md)"),
+               description = "One SSE event per host event: `id` is `EPOCH-N` (N its number in the epoch) on one host, `log-N` (N its number in the session, the same on every host) where hosts share a PostgreSQL store; `event` its type, `data` the `--json` object (docs/events.md)"),
               (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn stream(
     State(app): State<Arc<App>>,

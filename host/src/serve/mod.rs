@@ -148,6 +148,10 @@ pub async fn run(
             turn.abort();
         }
     }
+    // What the turns emitted goes to the shared log before the process ends.
+    if let Some(shared) = &app.shared {
+        shared.relay.flush().await;
+    }
     Ok(())
 }
 
