@@ -29,10 +29,36 @@ pub fn copy_sessions(from: &dyn SessionStore, to: &dyn SessionStore) -> Result<C
         // Gone from the source since it was listed: nothing to copy.
         let Some(contents) = from.load(&entry.id)? else { continue };
         let claim = uuid::Uuid::new_v4().simple().to_string();
-        to.create_copy(&entry.id, &holder, &claim, now_millis(), &contents)?;
+        // Listed as last used when it was in the source, not when it was copied.
+        let last_used = entry.updated_at.saturating_mul(1_000);
+        to.create_copy(&entry.id, &holder, &claim, now_millis(), &contents, Some(last_used))?;
         to.release_lease(&entry.id, &claim)?;
         done.copied += 1;
         done.messages += contents.history.len();
     }
     Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::test_stores::TestDatabase;
+
+    #[test]
+    fn copied_sessions_keep_when_they_were_last_used() {
+        let (source, target) = (TestDatabase::sqlite(), TestDatabase::postgres());
+        let (from, to) = (source.open(), target.open());
+        for id in ["older", "newer"] {
+            from.create(id, &Holder::this_process(), "c", 0).unwrap();
+        }
+        source.execute(
+            "UPDATE sessions SET updated_at = 1000000 WHERE id = 'older';
+             UPDATE sessions SET updated_at = 2000000 WHERE id = 'newer';",
+        );
+        let done = copy_sessions(&*from, &*to).unwrap();
+        assert_eq!((done.copied, done.already_there), (2, 0));
+        let listed: Vec<(String, i64)> =
+            to.entries(10).unwrap().into_iter().map(|entry| (entry.id, entry.updated_at)).collect();
+        assert_eq!(listed, [("newer".to_owned(), 2_000), ("older".to_owned(), 1_000)]);
+    }
 }

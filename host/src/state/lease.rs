@@ -202,8 +202,14 @@ impl Leases {
     /// Records a new session `id` holding a copy of `contents`, leased to this holder.
     pub fn create_copy(&self, id: &str, contents: &super::StoredSession) -> Result<LeaseGuard, StoreError> {
         let claim = new_claim();
-        let taken =
-            self.shared.store.create_copy(id, &self.shared.holder, &claim, self.shared.expiry(), contents)?;
+        let taken = self.shared.store.create_copy(
+            id,
+            &self.shared.holder,
+            &claim,
+            self.shared.expiry(),
+            contents,
+            None,
+        )?;
         Ok(self.guard(id, claim, taken.generation))
     }
 

@@ -403,15 +403,16 @@ impl SessionStore for SqliteStore {
         claim: &str,
         expires_at: i64,
         contents: &StoredSession,
+        last_used: Option<i64>,
     ) -> Result<Taken, StoreError> {
         let now = now_millis();
         let connection = self.connection();
         in_transaction(&connection, |transaction| {
             transaction
                 .prepare_cached(
-                    "INSERT INTO sessions (id, created_at, updated_at, model_calls) VALUES (?1, ?2, ?2, ?3)",
+                    "INSERT INTO sessions (id, created_at, updated_at, model_calls) VALUES (?1, ?2, ?3, ?4)",
                 )?
-                .execute(params![id, now, contents.model_calls as i64])?;
+                .execute(params![id, now, last_used.unwrap_or(now), contents.model_calls as i64])?;
             let taken = first_lease(take_lease(transaction, id, holder, claim, expires_at, None)?, id)?;
             insert_messages(transaction, id, 0, &contents.history, &contents.reply_usage)?;
             let mut insert = transaction.prepare_cached(

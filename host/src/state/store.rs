@@ -65,7 +65,9 @@ pub trait SessionStore: Send + Sync {
     /// epoch), in one transaction. `claim` names this one taking of the lease.
     fn create(&self, id: &str, holder: &Holder, claim: &str, expires_at: i64) -> Result<Taken, StoreError>;
     /// Records a new session holding a copy of `contents` (a fork, an import), leased like
-    /// [`SessionStore::create`], in one transaction: all of it or nothing.
+    /// [`SessionStore::create`], in one transaction: all of it or nothing. `last_used` (ms
+    /// since the epoch) is when a session copied from another store was last used there;
+    /// `None` for a new session (now).
     fn create_copy(
         &self,
         id: &str,
@@ -73,6 +75,7 @@ pub trait SessionStore: Send + Sync {
         claim: &str,
         expires_at: i64,
         contents: &StoredSession,
+        last_used: Option<i64>,
     ) -> Result<Taken, StoreError>;
     /// Takes (or extends) the lease on `id` for `holder` until `expires_at`, as `claim`,
     /// unless another holder's lease is still live; that lease is answered then, and nothing

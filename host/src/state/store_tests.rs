@@ -299,8 +299,9 @@ fn a_session_id_in_use_is_a_conflict(db: &TestDatabase) {
     store.create("s1", &Holder::this_process(), "c0", i64::MAX).unwrap();
     let error = store.create("s1", &Holder::this_process(), "c1", i64::MAX).unwrap_err();
     assert!(error.is_conflict(), "{error:?}");
-    let error =
-        store.create_copy("s1", &Holder::this_process(), "c2", i64::MAX, &Default::default()).unwrap_err();
+    let error = store
+        .create_copy("s1", &Holder::this_process(), "c2", i64::MAX, &Default::default(), None)
+        .unwrap_err();
     assert!(error.is_conflict(), "{error:?}");
 }
 
@@ -328,7 +329,7 @@ fn a_copy_is_whole_and_leased(db: &TestDatabase) {
         .unwrap();
     let source = store.load("source").unwrap().unwrap();
     let copier = Holder::this_process();
-    store.create_copy("copy", &copier, "c1", i64::MAX, &source).unwrap();
+    store.create_copy("copy", &copier, "c1", i64::MAX, &source, None).unwrap();
     assert_eq!(store.load("copy").unwrap().unwrap(), source);
     let LeaseAnswer::HeldBy(refused) = store.lease("copy", &holder, "c2", i64::MAX, None).unwrap() else {
         panic!("the copier holds it")

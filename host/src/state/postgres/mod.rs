@@ -110,14 +110,16 @@ impl SessionStore for PostgresStore {
         claim: &str,
         expires_at: i64,
         contents: &StoredSession,
+        last_used: Option<i64>,
     ) -> Result<Taken, StoreError> {
         let (id, holder, claim, contents) =
             (id.to_owned(), holder.clone(), claim.to_owned(), contents.clone());
         self.pool.run(move |connection| {
             let mut transaction = connection.transaction()?;
+            let now = now_millis();
             transaction.execute(
-                "INSERT INTO sessions (id, created_at, updated_at, model_calls) VALUES ($1, $2, $2, $3)",
-                &[&id, &now_millis(), &(contents.model_calls as i64)],
+                "INSERT INTO sessions (id, created_at, updated_at, model_calls) VALUES ($1, $2, $3, $4)",
+                &[&id, &now, &last_used.unwrap_or(now), &(contents.model_calls as i64)],
             )?;
             let taken = rows::first_lease(
                 rows::take_lease(&mut transaction, &id, &holder, &claim, expires_at, None)?,
