@@ -193,11 +193,12 @@ async fn a_host_killed_mid_turn_is_taken_over_at_once_and_every_committed_step_s
     a.signal("KILL");
 
     // On the same machine the killed holder is seen gone: no wait for its lease to run out.
+    let (status, detail) = b.get("alice", &format!("/v1/sessions/{session}")).await;
+    assert_eq!(status, StatusCode::OK, "{detail}");
+    let after = detail["last_event_id"].as_str().map(str::to_owned);
     model.push(Reply::text("third answer"));
     let (status, body) = post_message(&b, &session, "third").await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
-    let (_, detail) = b.get("alice", &format!("/v1/sessions/{session}")).await;
-    let after = detail["last_event_id"].as_str().map(str::to_owned);
     let _ = b.events_after("alice", &session, after.as_deref(), is_turn_end).await;
     let texts = message_texts(&b, &session).await;
     assert_eq!(&texts[..2], ["first", "first answer"], "the killed host's committed turn stays: {texts:?}");
@@ -215,7 +216,8 @@ async fn a_paused_host_is_taken_over_once_its_lease_runs_out_and_writes_nothing_
     let model = FakeModel::start().await;
     let gate = Arc::new(Notify::new());
     model.push(Reply::text("a's late answer").held_until(&gate));
-    let a = serve_on_postgres(&model, "", "", 2).await;
+    // Renewed every third of its length, the lease outlives the 1.5 s a request waits for it.
+    let a = serve_on_postgres(&model, "", "", 4).await;
     let b = a.another_on_the_same_store().await;
     let session = a.new_session("alice").await;
     let (status, _) = post_message(&a, &session, "first").await;

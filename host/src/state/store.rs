@@ -136,6 +136,8 @@ pub enum StoreError {
          a newer agent-host migrated it. Run that version (or newer) here too"
     )]
     SchemaNewer { found: usize, known: usize },
+    #[error("session store's schema cannot be migrated: {0}")]
+    Migration(String),
     #[error("session store holds a message that cannot be read (session {session}, #{seq}): {detail}")]
     Corrupt { session: String, seq: i64, detail: String },
     #[error(

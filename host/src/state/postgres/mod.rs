@@ -395,15 +395,38 @@ mod tests {
         let db = TestDatabase::postgres();
         drop(PostgresStore::open(url(&db), Some(PASSWORD)).unwrap());
         drop(PostgresStore::open(url(&db), Some(PASSWORD)).unwrap());
-        let versions = db.query_i64("SELECT COUNT(*) FROM agent_host_schema");
+        let versions = db.query_i64("SELECT COUNT(*) FROM refinery_schema_history");
         assert_eq!(versions, schema::latest() as i64, "each migration recorded once");
-        db.execute(&format!("INSERT INTO agent_host_schema (version) VALUES ({})", schema::latest() + 1));
+        assert!(schema::latest() >= 3, "sessions, lease generations, the shared log");
+        db.execute(&format!(
+            "INSERT INTO refinery_schema_history (version, name, applied_on, checksum) VALUES ({}, 'future', '2027-01-01T00:00:00Z', '0')",
+            schema::latest() + 1
+        ));
         let error = PostgresStore::open(url(&db), Some(PASSWORD)).err().expect("refused");
         assert!(
             matches!(error, StoreError::SchemaNewer { found, known } if found == schema::latest() + 1 && known == schema::latest()),
             "{error:?}"
         );
         assert!(error.to_string().contains("newer than this agent-host knows"), "{error}");
+    }
+
+    #[test]
+    fn a_database_the_first_release_made_is_adopted_and_migrated_with_its_sessions() {
+        let db = TestDatabase::postgres();
+        // As the first release left it: its one migration applied, counted in its own table.
+        db.execute(include_str!("migrations/V1__sessions.sql"));
+        db.execute(
+            "CREATE TABLE agent_host_schema (version INTEGER NOT NULL);
+             INSERT INTO agent_host_schema (version) VALUES (1);
+             INSERT INTO sessions (id, created_at, updated_at) VALUES ('kept', 1, 1);",
+        );
+        let store = PostgresStore::open(url(&db), Some(PASSWORD)).unwrap();
+        assert_eq!(store.list(10).unwrap(), ["kept"]);
+        assert_eq!(db.query_i64("SELECT COUNT(*) FROM refinery_schema_history"), schema::latest() as i64);
+        assert_eq!(db.query_i64("SELECT COUNT(*) FROM pg_tables WHERE tablename = 'agent_host_schema'"), 0);
+        // The later migrations ran: the lease has its generation.
+        let taken = store.lease("kept", &Holder::this_process(), "c", i64::MAX, None).unwrap();
+        assert!(matches!(taken, LeaseAnswer::Taken(Taken { generation: 1, .. })), "{taken:?}");
     }
 
     #[test]

@@ -1,44 +1,82 @@
-//! The PostgreSQL schema of [`super::PostgresStore`]: numbered migrations
-//! (`migrations/NNNN_*.sql`), applied in order at open in one transaction, with the version
-//! reached kept in `agent_host_schema`. A database a newer binary migrated is refused: this
-//! one would not know what its tables mean.
+//! The PostgreSQL schema of [`super::PostgresStore`]: refinery's migrations
+//! (`migrations/V{N}__{name}.sql`), applied at open in one transaction, under an advisory
+//! lock so that hosts starting at once migrate one after the other. A database a newer binary
+//! migrated is refused: this one would not know what its tables mean.
+
+use postgres::Client;
 
 use super::connection::Connection;
 
 use crate::state::store::StoreError;
 
-/// The migrations, in order: the schema's version is how many of them a database has.
-/// Append only; a released migration never changes.
-const MIGRATIONS: &[&str] = &[
-    include_str!("migrations/0001_sessions.sql"),
-    include_str!("migrations/0002_lease_generations.sql"),
-    include_str!("migrations/0003_shared_log.sql"),
-];
+mod embedded {
+    refinery::embed_migrations!("src/state/postgres/migrations");
+}
 
-/// Any number, the same in every process: the advisory lock that makes two hosts starting at
-/// once migrate one after the other.
+/// Any number, the same in every process: the advisory lock the migrations run under.
 const MIGRATION_LOCK: i64 = 0x6167_656e_7468_6f73;
 
-/// Brings the database up to [`MIGRATIONS`], or refuses one that is past it.
+/// Brings the database up to this binary's migrations, or refuses one that is past them.
 pub(super) fn migrate(connection: &mut Connection) -> Result<(), StoreError> {
-    let mut transaction = connection.client().transaction()?;
-    transaction.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
-    transaction.batch_execute("CREATE TABLE IF NOT EXISTS agent_host_schema (version INTEGER NOT NULL)")?;
-    let found: Option<i32> = transaction.query_one("SELECT MAX(version) FROM agent_host_schema", &[])?.get(0);
-    let found = found.unwrap_or(0).max(0) as usize;
-    if found > MIGRATIONS.len() {
-        return Err(StoreError::SchemaNewer { found, known: MIGRATIONS.len() });
-    }
-    for (index, migration) in MIGRATIONS.iter().enumerate().skip(found) {
-        transaction.batch_execute(migration)?;
-        transaction.execute("INSERT INTO agent_host_schema (version) VALUES ($1)", &[&(index as i32 + 1)])?;
-    }
-    transaction.commit()?;
+    let client = connection.client();
+    client.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])?;
+    let migrated = migrate_locked(client);
+    let unlocked = client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK]);
+    migrated?;
+    unlocked?;
     Ok(())
 }
 
-/// The schema version this binary migrates to.
-#[cfg(test)]
+fn migrate_locked(client: &mut Client) -> Result<(), StoreError> {
+    adopt_the_first_schema_table(client)?;
+    let runner = embedded::migrations::runner();
+    let known = latest();
+    // Read here rather than through refinery, which cannot read a row it did not write.
+    let found = if table_exists(client, "refinery_schema_history")? {
+        let found: Option<i32> =
+            client.query_one("SELECT MAX(version) FROM refinery_schema_history", &[])?.get(0);
+        found.unwrap_or(0)
+    } else {
+        0
+    };
+    if found as usize > known {
+        return Err(StoreError::SchemaNewer { found: found as usize, known });
+    }
+    runner.set_grouped(true).set_abort_divergent(true).run(client).map_err(failed)?;
+    Ok(())
+}
+
+/// Databases made before refinery kept their version in `agent_host_schema`: the migrations
+/// that table counts are marked applied (they are the same files), and the table goes.
+fn adopt_the_first_schema_table(client: &mut Client) -> Result<(), StoreError> {
+    if !table_exists(client, "agent_host_schema")? {
+        return Ok(());
+    }
+    let found: Option<i32> = client.query_one("SELECT MAX(version) FROM agent_host_schema", &[])?.get(0);
+    if let Some(found) = found.filter(|found| *found > 0) {
+        embedded::migrations::runner()
+            .set_target(refinery::Target::FakeVersion(found))
+            .run(client)
+            .map_err(failed)?;
+    }
+    client.batch_execute("DROP TABLE agent_host_schema")?;
+    Ok(())
+}
+
+fn table_exists(client: &mut Client, table: &str) -> Result<bool, StoreError> {
+    Ok(client.query_one("SELECT to_regclass($1) IS NOT NULL", &[&table])?.get(0))
+}
+
+fn failed(error: refinery::Error) -> StoreError {
+    StoreError::Migration(super::with_causes(&error))
+}
+
+/// The schema version this binary migrates to: its newest migration's.
 pub(super) fn latest() -> usize {
-    MIGRATIONS.len()
+    embedded::migrations::runner()
+        .get_migrations()
+        .iter()
+        .map(|migration| migration.version())
+        .max()
+        .unwrap_or(0) as usize
 }

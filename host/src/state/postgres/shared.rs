@@ -1,4 +1,4 @@
-//! The [`SharedLog`] of a [`PostgresStore`]: the log's tables (`migrations/0003_shared_log.sql`),
+//! The [`SharedLog`] of a [`PostgresStore`]: the log's tables (`migrations/V3__shared_log.sql`),
 //! and LISTEN/NOTIFY on one channel whose payload is a session's id, sent when the
 //! transaction that moved the session commits.
 
