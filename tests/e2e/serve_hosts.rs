@@ -110,7 +110,7 @@ async fn two_hosts_racing_for_one_session_run_one_turn_and_tell_the_other_caller
     assert_eq!(statuses, [StatusCode::ACCEPTED, StatusCode::CONFLICT], "{on_a:?} {on_b:?}");
     let (refused, winner, loser) =
         if on_a.0 == StatusCode::CONFLICT { (&on_a.1, "from b", &a) } else { (&on_b.1, "from a", &b) };
-    assert!(refused["error"].as_str().unwrap().contains("in use"), "{refused}");
+    assert!(refused["error"].as_str().unwrap().contains("a turn is running"), "{refused}");
 
     gate.notify_one();
     // The loser's host follows the winner's turn to its end.

@@ -13,8 +13,9 @@ use tokio::sync::{oneshot, watch};
 use crate::agent::{ApprovalAnswer, ApprovalRequest, Approver};
 use crate::state::SessionStore;
 
-/// How often a waiting ask reads the shared log with no notice that its session moved.
-const POLL: Duration = Duration::from_secs(2);
+/// How often a waiting ask reads the shared log with no notice that its session moved (a
+/// safety net: see `log_stream.rs`).
+const POLL: Duration = Duration::from_secs(30);
 
 pub struct HttpApprover {
     pending: Mutex<HashMap<String, oneshot::Sender<ApprovalAnswer>>>,

@@ -1,8 +1,8 @@
 //! A session's event stream where hosts share the store: read from the shared log, so a
 //! stream on any host sees the events of a turn that runs on another, and an id is the
 //! event's number in the session (`log-N`), the same on every host and across restarts.
-//! What is new is read when the log says the session moved, and every few seconds in case
-//! a notice was lost.
+//! What is new is read when the log says the session moved (or the host listens again after
+//! a lost connection), and every half minute regardless.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -15,8 +15,9 @@ use tokio_util::sync::CancellationToken;
 use crate::state::SessionStore;
 use crate::state::shared::LogPage;
 
-/// How often a stream reads the log with no notice that it moved.
-const POLL: Duration = Duration::from_secs(2);
+/// How often a stream reads the log with no notice that it moved: a safety net only, since
+/// a lost connection wakes every stream when it is made again.
+const POLL: Duration = Duration::from_secs(30);
 
 /// Events read from the log at once.
 const PAGE: usize = 256;

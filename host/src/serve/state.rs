@@ -171,7 +171,7 @@ impl App {
                     tokio::time::sleep(HANDOFF_RETRY).await;
                 }
                 // Which process holds it (pid, host) is the operator's to know, not a caller's.
-                Err(StoreError::Leased { .. }) => return Err(in_use(id)),
+                Err(StoreError::Leased { .. }) => return Err(in_use(id, self.shared.is_some())),
                 Err(error) => return Err(internal(error)),
             }
         }
@@ -376,6 +376,7 @@ fn share(host: &Host, limits: &ServeConfig, shutdown: &CancellationToken) -> Opt
             Moved::Cancel(session) => {
                 let _ = cancel.send(session.to_owned());
             }
+            Moved::Listening => waking.wake_all(),
             Moved::Tick => {}
         }
         !stopped.is_cancelled()
@@ -386,8 +387,18 @@ fn share(host: &Host, limits: &ServeConfig, shutdown: &CancellationToken) -> Opt
     Some(SharedServe { relay, wakers, cancels: Mutex::new(Some(cancels)) })
 }
 
-/// A session another process has: `409`.
-fn in_use(id: &str) -> ApiError {
+/// A session another process has: `409`. Where hosts share the store, that is nearly
+/// always a turn on another host, said as a turn here is.
+fn in_use(id: &str, shared: bool) -> ApiError {
+    if shared {
+        return ApiError(
+            StatusCode::CONFLICT,
+            format!(
+                "a turn is running in session {id} on another host of this deployment (or a console has it); \
+                 wait for its turn_ended event"
+            ),
+        );
+    }
     ApiError(
         StatusCode::CONFLICT,
         format!(

@@ -35,6 +35,15 @@ impl Wakers {
         }
     }
 
+    /// Wakes every stream: what moved while the host was not listening was not told.
+    pub fn wake_all(&self) {
+        let mut followed = self.lock();
+        followed.retain(|_, sender| sender.receiver_count() > 0);
+        for sender in followed.values() {
+            sender.send_modify(|moves| *moves += 1);
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, watch::Sender<u64>>> {
         self.followed.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -57,5 +66,7 @@ mod tests {
         wakers.wake("s2");
         assert!(!wakers.lock().contains_key("s2"), "no one follows s2 any more");
         assert!(wakers.lock().contains_key("s1"));
+        wakers.wake_all();
+        first.changed().await.unwrap();
     }
 }

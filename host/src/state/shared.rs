@@ -43,6 +43,9 @@ pub enum Moved<'a> {
     Session(&'a str),
     /// A caller asked for the session's running turn to be cancelled, wherever it runs.
     Cancel(&'a str),
+    /// The follower's connection was (re)made: what moved while it was down was not told,
+    /// so every session may have moved.
+    Listening,
     /// Nothing; told at least once a second.
     Tick,
 }
@@ -75,8 +78,8 @@ pub trait SharedLog: Send + Sync {
     /// lets the turn run, as a cancel that came after the turn's end would.
     fn request_cancel(&self, session: &str) -> Result<(), StoreError>;
     /// Calls `woken` on a thread of its own with each session another host moved (events
-    /// appended, an ask answered, a cancel asked), and [`Moved::Tick`] at least once a
-    /// second, until it answers `false`. A connection lost is made again; what moved meanwhile is read by the
-    /// followers' own polling, not told.
+    /// appended, an ask answered, a cancel asked), [`Moved::Listening`] each time its
+    /// connection is made (a lost one is made again), and [`Moved::Tick`] at least once a
+    /// second, until it answers `false`.
     fn follow(&self, woken: Woken) -> Result<(), StoreError>;
 }

@@ -194,6 +194,9 @@ fn listen(config: &postgres::Config, name: &str, woken: &mut Woken) -> bool {
         tracing::warn!("cannot follow the sessions of {name}: {}", super::with_causes(&error));
         return woken(Moved::Tick);
     }
+    if !woken(Moved::Listening) {
+        return false;
+    }
     loop {
         let mut notifications = client.notifications();
         let mut waiting = notifications.timeout_iter(TICK);
@@ -308,11 +311,12 @@ mod tests {
             .follow(Box::new(move |moved| match moved {
                 Moved::Session(session) => woken.send(session.to_owned()).is_ok(),
                 Moved::Cancel(session) => woken.send(format!("cancel {session}")).is_ok(),
+                Moved::Listening => woken.send("listening".to_owned()).is_ok(),
                 Moved::Tick => true,
             }))
             .unwrap();
         let other = there.shared().unwrap();
-        // The follower listens once its connection is made: append until it hears.
+        assert_eq!(wakes.recv_timeout(std::time::Duration::from_secs(10)).unwrap(), "listening");
         let heard = (0..50).find_map(|_| {
             other.append(&[batch("s9", &["e"], None)], 10).unwrap();
             wakes.recv_timeout(std::time::Duration::from_millis(200)).ok()
