@@ -121,7 +121,7 @@ async fn two_hosts_racing_for_one_session_run_one_turn_and_tell_the_other_caller
 }
 
 #[tokio::test]
-async fn a_turn_is_cancelled_from_another_host() {
+async fn a_turn_running_on_one_host_is_read_and_cancelled_from_another() {
     let model = FakeModel::start().await;
     let gate = Arc::new(Notify::new());
     model.push(Reply::text("never sent").held_until(&gate));
@@ -131,6 +131,13 @@ async fn a_turn_is_cancelled_from_another_host() {
     let (status, _) = post_message(&a, &session, "wait").await;
     assert_eq!(status, StatusCode::ACCEPTED);
     model_asked(&model, 1).await;
+    // While the turn runs on A, B reads the session from the database: busy, as committed.
+    let (status, detail) = b.get("alice", &format!("/v1/sessions/{session}")).await;
+    assert_eq!((status, detail["busy"].as_bool()), (StatusCode::OK, Some(true)), "{detail}");
+    let (status, export) = b.get("alice", &format!("/v1/sessions/{session}/export")).await;
+    assert_eq!(status, StatusCode::OK, "{export}");
+    let (status, _) = b.get("bob", &format!("/v1/sessions/{session}/export")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
     let path = format!("/v1/sessions/{session}/cancel");
     let (status, _) = b.post("bob", &path, json!({})).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "not bob's to cancel");

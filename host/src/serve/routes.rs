@@ -133,7 +133,7 @@ pub async fn session_state(
                 .into(),
         ));
     }
-    app.session(&principal, &id).await?;
+    app.readable(&principal, &id).await?;
     // What is committed, read from the store: a running turn holds the live session.
     let stored = app.host.sessions().store().load(&id).map_err(internal)?.ok_or_else(ApiError::not_found)?;
     let mut state: BTreeMap<String, BTreeMap<String, serde_json::Value>> = BTreeMap::new();
@@ -266,7 +266,7 @@ pub async fn export_session(
     principal: Principal,
     Path(id): Path<String>,
 ) -> Result<impl IntoResponse, ApiError> {
-    app.session(&principal, &id).await?;
+    app.readable(&principal, &id).await?;
     // What is committed, read from the store: a running turn holds the live session.
     let stored = app.host.sessions().store().load(&id).map_err(internal)?.ok_or_else(ApiError::not_found)?;
     let document = crate::state::document::export(&stored).map_err(internal)?;

@@ -201,6 +201,17 @@ impl App {
         }
     }
 
+    /// Checks that `principal` may read session `id`'s committed contents. Where hosts share
+    /// the store nothing is opened (a turn on another host does not stand in the way); on one
+    /// host the session is opened as for any use.
+    pub async fn readable(&self, principal: &Principal, id: &str) -> Result<(), ApiError> {
+        if self.shared.is_none() {
+            return self.session(principal, id).await.map(drop);
+        }
+        self.check_owner(principal, id)?;
+        if self.exists(id)? { Ok(()) } else { Err(ApiError::not_found()) }
+    }
+
     /// Session `id` as this host has it open, if it does.
     pub fn open_here(&self, id: &str) -> Option<Arc<Open>> {
         self.lock_open().get(id).cloned()
