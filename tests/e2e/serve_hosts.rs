@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+use tokio::io::AsyncBufReadExt as _;
 use tokio::sync::Notify;
 
 use crate::support::serve::{Server, serve_on_postgres};
@@ -250,13 +251,33 @@ async fn a_paused_host_is_taken_over_once_its_lease_runs_out_and_writes_nothing_
     let ended_on_b = b.events_after("alice", &session, None, is_turn_end).await;
     assert_eq!(of_type(&ended_on_b, "assistant_message")[0]["text"], "b's answer");
 
-    // A wakes, its model call answers, and its step is refused by the fence.
+    // A wakes, its model call answers, and its step is refused by the fence: it says so in
+    // its log and writes nothing, its events included.
+    let mut a = a;
+    let mut log = tokio::io::BufReader::new(a.child.stderr.take().unwrap()).lines();
     a.signal("CONT");
     gate.notify_one();
-    let (last, _) = ended_on_b.last().unwrap();
-    let from_a = b.events_after("alice", &session, Some(last), is_turn_end).await;
-    let errors: Vec<String> = of_type(&from_a, "error").iter().map(|e| e["message"].to_string()).collect();
-    assert!(errors.iter().any(|message| message.contains("taken over")), "{from_a:?}");
+    let refused = async {
+        while let Some(line) = log.next_line().await.unwrap() {
+            if line.contains("taken over") {
+                return line;
+            }
+        }
+        panic!("the paused host ended without saying its step was refused");
+    };
+    let refused = tokio::time::timeout(Duration::from_secs(20), refused).await.expect("A says it was fenced");
+    assert!(refused.contains(&session), "{refused}");
+    // A stops as an operator stops it: its relay writes out whatever it still held first.
+    a.signal("TERM");
+    let stopped =
+        tokio::time::timeout(Duration::from_secs(20), a.child.wait()).await.expect("A stops on SIGTERM");
+    assert!(stopped.unwrap().success());
+    let (_, detail) = b.get("alice", &format!("/v1/sessions/{session}")).await;
+    assert_eq!(
+        detail["last_event_id"],
+        ended_on_b.last().unwrap().0.as_str(),
+        "no event of A's after B's turn"
+    );
     let texts = message_texts(&b, &session).await;
     assert!(texts.ends_with(&["second".to_owned(), "b's answer".to_owned()]), "{texts:?}");
     assert!(!texts.iter().any(|text| text.contains("late")), "the stale step was not written: {texts:?}");

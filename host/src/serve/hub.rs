@@ -44,8 +44,9 @@ pub struct Hub {
     /// Made by the first stream that follows the hub: a session nobody follows holds no
     /// channel (one of `event_buffer` slots weighs about 110 KiB empty).
     live: OnceLock<broadcast::Sender<Numbered>>,
-    /// Where hosts share the store: the relay, and the session the events are of.
-    relay: Option<(Arc<Relay>, Arc<str>)>,
+    /// Where hosts share the store: the relay, the session the events are of, and the
+    /// lease they are emitted under.
+    relay: Option<(Arc<Relay>, Arc<str>, super::relay::Fence)>,
 }
 
 struct Kept {
@@ -86,16 +87,17 @@ impl Hub {
         Self { epoch, kept: Mutex::new(kept), live: OnceLock::new(), relay: None }
     }
 
-    /// A hub that also hands every event of `session` to `relay`, starting from `views` (as
-    /// the shared log has them).
+    /// A hub that also hands every event of `session`, emitted under the lease `fence`, to
+    /// `relay`, starting from `views` (as the shared log has them).
     pub fn relayed(
         capacity: usize,
         budget: usize,
         relay: Arc<Relay>,
         session: &str,
+        fence: super::relay::Fence,
         views: Vec<PluginView>,
     ) -> Self {
-        let hub = Self { relay: Some((relay, session.into())), ..Self::new(capacity, budget) };
+        let hub = Self { relay: Some((relay, session.into(), fence)), ..Self::new(capacity, budget) };
         hub.lock().views = views;
         hub
     }
@@ -175,9 +177,9 @@ impl EventSink for Hub {
             keep_view(&mut kept.views, view);
         }
         let numbered = Numbered { id: kept.next, kind, json: json.to_string().into() };
-        if let Some((relay, session)) = &self.relay {
+        if let Some((relay, session, fence)) = &self.relay {
             let views = views_changed.then(|| serde_json::to_string(&kept.views).expect("views serialize"));
-            relay.send(session.clone(), numbered.kind.clone(), numbered.json.clone(), views);
+            relay.send(session.clone(), fence.clone(), numbered.kind.clone(), numbered.json.clone(), views);
         }
         kept.next += 1;
         kept.bytes += numbered.weight();

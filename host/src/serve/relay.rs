@@ -14,9 +14,14 @@ use crate::state::shared::Appended;
 /// Events one transaction writes at most.
 const BATCH: usize = 512;
 
+/// The lease a host took on a session (holder token, generation), which its events are
+/// fenced by.
+pub type Fence = Arc<(String, u64)>;
+
 enum Record {
     Event {
         session: Arc<str>,
+        fence: Fence,
         kind: Arc<str>,
         json: Arc<str>,
         views: Option<String>,
@@ -43,9 +48,17 @@ impl Relay {
         Some(Arc::new(Self { queue: Mutex::new(queue) }))
     }
 
-    /// Queues one event of `session`; `views` (JSON), when the event changed them.
-    pub fn send(&self, session: Arc<str>, kind: Arc<str>, json: Arc<str>, views: Option<String>) {
-        self.push(Record::Event { session, kind, json, views });
+    /// Queues one event of `session`, emitted under `fence`; `views` (JSON), when the event
+    /// changed them.
+    pub fn send(
+        &self,
+        session: Arc<str>,
+        fence: Fence,
+        kind: Arc<str>,
+        json: Arc<str>,
+        views: Option<String>,
+    ) {
+        self.push(Record::Event { session, fence, kind, json, views });
     }
 
     /// Waits until every event queued so far is in the log (or failed to be written).
@@ -73,11 +86,20 @@ fn write(store: &dyn SessionStore, records: &Receiver<Record>, keep: usize) {
         }
         let mut flushes = Vec::new();
         let batches = batches(taken, &mut flushes);
-        if !batches.is_empty()
-            && let Err(error) = log.append(&batches, keep)
-        {
-            // The steps are the record; a stream that missed these events is told of a gap.
-            tracing::warn!("cannot write {} sessions' events to the shared log: {error}", batches.len());
+        if !batches.is_empty() {
+            match log.append(&batches, keep) {
+                Ok(0) => {}
+                Ok(fenced) => {
+                    tracing::warn!("{fenced} sessions' events were not written: another host took them over")
+                }
+                // The steps are the record; a stream that missed these events is told of a gap.
+                Err(error) => {
+                    tracing::warn!(
+                        "cannot write {} sessions' events to the shared log: {error}",
+                        batches.len()
+                    )
+                }
+            }
         }
         for flush in flushes {
             let _ = flush.send(());
@@ -93,9 +115,14 @@ fn batches(records: Vec<Record>, flushes: &mut Vec<tokio::sync::oneshot::Sender<
     for record in records {
         match record {
             Record::Flush(flush) => flushes.push(flush),
-            Record::Event { session, kind, json, views } => {
+            Record::Event { session, fence, kind, json, views } => {
                 let at = *index.entry(session.clone()).or_insert_with(|| {
-                    batches.push(Appended { session: session.to_string(), events: Vec::new(), views: None });
+                    batches.push(Appended {
+                        session: session.to_string(),
+                        events: Vec::new(),
+                        views: None,
+                        fence: Some((*fence).clone()),
+                    });
                     batches.len() - 1
                 });
                 let batch = &mut batches[at];
@@ -116,6 +143,7 @@ mod tests {
     fn event(session: &str, n: u32, views: Option<&str>) -> Record {
         Record::Event {
             session: session.into(),
+            fence: Arc::new(("t".to_owned(), 1)),
             kind: "note".into(),
             json: n.to_string().into(),
             views: views.map(str::to_owned),

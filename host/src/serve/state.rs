@@ -261,7 +261,11 @@ impl App {
     }
 
     async fn keep(&self, handle: SessionHandle, owner: String) -> Arc<Open> {
-        let id = handle.lock().await.id().to_owned();
+        let (id, fence) = {
+            let session = handle.lock().await;
+            let fence = session.fence();
+            (session.id().to_owned(), Arc::new((fence.token.to_owned(), fence.generation)))
+        };
         let timeout = Duration::from_secs(self.limits.approval_timeout_secs);
         let (capacity, budget) = (self.limits.event_buffer, self.limits.event_buffer_kb * 1024);
         let (hub, approvals) = match &self.shared {
@@ -270,7 +274,7 @@ impl App {
                 let views = super::shared::logged_views(&*store, &id);
                 let asks = super::approver::SharedAsks::new(store, &id, shared.wakers.follow(&id));
                 (
-                    Hub::relayed(capacity, budget, shared.relay.clone(), &id, views),
+                    Hub::relayed(capacity, budget, shared.relay.clone(), &id, fence, views),
                     HttpApprover::new(timeout).shared(asks),
                 )
             }

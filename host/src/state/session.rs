@@ -110,6 +110,11 @@ impl Session {
         &self.id
     }
 
+    /// The lease this process took on the session, which its writes are fenced by.
+    pub fn fence(&self) -> super::lease::Fence<'_> {
+        self.lease.fence()
+    }
+
     /// Every message of the session, as stored; see [`Session::to_send`] for what a model
     /// call is sent.
     pub fn history(&self) -> &History {

@@ -25,6 +25,10 @@ pub struct Appended {
     pub events: Vec<(String, String)>,
     /// The plugins' views (JSON) as the last of `events` left them, when one changed them.
     pub views: Option<String>,
+    /// The lease the appending host took on the session (holder token, generation): the
+    /// batch is dropped unless it is still the session's, so a host that lost the session
+    /// writes no events either.
+    pub fence: Option<(String, u64)>,
 }
 
 /// What a reader is sent of a session's log after the number it has.
@@ -55,8 +59,10 @@ pub type Woken = Box<dyn FnMut(Moved<'_>) -> bool + Send>;
 
 pub trait SharedLog: Send + Sync {
     /// Appends each batch after its session's last event, all in one transaction, keeps the
-    /// newest `keep` events of each session, and wakes the hosts that follow them.
-    fn append(&self, batches: &[Appended], keep: usize) -> Result<(), StoreError>;
+    /// newest `keep` events of each session, and wakes the hosts that follow them; a batch
+    /// whose fence is not its session's lease any more is left out. Answers how many
+    /// batches were left out so.
+    fn append(&self, batches: &[Appended], keep: usize) -> Result<usize, StoreError>;
     /// At most `limit` events of `session` after number `after`, oldest first.
     fn events_after(&self, session: &str, after: u64, limit: usize) -> Result<LogPage, StoreError>;
     /// The plugins' views (JSON) as event `seq` left them, as last appended; `None` when no

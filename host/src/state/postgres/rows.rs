@@ -80,19 +80,28 @@ pub(super) fn held_lease(
     }))
 }
 
-/// Fails unless the session's lease is still the taking `fence` names (see SQLite's
-/// `check_lease`); the row is locked until the step is written.
-pub(super) fn check_lease(transaction: &mut Work<'_>, id: &str, fence: Fence<'_>) -> Result<(), StoreError> {
+/// Whether the session's lease is still the taking `fence` names; the row is locked until
+/// the transaction ends, so it stays so while the transaction writes.
+pub(super) fn holds_lease(
+    transaction: &mut Work<'_>,
+    id: &str,
+    fence: Fence<'_>,
+) -> Result<bool, StoreError> {
     let row = transaction.query_opt(
         "SELECT token, generation, expires_at FROM session_leases WHERE session_id = $1 FOR UPDATE",
         &[&id],
     )?;
-    let holds = row.is_some_and(|row| {
+    Ok(row.is_some_and(|row| {
         row.get::<_, &str>(0) == fence.token
             && row.get::<_, i64>(1) == fence.generation as i64
             && row.get::<_, i64>(2) != 0
-    });
-    if holds {
+    }))
+}
+
+/// Fails unless the session's lease is still the taking `fence` names (see SQLite's
+/// `check_lease`), locked until the step is written.
+pub(super) fn check_lease(transaction: &mut Work<'_>, id: &str, fence: Fence<'_>) -> Result<(), StoreError> {
+    if holds_lease(transaction, id, fence)? {
         return Ok(());
     }
     Err(crate::state::lease::lost(id, held_lease(transaction, id, false)?))

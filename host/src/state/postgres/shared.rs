@@ -21,14 +21,22 @@ const CANCELS: &str = "agent_host_cancels";
 const TICK: Duration = Duration::from_secs(1);
 
 impl SharedLog for PostgresStore {
-    fn append(&self, batches: &[Appended], keep: usize) -> Result<(), StoreError> {
+    fn append(&self, batches: &[Appended], keep: usize) -> Result<usize, StoreError> {
         let batches = batches.to_vec();
         let keep = i64::try_from(keep).unwrap_or(i64::MAX);
         self.pool.run(move |connection| {
             let mut transaction = connection.transaction()?;
+            let mut fenced = 0;
             for batch in &batches {
                 // Writers of one session take turns, so each numbers after the last.
                 transaction.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&batch.session])?;
+                if let Some((token, generation)) = &batch.fence {
+                    let fence = crate::state::lease::Fence { token, generation: *generation };
+                    if !super::rows::holds_lease(&mut transaction, &batch.session, fence)? {
+                        fenced += 1;
+                        continue;
+                    }
+                }
                 let last: i64 = transaction
                     .query_one(
                         "SELECT COALESCE(MAX(seq), 0) FROM session_events WHERE session_id = $1",
@@ -56,7 +64,8 @@ impl SharedLog for PostgresStore {
                 )?;
                 transaction.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &batch.session])?;
             }
-            Ok(transaction.commit()?)
+            transaction.commit()?;
+            Ok(fenced)
         })
     }
 
@@ -245,6 +254,7 @@ mod tests {
                 .map(|text| ("note".to_owned(), format!("{{\"text\":\"{text}\"}}")))
                 .collect(),
             views: views.map(str::to_owned),
+            fence: None,
         }
     }
 
@@ -277,6 +287,35 @@ mod tests {
         assert_eq!(page.oldest_kept, Some(3), "events 1 and 2 are past the newest four");
         assert_eq!(page.events.first().map(|event| event.seq), Some(3));
         assert_eq!(a.last_event("s1").unwrap(), 6);
+    }
+
+    #[test]
+    fn a_batch_under_a_lease_that_is_not_the_sessions_any_more_is_left_out() {
+        let db = TestDatabase::postgres();
+        let store = db.open();
+        let (first, second) = (Holder::this_process(), Holder::this_process());
+        let taken = store.create("s1", &first, "c1", crate::state::lease::now_millis() - 1).unwrap();
+        let log = store.shared().unwrap();
+        let under = |holder: &Holder, generation: u64, text: &str| Appended {
+            fence: Some((holder.token.clone(), generation)),
+            ..batch("s1", &[text], None)
+        };
+        assert_eq!(log.append(&[under(&first, taken.generation, "mine")], 10).unwrap(), 0);
+        let crate::state::lease::LeaseAnswer::Taken(theirs) =
+            store.lease("s1", &second, "c2", i64::MAX, None).unwrap()
+        else {
+            panic!("the lease ran out")
+        };
+        let written =
+            log.append(&[under(&first, taken.generation, "stale"), batch("s2", &["other"], None)], 10);
+        assert_eq!(written.unwrap(), 1, "the stale batch alone is left out");
+        assert_eq!(log.append(&[under(&second, theirs.generation, "theirs")], 10).unwrap(), 0);
+        let json = |text: &str| format!("{{\"text\":\"{text}\"}}");
+        assert_eq!(
+            texts(&log.events_after("s1", 0, 10).unwrap().events),
+            [(1, json("mine")), (2, json("theirs"))]
+        );
+        assert_eq!(log.last_event("s2").unwrap(), 1);
     }
 
     #[test]
