@@ -36,7 +36,8 @@ pub fn open_named_store(
         name.parse().with_context(|| "the PostgreSQL URL cannot be read".to_owned())?;
     anyhow::ensure!(
         parsed.get_password().is_none(),
-        "the PostgreSQL URL holds a password, which every process list shows: remove it and name          the variable that holds it with {given_as}-password-env"
+        "the PostgreSQL URL holds a password, which every process list shows: remove it and name \
+         the variable that holds it with {given_as}-password-env"
     );
     let password = password(password_env, &format!("{given_as}-password-env"))?;
     Ok(Arc::new(PostgresStore::open(name, password.as_deref())?))
