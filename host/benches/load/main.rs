@@ -10,13 +10,18 @@
 //! `--long-session N` instead drives sessions one at a time until each history holds N
 //! messages, for the host overhead per model call as the history grows (`long_session.rs`).
 //! `--serve` drives the workflow through `agent-host serve` beside the library path
-//! (`through_serve.rs`).
+//! (`through_serve.rs`); with `--store postgres` on a real PostgreSQL on loopback (the tests'
+//! server) in place of the SQLite file, and `--hosts N` through N `serve` hosts in this
+//! process sharing that database.
 
 mod endpoint;
 mod long_session;
 mod startup;
 mod stock_plugins;
 mod targets;
+#[path = "../../src/state/postgres/test_server.rs"]
+#[allow(dead_code)]
+mod test_server;
 mod through_serve;
 mod timing;
 
@@ -35,6 +40,8 @@ use hdrhistogram::Histogram;
 use timing::{Breakdown, TimingSink, cpu_time, memory_kib, quantile};
 
 const KEY_VARIABLE: &str = "AGENT_HOST_BENCH_KEY";
+/// Holds the PostgreSQL password, with `--store postgres`.
+const DATABASE_PASSWORD_VARIABLE: &str = "AGENT_HOST_BENCH_DB_PASSWORD";
 
 /// Allocates as the binary does (`src/main.rs`), so the bench measures what it runs.
 #[cfg(feature = "mimalloc")]
@@ -53,6 +60,10 @@ struct Options {
     long_session: Option<usize>,
     /// `--serve`: the workflow through `agent-host serve` beside the library path.
     serve: bool,
+    /// `--store postgres`: sessions in a PostgreSQL database rather than a SQLite file.
+    postgres: bool,
+    /// `--hosts N`: with `--serve --store postgres`, N hosts on that one database.
+    hosts: usize,
 }
 
 impl Options {
@@ -67,6 +78,8 @@ impl Options {
             wire: Wire::ChatCompletions,
             long_session: None,
             serve: false,
+            postgres: false,
+            hosts: 1,
         };
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
@@ -80,6 +93,14 @@ impl Options {
                 "--no-startup" => options.startup = false,
                 "--long-session" => options.long_session = Some(value().max(1)),
                 "--serve" => options.serve = true,
+                "--hosts" => options.hosts = value().max(1),
+                "--store" => {
+                    options.postgres = match args.next().as_deref() {
+                        Some("sqlite") => false,
+                        Some("postgres") => true,
+                        other => panic!("--store takes sqlite or postgres, not {other:?}"),
+                    }
+                }
                 "--provider" => {
                     options.wire = match args.next().as_deref() {
                         Some("openai") => Wire::ChatCompletions,
@@ -143,14 +164,29 @@ fn main() -> anyhow::Result<()> {
         return long_session::run(dir.path(), &built, options.wire, messages);
     }
     let base_url = endpoint::start(Arc::default());
-    let (runtime, host, config_path) = start_host(dir.path(), &base_url, options.wire, &built)?;
+    let storage = if options.postgres {
+        Storage::Postgres(test_server::TestServer::fresh_database())
+    } else {
+        anyhow::ensure!(
+            options.hosts == 1,
+            "--hosts needs --store postgres: hosts share a SQLite file only on one machine"
+        );
+        Storage::Sqlite
+    };
+    let (runtime, host, config_path) = start_host(dir.path(), &base_url, options.wire, &built, &storage)?;
     if options.serve {
-        return through_serve::run(&runtime, &host, options.sessions, options.concurrency);
+        let mut hosts = vec![host];
+        for _ in 1..options.hosts {
+            hosts.push(runtime.block_on(host_from(&config_path))?);
+        }
+        return through_serve::run(&runtime, &hosts, &storage, options.sessions, options.concurrency);
     }
+    anyhow::ensure!(options.hosts == 1, "--hosts needs --serve");
 
     let mut figures = targets::Figures::default();
     println!(
-        "agent-host load benchmark: stock plugins (todo, agent-mode, permissions, fs), SQLite store, the {} client\n",
+        "agent-host load benchmark: stock plugins (todo, agent-mode, permissions, fs), {} store, the {} client\n",
+        storage.name(),
         options.wire.provider()
     );
     let startup_runs: &[_] =
@@ -415,6 +451,33 @@ async fn one_session(host: &Host) -> anyhow::Result<(Vec<Duration>, Breakdown)> 
     Ok((sink.overhead_per_model_call(start, end), sink.breakdown()))
 }
 
+/// Where the bench's sessions are stored.
+enum Storage {
+    /// `sessions.db` beside the config.
+    Sqlite,
+    /// A fresh database on the tests' PostgreSQL server, at this URL.
+    Postgres(String),
+}
+
+impl Storage {
+    fn name(&self) -> &'static str {
+        match self {
+            Storage::Sqlite => "SQLite",
+            Storage::Postgres(_) => "PostgreSQL",
+        }
+    }
+
+    /// The config's `[storage]` table.
+    fn table(&self) -> String {
+        match self {
+            Storage::Sqlite => "[storage]\npath = \"sessions.db\"\n".to_owned(),
+            Storage::Postgres(url) => {
+                format!("[storage]\nurl = \"{url}\"\npassword_env = \"{DATABASE_PASSWORD_VARIABLE}\"\n")
+            }
+        }
+    }
+}
+
 /// The host on the stock set against the endpoint at `base_url`, its config written into
 /// `dir`, on a runtime of two workers.
 fn start_host(
@@ -422,16 +485,21 @@ fn start_host(
     base_url: &str,
     wire: Wire,
     built: &BTreeMap<String, PathBuf>,
+    storage: &Storage,
 ) -> anyhow::Result<(tokio::runtime::Runtime, Arc<Host>, PathBuf)> {
     let config_path = dir.join("config.toml");
-    std::fs::write(&config_path, config_text(base_url, wire, built))?;
+    std::fs::write(&config_path, config_text(base_url, wire, built, storage))?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    let host = runtime.block_on(async {
-        let config = Config::load(&config_path)?;
-        let model = ModelClient::from_config(&config)?.expect("an endpoint is configured");
-        anyhow::Ok(Arc::new(Host::new(config, model).await?))
-    })?;
+    let host = runtime.block_on(host_from(&config_path))?;
     Ok((runtime, host, config_path))
+}
+
+/// A host of the deployment at `config_path`: its own plugin set, model client and store
+/// connections, as a host on another machine would have.
+async fn host_from(config_path: &Path) -> anyhow::Result<Arc<Host>> {
+    let config = Config::load(config_path)?;
+    let model = ModelClient::from_config(&config)?.expect("an endpoint is configured");
+    Ok(Arc::new(Host::new(config, model).await?))
 }
 
 #[allow(unsafe_code)]
@@ -440,10 +508,11 @@ fn set_bench_key() {
     unsafe {
         std::env::set_var(KEY_VARIABLE, "bench-key");
         std::env::set_var(through_serve::TOKEN_VARIABLE, through_serve::TOKEN);
+        std::env::set_var(DATABASE_PASSWORD_VARIABLE, test_server::PASSWORD);
     }
 }
 
-fn config_text(base_url: &str, wire: Wire, built: &BTreeMap<String, PathBuf>) -> String {
+fn config_text(base_url: &str, wire: Wire, built: &BTreeMap<String, PathBuf>, storage: &Storage) -> String {
     let provider = wire.provider();
     format!(
         r#"
@@ -453,20 +522,21 @@ base_url = "{base_url}"
 api_key_env = "{KEY_VARIABLE}"
 max_retries = 0
 
-[storage]
-path = "sessions.db"
-
+{storage}
 [runtime]
 cache_dir = "cache"
 
 [serve]
 tokens = {{ bench = "{token}" }}
 max_turns_per_principal = 1000
+# The bench's one principal makes every session of every phase.
+max_sessions_per_principal = 1000000
 # 1,000 streams held open beside a batch, all from loopback: past the defaults' caps.
 max_connections = 4096
 max_connections_per_peer = 4096
 {plugins}"#,
         plugins = stock_plugins::plugin_tables(built),
         token = through_serve::TOKEN_VARIABLE,
+        storage = storage.table(),
     )
 }

@@ -4,6 +4,12 @@
 //! path (`Host::run_turn`) on the same host, in the same minutes. Then 1,000 event streams
 //! held open on idle sessions, with the process's memory before, once they are open, and
 //! after a run of sessions beside them.
+//!
+//! With several hosts (`--store postgres --hosts N`) each runs `serve` on a port of its own,
+//! all in this process on one runtime: the workflow goes through them twice, first each
+//! session's requests all to one host (session i to host i mod N, as a load balancer that
+//! keeps a session to one host would send them), then its message posted to the next host
+//! (as one that spreads requests would), which hands the session over through the database.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -15,7 +21,7 @@ use agent_host::serve::ServeOptions;
 use serde_json::Value;
 
 use super::timing::{cpu_time, memory_kib};
-use super::{endpoint, run_batch};
+use super::{Storage, endpoint, run_batch};
 
 /// The principal the bench calls as, and its token.
 pub const TOKEN_VARIABLE: &str = "AGENT_HOST_BENCH_TOKEN";
@@ -24,23 +30,24 @@ const STREAMS: usize = 1_000;
 
 pub fn run(
     runtime: &tokio::runtime::Runtime,
-    host: &Arc<Host>,
+    hosts: &[Arc<Host>],
+    storage: &Storage,
     sessions: usize,
     concurrency: usize,
 ) -> anyhow::Result<()> {
-    let (ready, address) = std::sync::mpsc::channel();
-    let serving = host.clone();
-    runtime.spawn(async move {
-        let options = ServeOptions { listen: Some("127.0.0.1:0".into()), insecure: false };
-        let served =
-            agent_host::serve::run(serving, options, move |listening| ready.send(listening.address).unwrap())
-                .await;
-        served.expect("serve runs");
-    });
-    let address: SocketAddr = address.recv_timeout(Duration::from_secs(30))?;
-    let client = Client::new(address);
+    let clients = hosts.iter().map(|host| serve(runtime, host)).collect::<anyhow::Result<Vec<_>>>()?;
+    let client = Cluster { clients, spread: false };
+    let spread = Cluster { spread: true, ..client.clone() };
+    let host = &hosts[0];
     println!(
-        "agent-host serve benchmark: stock plugins, the todo workflow through the HTTP API and SSE on loopback\n"
+        "agent-host serve benchmark: stock plugins, the todo workflow through the HTTP API and SSE on loopback; \
+         {} store, {} host(s) in this process on one runtime of 2 workers{}\n",
+        storage.name(),
+        hosts.len(),
+        match storage {
+            Storage::Sqlite => "",
+            Storage::Postgres(_) => "; the PostgreSQL server's processes on the same 2 cores",
+        }
     );
     runtime.block_on(client.batch(50, 4))?;
     runtime.block_on(run_batch(host, 50, 4));
@@ -70,16 +77,69 @@ pub fn run(
         );
         Ok(())
     })?;
-    let served =
-        phase("through serve (HTTP + SSE)", &|| runtime.block_on(client.batch(sessions, concurrency)))?;
+    let label = if hosts.len() == 1 {
+        "through serve (HTTP + SSE)".to_owned()
+    } else {
+        format!("through {} serve hosts, each session on one", hosts.len())
+    };
+    let served = phase(&label, &|| runtime.block_on(client.batch(sessions, concurrency)))?;
     println!(
         "  through serve: {:.0}% of the library's sessions/s; {:.0} µs more wall time per model call\n",
         served / library * 100.0,
         (1.0 / served - 1.0 / library) * 1e6 / endpoint::MODEL_CALLS_PER_SESSION as f64
     );
-    runtime.block_on(client.held_streams(STREAMS, concurrency))
+    if hosts.len() > 1 {
+        let label = format!("through {} serve hosts, each message posted to the next host", hosts.len());
+        phase(&label, &|| runtime.block_on(spread.batch(sessions, concurrency)))?;
+        return Ok(());
+    }
+    runtime.block_on(client.clients[0].held_streams(STREAMS, concurrency))
 }
 
+/// `host` serving on a loopback port of its own; a client of it.
+fn serve(runtime: &tokio::runtime::Runtime, host: &Arc<Host>) -> anyhow::Result<Client> {
+    let (ready, address) = std::sync::mpsc::channel();
+    let serving = host.clone();
+    runtime.spawn(async move {
+        let options = ServeOptions { listen: Some("127.0.0.1:0".into()), insecure: false };
+        let served =
+            agent_host::serve::run(serving, options, move |listening| ready.send(listening.address).unwrap())
+                .await;
+        served.expect("serve runs");
+    });
+    let address: SocketAddr = address.recv_timeout(Duration::from_secs(30))?;
+    Ok(Client::new(address))
+}
+
+/// The hosts a batch's sessions go through.
+#[derive(Clone)]
+struct Cluster {
+    clients: Vec<Client>,
+    /// Whether each session's message is posted to the host after the one it was made on.
+    spread: bool,
+}
+
+impl Cluster {
+    /// `sessions` workflows, `concurrency` at a time; the first failure is the batch's.
+    async fn batch(&self, sessions: usize, concurrency: usize) -> anyhow::Result<()> {
+        let next = AtomicUsize::new(0);
+        let workers = (0..concurrency).map(|_| async {
+            loop {
+                let session = next.fetch_add(1, Ordering::Relaxed);
+                if session >= sessions {
+                    return anyhow::Ok(());
+                }
+                let made_on = &self.clients[session % self.clients.len()];
+                let posted_to = &self.clients[(session + usize::from(self.spread)) % self.clients.len()];
+                made_on.one_session(posted_to).await?;
+            }
+        });
+        futures_util::future::try_join_all(workers).await?;
+        Ok(())
+    }
+}
+
+#[derive(Clone)]
 struct Client {
     base: String,
     http: reqwest::Client,
@@ -93,19 +153,6 @@ impl Client {
             .build()
             .expect("an HTTP client");
         Self { base: format!("http://{address}"), http }
-    }
-
-    /// `sessions` workflows, `concurrency` at a time; the first failure is the batch's.
-    async fn batch(&self, sessions: usize, concurrency: usize) -> anyhow::Result<()> {
-        let next = AtomicUsize::new(0);
-        let workers = (0..concurrency).map(|_| async {
-            while next.fetch_add(1, Ordering::Relaxed) < sessions {
-                self.one_session().await?;
-            }
-            anyhow::Ok(())
-        });
-        futures_util::future::try_join_all(workers).await?;
-        Ok(())
     }
 
     async fn new_session(&self) -> anyhow::Result<String> {
@@ -126,13 +173,14 @@ impl Client {
         Ok(self.http.get(url).bearer_auth(TOKEN).send().await?.error_for_status()?)
     }
 
-    /// One workflow: its stream is open before the message is posted, so nothing is missed.
-    async fn one_session(&self) -> anyhow::Result<()> {
+    /// One workflow made and streamed here, its message posted to `posted_to`: the stream is
+    /// open before the message is posted, so nothing is missed.
+    async fn one_session(&self, posted_to: &Client) -> anyhow::Result<()> {
         let id = self.new_session().await?;
         let mut stream = self.open_stream(&id).await?;
-        let url = format!("{}/v1/sessions/{id}/messages", self.base);
+        let url = format!("{}/v1/sessions/{id}/messages", posted_to.base);
         let message = serde_json::json!({ "text": "Plan four steps, then do them." });
-        self.http.post(url).bearer_auth(TOKEN).json(&message).send().await?.error_for_status()?;
+        posted_to.http.post(url).bearer_auth(TOKEN).json(&message).send().await?.error_for_status()?;
         let mut pending = Vec::new();
         let mut todos: Option<Value> = None;
         while let Some(chunk) = stream.chunk().await? {
@@ -175,7 +223,7 @@ impl Client {
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
         let (open, _) = memory_kib();
-        self.batch(500, concurrency).await?;
+        Cluster { clients: vec![self.clone()], spread: false }.batch(500, concurrency).await?;
         tokio::time::sleep(Duration::from_secs(1)).await;
         let (after, peak) = memory_kib();
         println!(
