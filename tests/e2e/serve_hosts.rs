@@ -137,6 +137,7 @@ async fn a_turn_running_on_one_host_is_read_and_cancelled_from_another() {
     assert_eq!((status, detail["busy"].as_bool()), (StatusCode::OK, Some(true)), "{detail}");
     let (status, export) = b.get("alice", &format!("/v1/sessions/{session}/export")).await;
     assert_eq!(status, StatusCode::OK, "{export}");
+    assert_eq!(listed_busy(&b, &session).await, Some(true), "B's list: busy on A");
     let (status, _) = b.get("bob", &format!("/v1/sessions/{session}/export")).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     let path = format!("/v1/sessions/{session}/cancel");
@@ -146,6 +147,20 @@ async fn a_turn_running_on_one_host_is_read_and_cancelled_from_another() {
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     let events = b.events_after("alice", &session, None, is_turn_end).await;
     assert_eq!(of_type(&events, "turn_ended")[0]["reason"], "cancelled", "{events:?}");
+    // A lets the idle session go, and B's list says so.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while listed_busy(&b, &session).await != Some(false) {
+        assert!(tokio::time::Instant::now() < deadline, "B's list still has the session busy");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Whether `server`'s list of alice's sessions has `session` busy.
+async fn listed_busy(server: &Server, session: &str) -> Option<bool> {
+    let (status, list) = server.get("alice", "/v1/sessions").await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    let sessions = list["sessions"].as_array().cloned().unwrap_or_default();
+    sessions.iter().find(|entry| entry["id"] == session).and_then(|entry| entry["busy"].as_bool())
 }
 
 const ASK_ABOUT_TOUCH: &str = "[plugin.config]\ndefault = \"allow\"\nrules = [{ tool = \"touch\", decision = \"ask\", reason = \"touching needs a look\" }]";

@@ -60,7 +60,8 @@ pub struct SessionSummary {
     pub id: String,
     /// The principal it belongs to.
     pub owner: String,
-    /// Whether a turn is running in it now.
+    /// Whether a turn is running in it now, or another process holds it (a console, or
+    /// another host sharing the store, which holds a session only while it uses it).
     pub busy: bool,
     /// When a turn last started in it (when it was made, before one), unix seconds.
     pub updated_at: i64,

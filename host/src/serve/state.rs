@@ -305,10 +305,12 @@ impl App {
         let mut visible = Vec::new();
         for entry in entries.map_err(internal)? {
             let open = self.lock_open().get(&entry.id).cloned();
+            // A session open elsewhere is busy there: where hosts share the store, a host holds
+            // a session only while it uses it.
             let (owner, busy) = match open {
                 Some(open) => (open.owner.clone(), open.busy()),
-                None if principal.admin => (self.stored_owner(&entry.id)?, false),
-                None => (principal.name.clone(), false),
+                None if principal.admin => (self.stored_owner(&entry.id)?, entry.held),
+                None => (principal.name.clone(), entry.held),
             };
             visible.push(SessionSummary {
                 id: entry.id,

@@ -16,6 +16,9 @@ pub struct SessionEntry {
     pub title: Option<String>,
     /// The messages of its history.
     pub messages: u64,
+    /// Whether a process holds its lease now (this one or another host): where hosts take a
+    /// session only while they use it, a session in use.
+    pub held: bool,
 }
 
 /// A prompt as a title: on one line (every run of white space one space), control

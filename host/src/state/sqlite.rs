@@ -89,11 +89,17 @@ const OWNED_BY: &str = "state.namespace = 'agent-host.serve' AND state.key = 'ow
 
 /// A session as a listing shows it (`FROM sessions` follows): its first user message read
 /// alone (its first bytes: a title is short) and its size from the last position, through the
-/// messages' key, never a scan of their bodies.
-const SESSION_ENTRY: &str = "SELECT sessions.id, sessions.updated_at,
+/// messages' key, never a scan of their bodies; whether its lease runs past `now`, the
+/// parameter named.
+fn session_entry_select(now: &str) -> String {
+    format!(
+        "SELECT sessions.id, sessions.updated_at,
     (SELECT substr(json_extract(body, '$.content'), 1, 1000) FROM messages
      WHERE session_id = sessions.id AND json_extract(body, '$.role') = 'user' ORDER BY seq LIMIT 1),
-    (SELECT MAX(seq) + 1 FROM messages WHERE session_id = sessions.id)";
+    (SELECT MAX(seq) + 1 FROM messages WHERE session_id = sessions.id),
+    EXISTS (SELECT 1 FROM session_leases WHERE session_id = sessions.id AND expires_at > {now})"
+    )
+}
 
 fn session_entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionEntry> {
     let prompt: Option<String> = row.get(2)?;
@@ -103,6 +109,7 @@ fn session_entry(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionEntry> {
         updated_at: row.get::<_, i64>(1)? / 1_000,
         title: prompt.map(|prompt| title(&prompt)),
         messages: messages.unwrap_or(0).max(0) as u64,
+        held: row.get(4)?,
     })
 }
 
@@ -479,20 +486,24 @@ impl SessionStore for SqliteStore {
     fn entries(&self, limit: usize) -> Result<Vec<SessionEntry>, StoreError> {
         let connection = self.connection();
         let mut statement = connection.prepare_cached(&format!(
-            "{SESSION_ENTRY} FROM sessions ORDER BY sessions.updated_at DESC LIMIT ?1"
+            "{} FROM sessions ORDER BY sessions.updated_at DESC LIMIT ?1",
+            session_entry_select("?2")
         ))?;
-        let entries = statement.query_map([limit as i64], session_entry)?.collect::<Result<_, _>>()?;
+        let entries = statement
+            .query_map(params![limit as i64, now_millis()], session_entry)?
+            .collect::<Result<_, _>>()?;
         Ok(entries)
     }
 
     fn entries_owned(&self, owner: &str, limit: usize) -> Result<Vec<SessionEntry>, StoreError> {
         let connection = self.connection();
         let mut statement = connection.prepare_cached(&format!(
-            "{SESSION_ENTRY} FROM state JOIN sessions ON sessions.id = state.session_id
-             WHERE {OWNED_BY} ORDER BY sessions.updated_at DESC LIMIT ?2"
+            "{} FROM state JOIN sessions ON sessions.id = state.session_id
+             WHERE {OWNED_BY} ORDER BY sessions.updated_at DESC LIMIT ?2",
+            session_entry_select("?3")
         ))?;
         let entries = statement
-            .query_map(params![owner_value(owner), limit as i64], session_entry)?
+            .query_map(params![owner_value(owner), limit as i64, now_millis()], session_entry)?
             .collect::<Result<_, _>>()?;
         Ok(entries)
     }
@@ -535,9 +546,9 @@ mod tests {
         let store = SqliteStore::in_memory().unwrap();
         let plan: Vec<String> = store
             .connection()
-            .prepare(&format!("EXPLAIN QUERY PLAN {SESSION_ENTRY} FROM sessions"))
+            .prepare(&format!("EXPLAIN QUERY PLAN {} FROM sessions", session_entry_select("?1")))
             .unwrap()
-            .query_map([], |row| row.get(3))
+            .query_map([0], |row| row.get(3))
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap();

@@ -50,6 +50,12 @@ fn entries_tell_sessions_apart_by_last_use_first_prompt_and_size(db: &TestDataba
     for id in ["old", "new", "empty"] {
         store.create(id, &Holder::this_process(), "c0", i64::MAX).unwrap();
     }
+    // Whether each is held: `new` is, `old` was let go, `empty`'s lease ran out.
+    store.release_lease("old", "c0").unwrap();
+    let now = now_millis();
+    store.release_lease("empty", "c0").unwrap();
+    let ran_out = store.lease("empty", &Holder::this_process(), "c1", now - 1, None).unwrap();
+    assert!(matches!(ran_out, LeaseAnswer::Taken(_)), "{ran_out:?}");
     let old = [
         Message::user("  fix the\n\tbuild \x1b[2J please"),
         Message::assistant("done", vec![]),
@@ -69,13 +75,14 @@ fn entries_tell_sessions_apart_by_last_use_first_prompt_and_size(db: &TestDataba
     assert_eq!(
         entries,
         [
-            SessionEntry { id: "new".into(), updated_at: 2_000, title: Some(title), messages: 1 },
-            SessionEntry { id: "empty".into(), updated_at: 1_500, title: None, messages: 0 },
+            SessionEntry { id: "new".into(), updated_at: 2_000, title: Some(title), messages: 1, held: true },
+            SessionEntry { id: "empty".into(), updated_at: 1_500, title: None, messages: 0, held: false },
             SessionEntry {
                 id: "old".into(),
                 updated_at: 1_000,
                 title: Some("fix the build \\x1b[2J please".into()),
-                messages: 3
+                messages: 3,
+                held: false
             },
         ]
     );

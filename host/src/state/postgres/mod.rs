@@ -15,7 +15,7 @@ mod shared;
 pub(crate) mod test_server;
 
 use self::pool::Pool;
-use self::rows::{OWNED_BY, SESSION_ENTRY, session_entry};
+use self::rows::{OWNED_BY, session_entry, session_entry_select};
 use super::StateChange;
 use super::lease::{Fence, Holder, LeaseAnswer, Taken, now_millis};
 use super::listing::SessionEntry;
@@ -288,8 +288,11 @@ impl SessionStore for PostgresStore {
     fn entries(&self, limit: usize) -> Result<Vec<SessionEntry>, StoreError> {
         let limit = row_limit(limit);
         self.pool.run(move |connection| {
-            let query = format!("{SESSION_ENTRY} FROM sessions ORDER BY sessions.updated_at DESC LIMIT $1");
-            Ok(connection.query(&query, &[&limit])?.iter().map(session_entry).collect())
+            let query = format!(
+                "{} FROM sessions ORDER BY sessions.updated_at DESC LIMIT $1",
+                session_entry_select("$2")
+            );
+            Ok(connection.query(&query, &[&limit, &now_millis()])?.iter().map(session_entry).collect())
         })
     }
 
@@ -297,10 +300,15 @@ impl SessionStore for PostgresStore {
         let (owner, limit) = (owner_value(owner), row_limit(limit));
         self.pool.run(move |connection| {
             let query = format!(
-                "{SESSION_ENTRY} FROM state JOIN sessions ON sessions.id = state.session_id
-                 WHERE {OWNED_BY} ORDER BY sessions.updated_at DESC LIMIT $2"
+                "{} FROM state JOIN sessions ON sessions.id = state.session_id
+                 WHERE {OWNED_BY} ORDER BY sessions.updated_at DESC LIMIT $2",
+                session_entry_select("$3")
             );
-            Ok(connection.query(&query, &[&owner, &limit])?.iter().map(session_entry).collect())
+            Ok(connection
+                .query(&query, &[&owner, &limit, &now_millis()])?
+                .iter()
+                .map(session_entry)
+                .collect())
         })
     }
 

@@ -220,11 +220,17 @@ pub(super) const OWNED_BY: &str =
     "state.namespace = 'agent-host.serve' AND state.key = 'owner' AND state.value = $1";
 
 /// A session as a listing shows it (`FROM sessions` follows): its first user message's
-/// `prompt` and its size from its last position, both through the messages' key.
-pub(super) const SESSION_ENTRY: &str = "SELECT sessions.id, sessions.updated_at,
+/// `prompt` and its size from its last position, both through the messages' key; whether its
+/// lease runs past `now`, the parameter named.
+pub(super) fn session_entry_select(now: &str) -> String {
+    format!(
+        "SELECT sessions.id, sessions.updated_at,
     (SELECT prompt FROM messages
      WHERE session_id = sessions.id AND prompt IS NOT NULL ORDER BY seq LIMIT 1),
-    (SELECT MAX(seq) + 1 FROM messages WHERE session_id = sessions.id)";
+    (SELECT MAX(seq) + 1 FROM messages WHERE session_id = sessions.id),
+    EXISTS (SELECT 1 FROM session_leases WHERE session_id = sessions.id AND expires_at > {now})"
+    )
+}
 
 pub(super) fn session_entry(row: &postgres::Row) -> SessionEntry {
     let prompt: Option<String> = row.get(2);
@@ -234,5 +240,6 @@ pub(super) fn session_entry(row: &postgres::Row) -> SessionEntry {
         updated_at: row.get::<_, i64>(1) / 1_000,
         title: prompt.map(|prompt| title(&prompt)),
         messages: messages.unwrap_or(0).max(0) as u64,
+        held: row.get(4),
     }
 }
