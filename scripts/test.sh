@@ -25,4 +25,9 @@ rustup target list --installed | grep -qx wasm32-wasip2 || rustup target add was
     step cargo test --workspace --target "$(rustc -vV | sed -n 's/^host: //p')"
 )
 
+# The Python SDK's own tests, natively; then the pinned tools that build the Python and
+# TypeScript plugin folders the host tests load (cached: a second run installs nothing).
+step python3 -m unittest discover -s plugins/sdk-python/tests
+step scripts/install-plugin-toolchains.sh
+
 step cargo test --workspace

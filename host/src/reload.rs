@@ -13,6 +13,7 @@ use notify::RecursiveMode;
 use notify_debouncer_full::{DebounceEventResult, new_debouncer};
 
 use crate::agent::Host;
+use crate::config::PluginSource;
 use crate::events::EventSink;
 
 /// How long a burst of file events must be quiet before a reload starts.
@@ -74,17 +75,14 @@ struct Targets {
     dirs: BTreeSet<(PathBuf, RecursiveMode)>,
     /// Exact files that matter (the config, `.wasm` components).
     files: BTreeSet<PathBuf>,
-    /// Crate folders whose sources matter (everything but `target/`).
-    crates: BTreeSet<PathBuf>,
+    /// Plugin source folders whose files matter (all but build outputs).
+    folders: BTreeSet<PathBuf>,
 }
 
 impl Targets {
     fn covers(&self, path: &Path) -> bool {
         self.files.contains(path)
-            || self
-                .crates
-                .iter()
-                .any(|dir| path.strip_prefix(dir).is_ok_and(|rest| !rest.starts_with("target")))
+            || self.folders.iter().any(|dir| path.strip_prefix(dir).is_ok_and(|rest| !is_build_output(rest)))
     }
 
     fn file(&mut self, path: PathBuf) {
@@ -103,15 +101,28 @@ fn watch_targets(host: &Host) -> Targets {
     targets.file(absolute(&config.source.file));
     for entry in config.plugins.iter().filter(|p| p.enabled) {
         let path = absolute(&config.resolve(entry.path.get_ref()));
-        if path.join("Cargo.toml").is_file() {
-            targets.file(path.join("Cargo.toml"));
-            targets.dirs.insert((path.join("src"), RecursiveMode::Recursive));
-            targets.crates.insert(path);
-        } else {
-            targets.file(path);
+        match PluginSource::of(&path) {
+            Some(PluginSource::Crate) => {
+                targets.file(path.join("Cargo.toml"));
+                targets.dirs.insert((path.join("src"), RecursiveMode::Recursive));
+                targets.folders.insert(path);
+            }
+            Some(PluginSource::Python | PluginSource::TypeScript) => {
+                targets.dirs.insert((path.clone(), RecursiveMode::Recursive));
+                targets.folders.insert(path);
+            }
+            Some(PluginSource::Component) | None => targets.file(path),
         }
     }
     targets
+}
+
+/// Whether a path inside a plugin folder is a build's output rather than its source (the
+/// build itself writes there, which must not start another).
+fn is_build_output(relative: &Path) -> bool {
+    relative
+        .components()
+        .any(|part| PluginSource::NOT_SOURCE.iter().any(|skipped| part.as_os_str() == *skipped))
 }
 
 fn absolute(path: &Path) -> PathBuf {

@@ -283,20 +283,25 @@ fn check_with(dir: &Path, text: &str, env: &[(&str, std::ffi::OsString)]) -> std
 }
 
 #[test]
-fn check_refuses_a_writable_grant_over_cargo_home_rustup_home_or_cargo_on_path() {
+fn check_refuses_a_writable_grant_over_the_toolchains_the_host_builds_plugins_with() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
-    for folder in ["cargo-home/bin", "rustup-home/toolchains", "tools"] {
+    for folder in ["cargo-home/bin", "rustup-home/toolchains", "tools", "node-tools", "toolchains/typescript"]
+    {
         std::fs::create_dir_all(root.join(folder)).unwrap();
     }
     std::fs::write(root.join("tools/cargo"), "#!/bin/sh\n").unwrap();
+    std::fs::write(root.join("node-tools/node"), "#!/bin/sh\n").unwrap();
     let path = std::env::join_paths(
-        std::iter::once(root.join("tools")).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+        [root.join("tools"), root.join("node-tools")]
+            .into_iter()
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
     )
     .unwrap();
     let env = [
         ("CARGO_HOME", root.join("cargo-home").into_os_string()),
         ("RUSTUP_HOME", root.join("rustup-home").into_os_string()),
+        ("AGENT_HOST_TOOLCHAINS", root.join("toolchains").into_os_string()),
         ("PATH", path),
     ];
     for (host, exposed) in [
@@ -310,6 +315,18 @@ fn check_refuses_a_writable_grant_over_cargo_home_rustup_home_or_cargo_on_path()
         ("cargo-home/bin", "is inside CARGO_HOME".into()),
         ("rustup-home/toolchains", "is inside RUSTUP_HOME".into()),
         ("tools", format!("contains `cargo` as the host runs it ({})", root.join("tools/cargo").display())),
+        (
+            "node-tools",
+            format!("contains `node` as the host runs it ({})", root.join("node-tools/node").display()),
+        ),
+        (
+            "toolchains",
+            format!(
+                "is the toolchains folder, whose tools build Python and TypeScript plugins ({})",
+                root.join("toolchains").display()
+            ),
+        ),
+        ("toolchains/typescript", "is inside the toolchains folder".into()),
     ] {
         let output = check_with(dir.path(), &grants(&[("/workspace", host, true)]), &env);
         let stderr = String::from_utf8_lossy(&output.stderr);

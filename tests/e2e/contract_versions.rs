@@ -284,3 +284,43 @@ async fn a_0_2_3_plugin_runs_in_the_binary_and_its_json_stream_has_no_view_of_it
         .collect();
     assert!(views_of_it.is_empty(), "{views_of_it:?}");
 }
+
+/// The TypeScript SDK's types of the contract (`plugins/sdk-typescript/wit/`) are what jco
+/// generates from `wit/plugin.wit` now: a contract change that forgot them fails here.
+#[test]
+fn the_typescript_sdks_contract_types_are_generated_from_the_current_contract() {
+    let root = crate::support::repo_root();
+    let installed = std::process::Command::new("bash")
+        .arg(root.join("scripts/install-plugin-toolchains.sh"))
+        .arg("typescript")
+        .output()
+        .unwrap();
+    assert!(installed.status.success(), "{}", String::from_utf8_lossy(&installed.stderr));
+    let home = agent_host::config::toolchains_home();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(root.join("wit/plugin.wit"), dir.path().join("plugin.wit")).unwrap();
+    let generated = std::process::Command::new(home.join("typescript/node_modules/.bin/jco"))
+        .current_dir(dir.path())
+        .args(["guest-types", "plugin.wit", "--world-name", "viewing-plugin", "-o", "out", "-q"])
+        .output()
+        .unwrap();
+    assert!(generated.status.success(), "{}", String::from_utf8_lossy(&generated.stderr));
+    let relative = |dir: &std::path::Path| -> Vec<(std::path::PathBuf, String)> {
+        let mut files: Vec<_> = crate::support::files_under(dir)
+            .into_iter()
+            .map(|(path, bytes)| {
+                (path.strip_prefix(dir).unwrap().to_path_buf(), String::from_utf8(bytes).unwrap())
+            })
+            .collect();
+        files.sort();
+        files
+    };
+    let (generated, committed) =
+        (relative(&dir.path().join("out")), relative(&root.join("plugins/sdk-typescript/wit")));
+    let names =
+        |files: &[(std::path::PathBuf, String)]| files.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&generated), names(&committed), "the same files");
+    for ((file, now), (_, kept)) in generated.iter().zip(&committed) {
+        assert!(now == kept, "{file:?} differs: regenerate them (plugins/sdk-typescript/README.md)");
+    }
+}

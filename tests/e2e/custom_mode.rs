@@ -1,19 +1,70 @@
 //! The custom `triage-modes` plugin: per-stage instructions, the forward-only
 //! `advance_stage` tool, the review gate on open todos (read through a `read_state` grant),
-//! and `mode-changed` events.
+//! and `mode-changed` events. Every test runs against the three builds of the same plugin:
+//! Rust (`plugins/triage-modes`), Python (`-py`) and TypeScript (`-ts`), each built the way
+//! a deployment builds it.
 
 use agent_host::Event;
 use agent_host::agent::SessionHandle;
 use agent_host::plugins::ToolResult;
 use serde_json::{Value, json};
 
-use crate::support::{FakeModel, Reply, TestHost, plugin_block};
+use crate::support::{FakeModel, Reply, TestHost, plugin_block, source_plugin_block};
 
 const GRANT: &str = "[plugin.grants]\nread_state = [\"todo\"]\n";
 
+/// Which build of `triage-modes` a test runs against.
+#[derive(Debug, Clone, Copy)]
+pub enum Language {
+    Rust,
+    Python,
+    TypeScript,
+}
+
+impl Language {
+    /// The plugin's `[[plugin]]` block, with `extra` lines.
+    fn block(self, extra: &str) -> String {
+        match self {
+            Language::Rust => plugin_block("triage-modes", extra),
+            Language::Python => source_plugin_block("triage-modes-py", extra),
+            Language::TypeScript => source_plugin_block("triage-modes-ts", extra),
+        }
+    }
+}
+
+/// Each named test, once per language: `NAME::rust`, `NAME::python`, `NAME::typescript`.
+macro_rules! in_every_language {
+    ($($test:ident),* $(,)?) => {$(
+        mod $test {
+            use super::Language;
+            #[tokio::test]
+            async fn rust() {
+                super::$test(Language::Rust).await
+            }
+            #[tokio::test]
+            async fn python() {
+                super::$test(Language::Python).await
+            }
+            #[tokio::test]
+            async fn typescript() {
+                super::$test(Language::TypeScript).await
+            }
+        }
+    )*};
+}
+
+in_every_language!(
+    each_stage_brings_its_own_instructions,
+    stages_only_move_forward,
+    review_stays_closed_while_todos_are_open,
+    without_the_grant_the_gate_says_which_grant_is_missing,
+    a_config_table_is_refused,
+    the_view_shows_the_stage_as_a_choice_only_the_model_moves,
+);
+
 /// triage-modes (with `extra`) beside the `todo` plugin it gates on.
-async fn host_with(model: &FakeModel, extra: &str) -> TestHost {
-    let plugins = format!("{}{}", plugin_block("triage-modes", extra), plugin_block("todo", ""));
+async fn host_with(language: Language, model: &FakeModel, extra: &str) -> TestHost {
+    let plugins = format!("{}{}", language.block(extra), plugin_block("todo", ""));
     TestHost::with_plugins(model, &plugins).await
 }
 
@@ -30,12 +81,11 @@ fn stage(session: &agent_host::state::Session) -> Option<Value> {
     session.bag().get_json("triage-modes", "mode")
 }
 
-#[tokio::test]
-async fn each_stage_brings_its_own_instructions() {
+async fn each_stage_brings_its_own_instructions(language: Language) {
     let model = FakeModel::start().await;
     model.push(Reply::tool("advance_stage", r#"{"to":"research"}"#));
     model.push(Reply::text("researching"));
-    let test = host_with(&model, GRANT).await;
+    let test = host_with(language, &model, GRANT).await;
     let session = test.session();
     test.turn(&session, "the build is red").await.unwrap();
     let requests = model.requests();
@@ -49,9 +99,8 @@ async fn each_stage_brings_its_own_instructions() {
     assert_eq!(result["content"], "Stage is now research.");
 }
 
-#[tokio::test]
-async fn stages_only_move_forward() {
-    let test = host_with(&FakeModel::start().await, GRANT).await;
+async fn stages_only_move_forward(language: Language) {
+    let test = host_with(language, &FakeModel::start().await, GRANT).await;
     let session = test.session();
     for (to, expected) in [("triage", "behind you"), ("Research", "unknown stage `Research`")] {
         let refused = advance(&test, &session, to).await;
@@ -67,9 +116,8 @@ async fn stages_only_move_forward() {
     assert_eq!(test.host.command(&mut locked, "/stage", &*test.events).await.unwrap(), "stage: research");
 }
 
-#[tokio::test]
-async fn review_stays_closed_while_todos_are_open() {
-    let test = host_with(&FakeModel::start().await, GRANT).await;
+async fn review_stays_closed_while_todos_are_open(language: Language) {
+    let test = host_with(language, &FakeModel::start().await, GRANT).await;
     let session = test.session();
     assert!(advance(&test, &session, "research").await.ok);
     set_todos(
@@ -107,24 +155,58 @@ async fn review_stays_closed_while_todos_are_open() {
     );
 }
 
-#[tokio::test]
-async fn without_the_grant_the_gate_says_which_grant_is_missing() {
-    let test = host_with(&FakeModel::start().await, "").await;
+async fn without_the_grant_the_gate_says_which_grant_is_missing(language: Language) {
+    let test = host_with(language, &FakeModel::start().await, "").await;
     let session = test.session();
     assert!(advance(&test, &session, "research").await.ok, "only review needs the grant");
     let refused = advance(&test, &session, "review").await;
     assert!(!refused.ok && refused.output.contains("read_state"), "{}", refused.output);
 }
 
-#[tokio::test]
-async fn a_config_table_is_refused() {
+async fn a_config_table_is_refused(language: Language) {
     let model = FakeModel::start().await;
-    let config = crate::support::config_text(
-        &model.url(),
-        &plugin_block("triage-modes", "[plugin.config]\nstages = [\"a\"]\n"),
-    );
+    let config =
+        crate::support::config_text(&model.url(), &language.block("[plugin.config]\nstages = [\"a\"]\n"));
     let error = TestHost::new(&config).await.err().expect("refused");
     assert!(format!("{error:#}").contains("takes no configuration"), "{error:#}");
+}
+
+/// The view: the stages as a choice with the current one, in the `mode` category, with no
+/// command (only the model moves it); the status follows the stage too.
+async fn the_view_shows_the_stage_as_a_choice_only_the_model_moves(language: Language) {
+    let test = host_with(language, &FakeModel::start().await, GRANT).await;
+    let session = test.session();
+    let shown = |events: Vec<Event>| -> Vec<Value> {
+        events
+            .into_iter()
+            .filter_map(|event| match event {
+                Event::ViewChanged { view } if view.plugin == "triage-modes" => {
+                    Some(serde_json::to_value(&view.widgets).unwrap())
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    test.host.refresh_views(&mut *session.lock().await, &*test.events).await;
+    let stages = |current: &str| {
+        json!([{
+            "widget": "choice", "id": "stage", "label": "Stage", "current": current, "category": "mode",
+            "options": [
+                {"value": "triage", "label": "Triage",
+                 "description": "Work out what the report is about and write the open questions down"},
+                {"value": "research", "label": "Research",
+                 "description": "Answer the open questions; review opens when every todo is done"},
+                {"value": "review", "label": "Review",
+                 "description": "Summarise the findings and recommend what comes next"}
+            ]
+        }])
+    };
+    assert_eq!(shown(test.take_events()), [stages("triage")]);
+    assert!(advance(&test, &session, "research").await.ok);
+    test.host.refresh_views(&mut *session.lock().await, &*test.events).await;
+    assert_eq!(shown(test.take_events()), [stages("research")]);
+    let status = test.host.plugins().status(&*session.lock().await).await;
+    assert_eq!(status, ["research"]);
 }
 
 /// The fenced blocks of docs/plugin-authoring.md, in order: (info string, body).
@@ -148,20 +230,21 @@ fn guide_blocks() -> Vec<(String, String)> {
 }
 
 /// Runs the authoring guide as written: every `sh` block in order in a fresh folder (with
-/// the checkout beside it as `agent-host/`), every `file=` block written before the next.
+/// the checkout beside it as `agent-host/`), every `file=` block written before the next:
+/// the Rust greeter, then the Python one and the TypeScript one, from empty folders.
 #[test]
 fn the_authoring_guide_runs_as_written() {
     let dir = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(crate::support::repo_root(), dir.path().join("agent-host")).unwrap();
     let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_agent-host")).parent().unwrap().to_path_buf();
     let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
-    let mut last_output = String::new();
-    let mut commands = 0;
+    let mut runs: Vec<(String, String)> = Vec::new();
     for (info, body) in guide_blocks() {
         if let Some(file) = info.split_whitespace().find_map(|word| word.strip_prefix("file=")) {
-            std::fs::write(dir.path().join(file), &body).unwrap();
+            let path = dir.path().join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, &body).unwrap();
         } else if info == "sh" {
-            commands += 1;
             let output = std::process::Command::new("sh")
                 .arg("-c")
                 .arg(&body)
@@ -183,27 +266,44 @@ fn the_authoring_guide_runs_as_written() {
                 String::from_utf8_lossy(&output.stdout),
                 String::from_utf8_lossy(&output.stderr)
             );
-            last_output = String::from_utf8_lossy(&output.stdout).into_owned();
+            runs.push((body.clone(), String::from_utf8_lossy(&output.stdout).into_owned()));
         }
     }
-    assert!(commands >= 3, "the guide's commands were found ({commands})");
+    assert!(runs.len() >= 4, "the guide's commands were found ({})", runs.len());
     assert!(dir.path().join("greeter/target/wasm32-wasip2/release/greeter.wasm").is_file());
-    assert!(last_output.contains(r#""output":"Good morning, Ada!""#), "{last_output}");
-    assert!(last_output.contains(r#""kind":"greeted""#), "{last_output}");
+    assert!(dir.path().join("greeter-py/build/greeter.wasm").is_file());
+    assert!(dir.path().join("greeter-ts/build/greeter.wasm").is_file());
+    // The greeter in each language greets Ada with the configured greeting.
+    for config in ["config.toml", "config-py.toml", "config-ts.toml"] {
+        let (_, output) = runs
+            .iter()
+            .find(|(command, _)| command.contains(&format!("--config {config} ")))
+            .unwrap_or_else(|| panic!("the guide runs the host on {config}"));
+        assert!(output.contains(r#""output":"Good morning, Ada!""#), "{config}: {output}");
+        assert!(output.contains(r#""kind":"greeted""#), "{config}: {output}");
+    }
 }
 
 /// Swapping `agent-mode` for `triage-modes` in config.toml is all a deployment does: the
-/// console badge follows the custom plugin's `mode` key the same way.
+/// console badge follows the custom plugin's `mode` key the same way, whatever its language.
 #[test]
 fn a_deployment_using_the_custom_plugin_shows_its_stage_in_the_console() {
+    for language in [Language::Rust, Language::Python, Language::TypeScript] {
+        shows_its_stage_in_the_console(language);
+    }
+}
+
+fn shows_its_stage_in_the_console(language: Language) {
     let stdout = crate::support::scripted_console(
         "[[turn]]\ntext = \"Triaging.\"\n\n[[turn]]\ntext = \"\"\ntool_calls = [{ name = \"advance_stage\", arguments = { to = \"research\" } }]\n\n[[turn]]\ntext = \"Researching.\"\n",
-        &format!("{}{}", plugin_block("todo", ""), plugin_block("triage-modes", GRANT)),
+        &format!("{}{}", plugin_block("todo", ""), language.block(GRANT)),
         "the build is red\nlook into it\n/stage\n",
     );
     // Each prompt is the stage's badge, then the context's once a call was made.
-    let triage = stdout.find("[triage] ").unwrap_or_else(|| panic!("no triage badge:\n{stdout}"));
-    let research = stdout.find("[research] ").unwrap_or_else(|| panic!("no research badge:\n{stdout}"));
-    assert!(triage < research, "{stdout}");
-    assert!(stdout.contains("stage: research"), "{stdout}");
+    let triage =
+        stdout.find("[triage] ").unwrap_or_else(|| panic!("{language:?}: no triage badge:\n{stdout}"));
+    let research =
+        stdout.find("[research] ").unwrap_or_else(|| panic!("{language:?}: no research badge:\n{stdout}"));
+    assert!(triage < research, "{language:?}: {stdout}");
+    assert!(stdout.contains("stage: research"), "{language:?}: {stdout}");
 }

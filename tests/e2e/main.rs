@@ -45,6 +45,7 @@ mod reply_ends;
 mod reuse;
 mod round_trip;
 mod sandbox;
+mod sandbox_languages;
 mod secrets;
 mod serve;
 mod serve_edge;

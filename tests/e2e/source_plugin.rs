@@ -1,6 +1,7 @@
 //! A plugin given as a crate folder, edited while the host runs: the watcher rebuilds it
 //! with cargo's progress shown, and the next model call is served by the new build; an edit
 //! that does not compile is rejected with the compiler's message and the old build serves on.
+//! A Python folder the same way, under a running session that keeps its state.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -233,4 +234,68 @@ async fn the_running_console_shows_the_rebuild_and_answers_with_the_edited_plugi
     let prompt = |i: usize| requests[i]["messages"][0]["content"].as_str().unwrap().to_owned();
     assert!(prompt(0).contains("You are triaging. Work out"), "{}", prompt(0));
     assert!(prompt(1).contains("You are triaging, saved in the editor."), "{}", prompt(1));
+}
+
+/// A copy of `plugins/triage-modes-py`: a Python plugin folder as an author has it.
+fn author_python_folder() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["pyproject.toml", "plugin.py", "stages.py"] {
+        std::fs::copy(repo_root().join("plugins/triage-modes-py").join(file), dir.path().join(file)).unwrap();
+    }
+    dir
+}
+
+/// The Python folder's `file` with `from` replaced by `to`.
+fn edit_python(dir: &Path, file: &str, from: &str, to: &str) {
+    let path = dir.join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains(from), "{file} has no `{from}`");
+    std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_python_plugin_is_rebuilt_under_a_running_session_which_keeps_its_state() {
+    let source = author_python_folder();
+    let model = FakeModel::start().await;
+    let block = format!("[[plugin]]\npath = \"{}\"\n", source.path().display());
+    let test = TestHost::new(&config_text(&model.url(), &block)).await.expect("the folder builds and loads");
+    let _watcher = agent_host::reload::watch(test.host.clone(), test.events.clone()).unwrap();
+    let session = test.session();
+    model.push(Reply::tool("advance_stage", r#"{"to":"research"}"#));
+    model.push(Reply::text("researching"));
+    test.turn(&session, "the build is red").await.unwrap();
+    test.take_events();
+
+    edit_python(source.path(), "stages.py", "You are researching.", "You are researching, freshly rebuilt.");
+    let events =
+        events_until(&test, |e| matches!(e, Event::PluginLoaded { .. } | Event::PluginRejected { .. })).await;
+    assert!(
+        events.iter().any(|e| matches!(e, Event::PluginBuilding { progress, .. }
+            if progress.contains("triage-modes (Python)"))),
+        "the rebuild shows its progress: {events:?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::PluginLoaded { plugin, .. } if plugin == "triage-modes@0.1.0")),
+        "{events:?}"
+    );
+    // The session is still in `research`: its state lives in the host, not in the plugin.
+    let prompt = test.system_prompt_of_a_turn(&model, &session, "go on").await;
+    assert!(prompt.contains("You are researching, freshly rebuilt."), "{prompt}");
+
+    // A save in the middle of an edit: Python refuses it, the last good build serves on.
+    edit_python(source.path(), "plugin.py", "def current_stage() -> int:", "def current_stage() -> int");
+    let events = events_until(&test, |e| matches!(e, Event::PluginRejected { .. })).await;
+    let error = events
+        .iter()
+        .find_map(|e| match e {
+            Event::PluginRejected { error, .. } => Some(error.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(error.contains("componentize-py failed") && error.contains("SyntaxError"), "{error}");
+    assert!(error.contains("plugin.py"), "names the file: {error}");
+    let prompt = test.system_prompt_of_a_turn(&model, &session, "go on").await;
+    assert!(prompt.contains("You are researching, freshly rebuilt."), "{prompt}");
 }

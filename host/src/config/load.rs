@@ -108,16 +108,11 @@ fn validate(config: &Config) -> Result<(), ConfigError> {
     for (index, plugin) in config.plugins.iter().enumerate() {
         let field = format!("plugin[{index}].path");
         let resolved = config.resolve(plugin.path.get_ref());
-        let usable = resolved.is_file() || resolved.join("Cargo.toml").is_file();
-        if plugin.enabled && !usable {
+        if plugin.enabled && super::PluginSource::of(&resolved).is_none() {
             return Err(config.error_at(
                 plugin.path.span(),
                 field,
-                format!(
-                    "no plugin at {}: expected a .wasm component or a crate folder with a \
-                     Cargo.toml",
-                    resolved.display()
-                ),
+                format!("no plugin at {}: expected {}", resolved.display(), super::PluginSource::EXPECTED),
             ));
         }
         if let Some(key) = plugin.limits.endpoint_caps_set().next() {

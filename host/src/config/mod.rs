@@ -9,6 +9,7 @@ mod grants;
 mod known_models;
 mod load;
 mod mcp;
+mod plugin_source;
 mod serve;
 mod storage;
 mod telemetry;
@@ -27,6 +28,7 @@ pub use load::{MAX_MEMORY_MB, is_variable_name};
 pub use mcp::{
     BASELINE_ENV, GivenValues, McpServerConfig, McpTransport, ToolFilter, header_problem, name_problem,
 };
+pub use plugin_source::{PluginSource, toolchains_home};
 pub use serve::ServeConfig;
 pub use telemetry::TelemetryConfig;
 

@@ -1,6 +1,7 @@
 //! What the host runs as the operator, which no grant may make writable: `cargo` and
 //! `rustup` as the host finds them (`$CARGO`, then `PATH`), the homes they run from
-//! (`CARGO_HOME`, `RUSTUP_HOME`), and for every plugin given as a crate folder, the local
+//! (`CARGO_HOME`, `RUSTUP_HOME`), the interpreters and the toolchains folder that build
+//! Python and TypeScript plugin folders, and for every plugin given as a crate folder, the local
 //! packages its build compiles (its path dependencies and workspace members, whose build
 //! scripts run as the operator), its workspace's cargo settings and the folder cargo builds
 //! it into. A plugin that could write any of them would run its code as the operator at the
@@ -16,7 +17,14 @@ use super::grants::{Sensitive, real_path};
 pub(super) fn executed(config: &Config) -> Vec<Sensitive> {
     let mut paths = Vec::new();
     let cargo = std::env::var_os("CARGO").map(PathBuf::from).or_else(|| on_path("cargo"));
-    for (program, found) in [("cargo", cargo), ("rustup", on_path("rustup"))] {
+    let programs = [
+        ("cargo", cargo),
+        ("rustup", on_path("rustup")),
+        ("bash", on_path("bash")),
+        ("python3", on_path("python3")),
+        ("node", on_path("node")),
+    ];
+    for (program, found) in programs {
         let Some(found) = found else { continue };
         let what = format!("`{program}` as the host runs it");
         // The name the host runs and the file it leads to (`cargo` is often a link to rustup).
@@ -35,9 +43,13 @@ pub(super) fn executed(config: &Config) -> Vec<Sensitive> {
             ));
         }
     }
+    paths.push(folder(
+        real_path(&super::toolchains_home()),
+        "the toolchains folder, whose tools build Python and TypeScript plugins",
+    ));
     for (index, plugin) in config.plugins.iter().enumerate() {
         let dir = config.resolve(plugin.path.get_ref());
-        if plugin.enabled && dir.join("Cargo.toml").is_file() {
+        if plugin.enabled && super::PluginSource::of(&dir) == Some(super::PluginSource::Crate) {
             paths.extend(crate_paths(&dir, index));
         }
     }

@@ -45,23 +45,46 @@ pub fn plugin_wasm(package: &str) -> PathBuf {
     built.get(package).unwrap_or_else(|| panic!("no plugin package `{package}` in plugins/")).clone()
 }
 
+/// The plugin folder `plugins/FOLDER` in Python or TypeScript (`triage-modes-py`), built once
+/// per test process by the host's own build (which installs the pinned toolchain when it is
+/// missing), its component settled like the crates'.
+pub fn source_plugin_wasm(folder: &str) -> PathBuf {
+    static BUILT: std::sync::Mutex<BTreeMap<String, PathBuf>> = std::sync::Mutex::new(BTreeMap::new());
+    let mut built = BUILT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(path) = built.get(folder) {
+        return path.clone();
+    }
+    let component =
+        agent_host::plugins::resolve_component(&repo_root().join("plugins").join(folder), &|_| {})
+            .unwrap_or_else(|error| panic!("building plugins/{folder} failed: {error}"));
+    let settled = settle(&component, &format!("{}.wasm", folder.replace('/', "-")));
+    built.insert(folder.to_owned(), settled.clone());
+    settled
+}
+
 /// The built components copied out of cargo's target folder, which is not theirs to keep: a
 /// test that runs the binary on a plugin's crate folder (the shipped config does) builds that
 /// one package, and cargo may write its `.wasm` anew under a test that hashed the old one.
 fn settled(built: BTreeMap<String, PathBuf>) -> BTreeMap<String, PathBuf> {
-    let folder = repo_root().join("target").join("e2e-plugins");
-    std::fs::create_dir_all(&folder).expect("create target/e2e-plugins");
     built
         .into_iter()
         .map(|(package, path)| {
-            let copy = folder.join(path.file_name().expect("a component file"));
-            // Through a rename, so a test process running beside this one never reads half a copy.
-            let temp = tempfile::NamedTempFile::new_in(&folder).expect("a temporary file");
-            std::fs::copy(&path, temp.path()).expect("copy a built component");
-            temp.persist(&copy).expect("move the copy into place");
+            let copy = settle(&path, path.file_name().expect("a component file").to_str().expect("UTF-8"));
             (package, copy)
         })
         .collect()
+}
+
+/// `component` copied to `target/e2e-plugins/NAME`.
+fn settle(component: &Path, name: &str) -> PathBuf {
+    let folder = repo_root().join("target").join("e2e-plugins");
+    std::fs::create_dir_all(&folder).expect("create target/e2e-plugins");
+    let copy = folder.join(name);
+    // Through a rename, so a test process running beside this one never reads half a copy.
+    let temp = tempfile::NamedTempFile::new_in(&folder).expect("a temporary file");
+    std::fs::copy(component, temp.path()).expect("copy a built component");
+    temp.persist(&copy).expect("move the copy into place");
+    copy
 }
 
 /// A host in a temporary folder: `config.toml` written from the text given, SQLite inside.
@@ -87,6 +110,11 @@ pub fn shared_cache_dir() -> PathBuf {
 /// A `[[plugin]]` block for a built plugin package, with extra TOML lines appended.
 pub fn plugin_block(package: &str, extra: &str) -> String {
     format!("[[plugin]]\npath = \"{}\"\n{extra}\n", plugin_wasm(package).display())
+}
+
+/// A `[[plugin]]` block for the Python or TypeScript plugin folder `plugins/FOLDER`, built.
+pub fn source_plugin_block(folder: &str, extra: &str) -> String {
+    format!("[[plugin]]\npath = \"{}\"\n{extra}\n", source_plugin_wasm(folder).display())
 }
 
 /// The grant of `folder` as the plugin's writable `/workspace`, as `[plugin.grants.dirs]`.

@@ -1,0 +1,151 @@
+//! The guest SDKs and the contract, carried in the binary and written out once per host
+//! version for builds of Python and TypeScript folders to import: a plugin folder needs
+//! nothing but its own files.
+
+use std::path::PathBuf;
+
+use sha2::{Digest, Sha256};
+
+/// (path under the SDK folder, text) for every file a build reads.
+const FILES: &[(&str, &str)] = &[
+    ("wit/plugin.wit", include_str!("../../../../wit/plugin.wit")),
+    (
+        "python/agent_host_sdk/__init__.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/__init__.py"),
+    ),
+    (
+        "python/agent_host_sdk/export.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/export.py"),
+    ),
+    ("python/agent_host_sdk/host.py", include_str!("../../../../plugins/sdk-python/agent_host_sdk/host.py")),
+    (
+        "python/agent_host_sdk/plugin.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/plugin.py"),
+    ),
+    (
+        "python/agent_host_sdk/schema.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/schema.py"),
+    ),
+    ("python/agent_host_sdk/view.py", include_str!("../../../../plugins/sdk-python/agent_host_sdk/view.py")),
+    ("typescript/export.ts", include_str!("../../../../plugins/sdk-typescript/export.ts")),
+    ("typescript/host.ts", include_str!("../../../../plugins/sdk-typescript/host.ts")),
+    ("typescript/index.ts", include_str!("../../../../plugins/sdk-typescript/index.ts")),
+    ("typescript/plugin.ts", include_str!("../../../../plugins/sdk-typescript/plugin.ts")),
+    ("typescript/schema.ts", include_str!("../../../../plugins/sdk-typescript/schema.ts")),
+    ("typescript/view.ts", include_str!("../../../../plugins/sdk-typescript/view.ts")),
+    (
+        "typescript/wit/viewing-plugin.d.ts",
+        include_str!("../../../../plugins/sdk-typescript/wit/viewing-plugin.d.ts"),
+    ),
+    (
+        "typescript/wit/interfaces/agent-host-plugin-compactor.d.ts",
+        include_str!("../../../../plugins/sdk-typescript/wit/interfaces/agent-host-plugin-compactor.d.ts"),
+    ),
+    (
+        "typescript/wit/interfaces/agent-host-plugin-edits.d.ts",
+        include_str!("../../../../plugins/sdk-typescript/wit/interfaces/agent-host-plugin-edits.d.ts"),
+    ),
+    (
+        "typescript/wit/interfaces/agent-host-plugin-events.d.ts",
+        include_str!("../../../../plugins/sdk-typescript/wit/interfaces/agent-host-plugin-events.d.ts"),
+    ),
+    (
+        "typescript/wit/interfaces/agent-host-plugin-guest.d.ts",
+        include_str!("../../../../plugins/sdk-typescript/wit/interfaces/agent-host-plugin-guest.d.ts"),
+    ),
+    (
+        "typescript/wit/interfaces/agent-host-plugin-hook-filter.d.ts",
+        include_str!("../../../../plugins/sdk-typescript/wit/interfaces/agent-host-plugin-hook-filter.d.ts"),
+    ),
+    (
+        "typescript/wit/interfaces/agent-host-plugin-log.d.ts",
+        include_str!("../../../../plugins/sdk-typescript/wit/interfaces/agent-host-plugin-log.d.ts"),
+    ),
+    (
+        "typescript/wit/interfaces/agent-host-plugin-model.d.ts",
+        include_str!("../../../../plugins/sdk-typescript/wit/interfaces/agent-host-plugin-model.d.ts"),
+    ),
+    (
+        "typescript/wit/interfaces/agent-host-plugin-process.d.ts",
+        include_str!("../../../../plugins/sdk-typescript/wit/interfaces/agent-host-plugin-process.d.ts"),
+    ),
+    (
+        "typescript/wit/interfaces/agent-host-plugin-reuse.d.ts",
+        include_str!("../../../../plugins/sdk-typescript/wit/interfaces/agent-host-plugin-reuse.d.ts"),
+    ),
+    (
+        "typescript/wit/interfaces/agent-host-plugin-state.d.ts",
+        include_str!("../../../../plugins/sdk-typescript/wit/interfaces/agent-host-plugin-state.d.ts"),
+    ),
+    (
+        "typescript/wit/interfaces/agent-host-plugin-tools.d.ts",
+        include_str!("../../../../plugins/sdk-typescript/wit/interfaces/agent-host-plugin-tools.d.ts"),
+    ),
+    (
+        "typescript/wit/interfaces/agent-host-plugin-types.d.ts",
+        include_str!("../../../../plugins/sdk-typescript/wit/interfaces/agent-host-plugin-types.d.ts"),
+    ),
+    (
+        "typescript/wit/interfaces/agent-host-plugin-viewer.d.ts",
+        include_str!("../../../../plugins/sdk-typescript/wit/interfaces/agent-host-plugin-viewer.d.ts"),
+    ),
+];
+
+/// The SDK files on disk.
+pub(super) struct Sdk {
+    pub root: PathBuf,
+    /// A digest of every file: part of every build's stamp, so a new SDK rebuilds.
+    pub digest: String,
+}
+
+impl Sdk {
+    pub fn wit(&self) -> PathBuf {
+        self.root.join("wit").join("plugin.wit")
+    }
+
+    pub fn python(&self) -> PathBuf {
+        self.root.join("python")
+    }
+
+    pub fn typescript(&self) -> PathBuf {
+        self.root.join("typescript")
+    }
+}
+
+/// The SDK folder under the toolchains folder, written the first time this host version
+/// builds a plugin folder (into a temporary folder moved into place, so a host building
+/// beside this one never reads half of it).
+pub(super) fn unpack() -> Result<Sdk, String> {
+    let mut hasher = Sha256::new();
+    for (path, text) in FILES {
+        hasher.update(path.as_bytes());
+        hasher.update([0]);
+        hasher.update(text.as_bytes());
+        hasher.update([0]);
+    }
+    let digest = hex::encode(&hasher.finalize()[..8]);
+    let parent = super::toolchain::home().join("sdk");
+    let root = parent.join(&digest);
+    if root.is_dir() {
+        return Ok(Sdk { root, digest });
+    }
+    let fail =
+        |error: std::io::Error| format!("cannot write the plugin SDK under {}: {error}", parent.display());
+    std::fs::create_dir_all(&parent).map_err(fail)?;
+    let staging = tempfile::tempdir_in(&parent).map_err(fail)?;
+    for (path, text) in FILES {
+        let file = staging.path().join(path);
+        std::fs::create_dir_all(file.parent().expect("every SDK file is in a folder")).map_err(fail)?;
+        std::fs::write(&file, text).map_err(fail)?;
+    }
+    let staged = staging.keep();
+    match std::fs::rename(&staged, &root) {
+        Ok(()) => {}
+        // Another host put the same files there first.
+        Err(_) if root.is_dir() => {
+            let _ = std::fs::remove_dir_all(&staged);
+        }
+        Err(error) => return Err(fail(error)),
+    }
+    Ok(Sdk { root, digest })
+}

@@ -1,0 +1,132 @@
+//! TypeScript plugin folders: `package.json` (its `name`, and `main`, the module that
+//! default-exports the plugin, `plugin.ts` unless it says) built in three steps: type-checked
+//! with `tsc`, bundled with the SDK by `esbuild`, made a component by componentize-js against
+//! the contract's `viewing-plugin` world.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::{Progress, command, sdk, stamp, toolchain};
+use crate::plugins::error::LoadError;
+
+/// Builds the TypeScript plugin folder `dir` (or reuses its last build, when nothing changed).
+pub(super) fn build(dir: &Path, progress: Progress<'_>) -> Result<PathBuf, LoadError> {
+    let dir = &std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let fail = |detail: String| LoadError::Build { path: dir.to_path_buf(), detail };
+    let package = Package::read(dir).map_err(&fail)?;
+    let toolchain = toolchain::ensure("typescript", progress).map_err(&fail)?;
+    let sdk = sdk::unpack().map_err(&fail)?;
+    let digest = stamp::digest(dir, &[&sdk.digest, &toolchain.stamp]).map_err(&fail)?;
+    let output = dir.join("build");
+    let component = output.join(&package.file);
+    if let Some(component) = stamp::reusable(&component, &digest) {
+        return Ok(component);
+    }
+    progress(&format!("Building {} (TypeScript) with componentize-js", package.name));
+    let io = |error: std::io::Error| fail(format!("cannot write in {}: {error}", output.display()));
+    std::fs::create_dir_all(&output).map_err(io)?;
+    // Each build in its own folder, so two hosts building this folder at once do not meet.
+    let staging = tempfile::tempdir_in(&output).map_err(io)?;
+    let staging = staging.path();
+    let sdk_index = sdk.typescript().join("index.ts");
+    std::fs::write(staging.join("entry.ts"), entry(&dir.join(&package.main))).map_err(io)?;
+    std::fs::write(staging.join("tsconfig.json"), tsconfig(&sdk.typescript())).map_err(io)?;
+
+    let tool =
+        |name: &str| toolchain::require(&toolchain.node_bin(name)).map(Path::to_path_buf).map_err(&fail);
+    let mut check = Command::new(tool("tsc")?);
+    check.current_dir(dir).arg("-p").arg(staging.join("tsconfig.json"));
+    command::run(check, "tsc (the type check)", |_| false, progress).map_err(&fail)?;
+
+    let bundle = staging.join("plugin.js");
+    let mut esbuild = Command::new(tool("esbuild")?);
+    esbuild
+        .current_dir(dir)
+        .arg(staging.join("entry.ts"))
+        .args(["--bundle", "--format=esm", "--platform=neutral", "--target=es2022", "--log-level=warning"])
+        .arg("--external:agent-host:*")
+        .arg(format!("--alias:agent-host-sdk={}", sdk_index.display()))
+        .arg(format!("--outfile={}", bundle.display()));
+    command::run(esbuild, "esbuild", |_| false, progress).map_err(&fail)?;
+
+    let built = staging.join("component.wasm");
+    let mut componentize = Command::new(tool("componentize-js")?);
+    componentize
+        .current_dir(dir)
+        .arg(&bundle)
+        .arg("--wit")
+        .arg(sdk.wit())
+        .args(["--world-name", "viewing-plugin", "--disable", "http", "fetch-event", "-o"])
+        .arg(&built)
+        .env("RUST_BACKTRACE", "0");
+    command::run(componentize, "componentize-js", |_| false, progress).map_err(&fail)?;
+    std::fs::rename(&built, &component)
+        .map_err(|error| fail(format!("cannot move the component into place: {error}")))?;
+    stamp::record(&component, &digest).map_err(&fail)?;
+    Ok(component)
+}
+
+/// The module componentize-js reads: the plugin's default export, exported the SDK's way.
+fn entry(main: &Path) -> String {
+    format!(
+        "import plugin from {main:?};\nimport {{ exportPlugin }} from \"agent-host-sdk\";\n\nexport const {{ guest, compactor, viewer }} = exportPlugin(plugin);\n",
+        main = main.display().to_string()
+    )
+}
+
+/// The type check's settings: strict, with the SDK and the contract's types in view.
+fn tsconfig(sdk: &Path) -> String {
+    let sdk = sdk.display().to_string();
+    serde_json::json!({
+        "compilerOptions": {
+            "strict": true,
+            "noEmit": true,
+            "target": "es2022",
+            "module": "es2022",
+            "moduleResolution": "bundler",
+            "allowImportingTsExtensions": true,
+            "paths": { "agent-host-sdk": [format!("{sdk}/index.ts")] },
+        },
+        "files": ["entry.ts", format!("{sdk}/wit/viewing-plugin.d.ts")],
+    })
+    .to_string()
+}
+
+/// What `package.json` says of the plugin.
+struct Package {
+    /// Its `name`, which names the component file.
+    name: String,
+    /// The component's file name, from the name.
+    file: String,
+    /// The module that default-exports the plugin, relative to the folder.
+    main: String,
+}
+
+impl Package {
+    fn read(dir: &Path) -> Result<Self, String> {
+        let manifest = dir.join("package.json");
+        let text = std::fs::read_to_string(&manifest)
+            .map_err(|error| format!("cannot read {}: {error}", manifest.display()))?;
+        let package: serde_json::Value =
+            serde_json::from_str(&text).map_err(|error| format!("{}: {error}", manifest.display()))?;
+        let name = package["name"]
+            .as_str()
+            .ok_or_else(|| format!("{} has no \"name\"", manifest.display()))?
+            .to_owned();
+        let main = match &package["main"] {
+            serde_json::Value::Null => "plugin.ts".to_owned(),
+            serde_json::Value::String(main) => main.clone(),
+            _ => return Err(format!("{}: \"main\" must be a string", manifest.display())),
+        };
+        if !dir.join(&main).is_file() {
+            return Err(format!(
+                "{} names the module `{main}`, but it is not in {}; write the plugin there \
+                 (`export default new Plugin(...)`), or name another with \"main\"",
+                manifest.display(),
+                dir.display()
+            ));
+        }
+        let file = super::component_file(&manifest, &name)?;
+        Ok(Self { name, file, main })
+    }
+}
