@@ -1,6 +1,6 @@
 //! What a plugin costs by the language it is written in: the same plugin (`triage-modes`)
-//! built from Rust, Python (componentize-py) and TypeScript (componentize-js, and its QuickJS
-//! backend), each measured the same way through the host's own load path:
+//! built from Rust, Python (componentize-py) and TypeScript (componentize-js's StarlingMonkey,
+//! and QuickJS), each measured the same way through the host's own load path:
 //!
 //! - cold compile: a host starting on the component with an empty compile cache;
 //! - warm start: a host starting on it with the compile cache filled;
@@ -54,10 +54,16 @@ fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let rust = agent_host::plugins::build_workspace(&repo().join("plugins")).expect("the plugins build");
     let mut components = vec![("Rust".to_owned(), rust["triage-modes"].clone())];
-    for (language, folder) in [("Python", "triage-modes-py"), ("TypeScript", "triage-modes-ts")] {
-        let built = agent_host::plugins::resolve_component(&repo().join("plugins").join(folder), &|_| {})
-            .unwrap_or_else(|error| panic!("building {folder}: {error}"));
-        components.push((language.to_owned(), built));
+    let quickjs = quickjs_copy();
+    let folders = [
+        ("Python", repo().join("plugins/triage-modes-py")),
+        ("TypeScript", repo().join("plugins/triage-modes-ts")),
+        ("QuickJS", quickjs.path().to_path_buf()),
+    ];
+    for (language, folder) in &folders {
+        let built = agent_host::plugins::resolve_component(folder, &|_| {})
+            .unwrap_or_else(|error| panic!("building {}: {error}", folder.display()));
+        components.push(((*language).to_owned(), built));
     }
     println!(
         "{:<12} {:>9} {:>15} {:>12} {:>12} {:>12}",
@@ -87,23 +93,22 @@ fn main() {
         );
     }
     println!("\nloading a source folder (median of {} rounds)", args.rounds);
-    for (language, folder) in [("Python", "triage-modes-py"), ("TypeScript", "triage-modes-ts")] {
-        let folder = repo().join("plugins").join(folder);
+    for (language, folder) in &folders {
         let dir = tempfile::tempdir().unwrap();
         let unchanged: Vec<Duration> = (0..args.rounds)
             .map(|_| {
                 let started = Instant::now();
-                let component = agent_host::plugins::resolve_component(&folder, &|_| {}).unwrap();
+                let component = agent_host::plugins::resolve_component(folder, &|_| {}).unwrap();
                 runtime.block_on(start(dir.path(), &component));
                 started.elapsed()
             })
             .collect();
         let rebuilt: Vec<Duration> = (0..args.rounds)
             .map(|_| {
-                forget_build(&folder);
+                forget_build(folder);
                 let cold = tempfile::tempdir().unwrap();
                 let started = Instant::now();
-                let component = agent_host::plugins::resolve_component(&folder, &|_| {}).unwrap();
+                let component = agent_host::plugins::resolve_component(folder, &|_| {}).unwrap();
                 runtime.block_on(start(cold.path(), &component));
                 started.elapsed()
             })
@@ -152,6 +157,20 @@ async fn call_times(host: &Host, calls: usize) -> Vec<Duration> {
         assert!(!result.ok && result.output.contains("behind you"), "{}", result.output);
     }
     times
+}
+
+/// `plugins/triage-modes-ts` in a folder of its own, its package.json asking for QuickJS.
+fn quickjs_copy() -> tempfile::TempDir {
+    let copy = tempfile::tempdir().unwrap();
+    for file in ["plugin.ts", "stages.ts"] {
+        std::fs::copy(repo().join("plugins/triage-modes-ts").join(file), copy.path().join(file)).unwrap();
+    }
+    std::fs::write(
+        copy.path().join("package.json"),
+        r#"{"name": "triage-modes", "version": "0.1.0", "agent-host": {"engine": "quickjs"}}"#,
+    )
+    .unwrap();
+    copy
 }
 
 /// Removes a source folder's kept build, so the next load builds it anew.

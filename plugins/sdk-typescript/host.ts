@@ -48,7 +48,8 @@ function decode<T>(key: string, raw: string): T {
 export const state = {
   get<T>(key: string): T | undefined {
     const raw = rawState.get(key);
-    return raw === undefined ? undefined : decode<T>(key, raw);
+    // An absent option is `undefined` from componentize-js and `null` from QuickJS.
+    return raw == null ? undefined : decode<T>(key, raw);
   },
   set(key: string, value: unknown): void {
     host(() => rawState.set(key, JSON.stringify(value)));
@@ -60,7 +61,7 @@ export const state = {
    * plugin's grants in config.toml. */
   read<T>(namespace: string, key: string): T | undefined {
     const raw = host(() => rawState.read(namespace, key));
-    return raw === undefined ? undefined : decode<T>(key, raw);
+    return raw == null ? undefined : decode<T>(key, raw);
   },
 };
 

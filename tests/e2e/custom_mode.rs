@@ -1,15 +1,17 @@
 //! The custom `triage-modes` plugin: per-stage instructions, the forward-only
 //! `advance_stage` tool, the review gate on open todos (read through a `read_state` grant),
-//! and `mode-changed` events. Every test runs against the three builds of the same plugin:
-//! Rust (`plugins/triage-modes`), Python (`-py`) and TypeScript (`-ts`), each built the way
-//! a deployment builds it.
+//! and `mode-changed` events. Every test runs against the four builds of the same plugin:
+//! Rust (`plugins/triage-modes`), Python (`-py`) and TypeScript (`-ts`, on componentize-js's
+//! engine and on QuickJS), each built the way a deployment builds it.
 
 use agent_host::Event;
 use agent_host::agent::SessionHandle;
 use agent_host::plugins::ToolResult;
 use serde_json::{Value, json};
 
-use crate::support::{FakeModel, Reply, TestHost, plugin_block, source_plugin_block};
+use crate::support::{
+    FakeModel, Reply, TestHost, component_block, plugin_block, quickjs_plugin_wasm, source_plugin_block,
+};
 
 const GRANT: &str = "[plugin.grants]\nread_state = [\"todo\"]\n";
 
@@ -19,6 +21,8 @@ pub enum Language {
     Rust,
     Python,
     TypeScript,
+    /// The TypeScript folder built on the QuickJS engine.
+    QuickJs,
 }
 
 impl Language {
@@ -28,11 +32,13 @@ impl Language {
             Language::Rust => plugin_block("triage-modes", extra),
             Language::Python => source_plugin_block("triage-modes-py", extra),
             Language::TypeScript => source_plugin_block("triage-modes-ts", extra),
+            Language::QuickJs => component_block(&quickjs_plugin_wasm("triage-modes-ts"), extra),
         }
     }
 }
 
-/// Each named test, once per language: `NAME::rust`, `NAME::python`, `NAME::typescript`.
+/// Each named test, once per build: `NAME::rust`, `NAME::python`, `NAME::typescript`,
+/// `NAME::quickjs`.
 macro_rules! in_every_language {
     ($($test:ident),* $(,)?) => {$(
         mod $test {
@@ -48,6 +54,10 @@ macro_rules! in_every_language {
             #[tokio::test]
             async fn typescript() {
                 super::$test(Language::TypeScript).await
+            }
+            #[tokio::test]
+            async fn quickjs() {
+                super::$test(Language::QuickJs).await
             }
         }
     )*};
@@ -288,7 +298,7 @@ fn the_authoring_guide_runs_as_written() {
 /// console badge follows the custom plugin's `mode` key the same way, whatever its language.
 #[test]
 fn a_deployment_using_the_custom_plugin_shows_its_stage_in_the_console() {
-    for language in [Language::Rust, Language::Python, Language::TypeScript] {
+    for language in [Language::Rust, Language::Python, Language::TypeScript, Language::QuickJs] {
         shows_its_stage_in_the_console(language);
     }
 }

@@ -49,16 +49,39 @@ pub fn plugin_wasm(package: &str) -> PathBuf {
 /// per test process by the host's own build (which installs the pinned toolchain when it is
 /// missing), its component settled like the crates'.
 pub fn source_plugin_wasm(folder: &str) -> PathBuf {
+    built_source(folder, &repo_root().join("plugins").join(folder))
+}
+
+/// The TypeScript folder `plugins/FOLDER` built on the QuickJS engine: a copy under
+/// `target/e2e-sources/` whose package.json asks for it, built by the host.
+pub fn quickjs_plugin_wasm(folder: &str) -> PathBuf {
+    let copy = repo_root().join("target").join("e2e-sources").join(format!("{folder}-quickjs"));
+    let source = repo_root().join("plugins").join(folder);
+    std::fs::create_dir_all(&copy).expect("create the copy's folder");
+    for entry in std::fs::read_dir(&source).expect("the folder") {
+        let path = entry.expect("an entry").path();
+        if path.is_file() {
+            std::fs::copy(&path, copy.join(path.file_name().expect("a name"))).expect("copy a source file");
+        }
+    }
+    let manifest = copy.join("package.json");
+    let mut package: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest).expect("package.json")).expect("JSON");
+    package["agent-host"] = serde_json::json!({ "engine": "quickjs" });
+    std::fs::write(&manifest, package.to_string()).expect("write package.json");
+    built_source(&format!("{folder}-quickjs"), &copy)
+}
+
+fn built_source(name: &str, folder: &Path) -> PathBuf {
     static BUILT: std::sync::Mutex<BTreeMap<String, PathBuf>> = std::sync::Mutex::new(BTreeMap::new());
     let mut built = BUILT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(path) = built.get(folder) {
+    if let Some(path) = built.get(name) {
         return path.clone();
     }
-    let component =
-        agent_host::plugins::resolve_component(&repo_root().join("plugins").join(folder), &|_| {})
-            .unwrap_or_else(|error| panic!("building plugins/{folder} failed: {error}"));
-    let settled = settle(&component, &format!("{}.wasm", folder.replace('/', "-")));
-    built.insert(folder.to_owned(), settled.clone());
+    let component = agent_host::plugins::resolve_component(folder, &|_| {})
+        .unwrap_or_else(|error| panic!("building {} failed: {error}", folder.display()));
+    let settled = settle(&component, &format!("{}.wasm", name.replace('/', "-")));
+    built.insert(name.to_owned(), settled.clone());
     settled
 }
 
@@ -114,7 +137,12 @@ pub fn plugin_block(package: &str, extra: &str) -> String {
 
 /// A `[[plugin]]` block for the Python or TypeScript plugin folder `plugins/FOLDER`, built.
 pub fn source_plugin_block(folder: &str, extra: &str) -> String {
-    format!("[[plugin]]\npath = \"{}\"\n{extra}\n", source_plugin_wasm(folder).display())
+    component_block(&source_plugin_wasm(folder), extra)
+}
+
+/// A `[[plugin]]` block for a built component.
+pub fn component_block(component: &Path, extra: &str) -> String {
+    format!("[[plugin]]\npath = \"{}\"\n{extra}\n", component.display())
 }
 
 /// The grant of `folder` as the plugin's writable `/workspace`, as `[plugin.grants.dirs]`.

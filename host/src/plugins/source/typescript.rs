@@ -22,7 +22,7 @@ pub(super) fn build(dir: &Path, progress: Progress<'_>) -> Result<PathBuf, LoadE
     if let Some(component) = stamp::reusable(&component, &digest) {
         return Ok(component);
     }
-    progress(&format!("Building {} (TypeScript) with componentize-js", package.name));
+    progress(&format!("Building {} (TypeScript) with {}", package.name, package.engine.builder()));
     let io = |error: std::io::Error| fail(format!("cannot write in {}: {error}", output.display()));
     std::fs::create_dir_all(&output).map_err(io)?;
     // Each build in its own folder, so two hosts building this folder at once do not meet.
@@ -50,16 +50,32 @@ pub(super) fn build(dir: &Path, progress: Progress<'_>) -> Result<PathBuf, LoadE
     command::run(esbuild, "esbuild", |_| false, progress).map_err(&fail)?;
 
     let built = staging.join("component.wasm");
-    let mut componentize = Command::new(tool("componentize-js")?);
-    componentize
-        .current_dir(dir)
-        .arg(&bundle)
-        .arg("--wit")
-        .arg(sdk.wit())
-        .args(["--world-name", "viewing-plugin", "--disable", "http", "fetch-event", "-o"])
-        .arg(&built)
-        .env("RUST_BACKTRACE", "0");
-    command::run(componentize, "componentize-js", |_| false, progress).map_err(&fail)?;
+    let (mut componentize, step) = match package.engine {
+        Engine::StarlingMonkey => {
+            let mut command = Command::new(tool("componentize-js")?);
+            command
+                .arg(&bundle)
+                .arg("--wit")
+                .arg(sdk.wit())
+                .args(["--world-name", "viewing-plugin", "--disable", "http", "fetch-event", "-o"])
+                .arg(&built);
+            (command, "componentize-js")
+        }
+        Engine::QuickJs => {
+            let mut command = Command::new(tool("componentize-qjs")?);
+            command
+                .arg("--wit")
+                .arg(sdk.wit())
+                .arg("--js")
+                .arg(&bundle)
+                // Synchronous exports, as the contract's are.
+                .args(["--world", "viewing-plugin", "--sync", "--output"])
+                .arg(&built);
+            (command, "componentize-qjs")
+        }
+    };
+    componentize.current_dir(dir).env("RUST_BACKTRACE", "0");
+    command::run(componentize, step, |_| false, progress).map_err(&fail)?;
     std::fs::rename(&built, &component)
         .map_err(|error| fail(format!("cannot move the component into place: {error}")))?;
     stamp::record(&component, &digest).map_err(&fail)?;
@@ -92,6 +108,25 @@ fn tsconfig(sdk: &Path) -> String {
     .to_string()
 }
 
+/// The JavaScript engine the component carries: componentize-js's StarlingMonkey (the
+/// default), or QuickJS (`"agent-host": { "engine": "quickjs" }` in package.json), a
+/// component a tenth the size that compiles and starts in a fraction of the time, for
+/// slower JavaScript (BENCHMARKS.md, "Issue 34").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Engine {
+    StarlingMonkey,
+    QuickJs,
+}
+
+impl Engine {
+    fn builder(self) -> &'static str {
+        match self {
+            Engine::StarlingMonkey => "componentize-js",
+            Engine::QuickJs => "componentize-qjs",
+        }
+    }
+}
+
 /// What `package.json` says of the plugin.
 struct Package {
     /// Its `name`, which names the component file.
@@ -100,6 +135,7 @@ struct Package {
     file: String,
     /// The module that default-exports the plugin, relative to the folder.
     main: String,
+    engine: Engine,
 }
 
 impl Package {
@@ -126,7 +162,17 @@ impl Package {
                 dir.display()
             ));
         }
+        let engine = match package["agent-host"]["engine"].as_str() {
+            None | Some("starlingmonkey") => Engine::StarlingMonkey,
+            Some("quickjs") => Engine::QuickJs,
+            Some(other) => {
+                return Err(format!(
+                    "{}: \"agent-host\".\"engine\" is `{other}`; it is \"starlingmonkey\" (the default) or \"quickjs\"",
+                    manifest.display()
+                ));
+            }
+        };
         let file = super::component_file(&manifest, &name)?;
-        Ok(Self { name, file, main })
+        Ok(Self { name, file, main, engine })
     }
 }
