@@ -25,9 +25,19 @@ rustup target list --installed | grep -qx wasm32-wasip2 || rustup target add was
     step cargo test --workspace --target "$(rustc -vV | sed -n 's/^host: //p')"
 )
 
-# The Python SDK's own tests, natively; then the pinned tools that build the Python and
-# TypeScript plugin folders the host tests load (cached: a second run installs nothing).
-step python3 -m unittest discover -s plugins/sdk-python/tests
+# The pinned tools that build the Python and TypeScript plugin folders the host tests load
+# (cached: a second run installs nothing); then the two SDKs' own tests, natively.
 step scripts/install-plugin-toolchains.sh
+step python3 -m unittest discover -s plugins/sdk-python/tests
+typescript_sdk_tests() {
+    local bin="${AGENT_HOST_TOOLCHAINS:-$HOME/.cache/agent-host/toolchains}/typescript/node_modules/.bin"
+    local out
+    out=$(mktemp -d)
+    "$bin/esbuild" plugins/sdk-typescript/tests/*.test.ts --bundle --platform=node --format=esm \
+        --log-level=warning --outdir="$out" --out-extension:.js=.mjs
+    node --test "$out"/*.mjs
+    rm -rf "$out"
+}
+step typescript_sdk_tests
 
 step cargo test --workspace
