@@ -4,6 +4,7 @@
 
 mod cargo;
 mod command;
+mod folder;
 mod python;
 mod sdk;
 mod stamp;

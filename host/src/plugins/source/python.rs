@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::{Progress, command, sdk, stamp, toolchain};
+use super::folder::{self, Prepared};
+use super::{Progress, command, toolchain};
 use crate::plugins::error::LoadError;
 
 /// The module the build writes beside the plugin's: it exports the plugin the SDK's way.
@@ -16,39 +17,29 @@ pub(super) fn build(dir: &Path, progress: Progress<'_>) -> Result<PathBuf, LoadE
     let dir = &std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let fail = |detail: String| LoadError::Build { path: dir.to_path_buf(), detail };
     let project = Project::read(dir).map_err(&fail)?;
-    let toolchain = toolchain::ensure("python", progress).map_err(&fail)?;
-    let sdk = sdk::unpack().map_err(&fail)?;
-    let digest = stamp::digest(dir, &[&sdk.digest, &toolchain.stamp]).map_err(&fail)?;
-    let output = dir.join("build");
-    let component = output.join(&project.file);
-    if let Some(component) = stamp::reusable(&component, &digest) {
-        return Ok(component);
-    }
+    let build = match folder::prepare(dir, "python", &project.file, progress).map_err(&fail)? {
+        Prepared::Kept(component) => return Ok(component),
+        Prepared::Build(build) => build,
+    };
     progress(&format!("Building {} (Python) with componentize-py", project.name));
-    std::fs::create_dir_all(&output)
-        .map_err(|error| fail(format!("cannot create {}: {error}", output.display())))?;
-    // Each build in its own folder, so two hosts building this folder at once do not meet.
-    let staging = tempfile::tempdir_in(&output)
-        .map_err(|error| fail(format!("cannot write in {}: {error}", output.display())))?;
     let app = format!(
         "from agent_host_sdk import export\nfrom {module} import plugin\n\nGuest, Compactor, Viewer = export(plugin)\n",
         module = project.module
     );
-    std::fs::write(staging.path().join(format!("{APP_MODULE}.py")), app)
-        .map_err(|error| fail(error.to_string()))?;
-    let built = staging.path().join("component.wasm");
-    let mut componentize =
-        Command::new(toolchain::require(&toolchain.venv_bin("componentize-py")).map_err(&fail)?);
+    build.write(&format!("{APP_MODULE}.py"), &app).map_err(&fail)?;
+    let built = build.staged("component.wasm");
+    let tool = toolchain::require(build.toolchain.venv_bin("componentize-py")).map_err(&fail)?;
+    let mut componentize = Command::new(tool);
     componentize
         .current_dir(dir)
         .arg("-d")
-        .arg(sdk.wit())
+        .arg(build.sdk.wit())
         .args(["-w", "viewing-plugin", "componentize", "-p"])
-        .arg(staging.path())
+        .arg(build.staging.path())
         .arg("-p")
         .arg(dir)
         .arg("-p")
-        .arg(sdk.python())
+        .arg(build.sdk.python())
         .arg(APP_MODULE)
         .arg("-o")
         .arg(&built)
@@ -57,10 +48,7 @@ pub(super) fn build(dir: &Path, progress: Progress<'_>) -> Result<PathBuf, LoadE
         // componentize-py is Rust: a backtrace would bury the plugin's own Python error.
         .env("RUST_BACKTRACE", "0");
     command::run(componentize, "componentize-py", |_| false, progress).map_err(&fail)?;
-    std::fs::rename(&built, &component)
-        .map_err(|error| fail(format!("cannot move the component into place: {error}")))?;
-    stamp::record(&component, &digest).map_err(&fail)?;
-    Ok(component)
+    build.finish(&built).map_err(&fail)
 }
 
 /// What `pyproject.toml` says of the plugin.

@@ -2,7 +2,7 @@
 //! by the same script README names (`scripts/install-plugin-toolchains.sh`, carried in the
 //! binary), so the versions have one home.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 const INSTALL_SCRIPT: &str = include_str!("../../../../scripts/install-plugin-toolchains.sh");
@@ -51,7 +51,7 @@ fn stamp_line(output: &str, language: &str) -> Option<String> {
 }
 
 /// Whether `path` exists, for tools a toolchain must hold.
-pub(super) fn require(path: &Path) -> Result<&Path, String> {
+pub(super) fn require(path: PathBuf) -> Result<PathBuf, String> {
     if path.exists() {
         Ok(path)
     } else {

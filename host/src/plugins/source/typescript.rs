@@ -6,7 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::{Progress, command, sdk, stamp, toolchain};
+use super::folder::{self, Prepared};
+use super::{Progress, command, toolchain};
 use crate::plugins::error::LoadError;
 
 /// Builds the TypeScript plugin folder `dir` (or reuses its last build, when nothing changed).
@@ -14,49 +15,39 @@ pub(super) fn build(dir: &Path, progress: Progress<'_>) -> Result<PathBuf, LoadE
     let dir = &std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let fail = |detail: String| LoadError::Build { path: dir.to_path_buf(), detail };
     let package = Package::read(dir).map_err(&fail)?;
-    let toolchain = toolchain::ensure("typescript", progress).map_err(&fail)?;
-    let sdk = sdk::unpack().map_err(&fail)?;
-    let digest = stamp::digest(dir, &[&sdk.digest, &toolchain.stamp]).map_err(&fail)?;
-    let output = dir.join("build");
-    let component = output.join(&package.file);
-    if let Some(component) = stamp::reusable(&component, &digest) {
-        return Ok(component);
-    }
+    let build = match folder::prepare(dir, "typescript", &package.file, progress).map_err(&fail)? {
+        Prepared::Kept(component) => return Ok(component),
+        Prepared::Build(build) => build,
+    };
     progress(&format!("Building {} (TypeScript) with {}", package.name, package.engine.builder()));
-    let io = |error: std::io::Error| fail(format!("cannot write in {}: {error}", output.display()));
-    std::fs::create_dir_all(&output).map_err(io)?;
-    // Each build in its own folder, so two hosts building this folder at once do not meet.
-    let staging = tempfile::tempdir_in(&output).map_err(io)?;
-    let staging = staging.path();
-    let sdk_index = sdk.typescript().join("index.ts");
-    std::fs::write(staging.join("entry.ts"), entry(&dir.join(&package.main))).map_err(io)?;
-    std::fs::write(staging.join("tsconfig.json"), tsconfig(&sdk.typescript())).map_err(io)?;
+    let sdk = build.sdk.typescript();
+    let entry = build.write("entry.ts", &entry(&dir.join(&package.main))).map_err(&fail)?;
+    let config = build.write("tsconfig.json", &tsconfig(&sdk)).map_err(&fail)?;
 
-    let tool =
-        |name: &str| toolchain::require(&toolchain.node_bin(name)).map(Path::to_path_buf).map_err(&fail);
+    let tool = |name: &str| toolchain::require(build.toolchain.node_bin(name)).map_err(&fail);
     let mut check = Command::new(tool("tsc")?);
-    check.current_dir(dir).arg("-p").arg(staging.join("tsconfig.json"));
+    check.current_dir(dir).arg("-p").arg(&config);
     command::run(check, "tsc (the type check)", |_| false, progress).map_err(&fail)?;
 
-    let bundle = staging.join("plugin.js");
+    let bundle = build.staged("plugin.js");
     let mut esbuild = Command::new(tool("esbuild")?);
     esbuild
         .current_dir(dir)
-        .arg(staging.join("entry.ts"))
+        .arg(&entry)
         .args(["--bundle", "--format=esm", "--platform=neutral", "--target=es2022", "--log-level=warning"])
         .arg("--external:agent-host:*")
-        .arg(format!("--alias:agent-host-sdk={}", sdk_index.display()))
+        .arg(format!("--alias:agent-host-sdk={}", sdk.join("index.ts").display()))
         .arg(format!("--outfile={}", bundle.display()));
     command::run(esbuild, "esbuild", |_| false, progress).map_err(&fail)?;
 
-    let built = staging.join("component.wasm");
+    let built = build.staged("component.wasm");
     let (mut componentize, step) = match package.engine {
         Engine::StarlingMonkey => {
             let mut command = Command::new(tool("componentize-js")?);
             command
                 .arg(&bundle)
                 .arg("--wit")
-                .arg(sdk.wit())
+                .arg(build.sdk.wit())
                 .args(["--world-name", "viewing-plugin", "--disable", "http", "fetch-event", "-o"])
                 .arg(&built);
             (command, "componentize-js")
@@ -65,7 +56,7 @@ pub(super) fn build(dir: &Path, progress: Progress<'_>) -> Result<PathBuf, LoadE
             let mut command = Command::new(tool("componentize-qjs")?);
             command
                 .arg("--wit")
-                .arg(sdk.wit())
+                .arg(build.sdk.wit())
                 .arg("--js")
                 .arg(&bundle)
                 // Synchronous exports, as the contract's are.
@@ -76,10 +67,7 @@ pub(super) fn build(dir: &Path, progress: Progress<'_>) -> Result<PathBuf, LoadE
     };
     componentize.current_dir(dir).env("RUST_BACKTRACE", "0");
     command::run(componentize, step, |_| false, progress).map_err(&fail)?;
-    std::fs::rename(&built, &component)
-        .map_err(|error| fail(format!("cannot move the component into place: {error}")))?;
-    stamp::record(&component, &digest).map_err(&fail)?;
-    Ok(component)
+    build.finish(&built).map_err(&fail)
 }
 
 /// The module componentize-js reads: the plugin's default export, exported the SDK's way.
