@@ -62,4 +62,5 @@ mod swap;
 mod telemetry;
 mod todo;
 mod todo_write;
+mod turn_budgets;
 mod views;

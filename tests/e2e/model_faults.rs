@@ -221,7 +221,7 @@ async fn a_failed_turn_ends_with_the_model_calls_it_made() {
     let ends: Vec<(TurnEnd, u32)> = events
         .iter()
         .filter_map(|e| match e {
-            Event::TurnEnded { reason, iterations } => Some((*reason, *iterations)),
+            Event::TurnEnded { reason, iterations, .. } => Some((*reason, *iterations)),
             _ => None,
         })
         .collect();

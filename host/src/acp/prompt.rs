@@ -90,6 +90,11 @@ fn stop_reason(end: TurnEnd) -> StopReason {
         TurnEnd::Done => StopReason::EndTurn,
         TurnEnd::ReplyCut => StopReason::MaxTokens,
         TurnEnd::MaxIterations => StopReason::MaxTurnRequests,
+        // The token budget is the turn's, not a reply's, but an editor reads both alike: the
+        // agent stopped because it was out of tokens.
+        TurnEnd::TokenBudget => StopReason::MaxTokens,
+        // ACP has no time limit; the nearest is the turn's own cap.
+        TurnEnd::TimeBudget => StopReason::MaxTurnRequests,
         TurnEnd::Blocked => StopReason::Refusal,
         TurnEnd::Cancelled => StopReason::Cancelled,
         // A failed turn is answered with an error, not a stop reason.

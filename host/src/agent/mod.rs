@@ -14,6 +14,7 @@ mod hooks;
 mod host;
 mod live_session;
 mod mcp_table;
+mod meter;
 mod plugin_model;
 pub mod prepare;
 mod reply;

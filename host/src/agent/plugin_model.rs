@@ -4,6 +4,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -28,6 +29,8 @@ struct Inner {
     /// Kept apart from the plugin call's own output: a call that fails after the model
     /// answered has still spent the tokens, and the record must say so.
     events: Mutex<Vec<Event>>,
+    /// Every answered call's input and output tokens, summed.
+    tokens: AtomicU64,
 }
 
 impl std::fmt::Debug for PluginModel {
@@ -41,7 +44,13 @@ impl PluginModel {
     /// counted as `budget` counts the agent's.
     pub fn access(client: ModelClient, budget: Budget, session_id: impl Into<String>) -> ModelAccess {
         let budget = Budget { output_reserve: 0, ..budget };
-        let inner = Inner { client, budget, session_id: session_id.into(), events: Mutex::new(Vec::new()) };
+        let inner = Inner {
+            client,
+            budget,
+            session_id: session_id.into(),
+            events: Mutex::new(Vec::new()),
+            tokens: AtomicU64::new(0),
+        };
         ModelAccess(Arc::new(Self { inner: Arc::new(inner) }))
     }
 
@@ -89,6 +98,9 @@ impl PluginModel {
                 .tokens_of(&self.inner.budget, &Message::assistant(reply.text.clone(), Vec::new())),
             ..TokenUsage::default()
         });
+        self.inner
+            .tokens
+            .fetch_add(usage.input_tokens.saturating_add(usage.output_tokens), Ordering::Relaxed);
         let event = Event::PluginModelCall {
             plugin: ask.plugin,
             input_tokens: usage.input_tokens,
@@ -117,6 +129,10 @@ impl ModelService for PluginModel {
 
     fn take_events(&self) -> Vec<Event> {
         std::mem::take(&mut *self.inner.events.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    fn tokens_spent(&self) -> u64 {
+        self.inner.tokens.load(Ordering::Relaxed)
     }
 }
 

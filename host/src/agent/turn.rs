@@ -95,6 +95,10 @@ impl Turn<'_, '_> {
         let mut reply = String::new();
         let mut iteration = 0;
         while iteration < max_iterations {
+            // The deployment's caps, before every model call: no plugin can raise them.
+            if let Some(end) = self.spent(&opening.config.agent) {
+                return Ok(TurnOutcome { end, iterations: iteration, reply });
+            }
             iteration += 1;
             let (snapshot, last) = (self.host.snapshot(), iteration == max_iterations);
             let next = self.round_trip(&snapshot, iteration, last, &mut reply).await;
@@ -150,8 +154,18 @@ impl Turn<'_, '_> {
         if !tool_calls.is_empty() {
             return self.run_tools(snapshot, &prepared, &tool_calls).await;
         }
-        match self.stop_hooks(snapshot, reply).await {
+        // A turn out of budget ends with it, and one out of continuations ends as the model
+        // ended it: either way no `stop` hook is asked (its judgement may cost a model call).
+        let agent = &snapshot.config.agent;
+        if let Some(end) = self.spent(agent) {
+            self.commit()?;
+            return Ok(Next::Stop(end));
+        }
+        let hooks_may_continue = self.end.meter.may_continue(agent);
+        let message = if hooks_may_continue { self.stop_hooks(snapshot, reply).await } else { None };
+        match message {
             Some(message) if !last => {
+                self.end.meter.continued();
                 self.session.push(Message::user(message));
                 self.commit()?;
                 Ok(Next::Continue)
@@ -268,7 +282,7 @@ impl Turn<'_, '_> {
             messages: stored.to_send().len() + prepared.injected.len() + 1,
             context,
         });
-        self.end.model_call_made();
+        self.end.meter.model_call_made();
         let sink = self.sink;
         let mut on_text = |text: &str| sink.emit(&Event::AssistantDelta { text: text.to_owned() });
         let span = telemetry::chat(&self.host.config().model.model);
@@ -286,6 +300,7 @@ impl Turn<'_, '_> {
             Ok(reply) => {
                 self.session.count_model_call();
                 self.session.context_mut().replied(reply.usage.as_ref());
+                self.end.meter.replied(reply.usage.as_ref());
                 Ok(reply)
             }
             Err(error) => {
@@ -317,6 +332,7 @@ impl Turn<'_, '_> {
         self.sink.emit(&report.event());
         self.session.count_model_call();
         self.session.context_mut().replied(usage.as_ref());
+        self.end.meter.replied(usage.as_ref());
         self.session.push_reply(Message::assistant(partial.text.clone(), Vec::new()), usage);
         ModelError::Cut { detail, partial }
     }
@@ -427,6 +443,13 @@ impl Turn<'_, '_> {
     /// state did not move is not asked.
     async fn refresh_views(&mut self, snapshot: &Snapshot) {
         self.session.refresh_views(&snapshot.plugins, self.sink).await;
+    }
+
+    /// The cap the turn has reached, reading its plugins' model calls up to now.
+    fn spent(&mut self, agent: &crate::config::AgentConfig) -> Option<TurnEnd> {
+        let plugins = self.ctx.model.as_ref().map_or(0, |model| model.0.tokens_spent());
+        self.end.meter.plugins_spent(plugins);
+        self.end.meter.exhausted(agent)
     }
 
     fn commit(&mut self) -> Result<(), TurnError> {

@@ -1,26 +1,24 @@
-//! The `turn_ended` event: said once per turn, however the turn ends, with the model calls
-//! the turn made.
+//! The `turn_ended` event: said once per turn, however the turn ends, with what the turn's
+//! meter read: its model calls, tokens and time.
 
+use super::meter::TurnMeter;
 use super::{TurnEnd, TurnError, TurnOutcome};
 use crate::events::{Event, EventSink};
 
-/// Counts a turn's model calls and reports its end. A turn that returns reports its end
-/// (done, max_iterations, blocked, error); one dropped before it returns (Ctrl-C) reports
+/// Keeps a turn's meter and reports its end. A turn that returns reports its end (done,
+/// max_iterations, a budget, blocked, error); one dropped before it returns (Ctrl-C) reports
 /// `cancelled` as it is dropped.
 pub(super) struct EndReport<'a> {
     sink: &'a dyn EventSink,
-    /// Model calls made so far: requests sent, whether or not a reply came back.
-    model_calls: u32,
+    /// What the turn has spent so far; its model calls are requests sent, whether or not a
+    /// reply came back.
+    pub(super) meter: TurnMeter,
     reported: bool,
 }
 
 impl<'a> EndReport<'a> {
     pub(super) fn new(sink: &'a dyn EventSink) -> Self {
-        Self { sink, model_calls: 0, reported: false }
-    }
-
-    pub(super) fn model_call_made(&mut self) {
-        self.model_calls += 1;
+        Self { sink, meter: TurnMeter::default(), reported: false }
     }
 
     /// Reports how the turn ended; a failure is reported as an `error` event first.
@@ -37,7 +35,12 @@ impl<'a> EndReport<'a> {
 
     fn report(&mut self, reason: TurnEnd) {
         self.reported = true;
-        self.sink.emit(&Event::TurnEnded { reason, iterations: self.model_calls });
+        self.sink.emit(&Event::TurnEnded {
+            reason,
+            iterations: self.meter.model_calls(),
+            tokens: self.meter.tokens(),
+            ms: u64::try_from(self.meter.elapsed().as_millis()).unwrap_or(u64::MAX),
+        });
     }
 }
 
@@ -69,7 +72,7 @@ mod tests {
         fn ends(&self) -> Vec<(TurnEnd, u32)> {
             let events = self.0.lock().unwrap();
             let ends = events.iter().filter_map(|event| match event {
-                Event::TurnEnded { reason, iterations } => Some((*reason, *iterations)),
+                Event::TurnEnded { reason, iterations, .. } => Some((*reason, *iterations)),
                 _ => None,
             });
             ends.collect()
@@ -79,7 +82,7 @@ mod tests {
     fn after_calls(sink: &Recorded, calls: u32) -> EndReport<'_> {
         let mut report = EndReport::new(sink);
         for _ in 0..calls {
-            report.model_call_made();
+            report.meter.model_call_made();
         }
         report
     }

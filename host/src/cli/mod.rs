@@ -231,6 +231,8 @@ pub enum Status {
     Blocked = 4,
     /// The turn's last reply hit the output limit: its text is incomplete.
     ReplyCut = 5,
+    /// The turn reached `agent.max_turn_tokens` or `agent.max_turn_secs`.
+    Budget = 6,
 }
 
 pub fn main(args: Args) -> ExitCode {

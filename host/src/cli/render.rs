@@ -268,6 +268,17 @@ impl EventSink for ConsoleRenderer {
             Event::TurnEnded { reason: TurnEnd::MaxIterations, .. } => {
                 self.line(&format!("{YELLOW}(stopped: the turn reached agent.max_iterations){RESET}"));
             }
+            Event::TurnEnded { reason: TurnEnd::TokenBudget, tokens, .. } => {
+                self.line(&format!(
+                    "{YELLOW}(stopped: the turn spent {tokens} tokens, agent.max_turn_tokens){RESET}"
+                ));
+            }
+            Event::TurnEnded { reason: TurnEnd::TimeBudget, ms, .. } => {
+                self.line(&format!(
+                    "{YELLOW}(stopped: the turn ran {:.1} s, agent.max_turn_secs){RESET}",
+                    *ms as f64 / 1000.0
+                ));
+            }
             Event::TurnEnded { reason: TurnEnd::ReplyCut, .. } => {
                 self.line(&format!(
                     "{YELLOW}(stopped: the last reply is incomplete, cut at the output limit; raise [model] max_output_tokens or ask for less){RESET}"

@@ -403,6 +403,7 @@ pub async fn one_turn(
             TurnEnd::Done => Status::Done,
             TurnEnd::ReplyCut => Status::ReplyCut,
             TurnEnd::MaxIterations => Status::MaxIterations,
+            TurnEnd::TokenBudget | TurnEnd::TimeBudget => Status::Budget,
             TurnEnd::Blocked => Status::Blocked,
             TurnEnd::Error | TurnEnd::Cancelled => Status::Failed,
         },

@@ -54,6 +54,12 @@ fn validate(config: &Config) -> Result<(), ConfigError> {
     if config.agent.max_iterations == 0 {
         return Err(whole("agent.max_iterations", "must be at least 1".into()));
     }
+    if config.agent.max_turn_tokens == Some(0) {
+        return Err(whole("agent.max_turn_tokens", "must be at least 1 (leave it out for no cap)".into()));
+    }
+    if config.agent.max_turn_secs == Some(0) {
+        return Err(whole("agent.max_turn_secs", "must be at least 1 (leave it out for no cap)".into()));
+    }
     check_limits(config, &config.runtime.limits, "runtime.limits")?;
     let compaction = config.compaction;
     for (key, percent) in

@@ -80,6 +80,15 @@ pub struct AgentConfig {
     pub instructions: String,
     /// Model calls allowed in one user turn (the completion loop included).
     pub max_iterations: u32,
+    /// Tokens one turn may spend, input and output of its model calls and of its plugins'
+    /// (`model.complete`) together; the turn ends with `token_budget` once it has. No cap
+    /// unless set.
+    pub max_turn_tokens: Option<u64>,
+    /// Seconds one turn may run; checked before each model call, it ends with `time_budget`.
+    pub max_turn_secs: Option<u64>,
+    /// Times `stop` hooks may send the model on in one turn; past it, the turn ends as the
+    /// model ended it. No cap unless set (`max_iterations` still bounds the turn).
+    pub max_continuations: Option<u32>,
     /// What an `ask` becomes when nobody can answer (`--prompt` without a terminal, `--json`).
     pub on_ask: OnAsk,
 }
@@ -91,6 +100,9 @@ impl Default for AgentConfig {
                            tools you are given when they help, and answer plainly."
                 .to_owned(),
             max_iterations: 10,
+            max_turn_tokens: None,
+            max_turn_secs: None,
+            max_continuations: None,
             on_ask: OnAsk::Deny,
         }
     }

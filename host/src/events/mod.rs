@@ -213,6 +213,13 @@ pub enum Event {
         reason: TurnEnd,
         /// How many model calls the turn made (its last `model_request`'s `iteration`).
         iterations: u32,
+        /// Tokens the turn spent: the input and output of its model calls (as the endpoint
+        /// reported them) and of its plugins' `model.complete` calls.
+        #[serde(default)]
+        tokens: u64,
+        /// Milliseconds from the turn's start to its end.
+        #[serde(default)]
+        ms: u64,
     },
     /// A crate-folder plugin is being built: one step of cargo's progress.
     PluginBuilding {
@@ -363,10 +370,11 @@ mod tests {
             wire(answered(ApprovalAnswer::Deny { reason: None })),
             serde_json::json!({"type": "approval_answered", "id": "c1", "name": "run", "answer": "deny"})
         );
-        let ended = wire(Event::TurnEnded { reason: TurnEnd::MaxIterations, iterations: 3 });
+        let ended =
+            wire(Event::TurnEnded { reason: TurnEnd::TokenBudget, iterations: 3, tokens: 1_200, ms: 850 });
         assert_eq!(
             ended,
-            serde_json::json!({"type": "turn_ended", "reason": "max_iterations", "iterations": 3})
+            serde_json::json!({"type": "turn_ended", "reason": "token_budget", "iterations": 3, "tokens": 1200, "ms": 850})
         );
         let decided = wire(Event::ToolDecision {
             id: "c1".into(),

@@ -25,6 +25,10 @@ pub enum TurnEnd {
     Error,
     /// The operator cancelled the turn (Ctrl-C).
     Cancelled,
+    /// The turn spent `agent.max_turn_tokens`, its plugins' model calls included.
+    TokenBudget,
+    /// The turn ran `agent.max_turn_secs`.
+    TimeBudget,
 }
 
 /// The operator's answer to an approval request. On the stream it is the `answer` field

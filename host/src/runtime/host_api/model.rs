@@ -62,6 +62,10 @@ pub trait ModelService: Send + Sync {
     /// Kept by the service, not the plugin call's store: a call that fails (or is dropped at
     /// its deadline) after the model answered has still spent the tokens.
     fn take_events(&self) -> Vec<crate::events::Event>;
+
+    /// The input and output tokens of every call this service answered: what a turn's meter
+    /// counts of its plugins' model calls.
+    fn tokens_spent(&self) -> u64;
 }
 
 /// A plugin's `model = true` grant and its budgets.

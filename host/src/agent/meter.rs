@@ -1,0 +1,141 @@
+//! What a turn has spent, counted by the host: its model calls' tokens and its plugins'
+//! (`model.complete`, reviewers and evaluators included), model calls, wall time, and the
+//! continuations `stop` hooks asked for. The caps under `[agent]` are the deployment's: no
+//! plugin can raise them, and a turn that reaches one ends with it as its reason.
+
+use std::time::{Duration, Instant};
+
+use crate::config::AgentConfig;
+use crate::events::{TokenUsage, TurnEnd};
+
+/// One turn's spending so far.
+#[derive(Debug)]
+pub struct TurnMeter {
+    started: Instant,
+    /// Input and output tokens of the turn's own model calls.
+    model_tokens: u64,
+    /// Of the plugins' model calls since the turn began, as their service counted them.
+    plugin_tokens: u64,
+    model_calls: u32,
+    continuations: u32,
+}
+
+impl Default for TurnMeter {
+    fn default() -> Self {
+        Self { started: Instant::now(), model_tokens: 0, plugin_tokens: 0, model_calls: 0, continuations: 0 }
+    }
+}
+
+impl TurnMeter {
+    /// A model call was sent.
+    pub fn model_call_made(&mut self) {
+        self.model_calls += 1;
+    }
+
+    /// A reply came back with `usage` (none when the endpoint did not say).
+    pub fn replied(&mut self, usage: Option<&TokenUsage>) {
+        if let Some(usage) = usage {
+            self.model_tokens =
+                self.model_tokens.saturating_add(usage.input_tokens).saturating_add(usage.output_tokens);
+        }
+    }
+
+    /// The plugins' model calls have spent `tokens` since the turn began.
+    pub fn plugins_spent(&mut self, tokens: u64) {
+        self.plugin_tokens = tokens;
+    }
+
+    /// A `stop` hook sent the model on.
+    pub fn continued(&mut self) {
+        self.continuations += 1;
+    }
+
+    pub fn model_calls(&self) -> u32 {
+        self.model_calls
+    }
+
+    /// Every token the turn spent, its plugins' too.
+    pub fn tokens(&self) -> u64 {
+        self.model_tokens.saturating_add(self.plugin_tokens)
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// The cap of `agent` the turn has reached, as the reason it ends with; none while it is
+    /// within them all.
+    pub fn exhausted(&self, agent: &AgentConfig) -> Option<TurnEnd> {
+        if agent.max_turn_tokens.is_some_and(|cap| self.tokens() >= cap) {
+            return Some(TurnEnd::TokenBudget);
+        }
+        if agent.max_turn_secs.is_some_and(|cap| self.elapsed() >= Duration::from_secs(cap)) {
+            return Some(TurnEnd::TimeBudget);
+        }
+        None
+    }
+
+    /// Whether a `stop` hook may send the model on once more.
+    pub fn may_continue(&self, agent: &AgentConfig) -> bool {
+        agent.max_continuations.is_none_or(|cap| self.continuations < cap)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent(tokens: Option<u64>, secs: Option<u64>, continuations: Option<u32>) -> AgentConfig {
+        AgentConfig {
+            max_turn_tokens: tokens,
+            max_turn_secs: secs,
+            max_continuations: continuations,
+            ..AgentConfig::default()
+        }
+    }
+
+    fn usage(input: u64, output: u64) -> TokenUsage {
+        TokenUsage { input_tokens: input, output_tokens: output, ..TokenUsage::default() }
+    }
+
+    #[test]
+    fn the_token_cap_counts_the_turns_calls_and_its_plugins_calls_together() {
+        let mut meter = TurnMeter::default();
+        let capped = agent(Some(1_000), None, None);
+        meter.replied(Some(&usage(600, 100)));
+        assert_eq!(meter.exhausted(&capped), None);
+        meter.plugins_spent(299);
+        assert_eq!(meter.tokens(), 999);
+        assert_eq!(meter.exhausted(&capped), None, "one token short of the cap");
+        meter.plugins_spent(300);
+        assert_eq!(meter.exhausted(&capped), Some(TurnEnd::TokenBudget));
+        meter.replied(None);
+        assert_eq!(meter.tokens(), 1_000, "a reply without usage adds nothing");
+    }
+
+    #[test]
+    fn without_caps_nothing_is_exhausted() {
+        let mut meter = TurnMeter::default();
+        meter.replied(Some(&usage(u64::MAX, u64::MAX)));
+        assert_eq!(meter.tokens(), u64::MAX);
+        assert_eq!(meter.exhausted(&AgentConfig::default()), None);
+        assert!(meter.may_continue(&AgentConfig::default()));
+    }
+
+    #[test]
+    fn the_time_cap_ends_a_turn_that_ran_past_it() {
+        let meter = TurnMeter { started: Instant::now() - Duration::from_secs(3), ..TurnMeter::default() };
+        assert_eq!(meter.exhausted(&agent(None, Some(4), None)), None);
+        assert_eq!(meter.exhausted(&agent(None, Some(3), None)), Some(TurnEnd::TimeBudget));
+    }
+
+    #[test]
+    fn continuations_stop_at_their_cap() {
+        let mut meter = TurnMeter::default();
+        let capped = agent(None, None, Some(2));
+        meter.continued();
+        assert!(meter.may_continue(&capped));
+        meter.continued();
+        assert!(!meter.may_continue(&capped));
+    }
+}
