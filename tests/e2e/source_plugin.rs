@@ -299,3 +299,46 @@ async fn an_edited_python_plugin_is_rebuilt_under_a_running_session_which_keeps_
     let prompt = test.system_prompt_of_a_turn(&model, &session, "go on").await;
     assert!(prompt.contains("You are researching, freshly rebuilt."), "{prompt}");
 }
+
+/// A Python folder with `plugin.py` as given and `[project] dependencies`.
+fn python_folder_with(dependencies: &str, plugin: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("pyproject.toml"),
+        format!("[project]\nname = \"with-deps\"\nversion = \"0.1.0\"\ndependencies = [{dependencies}]\n"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("plugin.py"), plugin).unwrap();
+    dir
+}
+
+#[tokio::test]
+async fn a_python_plugins_pure_python_dependencies_are_installed_into_its_build() {
+    let source = python_folder_with(
+        "\"six==1.16.0\"",
+        "import six\nfrom agent_host_sdk import Plugin\n\nplugin = Plugin(\"with-deps\", \"0.1.0\")\n\n\
+         @plugin.tool(\"six_version\", \"Says which six it carries.\")\n\
+         def six_version(ctx) -> str:\n    return f\"six {six.__version__}\"\n",
+    );
+    let model = FakeModel::start().await;
+    let block = format!("[[plugin]]\npath = \"{}\"\n", source.path().display());
+    let test = TestHost::new(&config_text(&model.url(), &block)).await.expect("the folder builds and loads");
+    let session = test.session();
+    let mut locked = session.lock().await;
+    let result = test
+        .host
+        .invoke_tool(&mut locked, "six_version", &serde_json::json!({}), &*test.events)
+        .await
+        .unwrap();
+    assert!(result.ok && result.output == "six 1.16.0", "{result:?}");
+
+    // A package with no pure-Python wheel cannot run in the component: pip refuses it, named.
+    let native = python_folder_with(
+        "\"numpy==2.1.0\"",
+        "from agent_host_sdk import Plugin\nplugin = Plugin(\"with-deps\", \"0.1.0\")\n",
+    );
+    let block = format!("[[plugin]]\npath = \"{}\"\n", native.path().display());
+    let error = TestHost::new(&config_text(&model.url(), &block)).await.err().expect("the build fails");
+    let error = format!("{error:#}");
+    assert!(error.contains("pip (the plugin's dependencies) failed") && error.contains("numpy"), "{error}");
+}

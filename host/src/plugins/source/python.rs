@@ -1,6 +1,7 @@
-//! Python plugin folders: `pyproject.toml` (its `[project] name`) and a module that defines
-//! `plugin` with the Python SDK (`plugin.py`, or `[tool.agent-host] module`), built with
-//! componentize-py against the contract's `viewing-plugin` world.
+//! Python plugin folders: `pyproject.toml` (its `[project] name`, and `dependencies`, pure
+//! Python, installed into the build) and a module that defines `plugin` with the Python SDK
+//! (`plugin.py`, or `[tool.agent-host] module`), built with componentize-py against the
+//! contract's `viewing-plugin` world.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -27,6 +28,11 @@ pub(super) fn build(dir: &Path, progress: Progress<'_>) -> Result<PathBuf, LoadE
         module = project.module
     );
     build.write(&format!("{APP_MODULE}.py"), &app).map_err(&fail)?;
+    let dependencies = build.staged("dependencies");
+    std::fs::create_dir_all(&dependencies).map_err(|error| fail(error.to_string()))?;
+    if !project.dependencies.is_empty() {
+        install_dependencies(&build, &project.dependencies, &dependencies, progress).map_err(&fail)?;
+    }
     let built = build.staged("component.wasm");
     let tool = toolchain::require(build.toolchain.venv_bin("componentize-py")).map_err(&fail)?;
     let mut componentize = Command::new(tool);
@@ -40,6 +46,8 @@ pub(super) fn build(dir: &Path, progress: Progress<'_>) -> Result<PathBuf, LoadE
         .arg(dir)
         .arg("-p")
         .arg(build.sdk.python())
+        .arg("-p")
+        .arg(&dependencies)
         .arg(APP_MODULE)
         .arg("-o")
         .arg(&built)
@@ -51,6 +59,28 @@ pub(super) fn build(dir: &Path, progress: Progress<'_>) -> Result<PathBuf, LoadE
     build.finish(&built).map_err(&fail)
 }
 
+/// The Python the component carries, for which dependencies are chosen.
+const COMPONENT_PYTHON: &str = "3.14";
+
+/// Installs `[project] dependencies` into `target`, as wheels of pure Python only: the
+/// component carries its own interpreter, and a package built for this machine's would not
+/// load in it, so pip refuses one here, naming it, rather than the build failing later.
+fn install_dependencies(
+    build: &folder::FolderBuild,
+    dependencies: &[String],
+    target: &Path,
+    progress: Progress<'_>,
+) -> Result<(), String> {
+    progress(&format!("Installing {}", dependencies.join(", ")));
+    let mut pip = Command::new(toolchain::require(build.toolchain.venv_bin("pip"))?);
+    pip.args(["install", "--quiet", "--disable-pip-version-check", "--no-input", "--target"])
+        .arg(target)
+        .args(["--only-binary=:all:", "--platform", "any", "--implementation", "py"])
+        .args(["--python-version", COMPONENT_PYTHON])
+        .args(dependencies);
+    command::run(pip, "pip (the plugin's dependencies)", |_| false, progress).map(|_| ())
+}
+
 /// What `pyproject.toml` says of the plugin.
 struct Project {
     /// The `[project] name`, which names the component file.
@@ -59,6 +89,8 @@ struct Project {
     file: String,
     /// The module that defines `plugin`.
     module: String,
+    /// `[project] dependencies`, as pip reads them.
+    dependencies: Vec<String>,
 }
 
 impl Project {
@@ -93,7 +125,16 @@ impl Project {
                 dir.display()
             ));
         }
+        let dependencies = match table.get("project").and_then(|project| project.get("dependencies")) {
+            None => Vec::new(),
+            Some(toml::Value::Array(items)) => items
+                .iter()
+                .map(|item| item.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| format!("{}: [project] dependencies must be strings", manifest.display()))?,
+            Some(_) => return Err(format!("{}: [project] dependencies must be a list", manifest.display())),
+        };
         let file = super::component_file(&manifest, &name)?;
-        Ok(Self { name, file, module })
+        Ok(Self { name, file, module, dependencies })
     }
 }
