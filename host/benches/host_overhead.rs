@@ -109,7 +109,13 @@ fn loaded_alone(package: &str) -> Arc<LoadedPlugin> {
 }
 
 fn ctx() -> CallContext {
-    CallContext { session_id: "bench".into(), model_calls: 3, turn_iteration: 1, model: None }
+    CallContext {
+        session_id: "bench".into(),
+        model_calls: 3,
+        turn_iteration: 1,
+        model: None,
+        meter: Default::default(),
+    }
 }
 
 fn todo_use() -> ToolUse {

@@ -5,12 +5,13 @@
  * the model with that message.
  */
 
-import * as rawEvents from "agent-host:plugin/events@0.2.5";
-import * as rawLog from "agent-host:plugin/log@0.2.5";
-import * as rawModel from "agent-host:plugin/model@0.2.5";
-import * as rawProcess from "agent-host:plugin/process@0.2.5";
-import * as rawReuse from "agent-host:plugin/reuse@0.2.5";
-import * as rawState from "agent-host:plugin/state@0.2.5";
+import * as rawEvents from "agent-host:plugin/events@0.2.6";
+import * as rawLog from "agent-host:plugin/log@0.2.6";
+import * as rawMeter from "agent-host:plugin/meter@0.2.6";
+import * as rawModel from "agent-host:plugin/model@0.2.6";
+import * as rawProcess from "agent-host:plugin/process@0.2.6";
+import * as rawReuse from "agent-host:plugin/reuse@0.2.6";
+import * as rawState from "agent-host:plugin/state@0.2.6";
 
 /** An error whose message goes back as it is: to the model from a tool, to the operator
  * from a command or a configuration. */
@@ -86,6 +87,37 @@ export const log = {
 export function reusable(): void {
   rawReuse.untilStateChanges();
 }
+
+/** What the running turn has spent and the deployment's caps on it (contract 0.2.6); outside
+ * a turn every count is zero. Counts are numbers here (the contract's u64 fit them). */
+export interface MeterReading {
+  turnTokens: number;
+  turnModelCalls: number;
+  turnMs: number;
+  turnContinuations: number;
+  caps: { maxIterations: number; maxTurnTokens?: number; maxTurnSecs?: number; maxContinuations?: number };
+}
+
+const optionalNumber = (value: bigint | number | null | undefined): number | undefined =>
+  value == null ? undefined : Number(value);
+
+export const meter = {
+  read(): MeterReading {
+    const raw = rawMeter.read();
+    return {
+      turnTokens: Number(raw.turnTokens),
+      turnModelCalls: raw.turnModelCalls,
+      turnMs: Number(raw.turnMs),
+      turnContinuations: raw.turnContinuations,
+      caps: {
+        maxIterations: raw.caps.maxIterations,
+        maxTurnTokens: optionalNumber(raw.caps.maxTurnTokens),
+        maxTurnSecs: optionalNumber(raw.caps.maxTurnSecs),
+        maxContinuations: optionalNumber(raw.caps.maxContinuations),
+      },
+    };
+  },
+};
 
 export interface Completion {
   text: string;

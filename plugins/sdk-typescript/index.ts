@@ -5,7 +5,18 @@
  */
 
 export { exportPlugin } from "./export.ts";
-export { type Completion, PluginError, events, log, model, process, reusable, state } from "./host.ts";
+export {
+  type Completion,
+  type MeterReading,
+  PluginError,
+  events,
+  log,
+  meter,
+  model,
+  process,
+  reusable,
+  state,
+} from "./host.ts";
 export {
   type Context,
   Contribution,

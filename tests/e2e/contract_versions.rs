@@ -2,7 +2,7 @@
 //! was built against. `contract-0-2-0` uses every addition of 0.2.0 (requirements from
 //! `configure`, `status`, display forms, the cut time of a process); `contract-0-1-0` and
 //! every stock plugin built against 0.1 load through the converter. `contract-0-2-3`, built
-//! against the last contract before views, loads and runs on the 0.2.5 host and shows none.
+//! against the last contract before views, loads and runs on the 0.2.6 host and shows none.
 
 use agent_host::Event;
 use agent_host::agent::Views;

@@ -7,7 +7,9 @@ use agent_host::Event;
 use agent_host::events::TurnEnd;
 use serde_json::{Value, json};
 
-use crate::support::{FakeModel, Reply, TestHost, config_text, json_prompt_command, plugin_block};
+use crate::support::{
+    FakeModel, Reply, TestHost, config_text, json_prompt_command, plugin_block, source_plugin_block,
+};
 
 /// A host whose `[agent]` table has `agent` beside max_iterations, with `plugins`.
 async fn host(model: &FakeModel, agent: &str, plugins: &str) -> TestHost {
@@ -158,4 +160,56 @@ async fn a_cap_of_zero_is_refused_naming_the_field() {
         let error = TestHost::new(&config).await.err().expect("refused");
         assert!(format!("{error:#}").contains(&format!("`agent.{field}`: must be at least 1")), "{error:#}");
     }
+}
+
+/// A tool's output, parsed, from the `tool_result` events collected.
+fn tool_outputs(test: &TestHost, tool: &str) -> Vec<Value> {
+    test.take_events()
+        .into_iter()
+        .filter_map(|event| match event {
+            Event::ToolResult { name, output, .. } if name == tool => {
+                Some(serde_json::from_str(&output).unwrap())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_plugin_reads_the_turns_meter_and_the_caps_through_the_meter_import() {
+    let model = FakeModel::start().await;
+    let test =
+        host(&model, "max_turn_tokens = 5000\nmax_turn_secs = 60", &plugin_block("misbehave", "")).await;
+    let session = test.session();
+    model.push(Reply::tool("read_meter", "{}").usage(100, 0, 20));
+    model.push(Reply::tool("read_meter", "{}").usage(300, 0, 30));
+    model.push(Reply::text("done"));
+    test.turn(&session, "go").await.unwrap();
+    let caps = json!({"max_iterations": 6, "max_turn_tokens": 5000, "max_turn_secs": 60});
+    let reading = |tokens: u64, calls: u32| {
+        let mut reading = json!({"turn_tokens": tokens, "turn_model_calls": calls, "turn_continuations": 0});
+        reading.as_object_mut().unwrap().extend(caps.as_object().unwrap().clone());
+        reading
+    };
+    // Each call reads the meter with its own reply's tokens in it.
+    assert_eq!(tool_outputs(&test, "read_meter"), [reading(120, 1), reading(450, 2)]);
+
+    // Outside a turn nothing is spent; the caps are the deployment's all the same.
+    let mut locked = session.lock().await;
+    let outside = test.host.invoke_tool(&mut locked, "read_meter", &json!({}), &*test.events).await.unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&outside.output).unwrap(), reading(0, 0));
+}
+
+#[tokio::test]
+async fn a_python_plugin_reads_the_meter_through_its_sdk() {
+    let model = FakeModel::start().await;
+    let test = host(&model, "max_turn_tokens = 5000", &source_plugin_block("testing/misbehave-py", "")).await;
+    let session = test.session();
+    model.push(Reply::tool("read_meter", "{}").usage(100, 0, 20));
+    model.push(Reply::text("done"));
+    test.turn(&session, "go").await.unwrap();
+    assert_eq!(
+        tool_outputs(&test, "read_meter"),
+        [json!({"turn_tokens": 120, "turn_model_calls": 1, "max_turn_tokens": 5000})]
+    );
 }

@@ -71,6 +71,7 @@ impl Host {
                     model_calls: session.model_calls(),
                     turn_iteration: 0,
                     model: Some(PluginModel::access(self.model().clone(), *self.budget(), session.id())),
+                    meter: super::meter::outside_a_turn(&self.config().agent),
                 };
                 let outcome = plugin.command(&ctx, session.bag(), name, args).await;
                 forward_model_calls(sink, &ctx);
@@ -127,6 +128,7 @@ impl Host {
             model_calls: session.model_calls(),
             turn_iteration: 0,
             model: Some(PluginModel::access(self.model().clone(), *self.budget(), session.id())),
+            meter: super::meter::outside_a_turn(&self.config().agent),
         };
         let snapshot = self.snapshot();
         let store = self.sessions().store().clone();
@@ -234,6 +236,7 @@ impl Host {
             model_calls: session.model_calls(),
             turn_iteration: 0,
             model: Some(PluginModel::access(self.model().clone(), *self.budget(), session.id())),
+            meter: super::meter::outside_a_turn(&self.config().agent),
         };
         let prepared = prepare_call(&snapshot, &ctx, session, sink).await?;
         let env = CallEnv {

@@ -7,6 +7,12 @@ use std::time::{Duration, Instant};
 
 use crate::config::AgentConfig;
 use crate::events::{TokenUsage, TurnEnd};
+use crate::plugins::MeterReading;
+
+/// The meter as a plugin call outside a turn reads it: nothing spent, the caps as set.
+pub fn outside_a_turn(agent: &AgentConfig) -> MeterReading {
+    MeterReading { turn_ms: 0, ..TurnMeter::default().reading(agent) }
+}
 
 /// One turn's spending so far.
 #[derive(Debug)]
@@ -73,6 +79,20 @@ impl TurnMeter {
             return Some(TurnEnd::TimeBudget);
         }
         None
+    }
+
+    /// The meter as plugins read it (the `meter` import), with `agent`'s caps.
+    pub fn reading(&self, agent: &AgentConfig) -> MeterReading {
+        MeterReading {
+            turn_tokens: self.tokens(),
+            turn_model_calls: self.model_calls,
+            turn_ms: u64::try_from(self.elapsed().as_millis()).unwrap_or(u64::MAX),
+            turn_continuations: self.continuations,
+            max_iterations: agent.max_iterations,
+            max_turn_tokens: agent.max_turn_tokens,
+            max_turn_secs: agent.max_turn_secs,
+            max_continuations: agent.max_continuations,
+        }
     }
 
     /// Whether a `stop` hook may send the model on once more.

@@ -41,6 +41,7 @@ impl Host {
                 model_calls: session.model_calls(),
                 turn_iteration: 0,
                 model: Some(PluginModel::access(self.model().clone(), *self.budget(), session.id())),
+                meter: super::meter::outside_a_turn(&self.config().agent),
             },
             session,
             sink,
@@ -152,6 +153,8 @@ impl Turn<'_, '_> {
             self.commit()?;
         }
         if !tool_calls.is_empty() {
+            // The tools' calls read the meter with this reply's tokens in it.
+            self.spent(&snapshot.config.agent);
             return self.run_tools(snapshot, &prepared, &tool_calls).await;
         }
         // A turn out of budget ends with it, and one out of continuations ends as the model
@@ -446,9 +449,11 @@ impl Turn<'_, '_> {
     }
 
     /// The cap the turn has reached, reading its plugins' model calls up to now.
+    /// Also refreshes what the plugin calls that follow read of the meter.
     fn spent(&mut self, agent: &crate::config::AgentConfig) -> Option<TurnEnd> {
         let plugins = self.ctx.model.as_ref().map_or(0, |model| model.0.tokens_spent());
         self.end.meter.plugins_spent(plugins);
+        self.ctx.meter = self.end.meter.reading(agent);
         self.end.meter.exhausted(agent)
     }
 

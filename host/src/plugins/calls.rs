@@ -349,6 +349,7 @@ impl Linked {
             budget,
             service: ctx.and_then(|ctx| ctx.model.as_ref()).map(|model| model.0.clone()),
         });
+        store.data_mut().meter = ctx.map(|ctx| ctx.meter).unwrap_or_default();
         let instance = self
             .guest
             .instance_pre()

@@ -76,7 +76,7 @@ pub use schema::CompiledSchema;
 pub use source::{Progress, build_crate, build_workspace, resolve_component};
 pub use types::{
     CallContext, Capabilities, CommandSpec, CompactorSpec, Configured, Contribution, Decision,
-    InjectedMessage, Manifest, ModelAccess, PluginCompaction, PluginEvent, PostToolOutcome,
+    InjectedMessage, Manifest, MeterReading, ModelAccess, PluginCompaction, PluginEvent, PostToolOutcome,
     PreCompactOutcome, PreToolOutcome, PromptOutcome, Requirement, Role, StopOutcome, ToolCall, ToolResult,
     ToolSpec, ToolUse,
 };

@@ -86,6 +86,8 @@ pub struct CallState {
     pub(crate) process: Option<Arc<ProcessGrant>>,
     /// What `model.complete` may do; `None` when the plugin has no `model` grant.
     pub(crate) model: Option<super::host_api::ModelGrant>,
+    /// What the `meter` import answers (contract 0.2.6).
+    pub(crate) meter: crate::plugins::MeterReading,
     pub(crate) memory: MemoryCap,
     /// The host-side caps, and what the call has used of them.
     pub(crate) caps: CallCaps,
@@ -133,6 +135,7 @@ impl CallState {
             read_grants,
             process,
             model: None,
+            meter: Default::default(),
             memory,
             caps,
             stderr,

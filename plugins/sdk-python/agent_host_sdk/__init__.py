@@ -6,7 +6,7 @@ decorators; the host's build exports it (``export(plugin)``) for the contract's
 """
 
 from .export import export
-from .host import Completion, PluginError, events, log, model, process, reusable, state
+from .host import Completion, PluginError, events, log, meter, model, process, reusable, state
 from .plugin import (
     NETWORK,
     RUNS_PROCESSES,
@@ -26,6 +26,6 @@ from .view import COMPLETED, IN_PROGRESS, PENDING, Checklist, Choice, Text
 __all__ = [
     "ArgumentError", "COMPLETED", "Checklist", "Choice", "Completion", "Context", "Contribution",
     "IN_PROGRESS", "NETWORK", "PENDING", "Plugin", "PluginError", "RUNS_PROCESSES", "Text",
-    "add_context", "allow", "ask", "block", "deny", "events", "export", "log", "model",
+    "add_context", "allow", "ask", "block", "deny", "events", "export", "log", "meter", "model",
     "process", "reads_state", "reusable", "schema_of", "state",
 ]

@@ -12,6 +12,7 @@ from typing import Any
 from componentize_py_types import Err
 from wit_world.imports import events as _events
 from wit_world.imports import log as _log
+from wit_world.imports import meter as _meter
 from wit_world.imports import model as _model
 from wit_world.imports import process as _process
 from wit_world.imports import reuse as _reuse
@@ -99,6 +100,15 @@ def reusable() -> None:
     state it read, so it may be reused until that state changes (see the Rust SDK's
     ``Contribution::reusable``)."""
     _reuse.until_state_changes()
+
+
+class meter:
+    @staticmethod
+    def read() -> "_meter.Reading":
+        """What the running turn has spent (`turn_tokens`, `turn_model_calls`, `turn_ms`,
+        `turn_continuations`) and the deployment's `caps` on it (contract 0.2.6); outside a
+        turn every count is zero."""
+        return _meter.read()
 
 
 @dataclass

@@ -4,6 +4,7 @@
 /// <reference path="./interfaces/agent-host-plugin-guest.d.ts" />
 /// <reference path="./interfaces/agent-host-plugin-hook-filter.d.ts" />
 /// <reference path="./interfaces/agent-host-plugin-log.d.ts" />
+/// <reference path="./interfaces/agent-host-plugin-meter.d.ts" />
 /// <reference path="./interfaces/agent-host-plugin-model.d.ts" />
 /// <reference path="./interfaces/agent-host-plugin-process.d.ts" />
 /// <reference path="./interfaces/agent-host-plugin-reuse.d.ts" />
@@ -11,18 +12,19 @@
 /// <reference path="./interfaces/agent-host-plugin-tools.d.ts" />
 /// <reference path="./interfaces/agent-host-plugin-types.d.ts" />
 /// <reference path="./interfaces/agent-host-plugin-viewer.d.ts" />
-declare module 'agent-host:plugin/viewing-plugin@0.2.5' {
-  export type * as AgentHostPluginEdits025 from 'agent-host:plugin/edits@0.2.5'; // import agent-host:plugin/edits@0.2.5
-  export type * as AgentHostPluginEvents025 from 'agent-host:plugin/events@0.2.5'; // import agent-host:plugin/events@0.2.5
-  export type * as AgentHostPluginHookFilter025 from 'agent-host:plugin/hook-filter@0.2.5'; // import agent-host:plugin/hook-filter@0.2.5
-  export type * as AgentHostPluginLog025 from 'agent-host:plugin/log@0.2.5'; // import agent-host:plugin/log@0.2.5
-  export type * as AgentHostPluginModel025 from 'agent-host:plugin/model@0.2.5'; // import agent-host:plugin/model@0.2.5
-  export type * as AgentHostPluginProcess025 from 'agent-host:plugin/process@0.2.5'; // import agent-host:plugin/process@0.2.5
-  export type * as AgentHostPluginReuse025 from 'agent-host:plugin/reuse@0.2.5'; // import agent-host:plugin/reuse@0.2.5
-  export type * as AgentHostPluginState025 from 'agent-host:plugin/state@0.2.5'; // import agent-host:plugin/state@0.2.5
-  export type * as AgentHostPluginTools025 from 'agent-host:plugin/tools@0.2.5'; // import agent-host:plugin/tools@0.2.5
-  export type * as AgentHostPluginTypes025 from 'agent-host:plugin/types@0.2.5'; // import agent-host:plugin/types@0.2.5
-  export * as viewer from 'agent-host:plugin/viewer@0.2.5'; // export agent-host:plugin/viewer@0.2.5
-  export * as compactor from 'agent-host:plugin/compactor@0.2.5'; // export agent-host:plugin/compactor@0.2.5
-  export * as guest from 'agent-host:plugin/guest@0.2.5'; // export agent-host:plugin/guest@0.2.5
+declare module 'agent-host:plugin/viewing-plugin@0.2.6' {
+  export type * as AgentHostPluginEdits026 from 'agent-host:plugin/edits@0.2.6'; // import agent-host:plugin/edits@0.2.6
+  export type * as AgentHostPluginEvents026 from 'agent-host:plugin/events@0.2.6'; // import agent-host:plugin/events@0.2.6
+  export type * as AgentHostPluginHookFilter026 from 'agent-host:plugin/hook-filter@0.2.6'; // import agent-host:plugin/hook-filter@0.2.6
+  export type * as AgentHostPluginLog026 from 'agent-host:plugin/log@0.2.6'; // import agent-host:plugin/log@0.2.6
+  export type * as AgentHostPluginMeter026 from 'agent-host:plugin/meter@0.2.6'; // import agent-host:plugin/meter@0.2.6
+  export type * as AgentHostPluginModel026 from 'agent-host:plugin/model@0.2.6'; // import agent-host:plugin/model@0.2.6
+  export type * as AgentHostPluginProcess026 from 'agent-host:plugin/process@0.2.6'; // import agent-host:plugin/process@0.2.6
+  export type * as AgentHostPluginReuse026 from 'agent-host:plugin/reuse@0.2.6'; // import agent-host:plugin/reuse@0.2.6
+  export type * as AgentHostPluginState026 from 'agent-host:plugin/state@0.2.6'; // import agent-host:plugin/state@0.2.6
+  export type * as AgentHostPluginTools026 from 'agent-host:plugin/tools@0.2.6'; // import agent-host:plugin/tools@0.2.6
+  export type * as AgentHostPluginTypes026 from 'agent-host:plugin/types@0.2.6'; // import agent-host:plugin/types@0.2.6
+  export * as viewer from 'agent-host:plugin/viewer@0.2.6'; // export agent-host:plugin/viewer@0.2.6
+  export * as compactor from 'agent-host:plugin/compactor@0.2.6'; // export agent-host:plugin/compactor@0.2.6
+  export * as guest from 'agent-host:plugin/guest@0.2.6'; // export agent-host:plugin/guest@0.2.6
 }

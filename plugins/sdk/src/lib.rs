@@ -99,7 +99,7 @@ pub mod prelude {
     pub use crate::{
         Command, Context, Contribution, Decision, JsonSchema, NoArgs, NoConfig, Plugin, PostToolOutcome,
         PreToolOutcome, PromptOutcome, Requirement, Role, StopOutcome, Tool, ToolArgs, ToolCall, ToolResult,
-        ToolUse, Value, compaction, edits, events, export_plugin, hook_filter, json, log, state,
+        ToolUse, Value, compaction, edits, events, export_plugin, hook_filter, json, log, meter, state,
     };
 }
 
@@ -128,6 +128,17 @@ pub mod edits {
             before: before.map(str::to_owned),
             after: after.map(str::to_owned),
         });
+    }
+}
+
+/// What the running turn has spent, and the deployment's caps on it (contract 0.2.6): what a
+/// goal loop's judge or a reviewer reads to keep within what is left.
+pub mod meter {
+    pub use crate::bindings::agent_host::plugin::meter::{Caps, Reading};
+
+    /// The meter as of this call; outside a turn every count is zero.
+    pub fn read() -> Reading {
+        crate::host::meter::read()
     }
 }
 

@@ -54,6 +54,7 @@ struct Session {
     process: Option<ProcessStandIn>,
     model: Option<ModelStandIn>,
     asked: Vec<(Vec<ChatMessage>, CompleteOptions)>,
+    meter: Option<crate::meter::Reading>,
 }
 
 thread_local! {
@@ -117,6 +118,12 @@ pub fn declared() -> Vec<ToolSpec> {
 /// Answers `model::complete` with `answer` from now on (without it, calls fail).
 pub fn on_model(answer: ModelStandIn) {
     with(|session| session.model = Some(answer));
+}
+
+/// Sets what `meter::read` answers (until the reset); unset, it reads as outside a turn with
+/// the host's default caps.
+pub fn set_meter(reading: crate::meter::Reading) {
+    with(|session| session.meter = Some(reading));
 }
 
 /// The requests `model::complete` was given since the last take, in order.
@@ -311,6 +318,26 @@ pub(crate) mod fake {
 
         pub fn report(edit: &FileEdit) {
             with(|session| session.edits.push(edit.clone()));
+        }
+    }
+
+    pub mod meter {
+        use super::super::with;
+        use crate::meter::{Caps, Reading};
+
+        pub fn read() -> Reading {
+            with(|session| session.meter).unwrap_or(Reading {
+                turn_tokens: 0,
+                turn_model_calls: 0,
+                turn_ms: 0,
+                turn_continuations: 0,
+                caps: Caps {
+                    max_iterations: 10,
+                    max_turn_tokens: None,
+                    max_turn_secs: None,
+                    max_continuations: None,
+                },
+            })
         }
     }
 

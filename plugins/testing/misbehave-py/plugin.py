@@ -1,9 +1,12 @@
 """Raises, loops and writes before failing, each from a tool; `echo` shows the next call
-works. The status hook raises too, where no result carries the error."""
+works; `read_meter` reads the host's meter. The status hook raises too, where no result
+carries the error."""
 
 from dataclasses import dataclass
 
-from agent_host_sdk import Plugin, PluginError, state
+import json
+
+from agent_host_sdk import Plugin, PluginError, meter, state
 
 plugin = Plugin("misbehave-py", "0.1.0")
 
@@ -38,6 +41,13 @@ def spin(ctx) -> str:
 def write_then_fail(ctx) -> str:
     state.set("written", True)
     raise PluginError("failed after writing")
+
+
+@plugin.tool("read_meter", "Reads the host's meter of the running turn.")
+def read_meter(ctx) -> str:
+    reading = meter.read()
+    return json.dumps({"turn_tokens": reading.turn_tokens, "turn_model_calls": reading.turn_model_calls,
+                       "max_turn_tokens": reading.caps.max_turn_tokens})
 
 
 @plugin.status

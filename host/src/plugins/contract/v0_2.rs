@@ -1,6 +1,6 @@
-//! Contract line 0.2 (`wit/plugin.wit`, 0.2.5), the current one. Components built against
-//! 0.2.0 to 0.2.4 link against it unchanged: they import no `tools` (0.2.0), no `model`
-//! (before 0.2.2) and no `edits` (before 0.2.5), and export no `compactor` (before 0.2.3) and
+//! Contract line 0.2 (`wit/plugin.wit`, 0.2.6), the current one. Components built against
+//! 0.2.0 to 0.2.5 link against it unchanged: they import no `tools` (0.2.0), no `model`
+//! (before 0.2.2), no `edits` (before 0.2.5) and no `meter` (before 0.2.6), and export no `compactor` (before 0.2.3) and
 //! no `viewer` (before 0.2.4).
 //! So only the `guest` interface is type-checked as a whole; the `compactor` and `viewer`
 //! exports are found by name (`compactor.rs`, `viewer.rs`) and each checked when it is called.
@@ -133,6 +133,24 @@ impl agent_host::plugin::events::Host for CallState {
 impl agent_host::plugin::edits::Host for CallState {
     fn report(&mut self, edit: agent_host::plugin::edits::FileEdit) {
         self.report_edit(edit.path, edit.before, edit.after);
+    }
+}
+
+impl agent_host::plugin::meter::Host for CallState {
+    fn read(&mut self) -> agent_host::plugin::meter::Reading {
+        let meter = self.meter;
+        agent_host::plugin::meter::Reading {
+            turn_tokens: meter.turn_tokens,
+            turn_model_calls: meter.turn_model_calls,
+            turn_ms: meter.turn_ms,
+            turn_continuations: meter.turn_continuations,
+            caps: agent_host::plugin::meter::Caps {
+                max_iterations: meter.max_iterations,
+                max_turn_tokens: meter.max_turn_tokens,
+                max_turn_secs: meter.max_turn_secs,
+                max_continuations: meter.max_continuations,
+            },
+        }
     }
 }
 

@@ -62,6 +62,10 @@ const FILES: &[(&str, &str)] = &[
         include_str!("../../../../plugins/sdk-typescript/wit/interfaces/agent-host-plugin-log.d.ts"),
     ),
     (
+        "typescript/wit/interfaces/agent-host-plugin-meter.d.ts",
+        include_str!("../../../../plugins/sdk-typescript/wit/interfaces/agent-host-plugin-meter.d.ts"),
+    ),
+    (
         "typescript/wit/interfaces/agent-host-plugin-model.d.ts",
         include_str!("../../../../plugins/sdk-typescript/wit/interfaces/agent-host-plugin-model.d.ts"),
     ),
@@ -148,4 +152,47 @@ pub(super) fn unpack() -> Result<Sdk, String> {
         Err(error) => return Err(fail(error)),
     }
     Ok(Sdk { root, digest })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// Every file of the two SDKs a build reads is carried, so none is left behind when a
+    /// file is added (a new contract interface's types, say).
+    #[test]
+    fn every_sdk_file_is_carried() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the repository");
+        let mut on_disk = Vec::new();
+        for (sdk, carried_as, extension) in [
+            ("plugins/sdk-python/agent_host_sdk", "python/agent_host_sdk", ".py"),
+            ("plugins/sdk-typescript", "typescript", ".ts"),
+        ] {
+            collect(&root.join(sdk), &root.join(sdk), carried_as, extension, &mut on_disk);
+        }
+        on_disk.sort();
+        let mut carried: Vec<String> = super::FILES
+            .iter()
+            .map(|(path, _)| (*path).to_owned())
+            .filter(|path| !path.starts_with("wit/"))
+            .collect();
+        carried.sort();
+        assert_eq!(carried, on_disk);
+    }
+
+    fn collect(root: &Path, dir: &Path, carried_as: &str, extension: &str, found: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).expect("an SDK folder") {
+            let path = entry.expect("an entry").path();
+            let name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
+            if path.is_dir() {
+                // The SDKs' own tests are not part of a plugin's build.
+                if name != "tests" && name != "__pycache__" {
+                    collect(root, &path, carried_as, extension, found);
+                }
+            } else if name.ends_with(extension) {
+                let relative = path.strip_prefix(root).expect("under the SDK").to_string_lossy().into_owned();
+                found.push(format!("{carried_as}/{relative}"));
+            }
+        }
+    }
 }

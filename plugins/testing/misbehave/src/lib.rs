@@ -229,6 +229,18 @@ pub fn plugin() -> Plugin<Config> {
             },
         ))
         .tool(Tool::new("ask_model", "Asks the deployment's model.", ask_model))
+        .tool(Tool::new("read_meter", "Reads the host's meter of the running turn.", |_: &Ctx, _: NoArgs| {
+            let reading = meter::read();
+            Ok(json!({
+                "turn_tokens": reading.turn_tokens,
+                "turn_model_calls": reading.turn_model_calls,
+                "turn_continuations": reading.turn_continuations,
+                "max_iterations": reading.caps.max_iterations,
+                "max_turn_tokens": reading.caps.max_turn_tokens,
+                "max_turn_secs": reading.caps.max_turn_secs,
+            })
+            .to_string())
+        }))
         .tool(Tool::new(
             "hoard_state",
             "Writes `count` state values of `kb` KiB.",
