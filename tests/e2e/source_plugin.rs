@@ -99,6 +99,18 @@ async fn events_until(test: &TestHost, done: impl Fn(&Event) -> bool) -> Vec<Eve
     }
 }
 
+/// The error of the next reload that was rejected.
+async fn next_rejection(test: &TestHost) -> String {
+    let events = events_until(test, |e| matches!(e, Event::PluginRejected { .. })).await;
+    events
+        .into_iter()
+        .find_map(|e| match e {
+            Event::PluginRejected { error, .. } => Some(error),
+            _ => None,
+        })
+        .expect("a rejection")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_edited_crate_folder_plugin_is_rebuilt_and_serves_the_next_call() {
     let source = author_crate("triage-modes-edited");
@@ -146,14 +158,7 @@ async fn an_edited_crate_folder_plugin_is_rebuilt_and_serves_the_next_call() {
         "pub fn plugin() -> Plugin<NoConfig> {",
         "pub fn plugin() -> Plugin<NoConfig> {{",
     );
-    let events = events_until(&test, |e| matches!(e, Event::PluginRejected { .. })).await;
-    let error = events
-        .iter()
-        .find_map(|e| match e {
-            Event::PluginRejected { error, .. } => Some(error.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let error = next_rejection(&test).await;
     let canonical = std::fs::canonicalize(source.path()).unwrap();
     assert!(error.contains(&format!("plugin at {}", canonical.display())), "names the plugin: {error}");
     assert!(error.contains("src/lib.rs") && error.contains("error"), "the compiler's message: {error}");
@@ -286,14 +291,7 @@ async fn an_edited_python_plugin_is_rebuilt_under_a_running_session_which_keeps_
 
     // A save in the middle of an edit: Python refuses it, the last good build serves on.
     edit_python(source.path(), "plugin.py", "def current_stage() -> int:", "def current_stage() -> int");
-    let events = events_until(&test, |e| matches!(e, Event::PluginRejected { .. })).await;
-    let error = events
-        .iter()
-        .find_map(|e| match e {
-            Event::PluginRejected { error, .. } => Some(error.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let error = next_rejection(&test).await;
     assert!(error.contains("componentize-py failed") && error.contains("SyntaxError"), "{error}");
     assert!(error.contains("plugin.py"), "names the file: {error}");
     let prompt = test.system_prompt_of_a_turn(&model, &session, "go on").await;
