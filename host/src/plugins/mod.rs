@@ -63,6 +63,7 @@ pub mod types;
 mod viewing;
 
 pub use crate::runtime::PluginFailure;
+pub use crate::runtime::host_api::MeterReading;
 pub use call_counts::CallCounts;
 pub use calls::CallOutput;
 pub use declared_tools::DeclaredTool;
@@ -76,7 +77,7 @@ pub use schema::CompiledSchema;
 pub use source::{Progress, build_crate, build_workspace, resolve_component};
 pub use types::{
     CallContext, Capabilities, CommandSpec, CompactorSpec, Configured, Contribution, Decision,
-    InjectedMessage, Manifest, MeterReading, ModelAccess, PluginCompaction, PluginEvent, PostToolOutcome,
+    InjectedMessage, Manifest, ModelAccess, PluginCompaction, PluginEvent, PostToolOutcome,
     PreCompactOutcome, PreToolOutcome, PromptOutcome, Requirement, Role, StopOutcome, ToolCall, ToolResult,
     ToolSpec, ToolUse,
 };

@@ -64,21 +64,7 @@ pub struct CallContext {
     pub model: Option<ModelAccess>,
     /// What the running turn has spent, as the `meter` import reads it (contract 0.2.6);
     /// zero outside a turn.
-    pub meter: MeterReading,
-}
-
-/// The host's meter as a plugin reads it: the running turn's spending and the deployment's
-/// caps on one turn.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct MeterReading {
-    pub turn_tokens: u64,
-    pub turn_model_calls: u32,
-    pub turn_ms: u64,
-    pub turn_continuations: u32,
-    pub max_iterations: u32,
-    pub max_turn_tokens: Option<u64>,
-    pub max_turn_secs: Option<u64>,
-    pub max_continuations: Option<u32>,
+    pub meter: crate::runtime::host_api::MeterReading,
 }
 
 /// The model calls of a session may ask, as the layer that owns the model client set it up.

@@ -87,7 +87,7 @@ pub struct CallState {
     /// What `model.complete` may do; `None` when the plugin has no `model` grant.
     pub(crate) model: Option<super::host_api::ModelGrant>,
     /// What the `meter` import answers (contract 0.2.6).
-    pub(crate) meter: crate::plugins::MeterReading,
+    pub(crate) meter: super::host_api::MeterReading,
     pub(crate) memory: MemoryCap,
     /// The host-side caps, and what the call has used of them.
     pub(crate) caps: CallCaps,

@@ -6,6 +6,7 @@ mod edits;
 mod events;
 mod hook_filter;
 mod log;
+mod meter;
 mod model;
 mod process;
 mod reuse;
@@ -14,5 +15,6 @@ mod tools;
 
 pub use edits::{EDIT_BYTES_PER_CALL, ReportedEdits};
 pub use log::Level;
+pub use meter::MeterReading;
 pub use model::{ChatMessage, ChatRole, Completion, ModelAsk, ModelBudget, ModelGrant, ModelService};
 pub use process::{ProcessOutput, ProcessRequest};
