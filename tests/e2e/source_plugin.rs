@@ -78,10 +78,14 @@ fn author_dependencies(workspace: &toml::Table) -> toml::Table {
 
 /// Edits one source file of the crate as an editor would: read, change, save.
 fn edit(dir: &Path, file: &str, from: &str, to: &str) {
-    let path = dir.join("src").join(file);
-    let text = std::fs::read_to_string(&path).unwrap();
-    assert!(text.contains(from), "{file} has no `{from}`");
-    std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+    edit_file(&dir.join("src").join(file), from, to);
+}
+
+/// Replaces the first `from` in the file at `path` with `to`.
+fn edit_file(path: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.contains(from), "{} has no `{from}`", path.display());
+    std::fs::write(path, text.replacen(from, to, 1)).unwrap();
 }
 
 /// Collects events until one matches `done`; returns all of them. The deadline only guards
@@ -250,14 +254,6 @@ fn author_python_folder() -> tempfile::TempDir {
     dir
 }
 
-/// The Python folder's `file` with `from` replaced by `to`.
-fn edit_python(dir: &Path, file: &str, from: &str, to: &str) {
-    let path = dir.join(file);
-    let text = std::fs::read_to_string(&path).unwrap();
-    assert!(text.contains(from), "{file} has no `{from}`");
-    std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_edited_python_plugin_is_rebuilt_under_a_running_session_which_keeps_its_state() {
     let source = author_python_folder();
@@ -271,7 +267,11 @@ async fn an_edited_python_plugin_is_rebuilt_under_a_running_session_which_keeps_
     test.turn(&session, "the build is red").await.unwrap();
     test.take_events();
 
-    edit_python(source.path(), "stages.py", "You are researching.", "You are researching, freshly rebuilt.");
+    edit_file(
+        &source.path().join("stages.py"),
+        "You are researching.",
+        "You are researching, freshly rebuilt.",
+    );
     let events =
         events_until(&test, |e| matches!(e, Event::PluginLoaded { .. } | Event::PluginRejected { .. })).await;
     assert!(
@@ -290,7 +290,7 @@ async fn an_edited_python_plugin_is_rebuilt_under_a_running_session_which_keeps_
     assert!(prompt.contains("You are researching, freshly rebuilt."), "{prompt}");
 
     // A save in the middle of an edit: Python refuses it, the last good build serves on.
-    edit_python(source.path(), "plugin.py", "def current_stage() -> int:", "def current_stage() -> int");
+    edit_file(&source.path().join("plugin.py"), "def current_stage() -> int:", "def current_stage() -> int");
     let error = next_rejection(&test).await;
     assert!(error.contains("componentize-py failed") && error.contains("SyntaxError"), "{error}");
     assert!(error.contains("plugin.py"), "names the file: {error}");

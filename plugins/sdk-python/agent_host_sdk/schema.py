@@ -11,6 +11,7 @@ Pure Python, with no import from the contract's bindings, so it is tested native
 """
 
 import dataclasses
+import functools
 import types
 import typing
 from typing import Any, Annotated, Literal, Union, get_args, get_origin, get_type_hints
@@ -41,8 +42,10 @@ def to_json(value: Any) -> Any:
     return value
 
 
-def _fields(declared: type) -> list[tuple[str, Any, bool]]:
-    """(name, type, required) for each field of a dataclass or TypedDict."""
+@functools.cache
+def _fields(declared: type) -> tuple[tuple[str, Any, bool], ...]:
+    """(name, type, required) for each field of a dataclass or TypedDict; kept per type, since
+    resolving the hints is most of what parsing a call's arguments costs."""
     hints = get_type_hints(declared, include_extras=True)
     if dataclasses.is_dataclass(declared):
         fields = []
@@ -51,10 +54,10 @@ def _fields(declared: type) -> list[tuple[str, Any, bool]]:
                 field.default is not dataclasses.MISSING or field.default_factory is not dataclasses.MISSING
             )
             fields.append((field.name, hints[field.name], not has_default))
-        return fields
+        return tuple(fields)
     if typing.is_typeddict(declared):
         required = getattr(declared, "__required_keys__", frozenset(hints))
-        return [(name, hint, name in required) for name, hint in hints.items()]
+        return tuple((name, hint, name in required) for name, hint in hints.items())
     raise TypeError(f"{declared!r} is not a dataclass or TypedDict")
 
 
