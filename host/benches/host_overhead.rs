@@ -115,6 +115,7 @@ fn ctx() -> CallContext {
         turn_iteration: 1,
         model: None,
         meter: Default::default(),
+        results: None,
     }
 }
 

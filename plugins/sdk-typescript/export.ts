@@ -9,10 +9,10 @@
  * Anywhere else the error and its stack go to the host's log before the call fails.
  */
 
-import type * as compactorTypes from "agent-host:plugin/compactor@0.2.6";
-import type * as guestTypes from "agent-host:plugin/guest@0.2.6";
-import type { CallContext, PreToolOutcome } from "agent-host:plugin/types@0.2.6";
-import type * as viewerTypes from "agent-host:plugin/viewer@0.2.6";
+import type * as compactorTypes from "agent-host:plugin/compactor@0.2.7";
+import type * as guestTypes from "agent-host:plugin/guest@0.2.7";
+import type { CallContext, PreToolOutcome } from "agent-host:plugin/types@0.2.7";
+import type * as viewerTypes from "agent-host:plugin/viewer@0.2.7";
 
 import { PluginError, log, messageOf } from "./host.ts";
 import type { Context, Plugin } from "./plugin.ts";

@@ -5,13 +5,13 @@
  * the model with that message.
  */
 
-import * as rawEvents from "agent-host:plugin/events@0.2.6";
-import * as rawLog from "agent-host:plugin/log@0.2.6";
-import * as rawMeter from "agent-host:plugin/meter@0.2.6";
-import * as rawModel from "agent-host:plugin/model@0.2.6";
-import * as rawProcess from "agent-host:plugin/process@0.2.6";
-import * as rawReuse from "agent-host:plugin/reuse@0.2.6";
-import * as rawState from "agent-host:plugin/state@0.2.6";
+import * as rawEvents from "agent-host:plugin/events@0.2.7";
+import * as rawLog from "agent-host:plugin/log@0.2.7";
+import * as rawMeter from "agent-host:plugin/meter@0.2.7";
+import * as rawModel from "agent-host:plugin/model@0.2.7";
+import * as rawProcess from "agent-host:plugin/process@0.2.7";
+import * as rawReuse from "agent-host:plugin/reuse@0.2.7";
+import * as rawState from "agent-host:plugin/state@0.2.7";
 
 /** An error whose message goes back as it is: to the model from a tool, to the operator
  * from a command or a configuration. */
@@ -101,7 +101,17 @@ export interface MeterReading {
 const optionalNumber = (value: bigint | number | null | undefined): number | undefined =>
   value == null ? undefined : Number(value);
 
+/** What the whole session has spent, the running turn included (contract 0.2.7). */
+export interface SessionReading {
+  tokens: number;
+  modelCalls: number;
+}
+
 export const meter = {
+  session(): SessionReading {
+    const raw = rawMeter.session();
+    return { tokens: Number(raw.tokens), modelCalls: Number(raw.modelCalls) };
+  },
   read(): MeterReading {
     const raw = rawMeter.read();
     return {

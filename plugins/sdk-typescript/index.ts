@@ -8,6 +8,7 @@ export { exportPlugin } from "./export.ts";
 export {
   type Completion,
   type MeterReading,
+  type SessionReading,
   PluginError,
   events,
   log,

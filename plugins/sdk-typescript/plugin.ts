@@ -4,7 +4,7 @@
  * the contract has gets a default (the host never calls one the manifest leaves out).
  */
 
-import { declare } from "agent-host:plugin/tools@0.2.6";
+import { declare } from "agent-host:plugin/tools@0.2.7";
 import type {
   CallContext,
   Capabilities,
@@ -20,7 +20,7 @@ import type {
   ToolResult,
   ToolSpec,
   ToolUse,
-} from "agent-host:plugin/types@0.2.6";
+} from "agent-host:plugin/types@0.2.7";
 
 import { PluginError, messageOf, reusable } from "./host.ts";
 import { ArgumentError, type Schema, noArgs } from "./schema.ts";

@@ -4,7 +4,7 @@
  * `Plugin.view`: a checklist as a plan, a choice with a command as a switcher, text.
  */
 
-import type { EntryState, Widget } from "agent-host:plugin/viewer@0.2.6";
+import type { EntryState, Widget } from "agent-host:plugin/viewer@0.2.7";
 
 export type { EntryState, Widget };
 

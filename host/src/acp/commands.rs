@@ -25,8 +25,3 @@ pub fn available(host: &Host) -> AvailableCommandsUpdate {
     }
     AvailableCommandsUpdate::new(commands)
 }
-
-/// Whether a prompt is a command line rather than a message for the model.
-pub fn is_command(text: &str) -> bool {
-    text.starts_with('/') && !text.starts_with("//")
-}

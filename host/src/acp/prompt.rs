@@ -30,10 +30,11 @@ pub fn start(
     {
         let mut turn = open.turn.lock().unwrap_or_else(|p| p.into_inner());
         if turn.is_some() {
-            return responder.respond_with_error(
-                Error::invalid_request()
-                    .data(format!("a prompt is running in session {}; cancel it or wait", open.id)),
-            );
+            open.input.mark();
+            return responder.respond_with_error(Error::invalid_request().data(format!(
+                "a prompt is running in session {}; it ends at its next continuation, or cancel it",
+                open.id
+            )));
         }
         *turn = Some(cancel.clone());
     }
@@ -41,18 +42,25 @@ pub fn start(
         let updates =
             Updates::new(host.clone(), cx.clone(), open.id.clone(), open.shown.clone(), compaction_updates);
         let approver = AcpApprover { cx, session_id: open.id.clone() };
-        if super::commands::is_command(&text) {
-            let answer = {
+        let mut text = text;
+        if crate::agent::is_command(&text) {
+            let (answer, queued) = {
                 let mut session = open.handle.lock().await;
                 let answer = host.command(&mut session, &text, &updates).await;
+                // A plugin may queue a turn after a command (a loop set or resumed starts
+                // working): it runs as this prompt's turn.
+                let queued = host.queued_turn(&mut session, &updates).await;
                 host.refresh_views(&mut session, &updates).await;
-                answer
+                (answer, queued)
             };
-            *open.turn.lock().unwrap_or_else(|p| p.into_inner()) = None;
             let shown = answer.unwrap_or_else(|error| error);
             updates.send(SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(shown))));
-            let _ = responder.respond(PromptResponse::new(StopReason::EndTurn));
-            return;
+            let Some(queued) = queued else {
+                *open.turn.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                let _ = responder.respond(PromptResponse::new(StopReason::EndTurn));
+                return;
+            };
+            text = queued;
         }
         let result = {
             let mut session = open.handle.lock().await;
@@ -96,6 +104,8 @@ fn stop_reason(end: TurnEnd) -> StopReason {
         // ACP has no time limit; the nearest is the turn's own cap.
         TurnEnd::TimeBudget => StopReason::MaxTurnRequests,
         TurnEnd::Blocked => StopReason::Refusal,
+        // The agent ended its turn to wait for the person, which is what an end of turn is.
+        TurnEnd::NeedInput => StopReason::EndTurn,
         TurnEnd::Cancelled => StopReason::Cancelled,
         // A failed turn is answered with an error, not a stop reason.
         TurnEnd::Error => StopReason::EndTurn,

@@ -8,7 +8,7 @@ use agent_client_protocol::Error;
 use tokio_util::sync::CancellationToken;
 
 use super::views::Shown;
-use crate::agent::{Host, SessionHandle};
+use crate::agent::{Host, InputWaiting, SessionHandle};
 use crate::events::{CollectEvents, Event};
 
 pub struct Open {
@@ -17,6 +17,9 @@ pub struct Open {
     pub shown: Arc<Mutex<Shown>>,
     /// Cancels the running turn; `None` when none runs.
     pub turn: Mutex<Option<CancellationToken>>,
+    /// Marked when a prompt arrives while a turn runs: the turn ends at its next
+    /// continuation, and the editor's prompt goes next.
+    pub input: InputWaiting,
 }
 
 #[derive(Default)]
@@ -60,10 +63,10 @@ impl Sessions {
 
     async fn keep(&self, host: &Host, handle: SessionHandle) -> Arc<Open> {
         let collected = CollectEvents::default();
-        let id = {
+        let (id, input) = {
             let mut session = handle.lock().await;
             host.refresh_views(&mut session, &collected).await;
-            session.id().to_owned()
+            (session.id().to_owned(), session.input_waiting().clone())
         };
         let mut shown = Shown::default();
         for event in collected.take() {
@@ -76,6 +79,7 @@ impl Sessions {
             handle,
             shown: Arc::new(Mutex::new(shown)),
             turn: Mutex::new(None),
+            input,
         });
         self.open.lock().unwrap_or_else(|p| p.into_inner()).insert(id, open.clone());
         open

@@ -3,16 +3,15 @@
 
 use super::compact::{CompactOutcome, Compactor};
 use super::export_file;
-use super::plugin_model::PluginModel;
 use super::prepare::prepare_call;
 use super::report::{forward_events, forward_model_calls, report_failure};
 use super::tool_call::{self, CallEnv};
 use super::{Host, LiveSession, NoOperator, TurnError};
 use crate::compaction::Reason;
-use crate::events::{EventSink, TokenUsage, thousands};
+use crate::events::{Event, EventSink, TokenUsage, thousands};
 use crate::model::ToolCallRequest;
 use crate::model::tokens::{Budget, ContextAccount};
-use crate::plugins::{CallContext, ToolResult};
+use crate::plugins::{Capabilities, ToolResult};
 use crate::state::document;
 
 /// The host's own commands; any other name is a plugin's (or unknown).
@@ -20,6 +19,13 @@ pub const BUILT_IN_COMMANDS: &[&str] =
     &["help", "plugins", "mcp", "reload", "session", "approvals", "export", "compact"];
 
 /// A command line's name (without the slash) and its arguments.
+/// Whether a line is a command rather than a message for the model: it starts with `/`, and
+/// `//` escapes one (a message that starts with a slash).
+pub fn is_command(line: &str) -> bool {
+    let line = line.trim_start();
+    line.starts_with('/') && !line.starts_with("//")
+}
+
 pub fn split_command(line: &str) -> (&str, &str) {
     let line = line.trim();
     let line = line.strip_prefix('/').unwrap_or(line);
@@ -66,13 +72,7 @@ impl Host {
                 else {
                     return Err(format!("unknown command `/{name}`; try /help"));
                 };
-                let ctx = CallContext {
-                    session_id: session.id().to_owned(),
-                    model_calls: session.model_calls(),
-                    turn_iteration: 0,
-                    model: Some(PluginModel::access(self.model().clone(), *self.budget(), session.id())),
-                    meter: super::meter::outside_a_turn(&self.config().agent),
-                };
+                let ctx = self.call_context(session);
                 let outcome = plugin.command(&ctx, session.bag(), name, args).await;
                 forward_model_calls(sink, &ctx);
                 match outcome {
@@ -93,6 +93,41 @@ impl Host {
             .commit(&**self.sessions().store())
             .map_err(|error| format!("the command ran but its result could not be saved: {error}"))?;
         answer
+    }
+
+    /// After an operator command: the turn a plugin queued (`queued`, contract 0.2.7), which
+    /// the front end runs at once, as if the operator had sent its prompt — a loop just set
+    /// or resumed starts working. The first plugin in config order that queues one decides.
+    /// Never asked after a turn: a turn that should go on is continued within its caps.
+    pub async fn queued_turn(&self, session: &mut LiveSession, sink: &dyn EventSink) -> Option<String> {
+        let set = self.plugins();
+        let ctx = self.call_context(session);
+        let mut queued = None;
+        for plugin in set.plugins().iter().filter(|p| p.implements(Capabilities::QUEUED)) {
+            match plugin.queued(&ctx, session.bag()).await {
+                Ok(output) => {
+                    forward_events(sink, plugin, output.events);
+                    if let Some(prompt) = output.value.filter(|prompt| !prompt.trim().is_empty()) {
+                        sink.emit(&Event::TurnQueued {
+                            plugin: plugin.name().to_owned(),
+                            prompt: prompt.clone(),
+                        });
+                        queued = Some(prompt);
+                        break;
+                    }
+                }
+                Err(error) => report_failure(sink, &error),
+            }
+        }
+        forward_model_calls(sink, &ctx);
+        if let Err(error) = session.commit(&**self.sessions().store()) {
+            sink.emit(&Event::Error {
+                message: format!("a queued turn could not be saved: {error}"),
+                plugin: None,
+            });
+            return None;
+        }
+        queued
     }
 
     fn help(&self) -> String {
@@ -123,13 +158,7 @@ impl Host {
 
     /// `/compact`: a compaction now, whatever the trigger says.
     async fn compact_now(&self, session: &mut LiveSession, sink: &dyn EventSink) -> Result<String, String> {
-        let ctx = CallContext {
-            session_id: session.id().to_owned(),
-            model_calls: session.model_calls(),
-            turn_iteration: 0,
-            model: Some(PluginModel::access(self.model().clone(), *self.budget(), session.id())),
-            meter: super::meter::outside_a_turn(&self.config().agent),
-        };
+        let ctx = self.call_context(session);
         let snapshot = self.snapshot();
         let store = self.sessions().store().clone();
         let compactor =
@@ -231,13 +260,7 @@ impl Host {
         sink: &dyn EventSink,
     ) -> Result<ToolResult, TurnError> {
         let snapshot = self.snapshot();
-        let ctx = CallContext {
-            session_id: session.id().to_owned(),
-            model_calls: session.model_calls(),
-            turn_iteration: 0,
-            model: Some(PluginModel::access(self.model().clone(), *self.budget(), session.id())),
-            meter: super::meter::outside_a_turn(&self.config().agent),
-        };
+        let ctx = self.call_context(session);
         let prepared = prepare_call(&snapshot, &ctx, session, sink).await?;
         let env = CallEnv {
             set: &snapshot.plugins,

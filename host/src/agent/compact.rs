@@ -8,7 +8,7 @@ use super::{LiveSession, Snapshot};
 use crate::compaction::{self, Budget, Compaction, Done, MessageId, Reason, Replacement, TRUNCATE};
 use crate::events::{Event, EventSink};
 use crate::model::tokens::Budget as TokenBudget;
-use crate::plugins::{CallContext, Capabilities, LoadedPlugin};
+use crate::plugins::{CallContext, Capabilities, LoadedPlugin, ResultPositions};
 use crate::state::{CompactError, SessionStore, StoreError};
 
 /// Everything a compaction runs with, from the turn or the command that asks for one.
@@ -176,8 +176,11 @@ impl Compactor<'_> {
     /// the first veto, with its plugin.
     async fn pre_compact(&self, session: &LiveSession, budget: &mut Budget) -> Option<(String, String)> {
         let mut veto = None;
+        // The hooks keep messages by position; where each tool result stands is what lets a
+        // plugin name the result of a call it made (contract 0.2.7, `history`).
+        let ctx = CallContext { results: Some(result_positions(session)), ..self.ctx.clone() };
         for plugin in self.hooks(Capabilities::PRE_COMPACT) {
-            match plugin.pre_compact(self.ctx, session.bag(), budget).await {
+            match plugin.pre_compact(&ctx, session.bag(), budget).await {
                 Ok(output) => {
                     forward_events(self.sink, plugin, output.events);
                     let outcome = output.value;
@@ -337,4 +340,13 @@ fn dropped_keep(
 
 fn clamp(tokens: u64) -> u32 {
     u32::try_from(tokens).unwrap_or(u32::MAX)
+}
+
+/// The position of each tool result in `session`'s stored history, by its call's id.
+fn result_positions(session: &LiveSession) -> ResultPositions {
+    let results = session.history().iter().enumerate().filter_map(|(position, message)| {
+        let call_id = message.tool_call_id.clone()?;
+        Some((call_id, u64::try_from(position).ok()?))
+    });
+    ResultPositions::new(results)
 }

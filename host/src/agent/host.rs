@@ -4,13 +4,14 @@ use std::time::{Duration, SystemTime};
 use anyhow::Context as _;
 
 use super::Snapshot;
-use super::live_session::LiveSessions;
+use super::live_session::{LiveSession, LiveSessions};
+use super::plugin_model::PluginModel;
 use crate::config::Config;
 use crate::events::{BuildProgressOnStderr, Event, EventSink};
 use crate::mcp::McpSet;
 use crate::model::ModelClient;
 use crate::model::tokens::Budget;
-use crate::plugins::PluginSet;
+use crate::plugins::{CallContext, PluginSet};
 use crate::runtime::SandboxEngine;
 use crate::state::SessionStore;
 
@@ -103,6 +104,19 @@ impl Host {
 
     pub fn budget(&self) -> &Budget {
         &self.budget
+    }
+
+    /// What a plugin call for `session` outside a turn's model calls is given: the session,
+    /// the deployment's model, and the meter as read now.
+    pub(super) fn call_context(&self, session: &LiveSession) -> CallContext {
+        CallContext {
+            session_id: session.id().to_owned(),
+            model_calls: session.model_calls(),
+            turn_iteration: 0,
+            model: Some(PluginModel::access(self.model().clone(), *self.budget(), session.id())),
+            meter: super::meter::outside_a_turn(&self.config().agent, session),
+            results: None,
+        }
     }
 
     /// The plugin set new calls use. Calls in flight keep the set they started with.

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::Views;
 use super::prepare::FreshViews;
+use super::turn_judges::InputWaiting;
 use crate::mcp::McpSet;
 use crate::model::HistoryEncodings;
 use crate::model::tokens::ContextAccount;
@@ -33,6 +34,8 @@ pub struct LiveSession {
     /// MCP servers the front end that opened the session attached to it alone (an editor's
     /// `mcpServers`), offered after the deployment's; stopped when the session is let go.
     own_mcp: Option<Arc<McpSet>>,
+    /// Set by a front end when the operator's input arrives while a turn runs.
+    input_waiting: InputWaiting,
 }
 
 impl From<Session> for LiveSession {
@@ -43,6 +46,7 @@ impl From<Session> for LiveSession {
             context: ContextAccount::resumed(stored.last_usage().map(|(_, usage)| usage)),
             views: Views::default(),
             own_mcp: None,
+            input_waiting: InputWaiting::default(),
             stored,
         }
     }
@@ -76,6 +80,12 @@ impl LiveSession {
     /// Attaches `servers` to this session alone, in place of any attached before.
     pub fn attach_mcp(&mut self, servers: McpSet) {
         self.own_mcp = Some(Arc::new(servers));
+    }
+
+    /// What a front end marks when the operator's input arrives while a turn holds the
+    /// session: taken once, as the session is opened, and kept beside its handle.
+    pub fn input_waiting(&self) -> &InputWaiting {
+        &self.input_waiting
     }
 
     /// What plugins show of the session, as last asked (see [`Views`]).

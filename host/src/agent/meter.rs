@@ -1,5 +1,5 @@
 //! What a turn has spent, counted by the host: its model calls' tokens and its plugins'
-//! (`model.complete`, reviewers and evaluators included), model calls, wall time, and the
+//! (`model.complete`, reviews and judgements included), model calls, wall time, and the
 //! continuations `stop` hooks asked for. The caps under `[agent]` are the deployment's: no
 //! plugin can raise them, and a turn that reaches one ends with it as its reason.
 
@@ -8,10 +8,20 @@ use std::time::{Duration, Instant};
 use crate::config::AgentConfig;
 use crate::events::{TokenUsage, TurnEnd};
 use crate::plugins::MeterReading;
+use crate::state::{PluginModelUsage, Session};
 
-/// The meter as a plugin call outside a turn reads it: nothing spent, the caps as set.
-pub fn outside_a_turn(agent: &AgentConfig) -> MeterReading {
-    MeterReading { turn_ms: 0, ..TurnMeter::default().reading(agent) }
+/// The meter as a plugin call outside a turn reads it: nothing spent in a turn, the caps as
+/// set, and what `session` has spent.
+pub fn outside_a_turn(agent: &AgentConfig, session: &Session) -> MeterReading {
+    MeterReading { turn_ms: 0, ..TurnMeter::default().reading(agent, session) }
+}
+
+/// Every token `session` has spent: its model calls' as their endpoints reported them (kept
+/// with the session, so a resumed one goes on counting) and its plugins' model calls'.
+fn session_tokens(session: &Session) -> u64 {
+    let usage = session.usage();
+    let plugins = PluginModelUsage::total(session.bag()).tokens();
+    usage.input_tokens.saturating_add(usage.output_tokens).saturating_add(plugins)
 }
 
 /// One turn's spending so far.
@@ -81,8 +91,9 @@ impl TurnMeter {
         None
     }
 
-    /// The meter as plugins read it (the `meter` import), with `agent`'s caps.
-    pub fn reading(&self, agent: &AgentConfig) -> MeterReading {
+    /// The meter as plugins read it (the `meter` import), with `agent`'s caps and the totals
+    /// of `session`, which the turn's replies and plugin model calls are already added to.
+    pub fn reading(&self, agent: &AgentConfig, session: &Session) -> MeterReading {
         MeterReading {
             turn_tokens: self.tokens(),
             turn_model_calls: self.model_calls,
@@ -92,6 +103,8 @@ impl TurnMeter {
             max_turn_tokens: agent.max_turn_tokens,
             max_turn_secs: agent.max_turn_secs,
             max_continuations: agent.max_continuations,
+            session_tokens: session_tokens(session),
+            session_model_calls: session.model_calls(),
         }
     }
 

@@ -19,10 +19,12 @@ mod plugin_model;
 pub mod prepare;
 mod reply;
 mod report;
+mod review;
 mod snapshot;
 mod tool_call;
 mod turn;
 mod turn_end;
+mod turn_judges;
 mod views;
 mod window_check;
 
@@ -30,11 +32,12 @@ pub use crate::plugins::PluginSet;
 pub use approval::{
     ApprovalAnswer, ApprovalRequest, Approver, Ask, NoOperator, StandingApproval, StandingApprovals,
 };
-pub use command::{BUILT_IN_COMMANDS, split_command};
+pub use command::{BUILT_IN_COMMANDS, is_command, split_command};
 pub use hooks::Verdict;
 pub use host::Host;
 pub use live_session::{LiveSession, LiveSessions, SessionHandle};
 pub use snapshot::Snapshot;
+pub use turn_judges::InputWaiting;
 pub use views::Views;
 
 pub use crate::events::TurnEnd;

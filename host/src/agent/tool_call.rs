@@ -8,6 +8,7 @@ use super::approval::{ApprovalAnswer, ApprovalRequest, Ask, StandingApprovals};
 use super::hooks::Verdict;
 use super::prepare::{FreshViews, OfferedTool, Prepared, ToolOwner};
 use super::report::{forward_events, report_failure};
+use super::review::{Reviewed, review};
 use crate::config::OnAsk;
 use crate::events::{CallDecision, Event, EventSink};
 use crate::model::ToolCallRequest;
@@ -317,6 +318,14 @@ async fn decide(env: &CallEnv<'_>, request: &ToolCallRequest, tool: &OfferedTool
     if StandingApprovals::load(env.bag).cover(&request.name, &gate.arguments, &gate.asks) {
         return Ruling::allow();
     }
+    let reviewed = review(env, &gate.tool_use, &gate.arguments, &reason).await;
+    let overriding = matches!(reviewed, Reviewed::Failed { .. });
+    let reason = match reviewed {
+        Reviewed::Allowed => return Ruling::allow(),
+        Reviewed::Denied { reason, by } => return Ruling::refuse(refuse(env, request, reason, by)),
+        Reviewed::NotDecided => reason,
+        Reviewed::Failed { error, by } => format!("{reason} (the review by {by} failed: {error})"),
+    };
     let approval = ApprovalRequest {
         call_id: request.id.clone(),
         tool: request.name.clone(),
@@ -327,6 +336,12 @@ async fn decide(env: &CallEnv<'_>, request: &ToolCallRequest, tool: &OfferedTool
         asked_by,
     };
     let answer = ask_operator(env, &approval).await;
+    // After a review, the operator overrides the review for this exact call: an "always"
+    // answer holds for these arguments, never for the tool at large.
+    let answer = match answer {
+        ApprovalAnswer::AllowToolAlways if overriding => ApprovalAnswer::AllowExactAlways,
+        answer => answer,
+    };
     follow_answer(env, request, gate, approval, answer)
 }
 

@@ -5,17 +5,17 @@ use std::sync::Arc;
 
 use super::call_ids::unique_ids;
 use super::compact::{self, CompactOutcome, Compactor};
-use super::plugin_model::PluginModel;
 use super::prepare::{Prepared, prepare_call};
 use super::reply::{ReplyReport, cut_call_answer, reply_stop};
 use super::report::{forward_events, forward_model_calls, report_failure};
 use super::tool_call::{self, CallEnv};
 use super::turn_end::EndReport;
+use super::turn_judges::{Ending, Judging};
 use super::{Approver, Host, LiveSession, Snapshot, TurnEnd, TurnError, TurnOutcome};
 use crate::compaction::Reason;
 use crate::events::{ContextEstimate, Event, EventSink, ReplyStop};
 use crate::model::{Message, ModelError, ModelReply, ModelRequest, Role, StopReason, ToolCallRequest};
-use crate::plugins::{CallContext, Capabilities, StopOutcome};
+use crate::plugins::{CallContext, Capabilities};
 use crate::state::{Session, SessionStore};
 use crate::telemetry;
 use tracing::Instrument as _;
@@ -36,13 +36,7 @@ impl Host {
         let mut turn = Turn {
             host: self,
             store: self.sessions().store().clone(),
-            ctx: CallContext {
-                session_id: session.id().to_owned(),
-                model_calls: session.model_calls(),
-                turn_iteration: 0,
-                model: Some(PluginModel::access(self.model().clone(), *self.budget(), session.id())),
-                meter: super::meter::outside_a_turn(&self.config().agent),
-            },
+            ctx: self.call_context(session),
             session,
             sink,
             approver,
@@ -50,6 +44,8 @@ impl Host {
         };
         let span = telemetry::invoke_agent(&turn.ctx.session_id);
         let result = turn.run(prompt).instrument(span.clone()).await;
+        // What the last hooks' model calls spent (a judge's, say) is the turn's too.
+        turn.count_plugin_tokens();
         end.finish(&result);
         let end_name =
             |end: TurnEnd| serde_json::to_value(end).ok().and_then(|v| v.as_str().map(str::to_owned));
@@ -80,6 +76,9 @@ enum Next {
 impl Turn<'_, '_> {
     async fn run(&mut self, prompt: &str) -> Result<TurnOutcome, TurnError> {
         close_dangling_calls(self.session);
+        // What was waiting is this turn's prompt: only input that arrives from now on
+        // pre-empts its continuations.
+        self.session.input_waiting().take();
         // The hooks before the first round trip run on one snapshot too.
         let opening = self.host.snapshot();
         if self.session.is_empty() {
@@ -164,20 +163,28 @@ impl Turn<'_, '_> {
             self.commit()?;
             return Ok(Next::Stop(end));
         }
-        let hooks_may_continue = self.end.meter.may_continue(agent);
-        let message = if hooks_may_continue { self.stop_hooks(snapshot, reply).await } else { None };
-        match message {
-            Some(message) if !last => {
-                self.end.meter.continued();
-                self.session.push(Message::user(message));
-                self.commit()?;
-                Ok(Next::Continue)
-            }
-            _ => {
-                self.commit()?;
-                Ok(Next::Stop(if cut { TurnEnd::ReplyCut } else { TurnEnd::Done }))
-            }
+        // On the last model call no continuation could be sent: nobody is asked.
+        let may_continue = self.end.meter.may_continue(agent) && !last;
+        let judging = Judging {
+            plugins: &snapshot.plugins,
+            ctx: &self.ctx,
+            bag: self.session.bag(),
+            sink: self.sink,
+            input: self.session.input_waiting(),
+        };
+        let ending = judging.ending(reply, may_continue).await;
+        if let Ending::Continue(message) = ending {
+            self.end.meter.continued();
+            self.session.push(Message::user(message));
+            self.commit()?;
+            return Ok(Next::Continue);
         }
+        self.commit()?;
+        Ok(Next::Stop(match ending {
+            Ending::Stopped(end) => end,
+            _ if cut => TurnEnd::ReplyCut,
+            _ => TurnEnd::Done,
+        }))
     }
 
     /// Answers every call of a reply cut at the output limit with an error instead of running
@@ -422,26 +429,6 @@ impl Turn<'_, '_> {
         None
     }
 
-    /// `stop` hooks in config order; the first that continues decides.
-    async fn stop_hooks(&self, snapshot: &Snapshot, reply: &str) -> Option<String> {
-        for plugin in snapshot.plugins.plugins().iter().filter(|p| p.implements(Capabilities::STOP)) {
-            match plugin.stop(&self.ctx, self.session.bag(), reply).await {
-                Ok(output) => {
-                    forward_events(self.sink, plugin, output.events);
-                    if let StopOutcome::Continue(message) = output.value {
-                        self.sink.emit(&Event::Continued {
-                            plugin: plugin.name().to_owned(),
-                            message: message.clone(),
-                        });
-                        return Some(message);
-                    }
-                }
-                Err(error) => report_failure(self.sink, &error),
-            }
-        }
-        None
-    }
-
     /// Sends `view_changed` for each view of `snapshot`'s plugins that changed; a view whose
     /// state did not move is not asked.
     async fn refresh_views(&mut self, snapshot: &Snapshot) {
@@ -451,10 +438,15 @@ impl Turn<'_, '_> {
     /// The cap the turn has reached, reading its plugins' model calls up to now.
     /// Also refreshes what the plugin calls that follow read of the meter.
     fn spent(&mut self, agent: &crate::config::AgentConfig) -> Option<TurnEnd> {
+        self.count_plugin_tokens();
+        self.ctx.meter = self.end.meter.reading(agent, self.session);
+        self.end.meter.exhausted(agent)
+    }
+
+    /// The tokens the turn's plugin calls have spent so far, into its meter.
+    fn count_plugin_tokens(&mut self) {
         let plugins = self.ctx.model.as_ref().map_or(0, |model| model.0.tokens_spent());
         self.end.meter.plugins_spent(plugins);
-        self.ctx.meter = self.end.meter.reading(agent);
-        self.end.meter.exhausted(agent)
     }
 
     fn commit(&mut self) -> Result<(), TurnError> {

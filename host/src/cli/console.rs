@@ -145,7 +145,8 @@ pub async fn run(
             }
             continue;
         }
-        if line.starts_with('/') {
+        let mut prompt = line.to_owned();
+        if crate::agent::is_command(line) {
             let mut session = session.lock().await;
             match host.command(&mut session, line, sink).await {
                 // Plugin commands answer with their own text; listings carry plugin names. A
@@ -155,12 +156,16 @@ pub async fn run(
                 Ok(text) => println!("{}", multi_line(&text)),
                 Err(text) => eprintln!("{}", multi_line(&text)),
             }
-            continue;
+            // A plugin may queue a turn after a command (a loop set or resumed starts working).
+            match host.queued_turn(&mut session, sink).await {
+                Some(queued) => prompt = queued,
+                None => continue,
+            }
         }
         // Ctrl-C at an approval prompt (the editor reads keys raw there, so it is no signal)
         // cancels the turn as it does anywhere else in it.
         tokio::select! {
-            _ = one_turn(&host, &session, line, sink, &approver) => {}
+            _ = one_turn(&host, &session, &prompt, sink, &approver) => {}
             _ = approver.interrupt.notified() => {}
         }
         if rich {

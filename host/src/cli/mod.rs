@@ -231,8 +231,11 @@ pub enum Status {
     Blocked = 4,
     /// The turn's last reply hit the output limit: its text is incomplete.
     ReplyCut = 5,
-    /// The turn reached `agent.max_turn_tokens` or `agent.max_turn_secs`.
+    /// The turn reached `agent.max_turn_tokens` or `agent.max_turn_secs`, or a plugin's
+    /// own budget.
     Budget = 6,
+    /// A plugin judged that the work needs the operator's input.
+    NeedInput = 7,
 }
 
 pub fn main(args: Args) -> ExitCode {

@@ -13,7 +13,7 @@ use super::tool_cards;
 use super::view_lines::{Colors, changed_lines};
 use super::width;
 use crate::events::PluginView;
-use crate::events::{CallDecision, Event, EventSink, ReplyStop, TurnEnd};
+use crate::events::{CallDecision, Event, EventSink, ReplyStop, ReviewOutcome, TurnEnd};
 use crate::sanitize::{multi_line, one_line};
 
 const DIM: &str = "\x1b[2m";
@@ -68,12 +68,20 @@ pub struct ConsoleRenderer {
     color: bool,
     /// Markdown, spinner and tool cards (see [`rich_on`]); plain lines otherwise.
     rich: bool,
+    /// A plugin ended the running turn with its own reason (`turn_stopped`), which it has
+    /// said: the turn's end then names no cap of `[agent]`.
+    judged: std::sync::atomic::AtomicBool,
 }
 
 impl ConsoleRenderer {
     pub fn new() -> Self {
-        let renderer =
-            Self { screen: Arc::default(), views: Mutex::default(), color: colors_on(), rich: rich_on() };
+        let renderer = Self {
+            screen: Arc::default(),
+            views: Mutex::default(),
+            color: colors_on(),
+            rich: rich_on(),
+            judged: Default::default(),
+        };
         if renderer.rich {
             spin(Arc::downgrade(&renderer.screen));
         }
@@ -246,6 +254,34 @@ impl EventSink for ConsoleRenderer {
             Event::Continued { plugin, .. } => {
                 self.line(&format!("{DIM}↻ {} keeps the turn going{RESET}", one_line(plugin)))
             }
+            Event::TurnStopped { plugin, message, .. } => {
+                self.judged.store(true, std::sync::atomic::Ordering::Relaxed);
+                self.line(&format!("{YELLOW}⏹ {}: {}{RESET}", one_line(plugin), one_line(message)))
+            }
+            Event::ContinuationPreempted { plugin } => self.line(&format!(
+                "{DIM}↻ {} would keep the turn going; your input comes first{RESET}",
+                one_line(plugin)
+            )),
+            Event::TurnQueued { plugin, prompt } => self.line(&format!(
+                "{DIM}↻ {} starts a turn: {}{RESET}",
+                one_line(plugin),
+                preview(prompt, 160)
+            )),
+            Event::ToolReviewed { name, reviewed_by, verdict, reason, .. } => {
+                let verdict = match verdict {
+                    ReviewOutcome::Abstain => return,
+                    ReviewOutcome::Allow => "allowed".to_owned(),
+                    ReviewOutcome::Deny => "denied".to_owned(),
+                    ReviewOutcome::Error => "could not review".to_owned(),
+                };
+                let reason =
+                    reason.as_deref().map(|reason| format!(": {}", one_line(reason))).unwrap_or_default();
+                self.line(&format!(
+                    "{DIM}  ⚖ {} {verdict} {}{reason}{RESET}",
+                    one_line(reviewed_by),
+                    one_line(name)
+                ))
+            }
             Event::PromptBlocked { plugin, reason } => {
                 self.line(&format!("{YELLOW}⛔ {}: {}{RESET}", one_line(plugin), one_line(reason)))
             }
@@ -265,6 +301,10 @@ impl EventSink for ConsoleRenderer {
             // The plugin's own words; the host knows no plugin's event kinds.
             Event::Plugin { display: Some(display), .. } => self.line(&multi_line(display)),
             Event::Error { message, .. } => self.line(&format!("{RED}error: {}{RESET}", multi_line(message))),
+            // The plugin that ended the turn said why (`turn_stopped`).
+            Event::TurnEnded { .. } if self.judged.swap(false, std::sync::atomic::Ordering::Relaxed) => {
+                self.line("")
+            }
             Event::TurnEnded { reason: TurnEnd::MaxIterations, .. } => {
                 self.line(&format!("{YELLOW}(stopped: the turn reached agent.max_iterations){RESET}"));
             }

@@ -180,6 +180,11 @@ async fn run_turns(host: Arc<Host>, args: RunArgs, demo: bool) -> Status {
         Opening::OneTurn(prompt) => {
             let approver: Box<dyn Approver> =
                 if interactive { Box::new(ConsoleApprover::new()) } else { Box::new(NoOperator) };
+            let prompt = match one_command(&host, &session, &prompt, &*sink, args.json).await {
+                Ok(Some(prompt)) => prompt,
+                Ok(None) => return Status::Done,
+                Err(status) => return status,
+            };
             one_turn(&host, &session, &prompt, &*sink, &*approver).await
         }
         Opening::Console if args.json => {
@@ -241,6 +246,31 @@ async fn open_console(
         }
     };
     console::run(host, session, &*sink, demo).await
+}
+
+/// `--prompt` with a command line (`/name args`): the command runs, its answer to
+/// stdout (stderr with `--json`, whose stdout is events only), then the turn a plugin queued
+/// after it, if any. `Ok(None)` when there is no turn to run; any other prompt is its own turn.
+async fn one_command(
+    host: &Host,
+    session: &SessionHandle,
+    prompt: &str,
+    sink: &dyn EventSink,
+    json: bool,
+) -> Result<Option<String>, Status> {
+    if !crate::agent::is_command(prompt) {
+        return Ok(Some(prompt.to_owned()));
+    }
+    let mut session = session.lock().await;
+    match host.command(&mut session, prompt, sink).await {
+        Ok(text) if json => eprintln!("{text}"),
+        Ok(text) => println!("{text}"),
+        Err(text) => {
+            eprintln!("{text}");
+            return Err(Status::Failed);
+        }
+    }
+    Ok(host.queued_turn(&mut session, sink).await)
 }
 
 /// What a run does once its session is open.
@@ -405,6 +435,7 @@ pub async fn one_turn(
             TurnEnd::MaxIterations => Status::MaxIterations,
             TurnEnd::TokenBudget | TurnEnd::TimeBudget => Status::Budget,
             TurnEnd::Blocked => Status::Blocked,
+            TurnEnd::NeedInput => Status::NeedInput,
             TurnEnd::Error | TurnEnd::Cancelled => Status::Failed,
         },
         Err(_) => Status::Failed,

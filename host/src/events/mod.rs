@@ -23,7 +23,7 @@ use serde_json::Value;
 use crate::conversation::Role;
 pub use context::{ContextEstimate, CountedBy};
 pub use edit::FileEdit;
-pub use outcomes::{ApprovalAnswer, CallDecision, TurnEnd};
+pub use outcomes::{ApprovalAnswer, CallDecision, ReviewOutcome, TurnEnd};
 pub use payload::Payload;
 pub use reply::{ReplyStop, TokenUsage, thousands};
 pub use sinks::{BuildProgressOnStderr, CollectEvents, EventSink, NoEvents};
@@ -117,6 +117,24 @@ pub enum Event {
         /// Who decided: a plugin's label (`name@version`) or `operator`.
         decided_by: String,
     },
+    /// A plugin's `review` (contract 0.2.7) judged a call a hook asked about,
+    /// before the operator would be asked: the audit of every review, with the call.
+    ToolReviewed {
+        /// The call's id.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// Who runs the tool: the plugin's name, or `mcp:<server>` for an MCP server's tool.
+        plugin: String,
+        /// The arguments the tool would receive, parsed.
+        arguments: Value,
+        /// The reviewing plugin's label (`name@version`).
+        reviewed_by: String,
+        verdict: ReviewOutcome,
+        /// The denial's reason, or what failed; absent for `allow` and `abstain`.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
     /// An `ask` verdict is put to the operator (or to `agent.on_ask` when nobody can answer).
     ApprovalRequested {
         /// The call's id.
@@ -167,6 +185,29 @@ pub enum Event {
         plugin: String,
         /// The message the model receives as the next user message.
         message: String,
+    },
+    /// A judge (a plugin's `turn-end`, contract 0.2.7) ended the turn with a reason of its
+    /// own; `turn_ended` follows with that reason.
+    TurnStopped {
+        /// The judging plugin (its name).
+        plugin: String,
+        /// The reason the turn ends with.
+        reason: TurnEnd,
+        /// The plugin's line for the operator.
+        message: String,
+    },
+    /// A continuation a plugin asked for was not run: the operator's input was waiting, and
+    /// comes first.
+    ContinuationPreempted {
+        /// The plugin whose continuation gave way (its name).
+        plugin: String,
+    },
+    /// After an operator command, a plugin queued a turn (a loop set or resumed), which
+    /// the front end runs at once with `prompt`.
+    TurnQueued {
+        /// The queuing plugin (its name).
+        plugin: String,
+        prompt: String,
     },
     /// A `user-prompt-submit` hook refused the prompt.
     PromptBlocked {

@@ -18,8 +18,11 @@ pub enum TurnEnd {
     /// The turn used `agent.max_iterations` model calls.
     MaxIterations,
     /// A `user-prompt-submit` hook refused the prompt (the `prompt_blocked` event says who
-    /// and why).
+    /// and why), or a judge found the work blocked (`turn_stopped` says who and why).
     Blocked,
+    /// A judge found that the work needs the operator's input (`turn_stopped` says who and
+    /// what).
+    NeedInput,
     /// The turn failed: the model, the session store, or the plugin set (an `error` event
     /// comes first).
     Error,
@@ -69,4 +72,18 @@ pub enum CallDecision {
     AllowExactAlways,
     /// Nobody could answer and `agent.on_ask = "allow"` let the call run.
     AllowByDefault,
+    /// A plugin's `review` (contract 0.2.7) allowed a call a hook asked about.
+    AllowByReview,
+}
+
+/// What a plugin's `review` said of a call (the `tool_reviewed` event's `verdict`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewOutcome {
+    /// Not its call: the next plugin that reviews, or the operator, decides.
+    Abstain,
+    Allow,
+    Deny,
+    /// The review failed: the operator is asked (or `agent.on_ask` decides), as without it.
+    Error,
 }

@@ -350,6 +350,7 @@ impl Linked {
             service: ctx.and_then(|ctx| ctx.model.as_ref()).map(|model| model.0.clone()),
         });
         store.data_mut().meter = ctx.map(|ctx| ctx.meter).unwrap_or_default();
+        store.data_mut().results = ctx.and_then(|ctx| ctx.results.clone());
         let instance = self
             .guest
             .instance_pre()

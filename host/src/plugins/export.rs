@@ -1,5 +1,5 @@
 //! The exports of the `guest` interface (and of the optional ones: since contract 0.2.3 the
-//! `compactor` interface, since 0.2.4 the `viewer`), and where each sits in one plugin's
+//! `compactor` interface, since 0.2.4 the `viewer`, since 0.2.7 the `judge`), and where each sits in one plugin's
 //! component: looked up once per load, so a call finds the one export it needs without a name
 //! lookup.
 
@@ -30,6 +30,11 @@ pub enum Export {
     /// Since contract 0.2.4, in the `viewer` interface.
     ViewerShows,
     View,
+    /// Since contract 0.2.7, in the `judge` interface.
+    JudgeSpec,
+    TurnEnd,
+    Review,
+    Queued,
 }
 
 /// The interfaces a plugin's exports sit in.
@@ -41,11 +46,13 @@ pub enum Interface {
     Compactor,
     /// Since 0.2.4, optional: found by name.
     Viewer,
+    /// Since 0.2.7, optional: found by name.
+    Judge,
 }
 
 impl Interface {
     /// The optional interfaces, which a component may leave out.
-    pub const OPTIONAL: [Interface; 2] = [Interface::Compactor, Interface::Viewer];
+    pub const OPTIONAL: [Interface; 3] = [Interface::Compactor, Interface::Viewer, Interface::Judge];
 
     /// What the interface is called, before its version.
     pub fn prefix(self) -> &'static str {
@@ -53,12 +60,13 @@ impl Interface {
             Interface::Guest => "agent-host:plugin/guest@",
             Interface::Compactor => "agent-host:plugin/compactor@",
             Interface::Viewer => "agent-host:plugin/viewer@",
+            Interface::Judge => "agent-host:plugin/judge@",
         }
     }
 }
 
 impl Export {
-    pub const ALL: [Export; 17] = [
+    pub const ALL: [Export; 21] = [
         Export::Manifest,
         Export::Configure,
         Export::Provide,
@@ -76,6 +84,10 @@ impl Export {
         Export::PostCompact,
         Export::ViewerShows,
         Export::View,
+        Export::JudgeSpec,
+        Export::TurnEnd,
+        Export::Review,
+        Export::Queued,
     ];
 
     /// The export's name in the WIT contract.
@@ -98,6 +110,10 @@ impl Export {
             Export::PostCompact => "post-compact",
             Export::ViewerShows => "shows",
             Export::View => "view",
+            Export::JudgeSpec => "spec",
+            Export::TurnEnd => "turn-end",
+            Export::Review => "review",
+            Export::Queued => "queued",
         }
     }
 
@@ -108,6 +124,7 @@ impl Export {
                 Interface::Compactor
             }
             Export::ViewerShows | Export::View => Interface::Viewer,
+            Export::JudgeSpec | Export::TurnEnd | Export::Review | Export::Queued => Interface::Judge,
             _ => Interface::Guest,
         }
     }
@@ -115,7 +132,14 @@ impl Export {
     /// Whether one of the calls every load makes (`manifest`, `configure`, and the optional
     /// interfaces' `spec` and `shows`), as opposed to a call a session makes.
     pub fn at_load(self) -> bool {
-        matches!(self, Export::Manifest | Export::Configure | Export::CompactorSpec | Export::ViewerShows)
+        matches!(
+            self,
+            Export::Manifest
+                | Export::Configure
+                | Export::CompactorSpec
+                | Export::ViewerShows
+                | Export::JudgeSpec
+        )
     }
 }
 

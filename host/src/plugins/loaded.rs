@@ -198,6 +198,10 @@ impl LoadedPlugin {
         };
         let shows_view = exports_interface(Interface::Viewer)
             && linked.viewer_shows(&powers, &scratch, &configured.config).await?;
+        let judges = match exports_interface(Interface::Judge) {
+            true => linked.judge_spec(&powers, &scratch, &configured.config).await?,
+            false => Capabilities::empty(),
+        };
         if compactor.trigger_percent.is_some() && !compactor.hooks.contains(Capabilities::COMPACT) {
             return Err(manifest_error("gives a compaction trigger but does not implement `compact`".into()));
         }
@@ -209,7 +213,8 @@ impl LoadedPlugin {
             schemas,
             capabilities: manifest.capabilities
                 | compactor.hooks
-                | if shows_view { Capabilities::VIEW } else { Capabilities::empty() },
+                | if shows_view { Capabilities::VIEW } else { Capabilities::empty() }
+                | judges,
             compact_trigger: compactor.trigger_percent,
             commands: manifest.commands,
             requires: configured.requires,

@@ -52,6 +52,7 @@ mod declared_tools;
 mod error;
 mod export;
 mod hook_filter;
+mod judging;
 mod loaded;
 mod outputs;
 mod registry;
@@ -63,7 +64,7 @@ pub mod types;
 mod viewing;
 
 pub use crate::runtime::PluginFailure;
-pub use crate::runtime::host_api::MeterReading;
+pub use crate::runtime::host_api::{MeterReading, ResultPositions};
 pub use call_counts::CallCounts;
 pub use calls::CallOutput;
 pub use declared_tools::DeclaredTool;
@@ -78,8 +79,8 @@ pub use source::{Progress, build_crate, build_workspace, resolve_component};
 pub use types::{
     CallContext, Capabilities, CommandSpec, CompactorSpec, Configured, Contribution, Decision,
     InjectedMessage, Manifest, ModelAccess, PluginCompaction, PluginEvent, PostToolOutcome,
-    PreCompactOutcome, PreToolOutcome, PromptOutcome, Requirement, Role, StopOutcome, ToolCall, ToolResult,
-    ToolSpec, ToolUse,
+    PreCompactOutcome, PreToolOutcome, PromptOutcome, Requirement, ReviewVerdict, Role, StopOutcome,
+    StopReason, ToolCall, ToolResult, ToolSpec, ToolUse, TurnVerdict,
 };
 pub use viewing::FreshView;
 

@@ -2,8 +2,8 @@
 //! that must be names, and text cut to the plugin's `max_output_kb`.
 
 use super::types::{
-    CompactorSpec, Configured, Contribution, Manifest, PluginCompaction, PostToolOutcome, PreCompactOutcome,
-    PreToolOutcome, PromptOutcome, StopOutcome,
+    Capabilities, CompactorSpec, Configured, Contribution, Manifest, PluginCompaction, PostToolOutcome,
+    PreCompactOutcome, PreToolOutcome, PromptOutcome, ReviewVerdict, StopOutcome, TurnVerdict,
 };
 use crate::compaction::Replacement;
 use crate::events::Widget;
@@ -125,6 +125,27 @@ impl Checked for StopOutcome {
     }
 }
 
+impl Checked for TurnVerdict {
+    fn check(&mut self, max_bytes: usize) -> Result<(), String> {
+        match self {
+            TurnVerdict::Continue(text) | TurnVerdict::Stop { message: text, .. } => {
+                cap_text(text, max_bytes)
+            }
+            TurnVerdict::End => {}
+        }
+        Ok(())
+    }
+}
+
+impl Checked for ReviewVerdict {
+    fn check(&mut self, max_bytes: usize) -> Result<(), String> {
+        if let ReviewVerdict::Deny(text) | ReviewVerdict::Error(text) = self {
+            cap_text(text, max_bytes);
+        }
+        Ok(())
+    }
+}
+
 impl Checked for CompactorSpec {
     fn check(&mut self, _max_bytes: usize) -> Result<(), String> {
         match self.trigger_percent {
@@ -170,6 +191,9 @@ impl Checked for PreCompactOutcome {
 }
 
 impl Checked for () {}
+
+/// The `judge` export's `spec`: which of its functions a plugin implements.
+impl Checked for Capabilities {}
 
 impl Checked for bool {}
 

@@ -33,6 +33,13 @@ impl Capabilities {
     /// Since contract 0.2.4, through the `viewer` export's `shows`: `view` describes what
     /// front ends show of the plugin.
     pub const VIEW: Self = Self(1 << 12);
+    /// Since contract 0.2.7, through the `judge` export's `spec`: `turn-end` judges how a
+    /// turn ends.
+    pub const TURN_END: Self = Self(1 << 13);
+    /// Since 0.2.7: `review` judges a call the permission hooks would ask about.
+    pub const REVIEW: Self = Self(1 << 14);
+    /// Since 0.2.7: `queued` gives a turn to run after an operator command.
+    pub const QUEUED: Self = Self(1 << 15);
 
     pub const fn empty() -> Self {
         Self(0)
@@ -65,6 +72,9 @@ pub struct CallContext {
     /// What the running turn has spent, as the `meter` import reads it (contract 0.2.6);
     /// zero outside a turn.
     pub meter: crate::runtime::host_api::MeterReading,
+    /// Where the session's tool results stand, for the `history` import (contract 0.2.7):
+    /// given to the `pre-compact` hooks only.
+    pub results: Option<crate::runtime::host_api::ResultPositions>,
 }
 
 /// The model calls of a session may ask, as the layer that owns the model client set it up.
@@ -193,6 +203,37 @@ pub struct PromptOutcome {
 pub enum StopOutcome {
     Stop,
     Continue(String),
+}
+
+/// Why a judge ends a turn (contract 0.2.7), as the turn's end reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    NeedInput,
+    Blocked,
+    TokenBudget,
+    TimeBudget,
+}
+
+/// What `turn-end` returns (contract 0.2.7).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnVerdict {
+    /// No opinion.
+    End,
+    Continue(String),
+    Stop {
+        reason: StopReason,
+        message: String,
+    },
+}
+
+/// What `review` returns (contract 0.2.7).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReviewVerdict {
+    Abstain,
+    Allow,
+    Deny(String),
+    /// The review failed: never a denial, never an approval.
+    Error(String),
 }
 
 /// What a plugin's `compactor` export says it does under its configuration (contract 0.2.3).

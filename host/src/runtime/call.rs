@@ -88,6 +88,8 @@ pub struct CallState {
     pub(crate) model: Option<super::host_api::ModelGrant>,
     /// What the `meter` import answers (contract 0.2.6).
     pub(crate) meter: super::host_api::MeterReading,
+    /// What the `history` import answers (contract 0.2.7): set for the `pre-compact` hooks.
+    pub(crate) results: Option<super::host_api::ResultPositions>,
     pub(crate) memory: MemoryCap,
     /// The host-side caps, and what the call has used of them.
     pub(crate) caps: CallCaps,
@@ -136,6 +138,7 @@ impl CallState {
             process,
             model: None,
             meter: Default::default(),
+            results: None,
             memory,
             caps,
             stderr,

@@ -156,6 +156,10 @@ pub struct CommandBody {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CommandOutput {
     pub output: String,
+    /// The turn a plugin queued after the command (a loop set or resumed starts working),
+    /// started at once; its events arrive on the session's stream. Absent when none was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn: Option<TurnStarted>,
 }
 
 /// The value to move a view's choice to.

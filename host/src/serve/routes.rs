@@ -248,12 +248,19 @@ pub async fn run_command(
     let open = app.session(&principal, &id).await?;
     super::commands::permit(&app, &principal, &id, &body.line)?;
     let mut session = open.handle.try_lock().map_err(|_| {
-        ApiError(StatusCode::CONFLICT, "a turn is running in this session; try again when it ends".into())
+        open.input.mark();
+        ApiError(StatusCode::CONFLICT, super::turns::RUNNING.into())
     })?;
-    match app.host.command(&mut session, &body.line, &*open.hub).await {
-        Ok(output) => Ok(Json(CommandOutput { output })),
-        Err(error) => Err(ApiError(StatusCode::BAD_REQUEST, error)),
-    }
+    let output = app.host.command(&mut session, &body.line, &*open.hub).await;
+    let output = output.map_err(|error| ApiError(StatusCode::BAD_REQUEST, error))?;
+    // A plugin may queue a turn after a command (a loop set or resumed starts working).
+    let queued = app.host.queued_turn(&mut session, &*open.hub).await;
+    drop(session);
+    let turn = match queued {
+        Some(prompt) => Some(super::turns::start(&app, &principal, &open, prompt)?),
+        None => None,
+    };
+    Ok(Json(CommandOutput { output, turn }))
 }
 
 #[utoipa::path(get, path = "/v1/sessions/{id}/export", tag = "sessions",

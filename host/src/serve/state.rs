@@ -14,7 +14,7 @@ use super::auth::{Principal, Principals};
 use super::hub::Hub;
 use super::relay::Relay;
 use super::wakers::Wakers;
-use crate::agent::{Host, SessionHandle};
+use crate::agent::{Host, InputWaiting, SessionHandle};
 use crate::config::ServeConfig;
 use crate::state::shared::Moved;
 use crate::state::{OWNER, StoreError};
@@ -61,6 +61,9 @@ pub struct Open {
     pub hub: Arc<Hub>,
     pub approvals: Arc<HttpApprover>,
     pub turn: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Marked when a prompt or a command arrives while a turn runs: the turn then ends at its
+    /// next continuation, and the operator's input goes next.
+    pub input: InputWaiting,
     /// The plugins' status lines as last read, shown while a turn holds the session.
     pub status: Mutex<Vec<String>>,
     last_used: Mutex<Instant>,
@@ -261,10 +264,11 @@ impl App {
     }
 
     async fn keep(&self, handle: SessionHandle, owner: String) -> Arc<Open> {
-        let (id, fence) = {
+        let (id, fence, input) = {
             let session = handle.lock().await;
             let fence = session.fence();
-            (session.id().to_owned(), Arc::new((fence.token.to_owned(), fence.generation)))
+            let input = session.input_waiting().clone();
+            (session.id().to_owned(), Arc::new((fence.token.to_owned(), fence.generation)), input)
         };
         let timeout = Duration::from_secs(self.limits.approval_timeout_secs);
         let (capacity, budget) = (self.limits.event_buffer, self.limits.event_buffer_kb * 1024);
@@ -287,6 +291,7 @@ impl App {
             hub: Arc::new(hub),
             approvals: Arc::new(approvals),
             turn: Mutex::new(None),
+            input,
             status: Mutex::new(Vec::new()),
             last_used: Mutex::new(Instant::now()),
         });

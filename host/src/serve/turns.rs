@@ -10,6 +10,10 @@ use super::api::{ApiError, TurnStarted};
 use super::auth::Principal;
 use super::state::{App, Open};
 
+/// Why a prompt or a command waits: the running turn was asked to make way for it.
+pub const RUNNING: &str = "a turn is running in this session; it grants no further continuation \
+     and ends at its next one: send again after its turn_ended event";
+
 pub fn start(
     app: &Arc<App>,
     principal: &Principal,
@@ -21,10 +25,8 @@ pub fn start(
     }
     let mut running = open.turn.lock().unwrap_or_else(|p| p.into_inner());
     if running.as_ref().is_some_and(|task| !task.is_finished()) {
-        return Err(ApiError(
-            StatusCode::CONFLICT,
-            "a turn is running in this session; wait for its turn_ended event".into(),
-        ));
+        open.input.mark();
+        return Err(ApiError(StatusCode::CONFLICT, RUNNING.into()));
     }
     let slot = app.start_turn(&principal.name).ok_or_else(|| {
         ApiError(

@@ -26,6 +26,18 @@ impl PluginModelUsage {
             .unwrap_or_default()
     }
 
+    /// What every plugin's model calls have used in the session `bag` belongs to.
+    pub fn total(bag: &StateBag) -> Self {
+        let used = bag.namespace(MODEL_USAGE_NAMESPACE).into_values();
+        used.filter_map(|text| serde_json::from_str::<Self>(&text).ok()).fold(Self::default(), |all, one| {
+            Self {
+                calls: all.calls.saturating_add(one.calls),
+                input_tokens: all.input_tokens.saturating_add(one.input_tokens),
+                output_tokens: all.output_tokens.saturating_add(one.output_tokens),
+            }
+        })
+    }
+
     /// Input and output tokens together: what a session budget counts.
     pub fn tokens(&self) -> u64 {
         self.input_tokens.saturating_add(self.output_tokens)
@@ -64,5 +76,16 @@ mod tests {
             (changes[0].namespace.as_str(), changes[0].key.as_str()),
             (MODEL_USAGE_NAMESPACE, "summary")
         );
+    }
+
+    #[test]
+    fn the_total_adds_every_plugins_calls() {
+        let bag = StateBag::default();
+        assert_eq!(PluginModelUsage::total(&bag), PluginModelUsage::default());
+        PluginModelUsage::add(&bag, "summary", 320, 80);
+        PluginModelUsage::add(&bag, "judge", 7, 3);
+        PluginModelUsage::add(&bag, "judge", 1, 1);
+        let all = PluginModelUsage::total(&bag);
+        assert_eq!(all, PluginModelUsage { calls: 3, input_tokens: 328, output_tokens: 84 });
     }
 }

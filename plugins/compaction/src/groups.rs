@@ -9,6 +9,7 @@
 use std::ops::Range;
 
 use agent_host_sdk::compaction::{HistoryMessage, MessageRole, RequestedCall};
+use agent_host_sdk::grouped;
 
 /// The longest the arguments of a call are shown, in characters.
 const ARGUMENTS_SHOWN: usize = 200;
@@ -69,7 +70,7 @@ pub fn stand_in(messages: &[HistoryMessage]) -> String {
                 [] => "it had no result".to_owned(),
                 [one] => format!("its result ({} chars) was removed to save context", grouped(chars(one))),
                 many => {
-                    let total = many.iter().map(|m| chars(m)).sum();
+                    let total: usize = many.iter().map(|m| chars(m)).sum();
                     format!(
                         "its {} results ({} chars) were removed to save context",
                         many.len(),
@@ -110,17 +111,4 @@ pub fn abbreviated(text: &str, most: usize) -> String {
 
 fn chars(message: &HistoryMessage) -> usize {
     message.content.chars().count()
-}
-
-/// `2345` as `2,345`.
-pub fn grouped(number: usize) -> String {
-    let digits = number.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
 }

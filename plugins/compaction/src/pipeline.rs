@@ -23,8 +23,9 @@ use agent_host_sdk::compaction::{
 };
 
 use crate::config::Config;
-use crate::groups::{self, grouped};
+use crate::groups;
 use crate::summary::{self, Line, SummaryRequest};
+use agent_host_sdk::grouped;
 
 /// The tokens a new message of `text` is taken to come to.
 pub fn estimate(text: &str) -> u32 {

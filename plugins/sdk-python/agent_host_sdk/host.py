@@ -110,6 +110,12 @@ class meter:
         turn every count is zero."""
         return _meter.read()
 
+    @staticmethod
+    def session() -> "_meter.SessionReading":
+        """What the whole session has spent (`tokens`, its plugins' model calls included, and
+        `model_calls`), the running turn included (contract 0.2.7)."""
+        return _meter.session()
+
 
 @dataclass
 class Completion:

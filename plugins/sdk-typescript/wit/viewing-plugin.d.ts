@@ -2,6 +2,7 @@
 /// <reference path="./interfaces/agent-host-plugin-edits.d.ts" />
 /// <reference path="./interfaces/agent-host-plugin-events.d.ts" />
 /// <reference path="./interfaces/agent-host-plugin-guest.d.ts" />
+/// <reference path="./interfaces/agent-host-plugin-history.d.ts" />
 /// <reference path="./interfaces/agent-host-plugin-hook-filter.d.ts" />
 /// <reference path="./interfaces/agent-host-plugin-log.d.ts" />
 /// <reference path="./interfaces/agent-host-plugin-meter.d.ts" />
@@ -12,19 +13,20 @@
 /// <reference path="./interfaces/agent-host-plugin-tools.d.ts" />
 /// <reference path="./interfaces/agent-host-plugin-types.d.ts" />
 /// <reference path="./interfaces/agent-host-plugin-viewer.d.ts" />
-declare module 'agent-host:plugin/viewing-plugin@0.2.6' {
-  export type * as AgentHostPluginEdits026 from 'agent-host:plugin/edits@0.2.6'; // import agent-host:plugin/edits@0.2.6
-  export type * as AgentHostPluginEvents026 from 'agent-host:plugin/events@0.2.6'; // import agent-host:plugin/events@0.2.6
-  export type * as AgentHostPluginHookFilter026 from 'agent-host:plugin/hook-filter@0.2.6'; // import agent-host:plugin/hook-filter@0.2.6
-  export type * as AgentHostPluginLog026 from 'agent-host:plugin/log@0.2.6'; // import agent-host:plugin/log@0.2.6
-  export type * as AgentHostPluginMeter026 from 'agent-host:plugin/meter@0.2.6'; // import agent-host:plugin/meter@0.2.6
-  export type * as AgentHostPluginModel026 from 'agent-host:plugin/model@0.2.6'; // import agent-host:plugin/model@0.2.6
-  export type * as AgentHostPluginProcess026 from 'agent-host:plugin/process@0.2.6'; // import agent-host:plugin/process@0.2.6
-  export type * as AgentHostPluginReuse026 from 'agent-host:plugin/reuse@0.2.6'; // import agent-host:plugin/reuse@0.2.6
-  export type * as AgentHostPluginState026 from 'agent-host:plugin/state@0.2.6'; // import agent-host:plugin/state@0.2.6
-  export type * as AgentHostPluginTools026 from 'agent-host:plugin/tools@0.2.6'; // import agent-host:plugin/tools@0.2.6
-  export type * as AgentHostPluginTypes026 from 'agent-host:plugin/types@0.2.6'; // import agent-host:plugin/types@0.2.6
-  export * as viewer from 'agent-host:plugin/viewer@0.2.6'; // export agent-host:plugin/viewer@0.2.6
-  export * as compactor from 'agent-host:plugin/compactor@0.2.6'; // export agent-host:plugin/compactor@0.2.6
-  export * as guest from 'agent-host:plugin/guest@0.2.6'; // export agent-host:plugin/guest@0.2.6
+declare module 'agent-host:plugin/viewing-plugin@0.2.7' {
+  export type * as AgentHostPluginEdits027 from 'agent-host:plugin/edits@0.2.7'; // import agent-host:plugin/edits@0.2.7
+  export type * as AgentHostPluginEvents027 from 'agent-host:plugin/events@0.2.7'; // import agent-host:plugin/events@0.2.7
+  export type * as AgentHostPluginHistory027 from 'agent-host:plugin/history@0.2.7'; // import agent-host:plugin/history@0.2.7
+  export type * as AgentHostPluginHookFilter027 from 'agent-host:plugin/hook-filter@0.2.7'; // import agent-host:plugin/hook-filter@0.2.7
+  export type * as AgentHostPluginLog027 from 'agent-host:plugin/log@0.2.7'; // import agent-host:plugin/log@0.2.7
+  export type * as AgentHostPluginMeter027 from 'agent-host:plugin/meter@0.2.7'; // import agent-host:plugin/meter@0.2.7
+  export type * as AgentHostPluginModel027 from 'agent-host:plugin/model@0.2.7'; // import agent-host:plugin/model@0.2.7
+  export type * as AgentHostPluginProcess027 from 'agent-host:plugin/process@0.2.7'; // import agent-host:plugin/process@0.2.7
+  export type * as AgentHostPluginReuse027 from 'agent-host:plugin/reuse@0.2.7'; // import agent-host:plugin/reuse@0.2.7
+  export type * as AgentHostPluginState027 from 'agent-host:plugin/state@0.2.7'; // import agent-host:plugin/state@0.2.7
+  export type * as AgentHostPluginTools027 from 'agent-host:plugin/tools@0.2.7'; // import agent-host:plugin/tools@0.2.7
+  export type * as AgentHostPluginTypes027 from 'agent-host:plugin/types@0.2.7'; // import agent-host:plugin/types@0.2.7
+  export * as viewer from 'agent-host:plugin/viewer@0.2.7'; // export agent-host:plugin/viewer@0.2.7
+  export * as compactor from 'agent-host:plugin/compactor@0.2.7'; // export agent-host:plugin/compactor@0.2.7
+  export * as guest from 'agent-host:plugin/guest@0.2.7'; // export agent-host:plugin/guest@0.2.7
 }

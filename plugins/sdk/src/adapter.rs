@@ -1,5 +1,5 @@
-//! Bridges the generated `Guest` traits (free functions) of the `guest`, `compactor` and
-//! `viewer` exports to a [`Plugin`] declaration.
+//! Bridges the generated `Guest` traits (free functions) of the `guest`, `compactor`,
+//! `viewer` and `judge` exports to a [`Plugin`] declaration.
 
 use std::marker::PhantomData;
 
@@ -13,10 +13,12 @@ use crate::bindings::agent_host::plugin::types::{
 };
 use crate::bindings::exports::agent_host::plugin::compactor::Guest as CompactorGuest;
 use crate::bindings::exports::agent_host::plugin::guest::Guest;
+use crate::bindings::exports::agent_host::plugin::judge::Guest as JudgeGuest;
 use crate::bindings::exports::agent_host::plugin::viewer::Guest as ViewerGuest;
 use crate::compaction::{
     Compacted, Compaction, CompactionBudget, CompactorSpec, HistoryMessage, PreCompactOutcome,
 };
+use crate::judge::{JudgeSpec, ReviewVerdict, TurnVerdict};
 use crate::view::Widget;
 
 /// The exports of a [`Plugin`] whatever its config type, so `export_plugin!` need not name it.
@@ -43,6 +45,10 @@ pub trait Exports {
     fn post_compact(&self, ctx: CallContext, done: &Compacted);
     fn shows(&self, config: &str) -> bool;
     fn view(&self, ctx: CallContext) -> Vec<Widget>;
+    fn judge_spec(&self, config: &str) -> JudgeSpec;
+    fn turn_end(&self, ctx: CallContext, reply: &str) -> TurnVerdict;
+    fn review(&self, ctx: CallContext, call: &ToolUse, asked: &str) -> ReviewVerdict;
+    fn queued(&self, ctx: CallContext) -> Option<String>;
 }
 
 impl<C: DeserializeOwned + Serialize + 'static> Exports for Plugin<C> {
@@ -101,6 +107,18 @@ impl<C: DeserializeOwned + Serialize + 'static> Exports for Plugin<C> {
     }
     fn view(&self, ctx: CallContext) -> Vec<Widget> {
         self.view_raw(ctx)
+    }
+    fn judge_spec(&self, config: &str) -> JudgeSpec {
+        self.judge_spec_raw(config)
+    }
+    fn turn_end(&self, ctx: CallContext, reply: &str) -> TurnVerdict {
+        self.turn_end_raw(ctx, reply)
+    }
+    fn review(&self, ctx: CallContext, call: &ToolUse, asked: &str) -> ReviewVerdict {
+        self.review_raw(ctx, call, asked)
+    }
+    fn queued(&self, ctx: CallContext) -> Option<String> {
+        self.queued_raw(ctx)
     }
 }
 
@@ -188,5 +206,23 @@ impl<E: Export> ViewerGuest for Adapter<E> {
 
     fn view(ctx: CallContext) -> Vec<Widget> {
         E::plugin().view(ctx)
+    }
+}
+
+impl<E: Export> JudgeGuest for Adapter<E> {
+    fn spec(config: String) -> JudgeSpec {
+        E::plugin().judge_spec(&config)
+    }
+
+    fn turn_end(ctx: CallContext, reply: String) -> TurnVerdict {
+        E::plugin().turn_end(ctx, &reply)
+    }
+
+    fn review(ctx: CallContext, call: ToolUse, asked: String) -> ReviewVerdict {
+        E::plugin().review(ctx, &call, &asked)
+    }
+
+    fn queued(ctx: CallContext) -> Option<String> {
+        E::plugin().queued(ctx)
     }
 }

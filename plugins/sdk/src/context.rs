@@ -12,6 +12,9 @@ pub struct Context<C> {
     pub model_calls: u64,
     /// Model calls the current user turn has made so far.
     pub turn_iteration: u32,
+    /// In a tool's handler, the id of the call it runs: what a `pre-compact` hook later finds
+    /// its result by ([`history::result_of`](crate::history::result_of)). None in any other call.
+    pub call_id: Option<String>,
 }
 
 impl<C: DeserializeOwned> Context<C> {
@@ -25,6 +28,7 @@ impl<C: DeserializeOwned> Context<C> {
             session_id: raw.session_id,
             model_calls: raw.model_calls,
             turn_iteration: raw.turn_iteration,
+            call_id: None,
         })
     }
 }
@@ -32,6 +36,6 @@ impl<C: DeserializeOwned> Context<C> {
 impl<C> Context<C> {
     /// A context for unit tests: `config`, an empty session id, no model calls yet.
     pub fn with_config(config: C) -> Self {
-        Self { config, session_id: String::new(), model_calls: 0, turn_iteration: 0 }
+        Self { config, session_id: String::new(), model_calls: 0, turn_iteration: 0, call_id: None }
     }
 }

@@ -4,9 +4,9 @@
 
 #[cfg(target_arch = "wasm32")]
 pub(crate) use crate::bindings::agent_host::plugin::{
-    edits, events, hook_filter, log, meter, model, process, reuse, state, tools,
+    edits, events, history, hook_filter, log, meter, model, process, reuse, state, tools,
 };
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) use crate::testing::fake::{
-    edits, events, hook_filter, log, meter, model, process, reuse, state, tools,
+    edits, events, history, hook_filter, log, meter, model, process, reuse, state, tools,
 };

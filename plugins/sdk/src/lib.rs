@@ -48,8 +48,10 @@ mod context;
 mod contribution;
 pub mod hook_filter;
 mod host;
+pub mod judge;
 pub mod model;
 mod no_config;
+mod numbers;
 mod plugin;
 pub mod process;
 pub mod state;
@@ -66,7 +68,7 @@ pub mod bindings {
     wit_bindgen::generate!({
         // Every plugin exports `compactor` and `viewer` too; `spec` says which of its
         // compaction hooks it implements, `shows` whether it has a view.
-        world: "viewing-plugin",
+        world: "judging-plugin",
         path: "../../wit",
         pub_export_macro: true,
         export_macro_name: "__export_world",
@@ -80,6 +82,7 @@ pub use command::Command;
 pub use compaction::{Compact, CompactTrigger, CompactionHooksFor, PostCompact, PreCompact};
 pub use context::Context;
 pub use no_config::NoConfig;
+pub use numbers::grouped;
 pub use plugin::{Configure, MaybeText, Plugin, PostToolUse, Provide};
 pub use schemars::{self, JsonSchema};
 pub use serde_json::{self, Value, json};
@@ -99,7 +102,8 @@ pub mod prelude {
     pub use crate::{
         Command, Context, Contribution, Decision, JsonSchema, NoArgs, NoConfig, Plugin, PostToolOutcome,
         PreToolOutcome, PromptOutcome, Requirement, Role, StopOutcome, Tool, ToolArgs, ToolCall, ToolResult,
-        ToolUse, Value, compaction, edits, events, export_plugin, hook_filter, json, log, meter, state,
+        ToolUse, Value, compaction, edits, events, export_plugin, hook_filter, json, judge, log, meter,
+        model, state,
     };
 }
 
@@ -136,9 +140,29 @@ pub mod edits {
 pub mod meter {
     pub use crate::bindings::agent_host::plugin::meter::{Caps, Reading};
 
+    pub use crate::bindings::agent_host::plugin::meter::SessionReading;
+
     /// The meter as of this call; outside a turn every count is zero.
     pub fn read() -> Reading {
         crate::host::meter::read()
+    }
+
+    /// What the whole session has spent as of this call, the running turn included
+    /// (contract 0.2.7).
+    pub fn session() -> SessionReading {
+        crate::host::meter::session()
+    }
+}
+
+/// Where a tool call's result stands in the session's history (contract 0.2.7), for a
+/// `pre-compact` hook that keeps it: note [`Context::call_id`] in the tool's handler, and in
+/// the hook name the result's message in `keep`.
+pub mod history {
+    /// The position of the result of the call `call_id` in the stored history, as
+    /// [`MessageId::Message`](crate::compaction::MessageId) names it; none when it has no
+    /// result there, and in any call but a `pre-compact` hook.
+    pub fn result_of(call_id: &str) -> Option<u64> {
+        crate::host::history::result_of(call_id)
     }
 }
 
@@ -162,7 +186,7 @@ pub mod log {
 }
 
 /// Exports the plugin that `$plugin` (a function returning a [`Plugin`]) declares as the
-/// component's `guest`, `compactor` and `viewer` interfaces. Only in a component: the export names are not symbols a
+/// component's `guest`, `compactor`, `viewer` and `judge` interfaces. Only in a component: the export names are not symbols a
 /// native linker accepts, and native builds are for unit tests, which call the declaration.
 #[macro_export]
 macro_rules! export_plugin {

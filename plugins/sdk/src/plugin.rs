@@ -44,6 +44,8 @@ pub struct Plugin<C> {
     pub(crate) compactor: Compactor<C>,
     /// What front ends show of it ([`view`](crate::view)).
     pub(crate) view: Option<crate::view::View<C>>,
+    /// How it judges ([`judge`](crate::judge)).
+    pub(crate) judge: crate::judge::Judge<C>,
 }
 
 impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
@@ -64,6 +66,7 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
             status: None,
             compactor: Compactor::default(),
             view: None,
+            judge: crate::judge::Judge::default(),
         }
     }
 
@@ -125,6 +128,26 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
     /// When the model ends a step without tool calls: stop, or continue with a message.
     pub fn on_stop(mut self, hook: fn(&Context<C>, &str) -> StopOutcome) -> Self {
         self.stop = Some(hook);
+        self
+    }
+
+    /// When the model ends a step without tool calls, after the `stop` hooks: end as the
+    /// model did, go on with a message, or stop with a typed reason ([`judge`](crate::judge)).
+    pub fn on_turn_end(mut self, hook: crate::judge::TurnEnd<C>) -> Self {
+        self.judge.turn_end = Some(hook);
+        self
+    }
+
+    /// Reviews a call the permission hooks would put to the operator: abstain, allow, deny
+    /// with a reason for the model, or fail (the operator is then asked).
+    pub fn on_review(mut self, hook: crate::judge::Review<C>) -> Self {
+        self.judge.review = Some(hook);
+        self
+    }
+
+    /// After an operator command: a prompt the host runs at once as a turn of its own.
+    pub fn on_queued(mut self, hook: crate::judge::Queued<C>) -> Self {
+        self.judge.queued = Some(hook);
         self
     }
 
@@ -203,7 +226,8 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
 
     /// Runs a call of one of the declared tools.
     pub fn call_tool_raw(&self, ctx: CallContext, call: ToolCall) -> Result<String, String> {
-        let ctx = Context::from_raw(ctx)?;
+        let mut ctx = Context::from_raw(ctx)?;
+        ctx.call_id = Some(call.id.clone());
         let tool = self
             .tools
             .iter()
@@ -272,6 +296,35 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
     pub fn status_raw(&self, ctx: CallContext) -> Option<String> {
         let status = self.status?;
         status(&self.context(ctx)?)
+    }
+
+    /// The `judge` interface's `spec`: which of its hooks this plugin implements.
+    pub fn judge_spec_raw(&self, _config: &str) -> crate::judge::JudgeSpec {
+        self.judge.spec()
+    }
+
+    pub fn turn_end_raw(&self, ctx: CallContext, reply: &str) -> crate::judge::TurnVerdict {
+        match (self.judge.turn_end, self.context(ctx)) {
+            (Some(hook), Some(ctx)) => hook(&ctx, reply),
+            _ => crate::judge::TurnVerdict::End,
+        }
+    }
+
+    pub fn review_raw(&self, ctx: CallContext, call: &ToolUse, asked: &str) -> crate::judge::ReviewVerdict {
+        let Some(hook) = self.judge.review else { return crate::judge::ReviewVerdict::Abstain };
+        match Context::from_raw(ctx) {
+            Ok(ctx) => hook(&ctx, call, asked),
+            // Neither a denial nor an approval: the operator decides.
+            Err(error) => crate::judge::ReviewVerdict::Error(format!(
+                "{} cannot read its configuration: {error}",
+                self.name
+            )),
+        }
+    }
+
+    pub fn queued_raw(&self, ctx: CallContext) -> Option<String> {
+        let hook = self.judge.queued?;
+        hook(&self.context(ctx)?)
     }
 
     /// The typed context, or None (logged) when the configuration does not fit.

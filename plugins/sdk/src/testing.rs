@@ -55,6 +55,8 @@ struct Session {
     model: Option<ModelStandIn>,
     asked: Vec<(Vec<ChatMessage>, CompleteOptions)>,
     meter: Option<crate::meter::Reading>,
+    session_meter: Option<crate::meter::SessionReading>,
+    results: BTreeMap<String, u64>,
 }
 
 thread_local! {
@@ -124,6 +126,17 @@ pub fn on_model(answer: ModelStandIn) {
 /// the host's default caps.
 pub fn set_meter(reading: crate::meter::Reading) {
     with(|session| session.meter = Some(reading));
+}
+
+/// Sets where the result of the call `call_id` stands in the history, for
+/// `history::result_of` (until the reset).
+pub fn set_result_position(call_id: &str, position: u64) {
+    with(|session| session.results.insert(call_id.to_owned(), position));
+}
+
+/// Sets what `meter::session` answers (until the reset); unset, every count is zero.
+pub fn set_session_meter(reading: crate::meter::SessionReading) {
+    with(|session| session.session_meter = Some(reading));
 }
 
 /// The requests `model::complete` was given since the last take, in order.
@@ -214,6 +227,28 @@ impl<C: DeserializeOwned + Serialize + 'static> Harness<C> {
 
     pub fn status(&self) -> Option<String> {
         self.plugin.status_raw(self.ctx())
+    }
+
+    /// `turn-end` with the model's final text `reply`.
+    pub fn turn_end(&self, reply: &str) -> crate::judge::TurnVerdict {
+        self.plugin.turn_end_raw(self.ctx(), reply)
+    }
+
+    /// `review` of a call of `tool` (offered by `plugin`) with `arguments`, asked about for
+    /// `asked`.
+    pub fn review(
+        &self,
+        plugin: &str,
+        tool: &str,
+        arguments: Value,
+        asked: &str,
+    ) -> crate::judge::ReviewVerdict {
+        self.plugin.review_raw(self.ctx(), &tool_use(plugin, tool, true, arguments), asked)
+    }
+
+    /// `queued`, as after an operator command.
+    pub fn queued(&self) -> Option<String> {
+        self.plugin.queued_raw(self.ctx())
     }
 
     /// `shows`, as the host calls it once per load: whether the plugin has a view.
@@ -321,9 +356,21 @@ pub(crate) mod fake {
         }
     }
 
+    pub mod history {
+        use super::super::with;
+
+        pub fn result_of(call_id: &str) -> Option<u64> {
+            with(|session| session.results.get(call_id).copied())
+        }
+    }
+
     pub mod meter {
         use super::super::with;
-        use crate::meter::{Caps, Reading};
+        use crate::meter::{Caps, Reading, SessionReading};
+
+        pub fn session() -> SessionReading {
+            with(|session| session.session_meter).unwrap_or(SessionReading { tokens: 0, model_calls: 0 })
+        }
 
         pub fn read() -> Reading {
             with(|session| session.meter).unwrap_or(Reading {

@@ -14,8 +14,9 @@ use wasmtime::{Engine, Store};
 
 use super::export::{Export, Interface};
 use super::types::{
-    CallContext, CompactorSpec, Configured, Contribution, Manifest, PluginCompaction, PostToolOutcome,
-    PreCompactOutcome, PreToolOutcome, PromptOutcome, StopOutcome, ToolCall, ToolResult, ToolUse,
+    CallContext, Capabilities, CompactorSpec, Configured, Contribution, Manifest, PluginCompaction,
+    PostToolOutcome, PreCompactOutcome, PreToolOutcome, PromptOutcome, ReviewVerdict, StopOutcome, ToolCall,
+    ToolResult, ToolUse, TurnVerdict,
 };
 use crate::compaction::{Budget, Done, Viewed};
 use crate::events::Widget;
@@ -68,7 +69,7 @@ impl Line {
     }
 
     /// Whether this line has `export` at all (`status` came with 0.2, the `compactor`
-    /// interface with 0.2.3, the `viewer` with 0.2.4).
+    /// interface with 0.2.3, the `viewer` with 0.2.4, the `judge` with 0.2.7).
     pub fn has(self, export: Export) -> bool {
         self == Self::V0_2 || (export != Export::Status && export.interface() == Interface::Guest)
     }
@@ -370,6 +371,56 @@ impl GuestPre {
     }
 }
 
+/// The `judge` exports (contract 0.2.7), likewise on the current line only.
+impl GuestPre {
+    pub async fn judge_spec(
+        &self,
+        store: &mut Store<CallState>,
+        func: Func,
+        config: &str,
+    ) -> wasmtime::Result<Capabilities> {
+        self.has_interface("judge")?;
+        v0_2::judge_spec(store, func, config).await
+    }
+
+    pub async fn turn_end(
+        &self,
+        store: &mut Store<CallState>,
+        func: Func,
+        ctx: &CallContext,
+        config: &str,
+        reply: &str,
+    ) -> wasmtime::Result<TurnVerdict> {
+        self.has_interface("judge")?;
+        v0_2::turn_end(store, func, ctx, config, reply).await
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub async fn review(
+        &self,
+        store: &mut Store<CallState>,
+        func: Func,
+        ctx: &CallContext,
+        config: &str,
+        tool_use: &ToolUse,
+        asked: &str,
+    ) -> wasmtime::Result<ReviewVerdict> {
+        self.has_interface("judge")?;
+        v0_2::review(store, func, ctx, config, tool_use, asked).await
+    }
+
+    pub async fn queued(
+        &self,
+        store: &mut Store<CallState>,
+        func: Func,
+        ctx: &CallContext,
+        config: &str,
+    ) -> wasmtime::Result<Option<String>> {
+        self.has_interface("judge")?;
+        v0_2::queued(store, func, ctx, config).await
+    }
+}
+
 /// Calls `func` with `params`. Checks the export's type against `P` and `R` (the line's)
 /// first: cheap for one export, and what keeps the call sound.
 async fn call<P, R>(store: &mut Store<CallState>, func: Func, params: P) -> wasmtime::Result<R>
@@ -407,17 +458,20 @@ mod tests {
     }
 
     #[test]
-    fn status_the_compactor_and_the_viewer_are_exports_of_the_current_line_only() {
+    fn status_the_compactor_the_viewer_and_the_judge_are_exports_of_the_current_line_only() {
         assert!(Line::V0_2.has(Export::Status));
         assert!(Line::V0_2.has(Export::Compact));
         assert!(Line::V0_2.has(Export::View));
         assert!(!Line::V0_1.has(Export::Status));
         assert!(!Line::V0_1.has(Export::PreCompact));
         assert!(!Line::V0_1.has(Export::ViewerShows));
+        assert!(Line::V0_2.has(Export::Review));
+        assert!(!Line::V0_1.has(Export::TurnEnd));
         let older = |e: &&Export| **e != Export::Status && e.interface() == Interface::Guest;
         assert!(Export::ALL.iter().filter(older).all(|e| Line::V0_1.has(*e)));
         let in_interface = |interface| Export::ALL.iter().filter(|e| e.interface() == interface).count();
         assert_eq!(in_interface(Interface::Compactor), 4);
         assert_eq!(in_interface(Interface::Viewer), 2);
+        assert_eq!(in_interface(Interface::Judge), 4);
     }
 }

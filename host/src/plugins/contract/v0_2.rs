@@ -1,9 +1,10 @@
-//! Contract line 0.2 (`wit/plugin.wit`, 0.2.6), the current one. Components built against
-//! 0.2.0 to 0.2.5 link against it unchanged: they import no `tools` (0.2.0), no `model`
-//! (before 0.2.2), no `edits` (before 0.2.5) and no `meter` (before 0.2.6), and export no `compactor` (before 0.2.3) and
-//! no `viewer` (before 0.2.4).
-//! So only the `guest` interface is type-checked as a whole; the `compactor` and `viewer`
-//! exports are found by name (`compactor.rs`, `viewer.rs`) and each checked when it is called.
+//! Contract line 0.2 (`wit/plugin.wit`, 0.2.7), the current one. Components built against
+//! 0.2.0 to 0.2.6 link against it unchanged: they import no `tools` (0.2.0), no `model`
+//! (before 0.2.2), no `edits` (before 0.2.5), no `meter` (before 0.2.6) or only its `read`
+//! (0.2.6) and no `history` (before 0.2.7), and export no `compactor` (before 0.2.3), no `viewer` (before 0.2.4) and no
+//! `judge` (before 0.2.7). So only the `guest` interface is type-checked as a whole; the
+//! optional exports are found by name (`compactor.rs`, `viewer.rs`, `judge.rs`) and each
+//! checked when it is called.
 
 use wasmtime::component::{Func, InstancePre, Linker};
 use wasmtime::{Engine, Store};
@@ -14,12 +15,14 @@ use crate::runtime::CallState;
 use crate::runtime::host_api::{ChatMessage, ChatRole, ProcessRequest};
 
 mod compactor;
+mod judge;
 mod viewer;
 pub(super) use compactor::{compact, post_compact, pre_compact, spec};
+pub(super) use judge::{judge_spec, queued, review, turn_end};
 pub(super) use viewer::view;
 
 wasmtime::component::bindgen!({
-    world: "viewing-plugin",
+    world: "judging-plugin",
     path: "../wit",
     // Calls run on the caller's async task (a fiber per call): WASI I/O stays async and no
     // call hops threads. The host's own imports are quick and stay synchronous, except
@@ -38,7 +41,7 @@ wasmtime::component::bindgen!({
 });
 
 /// The world's imports are `plugin`'s: what `unchanged_in_every_line!` links.
-use ViewingPlugin as Plugin;
+use JudgingPlugin as Plugin;
 
 unchanged_in_every_line!();
 
@@ -151,6 +154,19 @@ impl agent_host::plugin::meter::Host for CallState {
                 max_continuations: meter.max_continuations,
             },
         }
+    }
+
+    fn session(&mut self) -> agent_host::plugin::meter::SessionReading {
+        agent_host::plugin::meter::SessionReading {
+            tokens: self.meter.session_tokens,
+            model_calls: self.meter.session_model_calls,
+        }
+    }
+}
+
+impl agent_host::plugin::history::Host for CallState {
+    fn result_of(&mut self, call_id: String) -> Option<u64> {
+        self.results.as_ref().and_then(|results| results.of(&call_id))
     }
 }
 

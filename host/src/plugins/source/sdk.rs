@@ -54,6 +54,10 @@ const FILES: &[(&str, &str)] = &[
         include_str!("../../../../plugins/sdk-typescript/wit/interfaces/agent-host-plugin-guest.d.ts"),
     ),
     (
+        "typescript/wit/interfaces/agent-host-plugin-history.d.ts",
+        include_str!("../../../../plugins/sdk-typescript/wit/interfaces/agent-host-plugin-history.d.ts"),
+    ),
+    (
         "typescript/wit/interfaces/agent-host-plugin-hook-filter.d.ts",
         include_str!("../../../../plugins/sdk-typescript/wit/interfaces/agent-host-plugin-hook-filter.d.ts"),
     ),

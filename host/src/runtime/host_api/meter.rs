@@ -1,4 +1,5 @@
-//! `meter.read` (contract 0.2.6): what the call's turn had spent when the call began.
+//! `meter.read` (contract 0.2.6) and `meter.session` (0.2.7): what the call's turn and its
+//! session had spent when the call began.
 
 /// The host's meter as a plugin reads it: the running turn's spending and the deployment's
 /// caps on one turn.
@@ -12,4 +13,7 @@ pub struct MeterReading {
     pub max_turn_tokens: Option<u64>,
     pub max_turn_secs: Option<u64>,
     pub max_continuations: Option<u32>,
+    /// Every token the session's model calls and its plugins' model calls spent.
+    pub session_tokens: u64,
+    pub session_model_calls: u64,
 }

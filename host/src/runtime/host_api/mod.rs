@@ -4,6 +4,7 @@
 
 mod edits;
 mod events;
+mod history;
 mod hook_filter;
 mod log;
 mod meter;
@@ -14,6 +15,7 @@ mod state;
 mod tools;
 
 pub use edits::{EDIT_BYTES_PER_CALL, ReportedEdits};
+pub use history::ResultPositions;
 pub use log::Level;
 pub use meter::MeterReading;
 pub use model::{ChatMessage, ChatRole, Completion, ModelAsk, ModelBudget, ModelGrant, ModelService};

@@ -1,8 +1,12 @@
-declare module 'agent-host:plugin/meter@0.2.6' {
+declare module 'agent-host:plugin/meter@0.2.7' {
   /**
    * The meter as of this call.
    */
   export function read(): Reading;
+  /**
+   * Since 0.2.7. The session's totals as of this call; all zero outside a session.
+   */
+  export function session(): SessionReading;
   /**
    * The deployment's caps on one turn; none where it sets none.
    */
@@ -47,5 +51,18 @@ declare module 'agent-host:plugin/meter@0.2.6' {
      */
     turnContinuations: number,
     caps: Caps,
+  }
+  /**
+   * Since 0.2.7. What the whole session has spent, the running turn included.
+   */
+  export interface SessionReading {
+    /**
+     * Tokens of every turn's model calls and its plugins' model calls.
+     */
+    tokens: bigint,
+    /**
+     * Model calls of every turn.
+     */
+    modelCalls: bigint,
   }
 }
