@@ -6,7 +6,7 @@ use agent_host::events::Event;
 use agent_host::state::PluginModelUsage;
 use serde_json::{Value, json};
 
-use crate::support::{FakeModel, Reply, TestHost, plugin_block};
+use crate::support::{FakeModel, Reply, TestHost, plugin_block, tool_results};
 
 async fn host(model: &FakeModel, block: &str) -> TestHost {
     TestHost::with_plugins(model, &plugin_block("misbehave", block)).await
@@ -15,17 +15,6 @@ async fn host(model: &FakeModel, block: &str) -> TestHost {
 /// The model's turn: one `ask_model` call with `arguments`.
 fn ask(arguments: Value) -> Reply {
     Reply::tool("ask_model", &arguments.to_string())
-}
-
-/// Every tool result of the collected events: (ok, output).
-fn tool_results(events: &[Event]) -> Vec<(bool, String)> {
-    events
-        .iter()
-        .filter_map(|event| match event {
-            Event::ToolResult { ok, output, .. } => Some((*ok, output.clone())),
-            _ => None,
-        })
-        .collect()
 }
 
 fn model_calls(events: &[Event]) -> Vec<(String, u64, u64)> {

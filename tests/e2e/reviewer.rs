@@ -9,7 +9,7 @@ use agent_host::agent::{ApprovalAnswer, NoOperator};
 use agent_host::events::{CallDecision, ReviewOutcome};
 use serde_json::{Value, json};
 
-use crate::support::{FakeModel, Reply, ScriptedApprover, TestHost, config_text, plugin_block};
+use crate::support::{FakeModel, Reply, ScriptedApprover, TestHost, config_text, plugin_block, tool_results};
 
 const POLICY: &str = "Allow building; deny anything that deletes files.";
 
@@ -55,16 +55,6 @@ fn decisions(events: &[Event]) -> Vec<(CallDecision, String)> {
         .iter()
         .filter_map(|event| match event {
             Event::ToolDecision { decision, decided_by, .. } => Some((*decision, decided_by.clone())),
-            _ => None,
-        })
-        .collect()
-}
-
-fn tool_results(events: &[Event]) -> Vec<(bool, String)> {
-    events
-        .iter()
-        .filter_map(|event| match event {
-            Event::ToolResult { ok, output, .. } => Some((*ok, output.clone())),
             _ => None,
         })
         .collect()

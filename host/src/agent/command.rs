@@ -4,7 +4,7 @@
 use super::compact::{CompactOutcome, Compactor};
 use super::export_file;
 use super::prepare::prepare_call;
-use super::report::{forward_events, forward_model_calls, report_failure};
+use super::report::{forward_events, forward_model_calls, heard, report_failure};
 use super::tool_call::{self, CallEnv};
 use super::{Host, LiveSession, NoOperator, TurnError};
 use crate::compaction::Reason;
@@ -104,19 +104,11 @@ impl Host {
         let ctx = self.call_context(session);
         let mut queued = None;
         for plugin in set.plugins().iter().filter(|p| p.implements(Capabilities::QUEUED)) {
-            match plugin.queued(&ctx, session.bag()).await {
-                Ok(output) => {
-                    forward_events(sink, plugin, output.events);
-                    if let Some(prompt) = output.value.filter(|prompt| !prompt.trim().is_empty()) {
-                        sink.emit(&Event::TurnQueued {
-                            plugin: plugin.name().to_owned(),
-                            prompt: prompt.clone(),
-                        });
-                        queued = Some(prompt);
-                        break;
-                    }
-                }
-                Err(error) => report_failure(sink, &error),
+            let prompt = heard(sink, plugin, plugin.queued(&ctx, session.bag()).await).flatten();
+            if let Some(prompt) = prompt.filter(|prompt| !prompt.trim().is_empty()) {
+                sink.emit(&Event::TurnQueued { plugin: plugin.name().to_owned(), prompt: prompt.clone() });
+                queued = Some(prompt);
+                break;
             }
         }
         forward_model_calls(sink, &ctx);

@@ -3,7 +3,7 @@
 //! before it is used, the durable commit of the new view, and the hooks before and after.
 //! Compaction changes what is sent, never what is stored.
 
-use super::report::{forward_events, forward_model_calls, report_failure};
+use super::report::{forward_events, forward_model_calls, heard, report_failure};
 use super::{LiveSession, Snapshot};
 use crate::compaction::{self, Budget, Compaction, Done, MessageId, Reason, Replacement, TRUNCATE};
 use crate::events::{Event, EventSink};
@@ -180,20 +180,18 @@ impl Compactor<'_> {
         // plugin name the result of a call it made (contract 0.2.7, `history`).
         let ctx = CallContext { results: Some(result_positions(session)), ..self.ctx.clone() };
         for plugin in self.hooks(Capabilities::PRE_COMPACT) {
-            match plugin.pre_compact(&ctx, session.bag(), budget).await {
-                Ok(output) => {
-                    forward_events(self.sink, plugin, output.events);
-                    let outcome = output.value;
-                    for id in outcome.keep {
-                        if !budget.keep.contains(&id) {
-                            budget.keep.push(id);
-                        }
-                    }
-                    if veto.is_none() {
-                        veto = outcome.veto.map(|reason| (plugin.name().to_owned(), reason));
-                    }
+            let Some(outcome) =
+                heard(self.sink, plugin, plugin.pre_compact(&ctx, session.bag(), budget).await)
+            else {
+                continue;
+            };
+            for id in outcome.keep {
+                if !budget.keep.contains(&id) {
+                    budget.keep.push(id);
                 }
-                Err(error) => report_failure(self.sink, &error),
+            }
+            if veto.is_none() {
+                veto = outcome.veto.map(|reason| (plugin.name().to_owned(), reason));
             }
         }
         veto
@@ -201,10 +199,7 @@ impl Compactor<'_> {
 
     async fn post_compact(&self, session: &LiveSession, done: &Done) {
         for plugin in self.hooks(Capabilities::POST_COMPACT) {
-            match plugin.post_compact(self.ctx, session.bag(), done).await {
-                Ok(output) => forward_events(self.sink, plugin, output.events),
-                Err(error) => report_failure(self.sink, &error),
-            }
+            heard(self.sink, plugin, plugin.post_compact(self.ctx, session.bag(), done).await);
         }
     }
 

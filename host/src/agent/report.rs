@@ -1,7 +1,7 @@
 //! Passing what plugins say and how they fail onto the event stream.
 
 use crate::events::{Event, EventSink};
-use crate::plugins::{CallContext, LoadedPlugin, PluginError, PluginEvent};
+use crate::plugins::{CallContext, CallOutput, LoadedPlugin, PluginError, PluginEvent};
 
 /// Forwards a successful call's events, in the order the plugin emitted them, with the
 /// display form the plugin gave each.
@@ -23,4 +23,23 @@ pub fn forward_model_calls(sink: &dyn EventSink, ctx: &CallContext) {
 pub fn report_failure(sink: &dyn EventSink, error: &PluginError) {
     tracing::warn!(plugin = error.plugin(), %error, "plugin call failed");
     sink.emit(&Event::Error { message: error.to_string(), plugin: Some(error.plugin().to_owned()) });
+}
+
+/// What a hook answered: its value with its events forwarded, or none with its failure
+/// reported (a hook that failed has no say).
+pub fn heard<T>(
+    sink: &dyn EventSink,
+    plugin: &LoadedPlugin,
+    result: Result<CallOutput<T>, PluginError>,
+) -> Option<T> {
+    match result {
+        Ok(output) => {
+            forward_events(sink, plugin, output.events);
+            Some(output.value)
+        }
+        Err(error) => {
+            report_failure(sink, &error);
+            None
+        }
+    }
 }

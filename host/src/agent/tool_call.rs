@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::approval::{ApprovalAnswer, ApprovalRequest, Ask, StandingApprovals};
 use super::hooks::Verdict;
 use super::prepare::{FreshViews, OfferedTool, Prepared, ToolOwner};
-use super::report::{forward_events, report_failure};
+use super::report::{forward_events, heard, report_failure};
 use super::review::{Reviewed, review};
 use crate::config::OnAsk;
 use crate::events::{CallDecision, Event, EventSink};
@@ -271,14 +271,9 @@ async fn post_tool_use(env: &CallEnv<'_>, tool_use: &ToolUse, mut result: ToolRe
         if !hook.sees_post_tool_use(tool_use, &result) {
             continue;
         }
-        match hook.post_tool_use(env.ctx, env.bag, tool_use, &result).await {
-            Ok(output) => {
-                forward_events(env.sink, hook, output.events);
-                if let Some(replacement) = output.value.replace {
-                    result = replacement;
-                }
-            }
-            Err(error) => report_failure(env.sink, &error),
+        let outcome = heard(env.sink, hook, hook.post_tool_use(env.ctx, env.bag, tool_use, &result).await);
+        if let Some(replacement) = outcome.and_then(|outcome| outcome.replace) {
+            result = replacement;
         }
     }
     result

@@ -7,7 +7,7 @@ use super::call_ids::unique_ids;
 use super::compact::{self, CompactOutcome, Compactor};
 use super::prepare::{Prepared, prepare_call};
 use super::reply::{ReplyReport, cut_call_answer, reply_stop};
-use super::report::{forward_events, forward_model_calls, report_failure};
+use super::report::{forward_model_calls, heard};
 use super::tool_call::{self, CallEnv};
 use super::turn_end::EndReport;
 use super::turn_judges::{Ending, Judging};
@@ -387,14 +387,9 @@ impl Turn<'_, '_> {
     async fn session_start(&mut self, snapshot: &Snapshot) {
         let hooks = snapshot.plugins.plugins().iter().filter(|p| p.implements(Capabilities::SESSION_START));
         for plugin in hooks {
-            match plugin.session_start(&self.ctx, self.session.bag()).await {
-                Ok(output) => {
-                    forward_events(self.sink, plugin, output.events);
-                    if let Some(context) = output.value.filter(|c| !c.trim().is_empty()) {
-                        self.session.push(Message::system(context));
-                    }
-                }
-                Err(error) => report_failure(self.sink, &error),
+            let context = heard(self.sink, plugin, plugin.session_start(&self.ctx, self.session.bag()).await);
+            if let Some(context) = context.flatten().filter(|c| !c.trim().is_empty()) {
+                self.session.push(Message::system(context));
             }
         }
     }
@@ -405,16 +400,8 @@ impl Turn<'_, '_> {
         let hooks =
             snapshot.plugins.plugins().iter().filter(|p| p.implements(Capabilities::USER_PROMPT_SUBMIT));
         for plugin in hooks {
-            let outcome = match plugin.user_prompt_submit(&self.ctx, self.session.bag(), prompt).await {
-                Ok(output) => {
-                    forward_events(self.sink, plugin, output.events);
-                    output.value
-                }
-                Err(error) => {
-                    report_failure(self.sink, &error);
-                    continue;
-                }
-            };
+            let submitted = plugin.user_prompt_submit(&self.ctx, self.session.bag(), prompt).await;
+            let Some(outcome) = heard(self.sink, plugin, submitted) else { continue };
             if let Some(reason) = outcome.block {
                 self.sink.emit(&Event::PromptBlocked { plugin: plugin.name().to_owned(), reason });
                 return Some(TurnEnd::Blocked);

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::report::{forward_events, report_failure};
+use super::report::heard;
 use crate::events::{Event, EventSink, TurnEnd};
 use crate::plugins::{CallContext, Capabilities, PluginSet, StopOutcome, StopReason, TurnVerdict};
 use crate::state::StateBag;
@@ -62,15 +62,9 @@ impl Judging<'_> {
         }
         let mut continuation = self.stop_hooks(reply).await;
         for plugin in self.plugins.plugins().iter().filter(|p| p.implements(Capabilities::TURN_END)) {
-            let verdict = match plugin.turn_end(self.ctx, self.bag, reply).await {
-                Ok(output) => {
-                    forward_events(self.sink, plugin, output.events);
-                    output.value
-                }
-                Err(error) => {
-                    report_failure(self.sink, &error);
-                    continue;
-                }
+            let Some(verdict) = heard(self.sink, plugin, plugin.turn_end(self.ctx, self.bag, reply).await)
+            else {
+                continue;
             };
             match verdict {
                 TurnVerdict::End => {}
@@ -96,14 +90,9 @@ impl Judging<'_> {
     /// The first `stop` hook that continues, with its plugin's name.
     async fn stop_hooks(&self, reply: &str) -> Option<(String, String)> {
         for plugin in self.plugins.plugins().iter().filter(|p| p.implements(Capabilities::STOP)) {
-            match plugin.stop(self.ctx, self.bag, reply).await {
-                Ok(output) => {
-                    forward_events(self.sink, plugin, output.events);
-                    if let StopOutcome::Continue(message) = output.value {
-                        return Some((plugin.name().to_owned(), message));
-                    }
-                }
-                Err(error) => report_failure(self.sink, &error),
+            let outcome = heard(self.sink, plugin, plugin.stop(self.ctx, self.bag, reply).await);
+            if let Some(StopOutcome::Continue(message)) = outcome {
+                return Some((plugin.name().to_owned(), message));
             }
         }
         None

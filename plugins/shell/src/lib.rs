@@ -75,30 +75,7 @@ fn run(ctx: &Context<Config>, args: ShellArgs) -> Result<String, String> {
     let timeout_ms = args.timeout_ms.unwrap_or(ctx.config.timeout_ms);
     let line = format!("{GIT_WITHOUT_REPOSITORY_PROGRAMS}{}", args.command);
     let output = process::run(&line, timeout_ms, ctx.config.max_output_bytes)?;
-    Ok(report(&output, timeout_ms, ctx.config.max_output_bytes))
-}
-
-/// The result text the model sees.
-fn report(output: &process::RunOutput, asked_ms: u64, max_output_bytes: u64) -> String {
-    // The host says when the call's own deadline left the command less time than asked.
-    let timeout_ms = output.timeout_cut_to_ms.unwrap_or(asked_ms);
-    let status = match output.status {
-        Some(code) => format!("exit status: {code}"),
-        None => "exit status: none (killed)".to_owned(),
-    };
-    let mut text = format!("{status}\nstdout:\n{}\nstderr:\n{}", output.stdout, output.stderr);
-    if let Some(cut) = output.timeout_cut_to_ms {
-        text.push_str(&format!(
-            "\nnote: timeout_ms cut to {cut} ms (asked {asked_ms} ms): what was left of the plugin call's deadline"
-        ));
-    }
-    if output.timed_out {
-        text.push_str(&format!("\nnote: timed out after {timeout_ms} ms and was killed"));
-    }
-    if output.truncated {
-        text.push_str(&format!("\nnote: output cut at {max_output_bytes} bytes per stream"));
-    }
-    text
+    Ok(process::report(&output, timeout_ms, ctx.config.max_output_bytes))
 }
 
 agent_host_sdk::export_plugin!(plugin);

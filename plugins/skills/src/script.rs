@@ -152,25 +152,10 @@ pub fn quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))
 }
 
-/// The result text the model sees, as the shell tool writes it.
+/// The result text the model sees, as the shell tool writes it, and what of `scripts/` was
+/// left out of the run.
 fn report(output: &RunOutput, asked_ms: u64, max_output: u64, left_out: usize) -> String {
-    let status = match output.status {
-        Some(code) => format!("exit status: {code}"),
-        None => "exit status: none (killed)".to_owned(),
-    };
-    let mut text = format!("{status}\nstdout:\n{}\nstderr:\n{}", output.stdout, output.stderr);
-    if let Some(cut) = output.timeout_cut_to_ms {
-        text.push_str(&format!(
-            "\nnote: the time was cut to {cut} ms (asked {asked_ms} ms): what was left of the plugin call's deadline"
-        ));
-    }
-    if output.timed_out {
-        let ms = output.timeout_cut_to_ms.unwrap_or(asked_ms);
-        text.push_str(&format!("\nnote: timed out after {ms} ms and was killed"));
-    }
-    if output.truncated {
-        text.push_str(&format!("\nnote: output cut at {max_output} bytes per stream"));
-    }
+    let mut text = process::report(output, asked_ms, max_output);
     if left_out > 0 {
         text.push_str(&format!(
             "\nnote: {left_out} other files of scripts/ were not carried into the run (over {MAX_CARRIED} bytes, \

@@ -110,6 +110,17 @@ fn settle(component: &Path, name: &str) -> PathBuf {
     copy
 }
 
+/// Every tool result of `events`: (ok, output).
+pub fn tool_results(events: &[Event]) -> Vec<(bool, String)> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            Event::ToolResult { ok, output, .. } => Some((*ok, output.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
 /// A host in a temporary folder: `config.toml` written from the text given, SQLite inside.
 pub struct TestHost {
     pub dir: tempfile::TempDir,
