@@ -3,36 +3,26 @@
 //! replays a file of turns for demos and tests.
 
 mod anthropic;
-mod assemble;
 pub mod call_ids;
-mod context_errors;
 mod deadline;
 mod encodings;
 mod error;
-mod extra_body;
 mod history_encodings;
 pub mod http;
-mod injected;
 mod openai;
-mod openai_stream;
-mod params;
 mod probe;
 mod retry;
 mod scripted;
-mod sniff;
 mod sse;
 pub mod tokens;
 mod types;
-mod wire;
 
 use std::sync::Arc;
 
 pub use anthropic::AnthropicClient;
-pub use assemble::ReplyAssembler;
 pub use error::ModelError;
 pub use history_encodings::{HistoryEncodings, PerMessage};
-pub use openai::OpenAiClient;
-pub use openai_stream::read_event_stream;
+pub use openai::{OpenAiClient, ReplyAssembler, read_event_stream};
 pub use probe::{ProbeError, probe};
 pub use scripted::ScriptedModel;
 pub use types::{ModelReply, ModelRequest, StopReason, ToolDefinition};

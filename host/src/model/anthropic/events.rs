@@ -5,8 +5,8 @@
 
 use serde::Deserialize;
 
-use super::super::StopReason;
 use crate::events::TokenUsage;
+use crate::model::StopReason;
 
 /// One event's data: the parts the host reads.
 #[derive(Deserialize)]

@@ -9,10 +9,10 @@
 
 use futures_util::{Stream, StreamExt};
 
-use super::super::sse::{self, SseError};
-use super::super::{ModelReply, StopReason, ToolCallRequest};
 use super::events::{Delta, Event, StartedBlock, WireUsage, cut, stop_reason};
 use crate::events::TokenUsage;
+use crate::model::sse::{self, SseError};
+use crate::model::{ModelReply, StopReason, ToolCallRequest};
 
 /// Tool calls one reply may carry; more is a broken endpoint, not a plan.
 pub(super) const MAX_TOOL_CALLS: usize = 128;

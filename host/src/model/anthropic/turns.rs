@@ -6,8 +6,8 @@
 use serde::ser::{Serialize, SerializeSeq, Serializer};
 use serde_json::value::RawValue;
 
-use super::super::{Message, Role, ToolCallRequest};
 use super::wire::{Kind, is_empty, text_block, user_block, wire_id};
+use crate::model::{Message, Role, ToolCallRequest};
 
 #[derive(Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]

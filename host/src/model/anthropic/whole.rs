@@ -4,10 +4,10 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::super::{ModelReply, ToolCallRequest};
 use super::events::{EndpointError, WireUsage, cut, stop_reason};
 use super::stream::MAX_TOOL_CALLS;
 use crate::events::TokenUsage;
+use crate::model::{ModelReply, ToolCallRequest};
 
 /// The reply in `body`; an error saying what it is instead when it is none.
 pub(super) fn whole(body: &[u8]) -> Result<ModelReply, String> {

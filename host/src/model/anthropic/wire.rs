@@ -17,10 +17,10 @@ use std::borrow::Cow;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
 
-use super::super::encodings::{Encodings, same_tools};
-use super::super::history_encodings::HistoryEncodings;
-use super::super::{Message, ModelRequest, Role, ToolDefinition};
 use super::turns::{Turn, turns};
+use crate::model::encodings::{Encodings, same_tools};
+use crate::model::history_encodings::HistoryEncodings;
+use crate::model::{Message, ModelRequest, Role, ToolDefinition};
 
 /// What every request of one client carries besides the conversation.
 pub(super) struct Settings {
@@ -250,9 +250,9 @@ mod tests {
 
     use serde_json::{Value, json};
 
-    use super::super::turns::{NO_RESULT, OPENING};
     use super::*;
     use crate::conversation::{History, ToolCallRequest};
+    use crate::model::anthropic::turns::{NO_RESULT, OPENING};
 
     fn settings() -> Settings {
         Settings {

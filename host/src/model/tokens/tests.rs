@@ -163,7 +163,7 @@ fn a_scripted_model_is_counted_by_bytes_whatever_its_name() {
     let script = dir.path().join("script.toml");
     std::fs::write(&script, "[[turn]]\ntext = \"done\"\n").unwrap();
     let scripted =
-        ModelClient::Scripted(std::sync::Arc::new(super::super::ScriptedModel::from_file(&script).unwrap()));
+        ModelClient::Scripted(std::sync::Arc::new(crate::model::ScriptedModel::from_file(&script).unwrap()));
     assert_eq!(
         Budget::new(&config.model, &scripted).counter,
         Counter::Bytes,

@@ -5,8 +5,9 @@
 
 use futures_util::{Stream, StreamExt};
 
-use super::sse::{self, ENDED_EARLY, SseError};
-use super::{ModelError, ModelReply, ReplyAssembler};
+use super::ReplyAssembler;
+use crate::model::sse::{self, ENDED_EARLY, SseError};
+use crate::model::{ModelError, ModelReply};
 
 /// Why a streamed reply could not be read, and whether a new attempt may do better.
 #[derive(Debug)]

@@ -4,12 +4,12 @@
 use serde::ser::{Serialize, SerializeSeq, Serializer};
 use serde_json::value::RawValue;
 
-use super::encodings::{Encodings, same_tools};
-use super::history_encodings::HistoryEncodings;
 use super::injected::{self, Placement};
 use super::params::{Param, Params};
-use super::{Message, ModelRequest, Role, ToolCallRequest, ToolDefinition};
 use crate::config::InjectedAs;
+use crate::model::encodings::{Encodings, same_tools};
+use crate::model::history_encodings::HistoryEncodings;
+use crate::model::{Message, ModelRequest, Role, ToolCallRequest, ToolDefinition};
 
 /// What shapes a body besides the request itself: the client's settings.
 #[derive(Debug, Clone, Copy)]

@@ -4,6 +4,15 @@
 //! endpoint refuses them, errors that never show the key (not even when the endpoint echoes
 //! it back).
 
+mod assemble;
+mod context_errors;
+mod extra_body;
+mod injected;
+mod params;
+mod sniff;
+mod stream;
+mod wire;
+
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -12,19 +21,20 @@ use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, LOCATION};
 use hyper::{Response, StatusCode, Uri};
 use tokio::time::timeout_at;
 
-use super::deadline::{self, Clock, Timed, Waits};
-use super::encodings::Encodings;
-use super::error::{redact, redact_url, redirect_text};
-use super::http::{self, HttpClient};
-use super::openai_stream::{self, Broken};
-use super::params::{Dropped, Param, Params};
-use super::retry::{self, Failure, RetryPolicy, root_cause};
-use super::sniff::{self, Looks};
-use super::wire::{self, BodyOptions};
-use super::{
-    HistoryEncodings, ModelError, ModelReply, ModelRequest, ReplyAssembler, call_ids, context_errors,
-};
+use self::params::{Dropped, Param, Params};
+use self::sniff::Looks;
+use self::stream::Broken;
+use self::wire::BodyOptions;
 use crate::config::{InjectedAs, Limits, ModelConfig};
+use crate::model::deadline::{self, Clock, Timed, Waits};
+use crate::model::encodings::Encodings;
+use crate::model::error::{redact, redact_url, redirect_text};
+use crate::model::http::{self, HttpClient};
+use crate::model::retry::{self, Failure, RetryPolicy, root_cause};
+use crate::model::{HistoryEncodings, ModelError, ModelReply, ModelRequest, call_ids};
+
+pub use assemble::ReplyAssembler;
+pub use stream::read_event_stream;
 
 /// The endpoint when neither `[model] base_url` nor `OPENAI_BASE_URL` names one.
 const OFFICIAL_BASE_URL: &str = "https://api.openai.com/v1";
@@ -85,7 +95,7 @@ impl OpenAiClient {
             temperature: config.temperature,
             max_tokens: config.max_output_tokens,
             injected_as: config.injected_as,
-            extra_body: super::extra_body::from_table(&config.extra_body)?,
+            extra_body: extra_body::from_table(&config.extra_body)?,
             dropped: Dropped::default(),
             max_body_bytes: limits.endpoint_body_mb as usize * 1024 * 1024,
             max_event_bytes: limits.sse_line_kb as usize * 1024,
@@ -218,7 +228,7 @@ impl OpenAiClient {
         }
         let error = ModelError::Http { status, attempts: 1, body: short(&text) };
         if status == 400
-            && let Some(param) = super::params::refused(&text, sent)
+            && let Some(param) = params::refused(&text, sent)
         {
             return Err(Attempt::Refused { param, error });
         }
@@ -259,14 +269,9 @@ impl OpenAiClient {
             };
         if streamed {
             let all = futures_util::stream::iter(peeked.into_iter().map(Ok)).chain(chunks);
-            return openai_stream::read_events(
-                all,
-                self.max_event_bytes,
-                |error| self.broken(error),
-                on_text,
-            )
-            .await
-            .map_err(Failure::from);
+            return stream::read_events(all, self.max_event_bytes, |error| self.broken(error), on_text)
+                .await
+                .map_err(Failure::from);
         }
         let mut body = BytesMut::from(&peeked.concat()[..]);
         while let Some(chunk) = chunks.next().await {

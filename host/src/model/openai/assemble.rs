@@ -13,8 +13,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{ModelError, ModelReply, StopReason, ToolCallRequest};
 use crate::events::TokenUsage;
+use crate::model::{ModelError, ModelReply, StopReason, ToolCallRequest};
 
 /// Accumulates streamed deltas: text in order, tool calls by their `index` (or, without
 /// one, by their id and name).
