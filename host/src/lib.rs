@@ -33,6 +33,7 @@ mod sanitize;
 pub mod serve;
 pub mod state;
 pub mod telemetry;
+pub mod unpoisoned;
 
 pub use agent::{Host, TurnEnd, TurnOutcome};
 pub use config::Config;

@@ -2,6 +2,7 @@
 //! something and find them by what they hold rather than by a key: reusable plugin
 //! contributions by the state they read, request encodings by the text they encode.
 
+use crate::unpoisoned::LockUnpoisoned as _;
 use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard};
 
@@ -45,7 +46,7 @@ impl<T: Clone> RecentlyUsed<T> {
     }
 
     fn lock(&self) -> MutexGuard<'_, VecDeque<T>> {
-        self.values.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.values.lock_unpoisoned()
     }
 }
 

@@ -6,7 +6,7 @@
 
 use agent_host::Event;
 use agent_host::agent::Views;
-use agent_host::plugins::{Capabilities, Export};
+use agent_host::plugins::{Export, Exports};
 use serde_json::{Value, json};
 
 use crate::support::{FakeModel, Reply, TestHost, config_text, json_prompt_command, plugin_block};
@@ -229,7 +229,7 @@ async fn a_0_2_3_plugin_shows_no_view_and_its_view_is_never_asked() {
     let test = TestHost::with_plugins(&model, &before_views_beside_the_sdk()).await;
     let set = test.host.plugins();
     let (three, todo) = (set.by_name("contract-three").unwrap(), set.by_name("todo").unwrap());
-    assert!(!three.implements(Capabilities::VIEW));
+    assert!(!three.implements(Exports::VIEW));
     // The SDK's plugin exports `viewer`, so the host asked it once at load whether it shows
     // a view; the 0.2.3 one has no such export to ask.
     assert_eq!(todo.calls().get(Export::ViewerShows), 1, "{}", todo.calls().summary());

@@ -13,6 +13,7 @@ use crate::support::repo_root;
 /// The host's top-level modules, bottom layer first. A module may use its own items and
 /// those of any lower layer, never a module of its own layer or above.
 const LAYERS: &[&[&str]] = &[
+    &["unpoisoned"],
     &["conversation", "sanitize", "recent", "human_time", "telemetry"],
     &["config", "events", "compaction"],
     &["state", "sandbox"],

@@ -15,6 +15,7 @@ use super::approver::AcpApprover;
 use super::sessions::{Open, internal};
 use super::updates::Updates;
 use crate::agent::{Host, TurnEnd};
+use crate::unpoisoned::LockUnpoisoned as _;
 
 /// Starts the turn; the response is sent when it ends.
 pub fn start(
@@ -28,7 +29,7 @@ pub fn start(
     let text = prompt_text(&request.prompt);
     let cancel = CancellationToken::new();
     {
-        let mut turn = open.turn.lock().unwrap_or_else(|p| p.into_inner());
+        let mut turn = open.turn.lock_unpoisoned();
         if turn.is_some() {
             open.input.mark();
             return responder.respond_with_error(Error::invalid_request().data(format!(
@@ -56,7 +57,7 @@ pub fn start(
             let shown = answer.unwrap_or_else(|error| error);
             updates.send(SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(shown))));
             let Some(queued) = queued else {
-                *open.turn.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                *open.turn.lock_unpoisoned() = None;
                 let _ = responder.respond(PromptResponse::new(StopReason::EndTurn));
                 return;
             };
@@ -69,7 +70,7 @@ pub fn start(
                 () = cancel.cancelled() => None,
             }
         };
-        *open.turn.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *open.turn.lock_unpoisoned() = None;
         let answer = match result {
             None => Ok(PromptResponse::new(StopReason::Cancelled)),
             Some(Ok(outcome)) => Ok(PromptResponse::new(stop_reason(outcome.end))),
@@ -88,7 +89,7 @@ pub fn start(
 
 /// Cancels the turn running in `open`, if one is.
 pub fn cancel(open: &Open) {
-    if let Some(token) = open.turn.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+    if let Some(token) = open.turn.lock_unpoisoned().as_ref() {
         token.cancel();
     }
 }

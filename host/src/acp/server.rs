@@ -30,6 +30,7 @@ use super::updates::Updates;
 use super::views::Switch;
 use crate::agent::Host;
 use crate::state::SessionEntry;
+use crate::unpoisoned::LockUnpoisoned as _;
 
 const AUTH_METHOD: &str = "model-key";
 /// Sessions `session/list` reads at most.
@@ -96,7 +97,7 @@ pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
                     };
                     requested.attach(&mut *open.handle.lock().await).await;
                     let (modes, options) = {
-                        let shown = open.shown.lock().unwrap_or_else(|p| p.into_inner());
+                        let shown = open.shown.lock_unpoisoned();
                         (shown.modes(), shown.config_options())
                     };
                     responder.respond(
@@ -134,7 +135,7 @@ pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
                     Ok(open) => open,
                     Err(error) => return responder.respond_with_error(error),
                 };
-                let switch = open.shown.lock().unwrap_or_else(|p| p.into_inner()).mode_switch();
+                let switch = open.shown.lock_unpoisoned().mode_switch();
                 let value = request.mode_id.0.to_string();
                 switch_choice(
                     s6.host.clone(),
@@ -159,13 +160,13 @@ pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
                         .respond_with_error(Error::invalid_params().data("a choice takes a value id"));
                 };
                 let (switch, value) = {
-                    let shown = open.shown.lock().unwrap_or_else(|p| p.into_inner());
+                    let shown = open.shown.lock_unpoisoned();
                     (shown.config_switch(&request.config_id.0), value.0.to_string())
                 };
                 let host = s7.host.clone();
                 let opened = open.clone();
                 switch_choice(host, open, switch, value, responder, cx, move || {
-                    let options = opened.shown.lock().unwrap_or_else(|p| p.into_inner()).config_options();
+                    let options = opened.shown.lock_unpoisoned().config_options();
                     SetSessionConfigOptionResponse::new(options)
                 })
             },
@@ -195,7 +196,7 @@ pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
                         updates.send(update);
                     }
                     let (plan, modes, options) = {
-                        let shown = open.shown.lock().unwrap_or_else(|p| p.into_inner());
+                        let shown = open.shown.lock_unpoisoned();
                         (shown.plan(), shown.modes(), shown.config_options())
                     };
                     if !plan.entries.is_empty() {
@@ -222,7 +223,7 @@ pub async fn serve(host: Arc<Host>) -> anyhow::Result<()> {
                 // Attaching waits for the session (a turn may hold it): off the dispatch loop.
                 tokio::spawn(async move {
                     requested.attach(&mut *open.handle.lock().await).await;
-                    let shown = open.shown.lock().unwrap_or_else(|p| p.into_inner());
+                    let shown = open.shown.lock_unpoisoned();
                     let options = shown.config_options();
                     responder.respond(
                         ResumeSessionResponse::new().modes(shown.modes()).config_options(Some(options)),
@@ -314,8 +315,7 @@ fn switch_choice<R: agent_client_protocol::JsonRpcResponse + Send + 'static>(
     cx: ConnectionTo<Client>,
     answer: impl FnOnce() -> R + Send + 'static,
 ) -> Result<(), Error> {
-    let line = switch
-        .and_then(|switch| open.shown.lock().unwrap_or_else(|p| p.into_inner()).switch_line(&switch, &value));
+    let line = switch.and_then(|switch| open.shown.lock_unpoisoned().switch_line(&switch, &value));
     let Some(line) = line else {
         return responder.respond_with_error(Error::invalid_params().data(format!("{value} is not a value this session can be switched to (a choice only the model moves takes none)")));
     };

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::views::Shown;
 use crate::agent::{Host, InputWaiting, SessionHandle};
 use crate::events::{CollectEvents, Event};
+use crate::unpoisoned::LockUnpoisoned as _;
 
 pub struct Open {
     pub id: String,
@@ -48,7 +49,7 @@ impl Sessions {
 
     /// Lets go of session `id`: its turn cancelled, its lease released when the turn is gone.
     pub fn close(&self, id: &str) -> Result<(), Error> {
-        let open = self.open.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+        let open = self.open.lock_unpoisoned().remove(id);
         let open = open.ok_or_else(|| Error::invalid_params().data(format!("no open session {id}")))?;
         super::prompt::cancel(&open);
         Ok(())
@@ -56,7 +57,7 @@ impl Sessions {
 
     /// The open session `id`.
     pub fn get(&self, id: &str) -> Result<Arc<Open>, Error> {
-        self.open.lock().unwrap_or_else(|p| p.into_inner()).get(id).cloned().ok_or_else(|| {
+        self.open.lock_unpoisoned().get(id).cloned().ok_or_else(|| {
             Error::invalid_params().data(format!("no open session {id}; call session/new or session/load"))
         })
     }
@@ -81,7 +82,7 @@ impl Sessions {
             turn: Mutex::new(None),
             input,
         });
-        self.open.lock().unwrap_or_else(|p| p.into_inner()).insert(id, open.clone());
+        self.open.lock_unpoisoned().insert(id, open.clone());
         open
     }
 }

@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::{tool_kind, views};
 use crate::agent::Host;
 use crate::events::{Event, EventSink, FileEdit};
+use crate::unpoisoned::LockUnpoisoned as _;
 
 /// Sends one session's events to the client as `session/update` notifications.
 pub struct Updates {
@@ -60,7 +61,7 @@ impl Updates {
 
     /// Announces call `id` once, as pending.
     pub fn announce(&self, id: &str, name: &str, arguments: &Value) {
-        if !self.announced.lock().unwrap_or_else(|p| p.into_inner()).insert(id.to_owned()) {
+        if !self.announced.lock_unpoisoned().insert(id.to_owned()) {
             return;
         }
         let call = ToolCall::new(id.to_owned(), name.to_owned())
@@ -109,17 +110,11 @@ impl EventSink for Updates {
                 self.status(id, ToolCallUpdateFields::new().status(ToolCallStatus::InProgress));
             }
             Event::FileEdited { id, edit } => {
-                self.edits
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .entry(id.clone())
-                    .or_default()
-                    .push(edit.clone());
+                self.edits.lock_unpoisoned().entry(id.clone()).or_default().push(edit.clone());
             }
             Event::ToolResult { id, ok, output, .. } => {
                 let status = if *ok { ToolCallStatus::Completed } else { ToolCallStatus::Failed };
-                let edits =
-                    self.edits.lock().unwrap_or_else(|p| p.into_inner()).remove(id).unwrap_or_default();
+                let edits = self.edits.lock_unpoisoned().remove(id).unwrap_or_default();
                 let mut content: Vec<ToolCallContent> = edits.into_iter().filter_map(diff).collect();
                 content.push(ToolCallContent::from(ContentBlock::from(output.clone())));
                 self.status(id, ToolCallUpdateFields::new().status(status).content(content));
@@ -136,7 +131,7 @@ impl EventSink for Updates {
                 self.send(SessionUpdate::CompactionUpdate(update));
             }
             Event::ViewChanged { view } => {
-                let updates = self.shown.lock().unwrap_or_else(|p| p.into_inner()).changed(view);
+                let updates = self.shown.lock_unpoisoned().changed(view);
                 for update in updates {
                     self.send(update);
                 }

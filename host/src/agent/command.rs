@@ -11,7 +11,7 @@ use crate::compaction::Reason;
 use crate::events::{Event, EventSink, TokenUsage, thousands};
 use crate::model::ToolCallRequest;
 use crate::model::tokens::{Budget, ContextAccount};
-use crate::plugins::{Capabilities, ToolResult};
+use crate::plugins::{Exports, ToolResult};
 use crate::state::document;
 
 /// The host's own commands; any other name is a plugin's (or unknown).
@@ -103,7 +103,7 @@ impl Host {
         let set = self.plugins();
         let ctx = self.call_context(session);
         let mut queued = None;
-        for plugin in set.plugins().iter().filter(|p| p.implements(Capabilities::QUEUED)) {
+        for plugin in set.plugins().iter().filter(|p| p.implements(Exports::QUEUED)) {
             let prompt = heard(sink, plugin, plugin.queued(&ctx, session.bag()).await).flatten();
             if let Some(prompt) = prompt.filter(|prompt| !prompt.trim().is_empty()) {
                 sink.emit(&Event::TurnQueued { plugin: plugin.name().to_owned(), prompt: prompt.clone() });

@@ -8,7 +8,7 @@ use super::{LiveSession, Snapshot};
 use crate::compaction::{self, Budget, Compaction, Done, MessageId, Reason, Replacement, TRUNCATE};
 use crate::events::{Event, EventSink};
 use crate::model::tokens::Budget as TokenBudget;
-use crate::plugins::{CallContext, Capabilities, LoadedPlugin, ResultPositions};
+use crate::plugins::{CallContext, Exports, LoadedPlugin, ResultPositions};
 use crate::state::{CompactError, SessionStore, StoreError};
 
 /// Everything a compaction runs with, from the turn or the command that asks for one.
@@ -179,7 +179,7 @@ impl Compactor<'_> {
         // The hooks keep messages by position; where each tool result stands is what lets a
         // plugin name the result of a call it made (contract 0.2.7, `history`).
         let ctx = CallContext { results: Some(result_positions(session)), ..self.ctx.clone() };
-        for plugin in self.hooks(Capabilities::PRE_COMPACT) {
+        for plugin in self.hooks(Exports::PRE_COMPACT) {
             let Some(outcome) =
                 heard(self.sink, plugin, plugin.pre_compact(&ctx, session.bag(), budget).await)
             else {
@@ -198,12 +198,12 @@ impl Compactor<'_> {
     }
 
     async fn post_compact(&self, session: &LiveSession, done: &Done) {
-        for plugin in self.hooks(Capabilities::POST_COMPACT) {
+        for plugin in self.hooks(Exports::POST_COMPACT) {
             heard(self.sink, plugin, plugin.post_compact(self.ctx, session.bag(), done).await);
         }
     }
 
-    fn hooks(&self, hook: Capabilities) -> impl Iterator<Item = &std::sync::Arc<LoadedPlugin>> {
+    fn hooks(&self, hook: Exports) -> impl Iterator<Item = &std::sync::Arc<LoadedPlugin>> {
         self.snapshot.plugins.plugins().iter().filter(move |plugin| plugin.implements(hook))
     }
 

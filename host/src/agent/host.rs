@@ -14,6 +14,7 @@ use crate::model::tokens::Budget;
 use crate::plugins::{CallContext, PluginSet};
 use crate::runtime::SandboxEngine;
 use crate::state::SessionStore;
+use crate::unpoisoned::{LockUnpoisoned as _, RwLockUnpoisoned as _};
 
 /// Everything a running deployment needs: the engine, the current config, plugin set and
 /// MCP servers, the sessions and the model. Shared by every session (`Arc<Host>`).
@@ -82,12 +83,12 @@ impl Host {
     /// The config and plugin set new round trips use, taken together. Calls in flight keep
     /// the snapshot they started with.
     pub fn snapshot(&self) -> Snapshot {
-        self.current.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.current.read_unpoisoned().clone()
     }
 
     /// The config new calls use.
     pub fn config(&self) -> Arc<Config> {
-        self.current.read().unwrap_or_else(|p| p.into_inner()).config.clone()
+        self.current.read_unpoisoned().config.clone()
     }
 
     pub fn engine(&self) -> &SandboxEngine {
@@ -121,12 +122,12 @@ impl Host {
 
     /// The plugin set new calls use. Calls in flight keep the set they started with.
     pub fn plugins(&self) -> Arc<PluginSet> {
-        self.current.read().unwrap_or_else(|p| p.into_inner()).plugins.clone()
+        self.current.read_unpoisoned().plugins.clone()
     }
 
     /// The MCP servers new calls use.
     pub fn mcp(&self) -> Arc<McpSet> {
-        self.current.read().unwrap_or_else(|p| p.into_inner()).mcp.clone()
+        self.current.read_unpoisoned().mcp.clone()
     }
 
     /// Changes each time a reload swaps a new set in, however it was started (the file
@@ -137,7 +138,7 @@ impl Host {
     }
 
     pub fn reload_status(&self) -> ReloadStatus {
-        self.last_reload.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.last_reload.lock_unpoisoned().clone()
     }
 
     /// Reads the config file again and loads the plugin set it names — off the hot path:
@@ -159,7 +160,7 @@ impl Host {
             Ok::<_, anyhow::Error>((config, set, mcp))
         }
         .await;
-        let mut status = self.last_reload.lock().unwrap_or_else(|p| p.into_inner());
+        let mut status = self.last_reload.lock_unpoisoned();
         match result {
             Ok((config, set, mcp)) => {
                 for plugin in set.freshly_loaded() {
@@ -168,7 +169,7 @@ impl Host {
                 for event in &mcp.events {
                     sink.emit(event);
                 }
-                *self.current.write().unwrap_or_else(|p| p.into_inner()) =
+                *self.current.write_unpoisoned() =
                     Snapshot { config: Arc::new(config), plugins: Arc::new(set), mcp: Arc::new(mcp.set) };
                 *status = ReloadStatus { at: SystemTime::now(), error: None };
                 self.reloaded.send_modify(|count| *count += 1);

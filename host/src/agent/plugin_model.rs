@@ -13,6 +13,7 @@ use crate::model::tokens::{Budget, ContextAccount};
 use crate::model::{History, HistoryEncodings, Message, ModelClient, ModelRequest};
 use crate::plugins::ModelAccess;
 use crate::runtime::host_api::{ChatMessage, ChatRole, Completion, ModelAsk, ModelService};
+use crate::unpoisoned::LockUnpoisoned as _;
 
 /// The model the plugin calls of one session may ask. Cheap to clone; the events of the
 /// calls it served wait in it until [`ModelService::take_events`].
@@ -107,7 +108,7 @@ impl PluginModel {
             output_tokens: usage.output_tokens,
             ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         };
-        self.inner.events.lock().unwrap_or_else(|p| p.into_inner()).push(event);
+        self.inner.events.lock_unpoisoned().push(event);
         Ok(Completion {
             text: reply.text,
             input_tokens: usage.input_tokens,
@@ -128,7 +129,7 @@ impl ModelService for PluginModel {
     }
 
     fn take_events(&self) -> Vec<Event> {
-        std::mem::take(&mut *self.inner.events.lock().unwrap_or_else(|p| p.into_inner()))
+        std::mem::take(&mut *self.inner.events.lock_unpoisoned())
     }
 
     fn tokens_spent(&self) -> u64 {

@@ -13,7 +13,7 @@ use crate::events::{Event, EventSink};
 use crate::mcp::{McpServer, McpSet, McpTool};
 use crate::model::ToolDefinition;
 use crate::plugins::{
-    CallContext, Capabilities, CompiledSchema, LoadedPlugin, PluginSet, ProvideMemo, Role, ToolSpec,
+    CallContext, CompiledSchema, Exports, LoadedPlugin, PluginSet, ProvideMemo, Role, ToolSpec,
 };
 use crate::state::StateBag;
 
@@ -148,7 +148,7 @@ pub async fn prepare(
         for tool in plugin.declared_tools() {
             prepared.offer(plugin, &tool.spec, tool.schema.clone())?;
         }
-        if !plugin.implements(Capabilities::PROVIDE) {
+        if !plugin.implements(Exports::PROVIDE) {
             continue;
         }
         let output = match plugin.provide(ctx, bag, memo).await {

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::report::{forward_events, report_failure};
 use super::tool_call::CallEnv;
 use crate::events::{CallDecision, Event, ReviewOutcome};
-use crate::plugins::{Capabilities, ReviewVerdict, ToolUse};
+use crate::plugins::{Exports, ReviewVerdict, ToolUse};
 
 /// What the reviews made of a call.
 #[derive(Debug, PartialEq, Eq)]
@@ -31,7 +31,7 @@ pub(super) enum Reviewed {
 /// Asks the plugins that review about `call` (its arguments parsed as `arguments`), which the
 /// permission hooks ask about for `asked`.
 pub(super) async fn review(env: &CallEnv<'_>, call: &ToolUse, arguments: &Value, asked: &str) -> Reviewed {
-    for plugin in env.set.plugins().iter().filter(|p| p.implements(Capabilities::REVIEW)) {
+    for plugin in env.set.plugins().iter().filter(|p| p.implements(Exports::REVIEW)) {
         let verdict = match plugin.review(env.ctx, env.bag, call, asked).await {
             Ok(output) => {
                 forward_events(env.sink, plugin, output.events);

@@ -15,7 +15,7 @@ use super::{Approver, Host, LiveSession, Snapshot, TurnEnd, TurnError, TurnOutco
 use crate::compaction::Reason;
 use crate::events::{ContextEstimate, Event, EventSink, ReplyStop};
 use crate::model::{Message, ModelError, ModelReply, ModelRequest, Role, StopReason, ToolCallRequest};
-use crate::plugins::{CallContext, Capabilities};
+use crate::plugins::{CallContext, Exports};
 use crate::state::{Session, SessionStore};
 use crate::telemetry;
 use tracing::Instrument as _;
@@ -385,7 +385,7 @@ impl Turn<'_, '_> {
 
     /// `session-start` hooks, once per new session; their context goes into the history.
     async fn session_start(&mut self, snapshot: &Snapshot) {
-        let hooks = snapshot.plugins.plugins().iter().filter(|p| p.implements(Capabilities::SESSION_START));
+        let hooks = snapshot.plugins.plugins().iter().filter(|p| p.implements(Exports::SESSION_START));
         for plugin in hooks {
             let context = heard(self.sink, plugin, plugin.session_start(&self.ctx, self.session.bag()).await);
             if let Some(context) = context.flatten().filter(|c| !c.trim().is_empty()) {
@@ -397,8 +397,7 @@ impl Turn<'_, '_> {
     /// `user-prompt-submit` hooks, then the prompt into the history. `Some` when blocked.
     async fn submit_prompt(&mut self, snapshot: &Snapshot, prompt: &str) -> Option<TurnEnd> {
         let mut contexts = Vec::new();
-        let hooks =
-            snapshot.plugins.plugins().iter().filter(|p| p.implements(Capabilities::USER_PROMPT_SUBMIT));
+        let hooks = snapshot.plugins.plugins().iter().filter(|p| p.implements(Exports::USER_PROMPT_SUBMIT));
         for plugin in hooks {
             let submitted = plugin.user_prompt_submit(&self.ctx, self.session.bag(), prompt).await;
             let Some(outcome) = heard(self.sink, plugin, submitted) else { continue };

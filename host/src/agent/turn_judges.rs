@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::report::heard;
 use crate::events::{Event, EventSink, TurnEnd};
-use crate::plugins::{CallContext, Capabilities, PluginSet, StopOutcome, StopReason, TurnVerdict};
+use crate::plugins::{CallContext, Exports, PluginSet, StopOutcome, StopReason, TurnVerdict};
 use crate::state::StateBag;
 
 /// Set by a front end when the operator's input arrives for a session whose turn is running
@@ -61,7 +61,7 @@ impl Judging<'_> {
             return Ending::AsTheModelDid;
         }
         let mut continuation = self.stop_hooks(reply).await;
-        for plugin in self.plugins.plugins().iter().filter(|p| p.implements(Capabilities::TURN_END)) {
+        for plugin in self.plugins.plugins().iter().filter(|p| p.implements(Exports::TURN_END)) {
             let Some(verdict) = heard(self.sink, plugin, plugin.turn_end(self.ctx, self.bag, reply).await)
             else {
                 continue;
@@ -89,7 +89,7 @@ impl Judging<'_> {
 
     /// The first `stop` hook that continues, with its plugin's name.
     async fn stop_hooks(&self, reply: &str) -> Option<(String, String)> {
-        for plugin in self.plugins.plugins().iter().filter(|p| p.implements(Capabilities::STOP)) {
+        for plugin in self.plugins.plugins().iter().filter(|p| p.implements(Exports::STOP)) {
             let outcome = heard(self.sink, plugin, plugin.stop(self.ctx, self.bag, reply).await);
             if let Some(StopOutcome::Continue(message)) = outcome {
                 return Some((plugin.name().to_owned(), message));

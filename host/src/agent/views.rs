@@ -15,7 +15,7 @@
 
 use super::{Host, LiveSession};
 use crate::events::{Event, EventSink, PluginView, Widget};
-use crate::plugins::{CallContext, Capabilities, FreshView, LoadedPlugin, PluginError, PluginSet};
+use crate::plugins::{CallContext, Exports, FreshView, LoadedPlugin, PluginError, PluginSet};
 use crate::state::StateBag;
 
 impl Host {
@@ -129,7 +129,7 @@ impl Views {
 
 /// The plugins of `plugins` that show a view, in config order.
 fn viewing(plugins: &PluginSet) -> impl Iterator<Item = &std::sync::Arc<LoadedPlugin>> {
-    plugins.plugins().iter().filter(|plugin| plugin.implements(Capabilities::VIEW))
+    plugins.plugins().iter().filter(|plugin| plugin.implements(Exports::VIEW))
 }
 
 /// `plugin`'s view now.

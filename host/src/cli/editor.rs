@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, mpsc};
 
+use crate::unpoisoned::LockUnpoisoned as _;
 use reedline::{
     ColumnarMenu, Completer, EditCommand, Emacs, FileBackedHistory, KeyCode, KeyModifiers, MenuBuilder,
     Prompt, PromptEditMode, PromptHistorySearch, PromptHistorySearchStatus, Reedline, ReedlineEvent,
@@ -94,7 +95,7 @@ impl LineEditor {
     }
 
     pub fn set_completions(&self, completions: Completions) {
-        *self.completions.lock().unwrap_or_else(|p| p.into_inner()) = completions;
+        *self.completions.lock_unpoisoned() = completions;
     }
 
     /// A message typed at `prompt`.
@@ -216,7 +217,7 @@ struct SlashCompleter(Arc<Mutex<Completions>>);
 
 impl Completer for SlashCompleter {
     fn complete(&mut self, line: &str, pos: usize) -> Vec<Suggestion> {
-        let completions = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let completions = self.0.lock_unpoisoned();
         suggestions(&completions, &line[..pos.min(line.len())])
     }
 }

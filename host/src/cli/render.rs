@@ -15,6 +15,7 @@ use super::width;
 use crate::events::PluginView;
 use crate::events::{CallDecision, Event, EventSink, ReplyStop, ReviewOutcome, TurnEnd};
 use crate::sanitize::{multi_line, one_line};
+use crate::unpoisoned::LockUnpoisoned as _;
 
 const DIM: &str = "\x1b[2m";
 const RED: &str = "\x1b[31m";
@@ -89,7 +90,7 @@ impl ConsoleRenderer {
     }
 
     fn screen(&self) -> std::sync::MutexGuard<'_, Screen> {
-        self.screen.lock().unwrap_or_else(|p| p.into_inner())
+        self.screen.lock_unpoisoned()
     }
 
     fn line(&self, text: &str) {
@@ -153,7 +154,7 @@ fn spin(screen: Weak<Mutex<Screen>>) {
     let _ = std::thread::Builder::new().name("spinner".into()).spawn(move || {
         while let Some(screen) = screen.upgrade() {
             {
-                let mut screen = screen.lock().unwrap_or_else(|p| p.into_inner());
+                let mut screen = screen.lock_unpoisoned();
                 if screen.markdown.is_empty() && !screen.mid_line {
                     screen.spinner.tick(&mut std::io::stdout().lock());
                 }
@@ -287,11 +288,7 @@ impl EventSink for ConsoleRenderer {
             }
             // Drawn from the widgets alone, whichever plugin sent them.
             Event::ViewChanged { view } => {
-                let before = self
-                    .views
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(view.plugin.clone(), view.clone());
+                let before = self.views.lock_unpoisoned().insert(view.plugin.clone(), view.clone());
                 for line in
                     changed_lines(view, before.as_ref(), &Colors { dim: DIM, warn: YELLOW, reset: RESET })
                 {

@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use crate::events::{Event, EventSink};
+use crate::unpoisoned::LockUnpoisoned as _;
 
 /// How many results are kept.
 pub const KEPT_RESULTS: usize = 20;
@@ -72,7 +73,7 @@ impl<'a> Keeping<'a> {
     }
 
     pub fn results(&self) -> std::sync::MutexGuard<'_, ToolResults> {
-        self.results.lock().unwrap_or_else(|p| p.into_inner())
+        self.results.lock_unpoisoned()
     }
 }
 

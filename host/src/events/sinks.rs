@@ -1,6 +1,7 @@
 //! Where events go: the console, a JSON-lines writer, a test's collector.
 
 use super::Event;
+use crate::unpoisoned::LockUnpoisoned as _;
 
 /// Where events go: the console, a JSON-lines writer, a test's collector.
 pub trait EventSink: Send + Sync {
@@ -28,7 +29,7 @@ impl EventSink for BuildProgressOnStderr {
     }
 }
 
-/// Keeps every event, in order (tests, `agent-host bench`).
+/// Keeps every event, in order (tests and the benches).
 #[derive(Default)]
 pub struct CollectEvents {
     events: std::sync::Mutex<Vec<Event>>,
@@ -36,12 +37,12 @@ pub struct CollectEvents {
 
 impl CollectEvents {
     pub fn take(&self) -> Vec<Event> {
-        std::mem::take(&mut *self.events.lock().unwrap_or_else(|p| p.into_inner()))
+        std::mem::take(&mut *self.events.lock_unpoisoned())
     }
 }
 
 impl EventSink for CollectEvents {
     fn emit(&self, event: &Event) {
-        self.events.lock().unwrap_or_else(|p| p.into_inner()).push(event.clone());
+        self.events.lock_unpoisoned().push(event.clone());
     }
 }

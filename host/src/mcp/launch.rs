@@ -24,6 +24,7 @@ use super::capped::{CappedLines, Oversized};
 use super::handler::Handler;
 use crate::config::{BASELINE_ENV, McpServerConfig};
 use crate::sandbox::{die_with_parent, kill_group};
+use crate::unpoisoned::LockUnpoisoned as _;
 
 /// Lines of a started server's stderr kept for the error that says why it stopped.
 const STDERR_LINES: usize = 12;
@@ -72,7 +73,7 @@ impl Process {
             Ok(Err(error)) => format!("its exit status cannot be read ({error})"),
             Err(_) => "it closed its output but is still running".to_owned(),
         };
-        let lines = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
+        let lines = self.stderr.lock_unpoisoned();
         if lines.is_empty() {
             status
         } else {
@@ -182,7 +183,7 @@ async fn keep_stderr(
             }
             line.truncate(end);
         }
-        let mut kept = kept.lock().unwrap_or_else(|p| p.into_inner());
+        let mut kept = kept.lock_unpoisoned();
         if kept.len() == STDERR_LINES {
             kept.pop_front();
         }

@@ -18,6 +18,7 @@ use super::launch::{Connection, connect};
 use super::tools::{McpTool, offered};
 use crate::config::{McpServerConfig, McpTransport};
 use crate::plugins::ToolResult;
+use crate::unpoisoned::RwLockUnpoisoned as _;
 
 /// Restarts after a server stops, before it is given up on until the next reload.
 const MAX_RESTARTS: u32 = 5;
@@ -229,11 +230,11 @@ impl McpServer {
 
 impl Shared {
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Live> {
-        self.live.read().unwrap_or_else(|p| p.into_inner())
+        self.live.read_unpoisoned()
     }
 
     fn update(&self, change: impl FnOnce(&mut Live)) {
-        change(&mut self.live.write().unwrap_or_else(|p| p.into_inner()));
+        change(&mut self.live.write_unpoisoned());
         self.changes.send_modify(|version| *version += 1);
     }
 }

@@ -10,8 +10,8 @@ use wasmtime::component::{Func, Instance};
 
 use super::error::PluginError;
 use super::export::Export;
-use super::loaded::{Linked, LoadedPlugin, Powers};
-use super::outputs::{Checked, StatusText};
+use super::loaded::{CallPolicy, Linked, LoadedPlugin};
+use super::outputs::{Returned, StatusText};
 use super::reuse::ProvideMemo;
 use super::schema::{CompiledSchema, schema_problem};
 use super::types::{
@@ -239,7 +239,7 @@ impl Linked {
     /// message and the calls after it look up only the export they need.
     pub(super) async fn manifest(
         &self,
-        powers: &Powers,
+        powers: &CallPolicy,
         bag: &StateBag,
     ) -> Result<CallOutput<Manifest>, PluginError> {
         self.bounded(powers, Export::Manifest, async |deadline| {
@@ -253,7 +253,7 @@ impl Linked {
     /// `configure`, and the hook filters and tools it declared.
     pub(super) async fn configure(
         &self,
-        powers: &Powers,
+        powers: &CallPolicy,
         bag: &StateBag,
         config: &str,
     ) -> Result<(CallOutput<Result<Configured, String>>, Declarations), PluginError> {
@@ -271,7 +271,7 @@ impl Linked {
     /// The `compactor` interface's `spec` under the configuration `configure` returned.
     pub(super) async fn compactor_spec(
         &self,
-        powers: &Powers,
+        powers: &CallPolicy,
         bag: &StateBag,
         config: &str,
     ) -> Result<CallOutput<CompactorSpec>, PluginError> {
@@ -283,9 +283,9 @@ impl Linked {
     /// One call of `export` with nothing around it: instantiated on a fresh store, `call`
     /// made under the call's deadline, its failure classified or its effects kept, and what
     /// it returned checked.
-    pub(super) async fn invoke<R: Checked>(
+    pub(super) async fn invoke<R: Returned>(
         &self,
-        powers: &Powers,
+        powers: &CallPolicy,
         bag: &StateBag,
         export: Export,
         ctx: Option<&CallContext>,
@@ -295,9 +295,9 @@ impl Linked {
     }
 
     /// [`Self::invoke`], also handing back the instance when the call committed writes.
-    pub(super) async fn invoke_warm<R: Checked>(
+    pub(super) async fn invoke_warm<R: Returned>(
         &self,
-        powers: &Powers,
+        powers: &CallPolicy,
         bag: &StateBag,
         export: Export,
         ctx: Option<&CallContext>,
@@ -320,7 +320,7 @@ impl Linked {
     /// Whatever failed, the error names the plugin here.
     pub(super) async fn bounded<T>(
         &self,
-        powers: &Powers,
+        powers: &CallPolicy,
         export: Export,
         call: impl AsyncFnOnce(Deadline) -> Result<T, PluginFailure>,
     ) -> Result<T, PluginError> {
@@ -338,7 +338,7 @@ impl Linked {
     /// and the export to call. `ctx` brings the model a `model = true` grant may ask.
     async fn instantiate(
         &self,
-        powers: &Powers,
+        powers: &CallPolicy,
         bag: &StateBag,
         export: Export,
         ctx: Option<&CallContext>,
@@ -379,7 +379,7 @@ impl Linked {
     /// built if the call uses WASI at all, see [`CallState`]).
     fn fresh_store(
         &self,
-        powers: &Powers,
+        powers: &CallPolicy,
         bag: &StateBag,
         export: Export,
         deadline: Deadline,
@@ -399,10 +399,10 @@ impl Linked {
     }
 
     /// Ends a call: classifies a failure, or applies the state writes (only if the value
-    /// says the call succeeded, see [`Checked::commits`]) and hands back the events.
-    pub(super) fn finish<R: Checked>(
+    /// says the call succeeded, see [`Returned::commits`]) and hands back the events.
+    pub(super) fn finish<R: Returned>(
         &self,
-        powers: &Powers,
+        powers: &CallPolicy,
         mut store: Store<CallState>,
         result: wasmtime::Result<R>,
         bag: &StateBag,
@@ -412,9 +412,9 @@ impl Linked {
 
     /// [`Self::finish`], leaving the store: what the call read when it declared its result
     /// reusable (see [`CallState::take_reuse`]), and whether it committed writes.
-    fn settle<R: Checked>(
+    fn settle<R: Returned>(
         &self,
-        powers: &Powers,
+        powers: &CallPolicy,
         store: &mut Store<CallState>,
         result: wasmtime::Result<R>,
         bag: &StateBag,
@@ -440,9 +440,9 @@ struct Settled<R> {
     wrote: bool,
 }
 
-/// Caps and checks what a call returned; see [`Checked`].
-pub(super) fn checked<R: Checked>(
-    powers: &Powers,
+/// Caps and checks what a call returned; see [`Returned`].
+pub(super) fn checked<R: Returned>(
+    powers: &CallPolicy,
     mut output: CallOutput<R>,
 ) -> Result<CallOutput<R>, PluginFailure> {
     let max_bytes = powers.limits.max_output_kb as usize * 1024;

@@ -6,8 +6,8 @@ use wasmtime::Store;
 use super::calls::CallOutput;
 use super::error::PluginError;
 use super::export::Export;
-use super::loaded::{Linked, LoadedPlugin, Powers};
-use super::types::{CallContext, Capabilities, ReviewVerdict, ToolUse, TurnVerdict};
+use super::loaded::{CallPolicy, Linked, LoadedPlugin};
+use super::types::{CallContext, Exports, ReviewVerdict, ToolUse, TurnVerdict};
 use crate::runtime::CallState;
 use crate::state::StateBag;
 
@@ -58,10 +58,10 @@ impl Linked {
     /// its functions the plugin implements.
     pub(super) async fn judge_spec(
         &self,
-        powers: &Powers,
+        powers: &CallPolicy,
         bag: &StateBag,
         config: &str,
-    ) -> Result<Capabilities, PluginError> {
+    ) -> Result<Exports, PluginError> {
         let call =
             async |store: &mut Store<CallState>, func| self.guest.judge_spec(store, func, config).await;
         Ok(self.invoke(powers, bag, Export::JudgeSpec, None, call).await?.value)

@@ -16,7 +16,7 @@ use super::export::{ExportIndices, Interface};
 use super::hook_filter::HookFilters;
 use super::reuse::SharedContributions;
 use super::schema::SchemaCache;
-use super::types::{Capabilities, CommandSpec, CompactorSpec, Manifest, Requirement, ToolResult, ToolUse};
+use super::types::{CommandSpec, CompactorSpec, Exports, Manifest, Requirement, ToolResult, ToolUse};
 use crate::config::{Grants, Limits, SandboxMode};
 use crate::runtime::host_api::ModelBudget;
 use crate::runtime::{Caller, DirMount, ProcessGrant, SandboxEngine, cache};
@@ -80,7 +80,7 @@ pub(super) struct Linked {
 }
 
 /// What every call of one plugin runs as and with: who it is, its limits and its grants.
-pub(super) struct Powers {
+pub(super) struct CallPolicy {
     pub(super) caller: Arc<Caller>,
     pub(super) limits: Limits,
     pub(super) read_grants: Arc<[String]>,
@@ -102,7 +102,7 @@ pub struct LoadedPlugin {
     /// The tool schemas this load's contributions offered, checked and compiled.
     pub(super) schemas: SchemaCache,
     /// The manifest's capabilities, and the `compactor` export's hooks (contract 0.2.3).
-    capabilities: Capabilities,
+    capabilities: Exports,
     /// The share of a request's room past which it asks to compact, when it compacts.
     compact_trigger: Option<u8>,
     commands: Vec<CommandSpec>,
@@ -113,7 +113,7 @@ pub struct LoadedPlugin {
     /// The tools `configure` declared, offered on every model call (contract 0.2.1).
     declared_tools: Vec<DeclaredTool>,
     pub(super) linked: Linked,
-    pub(super) powers: Powers,
+    pub(super) powers: CallPolicy,
     /// The configuration `configure` returned, as every call receives it.
     pub(super) config: String,
     fail_open: bool,
@@ -145,7 +145,7 @@ impl LoadedPlugin {
 
         // Until the manifest names it, the plugin is the file it came from.
         let shown = path.display().to_string();
-        let unnamed = Powers {
+        let unnamed = CallPolicy {
             caller: Arc::new(Caller { name: shown.clone(), label: shown.clone() }),
             limits: spec.limits,
             read_grants: Arc::from([]),
@@ -166,7 +166,7 @@ impl LoadedPlugin {
             hash: file.hash.clone(),
         });
         let label = identity.to_string();
-        let powers = Powers {
+        let powers = CallPolicy {
             caller: Arc::new(Caller { name: identity.name.clone(), label: label.clone() }),
             limits: spec.limits,
             read_grants: spec.grants.read_state.clone().into(),
@@ -187,7 +187,7 @@ impl LoadedPlugin {
         })?;
         let schemas = SchemaCache::default();
         let declared_tools = declared_tools::check(declared.tools, &schemas).map_err(manifest_error)?;
-        if !declared_tools.is_empty() && !manifest.capabilities.contains(Capabilities::CALL_TOOL) {
+        if !declared_tools.is_empty() && !manifest.capabilities.contains(Exports::CALL_TOOL) {
             return Err(manifest_error(
                 "declares tools but its manifest does not announce `call-tool`, so none could run".into(),
             ));
@@ -200,9 +200,9 @@ impl LoadedPlugin {
             && linked.viewer_shows(&powers, &scratch, &configured.config).await?;
         let judges = match exports_interface(Interface::Judge) {
             true => linked.judge_spec(&powers, &scratch, &configured.config).await?,
-            false => Capabilities::empty(),
+            false => Exports::empty(),
         };
-        if compactor.trigger_percent.is_some() && !compactor.hooks.contains(Capabilities::COMPACT) {
+        if compactor.trigger_percent.is_some() && !compactor.hooks.contains(Exports::COMPACT) {
             return Err(manifest_error("gives a compaction trigger but does not implement `compact`".into()));
         }
         static LOADS: AtomicU64 = AtomicU64::new(0);
@@ -213,7 +213,7 @@ impl LoadedPlugin {
             schemas,
             capabilities: manifest.capabilities
                 | compactor.hooks
-                | if shows_view { Capabilities::VIEW } else { Capabilities::empty() }
+                | if shows_view { Exports::VIEW } else { Exports::empty() }
                 | judges,
             compact_trigger: compactor.trigger_percent,
             commands: manifest.commands,
@@ -267,7 +267,7 @@ impl LoadedPlugin {
         self.namespaces_read().map(|namespace| bag.revision(namespace))
     }
 
-    pub fn implements(&self, capability: Capabilities) -> bool {
+    pub fn implements(&self, capability: Exports) -> bool {
         self.capabilities.contains(capability)
     }
 
@@ -285,12 +285,12 @@ impl LoadedPlugin {
     /// Whether the host must call `pre-tool-use` for `tool_use`: the plugin implements it
     /// and its filter lets the call through.
     pub fn sees_pre_tool_use(&self, tool_use: &ToolUse) -> bool {
-        self.implements(Capabilities::PRE_TOOL_USE) && self.hook_filters.pre_tool_use_sees(tool_use)
+        self.implements(Exports::PRE_TOOL_USE) && self.hook_filters.pre_tool_use_sees(tool_use)
     }
 
     /// Whether the host must call `post-tool-use` for `tool_use` ending in `result`.
     pub fn sees_post_tool_use(&self, tool_use: &ToolUse, result: &ToolResult) -> bool {
-        self.implements(Capabilities::POST_TOOL_USE) && self.hook_filters.post_tool_use_sees(tool_use, result)
+        self.implements(Exports::POST_TOOL_USE) && self.hook_filters.post_tool_use_sees(tool_use, result)
     }
 
     /// The tools `configure` declared, in the order declared.
@@ -305,10 +305,6 @@ impl LoadedPlugin {
     /// The configuration `configure` returned.
     pub fn config(&self) -> &str {
         &self.config
-    }
-
-    pub fn limits(&self) -> Limits {
-        self.powers.limits
     }
 
     pub fn fail_open(&self) -> bool {

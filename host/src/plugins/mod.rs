@@ -77,10 +77,10 @@ pub use reuse::ProvideMemo;
 pub use schema::CompiledSchema;
 pub use source::{Progress, build_crate, build_workspace, resolve_component};
 pub use types::{
-    CallContext, Capabilities, CommandSpec, CompactorSpec, Configured, Contribution, Decision,
-    InjectedMessage, Manifest, ModelAccess, PluginCompaction, PluginEvent, PostToolOutcome,
-    PreCompactOutcome, PreToolOutcome, PromptOutcome, Requirement, ReviewVerdict, Role, StopOutcome,
-    StopReason, ToolCall, ToolResult, ToolSpec, ToolUse, TurnVerdict,
+    CallContext, CommandSpec, CompactorSpec, Configured, Contribution, Decision, Exports, InjectedMessage,
+    Manifest, ModelAccess, PluginCompaction, PluginEvent, PostToolOutcome, PreCompactOutcome, PreToolOutcome,
+    PromptOutcome, Requirement, ReviewVerdict, Role, StopOutcome, StopReason, ToolCall, ToolResult, ToolSpec,
+    ToolUse, TurnVerdict,
 };
 pub use viewing::FreshView;
 

@@ -2,14 +2,14 @@
 //! that must be names, and text cut to the plugin's `max_output_kb`.
 
 use super::types::{
-    Capabilities, CompactorSpec, Configured, Contribution, Manifest, PluginCompaction, PostToolOutcome,
+    CompactorSpec, Configured, Contribution, Exports, Manifest, PluginCompaction, PostToolOutcome,
     PreCompactOutcome, PreToolOutcome, PromptOutcome, ReviewVerdict, StopOutcome, TurnVerdict,
 };
 use crate::compaction::Replacement;
 use crate::events::Widget;
 
 /// A value a plugin call can return.
-pub trait Checked {
+pub trait Returned {
     /// Cuts overlong text to `max_bytes`; an error is a broken contract.
     fn check(&mut self, _max_bytes: usize) -> Result<(), String> {
         Ok(())
@@ -22,15 +22,15 @@ pub trait Checked {
     }
 }
 
-impl Checked for Manifest {}
+impl Returned for Manifest {}
 
-impl Checked for Result<Configured, String> {}
+impl Returned for Result<Configured, String> {}
 
 /// What `status` returns: capped like any text, and never committed (see
 /// `LoadedPlugin::status`).
 pub(super) struct StatusText(pub Option<String>);
 
-impl Checked for StatusText {
+impl Returned for StatusText {
     fn check(&mut self, max_bytes: usize) -> Result<(), String> {
         self.0.check(max_bytes)
     }
@@ -40,7 +40,7 @@ impl Checked for StatusText {
     }
 }
 
-impl Checked for Result<String, String> {
+impl Returned for Result<String, String> {
     fn check(&mut self, max_bytes: usize) -> Result<(), String> {
         match self {
             Ok(text) | Err(text) => cap_text(text, max_bytes),
@@ -53,7 +53,7 @@ impl Checked for Result<String, String> {
     }
 }
 
-impl Checked for Option<String> {
+impl Returned for Option<String> {
     fn check(&mut self, max_bytes: usize) -> Result<(), String> {
         if let Some(text) = self {
             cap_text(text, max_bytes);
@@ -62,7 +62,7 @@ impl Checked for Option<String> {
     }
 }
 
-impl Checked for Contribution {
+impl Returned for Contribution {
     fn check(&mut self, max_bytes: usize) -> Result<(), String> {
         if let Some(text) = &mut self.instructions {
             cap_text(text, max_bytes);
@@ -82,7 +82,7 @@ impl Checked for Contribution {
     }
 }
 
-impl Checked for PromptOutcome {
+impl Returned for PromptOutcome {
     fn check(&mut self, max_bytes: usize) -> Result<(), String> {
         if let Some(text) = &mut self.context {
             cap_text(text, max_bytes);
@@ -91,7 +91,7 @@ impl Checked for PromptOutcome {
     }
 }
 
-impl Checked for PreToolOutcome {
+impl Returned for PreToolOutcome {
     fn check(&mut self, max_bytes: usize) -> Result<(), String> {
         if let Some(text) = &mut self.context {
             cap_text(text, max_bytes);
@@ -107,7 +107,7 @@ impl Checked for PreToolOutcome {
     }
 }
 
-impl Checked for PostToolOutcome {
+impl Returned for PostToolOutcome {
     fn check(&mut self, max_bytes: usize) -> Result<(), String> {
         if let Some(result) = &mut self.replace {
             cap_text(&mut result.output, max_bytes);
@@ -116,7 +116,7 @@ impl Checked for PostToolOutcome {
     }
 }
 
-impl Checked for StopOutcome {
+impl Returned for StopOutcome {
     fn check(&mut self, max_bytes: usize) -> Result<(), String> {
         if let StopOutcome::Continue(text) = self {
             cap_text(text, max_bytes);
@@ -125,7 +125,7 @@ impl Checked for StopOutcome {
     }
 }
 
-impl Checked for TurnVerdict {
+impl Returned for TurnVerdict {
     fn check(&mut self, max_bytes: usize) -> Result<(), String> {
         match self {
             TurnVerdict::Continue(text) | TurnVerdict::Stop { message: text, .. } => {
@@ -137,7 +137,7 @@ impl Checked for TurnVerdict {
     }
 }
 
-impl Checked for ReviewVerdict {
+impl Returned for ReviewVerdict {
     fn check(&mut self, max_bytes: usize) -> Result<(), String> {
         if let ReviewVerdict::Deny(text) | ReviewVerdict::Error(text) = self {
             cap_text(text, max_bytes);
@@ -146,7 +146,7 @@ impl Checked for ReviewVerdict {
     }
 }
 
-impl Checked for CompactorSpec {
+impl Returned for CompactorSpec {
     fn check(&mut self, _max_bytes: usize) -> Result<(), String> {
         match self.trigger_percent {
             Some(percent) if !(1..=100).contains(&percent) => {
@@ -159,7 +159,7 @@ impl Checked for CompactorSpec {
 
 /// A compaction's new messages and note are capped like any text; whether what is left is
 /// usable is for `compaction::check`.
-impl Checked for Result<Option<PluginCompaction>, String> {
+impl Returned for Result<Option<PluginCompaction>, String> {
     fn check(&mut self, max_bytes: usize) -> Result<(), String> {
         match self {
             Ok(Some(compaction)) => {
@@ -181,7 +181,7 @@ impl Checked for Result<Option<PluginCompaction>, String> {
     }
 }
 
-impl Checked for PreCompactOutcome {
+impl Returned for PreCompactOutcome {
     fn check(&mut self, max_bytes: usize) -> Result<(), String> {
         if let Some(text) = &mut self.veto {
             cap_text(text, max_bytes);
@@ -190,18 +190,18 @@ impl Checked for PreCompactOutcome {
     }
 }
 
-impl Checked for () {}
+impl Returned for () {}
 
 /// The `judge` export's `spec`: which of its functions a plugin implements.
-impl Checked for Capabilities {}
+impl Returned for Exports {}
 
-impl Checked for bool {}
+impl Returned for bool {}
 
 /// What `view` returns: never committed (see `LoadedPlugin::view`), its text capped like any
 /// text (the whole view within `max_output_kb`), and every widget's id unique.
 pub(super) struct ViewWidgets(pub Vec<Widget>);
 
-impl Checked for ViewWidgets {
+impl Returned for ViewWidgets {
     fn check(&mut self, max_bytes: usize) -> Result<(), String> {
         // A view has a handful of widgets: comparing each id with those before it allocates nothing.
         let widgets = &self.0;

@@ -13,7 +13,7 @@ use super::loaded::{ComponentFile, LoadedPlugin, PluginSpec};
 use super::requirements::check_requirements;
 use super::reuse::ProvideMemo;
 use super::source::build;
-use super::types::{CallContext, Capabilities};
+use super::types::{CallContext, Exports};
 use crate::config::{Config, ConfigError, Grants, Limits};
 use crate::events::EventSink;
 use crate::runtime::SandboxEngine;
@@ -104,8 +104,8 @@ impl PluginSet {
                 ))
                 .into());
             }
-            if plugin.implements(Capabilities::COMPACT)
-                && let Some(other) = entries.iter().find(|e| e.plugin.implements(Capabilities::COMPACT))
+            if plugin.implements(Exports::COMPACT)
+                && let Some(other) = entries.iter().find(|e| e.plugin.implements(Exports::COMPACT))
             {
                 return Err(at(format!(
                     "both {} and {} implement `compact`; one session has one compactor, so enable only one",
@@ -141,7 +141,7 @@ impl PluginSet {
 
     /// The plugin that implements `compact`; at most one does.
     pub fn compactor(&self) -> Option<&Arc<LoadedPlugin>> {
-        self.plugins.iter().find(|p| p.implements(Capabilities::COMPACT))
+        self.plugins.iter().find(|p| p.implements(Exports::COMPACT))
     }
 
     pub fn by_name(&self, name: &str) -> Option<&Arc<LoadedPlugin>> {
@@ -154,7 +154,7 @@ impl PluginSet {
     pub async fn status(&self, session: &Session) -> Vec<String> {
         let ctx = CallContext { session_id: session.id().to_owned(), ..CallContext::default() };
         let mut lines = Vec::new();
-        for plugin in self.plugins.iter().filter(|p| p.implements(Capabilities::STATUS)) {
+        for plugin in self.plugins.iter().filter(|p| p.implements(Exports::STATUS)) {
             match plugin.status(&ctx, session.bag()).await {
                 Ok(Some(line)) if !line.trim().is_empty() => lines.push(line),
                 Ok(_) => {}
@@ -173,7 +173,7 @@ impl PluginSet {
         for plugin in self.plugins.iter() {
             let mut names: Vec<String> =
                 plugin.declared_tools().iter().map(|tool| tool.spec.name.clone()).collect();
-            if plugin.implements(Capabilities::PROVIDE) {
+            if plugin.implements(Exports::PROVIDE) {
                 match plugin.provide(&ctx, &scratch, &ProvideMemo::default()).await {
                     Ok(output) => names.extend(output.value.tools.iter().map(|tool| tool.name.clone())),
                     // A plugin whose tools depend on state may fail here; its failures are

@@ -18,6 +18,7 @@ use super::types::Contribution;
 use crate::recent::RecentlyUsed;
 use crate::runtime::StateRead;
 use crate::state::StateBag;
+use crate::unpoisoned::LockUnpoisoned as _;
 
 /// One session's reusable contributions, by plugin load. Lives as long as the session is in
 /// memory; a session read back from the store starts empty, which only costs one call each.
@@ -128,7 +129,7 @@ impl SharedContributions {
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex.lock_unpoisoned()
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::types::ToolSpec;
+use crate::unpoisoned::LockUnpoisoned as _;
 
 /// A compiled JSON Schema and the schema itself, as sent to the model: compact JSON text,
 /// copied into every request body as it is rather than walked value by value.
@@ -50,7 +51,7 @@ impl SchemaCache {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, foldhash::HashMap<Arc<str>, Arc<CompiledSchema>>> {
-        self.compiled.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.compiled.lock_unpoisoned()
     }
 }
 

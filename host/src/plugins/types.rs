@@ -10,9 +10,9 @@ pub use crate::runtime::ToolSpec;
 
 /// Which exports a plugin really implements; the host never calls the others.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Capabilities(u16);
+pub struct Exports(u16);
 
-impl Capabilities {
+impl Exports {
     pub const PROVIDE: Self = Self(1 << 0);
     pub const CALL_TOOL: Self = Self(1 << 1);
     pub const SESSION_START: Self = Self(1 << 2);
@@ -51,7 +51,7 @@ impl Capabilities {
     }
 }
 
-impl BitOr for Capabilities {
+impl BitOr for Exports {
     type Output = Self;
 
     fn bitor(self, other: Self) -> Self {
@@ -100,7 +100,7 @@ pub struct CommandSpec {
 pub struct Manifest {
     pub name: String,
     pub version: String,
-    pub capabilities: Capabilities,
+    pub capabilities: Exports,
     pub commands: Vec<CommandSpec>,
 }
 
@@ -239,9 +239,9 @@ pub enum ReviewVerdict {
 /// What a plugin's `compactor` export says it does under its configuration (contract 0.2.3).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CompactorSpec {
-    /// Some of [`Capabilities::COMPACT`], [`Capabilities::PRE_COMPACT`],
-    /// [`Capabilities::POST_COMPACT`].
-    pub hooks: Capabilities,
+    /// Some of [`Exports::COMPACT`], [`Exports::PRE_COMPACT`],
+    /// [`Exports::POST_COMPACT`].
+    pub hooks: Exports,
     /// The share of a request's room, in percent, past which it wants to be asked.
     pub trigger_percent: Option<u8>,
 }
@@ -266,12 +266,12 @@ mod tests {
 
     #[test]
     fn capabilities_contain_what_was_combined_and_nothing_else() {
-        let both = Capabilities::PROVIDE | Capabilities::STATUS;
-        assert!(both.contains(Capabilities::PROVIDE));
-        assert!(both.contains(Capabilities::STATUS));
-        assert!(!both.contains(Capabilities::CALL_TOOL));
-        assert!(!both.contains(Capabilities::PROVIDE | Capabilities::STOP));
-        assert!(Capabilities::empty().contains(Capabilities::empty()));
-        assert!(!Capabilities::empty().contains(Capabilities::COMMAND));
+        let both = Exports::PROVIDE | Exports::STATUS;
+        assert!(both.contains(Exports::PROVIDE));
+        assert!(both.contains(Exports::STATUS));
+        assert!(!both.contains(Exports::CALL_TOOL));
+        assert!(!both.contains(Exports::PROVIDE | Exports::STOP));
+        assert!(Exports::empty().contains(Exports::empty()));
+        assert!(!Exports::empty().contains(Exports::COMMAND));
     }
 }

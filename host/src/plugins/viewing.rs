@@ -9,9 +9,9 @@ use wasmtime::component::Instance;
 use super::calls::{CallOutput, checked};
 use super::error::PluginError;
 use super::export::Export;
-use super::loaded::{Linked, LoadedPlugin, Powers};
+use super::loaded::{CallPolicy, Linked, LoadedPlugin};
 use super::outputs::ViewWidgets;
-use super::types::{CallContext, Capabilities};
+use super::types::{CallContext, Exports};
 use crate::events::Widget;
 use crate::runtime::CallState;
 use crate::runtime::host_api::ModelGrant;
@@ -55,7 +55,7 @@ impl LoadedPlugin {
         ctx: &CallContext,
         bag: &StateBag,
     ) -> CallOutput<R> {
-        let Some(warm) = warm.filter(|_| self.implements(Capabilities::VIEW)) else {
+        let Some(warm) = warm.filter(|_| self.implements(Exports::VIEW)) else {
             return output;
         };
         // Taken before the view reads: a write that lands meanwhile leaves it stale, never fresh.
@@ -71,7 +71,7 @@ impl Linked {
     /// The `viewer` interface's `shows` under the configuration `configure` returned.
     pub(super) async fn viewer_shows(
         &self,
-        powers: &Powers,
+        powers: &CallPolicy,
         bag: &StateBag,
         config: &str,
     ) -> Result<bool, PluginError> {
@@ -83,7 +83,7 @@ impl Linked {
     /// `view` in the instance `warm` a call left, under a deadline of its own.
     pub(super) async fn view_in(
         &self,
-        powers: &Powers,
+        powers: &CallPolicy,
         warm: Warm,
         ctx: &CallContext,
         config: &str,

@@ -20,8 +20,8 @@ const POOLED_INSTANCES: u32 = 1_000;
 pub struct SandboxEngine {
     engine: Engine,
     linker: Linker<CallState>,
-    pooling: bool,
-    ticker: Ticker,
+    /// Kept so the epoch ticks for as long as the engine lives; it stops when dropped.
+    _ticker: Ticker,
 }
 
 impl SandboxEngine {
@@ -30,12 +30,12 @@ impl SandboxEngine {
     /// linker gets WASI here and the contract's own imports from `imports`: the sandbox
     /// knows how to implement them, not which contract versions name them.
     pub fn new(imports: impl FnOnce(&mut Linker<CallState>) -> wasmtime::Result<()>) -> anyhow::Result<Self> {
-        let (engine, pooling) = match Engine::new(&base_config(Some(pooling_config()))) {
-            Ok(engine) => (engine, true),
+        let engine = match Engine::new(&base_config(Some(pooling_config()))) {
+            Ok(engine) => engine,
             Err(error) => {
                 tracing::warn!(%error, "pooling allocator unavailable; allocating on demand");
                 let engine = Engine::new(&base_config(None)).map_err(anyhow::Error::from);
-                (engine.context("cannot create the wasm engine")?, false)
+                engine.context("cannot create the wasm engine")?
             }
         };
         let mut linker = Linker::new(&engine);
@@ -44,7 +44,7 @@ impl SandboxEngine {
             .context("cannot link WASI into the plugin linker")?;
         imports(&mut linker).map_err(anyhow::Error::from).context("cannot link the agent-host imports")?;
         let ticker = Ticker::start(engine.clone());
-        Ok(Self { engine, linker, pooling, ticker })
+        Ok(Self { engine, linker, _ticker: ticker })
     }
 
     pub fn engine(&self) -> &Engine {
@@ -53,16 +53,6 @@ impl SandboxEngine {
 
     pub fn linker(&self) -> &Linker<CallState> {
         &self.linker
-    }
-
-    /// Whether calls come from the pooling allocator.
-    pub fn pooling(&self) -> bool {
-        self.pooling
-    }
-
-    /// Stops the ticker thread now rather than at drop (used by tests of shutdown).
-    pub fn shutdown(&mut self) {
-        self.ticker.stop();
     }
 }
 

@@ -12,6 +12,7 @@ use tokio::sync::{oneshot, watch};
 
 use crate::agent::{ApprovalAnswer, ApprovalRequest, Approver};
 use crate::state::SessionStore;
+use crate::unpoisoned::LockUnpoisoned as _;
 
 /// How often a waiting ask reads the shared log with no notice that its session moved (a
 /// safety net: see `log_stream.rs`).
@@ -104,7 +105,7 @@ impl HttpApprover {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<ApprovalAnswer>>> {
-        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+        self.pending.lock_unpoisoned()
     }
 }
 

@@ -11,6 +11,7 @@ use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq as _;
 
 use crate::config::ServeConfig;
+use crate::unpoisoned::LockUnpoisoned as _;
 
 /// The shortest token accepted: shorter ones can be guessed.
 pub const MIN_TOKEN_BYTES: usize = 16;
@@ -112,7 +113,7 @@ impl FailedTokens {
 
     /// Records a wrong token from `peer` at `now`; how long to wait before answering it.
     pub fn failed(&self, peer: IpAddr, now: Instant) -> Duration {
-        let mut by_peer = self.by_peer.lock().unwrap_or_else(|p| p.into_inner());
+        let mut by_peer = self.by_peer.lock_unpoisoned();
         let key = Some(bucket(peer));
         if !by_peer.contains_key(&key) && by_peer.len() >= REMEMBERED {
             by_peer.retain(|_, (_, since)| now.duration_since(*since) < Self::WINDOW);

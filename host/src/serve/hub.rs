@@ -20,6 +20,7 @@ use tokio::sync::broadcast;
 
 use super::relay::Relay;
 use crate::events::{Event, EventSink, PluginView};
+use crate::unpoisoned::LockUnpoisoned as _;
 
 /// What one kept event costs beyond its text: the entry and its shared strings' headers.
 const EVENT_OVERHEAD: usize = 64;
@@ -163,7 +164,7 @@ impl Hub {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
-        self.kept.lock().unwrap_or_else(|p| p.into_inner())
+        self.kept.lock_unpoisoned()
     }
 }
 

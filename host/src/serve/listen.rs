@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use tower_service::Service as _;
 
 use crate::config::ServeConfig;
+use crate::unpoisoned::LockUnpoisoned as _;
 
 /// After an accept fails (out of descriptors, say), a pause before the next: the error
 /// would recur at once, and the loop would spin.
@@ -96,7 +97,7 @@ impl Gate {
 
     fn admit(self: &Arc<Self>, peer: IpAddr) -> Option<Admitted> {
         let peer = peer.to_canonical();
-        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let mut open = self.open.lock_unpoisoned();
         let (total, by_peer) = &mut *open;
         let from_peer = by_peer.entry(peer).or_default();
         if *total >= self.most || *from_peer >= self.most_per_peer {
@@ -113,7 +114,7 @@ impl Gate {
 
 impl Drop for Admitted {
     fn drop(&mut self) {
-        let mut open = self.gate.open.lock().unwrap_or_else(|p| p.into_inner());
+        let mut open = self.gate.open.lock_unpoisoned();
         let (total, by_peer) = &mut *open;
         *total = total.saturating_sub(1);
         if let Some(from_peer) = by_peer.get_mut(&self.peer) {

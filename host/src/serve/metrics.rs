@@ -14,6 +14,7 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
 use crate::events::{CallDecision, Event, EventSink};
+use crate::unpoisoned::LockUnpoisoned as _;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct EndLabel {
@@ -132,7 +133,7 @@ impl<'a> Metered<'a> {
 
     fn count(&self, event: &Event) {
         let metrics = self.metrics;
-        let mut clock = self.clock.lock().unwrap_or_else(|p| p.into_inner());
+        let mut clock = self.clock.lock_unpoisoned();
         match event {
             Event::ModelRequest { .. } => clock.model_call = Some(Instant::now()),
             Event::AssistantMessage { usage, .. } => {

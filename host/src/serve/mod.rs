@@ -13,6 +13,7 @@
 mod api;
 mod approver;
 mod auth;
+use crate::unpoisoned::LockUnpoisoned as _;
 pub use auth::ONE_TIME_PRINCIPAL;
 mod commands;
 mod events;
@@ -158,10 +159,7 @@ pub async fn run(
 /// Where hosts share the store: cancels a turn running here when a caller of another host
 /// asked for it.
 async fn cancel_when_asked(app: Arc<App>) {
-    let taken = app
-        .shared
-        .as_ref()
-        .and_then(|shared| shared.cancels.lock().unwrap_or_else(|p| p.into_inner()).take());
+    let taken = app.shared.as_ref().and_then(|shared| shared.cancels.lock_unpoisoned().take());
     let Some(mut cancels) = taken else { return };
     while let Some(session) = cancels.recv().await {
         app.cancel_here(&session);

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::state::SessionStore;
 use crate::state::shared::Appended;
+use crate::unpoisoned::LockUnpoisoned as _;
 
 /// Events one transaction writes at most.
 const BATCH: usize = 512;
@@ -69,7 +70,7 @@ impl Relay {
     }
 
     fn push(&self, record: Record) {
-        let _ = self.queue.lock().unwrap_or_else(|p| p.into_inner()).send(record);
+        let _ = self.queue.lock_unpoisoned().send(record);
     }
 }
 

@@ -14,6 +14,7 @@ use super::api::*;
 use super::auth::Principal;
 use super::state::{App, internal};
 use crate::agent::ApprovalAnswer;
+use crate::unpoisoned::LockUnpoisoned as _;
 
 impl FromRequestParts<Arc<App>> for Principal {
     type Rejection = ApiError;
@@ -71,11 +72,11 @@ pub async fn get_session(
     let status = match open.handle.try_lock() {
         Ok(session) => {
             let status = app.host.plugins().status(&session).await;
-            *open.status.lock().unwrap_or_else(|p| p.into_inner()) = status.clone();
+            *open.status.lock_unpoisoned() = status.clone();
             status
         }
         // A turn holds the session: what was last read.
-        Err(_) => open.status.lock().unwrap_or_else(|p| p.into_inner()).clone(),
+        Err(_) => open.status.lock_unpoisoned().clone(),
     };
     let (views, last_event_id) = super::views::of_session(&app, &open).await;
     Ok(Json(SessionDetail {

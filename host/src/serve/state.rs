@@ -18,6 +18,7 @@ use crate::agent::{Host, InputWaiting, SessionHandle};
 use crate::config::ServeConfig;
 use crate::state::shared::Moved;
 use crate::state::{OWNER, StoreError};
+use crate::unpoisoned::LockUnpoisoned as _;
 
 /// Sessions a list reads at most.
 const LIST_LIMIT: usize = 1_000;
@@ -71,19 +72,17 @@ pub struct Open {
 
 impl Open {
     pub fn busy(&self) -> bool {
-        self.turn.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|task| !task.is_finished())
+        self.turn.lock_unpoisoned().as_ref().is_some_and(|task| !task.is_finished())
     }
 
     /// Marks the session used now: it is kept open a while longer.
     pub fn touch(&self) {
-        *self.last_used.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+        *self.last_used.lock_unpoisoned() = Instant::now();
     }
 
     /// Whether nothing uses it: no turn, no stream, and no request for `idle`.
     fn idle_for(&self, idle: Duration) -> bool {
-        !self.busy()
-            && self.hub.streams() == 0
-            && self.last_used.lock().unwrap_or_else(|p| p.into_inner()).elapsed() >= idle
+        !self.busy() && self.hub.streams() == 0 && self.last_used.lock_unpoisoned().elapsed() >= idle
     }
 }
 
@@ -194,7 +193,7 @@ impl App {
     /// turn reports it `cancelled`; its completed steps stay committed.
     pub fn cancel_here(&self, id: &str) -> bool {
         let Some(open) = self.open_here(id) else { return false };
-        let running = open.turn.lock().unwrap_or_else(|p| p.into_inner());
+        let running = open.turn.lock_unpoisoned();
         match running.as_ref() {
             Some(task) if !task.is_finished() => {
                 task.abort();
@@ -249,9 +248,7 @@ impl App {
         let Some(shared) = &self.shared else { return };
         let mut idle_now = Vec::new();
         self.lock_open().retain(|_, open| {
-            let keep = open.busy()
-                || !unheld(open)
-                || open.last_used.lock().unwrap_or_else(|p| p.into_inner()).elapsed() < idle;
+            let keep = open.busy() || !unheld(open) || open.last_used.lock_unpoisoned().elapsed() < idle;
             if !keep {
                 idle_now.push(open.clone());
             }
@@ -330,7 +327,7 @@ impl App {
 
     /// Deletes session `id` and everything kept of it; a running turn is stopped first.
     pub async fn delete(&self, open: &Open) -> Result<(), ApiError> {
-        let running = open.turn.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let running = open.turn.lock_unpoisoned().take();
         if let Some(task) = running {
             task.abort();
             let _ = task.await;
@@ -347,7 +344,7 @@ impl App {
     }
 
     pub fn start_turn(self: &Arc<Self>, principal: &str) -> Option<TurnSlot> {
-        let mut turns = self.turns_by_principal.lock().unwrap_or_else(|p| p.into_inner());
+        let mut turns = self.turns_by_principal.lock_unpoisoned();
         let running = turns.entry(principal.to_owned()).or_default();
         if *running >= self.limits.max_turns_per_principal {
             return None;
@@ -358,14 +355,11 @@ impl App {
 
     /// Every running turn's task, to wait for at shutdown.
     pub fn running_turns(&self) -> Vec<tokio::task::JoinHandle<()>> {
-        self.lock_open()
-            .values()
-            .filter_map(|open| open.turn.lock().unwrap_or_else(|p| p.into_inner()).take())
-            .collect()
+        self.lock_open().values().filter_map(|open| open.turn.lock_unpoisoned().take()).collect()
     }
 
     fn lock_open(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Open>>> {
-        self.open.lock().unwrap_or_else(|p| p.into_inner())
+        self.open.lock_unpoisoned()
     }
 }
 
@@ -377,7 +371,7 @@ pub struct TurnSlot {
 
 impl Drop for TurnSlot {
     fn drop(&mut self) {
-        let mut turns = self.app.turns_by_principal.lock().unwrap_or_else(|p| p.into_inner());
+        let mut turns = self.app.turns_by_principal.lock_unpoisoned();
         if let Some(running) = turns.get_mut(&self.principal) {
             *running = running.saturating_sub(1);
         }

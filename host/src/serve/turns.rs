@@ -9,6 +9,7 @@ use axum::http::StatusCode;
 use super::api::{ApiError, TurnStarted};
 use super::auth::Principal;
 use super::state::{App, Open};
+use crate::unpoisoned::LockUnpoisoned as _;
 
 /// Why a prompt or a command waits: the running turn was asked to make way for it.
 pub const RUNNING: &str = "a turn is running in this session; it grants no further continuation \
@@ -23,7 +24,7 @@ pub fn start(
     if app.shutdown.is_cancelled() {
         return Err(ApiError(StatusCode::SERVICE_UNAVAILABLE, "the server is shutting down".into()));
     }
-    let mut running = open.turn.lock().unwrap_or_else(|p| p.into_inner());
+    let mut running = open.turn.lock_unpoisoned();
     if running.as_ref().is_some_and(|task| !task.is_finished()) {
         open.input.mark();
         return Err(ApiError(StatusCode::CONFLICT, RUNNING.into()));

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use crate::unpoisoned::LockUnpoisoned as _;
 use tokio::sync::watch;
 
 #[derive(Default)]
@@ -45,7 +46,7 @@ impl Wakers {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, watch::Sender<u64>>> {
-        self.followed.lock().unwrap_or_else(|p| p.into_inner())
+        self.followed.lock_unpoisoned()
     }
 }
 

@@ -1,3 +1,4 @@
+use crate::unpoisoned::LockUnpoisoned as _;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -139,7 +140,7 @@ impl StateBag {
     fn lock(&self) -> MutexGuard<'_, BagData> {
         // A panic while holding this lock cannot leave the maps half-updated in a way
         // that matters more than losing the session, so recover the data.
-        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.inner.lock_unpoisoned()
     }
 }
 

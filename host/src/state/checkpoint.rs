@@ -16,6 +16,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use crate::unpoisoned::LockUnpoisoned as _;
 use rusqlite::Connection;
 
 /// How often the background checkpoint runs while commits keep coming.
@@ -60,7 +61,7 @@ impl Checkpointer {
 }
 
 fn run(connection: &Connection, writer: &Mutex<Connection>, shared: &Shared) {
-    let mut stop = shared.stop.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut stop = shared.stop.lock_unpoisoned();
     loop {
         if *stop {
             break;
@@ -68,7 +69,7 @@ fn run(connection: &Connection, writer: &Mutex<Connection>, shared: &Shared) {
         stop = shared.wake.wait_timeout(stop, INTERVAL).unwrap_or_else(|poisoned| poisoned.into_inner()).0;
         if shared.dirty.swap(false, Ordering::Relaxed) {
             checkpoint(connection);
-            let _writer = writer.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let _writer = writer.lock_unpoisoned();
             checkpoint(connection);
         }
     }
@@ -84,7 +85,7 @@ fn checkpoint(connection: &Connection) {
 
 impl Drop for Checkpointer {
     fn drop(&mut self) {
-        *self.shared.stop.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = true;
+        *self.shared.stop.lock_unpoisoned() = true;
         self.shared.wake.notify_one();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();

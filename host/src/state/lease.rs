@@ -19,6 +19,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::store::{SessionStore, StoreError};
+use crate::unpoisoned::LockUnpoisoned as _;
 
 /// Who holds leases: one per [`super::Sessions`], so one per process in practice.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -233,7 +234,7 @@ impl Shared {
 
 impl Drop for Leases {
     fn drop(&mut self) {
-        *self.shared.stop.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = true;
+        *self.shared.stop.lock_unpoisoned() = true;
         self.shared.wake.notify_all();
         if let Some(keeper) = self.keeper.take() {
             let _ = keeper.join();
@@ -244,7 +245,7 @@ impl Drop for Leases {
 /// Renews every lease of the holder each third of a lease's length until told to stop.
 fn keep(shared: &Shared) {
     let interval = shared.length / 3;
-    let mut stop = shared.stop.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut stop = shared.stop.lock_unpoisoned();
     loop {
         let (guard, _) = shared
             .wake
@@ -263,7 +264,7 @@ fn keep(shared: &Shared) {
             // error at the session's next commit, not as two writers.
             tracing::warn!("cannot renew the session leases: {error}");
         }
-        stop = shared.stop.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        stop = shared.stop.lock_unpoisoned();
     }
 }
 

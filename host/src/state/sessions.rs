@@ -6,6 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use super::Session;
 use super::lease::{LeaseGuard, Leases};
 use super::store::{SessionStore, StoreError, StoredSession};
+use crate::unpoisoned::LockUnpoisoned as _;
 
 /// A shared, lockable session: one turn (or command) at a time. `L` is what the layer
 /// above keeps a session in (the agent's live session, which holds the [`Session`] beside
@@ -134,7 +135,7 @@ impl<L: From<Session>> Sessions<L> {
     }
 
     fn open_map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Weak<tokio::sync::Mutex<L>>>> {
-        self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.open.lock_unpoisoned()
     }
 }
 

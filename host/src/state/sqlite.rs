@@ -15,6 +15,7 @@ use super::store::{SessionStore, Step, StoreError, StoredSession, StoredView};
 use crate::compaction::{Summaries, View};
 use crate::conversation::{Message, Role};
 use crate::events::TokenUsage;
+use crate::unpoisoned::LockUnpoisoned as _;
 
 pub struct SqliteStore {
     /// The one connection that writes; shared with the checkpointer only as a lock.
@@ -60,7 +61,7 @@ impl SqliteStore {
     }
 
     fn connection(&self) -> std::sync::MutexGuard<'_, Connection> {
-        self.connection.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.connection.lock_unpoisoned()
     }
 }
 

@@ -164,6 +164,29 @@ pub struct Harness<C> {
     pub turn_iteration: u32,
 }
 
+/// Runs `call`, keeping the plugin's state writes only when `keep` says of its value, as the
+/// host keeps a tool's or a command's only when it succeeds.
+fn kept_when<T>(keep: fn(&T) -> bool, call: impl FnOnce() -> T) -> T {
+    let before = with(|session| session.own.clone());
+    let value = call();
+    if !keep(&value) {
+        with(|session| session.own = before);
+    }
+    value
+}
+
+/// Runs `call` and drops its state writes and events, as the host does for `status` and
+/// `view`: asking what a plugin shows changes nothing.
+fn dropping_effects<T>(call: impl FnOnce() -> T) -> T {
+    let before = with(|session| (session.own.clone(), session.events.len()));
+    let value = call();
+    with(|session| {
+        session.own = before.0;
+        session.events.truncate(before.1);
+    });
+    value
+}
+
 impl<C: DeserializeOwned + Serialize + 'static> Harness<C> {
     /// Resets the session and configures `plugin` with `config` (the `[plugin.config]` table).
     pub fn new(plugin: Plugin<C>, config: Value) -> Result<Self, String> {
@@ -211,22 +234,25 @@ impl<C: DeserializeOwned + Serialize + 'static> Harness<C> {
         &self.declared
     }
 
+    /// A tool call. As in the host, a call that returns an error changes no state.
     pub fn tool(&self, name: &str, arguments: Value) -> Result<String, String> {
         let call =
             ToolCall { id: "call-1".to_owned(), name: name.to_owned(), arguments: arguments.to_string() };
-        self.plugin.call_tool_raw(self.ctx(), call)
+        kept_when(Result::is_ok, || self.plugin.call_tool_raw(self.ctx(), call))
     }
 
+    /// An operator command. As in the host, one that returns an error changes no state.
     pub fn command(&self, name: &str, args: &str) -> Result<String, String> {
-        self.plugin.command_raw(self.ctx(), name, args)
+        kept_when(Result::is_ok, || self.plugin.command_raw(self.ctx(), name, args))
     }
 
     pub fn stop(&self) -> StopOutcome {
         self.plugin.stop_raw(self.ctx(), "done")
     }
 
+    /// `status`. As in the host, its state writes and events are dropped.
     pub fn status(&self) -> Option<String> {
-        self.plugin.status_raw(self.ctx())
+        dropping_effects(|| self.plugin.status_raw(self.ctx()))
     }
 
     /// `turn-end` with the model's final text `reply`.
@@ -259,13 +285,7 @@ impl<C: DeserializeOwned + Serialize + 'static> Harness<C> {
     /// `view`: what front ends would show now. As in the host, its state writes and events
     /// are dropped.
     pub fn view(&self) -> Vec<crate::view::Widget> {
-        let before = with(|session| (session.own.clone(), session.events.len()));
-        let widgets = self.plugin.view_raw(self.ctx());
-        with(|session| {
-            session.own = before.0;
-            session.events.truncate(before.1);
-        });
-        widgets
+        dropping_effects(|| self.plugin.view_raw(self.ctx()))
     }
 
     /// `pre-tool-use` for a call of `tool` (offered by `plugin`) with `arguments`.

@@ -292,3 +292,38 @@ fn a_view_is_shown_only_when_declared_reads_state_and_keeps_no_writes_or_events(
     assert_eq!(crate::testing::stored("viewed"), None, "a view's writes are dropped, as the host drops them");
     assert!(crate::testing::take_events().is_empty(), "and its events");
 }
+
+#[test]
+fn the_harness_keeps_state_as_the_host_does_a_failed_tool_or_command_and_status_change_nothing() {
+    fn write_then(_: &Context<NoConfig>, args: Fail) -> Result<String, String> {
+        state::set("n", &1)?;
+        if args.fail { Err("refused".into()) } else { Ok("kept".into()) }
+    }
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Fail {
+        fail: bool,
+    }
+    let plugin = Plugin::<NoConfig>::new("writer", "1.0.0")
+        .tool(Tool::new("write", "Writes n.", write_then))
+        .command(crate::Command::new("bump", "/bump", "Writes m, then fails.", |_, _| {
+            state::set("m", &1)?;
+            Err("no".into())
+        }))
+        .status(|_| {
+            state::set("s", &1).ok()?;
+            Some("status".into())
+        });
+    let harness = Harness::new(plugin, serde_json::json!({})).unwrap();
+    assert_eq!(harness.tool("write", serde_json::json!({"fail": true})), Err("refused".into()));
+    assert_eq!(crate::testing::stored("n"), None, "a tool that failed changed nothing");
+    assert_eq!(harness.command("bump", ""), Err("no".into()));
+    assert_eq!(crate::testing::stored("m"), None, "a command that failed changed nothing");
+    assert_eq!(harness.status().as_deref(), Some("status"));
+    assert_eq!(crate::testing::stored("s"), None, "status changes nothing");
+    assert_eq!(harness.tool("write", serde_json::json!({"fail": false})), Ok("kept".into()));
+    assert_eq!(
+        crate::testing::stored("n"),
+        Some(serde_json::json!(1)),
+        "a tool that succeeded keeps its writes"
+    );
+}

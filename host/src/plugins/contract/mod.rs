@@ -14,7 +14,7 @@ use wasmtime::{Engine, Store};
 
 use super::export::{Export, Interface};
 use super::types::{
-    CallContext, Capabilities, CompactorSpec, Configured, Contribution, Manifest, PluginCompaction,
+    CallContext, CompactorSpec, Configured, Contribution, Exports, Manifest, PluginCompaction,
     PostToolOutcome, PreCompactOutcome, PreToolOutcome, PromptOutcome, ReviewVerdict, StopOutcome, ToolCall,
     ToolResult, ToolUse, TurnVerdict,
 };
@@ -378,7 +378,7 @@ impl GuestPre {
         store: &mut Store<CallState>,
         func: Func,
         config: &str,
-    ) -> wasmtime::Result<Capabilities> {
+    ) -> wasmtime::Result<Exports> {
         self.has_interface("judge")?;
         v0_2::judge_spec(store, func, config).await
     }

@@ -7,7 +7,7 @@ use wasmtime::Store;
 use wasmtime::component::{Func, Linker};
 
 use self::agent_host::plugin::types;
-use super::super::types::{Capabilities, Configured, Manifest};
+use super::super::types::{Configured, Exports, Manifest};
 use crate::runtime::CallState;
 use crate::runtime::host_api::{ProcessOutput, ProcessRequest};
 
@@ -26,21 +26,21 @@ wasmtime::component::bindgen!({
 
 unchanged_in_every_line!();
 
-fn capabilities(flags: types::Capabilities) -> Capabilities {
+fn capabilities(flags: types::Capabilities) -> Exports {
     let pairs = [
-        (types::Capabilities::PROVIDE, Capabilities::PROVIDE),
-        (types::Capabilities::CALL_TOOL, Capabilities::CALL_TOOL),
-        (types::Capabilities::SESSION_START, Capabilities::SESSION_START),
-        (types::Capabilities::USER_PROMPT_SUBMIT, Capabilities::USER_PROMPT_SUBMIT),
-        (types::Capabilities::PRE_TOOL_USE, Capabilities::PRE_TOOL_USE),
-        (types::Capabilities::POST_TOOL_USE, Capabilities::POST_TOOL_USE),
-        (types::Capabilities::STOP, Capabilities::STOP),
-        (types::Capabilities::COMMAND, Capabilities::COMMAND),
+        (types::Capabilities::PROVIDE, Exports::PROVIDE),
+        (types::Capabilities::CALL_TOOL, Exports::CALL_TOOL),
+        (types::Capabilities::SESSION_START, Exports::SESSION_START),
+        (types::Capabilities::USER_PROMPT_SUBMIT, Exports::USER_PROMPT_SUBMIT),
+        (types::Capabilities::PRE_TOOL_USE, Exports::PRE_TOOL_USE),
+        (types::Capabilities::POST_TOOL_USE, Exports::POST_TOOL_USE),
+        (types::Capabilities::STOP, Exports::STOP),
+        (types::Capabilities::COMMAND, Exports::COMMAND),
     ];
     pairs
         .into_iter()
         .filter(|(wit, _)| flags.contains(*wit))
-        .fold(Capabilities::empty(), |all, (_, host)| all | host)
+        .fold(Exports::empty(), |all, (_, host)| all | host)
 }
 
 pub(super) async fn manifest(
@@ -153,8 +153,8 @@ mod tests {
     fn a_0_1_plugin_has_no_status_capability() {
         let all = types::Capabilities::all();
         let host = capabilities(all);
-        assert!(host.contains(Capabilities::PROVIDE | Capabilities::COMMAND | Capabilities::STOP));
-        assert!(!host.contains(Capabilities::STATUS));
-        assert_eq!(capabilities(types::Capabilities::empty()), Capabilities::empty());
+        assert!(host.contains(Exports::PROVIDE | Exports::COMMAND | Exports::STOP));
+        assert!(!host.contains(Exports::STATUS));
+        assert_eq!(capabilities(types::Capabilities::empty()), Exports::empty());
     }
 }

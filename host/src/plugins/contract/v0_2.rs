@@ -10,7 +10,7 @@ use wasmtime::component::{Func, InstancePre, Linker};
 use wasmtime::{Engine, Store};
 
 use self::agent_host::plugin::types;
-use super::super::types::{Capabilities, Configured, Manifest, Requirement};
+use super::super::types::{Configured, Exports, Manifest, Requirement};
 use crate::runtime::CallState;
 use crate::runtime::host_api::{ChatMessage, ChatRole, ProcessRequest};
 
@@ -45,22 +45,22 @@ use JudgingPlugin as Plugin;
 
 unchanged_in_every_line!();
 
-fn capabilities(flags: types::Capabilities) -> Capabilities {
+fn capabilities(flags: types::Capabilities) -> Exports {
     let pairs = [
-        (types::Capabilities::PROVIDE, Capabilities::PROVIDE),
-        (types::Capabilities::CALL_TOOL, Capabilities::CALL_TOOL),
-        (types::Capabilities::SESSION_START, Capabilities::SESSION_START),
-        (types::Capabilities::USER_PROMPT_SUBMIT, Capabilities::USER_PROMPT_SUBMIT),
-        (types::Capabilities::PRE_TOOL_USE, Capabilities::PRE_TOOL_USE),
-        (types::Capabilities::POST_TOOL_USE, Capabilities::POST_TOOL_USE),
-        (types::Capabilities::STOP, Capabilities::STOP),
-        (types::Capabilities::COMMAND, Capabilities::COMMAND),
-        (types::Capabilities::STATUS, Capabilities::STATUS),
+        (types::Capabilities::PROVIDE, Exports::PROVIDE),
+        (types::Capabilities::CALL_TOOL, Exports::CALL_TOOL),
+        (types::Capabilities::SESSION_START, Exports::SESSION_START),
+        (types::Capabilities::USER_PROMPT_SUBMIT, Exports::USER_PROMPT_SUBMIT),
+        (types::Capabilities::PRE_TOOL_USE, Exports::PRE_TOOL_USE),
+        (types::Capabilities::POST_TOOL_USE, Exports::POST_TOOL_USE),
+        (types::Capabilities::STOP, Exports::STOP),
+        (types::Capabilities::COMMAND, Exports::COMMAND),
+        (types::Capabilities::STATUS, Exports::STATUS),
     ];
     pairs
         .into_iter()
         .filter(|(wit, _)| flags.contains(*wit))
-        .fold(Capabilities::empty(), |all, (_, host)| all | host)
+        .fold(Exports::empty(), |all, (_, host)| all | host)
 }
 
 /// A component linked against this line, with its `guest` interface's exports found.
@@ -231,9 +231,9 @@ mod tests {
 
     #[test]
     fn every_flag_maps_to_its_own_capability() {
-        assert_eq!(capabilities(types::Capabilities::STATUS), Capabilities::STATUS);
-        assert_eq!(capabilities(types::Capabilities::CALL_TOOL), Capabilities::CALL_TOOL);
+        assert_eq!(capabilities(types::Capabilities::STATUS), Exports::STATUS);
+        assert_eq!(capabilities(types::Capabilities::CALL_TOOL), Exports::CALL_TOOL);
         let two = capabilities(types::Capabilities::PROVIDE | types::Capabilities::STOP);
-        assert_eq!(two, Capabilities::PROVIDE | Capabilities::STOP);
+        assert_eq!(two, Exports::PROVIDE | Exports::STOP);
     }
 }

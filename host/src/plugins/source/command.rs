@@ -1,5 +1,6 @@
 //! One step of a build: a command run to its end, its output kept for the error message.
 
+use crate::unpoisoned::LockUnpoisoned as _;
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
 
@@ -30,7 +31,7 @@ pub(super) fn run(
             if reported(&line) {
                 progress(line.trim());
             }
-            lines.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(line);
+            lines.lock_unpoisoned().push(line);
         }
     };
     std::thread::scope(|scope| {

@@ -17,6 +17,7 @@ use postgres::NoTls;
 use super::connection::Connection;
 
 use crate::state::store::StoreError;
+use crate::unpoisoned::LockUnpoisoned as _;
 
 /// What a worker runs: the work, given the worker's connection or why there is none.
 type Job = Box<dyn FnOnce(Result<&mut Connection, StoreError>) + Send>;
@@ -75,7 +76,7 @@ fn work(config: &postgres::Config, name: &str, jobs: &Mutex<Receiver<Job>>) {
     let mut connection: Option<Connection> = None;
     loop {
         let job = {
-            let jobs = jobs.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let jobs = jobs.lock_unpoisoned();
             match jobs.recv() {
                 Ok(job) => job,
                 Err(_) => return,

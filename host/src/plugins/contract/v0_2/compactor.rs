@@ -8,7 +8,7 @@ use super::exports::agent_host::plugin::compactor as wit;
 use super::host;
 use crate::compaction::{Budget, Compaction, Done, MessageId, Reason, Replacement, Viewed};
 use crate::conversation::{Message, Role};
-use crate::plugins::types::{Capabilities, CompactorSpec, PluginCompaction, PreCompactOutcome};
+use crate::plugins::types::{CompactorSpec, Exports, PluginCompaction, PreCompactOutcome};
 use crate::runtime::CallState;
 
 pub(in crate::plugins::contract) async fn spec(
@@ -18,14 +18,14 @@ pub(in crate::plugins::contract) async fn spec(
 ) -> wasmtime::Result<CompactorSpec> {
     let spec = super::super::call::<_, wit::CompactorSpec>(store, func, (config,)).await?;
     let pairs = [
-        (wit::CompactionHooks::COMPACT, Capabilities::COMPACT),
-        (wit::CompactionHooks::PRE_COMPACT, Capabilities::PRE_COMPACT),
-        (wit::CompactionHooks::POST_COMPACT, Capabilities::POST_COMPACT),
+        (wit::CompactionHooks::COMPACT, Exports::COMPACT),
+        (wit::CompactionHooks::PRE_COMPACT, Exports::PRE_COMPACT),
+        (wit::CompactionHooks::POST_COMPACT, Exports::POST_COMPACT),
     ];
     let hooks = pairs
         .into_iter()
         .filter(|(wit, _)| spec.hooks.contains(*wit))
-        .fold(Capabilities::empty(), |all, (_, host)| all | host);
+        .fold(Exports::empty(), |all, (_, host)| all | host);
     Ok(CompactorSpec { hooks, trigger_percent: spec.trigger_percent })
 }
 

@@ -6,21 +6,18 @@ use wasmtime::component::Func;
 
 use super::exports::agent_host::plugin::judge as wit;
 use super::host;
-use crate::plugins::types::{Capabilities, ReviewVerdict, StopReason, TurnVerdict};
+use crate::plugins::types::{Exports, ReviewVerdict, StopReason, TurnVerdict};
 use crate::runtime::CallState;
 
 pub(in crate::plugins::contract) async fn judge_spec(
     store: &mut Store<CallState>,
     func: Func,
     config: &str,
-) -> wasmtime::Result<Capabilities> {
+) -> wasmtime::Result<Exports> {
     let spec = super::super::call::<_, wit::JudgeSpec>(store, func, (config,)).await?;
-    let pairs = [
-        (spec.turn_end, Capabilities::TURN_END),
-        (spec.review, Capabilities::REVIEW),
-        (spec.queued, Capabilities::QUEUED),
-    ];
-    Ok(pairs.into_iter().filter(|(on, _)| *on).fold(Capabilities::empty(), |all, (_, flag)| all | flag))
+    let pairs =
+        [(spec.turn_end, Exports::TURN_END), (spec.review, Exports::REVIEW), (spec.queued, Exports::QUEUED)];
+    Ok(pairs.into_iter().filter(|(on, _)| *on).fold(Exports::empty(), |all, (_, flag)| all | flag))
 }
 
 pub(in crate::plugins::contract) async fn turn_end(
