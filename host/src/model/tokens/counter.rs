@@ -5,9 +5,12 @@
 //! vocabulary takes a while) and never again; a model the host has no tokenizer for costs
 //! nothing to count.
 
+use std::sync::LazyLock;
+
 use tiktoken_rs::CoreBPE;
 use tiktoken_rs::tokenizer::{Tokenizer, get_tokenizer};
 
+use super::memo::CountMemo;
 use crate::conversation::{Message, Role};
 use crate::events::CountedBy;
 
@@ -58,6 +61,16 @@ impl Counter {
 
     /// What one message comes to.
     pub(super) fn message(self, message: &Message) -> Size {
+        self.sized(message, Encoding::count)
+    }
+
+    /// What one message that comes back in call after call comes to (an injected message),
+    /// its text counted once while it recurs.
+    pub(super) fn recurring_message(self, message: &Message) -> Size {
+        self.sized(message, Encoding::count_recurring)
+    }
+
+    fn sized(self, message: &Message, count: fn(Encoding, &str) -> u64) -> Size {
         let calls = &message.tool_calls;
         let call_bytes: usize =
             calls.iter().map(|call| call.id.len() + call.name.len() + call.arguments.len()).sum();
@@ -76,11 +89,11 @@ impl Counter {
                 };
                 TOKENS_PER_MESSAGE
                     + encoding.count(role)
-                    + encoding.count(&message.content)
+                    + count(encoding, &message.content)
                     + calls
                         .iter()
                         .map(|call| {
-                            TOKENS_PER_TOOL + encoding.count(&call.name) + encoding.count(&call.arguments)
+                            TOKENS_PER_TOOL + encoding.count(&call.name) + count(encoding, &call.arguments)
                         })
                         .sum::<u64>()
             }
@@ -101,10 +114,11 @@ impl Counter {
             Self::Tokenizer(encoding) => {
                 TOKENS_PER_MESSAGE
                     + encoding.count("system")
-                    + encoding.count(system)
+                    + encoding.count_recurring(system)
                     + tools
                         .map(|parts| {
-                            TOKENS_PER_TOOL + parts.iter().map(|part| encoding.count(part)).sum::<u64>()
+                            TOKENS_PER_TOOL
+                                + parts.iter().map(|part| encoding.count_recurring(part)).sum::<u64>()
                         })
                         .sum::<u64>()
             }
@@ -128,6 +142,22 @@ impl Encoding {
             return 0;
         }
         self.bpe().encode_ordinary(text).len() as u64
+    }
+
+    /// [`Self::count`] of a text that comes back in request after request (the system prompt, a
+    /// tool's definition, an injected message): tokenized once while it recurs.
+    pub fn count_recurring(self, text: &str) -> u64 {
+        static MEMOS: [LazyLock<CountMemo>; 3] = [
+            LazyLock::new(CountMemo::default),
+            LazyLock::new(CountMemo::default),
+            LazyLock::new(CountMemo::default),
+        ];
+        let memo = match self {
+            Self::O200kBase => &MEMOS[0],
+            Self::O200kHarmony => &MEMOS[1],
+            Self::Cl100kBase => &MEMOS[2],
+        };
+        memo.count(text, |text| self.count(text))
     }
 
     pub(super) fn counted_by(self) -> CountedBy {

@@ -8,6 +8,7 @@
 //! the messages appended since the one before.
 
 mod counter;
+mod memo;
 
 pub use counter::{Counter, Encoding, Size};
 
@@ -143,7 +144,7 @@ impl ContextAccount {
         let fixed = self.fixed_size(counter, request.system, request.tools);
         let sizes = self.sizes.of(request.history, |message| counter.message(message));
         let history: Size = sizes.iter().copied().sum();
-        let injected: Size = request.injected.iter().map(|message| counter.message(message)).sum();
+        let injected: Size = request.injected.iter().map(|message| counter.recurring_message(message)).sum();
         let total = fixed + history + injected;
         if self.calibration.is_none()
             && let Some((position, usage)) = last_usage
