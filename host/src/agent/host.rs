@@ -58,12 +58,13 @@ impl Host {
         if config.runtime.sandbox == crate::config::SandboxMode::None {
             warn_unconfined();
         }
+        let budget = Budget::new(&config.model, &model);
+        budget.counter.prepare();
         let plugins = PluginSet::load(&engine, &config, None, &BuildProgressOnStderr).await?;
         // A server that fails to start is skipped, not fatal: the front end reports it
         // (`McpSet::failures`), and `--check` refuses the deployment for it.
         let mcp = McpSet::start(&config, None).await.set;
         let lease = Duration::from_secs(config.storage.lease_secs.get());
-        let budget = Budget::new(&config.model, &model);
         Ok(Self {
             current: RwLock::new(Snapshot {
                 config: Arc::new(config),

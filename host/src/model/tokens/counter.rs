@@ -59,6 +59,15 @@ impl Counter {
         }
     }
 
+    /// Builds the tokenizer on a thread of its own, so the first model call does not wait for
+    /// it (parsing its vocabulary is the slow part): what a host calls as it starts.
+    pub fn prepare(self) {
+        if let Self::Tokenizer(encoding) = self {
+            // Without the thread, the first model call builds it: slower, not wrong.
+            let _ = std::thread::Builder::new().name("tokenizer".into()).spawn(move || encoding.bpe());
+        }
+    }
+
     /// What one message comes to.
     pub(super) fn message(self, message: &Message) -> Size {
         self.sized(message, Encoding::count)
@@ -88,12 +97,14 @@ impl Counter {
                     Role::Tool => "tool",
                 };
                 TOKENS_PER_MESSAGE
-                    + encoding.count(role)
+                    + encoding.count_recurring(role)
                     + count(encoding, &message.content)
                     + calls
                         .iter()
                         .map(|call| {
-                            TOKENS_PER_TOOL + encoding.count(&call.name) + count(encoding, &call.arguments)
+                            TOKENS_PER_TOOL
+                                + encoding.count_recurring(&call.name)
+                                + count(encoding, &call.arguments)
                         })
                         .sum::<u64>()
             }
@@ -113,7 +124,7 @@ impl Counter {
             Self::Bytes => 0,
             Self::Tokenizer(encoding) => {
                 TOKENS_PER_MESSAGE
-                    + encoding.count("system")
+                    + encoding.count_recurring("system")
                     + encoding.count_recurring(system)
                     + tools
                         .map(|parts| {

@@ -12,10 +12,11 @@ use std::sync::Mutex;
 
 use crate::unpoisoned::LockUnpoisoned as _;
 
-/// Texts shorter than this are tokenized each time: that costs about what a lookup does.
-const SHORTEST: usize = 64;
-/// The text one generation keeps.
+/// What one generation keeps: its texts' bytes and [`ENTRY_BYTES`] for each.
 const GENERATION_BYTES: usize = 4 << 20;
+/// What an entry costs beside its text (the boxed text's pointer and length, the count, the
+/// table's slot): even a short text costs far less to look up than to tokenize.
+const ENTRY_BYTES: usize = 48;
 
 type Counts = HashMap<Box<str>, u64, foldhash::fast::RandomState>;
 
@@ -35,7 +36,7 @@ struct Generations {
 impl CountMemo {
     /// What `count` makes of `text`: counted once while the text recurs.
     pub(super) fn count(&self, text: &str, count: impl FnOnce(&str) -> u64) -> u64 {
-        if text.len() < SHORTEST || text.len() > GENERATION_BYTES {
+        if text.len() + ENTRY_BYTES > GENERATION_BYTES {
             return count(text);
         }
         if let Some(tokens) = self.generations.lock_unpoisoned().find(text) {
@@ -59,11 +60,12 @@ impl Generations {
     }
 
     fn keep(&mut self, text: Box<str>, tokens: u64) {
-        if self.newer_bytes + text.len() > GENERATION_BYTES {
+        let bytes = text.len() + ENTRY_BYTES;
+        if self.newer_bytes + bytes > GENERATION_BYTES {
             self.older = std::mem::take(&mut self.newer);
             self.newer_bytes = 0;
         }
-        self.newer_bytes += text.len();
+        self.newer_bytes += bytes;
         self.newer.insert(text, tokens);
     }
 }
@@ -73,8 +75,11 @@ mod tests {
     use super::*;
     use std::cell::Cell;
 
+    /// Texts that each take a 64th of what an entry may take at most.
+    const TEXT_BYTES: usize = 64;
+
     fn text(n: usize) -> String {
-        format!("{n:0>width$}", width = SHORTEST)
+        format!("{n:0>width$}", width = TEXT_BYTES)
     }
 
     #[test]
@@ -85,12 +90,12 @@ mod tests {
             calls.set(calls.get() + 1);
             text.len() as u64
         };
-        assert_eq!(memo.count(&text(1), count), SHORTEST as u64);
-        assert_eq!(memo.count(&text(1), count), SHORTEST as u64);
+        assert_eq!(memo.count(&text(1), count), TEXT_BYTES as u64);
+        assert_eq!(memo.count(&text(1), count), TEXT_BYTES as u64);
         assert_eq!(calls.get(), 1);
-        memo.count("short", count);
-        memo.count("short", count);
-        assert_eq!(calls.get(), 3, "a short text is counted every time");
+        memo.count("ok", count);
+        assert_eq!(memo.count("ok", count), 2);
+        assert_eq!(calls.get(), 2, "a short text is kept too");
     }
 
     #[test]
@@ -101,7 +106,7 @@ mod tests {
             calls.set(calls.get() + 1);
             7
         };
-        let per_generation = GENERATION_BYTES / SHORTEST;
+        let per_generation = GENERATION_BYTES / (TEXT_BYTES + ENTRY_BYTES);
         memo.count(&text(0), count);
         for n in 1..per_generation * 2 + per_generation / 4 {
             memo.count(&text(n), count);
