@@ -8,6 +8,7 @@
 //! - [`model`]: the model clients (OpenAI-compatible HTTP, scripted replay);
 //! - [`mcp`]: MCP servers, whose tools are offered beside the plugins';
 //! - [`conversation`]: messages and the history, plain data every layer shares;
+//! - [`tools`]: a tool call and its result, compiled schemas, the output cap, call ids;
 //! - [`compaction`]: what is sent in place of a history's prefix, its checks, the built-in truncation;
 //! - [`config`]: `config.toml`, parsed and checked with errors that name file, line and field;
 //! - [`events`]: the event stream every front end renders;
@@ -33,6 +34,7 @@ mod sanitize;
 pub mod serve;
 pub mod state;
 pub mod telemetry;
+pub mod tools;
 pub mod unpoisoned;
 
 pub use agent::{Host, TurnEnd, TurnOutcome};

@@ -14,6 +14,7 @@ use crate::support::repo_root;
 /// those of any lower layer, never a module of its own layer or above.
 const LAYERS: &[&[&str]] = &[
     &["unpoisoned"],
+    &["tools"],
     &["conversation", "sanitize", "recent", "human_time", "telemetry"],
     &["config", "events", "compaction"],
     &["state", "sandbox"],

@@ -11,11 +11,11 @@ use super::report::{forward_events, heard, report_failure};
 use super::review::{Reviewed, review};
 use crate::config::OnAsk;
 use crate::events::{CallDecision, Event, EventSink};
-use crate::model::ToolCallRequest;
 use crate::plugins::PluginSet;
-use crate::plugins::{CallContext, Decision, ToolCall, ToolResult, ToolUse};
+use crate::plugins::{CallContext, Decision, ToolUse};
 use crate::state::StateBag;
 use crate::telemetry;
+use crate::tools::{ToolCall, ToolResult};
 use tracing::Instrument as _;
 
 /// Errors from schema validation shown to the model, at most.
@@ -44,7 +44,7 @@ pub struct CallReport {
     pub fresh_views: FreshViews,
 }
 
-pub async fn run(env: &CallEnv<'_>, request: &ToolCallRequest) -> CallReport {
+pub async fn run(env: &CallEnv<'_>, request: &ToolCall) -> CallReport {
     let span = telemetry::execute_tool(&request.name, &request.id);
     let report = async {
         match checked_call(env, request) {
@@ -66,10 +66,7 @@ pub async fn run(env: &CallEnv<'_>, request: &ToolCallRequest) -> CallReport {
 }
 
 /// The tool and its parsed, schema-valid arguments; or the error result for the model.
-fn checked_call<'p>(
-    env: &CallEnv<'p>,
-    request: &ToolCallRequest,
-) -> Result<(&'p OfferedTool, Value), ToolResult> {
+fn checked_call<'p>(env: &CallEnv<'p>, request: &ToolCall) -> Result<(&'p OfferedTool, Value), ToolResult> {
     let Some(tool) = env.prepared.offered.get(&request.name) else {
         let mut names: Vec<&str> = env.prepared.offered.keys().map(String::as_str).collect();
         names.sort_unstable();
@@ -110,7 +107,7 @@ fn validate(tool: &OfferedTool, name: &str, arguments: &Value) -> Result<(), Too
 /// The `pre-tool-use` hooks, the decision, the tool, the `post-tool-use` hooks.
 async fn gate_and_run(
     env: &CallEnv<'_>,
-    request: &ToolCallRequest,
+    request: &ToolCall,
     tool: &OfferedTool,
     arguments: Value,
 ) -> CallReport {
@@ -152,18 +149,14 @@ struct Gate {
 /// a hook rewrote the arguments so that they no longer meet the schema.
 async fn pre_tool_use(
     env: &CallEnv<'_>,
-    request: &ToolCallRequest,
+    request: &ToolCall,
     tool: &OfferedTool,
     arguments: Value,
 ) -> Result<Gate, ToolResult> {
     let tool_use = ToolUse {
-        call: ToolCall {
-            id: request.id.clone(),
-            name: request.name.clone(),
-            // The model's own text: it parsed and met the schema, so there is no need to
-            // print `arguments` back out.
-            arguments: request.arguments.clone(),
-        },
+        // The model's own text: it parsed and met the schema, so there is no need to print
+        // `arguments` back out.
+        call: request.clone(),
         plugin: tool.owner.name(),
         mutates: tool.mutates,
     };
@@ -224,7 +217,7 @@ impl Gate {
 /// Runs the allowed call; a view its plugin brought with it goes to `fresh_views`.
 async fn call_tool(
     env: &CallEnv<'_>,
-    request: &ToolCallRequest,
+    request: &ToolCall,
     tool: &OfferedTool,
     tool_use: &ToolUse,
     arguments: Value,
@@ -302,7 +295,7 @@ impl Ruling {
 
 /// Turns the folded verdict into allowed / refused, asking the operator for an `ask`
 /// that no standing approval covers.
-async fn decide(env: &CallEnv<'_>, request: &ToolCallRequest, tool: &OfferedTool, gate: &Gate) -> Ruling {
+async fn decide(env: &CallEnv<'_>, request: &ToolCall, tool: &OfferedTool, gate: &Gate) -> Ruling {
     let (reason, asked_by) = match &gate.verdict {
         Verdict::Allow => return Ruling::allow(),
         Verdict::Deny { reason, by } => {
@@ -364,7 +357,7 @@ async fn ask_operator(env: &CallEnv<'_>, approval: &ApprovalRequest) -> Approval
 /// approvals, and an unanswerable ask falls to `agent.on_ask`.
 fn follow_answer(
     env: &CallEnv<'_>,
-    request: &ToolCallRequest,
+    request: &ToolCall,
     gate: &Gate,
     approval: ApprovalRequest,
     answer: ApprovalAnswer,
@@ -407,7 +400,7 @@ fn follow_answer(
 }
 
 /// Reports a refusal and makes the result the model sees.
-fn refuse(env: &CallEnv<'_>, request: &ToolCallRequest, reason: String, by: String) -> ToolResult {
+fn refuse(env: &CallEnv<'_>, request: &ToolCall, reason: String, by: String) -> ToolResult {
     env.sink.emit(&Event::ToolDecision {
         id: request.id.clone(),
         name: request.name.clone(),

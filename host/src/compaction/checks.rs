@@ -139,10 +139,11 @@ fn check_calls(current: &[Viewed<'_>], sent: &[Sent], sent_at: &[Option<usize>])
 mod tests {
     use super::*;
     use crate::compaction::{Summaries, viewed};
-    use crate::conversation::{Message, ToolCallRequest};
+    use crate::conversation::Message;
+    use crate::tools::ToolCall;
 
-    fn call(id: &str) -> ToolCallRequest {
-        ToolCallRequest { id: id.into(), name: "notes_add".into(), arguments: "{}".into() }
+    fn call(id: &str) -> ToolCall {
+        ToolCall { id: id.into(), name: "notes_add".into(), arguments: "{}".into() }
     }
 
     /// #0 user, #1 assistant calling a and b, #2 result a, #3 result b, #4 assistant,

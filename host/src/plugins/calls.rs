@@ -13,10 +13,10 @@ use super::export::Export;
 use super::loaded::{CallPolicy, Linked, LoadedPlugin};
 use super::outputs::{Returned, StatusText};
 use super::reuse::ProvideMemo;
-use super::schema::{CompiledSchema, schema_problem};
+use super::schema::schema_problem;
 use super::types::{
     CallContext, CompactorSpec, Configured, Contribution, Manifest, PluginCompaction, PostToolOutcome,
-    PreCompactOutcome, PreToolOutcome, PromptOutcome, StopOutcome, ToolCall, ToolResult, ToolUse,
+    PreCompactOutcome, PreToolOutcome, PromptOutcome, StopOutcome, ToolUse,
 };
 use super::viewing::{FreshView, Warm};
 use crate::compaction::{Budget, Done, Viewed};
@@ -26,6 +26,8 @@ use crate::runtime::host_api::ModelGrant;
 use crate::runtime::{CallState, Deadline, Declarations, EmittedEvent, StateRead};
 use crate::state::StateBag;
 use crate::telemetry;
+use crate::tools::CompiledSchema;
+use crate::tools::{ToolCall, ToolResult};
 use tracing::Instrument as _;
 
 /// What a successful call returns: its value and the events it emitted, in order. Its state

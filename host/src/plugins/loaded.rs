@@ -16,12 +16,13 @@ use super::export::{ExportIndices, Interface};
 use super::hook_filter::HookFilters;
 use super::reuse::SharedContributions;
 use super::schema::SchemaCache;
-use super::types::{CommandSpec, CompactorSpec, Exports, Manifest, Requirement, ToolResult, ToolUse};
+use super::types::{CommandSpec, CompactorSpec, Exports, Manifest, Requirement, ToolUse};
 use crate::config::{Grants, Limits, SandboxMode};
 use crate::runtime::host_api::ModelBudget;
 use crate::runtime::{Caller, DirMount, ProcessGrant, SandboxEngine, cache};
 use crate::sandbox::{Rlimits, Sandbox};
 use crate::state::StateBag;
+use crate::tools::ToolResult;
 
 /// Who a loaded plugin is: shown in every error, log line and `/plugins`.
 #[derive(Debug)]

@@ -7,6 +7,7 @@ use std::ops::BitOr;
 pub use crate::runtime::EmittedEvent as PluginEvent;
 /// A tool a plugin offers to the model (declared from `configure`, or returned by `provide`).
 pub use crate::runtime::ToolSpec;
+use crate::tools::{ToolCall, ToolResult};
 
 /// Which exports a plugin really implements; the host never calls the others.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -145,15 +146,6 @@ pub struct Contribution {
     pub messages: Vec<InjectedMessage>,
 }
 
-/// A tool call as the model made it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolCall {
-    pub id: String,
-    pub name: String,
-    /// The arguments object, as JSON text.
-    pub arguments: String,
-}
-
 /// A tool call as the hooks see it: with the plugin that owns the tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolUse {
@@ -176,13 +168,6 @@ pub struct PreToolOutcome {
     pub decision: Option<Decision>,
     pub updated_arguments: Option<String>,
     pub context: Option<String>,
-}
-
-/// How a tool call ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolResult {
-    pub ok: bool,
-    pub output: String,
 }
 
 /// What `post-tool-use` returns.

@@ -326,14 +326,11 @@ fn read_error(error: serde_json::Error, path: Option<String>) -> DocumentError {
 mod tests {
     use super::*;
     use crate::compaction::MessageId;
-    use crate::conversation::ToolCallRequest;
+    use crate::tools::ToolCall;
 
     fn session() -> StoredSession {
-        let call = ToolCallRequest {
-            id: "c1".into(),
-            name: "notes_add".into(),
-            arguments: "{\"text\":\"x\"}".into(),
-        };
+        let call =
+            ToolCall { id: "c1".into(), name: "notes_add".into(), arguments: "{\"text\":\"x\"}".into() };
         let used =
             TokenUsage { input_tokens: 120, output_tokens: 8, cache_read_tokens: 100, cache_write_tokens: 0 };
         StoredSession {

@@ -266,12 +266,12 @@ mod tests {
 
     use super::*;
     use crate::compaction::{Replacement, truncate};
-    use crate::conversation::ToolCallRequest;
     use crate::state::test_stores::{TestDatabase, both_stores};
     use crate::state::{Sessions, SqliteStore};
+    use crate::tools::ToolCall;
 
-    fn call(id: &str) -> ToolCallRequest {
-        ToolCallRequest { id: id.into(), name: "notes_add".into(), arguments: "{}".into() }
+    fn call(id: &str) -> ToolCall {
+        ToolCall { id: id.into(), name: "notes_add".into(), arguments: "{}".into() }
     }
 
     both_stores!(
