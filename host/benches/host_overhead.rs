@@ -497,10 +497,10 @@ mod caps {
 /// whole of it in an open session, the new view committed to SQLite, for either strategy;
 /// and, for scale, the stock compaction plugin's own call where eviction is enough.
 mod compaction_cost {
-    use agent_host::compaction::{
+    use agent_host::conversation::Role;
+    use agent_host::history_view::{
         Budget as CompactionBudget, Compaction, Reason, Replacement, Summaries, check, truncate, viewed,
     };
-    use agent_host::conversation::Role;
     use agent_host::model::Message;
     use agent_host::model::tokens::{Budget, ContextAccount, Counter};
     use agent_host::state::StoredSession;

@@ -19,8 +19,8 @@ use super::types::{
     PreCompactOutcome, PreToolOutcome, PromptOutcome, StopOutcome, ToolUse,
 };
 use super::viewing::{FreshView, Warm};
-use crate::compaction::{Budget, Done, Viewed};
 use crate::events::FileEdit;
+use crate::history_view::{Budget, Done, Viewed};
 use crate::runtime::PluginFailure;
 use crate::runtime::host_api::ModelGrant;
 use crate::runtime::{CallState, Deadline, Declarations, EmittedEvent, StateRead};

@@ -234,7 +234,7 @@ pub struct CompactorSpec {
 /// What a plugin's `compact` returned: the compaction, and its one line on what it did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PluginCompaction {
-    pub compaction: crate::compaction::Compaction,
+    pub compaction: crate::history_view::Compaction,
     pub note: String,
 }
 
@@ -242,7 +242,7 @@ pub struct PluginCompaction {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PreCompactOutcome {
     pub veto: Option<String>,
-    pub keep: Vec<crate::compaction::MessageId>,
+    pub keep: Vec<crate::history_view::MessageId>,
 }
 
 #[cfg(test)]

@@ -14,9 +14,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::store::{StoredSession, StoredView};
-use crate::compaction::{Summaries, View};
 use crate::conversation::{Message, Role};
 use crate::events::TokenUsage;
+use crate::history_view::{Summaries, View};
 
 /// The `format` every session document names.
 pub const FORMAT: &str = "agent-host-session";
@@ -325,7 +325,7 @@ fn read_error(error: serde_json::Error, path: Option<String>) -> DocumentError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compaction::MessageId;
+    use crate::history_view::MessageId;
     use crate::tools::ToolCall;
 
     fn session() -> StoredSession {

@@ -18,8 +18,8 @@ use super::types::{
     PostToolOutcome, PreCompactOutcome, PreToolOutcome, PromptOutcome, ReviewVerdict, StopOutcome, ToolUse,
     TurnVerdict,
 };
-use crate::compaction::{Budget, Done, Viewed};
 use crate::events::Widget;
+use crate::history_view::{Budget, Done, Viewed};
 use crate::runtime::CallState;
 use crate::tools::{ToolCall, ToolResult};
 

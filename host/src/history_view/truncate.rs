@@ -88,8 +88,8 @@ fn groups(current: &[Viewed<'_>]) -> Vec<Vec<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compaction::{Summaries, View, apply, check, materialize, viewed};
     use crate::conversation::Message;
+    use crate::history_view::{Summaries, View, apply, check, materialize, viewed};
     use crate::tools::ToolCall;
 
     fn call(id: &str) -> ToolCall {
