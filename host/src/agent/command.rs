@@ -5,7 +5,7 @@ use super::compact::{CompactOutcome, Compactor};
 use super::export_file;
 use super::prepare::prepare_call;
 use super::report::{forward_events, forward_model_calls, heard, report_failure};
-use super::tool_call::{self, CallEnv};
+use super::tool_call::{self, ToolCallEnv};
 use super::{Host, LiveSession, NoOperator, TurnError};
 use crate::events::{Event, EventSink, TokenUsage, thousands};
 use crate::history_view::Reason;
@@ -255,7 +255,7 @@ impl Host {
         let snapshot = self.snapshot();
         let ctx = self.call_context(session);
         let prepared = prepare_call(&snapshot, &ctx, session, sink).await?;
-        let env = CallEnv {
+        let env = ToolCallEnv {
             set: &snapshot.plugins,
             prepared: &prepared,
             ctx: &ctx,

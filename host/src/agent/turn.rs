@@ -7,7 +7,7 @@ use super::compact::{self, CompactOutcome, Compactor};
 use super::prepare::{Prepared, prepare_call};
 use super::reply::{ReplyReport, cut_call_answer, reply_stop};
 use super::report::{forward_model_calls, heard};
-use super::tool_call::{self, CallEnv};
+use super::tool_call::{self, ToolCallEnv};
 use super::turn_end::EndReport;
 use super::turn_judges::{Ending, Judging};
 use super::{Approver, Host, LiveSession, Snapshot, TurnEnd, TurnError, TurnOutcome};
@@ -355,7 +355,7 @@ impl Turn<'_, '_> {
         let mut results = Vec::with_capacity(tool_calls.len());
         let mut unanswered_ask = false;
         for call in tool_calls {
-            let env = CallEnv {
+            let env = ToolCallEnv {
                 set: &snapshot.plugins,
                 prepared,
                 ctx: &self.ctx,

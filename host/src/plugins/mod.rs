@@ -66,7 +66,7 @@ mod viewing;
 pub use crate::runtime::PluginFailure;
 pub use crate::runtime::host_api::{MeterReading, ResultPositions};
 pub use call_counts::CallCounts;
-pub use calls::CallOutput;
+pub use calls::PluginOutput;
 pub use declared_tools::DeclaredTool;
 pub use error::{LoadError, PluginError};
 pub use export::Export;
