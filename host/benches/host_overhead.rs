@@ -15,8 +15,9 @@ use agent_host::agent::NoOperator;
 use agent_host::agent::prepare::prepare;
 use agent_host::events::NoEvents;
 use agent_host::model::ModelClient;
-use agent_host::plugins::{CallContext, LoadedPlugin, ProvideMemo, ToolCall, ToolResult, ToolUse};
+use agent_host::plugins::{CallContext, LoadedPlugin, ProvideMemo, ToolUse};
 use agent_host::state::StateBag;
+use agent_host::tools::{ToolCall, ToolResult};
 use agent_host::{Config, Host};
 use serde_json::json;
 
@@ -250,7 +251,8 @@ fn context_assembly_stock_set_reused(bencher: divan::Bencher) {
 /// every message is counted once.
 mod context_estimate {
     use agent_host::model::tokens::{Budget, ContextAccount, Counter, Encoding};
-    use agent_host::model::{History, Message, ModelRequest, ToolCallRequest};
+    use agent_host::model::{History, Message, ModelRequest};
+    use agent_host::tools::ToolCall;
 
     use super::*;
 
@@ -265,7 +267,7 @@ mod context_estimate {
                 )),
                 1 => Message::assistant(
                     "Reading the file first.",
-                    vec![ToolCallRequest {
+                    vec![ToolCall {
                         id: format!("call_{index}"),
                         name: "read_file".into(),
                         arguments: format!("{{\"path\":\"/workspace/notes/{index}.md\"}}"),
@@ -495,10 +497,10 @@ mod caps {
 /// whole of it in an open session, the new view committed to SQLite, for either strategy;
 /// and, for scale, the stock compaction plugin's own call where eviction is enough.
 mod compaction_cost {
-    use agent_host::compaction::{
+    use agent_host::conversation::Role;
+    use agent_host::history_view::{
         Budget as CompactionBudget, Compaction, Reason, Replacement, Summaries, check, truncate, viewed,
     };
-    use agent_host::conversation::Role;
     use agent_host::model::Message;
     use agent_host::model::tokens::{Budget, ContextAccount, Counter};
     use agent_host::state::StoredSession;

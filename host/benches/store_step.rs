@@ -16,9 +16,10 @@ mod test_server;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use agent_host::conversation::{Message, ToolCallRequest};
+use agent_host::conversation::Message;
 use agent_host::events::TokenUsage;
 use agent_host::state::{PostgresStore, SessionStore, Sessions, SqliteStore};
+use agent_host::tools::ToolCall;
 use hdrhistogram::Histogram;
 
 struct Options {
@@ -66,7 +67,7 @@ impl Measured {
         let usage = TokenUsage { input_tokens: 1_200, output_tokens: 40, ..TokenUsage::default() };
         for step in 0..steps {
             let id = format!("call_{step}");
-            let call = ToolCallRequest {
+            let call = ToolCall {
                 id: id.clone(),
                 name: "todos_complete".into(),
                 arguments: format!("{{\"id\":{}}}", step % 4 + 1),

@@ -1,12 +1,14 @@
 //! What a conversation is made of: messages, who said them, the tool calls they ask for,
 //! and the history they form. Plain data that the store persists, the loop appends to and
-//! the model clients send; it imports nothing from the rest of the crate, and carries no
-//! encoding or cache of any layer.
+//! the model clients send; it imports nothing from the rest of the crate but the tool call
+//! ([`ToolCall`], from `crate::tools`), and carries no encoding or cache of any layer.
 
 use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
+
+use crate::tools::ToolCall;
 
 /// Who said a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -25,7 +27,7 @@ pub struct Message {
     #[serde(default)]
     pub content: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tool_calls: Vec<ToolCallRequest>,
+    pub tool_calls: Vec<ToolCall>,
     /// For `Role::Tool`: the call this result answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
@@ -40,7 +42,7 @@ impl Message {
         Self::text(Role::User, content)
     }
 
-    pub fn assistant(content: impl Into<String>, tool_calls: Vec<ToolCallRequest>) -> Self {
+    pub fn assistant(content: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
         Self { tool_calls, ..Self::text(Role::Assistant, content) }
     }
 
@@ -51,14 +53,6 @@ impl Message {
     fn text(role: Role, content: impl Into<String>) -> Self {
         Self { role, content: content.into(), tool_calls: Vec::new(), tool_call_id: None }
     }
-}
-
-/// A tool call the model asked for. `arguments` is the model's raw text: it may not be JSON.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolCallRequest {
-    pub id: String,
-    pub name: String,
-    pub arguments: String,
 }
 
 /// A conversation's messages in order, with a [`Revision`] that names its contents.

@@ -8,7 +8,9 @@
 //! - [`model`]: the model clients (OpenAI-compatible HTTP, scripted replay);
 //! - [`mcp`]: MCP servers, whose tools are offered beside the plugins';
 //! - [`conversation`]: messages and the history, plain data every layer shares;
-//! - [`compaction`]: what is sent in place of a history's prefix, its checks, the built-in truncation;
+//! - [`tools`]: a tool call and its result, compiled schemas, the output cap, call ids;
+//! - [`history_view`]: compaction as plain data — what is sent in place of a history's prefix, its
+//!   checks, the built-in truncation;
 //! - [`config`]: `config.toml`, parsed and checked with errors that name file, line and field;
 //! - [`events`]: the event stream every front end renders;
 //! - [`serve`]: `agent-host serve`, the HTTP API, its event streams and the web page;
@@ -17,10 +19,10 @@
 pub mod acp;
 pub mod agent;
 pub mod cli;
-pub mod compaction;
 pub mod config;
 pub mod conversation;
 pub mod events;
+pub mod history_view;
 mod human_time;
 pub mod mcp;
 pub mod model;
@@ -33,6 +35,7 @@ mod sanitize;
 pub mod serve;
 pub mod state;
 pub mod telemetry;
+pub mod tools;
 pub mod unpoisoned;
 
 pub use agent::{Host, TurnEnd, TurnOutcome};

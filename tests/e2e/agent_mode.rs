@@ -5,7 +5,7 @@
 
 use agent_host::Event;
 use agent_host::agent::SessionHandle;
-use agent_host::plugins::ToolResult;
+use agent_host::tools::ToolResult;
 use serde_json::{Value, json};
 
 use crate::support::{FakeModel, Reply, TestHost, config_text, paragraphs, plugin_block, system_prompt};

@@ -3,7 +3,7 @@
 //! absolute paths and a symlink that leads out, FIFOs refused by name, `exclude` on walks,
 //! and every spelling of a path reaching the same file.
 
-use agent_host::plugins::ToolResult;
+use agent_host::tools::ToolResult;
 use serde_json::{Value, json};
 
 use crate::support::{FakeModel, TestHost, plugin_block, writable_workspace};

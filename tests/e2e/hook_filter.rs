@@ -2,7 +2,8 @@
 //! which tool calls its `pre-tool-use` / `post-tool-use` need to see, and the host calls
 //! them for those only — counted call by call, with the stock agent-mode and permissions.
 
-use agent_host::plugins::{Export, LoadedPlugin, ToolResult};
+use agent_host::plugins::{Export, LoadedPlugin};
+use agent_host::tools::ToolResult;
 use serde_json::{Value, json};
 
 use crate::support::{FakeModel, TestHost, plugin_block, writable_workspace};

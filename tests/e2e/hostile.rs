@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use agent_host::Event;
 use agent_host::agent::SessionHandle;
-use agent_host::plugins::ToolResult;
 use agent_host::state::{SessionStore, SqliteStore};
+use agent_host::tools::ToolResult;
 use serde_json::{Value, json};
 
 use crate::support::{FakeModel, Reply, TestHost, config_text, plugin_block, plugin_wasm};

@@ -6,8 +6,9 @@
 
 use agent_host::conversation::{History, Message, Role};
 use agent_host::events::TokenUsage;
-use agent_host::model::{HistoryEncodings, ModelClient, ModelRequest, StopReason, ToolCallRequest};
+use agent_host::model::{HistoryEncodings, ModelClient, ModelRequest, StopReason};
 use agent_host::state::{SessionStore, SqliteStore};
+use agent_host::tools::ToolCall;
 use agent_host::{Config, Event, TurnEnd};
 
 use crate::support::{FakeModel, Reply, TestHost, config_text, plugin_block, repo_root};
@@ -198,7 +199,7 @@ async fn a_tool_call_cut_at_max_tokens_is_reported_as_length_and_never_run() {
     let request = ModelRequest::of_history("s", &history);
     let reply = client.complete(&request, &mut HistoryEncodings::default(), &mut |_| {}).await.unwrap();
     assert_eq!(reply.stop, StopReason::Length);
-    let cut = ToolCallRequest {
+    let cut = ToolCall {
         id: "cIVoF7CnC28KdP8wjH5qTPCpDPG7yMdY".into(),
         name: "todos_add".into(),
         arguments: "{\n    \"todos\": [\n        {\n            \"title\":".into(),

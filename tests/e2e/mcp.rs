@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use agent_host::agent::{ApprovalAnswer, SessionHandle};
 use agent_host::mcp::ServerState;
-use agent_host::plugins::ToolResult;
+use agent_host::tools::ToolResult;
 use agent_host::{Event, Host};
 use serde_json::{Value, json};
 

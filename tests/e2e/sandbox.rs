@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use agent_host::Event;
-use agent_host::plugins::ToolResult;
+use agent_host::tools::ToolResult;
 use serde_json::{Value, json};
 
 use crate::support::{FakeModel, TestHost, plugin_block};

@@ -6,7 +6,7 @@
 
 use agent_host::Event;
 use agent_host::agent::SessionHandle;
-use agent_host::plugins::ToolResult;
+use agent_host::tools::ToolResult;
 use serde_json::{Value, json};
 
 use crate::support::{FakeModel, Reply, TestHost, config_text, json_prompt_command, source_plugin_block};

@@ -2,7 +2,7 @@
 //! workspace with only the granted environment, are killed on timeout, have their output
 //! capped, and a plugin without `process = true` is refused with the grant named.
 
-use agent_host::plugins::ToolResult;
+use agent_host::tools::ToolResult;
 use serde_json::{Value, json};
 
 use crate::support::{FakeModel, TestHost, plugin_block};

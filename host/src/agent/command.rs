@@ -5,14 +5,15 @@ use super::compact::{CompactOutcome, Compactor};
 use super::export_file;
 use super::prepare::prepare_call;
 use super::report::{forward_events, forward_model_calls, heard, report_failure};
-use super::tool_call::{self, CallEnv};
+use super::tool_call::{self, ToolCallEnv};
 use super::{Host, LiveSession, NoOperator, TurnError};
-use crate::compaction::Reason;
 use crate::events::{Event, EventSink, TokenUsage, thousands};
-use crate::model::ToolCallRequest;
+use crate::history_view::Reason;
 use crate::model::tokens::{Budget, ContextAccount};
-use crate::plugins::{Exports, ToolResult};
+use crate::plugins::Exports;
 use crate::state::document;
+use crate::tools::ToolCall;
+use crate::tools::ToolResult;
 
 /// The host's own commands; any other name is a plugin's (or unknown).
 pub const BUILT_IN_COMMANDS: &[&str] =
@@ -254,7 +255,7 @@ impl Host {
         let snapshot = self.snapshot();
         let ctx = self.call_context(session);
         let prepared = prepare_call(&snapshot, &ctx, session, sink).await?;
-        let env = CallEnv {
+        let env = ToolCallEnv {
             set: &snapshot.plugins,
             prepared: &prepared,
             ctx: &ctx,
@@ -265,7 +266,7 @@ impl Host {
             max_output_bytes: snapshot.config.runtime.limits.max_output_kb as usize * 1024,
         };
         let request =
-            ToolCallRequest { id: "direct".into(), name: name.to_owned(), arguments: arguments.to_string() };
+            ToolCall { id: "direct".into(), name: name.to_owned(), arguments: arguments.to_string() };
         let report = tool_call::run(&env, &request).await;
         session.refresh_views(&snapshot.plugins, sink).await;
         session.commit(&**self.sessions().store())?;

@@ -5,8 +5,8 @@
 
 use super::report::{forward_events, forward_model_calls, heard, report_failure};
 use super::{LiveSession, Snapshot};
-use crate::compaction::{self, Budget, Compaction, Done, MessageId, Reason, Replacement, TRUNCATE};
 use crate::events::{Event, EventSink};
+use crate::history_view::{self, Budget, Compaction, Done, MessageId, Reason, Replacement, TRUNCATE};
 use crate::model::tokens::Budget as TokenBudget;
 use crate::plugins::{CallContext, Exports, LoadedPlugin, ResultPositions};
 use crate::state::{CompactError, SessionStore, StoreError};
@@ -231,7 +231,7 @@ impl Compactor<'_> {
             Ok(None) => return PluginResult::NothingToDo(label),
             Err(message) => return PluginResult::Unusable(format!("{label} could not compact: {message}")),
         };
-        if let Err(error) = compaction::check(&current, &result.compaction) {
+        if let Err(error) = history_view::check(&current, &result.compaction) {
             return PluginResult::Unusable(format!("{label}'s compaction cannot be used: {error}"));
         }
         if let Some(id) = dropped_keep(&current, &result.compaction, &budget.keep) {
@@ -265,7 +265,7 @@ impl Compactor<'_> {
     ) -> (Compaction, String) {
         let sizes: Vec<usize> = tokens.iter().map(|&tokens| tokens as usize).collect();
         let truncation =
-            compaction::truncate(&session.viewed(), &sizes, budget.target as usize, &budget.keep);
+            history_view::truncate(&session.viewed(), &sizes, budget.target as usize, &budget.keep);
         let mut note = format!("dropped the {} oldest messages", truncation.dropped.len());
         if !truncation.fits {
             note.push_str(&format!(
@@ -283,7 +283,7 @@ impl Compactor<'_> {
 /// The new messages of `compaction` of `current` (what is sent now, weighing `tokens`), and
 /// the history's tokens after it.
 fn size_after(
-    current: &[compaction::Viewed<'_>],
+    current: &[history_view::Viewed<'_>],
     session: &LiveSession,
     budget: &TokenBudget,
     tokens: &[u64],
@@ -322,7 +322,7 @@ enum PluginResult {
 
 /// A message of `keep` sent now that `compaction` would no longer send.
 fn dropped_keep(
-    current: &[compaction::Viewed<'_>],
+    current: &[history_view::Viewed<'_>],
     compaction: &Compaction,
     keep: &[MessageId],
 ) -> Option<MessageId> {

@@ -6,7 +6,6 @@
 //! cap is reached. The session is committed after every step.
 
 mod approval;
-mod call_ids;
 mod command;
 mod compact;
 mod export_file;

@@ -8,14 +8,13 @@ use foldhash::HashMap;
 
 use super::report::{forward_events, report_failure};
 use super::{LiveSession, Snapshot, TurnError};
-use crate::conversation::{Message, ToolCallRequest};
+use crate::conversation::Message;
 use crate::events::{Event, EventSink};
 use crate::mcp::{McpServer, McpSet, McpTool};
 use crate::model::ToolDefinition;
-use crate::plugins::{
-    CallContext, CompiledSchema, Exports, LoadedPlugin, PluginSet, ProvideMemo, Role, ToolSpec,
-};
+use crate::plugins::{CallContext, Exports, LoadedPlugin, PluginSet, ProvideMemo, Role, ToolSpec};
 use crate::state::StateBag;
+use crate::tools::{CompiledSchema, ToolCall};
 
 /// Everything one model call needs from the plugins.
 pub struct Prepared {
@@ -73,7 +72,7 @@ impl Prepared {
 
     /// Whether any of `calls` is of a tool that changes things outside the agent's own
     /// bookkeeping. A call of a tool not on offer changes nothing: it is refused.
-    pub fn any_mutating(&self, calls: &[ToolCallRequest]) -> bool {
+    pub fn any_mutating(&self, calls: &[ToolCall]) -> bool {
         calls.iter().any(|call| self.offered.get(&call.name).is_some_and(|tool| tool.mutates))
     }
 }

@@ -2,12 +2,13 @@
 //! ended and what it cost, and the answer a call gets when its reply was cut off.
 
 use crate::events::{Event, ReplyStop, TokenUsage, ToolCallEvent};
-use crate::model::{StopReason, ToolCallRequest};
+use crate::model::StopReason;
+use crate::tools::ToolCall;
 
 /// A reply as the stream reports it.
 pub(super) struct ReplyReport<'a> {
     pub text: &'a str,
-    pub tool_calls: &'a [ToolCallRequest],
+    pub tool_calls: &'a [ToolCall],
     pub stop: ReplyStop,
     pub usage: Option<TokenUsage>,
     pub reasoning: &'a str,

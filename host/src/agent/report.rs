@@ -1,7 +1,7 @@
 //! Passing what plugins say and how they fail onto the event stream.
 
 use crate::events::{Event, EventSink};
-use crate::plugins::{CallContext, CallOutput, LoadedPlugin, PluginError, PluginEvent};
+use crate::plugins::{CallContext, LoadedPlugin, PluginError, PluginEvent, PluginOutput};
 
 /// Forwards a successful call's events, in the order the plugin emitted them, with the
 /// display form the plugin gave each.
@@ -30,7 +30,7 @@ pub fn report_failure(sink: &dyn EventSink, error: &PluginError) {
 pub fn heard<T>(
     sink: &dyn EventSink,
     plugin: &LoadedPlugin,
-    result: Result<CallOutput<T>, PluginError>,
+    result: Result<PluginOutput<T>, PluginError>,
 ) -> Option<T> {
     match result {
         Ok(output) => {

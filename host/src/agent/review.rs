@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::report::{forward_events, report_failure};
-use super::tool_call::CallEnv;
+use super::tool_call::ToolCallEnv;
 use crate::events::{CallDecision, Event, ReviewOutcome};
 use crate::plugins::{Exports, ReviewVerdict, ToolUse};
 
@@ -30,7 +30,12 @@ pub(super) enum Reviewed {
 
 /// Asks the plugins that review about `call` (its arguments parsed as `arguments`), which the
 /// permission hooks ask about for `asked`.
-pub(super) async fn review(env: &CallEnv<'_>, call: &ToolUse, arguments: &Value, asked: &str) -> Reviewed {
+pub(super) async fn review(
+    env: &ToolCallEnv<'_>,
+    call: &ToolUse,
+    arguments: &Value,
+    asked: &str,
+) -> Reviewed {
     for plugin in env.set.plugins().iter().filter(|p| p.implements(Exports::REVIEW)) {
         let verdict = match plugin.review(env.ctx, env.bag, call, asked).await {
             Ok(output) => {

@@ -11,18 +11,18 @@ use super::report::{forward_events, heard, report_failure};
 use super::review::{Reviewed, review};
 use crate::config::OnAsk;
 use crate::events::{CallDecision, Event, EventSink};
-use crate::model::ToolCallRequest;
 use crate::plugins::PluginSet;
-use crate::plugins::{CallContext, Decision, ToolCall, ToolResult, ToolUse};
+use crate::plugins::{CallContext, Decision, ToolUse};
 use crate::state::StateBag;
 use crate::telemetry;
+use crate::tools::{ToolCall, ToolResult};
 use tracing::Instrument as _;
 
 /// Errors from schema validation shown to the model, at most.
 const MAX_SCHEMA_ERRORS: usize = 5;
 
-/// What the loop needs to run a call.
-pub struct CallEnv<'a> {
+/// What the loop needs to run a tool call.
+pub struct ToolCallEnv<'a> {
     pub set: &'a PluginSet,
     pub prepared: &'a Prepared,
     pub ctx: &'a CallContext,
@@ -37,18 +37,18 @@ pub struct CallEnv<'a> {
 
 /// The result for the model, and whether an `ask` went unanswered (which keeps the
 /// completion loop from continuing).
-pub struct CallReport {
+pub struct ToolCallReport {
     pub result: ToolResult,
     pub unanswered_ask: bool,
     /// The view the tool's plugin brought with its result (see [`crate::plugins::FreshView`]).
     pub fresh_views: FreshViews,
 }
 
-pub async fn run(env: &CallEnv<'_>, request: &ToolCallRequest) -> CallReport {
+pub async fn run(env: &ToolCallEnv<'_>, request: &ToolCall) -> ToolCallReport {
     let span = telemetry::execute_tool(&request.name, &request.id);
     let report = async {
         match checked_call(env, request) {
-            Err(result) => CallReport { result, unanswered_ask: false, fresh_views: Vec::new() },
+            Err(result) => ToolCallReport { result, unanswered_ask: false, fresh_views: Vec::new() },
             Ok((tool, arguments)) => gate_and_run(env, request, tool, arguments).await,
         }
     }
@@ -67,8 +67,8 @@ pub async fn run(env: &CallEnv<'_>, request: &ToolCallRequest) -> CallReport {
 
 /// The tool and its parsed, schema-valid arguments; or the error result for the model.
 fn checked_call<'p>(
-    env: &CallEnv<'p>,
-    request: &ToolCallRequest,
+    env: &ToolCallEnv<'p>,
+    request: &ToolCall,
 ) -> Result<(&'p OfferedTool, Value), ToolResult> {
     let Some(tool) = env.prepared.offered.get(&request.name) else {
         let mut names: Vec<&str> = env.prepared.offered.keys().map(String::as_str).collect();
@@ -109,14 +109,14 @@ fn validate(tool: &OfferedTool, name: &str, arguments: &Value) -> Result<(), Too
 
 /// The `pre-tool-use` hooks, the decision, the tool, the `post-tool-use` hooks.
 async fn gate_and_run(
-    env: &CallEnv<'_>,
-    request: &ToolCallRequest,
+    env: &ToolCallEnv<'_>,
+    request: &ToolCall,
     tool: &OfferedTool,
     arguments: Value,
-) -> CallReport {
+) -> ToolCallReport {
     let mut gate = match pre_tool_use(env, request, tool, arguments).await {
         Ok(gate) => gate,
-        Err(result) => return CallReport { result, unanswered_ask: false, fresh_views: Vec::new() },
+        Err(result) => return ToolCallReport { result, unanswered_ask: false, fresh_views: Vec::new() },
     };
     let ruling = decide(env, request, tool, &gate).await;
     let mut fresh_views = Vec::new();
@@ -132,7 +132,7 @@ async fn gate_and_run(
         result.output.push_str("\n\n");
         result.output.push_str(&context);
     }
-    CallReport { result, unanswered_ask: ruling.unanswered_ask, fresh_views }
+    ToolCallReport { result, unanswered_ask: ruling.unanswered_ask, fresh_views }
 }
 
 /// What the `pre-tool-use` hooks made of a call: the call as they left it (arguments
@@ -151,19 +151,15 @@ struct Gate {
 /// Folds the `pre-tool-use` hooks in config order. `Err` is the result for the model when
 /// a hook rewrote the arguments so that they no longer meet the schema.
 async fn pre_tool_use(
-    env: &CallEnv<'_>,
-    request: &ToolCallRequest,
+    env: &ToolCallEnv<'_>,
+    request: &ToolCall,
     tool: &OfferedTool,
     arguments: Value,
 ) -> Result<Gate, ToolResult> {
     let tool_use = ToolUse {
-        call: ToolCall {
-            id: request.id.clone(),
-            name: request.name.clone(),
-            // The model's own text: it parsed and met the schema, so there is no need to
-            // print `arguments` back out.
-            arguments: request.arguments.clone(),
-        },
+        // The model's own text: it parsed and met the schema, so there is no need to print
+        // `arguments` back out.
+        call: request.clone(),
         plugin: tool.owner.name(),
         mutates: tool.mutates,
     };
@@ -223,8 +219,8 @@ impl Gate {
 
 /// Runs the allowed call; a view its plugin brought with it goes to `fresh_views`.
 async fn call_tool(
-    env: &CallEnv<'_>,
-    request: &ToolCallRequest,
+    env: &ToolCallEnv<'_>,
+    request: &ToolCall,
     tool: &OfferedTool,
     tool_use: &ToolUse,
     arguments: Value,
@@ -266,7 +262,7 @@ async fn call_tool(
 }
 
 /// The `post-tool-use` hooks in config order, each seeing (and maybe replacing) the result.
-async fn post_tool_use(env: &CallEnv<'_>, tool_use: &ToolUse, mut result: ToolResult) -> ToolResult {
+async fn post_tool_use(env: &ToolCallEnv<'_>, tool_use: &ToolUse, mut result: ToolResult) -> ToolResult {
     for hook in env.set.plugins() {
         if !hook.sees_post_tool_use(tool_use, &result) {
             continue;
@@ -302,7 +298,7 @@ impl Ruling {
 
 /// Turns the folded verdict into allowed / refused, asking the operator for an `ask`
 /// that no standing approval covers.
-async fn decide(env: &CallEnv<'_>, request: &ToolCallRequest, tool: &OfferedTool, gate: &Gate) -> Ruling {
+async fn decide(env: &ToolCallEnv<'_>, request: &ToolCall, tool: &OfferedTool, gate: &Gate) -> Ruling {
     let (reason, asked_by) = match &gate.verdict {
         Verdict::Allow => return Ruling::allow(),
         Verdict::Deny { reason, by } => {
@@ -342,7 +338,7 @@ async fn decide(env: &CallEnv<'_>, request: &ToolCallRequest, tool: &OfferedTool
 
 /// Puts `approval` to the operator. In `--json` mode the two events are how a watcher sees
 /// the question and its answer.
-async fn ask_operator(env: &CallEnv<'_>, approval: &ApprovalRequest) -> ApprovalAnswer {
+async fn ask_operator(env: &ToolCallEnv<'_>, approval: &ApprovalRequest) -> ApprovalAnswer {
     env.sink.emit(&Event::ApprovalRequested {
         id: approval.call_id.clone(),
         name: approval.tool.clone(),
@@ -363,8 +359,8 @@ async fn ask_operator(env: &CallEnv<'_>, approval: &ApprovalRequest) -> Approval
 /// The ruling the operator's answer makes; "always" answers are recorded as standing
 /// approvals, and an unanswerable ask falls to `agent.on_ask`.
 fn follow_answer(
-    env: &CallEnv<'_>,
-    request: &ToolCallRequest,
+    env: &ToolCallEnv<'_>,
+    request: &ToolCall,
     gate: &Gate,
     approval: ApprovalRequest,
     answer: ApprovalAnswer,
@@ -407,7 +403,7 @@ fn follow_answer(
 }
 
 /// Reports a refusal and makes the result the model sees.
-fn refuse(env: &CallEnv<'_>, request: &ToolCallRequest, reason: String, by: String) -> ToolResult {
+fn refuse(env: &ToolCallEnv<'_>, request: &ToolCall, reason: String, by: String) -> ToolResult {
     env.sink.emit(&Event::ToolDecision {
         id: request.id.clone(),
         name: request.name.clone(),

@@ -3,21 +3,21 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::call_ids::unique_ids;
 use super::compact::{self, CompactOutcome, Compactor};
 use super::prepare::{Prepared, prepare_call};
 use super::reply::{ReplyReport, cut_call_answer, reply_stop};
 use super::report::{forward_model_calls, heard};
-use super::tool_call::{self, CallEnv};
+use super::tool_call::{self, ToolCallEnv};
 use super::turn_end::EndReport;
 use super::turn_judges::{Ending, Judging};
 use super::{Approver, Host, LiveSession, Snapshot, TurnEnd, TurnError, TurnOutcome};
-use crate::compaction::Reason;
 use crate::events::{ContextEstimate, Event, EventSink, ReplyStop};
-use crate::model::{Message, ModelError, ModelReply, ModelRequest, Role, StopReason, ToolCallRequest};
+use crate::history_view::Reason;
+use crate::model::{Message, ModelError, ModelReply, ModelRequest, Role, StopReason};
 use crate::plugins::{CallContext, Exports};
 use crate::state::{Session, SessionStore};
 use crate::telemetry;
+use crate::tools::{ToolCall, call_ids};
 use tracing::Instrument as _;
 
 impl Host {
@@ -127,7 +127,9 @@ impl Turn<'_, '_> {
         let answer = self.call_model(snapshot, &prepared, iteration).await?;
         // Cut at the output limit: the text stands, but any tool call in it may be cut short.
         let cut = answer.stop == StopReason::Length;
-        let tool_calls = unique_ids(self.session.id(), self.session.history(), answer.tool_calls);
+        let history = self.session.history();
+        let earlier = history.iter().flat_map(|message| &message.tool_calls);
+        let tool_calls = call_ids::unique_ids(self.session.id(), history.len(), earlier, answer.tool_calls);
         let usage = answer.usage;
         let report = ReplyReport {
             text: &answer.text,
@@ -189,11 +191,7 @@ impl Turn<'_, '_> {
 
     /// Answers every call of a reply cut at the output limit with an error instead of running
     /// it (its arguments may be cut short), as one step with the reply.
-    fn refuse_cut_calls(
-        &mut self,
-        snapshot: &Snapshot,
-        tool_calls: &[ToolCallRequest],
-    ) -> Result<(), TurnError> {
+    fn refuse_cut_calls(&mut self, snapshot: &Snapshot, tool_calls: &[ToolCall]) -> Result<(), TurnError> {
         let answer = cut_call_answer(snapshot.config.model.max_output_tokens);
         tracing::warn!(
             calls = tool_calls.len(),
@@ -352,12 +350,12 @@ impl Turn<'_, '_> {
         &mut self,
         snapshot: &Snapshot,
         prepared: &Prepared,
-        tool_calls: &[ToolCallRequest],
+        tool_calls: &[ToolCall],
     ) -> Result<Next, TurnError> {
         let mut results = Vec::with_capacity(tool_calls.len());
         let mut unanswered_ask = false;
         for call in tool_calls {
-            let env = CallEnv {
+            let env = ToolCallEnv {
                 set: &snapshot.plugins,
                 prepared,
                 ctx: &self.ctx,

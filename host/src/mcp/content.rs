@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::plugins::{ToolResult, cap_text};
+use crate::tools::{ToolResult, cap_text};
 
 /// `result` as the model gets it, cut to `max_bytes`; an `isError` result is a failed call.
 pub(super) fn tool_result(result: &rmcp::model::CallToolResult, max_bytes: usize) -> ToolResult {

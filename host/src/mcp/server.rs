@@ -17,7 +17,7 @@ use super::handler::Handler;
 use super::launch::{Connection, connect};
 use super::tools::{McpTool, offered};
 use crate::config::{McpServerConfig, McpTransport};
-use crate::plugins::ToolResult;
+use crate::tools::ToolResult;
 use crate::unpoisoned::RwLockUnpoisoned as _;
 
 /// Restarts after a server stops, before it is given up on until the next reload.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::config::ToolFilter;
-use crate::plugins::CompiledSchema;
+use crate::tools::CompiledSchema;
 
 /// One tool of an MCP server, ready to offer.
 pub struct McpTool {

@@ -3,7 +3,6 @@
 //! replays a file of turns for demos and tests.
 
 mod anthropic;
-pub mod call_ids;
 mod deadline;
 mod encodings;
 mod error;
@@ -28,7 +27,7 @@ pub use scripted::ScriptedModel;
 pub use types::{ModelReply, ModelRequest, StopReason, ToolDefinition};
 
 /// The messages the model clients send and receive, for callers that talk to a model.
-pub use crate::conversation::{History, Message, Role, ToolCallRequest};
+pub use crate::conversation::{History, Message, Role};
 
 use crate::config::{Config, Provider};
 

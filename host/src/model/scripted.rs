@@ -17,7 +17,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde::Deserialize;
 
-use super::{ModelError, ModelReply, ModelRequest, Role, ToolCallRequest};
+use super::{ModelError, ModelReply, ModelRequest, Role};
+use crate::tools::ToolCall;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -86,7 +87,7 @@ impl ScriptedModel {
             .tool_calls
             .iter()
             .enumerate()
-            .map(|(index, call)| ToolCallRequest {
+            .map(|(index, call)| ToolCall {
                 id: format!("call_{played}_{index}"),
                 name: call.name.clone(),
                 arguments: serde_json::to_string(&call.arguments).unwrap_or_else(|_| "{}".into()),

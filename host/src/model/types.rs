@@ -1,8 +1,9 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::conversation::{History, Message, ToolCallRequest};
+use crate::conversation::{History, Message};
 use crate::events::TokenUsage;
+use crate::tools::ToolCall;
 
 /// A tool as the model sees it.
 #[derive(Debug, Clone, Serialize)]
@@ -38,7 +39,7 @@ impl<'a> ModelRequest<'a> {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ModelReply {
     pub text: String,
-    pub tool_calls: Vec<ToolCallRequest>,
+    pub tool_calls: Vec<ToolCall>,
     /// What the model showed of its reasoning (`reasoning_content`, thinking), apart from
     /// the text: shown, never sent back.
     pub reasoning: String,

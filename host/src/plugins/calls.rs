@@ -10,28 +10,30 @@ use wasmtime::component::{Func, Instance};
 
 use super::error::PluginError;
 use super::export::Export;
-use super::loaded::{CallPolicy, Linked, LoadedPlugin};
+use super::loaded::{Linked, LoadedPlugin, PluginBounds};
 use super::outputs::{Returned, StatusText};
 use super::reuse::ProvideMemo;
-use super::schema::{CompiledSchema, schema_problem};
+use super::schema::schema_problem;
 use super::types::{
     CallContext, CompactorSpec, Configured, Contribution, Manifest, PluginCompaction, PostToolOutcome,
-    PreCompactOutcome, PreToolOutcome, PromptOutcome, StopOutcome, ToolCall, ToolResult, ToolUse,
+    PreCompactOutcome, PreToolOutcome, PromptOutcome, StopOutcome, ToolUse,
 };
 use super::viewing::{FreshView, Warm};
-use crate::compaction::{Budget, Done, Viewed};
 use crate::events::FileEdit;
+use crate::history_view::{Budget, Done, Viewed};
 use crate::runtime::PluginFailure;
 use crate::runtime::host_api::ModelGrant;
 use crate::runtime::{CallState, Deadline, Declarations, EmittedEvent, StateRead};
 use crate::state::StateBag;
 use crate::telemetry;
+use crate::tools::CompiledSchema;
+use crate::tools::{ToolCall, ToolResult};
 use tracing::Instrument as _;
 
 /// What a successful call returns: its value and the events it emitted, in order. Its state
 /// writes have already been applied to the session's bag.
 #[derive(Debug)]
-pub struct CallOutput<R> {
+pub struct PluginOutput<R> {
     pub value: R,
     pub events: Vec<EmittedEvent>,
     /// Files the call reports it changed (contract 0.2.5): only a tool call's are shown.
@@ -51,28 +53,28 @@ impl LoadedPlugin {
         ctx: &CallContext,
         bag: &StateBag,
         memo: &ProvideMemo,
-    ) -> Result<CallOutput<Arc<Contribution>>, PluginError> {
+    ) -> Result<PluginOutput<Arc<Contribution>>, PluginError> {
         if let Some(value) = memo.reuse(self.load_id, &self.shared, bag) {
-            return Ok(CallOutput { value, events: Vec::new(), edits: Vec::new(), view: None });
+            return Ok(PluginOutput { value, events: Vec::new(), edits: Vec::new(), view: None });
         }
-        let (linked, powers) = (&self.linked, &self.powers);
+        let (linked, bounds) = (&self.linked, &self.bounds);
         let (settled, warm) = linked
-            .bounded(powers, Export::Provide, async |deadline| {
+            .bounded(bounds, Export::Provide, async |deadline| {
                 let (mut store, func, instance) =
-                    linked.instantiate(powers, bag, Export::Provide, Some(ctx), deadline).await?;
+                    linked.instantiate(bounds, bag, Export::Provide, Some(ctx), deadline).await?;
                 store.data_mut().reads = Some(Vec::new());
                 let result = linked.guest.provide(&mut store, func, ctx, &self.config).await;
-                let mut settled = linked.settle(powers, &mut store, result, bag)?;
-                settled.output = checked(powers, settled.output)?;
+                let mut settled = linked.settle(bounds, &mut store, result, bag)?;
+                settled.output = checked(bounds, settled.output)?;
                 self.check_schemas(&settled.output.value)?;
                 let warm = settled.wrote.then_some(Warm { store, instance });
                 Ok((settled, warm))
             })
             .await?;
-        let CallOutput { value, events, edits, .. } = settled.output;
+        let PluginOutput { value, events, edits, .. } = settled.output;
         let value = Arc::new(value);
         memo.keep(self.load_id, &self.shared, settled.reads.map(|reads| (reads, value.clone())));
-        Ok(self.view_after(CallOutput { value, events, edits, view: None }, warm, ctx, bag).await)
+        Ok(self.view_after(PluginOutput { value, events, edits, view: None }, warm, ctx, bag).await)
     }
 
     pub async fn call_tool(
@@ -80,12 +82,12 @@ impl LoadedPlugin {
         ctx: &CallContext,
         bag: &StateBag,
         call: &ToolCall,
-    ) -> Result<CallOutput<Result<String, String>>, PluginError> {
+    ) -> Result<PluginOutput<Result<String, String>>, PluginError> {
         let call = async |store: &mut Store<CallState>, func| {
             self.linked.guest.call_tool(store, func, ctx, &self.config, call).await
         };
         let (output, warm) =
-            self.linked.invoke_warm(&self.powers, bag, Export::CallTool, Some(ctx), call).await?;
+            self.linked.invoke_warm(&self.bounds, bag, Export::CallTool, Some(ctx), call).await?;
         Ok(self.view_after(output, warm, ctx, bag).await)
     }
 
@@ -93,11 +95,11 @@ impl LoadedPlugin {
         &self,
         ctx: &CallContext,
         bag: &StateBag,
-    ) -> Result<CallOutput<Option<String>>, PluginError> {
+    ) -> Result<PluginOutput<Option<String>>, PluginError> {
         let call = async |store: &mut Store<CallState>, func| {
             self.linked.guest.session_start(store, func, ctx, &self.config).await
         };
-        self.linked.invoke(&self.powers, bag, Export::SessionStart, Some(ctx), call).await
+        self.linked.invoke(&self.bounds, bag, Export::SessionStart, Some(ctx), call).await
     }
 
     pub async fn user_prompt_submit(
@@ -105,11 +107,11 @@ impl LoadedPlugin {
         ctx: &CallContext,
         bag: &StateBag,
         prompt: &str,
-    ) -> Result<CallOutput<PromptOutcome>, PluginError> {
+    ) -> Result<PluginOutput<PromptOutcome>, PluginError> {
         let call = async |store: &mut Store<CallState>, func| {
             self.linked.guest.user_prompt_submit(store, func, ctx, &self.config, prompt).await
         };
-        self.linked.invoke(&self.powers, bag, Export::UserPromptSubmit, Some(ctx), call).await
+        self.linked.invoke(&self.bounds, bag, Export::UserPromptSubmit, Some(ctx), call).await
     }
 
     pub async fn pre_tool_use(
@@ -117,11 +119,11 @@ impl LoadedPlugin {
         ctx: &CallContext,
         bag: &StateBag,
         tool_use: &ToolUse,
-    ) -> Result<CallOutput<PreToolOutcome>, PluginError> {
+    ) -> Result<PluginOutput<PreToolOutcome>, PluginError> {
         let call = async |store: &mut Store<CallState>, func| {
             self.linked.guest.pre_tool_use(store, func, ctx, &self.config, tool_use).await
         };
-        self.linked.invoke(&self.powers, bag, Export::PreToolUse, Some(ctx), call).await
+        self.linked.invoke(&self.bounds, bag, Export::PreToolUse, Some(ctx), call).await
     }
 
     pub async fn post_tool_use(
@@ -130,11 +132,11 @@ impl LoadedPlugin {
         bag: &StateBag,
         tool_use: &ToolUse,
         result: &ToolResult,
-    ) -> Result<CallOutput<PostToolOutcome>, PluginError> {
+    ) -> Result<PluginOutput<PostToolOutcome>, PluginError> {
         let call = async |store: &mut Store<CallState>, func| {
             self.linked.guest.post_tool_use(store, func, ctx, &self.config, tool_use, result).await
         };
-        self.linked.invoke(&self.powers, bag, Export::PostToolUse, Some(ctx), call).await
+        self.linked.invoke(&self.bounds, bag, Export::PostToolUse, Some(ctx), call).await
     }
 
     pub async fn stop(
@@ -142,11 +144,11 @@ impl LoadedPlugin {
         ctx: &CallContext,
         bag: &StateBag,
         reply: &str,
-    ) -> Result<CallOutput<StopOutcome>, PluginError> {
+    ) -> Result<PluginOutput<StopOutcome>, PluginError> {
         let call = async |store: &mut Store<CallState>, func| {
             self.linked.guest.stop(store, func, ctx, &self.config, reply).await
         };
-        self.linked.invoke(&self.powers, bag, Export::Stop, Some(ctx), call).await
+        self.linked.invoke(&self.bounds, bag, Export::Stop, Some(ctx), call).await
     }
 
     pub async fn command(
@@ -155,11 +157,11 @@ impl LoadedPlugin {
         bag: &StateBag,
         name: &str,
         args: &str,
-    ) -> Result<CallOutput<Result<String, String>>, PluginError> {
+    ) -> Result<PluginOutput<Result<String, String>>, PluginError> {
         let call = async |store: &mut Store<CallState>, func| {
             self.linked.guest.command(store, func, ctx, &self.config, name, args).await
         };
-        self.linked.invoke(&self.powers, bag, Export::Command, Some(ctx), call).await
+        self.linked.invoke(&self.bounds, bag, Export::Command, Some(ctx), call).await
     }
 
     /// `compact` (contract 0.2.3): what the plugin puts in place of a prefix of `history`,
@@ -171,11 +173,11 @@ impl LoadedPlugin {
         history: &[Viewed<'_>],
         tokens: &[u32],
         budget: &Budget,
-    ) -> Result<CallOutput<Result<Option<PluginCompaction>, String>>, PluginError> {
+    ) -> Result<PluginOutput<Result<Option<PluginCompaction>, String>>, PluginError> {
         let call = async |store: &mut Store<CallState>, func| {
             self.linked.guest.compact(store, func, ctx, &self.config, history, tokens, budget).await
         };
-        self.linked.invoke(&self.powers, bag, Export::Compact, Some(ctx), call).await
+        self.linked.invoke(&self.bounds, bag, Export::Compact, Some(ctx), call).await
     }
 
     pub async fn pre_compact(
@@ -183,11 +185,11 @@ impl LoadedPlugin {
         ctx: &CallContext,
         bag: &StateBag,
         budget: &Budget,
-    ) -> Result<CallOutput<PreCompactOutcome>, PluginError> {
+    ) -> Result<PluginOutput<PreCompactOutcome>, PluginError> {
         let call = async |store: &mut Store<CallState>, func| {
             self.linked.guest.pre_compact(store, func, ctx, &self.config, budget).await
         };
-        self.linked.invoke(&self.powers, bag, Export::PreCompact, Some(ctx), call).await
+        self.linked.invoke(&self.bounds, bag, Export::PreCompact, Some(ctx), call).await
     }
 
     pub async fn post_compact(
@@ -195,11 +197,11 @@ impl LoadedPlugin {
         ctx: &CallContext,
         bag: &StateBag,
         done: &Done,
-    ) -> Result<CallOutput<()>, PluginError> {
+    ) -> Result<PluginOutput<()>, PluginError> {
         let call = async |store: &mut Store<CallState>, func| {
             self.linked.guest.post_compact(store, func, ctx, &self.config, done).await
         };
-        self.linked.invoke(&self.powers, bag, Export::PostCompact, Some(ctx), call).await
+        self.linked.invoke(&self.bounds, bag, Export::PostCompact, Some(ctx), call).await
     }
 
     /// `status`: the plugin's short status text, or `None`. Its state writes and events are
@@ -209,7 +211,7 @@ impl LoadedPlugin {
         let call = async |store: &mut Store<CallState>, func| {
             self.linked.guest.status(store, func, ctx, &self.config).await.map(StatusText)
         };
-        Ok(self.linked.invoke(&self.powers, bag, Export::Status, None, call).await?.value.0)
+        Ok(self.linked.invoke(&self.bounds, bag, Export::Status, None, call).await?.value.0)
     }
 
     /// Checks that every tool schema `contribution` offers is a JSON object, and compiles
@@ -239,13 +241,13 @@ impl Linked {
     /// message and the calls after it look up only the export they need.
     pub(super) async fn manifest(
         &self,
-        powers: &CallPolicy,
+        bounds: &PluginBounds,
         bag: &StateBag,
-    ) -> Result<CallOutput<Manifest>, PluginError> {
-        self.bounded(powers, Export::Manifest, async |deadline| {
-            let mut store = self.fresh_store(powers, bag, Export::Manifest, deadline);
+    ) -> Result<PluginOutput<Manifest>, PluginError> {
+        self.bounded(bounds, Export::Manifest, async |deadline| {
+            let mut store = self.fresh_store(bounds, bag, Export::Manifest, deadline);
             let result = self.guest.manifest(&mut store).await;
-            self.finish(powers, store, result, bag)
+            self.finish(bounds, store, result, bag)
         })
         .await
     }
@@ -253,17 +255,17 @@ impl Linked {
     /// `configure`, and the hook filters and tools it declared.
     pub(super) async fn configure(
         &self,
-        powers: &CallPolicy,
+        bounds: &PluginBounds,
         bag: &StateBag,
         config: &str,
-    ) -> Result<(CallOutput<Result<Configured, String>>, Declarations), PluginError> {
-        self.bounded(powers, Export::Configure, async |deadline| {
+    ) -> Result<(PluginOutput<Result<Configured, String>>, Declarations), PluginError> {
+        self.bounded(bounds, Export::Configure, async |deadline| {
             let (mut store, func, _) =
-                self.instantiate(powers, bag, Export::Configure, None, deadline).await?;
+                self.instantiate(bounds, bag, Export::Configure, None, deadline).await?;
             store.data_mut().declarations = Some(Declarations::default());
             let result = self.guest.configure(&mut store, func, config).await;
             let declared = store.data_mut().declarations.take().unwrap_or_default();
-            self.finish(powers, store, result, bag).map(|output| (output, declared))
+            self.finish(bounds, store, result, bag).map(|output| (output, declared))
         })
         .await
     }
@@ -271,13 +273,13 @@ impl Linked {
     /// The `compactor` interface's `spec` under the configuration `configure` returned.
     pub(super) async fn compactor_spec(
         &self,
-        powers: &CallPolicy,
+        bounds: &PluginBounds,
         bag: &StateBag,
         config: &str,
-    ) -> Result<CallOutput<CompactorSpec>, PluginError> {
+    ) -> Result<PluginOutput<CompactorSpec>, PluginError> {
         let call =
             async |store: &mut Store<CallState>, func| self.guest.compactor_spec(store, func, config).await;
-        self.invoke(powers, bag, Export::CompactorSpec, None, call).await
+        self.invoke(bounds, bag, Export::CompactorSpec, None, call).await
     }
 
     /// One call of `export` with nothing around it: instantiated on a fresh store, `call`
@@ -285,30 +287,30 @@ impl Linked {
     /// it returned checked.
     pub(super) async fn invoke<R: Returned>(
         &self,
-        powers: &CallPolicy,
+        bounds: &PluginBounds,
         bag: &StateBag,
         export: Export,
         ctx: Option<&CallContext>,
         call: impl AsyncFnOnce(&mut Store<CallState>, Func) -> wasmtime::Result<R>,
-    ) -> Result<CallOutput<R>, PluginError> {
-        Ok(self.invoke_warm(powers, bag, export, ctx, call).await?.0)
+    ) -> Result<PluginOutput<R>, PluginError> {
+        Ok(self.invoke_warm(bounds, bag, export, ctx, call).await?.0)
     }
 
     /// [`Self::invoke`], also handing back the instance when the call committed writes.
     pub(super) async fn invoke_warm<R: Returned>(
         &self,
-        powers: &CallPolicy,
+        bounds: &PluginBounds,
         bag: &StateBag,
         export: Export,
         ctx: Option<&CallContext>,
         call: impl AsyncFnOnce(&mut Store<CallState>, Func) -> wasmtime::Result<R>,
-    ) -> Result<(CallOutput<R>, Option<Warm>), PluginError> {
-        self.bounded(powers, export, async |deadline| {
-            let (mut store, func, instance) = self.instantiate(powers, bag, export, ctx, deadline).await?;
+    ) -> Result<(PluginOutput<R>, Option<Warm>), PluginError> {
+        self.bounded(bounds, export, async |deadline| {
+            let (mut store, func, instance) = self.instantiate(bounds, bag, export, ctx, deadline).await?;
             let result = call(&mut store, func).await;
-            let settled = self.settle(powers, &mut store, result, bag)?;
+            let settled = self.settle(bounds, &mut store, result, bag)?;
             let warm = settled.wrote.then_some(Warm { store, instance });
-            Ok((checked(powers, settled.output)?, warm))
+            Ok((checked(bounds, settled.output)?, warm))
         })
         .await
     }
@@ -320,32 +322,32 @@ impl Linked {
     /// Whatever failed, the error names the plugin here.
     pub(super) async fn bounded<T>(
         &self,
-        powers: &CallPolicy,
+        bounds: &PluginBounds,
         export: Export,
         call: impl AsyncFnOnce(Deadline) -> Result<T, PluginFailure>,
     ) -> Result<T, PluginError> {
-        let span = telemetry::plugin_call(&powers.caller.name, export.wit_name());
-        let deadline = Deadline::starting_now(powers.limits.timeout_ms);
+        let span = telemetry::plugin_call(&bounds.caller.name, export.wit_name());
+        let deadline = Deadline::starting_now(bounds.limits.timeout_ms);
         let called = tokio::time::timeout_at(deadline.at(), call(deadline))
             .instrument(span.clone())
             .await
             .unwrap_or_else(|_| Err(PluginFailure::timed_out(deadline.ms())));
         telemetry::plugin_returned(&span, called.as_ref().map_or_else(PluginFailure::kind, |_| "ok"));
-        called.map_err(|kind| PluginError::new(powers.caller.label.as_str(), kind))
+        called.map_err(|kind| PluginError::new(bounds.caller.label.as_str(), kind))
     }
 
     /// A fresh store and instance for one call of `export`, with the call's limits armed,
     /// and the export to call. `ctx` brings the model a `model = true` grant may ask.
     async fn instantiate(
         &self,
-        powers: &CallPolicy,
+        bounds: &PluginBounds,
         bag: &StateBag,
         export: Export,
         ctx: Option<&CallContext>,
         deadline: Deadline,
     ) -> Result<(Store<CallState>, Func, Instance), PluginFailure> {
-        let mut store = self.fresh_store(powers, bag, export, deadline);
-        store.data_mut().model = powers.model.map(|budget| ModelGrant {
+        let mut store = self.fresh_store(bounds, bag, export, deadline);
+        store.data_mut().model = bounds.model.map(|budget| ModelGrant {
             budget,
             service: ctx.and_then(|ctx| ctx.model.as_ref()).map(|model| model.0.clone()),
         });
@@ -379,7 +381,7 @@ impl Linked {
     /// built if the call uses WASI at all, see [`CallState`]).
     fn fresh_store(
         &self,
-        powers: &CallPolicy,
+        bounds: &PluginBounds,
         bag: &StateBag,
         export: Export,
         deadline: Deadline,
@@ -387,12 +389,12 @@ impl Linked {
         self.calls.count(export);
         self.calls.count_instance();
         CallState::new(
-            powers.caller.clone(),
+            bounds.caller.clone(),
             bag.clone(),
-            powers.read_grants.clone(),
-            powers.process.clone(),
-            &powers.limits,
-            powers.dirs.clone(),
+            bounds.read_grants.clone(),
+            bounds.process.clone(),
+            &bounds.limits,
+            bounds.dirs.clone(),
             deadline,
         )
         .into_store(self.guest.engine())
@@ -402,19 +404,19 @@ impl Linked {
     /// says the call succeeded, see [`Returned::commits`]) and hands back the events.
     pub(super) fn finish<R: Returned>(
         &self,
-        powers: &CallPolicy,
+        bounds: &PluginBounds,
         mut store: Store<CallState>,
         result: wasmtime::Result<R>,
         bag: &StateBag,
-    ) -> Result<CallOutput<R>, PluginFailure> {
-        self.settle(powers, &mut store, result, bag).map(|settled| settled.output)
+    ) -> Result<PluginOutput<R>, PluginFailure> {
+        self.settle(bounds, &mut store, result, bag).map(|settled| settled.output)
     }
 
     /// [`Self::finish`], leaving the store: what the call read when it declared its result
     /// reusable (see [`CallState::take_reuse`]), and whether it committed writes.
     fn settle<R: Returned>(
         &self,
-        powers: &CallPolicy,
+        bounds: &PluginBounds,
         store: &mut Store<CallState>,
         result: wasmtime::Result<R>,
         bag: &StateBag,
@@ -425,27 +427,27 @@ impl Linked {
         let writes = std::mem::take(&mut state.writes);
         let wrote = value.commits() && !writes.is_empty();
         if value.commits() {
-            bag.apply(&powers.caller.name, writes);
+            bag.apply(&bounds.caller.name, writes);
         }
         let (events, edits) = (std::mem::take(&mut state.events), state.edits.take());
-        let output = CallOutput { value, events, edits, view: None };
+        let output = PluginOutput { value, events, edits, view: None };
         Ok(Settled { output, reads, wrote })
     }
 }
 
 /// A call ended: see [`Linked::settle`].
 struct Settled<R> {
-    output: CallOutput<R>,
+    output: PluginOutput<R>,
     reads: Option<Vec<StateRead>>,
     wrote: bool,
 }
 
 /// Caps and checks what a call returned; see [`Returned`].
 pub(super) fn checked<R: Returned>(
-    powers: &CallPolicy,
-    mut output: CallOutput<R>,
-) -> Result<CallOutput<R>, PluginFailure> {
-    let max_bytes = powers.limits.max_output_kb as usize * 1024;
+    bounds: &PluginBounds,
+    mut output: PluginOutput<R>,
+) -> Result<PluginOutput<R>, PluginFailure> {
+    let max_bytes = bounds.limits.max_output_kb as usize * 1024;
     output.value.check(max_bytes).map_err(|detail| PluginFailure::Malformed { detail })?;
     Ok(output)
 }

@@ -4,8 +4,9 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::schema::{CompiledSchema, SchemaCache, schema_problem};
+use super::schema::{SchemaCache, schema_problem};
 use super::types::ToolSpec;
+use crate::tools::CompiledSchema;
 
 /// A declared tool and its compiled schema.
 pub struct DeclaredTool {

@@ -4,8 +4,9 @@
 
 use wildmatch::WildMatch;
 
-use super::types::{ToolResult, ToolUse};
+use super::types::ToolUse;
 use crate::runtime::{HookDeclaration, ToolFilter, ToolHook};
+use crate::tools::ToolResult;
 
 /// The tool calls one hook is called for.
 #[derive(Debug, Clone, Default)]
@@ -102,7 +103,7 @@ impl HookFilters {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugins::types::ToolCall;
+    use crate::tools::ToolCall;
 
     fn tool_use(name: &str, mutates: bool) -> ToolUse {
         ToolUse {

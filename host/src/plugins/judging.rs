@@ -3,10 +3,10 @@
 
 use wasmtime::Store;
 
-use super::calls::CallOutput;
+use super::calls::PluginOutput;
 use super::error::PluginError;
 use super::export::Export;
-use super::loaded::{CallPolicy, Linked, LoadedPlugin};
+use super::loaded::{Linked, LoadedPlugin, PluginBounds};
 use super::types::{CallContext, Exports, ReviewVerdict, ToolUse, TurnVerdict};
 use crate::runtime::CallState;
 use crate::state::StateBag;
@@ -18,11 +18,11 @@ impl LoadedPlugin {
         ctx: &CallContext,
         bag: &StateBag,
         reply: &str,
-    ) -> Result<CallOutput<TurnVerdict>, PluginError> {
+    ) -> Result<PluginOutput<TurnVerdict>, PluginError> {
         let call = async |store: &mut Store<CallState>, func| {
             self.linked.guest.turn_end(store, func, ctx, &self.config, reply).await
         };
-        self.linked.invoke(&self.powers, bag, Export::TurnEnd, Some(ctx), call).await
+        self.linked.invoke(&self.bounds, bag, Export::TurnEnd, Some(ctx), call).await
     }
 
     /// `review`: the plugin's verdict on a call the permission hooks would ask about, `asked`
@@ -33,11 +33,11 @@ impl LoadedPlugin {
         bag: &StateBag,
         tool_use: &ToolUse,
         asked: &str,
-    ) -> Result<CallOutput<ReviewVerdict>, PluginError> {
+    ) -> Result<PluginOutput<ReviewVerdict>, PluginError> {
         let call = async |store: &mut Store<CallState>, func| {
             self.linked.guest.review(store, func, ctx, &self.config, tool_use, asked).await
         };
-        self.linked.invoke(&self.powers, bag, Export::Review, Some(ctx), call).await
+        self.linked.invoke(&self.bounds, bag, Export::Review, Some(ctx), call).await
     }
 
     /// `queued`: a prompt to run as a turn after an operator command.
@@ -45,11 +45,11 @@ impl LoadedPlugin {
         &self,
         ctx: &CallContext,
         bag: &StateBag,
-    ) -> Result<CallOutput<Option<String>>, PluginError> {
+    ) -> Result<PluginOutput<Option<String>>, PluginError> {
         let call = async |store: &mut Store<CallState>, func| {
             self.linked.guest.queued(store, func, ctx, &self.config).await
         };
-        self.linked.invoke(&self.powers, bag, Export::Queued, Some(ctx), call).await
+        self.linked.invoke(&self.bounds, bag, Export::Queued, Some(ctx), call).await
     }
 }
 
@@ -58,12 +58,12 @@ impl Linked {
     /// its functions the plugin implements.
     pub(super) async fn judge_spec(
         &self,
-        powers: &CallPolicy,
+        bounds: &PluginBounds,
         bag: &StateBag,
         config: &str,
     ) -> Result<Exports, PluginError> {
         let call =
             async |store: &mut Store<CallState>, func| self.guest.judge_spec(store, func, config).await;
-        Ok(self.invoke(powers, bag, Export::JudgeSpec, None, call).await?.value)
+        Ok(self.invoke(bounds, bag, Export::JudgeSpec, None, call).await?.value)
     }
 }

@@ -16,12 +16,13 @@ use super::export::{ExportIndices, Interface};
 use super::hook_filter::HookFilters;
 use super::reuse::SharedContributions;
 use super::schema::SchemaCache;
-use super::types::{CommandSpec, CompactorSpec, Exports, Manifest, Requirement, ToolResult, ToolUse};
+use super::types::{CommandSpec, CompactorSpec, Exports, Manifest, Requirement, ToolUse};
 use crate::config::{Grants, Limits, SandboxMode};
 use crate::runtime::host_api::ModelBudget;
-use crate::runtime::{Caller, DirMount, ProcessGrant, SandboxEngine, cache};
+use crate::runtime::{CallingPlugin, DirMount, ProcessGrant, SandboxEngine, cache};
 use crate::sandbox::{Rlimits, Sandbox};
 use crate::state::StateBag;
+use crate::tools::ToolResult;
 
 /// Who a loaded plugin is: shown in every error, log line and `/plugins`.
 #[derive(Debug)]
@@ -57,7 +58,7 @@ impl ComponentFile {
     }
 }
 
-/// How to load one plugin: its component, its settings, its powers.
+/// How to load one plugin: its component, its settings, its bounds.
 pub struct PluginSpec<'a> {
     pub component: &'a ComponentFile,
     pub config: &'a serde_json::Value,
@@ -79,9 +80,10 @@ pub(super) struct Linked {
     pub(super) calls: CallCounts,
 }
 
-/// What every call of one plugin runs as and with: who it is, its limits and its grants.
-pub(super) struct CallPolicy {
-    pub(super) caller: Arc<Caller>,
+/// The bounds every call of one plugin runs within: who it is (its state namespace), its
+/// limits and its grants.
+pub(super) struct PluginBounds {
+    pub(super) caller: Arc<CallingPlugin>,
     pub(super) limits: Limits,
     pub(super) read_grants: Arc<[String]>,
     pub(super) process: Option<Arc<ProcessGrant>>,
@@ -113,7 +115,7 @@ pub struct LoadedPlugin {
     /// The tools `configure` declared, offered on every model call (contract 0.2.1).
     declared_tools: Vec<DeclaredTool>,
     pub(super) linked: Linked,
-    pub(super) powers: CallPolicy,
+    pub(super) bounds: PluginBounds,
     /// The configuration `configure` returned, as every call receives it.
     pub(super) config: String,
     fail_open: bool,
@@ -145,8 +147,8 @@ impl LoadedPlugin {
 
         // Until the manifest names it, the plugin is the file it came from.
         let shown = path.display().to_string();
-        let unnamed = CallPolicy {
-            caller: Arc::new(Caller { name: shown.clone(), label: shown.clone() }),
+        let unnamed = PluginBounds {
+            caller: Arc::new(CallingPlugin { name: shown.clone(), label: shown.clone() }),
             limits: spec.limits,
             read_grants: Arc::from([]),
             process: None,
@@ -166,8 +168,8 @@ impl LoadedPlugin {
             hash: file.hash.clone(),
         });
         let label = identity.to_string();
-        let powers = CallPolicy {
-            caller: Arc::new(Caller { name: identity.name.clone(), label: label.clone() }),
+        let bounds = PluginBounds {
+            caller: Arc::new(CallingPlugin { name: identity.name.clone(), label: label.clone() }),
             limits: spec.limits,
             read_grants: spec.grants.read_state.clone().into(),
             process: process_grant(&spec, &dirs, &label)?.map(Arc::new),
@@ -177,7 +179,7 @@ impl LoadedPlugin {
             }),
             dirs,
         };
-        let (configured, declared) = linked.configure(&powers, &scratch, &spec.config.to_string()).await?;
+        let (configured, declared) = linked.configure(&bounds, &scratch, &spec.config.to_string()).await?;
         let configured =
             configured.value.map_err(|message| LoadError::Configure { plugin: label.clone(), message })?;
         let manifest_error =
@@ -193,13 +195,13 @@ impl LoadedPlugin {
             ));
         }
         let compactor = match exports_interface(Interface::Compactor) {
-            true => linked.compactor_spec(&powers, &scratch, &configured.config).await?.value,
+            true => linked.compactor_spec(&bounds, &scratch, &configured.config).await?.value,
             false => CompactorSpec::default(),
         };
         let shows_view = exports_interface(Interface::Viewer)
-            && linked.viewer_shows(&powers, &scratch, &configured.config).await?;
+            && linked.viewer_shows(&bounds, &scratch, &configured.config).await?;
         let judges = match exports_interface(Interface::Judge) {
-            true => linked.judge_spec(&powers, &scratch, &configured.config).await?,
+            true => linked.judge_spec(&bounds, &scratch, &configured.config).await?,
             false => Exports::empty(),
         };
         if compactor.trigger_percent.is_some() && !compactor.hooks.contains(Exports::COMPACT) {
@@ -221,7 +223,7 @@ impl LoadedPlugin {
             hook_filters: HookFilters::from_declarations(declared.hook_filters),
             declared_tools,
             linked,
-            powers,
+            bounds,
             config: configured.config,
             fail_open: spec.fail_open,
             loaded_at: SystemTime::now(),
@@ -239,7 +241,7 @@ impl LoadedPlugin {
 
     /// `name@version`.
     pub fn label(&self) -> String {
-        self.powers.caller.label.clone()
+        self.bounds.caller.label.clone()
     }
 
     /// The contract version line the component was built against, e.g. `0.1`.
@@ -258,7 +260,7 @@ impl LoadedPlugin {
     /// The state namespaces what it shows may be read from: its own, and those it is
     /// granted to read (`read_state`).
     pub fn namespaces_read(&self) -> impl Iterator<Item = &str> {
-        std::iter::once(self.name()).chain(self.powers.read_grants.iter().map(String::as_str))
+        std::iter::once(self.name()).chain(self.bounds.read_grants.iter().map(String::as_str))
     }
 
     /// The revision in `bag` of each namespace it may read, in [`Self::namespaces_read`]'s

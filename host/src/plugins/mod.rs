@@ -66,21 +66,18 @@ mod viewing;
 pub use crate::runtime::PluginFailure;
 pub use crate::runtime::host_api::{MeterReading, ResultPositions};
 pub use call_counts::CallCounts;
-pub use calls::CallOutput;
+pub use calls::PluginOutput;
 pub use declared_tools::DeclaredTool;
 pub use error::{LoadError, PluginError};
 pub use export::Export;
 pub use loaded::{ComponentFile, LoadedPlugin, PluginIdentity, PluginSpec};
-pub use outputs::cap_text;
 pub use registry::PluginSet;
 pub use reuse::ProvideMemo;
-pub use schema::CompiledSchema;
 pub use source::{Progress, build_crate, build_workspace, resolve_component};
 pub use types::{
     CallContext, CommandSpec, CompactorSpec, Configured, Contribution, Decision, Exports, InjectedMessage,
     Manifest, ModelAccess, PluginCompaction, PluginEvent, PostToolOutcome, PreCompactOutcome, PreToolOutcome,
-    PromptOutcome, Requirement, ReviewVerdict, Role, StopOutcome, StopReason, ToolCall, ToolResult, ToolSpec,
-    ToolUse, TurnVerdict,
+    PromptOutcome, Requirement, ReviewVerdict, Role, StopOutcome, StopReason, ToolSpec, ToolUse, TurnVerdict,
 };
 pub use viewing::FreshView;
 

@@ -5,8 +5,9 @@ use super::types::{
     CompactorSpec, Configured, Contribution, Exports, Manifest, PluginCompaction, PostToolOutcome,
     PreCompactOutcome, PreToolOutcome, PromptOutcome, ReviewVerdict, StopOutcome, TurnVerdict,
 };
-use crate::compaction::Replacement;
 use crate::events::Widget;
+use crate::history_view::Replacement;
+use crate::tools::cap_text;
 
 /// A value a plugin call can return.
 pub trait Returned {
@@ -158,7 +159,7 @@ impl Returned for CompactorSpec {
 }
 
 /// A compaction's new messages and note are capped like any text; whether what is left is
-/// usable is for `compaction::check`.
+/// usable is for `history_view::check`.
 impl Returned for Result<Option<PluginCompaction>, String> {
     fn check(&mut self, max_bytes: usize) -> Result<(), String> {
         match self {
@@ -231,34 +232,9 @@ fn valid_tool_name(name: &str) -> bool {
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
-/// Cuts `text` to at most `max_bytes` (on a character boundary) and says how much was cut.
-pub fn cap_text(text: &mut String, max_bytes: usize) {
-    if text.len() <= max_bytes {
-        return;
-    }
-    let total = text.len();
-    let mut end = max_bytes;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text.truncate(end);
-    text.push_str(&format!("\n[output cut: {end} of {total} bytes shown]"));
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cap_text_cuts_on_a_char_boundary_and_says_so() {
-        let mut text = "é".repeat(10);
-        cap_text(&mut text, 5);
-        assert!(text.starts_with("éé\n"), "{text}");
-        assert!(text.ends_with("[output cut: 4 of 20 bytes shown]"), "{text}");
-        let mut short = "fine".to_owned();
-        cap_text(&mut short, 5);
-        assert_eq!(short, "fine");
-    }
 
     fn text(id: &str, markdown: &str) -> Widget {
         Widget::Text { id: id.into(), label: "L".into(), markdown: markdown.into() }

@@ -4,26 +4,10 @@
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use super::types::ToolSpec;
+use crate::tools::CompiledSchema;
 use crate::unpoisoned::LockUnpoisoned as _;
-
-/// A compiled JSON Schema and the schema itself, as sent to the model: compact JSON text,
-/// copied into every request body as it is rather than walked value by value.
-pub struct CompiledSchema {
-    pub schema: Arc<RawValue>,
-    pub validator: jsonschema::Validator,
-}
-
-impl CompiledSchema {
-    /// `schema` compiled; `Err` says why it is unusable.
-    pub fn compile(schema: &Value) -> Result<Self, String> {
-        let validator = jsonschema::validator_for(schema).map_err(|error| error.to_string())?;
-        let compact = RawValue::from_string(schema.to_string()).expect("a JSON value prints as JSON");
-        Ok(Self { schema: Arc::from(compact), validator })
-    }
-}
 
 /// Compiled schemas by their text. Looked up for every tool of every model call, so hashed
 /// with foldhash (SipHash over the schema texts showed in the profile).

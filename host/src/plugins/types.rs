@@ -7,6 +7,7 @@ use std::ops::BitOr;
 pub use crate::runtime::EmittedEvent as PluginEvent;
 /// A tool a plugin offers to the model (declared from `configure`, or returned by `provide`).
 pub use crate::runtime::ToolSpec;
+use crate::tools::{ToolCall, ToolResult};
 
 /// Which exports a plugin really implements; the host never calls the others.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -145,15 +146,6 @@ pub struct Contribution {
     pub messages: Vec<InjectedMessage>,
 }
 
-/// A tool call as the model made it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolCall {
-    pub id: String,
-    pub name: String,
-    /// The arguments object, as JSON text.
-    pub arguments: String,
-}
-
 /// A tool call as the hooks see it: with the plugin that owns the tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolUse {
@@ -176,13 +168,6 @@ pub struct PreToolOutcome {
     pub decision: Option<Decision>,
     pub updated_arguments: Option<String>,
     pub context: Option<String>,
-}
-
-/// How a tool call ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolResult {
-    pub ok: bool,
-    pub output: String,
 }
 
 /// What `post-tool-use` returns.
@@ -249,7 +234,7 @@ pub struct CompactorSpec {
 /// What a plugin's `compact` returned: the compaction, and its one line on what it did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PluginCompaction {
-    pub compaction: crate::compaction::Compaction,
+    pub compaction: crate::history_view::Compaction,
     pub note: String,
 }
 
@@ -257,7 +242,7 @@ pub struct PluginCompaction {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PreCompactOutcome {
     pub veto: Option<String>,
-    pub keep: Vec<crate::compaction::MessageId>,
+    pub keep: Vec<crate::history_view::MessageId>,
 }
 
 #[cfg(test)]

@@ -6,10 +6,10 @@
 use wasmtime::Store;
 use wasmtime::component::Instance;
 
-use super::calls::{CallOutput, checked};
+use super::calls::{PluginOutput, checked};
 use super::error::PluginError;
 use super::export::Export;
-use super::loaded::{CallPolicy, Linked, LoadedPlugin};
+use super::loaded::{Linked, LoadedPlugin, PluginBounds};
 use super::outputs::ViewWidgets;
 use super::types::{CallContext, Exports};
 use crate::events::Widget;
@@ -17,7 +17,7 @@ use crate::runtime::CallState;
 use crate::runtime::host_api::ModelGrant;
 use crate::state::StateBag;
 
-/// A view asked right after a call that moved its plugin's state (see [`CallOutput::view`]).
+/// A view asked right after a call that moved its plugin's state (see [`PluginOutput::view`]).
 #[derive(Debug)]
 pub struct FreshView {
     pub load_id: u64,
@@ -41,7 +41,7 @@ impl LoadedPlugin {
         let call = async |store: &mut Store<CallState>, func| {
             self.linked.guest.view(store, func, ctx, &self.config).await.map(ViewWidgets)
         };
-        Ok(self.linked.invoke(&self.powers, bag, Export::View, None, call).await?.value.0)
+        Ok(self.linked.invoke(&self.bounds, bag, Export::View, None, call).await?.value.0)
     }
 
     /// `output`, with the plugin's view asked in the instance its call left when that call
@@ -50,18 +50,18 @@ impl LoadedPlugin {
     /// call's.
     pub(super) async fn view_after<R>(
         &self,
-        mut output: CallOutput<R>,
+        mut output: PluginOutput<R>,
         warm: Option<Warm>,
         ctx: &CallContext,
         bag: &StateBag,
-    ) -> CallOutput<R> {
+    ) -> PluginOutput<R> {
         let Some(warm) = warm.filter(|_| self.implements(Exports::VIEW)) else {
             return output;
         };
         // Taken before the view reads: a write that lands meanwhile leaves it stale, never fresh.
         let revisions = self.revisions_read(bag).collect();
         let ctx = CallContext { session_id: ctx.session_id.clone(), ..CallContext::default() };
-        let widgets = self.linked.view_in(&self.powers, warm, &ctx, &self.config, bag).await;
+        let widgets = self.linked.view_in(&self.bounds, warm, &ctx, &self.config, bag).await;
         output.view = Some(FreshView { load_id: self.load_id, revisions, widgets });
         output
     }
@@ -71,32 +71,32 @@ impl Linked {
     /// The `viewer` interface's `shows` under the configuration `configure` returned.
     pub(super) async fn viewer_shows(
         &self,
-        powers: &CallPolicy,
+        bounds: &PluginBounds,
         bag: &StateBag,
         config: &str,
     ) -> Result<bool, PluginError> {
         let call =
             async |store: &mut Store<CallState>, func| self.guest.viewer_shows(store, func, config).await;
-        Ok(self.invoke(powers, bag, Export::ViewerShows, None, call).await?.value)
+        Ok(self.invoke(bounds, bag, Export::ViewerShows, None, call).await?.value)
     }
 
     /// `view` in the instance `warm` a call left, under a deadline of its own.
     pub(super) async fn view_in(
         &self,
-        powers: &CallPolicy,
+        bounds: &PluginBounds,
         warm: Warm,
         ctx: &CallContext,
         config: &str,
         bag: &StateBag,
     ) -> Result<Vec<Widget>, PluginError> {
-        self.bounded(powers, Export::View, async |deadline| {
+        self.bounded(bounds, Export::View, async |deadline| {
             let Warm { mut store, instance } = warm;
             CallState::arm_again(&mut store, deadline);
-            store.data_mut().model = powers.model.map(|budget| ModelGrant { budget, service: None });
+            store.data_mut().model = bounds.model.map(|budget| ModelGrant { budget, service: None });
             self.calls.count(Export::View);
             let func = self.func(&mut store, &instance, Export::View)?;
             let result = self.guest.view(&mut store, func, ctx, config).await.map(ViewWidgets);
-            Ok(checked(powers, self.finish(powers, store, result, bag)?)?.value.0)
+            Ok(checked(bounds, self.finish(bounds, store, result, bag)?)?.value.0)
         })
         .await
     }

@@ -32,16 +32,16 @@ pub struct ProcessGrant {
     pub(crate) max_output_bytes: u64,
 }
 
-/// Who is calling, as the host imports name it in errors and log lines.
+/// The plugin a call runs, as the host imports name it in errors and log lines.
 #[derive(Debug)]
-pub struct Caller {
+pub struct CallingPlugin {
     /// The plugin's name: also its state namespace.
     pub name: String,
     /// `name@version`.
     pub label: String,
 }
 
-impl std::fmt::Display for Caller {
+impl std::fmt::Display for CallingPlugin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.label)
     }
@@ -74,7 +74,7 @@ pub struct DirMount {
 
 /// The data of one call's store: what the host imports see while a plugin runs.
 pub struct CallState {
-    pub(crate) plugin: Arc<Caller>,
+    pub(crate) plugin: Arc<CallingPlugin>,
     pub(crate) bag: StateBag,
     /// Writes to the plugin's own namespace; applied only if the call succeeds.
     pub(crate) writes: BTreeMap<String, Option<String>>,
@@ -117,7 +117,7 @@ pub struct CallState {
 
 impl CallState {
     pub fn new(
-        plugin: Arc<Caller>,
+        plugin: Arc<CallingPlugin>,
         bag: StateBag,
         read_grants: Arc<[String]>,
         process: Option<Arc<ProcessGrant>>,

@@ -45,7 +45,7 @@ mod failure;
 pub mod host_api;
 mod limiter;
 
-pub use call::{CallState, Caller, DirMount, EmittedEvent, ProcessGrant, StateRead};
+pub use call::{CallState, CallingPlugin, DirMount, EmittedEvent, ProcessGrant, StateRead};
 pub use deadline::Deadline;
 pub use declarations::{Declarations, HookDeclaration, ToolFilter, ToolHook, ToolSpec};
 pub use engine::{SandboxEngine, TICK};

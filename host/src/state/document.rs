@@ -14,9 +14,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::store::{StoredSession, StoredView};
-use crate::compaction::{Summaries, View};
 use crate::conversation::{Message, Role};
 use crate::events::TokenUsage;
+use crate::history_view::{Summaries, View};
 
 /// The `format` every session document names.
 pub const FORMAT: &str = "agent-host-session";
@@ -325,15 +325,12 @@ fn read_error(error: serde_json::Error, path: Option<String>) -> DocumentError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compaction::MessageId;
-    use crate::conversation::ToolCallRequest;
+    use crate::history_view::MessageId;
+    use crate::tools::ToolCall;
 
     fn session() -> StoredSession {
-        let call = ToolCallRequest {
-            id: "c1".into(),
-            name: "notes_add".into(),
-            arguments: "{\"text\":\"x\"}".into(),
-        };
+        let call =
+            ToolCall { id: "c1".into(), name: "notes_add".into(), arguments: "{\"text\":\"x\"}".into() };
         let used =
             TokenUsage { input_tokens: 120, output_tokens: 8, cache_read_tokens: 100, cache_write_tokens: 0 };
         StoredSession {

@@ -1,9 +1,9 @@
 use super::StateBag;
 use super::lease::LeaseGuard;
 use super::store::{SessionStore, Step, StoreError, StoredView, ViewChange};
-use crate::compaction::{self, Compaction, MessageId, Summaries, View, ViewError, Viewed};
 use crate::conversation::{History, Message};
 use crate::events::TokenUsage;
+use crate::history_view::{self, Compaction, MessageId, Summaries, View, ViewError, Viewed};
 
 /// One conversation as stored: its history, its plugins' state bag, its counters, and what
 /// a compaction put in place of part of the history. What is only cached for it in memory
@@ -81,9 +81,10 @@ impl Session {
     ) -> Result<Self, StoreError> {
         let compacted = match stored.view {
             Some(StoredView { generation, view }) => {
-                let sent = compaction::materialize(Some(&view), &stored.history, &stored.summaries).map_err(
-                    |error| StoreError::CorruptView { session: id.clone(), detail: error.to_string() },
-                )?;
+                let sent =
+                    history_view::materialize(Some(&view), &stored.history, &stored.summaries).map_err(
+                        |error| StoreError::CorruptView { session: id.clone(), detail: error.to_string() },
+                    )?;
                 Some(Compacted { view, generation, sent: History::from(sent) })
             }
             None => None,
@@ -129,7 +130,7 @@ impl Session {
 
     /// [`Session::to_send`]'s messages with the ids a compaction names them by.
     pub fn viewed(&self) -> Vec<Viewed<'_>> {
-        compaction::viewed(self.view(), &self.history, &self.summaries)
+        history_view::viewed(self.view(), &self.history, &self.summaries)
             .expect("a session's view was checked against its history when it was made or loaded")
     }
 
@@ -199,7 +200,7 @@ impl Session {
         self.commit_step(store, None)
     }
 
-    /// Replaces what is sent by `compaction` of it (see [`compaction::check`], which it must
+    /// Replaces what is sent by `compaction` of it (see [`history_view::check`], which it must
     /// pass), and makes the new view durable together with everything else pending, in one
     /// transaction. On any failure nothing changes: the old view stays, in memory and in the
     /// store. The new summaries' ids, in order.
@@ -208,13 +209,13 @@ impl Session {
         store: &dyn SessionStore,
         compaction: Compaction,
     ) -> Result<Vec<MessageId>, CompactError> {
-        compaction::check(&self.viewed(), &compaction)?;
+        history_view::check(&self.viewed(), &compaction)?;
         let next_summary = self.summaries.last_key_value().map_or(1, |(number, _)| number + 1);
-        let (view, added) = compaction::apply(self.view(), compaction, next_summary);
+        let (view, added) = history_view::apply(self.view(), compaction, next_summary);
         let generation = self.compacted.as_ref().map_or(0, |compacted| compacted.generation) + 1;
         let mut summaries = self.summaries.clone();
         summaries.extend(added.iter().cloned());
-        let sent = compaction::materialize(Some(&view), &self.history, &summaries)?;
+        let sent = history_view::materialize(Some(&view), &self.history, &summaries)?;
         let change = ViewChange { generation, view: &view, summaries: &added };
         self.commit_step(store, Some(change))?;
         self.summaries = summaries;
@@ -265,13 +266,13 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::compaction::{Replacement, truncate};
-    use crate::conversation::ToolCallRequest;
+    use crate::history_view::{Replacement, truncate};
     use crate::state::test_stores::{TestDatabase, both_stores};
     use crate::state::{Sessions, SqliteStore};
+    use crate::tools::ToolCall;
 
-    fn call(id: &str) -> ToolCallRequest {
-        ToolCallRequest { id: id.into(), name: "notes_add".into(), arguments: "{}".into() }
+    fn call(id: &str) -> ToolCall {
+        ToolCall { id: id.into(), name: "notes_add".into(), arguments: "{}".into() }
     }
 
     both_stores!(

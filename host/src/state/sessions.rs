@@ -62,7 +62,7 @@ impl<L: From<Session>> Sessions<L> {
     pub fn create_copy(&self, contents: StoredSession) -> Result<SessionHandle<L>, StoreError> {
         // Checked before anything is written: a session is not recorded that cannot be opened.
         if let Some(stored) = &contents.view {
-            crate::compaction::viewed(Some(&stored.view), &contents.history, &contents.summaries).map_err(
+            crate::history_view::viewed(Some(&stored.view), &contents.history, &contents.summaries).map_err(
                 |error| StoreError::CorruptView { session: "being copied".into(), detail: error.to_string() },
             )?;
         }

@@ -12,9 +12,9 @@ use super::listing::{SessionEntry, title};
 use super::message_rows::{MessageRow, message_rows};
 use super::schema;
 use super::store::{SessionStore, Step, StoreError, StoredSession, StoredView};
-use crate::compaction::{Summaries, View};
 use crate::conversation::{Message, Role};
 use crate::events::TokenUsage;
+use crate::history_view::{Summaries, View};
 use crate::unpoisoned::LockUnpoisoned as _;
 
 pub struct SqliteStore {

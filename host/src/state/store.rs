@@ -1,9 +1,9 @@
 use super::StateChange;
 use super::lease::{Fence, Holder, LeaseAnswer, Taken};
 use super::listing::SessionEntry;
-use crate::compaction::{Summaries, View};
 use crate::conversation::Message;
 use crate::events::TokenUsage;
+use crate::history_view::{Summaries, View};
 
 /// A session as stored: its history, its state bag, its counters and its compaction view.
 #[derive(Debug, Default, Clone, PartialEq)]

@@ -4,8 +4,9 @@
 use super::lease::{Fence, Holder, LeaseAnswer, Taken, now_millis};
 use super::test_stores::{TestDatabase, both_stores};
 use super::{SessionEntry, StateChange, Step, StoreError};
-use crate::conversation::{Message, ToolCallRequest};
+use crate::conversation::Message;
 use crate::events::TokenUsage;
+use crate::tools::ToolCall;
 
 both_stores!(
     entries_tell_sessions_apart_by_last_use_first_prompt_and_size,
@@ -210,7 +211,8 @@ fn a_deleted_session_leaves_nothing_and_others_are_untouched(db: &TestDatabase) 
     let messages = [Message::user("hi"), Message::assistant("hello", vec![])];
     let changes = [StateChange { namespace: "notes".into(), key: "k".into(), value: Some("1".into()) }];
     let summary = [(1, Message::system("a summary"))];
-    let view = crate::compaction::View { covers: 1, entries: vec![crate::compaction::MessageId::Summary(1)] };
+    let view =
+        crate::history_view::View { covers: 1, entries: vec![crate::history_view::MessageId::Summary(1)] };
     for id in ["gone", "kept"] {
         store.create(id, &Holder::this_process(), "c0", i64::MAX).unwrap();
         let change = super::ViewChange { generation: 1, view: &view, summaries: &summary };
@@ -259,7 +261,7 @@ fn model_calls_come_back_from_the_replies_and_the_row_is_written_when_a_turn_sta
     let store = db.open();
     store.create("s1", &Holder::this_process(), "c0", i64::MAX).unwrap();
     let recorded = || db.query_i64("SELECT model_calls FROM sessions WHERE id = 's1'");
-    let call = ToolCallRequest { id: "c1".into(), name: "notes_add".into(), arguments: "{}".into() };
+    let call = ToolCall { id: "c1".into(), name: "notes_add".into(), arguments: "{}".into() };
     let start = [Message::user("go"), Message::assistant("", vec![call])];
     store.commit("s1", Step { model_calls: 1, ..step(None, 0, &start) }).unwrap();
     assert_eq!(recorded(), 1);
@@ -320,7 +322,8 @@ fn a_copy_is_whole_and_leased(db: &TestDatabase) {
     let used = TokenUsage { input_tokens: 5, output_tokens: 1, cache_read_tokens: 0, cache_write_tokens: 0 };
     let changes = [StateChange { namespace: "notes".into(), key: "k".into(), value: Some("[1]".into()) }];
     let summary = [(1, Message::system("a summary"))];
-    let view = crate::compaction::View { covers: 1, entries: vec![crate::compaction::MessageId::Summary(1)] };
+    let view =
+        crate::history_view::View { covers: 1, entries: vec![crate::history_view::MessageId::Summary(1)] };
     let change = super::ViewChange { generation: 1, view: &view, summaries: &summary };
     store
         .commit(

@@ -10,7 +10,7 @@
 //! rules; the plugin never traps.
 
 use agent_host::agent::SessionHandle;
-use agent_host::plugins::ToolResult;
+use agent_host::tools::ToolResult;
 use proptest::prelude::*;
 use serde_json::json;
 

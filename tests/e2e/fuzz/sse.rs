@@ -3,7 +3,8 @@
 //! same reply and streams the same text; random bytes and damaged streams never panic and
 //! fail with a stream error that says what broke (or a cut reply, once text had streamed).
 
-use agent_host::model::{ModelError, ModelReply, ReplyAssembler, ToolCallRequest, read_event_stream};
+use agent_host::model::{ModelError, ModelReply, ReplyAssembler, read_event_stream};
+use agent_host::tools::ToolCall;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -74,7 +75,7 @@ impl Script {
                 .iter()
                 .map(|(id, name, arguments)| {
                     let arguments = arguments.concat();
-                    ToolCallRequest {
+                    ToolCall {
                         id: id.clone(),
                         name: name.clone(),
                         arguments: if arguments.trim().is_empty() { "{}".to_owned() } else { arguments },

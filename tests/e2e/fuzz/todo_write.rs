@@ -180,7 +180,7 @@ async fn write(
     test: &TestHost,
     session: &agent_host::agent::SessionHandle,
     todos: Value,
-) -> agent_host::plugins::ToolResult {
+) -> agent_host::tools::ToolResult {
     let mut locked = session.lock().await;
     test.host.invoke_tool(&mut locked, "TodoWrite", &json!({ "todos": todos }), &*test.events).await.unwrap()
 }

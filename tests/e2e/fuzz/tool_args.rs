@@ -4,7 +4,7 @@
 //! it is (`at /todos/0/status`, or the property named); a call that fits passes validation
 //! and reaches the policy, which here refuses everything so no tool runs.
 
-use agent_host::plugins::ToolResult;
+use agent_host::tools::ToolResult;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 

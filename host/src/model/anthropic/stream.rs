@@ -12,7 +12,8 @@ use futures_util::{Stream, StreamExt};
 use super::events::{Delta, Event, StartedBlock, WireUsage, cut, stop_reason};
 use crate::events::TokenUsage;
 use crate::model::sse::{self, SseError};
-use crate::model::{ModelReply, StopReason, ToolCallRequest};
+use crate::model::{ModelReply, StopReason};
+use crate::tools::ToolCall;
 
 /// Tool calls one reply may carry; more is a broken endpoint, not a plan.
 pub(super) const MAX_TOOL_CALLS: usize = 128;
@@ -210,7 +211,7 @@ impl Assembler {
             .filter_map(|(_, block)| match block {
                 Block::ToolUse { id, name, input } => {
                     let arguments = if input.trim().is_empty() { "{}".to_owned() } else { input };
-                    Some(ToolCallRequest { id, name, arguments })
+                    Some(ToolCall { id, name, arguments })
                 }
                 _ => None,
             })
@@ -287,7 +288,7 @@ mod tests {
             reply,
             ModelReply {
                 text: "Adding a note ✓".into(),
-                tool_calls: vec![ToolCallRequest {
+                tool_calls: vec![ToolCall {
                     id: "toolu_01".into(),
                     name: "notes_add".into(),
                     arguments: r#"{"notes": [{"title": "a"}]}"#.into(),

@@ -7,7 +7,8 @@ use serde::ser::{Serialize, SerializeSeq, Serializer};
 use serde_json::value::RawValue;
 
 use super::wire::{Kind, is_empty, text_block, user_block, wire_id};
-use crate::model::{Message, Role, ToolCallRequest};
+use crate::model::{Message, Role};
+use crate::tools::ToolCall;
 
 #[derive(Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -84,7 +85,7 @@ pub(super) fn turns<'a>(
         .collect();
     let mut turns = Vec::new();
     // The calls of the last assistant turn, which the next user turn must answer.
-    let mut calls: Vec<&ToolCallRequest> = Vec::new();
+    let mut calls: Vec<&ToolCall> = Vec::new();
     for run in said.chunk_by(|(a, _), (b, _)| Side::of(a) == Side::of(b)) {
         if Side::of(run[0].0) == Side::Assistant {
             if !calls.is_empty() {
@@ -135,7 +136,7 @@ fn assistant_content<'a>(run: &[(&'a Message, &'a RawValue)]) -> Content<'a> {
 /// A user turn after `calls`: each call's result in the calls' order (a stand-in where
 /// the history has none), then any result that answers none of them (as text: Messages
 /// refuses a `tool_result` for a call it did not just see), then the turn's other messages.
-fn answers<'a>(calls: &[&'a ToolCallRequest], run: &[(&'a Message, &'a RawValue)]) -> Vec<Part<'a>> {
+fn answers<'a>(calls: &[&'a ToolCall], run: &[(&'a Message, &'a RawValue)]) -> Vec<Part<'a>> {
     let mut results: Vec<Option<(&Message, &RawValue)>> =
         run.iter().copied().filter(|(message, _)| message.role == Role::Tool).map(Some).collect();
     let mut parts = Vec::with_capacity(calls.len() + run.len());

@@ -7,7 +7,8 @@ use serde_json::value::RawValue;
 use super::events::{EndpointError, WireUsage, cut, stop_reason};
 use super::stream::MAX_TOOL_CALLS;
 use crate::events::TokenUsage;
-use crate::model::{ModelReply, ToolCallRequest};
+use crate::model::ModelReply;
+use crate::tools::ToolCall;
 
 /// The reply in `body`; an error saying what it is instead when it is none.
 pub(super) fn whole(body: &[u8]) -> Result<ModelReply, String> {
@@ -66,7 +67,7 @@ pub(super) fn whole(body: &[u8]) -> Result<ModelReply, String> {
             }
             "tool_use" => {
                 let arguments = block.input.map_or_else(|| "{}".to_owned(), |input| input.get().to_owned());
-                whole.tool_calls.push(ToolCallRequest { id: block.id, name: block.name, arguments });
+                whole.tool_calls.push(ToolCall { id: block.id, name: block.name, arguments });
             }
             _ => {}
         }
@@ -102,11 +103,7 @@ mod tests {
         assert_eq!(reply.stop, StopReason::ToolCalls);
         assert_eq!(
             reply.tool_calls,
-            [ToolCallRequest {
-                id: "toolu_9".into(),
-                name: "notes_list".into(),
-                arguments: r#"{"a":1}"#.into()
-            }]
+            [ToolCall { id: "toolu_9".into(), name: "notes_list".into(), arguments: r#"{"a":1}"#.into() }]
         );
         assert_eq!(
             reply.usage,

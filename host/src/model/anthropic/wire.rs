@@ -251,8 +251,9 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::conversation::{History, ToolCallRequest};
+    use crate::conversation::History;
     use crate::model::anthropic::turns::{NO_RESULT, OPENING};
+    use crate::tools::ToolCall;
 
     fn settings() -> Settings {
         Settings {
@@ -271,8 +272,8 @@ mod tests {
         }
     }
 
-    fn call(id: &str, name: &str, arguments: &str) -> ToolCallRequest {
-        ToolCallRequest { id: id.into(), name: name.into(), arguments: arguments.into() }
+    fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
+        ToolCall { id: id.into(), name: name.into(), arguments: arguments.into() }
     }
 
     fn body_of(settings: &Settings, request: &ModelRequest<'_>, encodings: &Encodings) -> Vec<u8> {

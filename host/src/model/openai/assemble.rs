@@ -14,7 +14,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::events::TokenUsage;
-use crate::model::{ModelError, ModelReply, StopReason, ToolCallRequest};
+use crate::model::{ModelError, ModelReply, StopReason};
+use crate::tools::ToolCall;
 
 /// Accumulates streamed deltas: text in order, tool calls by their `index` (or, without
 /// one, by their id and name).
@@ -219,13 +220,13 @@ impl ReplyAssembler {
     }
 
     /// The reply so far. Calls without a name are kept (the loop answers them with an error
-    /// the model can act on); calls without an id keep an empty one, for the client to name
-    /// (`call_ids`: it knows the session and the history).
+    /// the model can act on); calls without an id keep an empty one, for the loop to name
+    /// (`tools::call_ids`: it knows the session and the history).
     pub fn finish(self) -> ModelReply {
         let tool_calls = self
             .calls
             .into_iter()
-            .map(|call| ToolCallRequest {
+            .map(|call| ToolCall {
                 id: call.id,
                 name: call.name,
                 arguments: if call.arguments.trim().is_empty() { "{}".to_owned() } else { call.arguments },

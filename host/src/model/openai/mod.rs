@@ -31,7 +31,7 @@ use crate::model::encodings::Encodings;
 use crate::model::error::{redact, redact_url, redirect_text};
 use crate::model::http::{self, HttpClient};
 use crate::model::retry::{self, Failure, RetryPolicy, root_cause};
-use crate::model::{HistoryEncodings, ModelError, ModelReply, ModelRequest, call_ids};
+use crate::model::{HistoryEncodings, ModelError, ModelReply, ModelRequest};
 
 pub use assemble::ReplyAssembler;
 pub use stream::read_event_stream;
@@ -122,19 +122,13 @@ impl OpenAiClient {
         history: &mut HistoryEncodings,
         on_text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<ModelReply, ModelError> {
-        let name_calls = |reply: &mut ModelReply| {
-            call_ids::name_missing(&mut reply.tool_calls, request.session_id, request.history);
-        };
         let mut attempt = 0;
         loop {
             let options = self.body_options(request.max_output_tokens);
             let body = Bytes::from(wire::request_body(&options, request, &self.encodings, history));
             attempt += 1;
             let failure = match self.attempt(&body, options.sent(), on_text).await {
-                Ok(mut reply) => {
-                    name_calls(&mut reply);
-                    return Ok(reply);
-                }
+                Ok(reply) => return Ok(reply),
                 Err(Attempt::Failed(failure)) => failure,
                 Err(Attempt::Refused { param, error }) => {
                     // Sent again at once without it; that is not one of the retries.
@@ -152,12 +146,7 @@ impl OpenAiClient {
             };
             match self.retries.after(attempt, failure) {
                 Ok(wait) => tokio::time::sleep(wait).await,
-                Err(mut error) => {
-                    if let ModelError::Cut { partial, .. } = &mut error {
-                        name_calls(partial);
-                    }
-                    return Err(self.redact(error));
-                }
+                Err(error) => return Err(self.redact(error)),
             }
         }
     }

@@ -9,7 +9,8 @@ use super::params::{Param, Params};
 use crate::config::InjectedAs;
 use crate::model::encodings::{Encodings, same_tools};
 use crate::model::history_encodings::HistoryEncodings;
-use crate::model::{Message, ModelRequest, Role, ToolCallRequest, ToolDefinition};
+use crate::model::{Message, ModelRequest, Role, ToolDefinition};
+use crate::tools::ToolCall;
 
 /// What shapes a body besides the request itself: the client's settings.
 #[derive(Debug, Clone, Copy)]
@@ -205,7 +206,7 @@ impl<'a> From<&'a Message> for WireMessage<'a> {
     }
 }
 
-struct Calls<'a>(&'a [ToolCallRequest]);
+struct Calls<'a>(&'a [ToolCall]);
 
 impl Serialize for Calls<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -284,8 +285,8 @@ mod tests {
         serde_json::from_slice(&request_body(options, request, &Encodings::default(), kept)).unwrap()
     }
 
-    fn call(id: &str, arguments: &str) -> ToolCallRequest {
-        ToolCallRequest { id: id.into(), name: "notes_add".into(), arguments: arguments.into() }
+    fn call(id: &str, arguments: &str) -> ToolCall {
+        ToolCall { id: id.into(), name: "notes_add".into(), arguments: arguments.into() }
     }
 
     #[test]

@@ -266,7 +266,7 @@ mod tests {
         let plain = counter.message(&Message::user("hello world"));
         assert_eq!(plain.tokens, TOKENS_PER_MESSAGE + 1 + 2, "framing, the role `user`, the text");
         assert_eq!(plain.bytes, BYTES_PER_MESSAGE + 11);
-        let call = crate::conversation::ToolCallRequest {
+        let call = crate::tools::ToolCall {
             id: "c1".into(),
             name: "run".into(),
             arguments: "{\"command\":\"ls\"}".into(),

@@ -45,7 +45,7 @@ macro_rules! unchanged_in_every_line {
             }
         }
 
-        impl From<types::ToolResult> for host::ToolResult {
+        impl From<types::ToolResult> for crate::tools::ToolResult {
             fn from(result: types::ToolResult) -> Self {
                 Self { ok: result.ok, output: result.output }
             }
@@ -92,7 +92,7 @@ macro_rules! unchanged_in_every_line {
             }
         }
 
-        fn tool_call(call: &host::ToolCall) -> types::ToolCall {
+        fn tool_call(call: &crate::tools::ToolCall) -> types::ToolCall {
             types::ToolCall {
                 id: call.id.clone(),
                 name: call.name.clone(),
@@ -108,7 +108,7 @@ macro_rules! unchanged_in_every_line {
             }
         }
 
-        fn tool_result(result: &host::ToolResult) -> types::ToolResult {
+        fn tool_result(result: &crate::tools::ToolResult) -> types::ToolResult {
             types::ToolResult { ok: result.ok, output: result.output.clone() }
         }
 
@@ -127,7 +127,7 @@ macro_rules! unchanged_in_every_line {
             func: Func,
             ctx: &host::CallContext,
             config: &str,
-            call: &host::ToolCall,
+            call: &crate::tools::ToolCall,
         ) -> wasmtime::Result<Result<String, String>> {
             let (ctx, call) = (call_context(ctx, config), tool_call(call));
             super::call(store, func, (&ctx, &call)).await
@@ -171,7 +171,7 @@ macro_rules! unchanged_in_every_line {
             ctx: &host::CallContext,
             config: &str,
             used: &host::ToolUse,
-            result: &host::ToolResult,
+            result: &crate::tools::ToolResult,
         ) -> wasmtime::Result<host::PostToolOutcome> {
             let (ctx, used, result) = (call_context(ctx, config), tool_use(used), tool_result(result));
             super::call::<_, types::PostToolOutcome>(store, func, (&ctx, &used, &result))

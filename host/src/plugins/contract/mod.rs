@@ -15,12 +15,13 @@ use wasmtime::{Engine, Store};
 use super::export::{Export, Interface};
 use super::types::{
     CallContext, CompactorSpec, Configured, Contribution, Exports, Manifest, PluginCompaction,
-    PostToolOutcome, PreCompactOutcome, PreToolOutcome, PromptOutcome, ReviewVerdict, StopOutcome, ToolCall,
-    ToolResult, ToolUse, TurnVerdict,
+    PostToolOutcome, PreCompactOutcome, PreToolOutcome, PromptOutcome, ReviewVerdict, StopOutcome, ToolUse,
+    TurnVerdict,
 };
-use crate::compaction::{Budget, Done, Viewed};
 use crate::events::Widget;
+use crate::history_view::{Budget, Done, Viewed};
 use crate::runtime::CallState;
+use crate::tools::{ToolCall, ToolResult};
 
 #[macro_use]
 mod every_line;

@@ -20,9 +20,9 @@ use super::StateChange;
 use super::lease::{Fence, Holder, LeaseAnswer, Taken, now_millis};
 use super::listing::SessionEntry;
 use super::store::{SessionStore, Step, StoreError, StoredSession};
-use crate::compaction::View;
 use crate::conversation::{Message, Role};
 use crate::events::TokenUsage;
+use crate::history_view::View;
 
 /// Connections (and threads) a store keeps: enough for a host's sessions to write while one
 /// lists, few enough that many hosts share one server.

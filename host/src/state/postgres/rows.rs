@@ -4,9 +4,9 @@
 use postgres::error::SqlState;
 
 use super::connection::Work;
-use crate::compaction::{Summaries, View};
 use crate::conversation::{Message, Role};
 use crate::events::TokenUsage;
+use crate::history_view::{Summaries, View};
 use crate::state::lease::{Fence, HeldLease, Holder, Taken, now_millis};
 use crate::state::listing::{SessionEntry, title};
 use crate::state::message_rows::{MessageRow, message_rows};

@@ -6,8 +6,8 @@ use wasmtime::component::Func;
 
 use super::exports::agent_host::plugin::compactor as wit;
 use super::host;
-use crate::compaction::{Budget, Compaction, Done, MessageId, Reason, Replacement, Viewed};
 use crate::conversation::{Message, Role};
+use crate::history_view::{Budget, Compaction, Done, MessageId, Reason, Replacement, Viewed};
 use crate::plugins::types::{CompactorSpec, Exports, PluginCompaction, PreCompactOutcome};
 use crate::runtime::CallState;
 
@@ -147,7 +147,7 @@ fn host_id(id: wit::MessageId) -> MessageId {
 }
 
 /// A summary's role as the plugin gave it; a `tool` one is refused by the checks
-/// (`compaction::check`), which name the entry.
+/// (`history_view::check`), which name the entry.
 fn plugin_compaction(compaction: wit::Compaction) -> PluginCompaction {
     let entries = compaction
         .entries

@@ -88,11 +88,12 @@ fn groups(current: &[Viewed<'_>]) -> Vec<Vec<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compaction::{Summaries, View, apply, check, materialize, viewed};
-    use crate::conversation::{Message, ToolCallRequest};
+    use crate::conversation::Message;
+    use crate::history_view::{Summaries, View, apply, check, materialize, viewed};
+    use crate::tools::ToolCall;
 
-    fn call(id: &str) -> ToolCallRequest {
-        ToolCallRequest { id: id.into(), name: "notes_add".into(), arguments: "{}".into() }
+    fn call(id: &str) -> ToolCall {
+        ToolCall { id: id.into(), name: "notes_add".into(), arguments: "{}".into() }
     }
 
     /// Ten-byte messages (by `content.len()`, padded), so budgets read as message counts.

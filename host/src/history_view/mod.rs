@@ -1,7 +1,8 @@
-//! Compaction as plain data: what a model call is sent in place of a prefix of the history
-//! (a [`View`]), what a compaction returns to replace one ([`Compaction`]), the checks such a
-//! result must pass before it is used ([`check`]), and the host's own truncation, the
-//! fallback when a plugin's result fails them ([`truncate`]).
+//! The history as model calls are sent it: compaction as plain data. What a model call is
+//! sent in place of a prefix of the history (a [`View`]), what a compaction returns to
+//! replace one ([`Compaction`]), the checks such a result must pass before it is used
+//! ([`check`]), and the host's own truncation, the fallback when a plugin's result fails
+//! them ([`truncate`]).
 //!
 //! Compaction changes what is sent, never what is kept: a view names stored messages by
 //! their history position and adds summaries beside them; the history itself is untouched.

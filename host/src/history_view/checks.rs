@@ -138,11 +138,12 @@ fn check_calls(current: &[Viewed<'_>], sent: &[Sent], sent_at: &[Option<usize>])
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compaction::{Summaries, viewed};
-    use crate::conversation::{Message, ToolCallRequest};
+    use crate::conversation::Message;
+    use crate::history_view::{Summaries, viewed};
+    use crate::tools::ToolCall;
 
-    fn call(id: &str) -> ToolCallRequest {
-        ToolCallRequest { id: id.into(), name: "notes_add".into(), arguments: "{}".into() }
+    fn call(id: &str) -> ToolCall {
+        ToolCall { id: id.into(), name: "notes_add".into(), arguments: "{}".into() }
     }
 
     /// #0 user, #1 assistant calling a and b, #2 result a, #3 result b, #4 assistant,
@@ -260,7 +261,7 @@ mod tests {
     fn the_checks_see_earlier_summaries_by_their_ids() {
         let history = history();
         let summaries = Summaries::from([(1, Message::system("earlier"))]);
-        let view = crate::compaction::View { covers: 5, entries: vec![MessageId::Summary(1)] };
+        let view = crate::history_view::View { covers: 5, entries: vec![MessageId::Summary(1)] };
         let current = viewed(Some(&view), &history, &summaries).unwrap();
         let keeps_it = Compaction { replaces: 1, entries: vec![Replacement::Keep(MessageId::Summary(1))] };
         assert_eq!(check(&current, &keeps_it), Ok(()));
