@@ -20,6 +20,7 @@ use crate::bindings::agent_host::plugin::types::{
 use crate::compaction::{
     Compacted, Compaction, CompactionBudget, CompactorSpec, HistoryMessage, PreCompactOutcome,
 };
+use crate::hook_filter::{ToolFilter, ToolHook};
 use crate::model::{ChatMessage, CompleteOptions, Completion};
 use crate::process::{RunOutput, RunRequest};
 
@@ -49,7 +50,7 @@ struct Session {
     edits: Vec<FileEdit>,
     logs: Vec<String>,
     reusable: bool,
-    filters: Vec<String>,
+    filters: Vec<FilterDeclaration>,
     declared: Vec<ToolSpec>,
     process: Option<ProcessStandIn>,
     model: Option<ModelStandIn>,
@@ -107,8 +108,15 @@ pub fn take_reusable() -> bool {
     with(|session| std::mem::take(&mut session.reusable))
 }
 
-/// The hook filter declarations made since the reset, in their `Debug` form.
-pub fn filters() -> Vec<String> {
+/// One hook filter declaration (`hook_filter::only` or `hook_filter::never`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum FilterDeclaration {
+    Only(ToolHook, ToolFilter),
+    Never(ToolHook),
+}
+
+/// The hook filter declarations made since the reset, in order.
+pub fn filters() -> Vec<FilterDeclaration> {
     with(|session| session.filters.clone())
 }
 
@@ -427,14 +435,14 @@ pub(crate) mod fake {
     }
 
     pub mod hook_filter {
-        use super::super::with;
+        use super::super::{FilterDeclaration, with};
         use crate::hook_filter::{ToolFilter, ToolHook};
 
         pub fn only(hook: ToolHook, filter: &ToolFilter) {
-            with(|session| session.filters.push(format!("{hook:?} only {filter:?}")));
+            with(|session| session.filters.push(FilterDeclaration::Only(hook, filter.clone())));
         }
         pub fn never(hook: ToolHook) {
-            with(|session| session.filters.push(format!("{hook:?} never")));
+            with(|session| session.filters.push(FilterDeclaration::Never(hook)));
         }
     }
 
