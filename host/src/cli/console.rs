@@ -12,7 +12,7 @@ use super::json::compact_json;
 use super::render::{colors_on, rich_on};
 use super::startup::one_turn;
 use super::status_line::status_line;
-use super::tool_results::{KEPT_RESULTS, Keeping, ToolResults};
+use super::tool_results::{KEPT_RESULTS, Keeping, KeptResults};
 use super::width;
 use crate::agent::{ApprovalAnswer, ApprovalRequest, Approver, BUILT_IN_COMMANDS, Host, SessionHandle};
 use crate::events::{EventSink, Widget, thousands};
@@ -183,7 +183,7 @@ const CONSOLE_HELP: &str =
 
 /// `/show [N]`: the `n`-th most recent tool result, whole, escaped, no markdown applied;
 /// `None` for any other line.
-fn show_command(line: &str, results: &ToolResults) -> Option<Result<String, String>> {
+fn show_command(line: &str, results: &KeptResults) -> Option<Result<String, String>> {
     let argument = line.strip_prefix("/show")?;
     if !(argument.is_empty() || argument.starts_with(char::is_whitespace)) {
         return None;
@@ -421,7 +421,7 @@ mod tests {
 
     #[test]
     fn show_prints_a_kept_result_whole_and_escaped() {
-        let mut results = ToolResults::default();
+        let mut results = KeptResults::default();
         assert_eq!(show_command("/showing", &results), None, "another command");
         assert_eq!(show_command("hello", &results), None);
         assert_eq!(show_command("/show", &results), Some(Err("no tool result yet in this console".into())));

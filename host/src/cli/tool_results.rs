@@ -13,9 +13,10 @@ pub const KEPT_RESULTS: usize = 20;
 /// first bytes.
 pub const KEPT_RESULT_BYTES: usize = 1 << 20;
 
-/// One tool call's result.
+/// One tool call's result as this console keeps it for `/show` (not [`crate::tools::ToolResult`]:
+/// it carries the tool's name and what was cut to keep it).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolResult {
+pub struct KeptResult {
     pub tool: String,
     pub ok: bool,
     /// The text the model received, as it was (or its first [`KEPT_RESULT_BYTES`]).
@@ -26,18 +27,18 @@ pub struct ToolResult {
 
 /// The recent results, the newest last.
 #[derive(Debug, Default)]
-pub struct ToolResults {
-    kept: VecDeque<ToolResult>,
+pub struct KeptResults {
+    kept: VecDeque<KeptResult>,
     bytes: usize,
 }
 
-impl ToolResults {
+impl KeptResults {
     pub fn keep(&mut self, tool: &str, ok: bool, output: &str) {
         let mut end = output.len().min(KEPT_RESULT_BYTES);
         while !output.is_char_boundary(end) {
             end -= 1;
         }
-        let result = ToolResult {
+        let result = KeptResult {
             tool: tool.to_owned(),
             ok,
             output: output[..end].to_owned(),
@@ -52,7 +53,7 @@ impl ToolResults {
     }
 
     /// The `n`-th most recent result: 1 is the last.
-    pub fn recent(&self, n: usize) -> Option<&ToolResult> {
+    pub fn recent(&self, n: usize) -> Option<&KeptResult> {
         self.kept.len().checked_sub(n).and_then(|index| self.kept.get(index))
     }
 
@@ -64,7 +65,7 @@ impl ToolResults {
 /// A sink that keeps each tool result it passes on to `inner`.
 pub struct Keeping<'a> {
     inner: &'a dyn EventSink,
-    results: Mutex<ToolResults>,
+    results: Mutex<KeptResults>,
 }
 
 impl<'a> Keeping<'a> {
@@ -72,7 +73,7 @@ impl<'a> Keeping<'a> {
         Self { inner, results: Mutex::default() }
     }
 
-    pub fn results(&self) -> std::sync::MutexGuard<'_, ToolResults> {
+    pub fn results(&self) -> std::sync::MutexGuard<'_, KeptResults> {
         self.results.lock_unpoisoned()
     }
 }
@@ -92,7 +93,7 @@ mod tests {
 
     #[test]
     fn the_newest_are_kept_within_the_count_and_the_bytes() {
-        let mut results = ToolResults::default();
+        let mut results = KeptResults::default();
         for n in 0..KEPT_RESULTS + 3 {
             results.keep("t", true, &n.to_string());
         }
