@@ -8,6 +8,7 @@ mod error;
 mod grants;
 mod known_models;
 mod load;
+mod locate;
 mod mcp;
 mod plugin_source;
 mod serve;
@@ -561,7 +562,30 @@ impl Config {
 
     /// The line that sets a dotted `field` (`model.context_window`), when the file sets it.
     pub fn line_of(&self, field: &str) -> Option<usize> {
-        load::line_of_field(&self.source.text, field)
+        locate::line_of_field(&self.source.text, field)
+    }
+
+    /// An error about a dotted `field`, at the line that sets it (none when the file does not).
+    pub fn error(&self, field: impl Into<String>, message: impl Into<String>) -> ConfigError {
+        let field = field.into();
+        ConfigError {
+            file: self.source.file.clone(),
+            line: self.line_of(&field),
+            field: Some(field),
+            message: message.into(),
+        }
+    }
+
+    /// [`Config::error`], at the line of `near` when the file does not set `field` itself: the
+    /// table it would be in, or the setting that asked for it.
+    pub fn error_near(
+        &self,
+        field: impl Into<String>,
+        near: &str,
+        message: impl Into<String>,
+    ) -> ConfigError {
+        let error = self.error(field, message);
+        ConfigError { line: error.line.or_else(|| self.line_of(near)), ..error }
     }
 
     /// An error about the value at `span` (from a `Spanned` field), naming file and line.
@@ -573,7 +597,7 @@ impl Config {
     ) -> ConfigError {
         ConfigError {
             file: self.source.file.clone(),
-            line: Some(load::line_of(&self.source.text, span.start)),
+            line: Some(locate::line_at(&self.source.text, span.start)),
             field: Some(field.into()),
             message: message.into(),
         }
