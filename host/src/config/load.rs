@@ -39,9 +39,34 @@ pub(super) fn parse(text: &str, file: &Path) -> Result<Config, ConfigError> {
     })?;
     let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
     config.source = ConfigSource { file: file.to_path_buf(), dir, text: text.into() };
+    move_endpoint_caps(&mut config)?;
     super::grants::resolve(&mut config);
     validate(&config)?;
     Ok(config)
+}
+
+/// `[model]`'s endpoint caps where `[runtime.limits]` once held them: read into `[model]`,
+/// with a note naming the new spelling; refused when `[model]` sets them too.
+fn move_endpoint_caps(config: &mut Config) -> Result<(), ConfigError> {
+    let written: Vec<_> = config.runtime.written_limits.endpoint_caps_set().collect();
+    for (key, value) in written {
+        let (old, new) = (format!("runtime.limits.{key}"), format!("model.{key}"));
+        if config.line_of(&new).is_some() {
+            return Err(
+                config.error(old, format!("is `{new}` now, which this file sets too: remove this one"))
+            );
+        }
+        let line = config.line_of(&old).map(|line| format!(":{line}")).unwrap_or_default();
+        config.notes.push(format!(
+            "{}{line}: `{old}` is read as `{new}`, where it belongs now: move it under [model]",
+            config.source.file.display()
+        ));
+        match key {
+            "endpoint_body_mb" => config.model.endpoint_body_mb = value,
+            _ => config.model.sse_line_kb = value,
+        }
+    }
+    Ok(())
 }
 
 /// Checks what serde cannot: values in range, files that exist, settings that go together.
@@ -115,14 +140,10 @@ fn validate(config: &Config) -> Result<(), ConfigError> {
                 format!("no plugin at {}: expected {}", resolved.display(), super::PluginSource::EXPECTED),
             ));
         }
-        if let Some(key) = plugin.limits.endpoint_caps_set().next() {
-            let field = format!("plugin[{index}].limits.{key}");
+        if let Some((key, _)) = plugin.limits.endpoint_caps_set().next() {
             return Err(whole(
-                &field,
-                format!(
-                    "caps the model endpoint, not a plugin: set it under [runtime.limits] \
-                     (`runtime.limits.{key}`)"
-                ),
+                &format!("plugin[{index}].limits.{key}"),
+                format!("caps the model endpoint, not a plugin: set it under [model] (`model.{key}`)"),
             ));
         }
         let limits = plugin.limits.over(config.runtime.limits);
@@ -165,8 +186,6 @@ fn check_limits(config: &Config, limits: &super::Limits, table: &str) -> Result<
         ("events_per_call", limits.events_per_call.into(), "events"),
         ("event_payload_kb", limits.event_payload_kb.into(), "KiB"),
         ("log_kb_per_call", limits.log_kb_per_call.into(), "KiB"),
-        ("endpoint_body_mb", limits.endpoint_body_mb.into(), "MiB"),
-        ("sse_line_kb", limits.sse_line_kb.into(), "KiB"),
     ];
     for (key, value, unit) in at_least_one {
         if value == 0 {
@@ -208,6 +227,16 @@ fn check_model(config: &Config) -> Result<(), ConfigError> {
     ] {
         if secs == 0 {
             return Err(whole(field, "must be at least 1 second".into()));
+        }
+    }
+    for (key, value, unit) in
+        [("endpoint_body_mb", model.endpoint_body_mb, "MiB"), ("sse_line_kb", model.sse_line_kb, "KiB")]
+    {
+        if value == 0 {
+            // Named as the file spells it: the old place, when it was read from there.
+            let old = config.runtime.written_limits.endpoint_caps_set().any(|(set, _)| set == key);
+            let field = if old { format!("runtime.limits.{key}") } else { format!("model.{key}") };
+            return Err(config.error(field, format!("must be at least 1 ({unit})")));
         }
     }
     if model.max_output_tokens == Some(0) {

@@ -62,6 +62,10 @@ pub struct Config {
     /// Where the file was read from; relative paths resolve against its folder.
     #[serde(skip)]
     pub source: ConfigSource,
+    /// What the file spells the old way, read the new way: one line each, naming the file,
+    /// the line and the new spelling, for a front end to show.
+    #[serde(skip)]
+    pub notes: Vec<String>,
 }
 
 /// Where a config came from, for error messages and relative paths.
@@ -159,6 +163,10 @@ pub struct ModelConfig {
     pub extra_body: toml::Table,
     /// Where plugins' injected messages go in a Chat Completions request.
     pub injected_as: InjectedAs,
+    /// A response body's cap, streamed or whole, in MiB.
+    pub endpoint_body_mb: u32,
+    /// One server-sent event of a streamed reply (every line of it), in KiB.
+    pub sse_line_kb: u32,
 }
 
 impl ModelConfig {
@@ -194,6 +202,26 @@ impl ModelConfig {
             }
         }
     }
+
+    /// `endpoint_body_mb` in bytes.
+    pub fn max_body_bytes(&self) -> usize {
+        mib(self.endpoint_body_mb)
+    }
+
+    /// `sse_line_kb` in bytes.
+    pub fn max_event_bytes(&self) -> usize {
+        kib(self.sse_line_kb)
+    }
+}
+
+/// `n` KiB in bytes.
+fn kib(n: u32) -> usize {
+    (n as usize).saturating_mul(1 << 10)
+}
+
+/// `n` MiB in bytes.
+fn mib(n: u32) -> usize {
+    (n as usize).saturating_mul(1 << 20)
 }
 
 /// The `max_tokens` a Messages request carries when `[model] max_output_tokens` is unset:
@@ -219,6 +247,8 @@ impl Default for ModelConfig {
             headers: BTreeMap::new(),
             extra_body: toml::Table::new(),
             injected_as: InjectedAs::default(),
+            endpoint_body_mb: 64,
+            sse_line_kb: 1 << 10,
         }
     }
 }
@@ -308,7 +338,7 @@ pub fn compile_cache_key_path(cache_dir: &std::path::Path) -> PathBuf {
 
 /// The plugin runtime's settings.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(from = "RuntimeTable")]
 pub struct RuntimeConfig {
     /// Precompiled components, keyed by the component's hash and the engine's.
     pub cache_dir: PathBuf,
@@ -316,14 +346,43 @@ pub struct RuntimeConfig {
     pub limits: Limits,
     /// How the processes of plugins granted `process = true` are confined.
     pub sandbox: SandboxMode,
+    /// `[runtime.limits]` as written: the endpoint caps it may still hold, the old spelling
+    /// of `[model]`'s, are moved there at load.
+    pub(crate) written_limits: LimitOverrides,
 }
 
 impl Default for RuntimeConfig {
     fn default() -> Self {
+        RuntimeTable::default().into()
+    }
+}
+
+/// `[runtime]` as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RuntimeTable {
+    cache_dir: PathBuf,
+    limits: LimitOverrides,
+    sandbox: SandboxMode,
+}
+
+impl Default for RuntimeTable {
+    fn default() -> Self {
         Self {
             cache_dir: PathBuf::from(".agent-host/cache"),
-            limits: Limits::default(),
+            limits: LimitOverrides::default(),
             sandbox: SandboxMode::Namespaces,
+        }
+    }
+}
+
+impl From<RuntimeTable> for RuntimeConfig {
+    fn from(table: RuntimeTable) -> Self {
+        Self {
+            cache_dir: table.cache_dir,
+            limits: table.limits.over(Limits::default()),
+            sandbox: table.sandbox,
+            written_limits: table.limits,
         }
     }
 }
@@ -340,8 +399,7 @@ pub enum SandboxMode {
 }
 
 /// Per-call sandbox limits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Linear memory a call may grow to, in MiB.
     pub memory_mb: u32,
@@ -375,12 +433,6 @@ pub struct Limits {
     pub event_payload_kb: u32,
     /// All the log text of one call, in KiB.
     pub log_kb_per_call: u32,
-
-    // Model endpoint caps: `[runtime.limits]` only (`[plugin.limits]` refuses them).
-    /// A model response body, streamed or whole, in MiB.
-    pub endpoint_body_mb: u32,
-    /// One server-sent event of a streamed reply (every line of it), in KiB.
-    pub sse_line_kb: u32,
 }
 
 impl Default for Limits {
@@ -400,14 +452,11 @@ impl Default for Limits {
             events_per_call: 256,
             event_payload_kb: 256,
             log_kb_per_call: 1 << 10,
-
-            endpoint_body_mb: 64,
-            sse_line_kb: 1 << 10,
         }
     }
 }
 
-/// Per-plugin overrides of [`Limits`].
+/// `[runtime.limits]` or `[plugin.limits]` as written: per-plugin overrides of [`Limits`].
 #[derive(Debug, Clone, Copy, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LimitOverrides {
@@ -426,10 +475,11 @@ pub struct LimitOverrides {
     pub event_payload_kb: Option<u32>,
     pub log_kb_per_call: Option<u32>,
 
-    /// Accepted only to be refused with a located error: the endpoint caps are the
-    /// deployment's, not a plugin's.
-    pub endpoint_body_mb: Option<serde::de::IgnoredAny>,
-    pub sse_line_kb: Option<serde::de::IgnoredAny>,
+    /// `[model]`'s endpoint caps as `[runtime.limits]` once spelled them: read there with a
+    /// note, and refused with a located error in `[plugin.limits]` (they are the
+    /// deployment's, not a plugin's).
+    pub endpoint_body_mb: Option<u32>,
+    pub sse_line_kb: Option<u32>,
 }
 
 impl LimitOverrides {
@@ -449,17 +499,14 @@ impl LimitOverrides {
             events_per_call: self.events_per_call.unwrap_or(base.events_per_call),
             event_payload_kb: self.event_payload_kb.unwrap_or(base.event_payload_kb),
             log_kb_per_call: self.log_kb_per_call.unwrap_or(base.log_kb_per_call),
-
-            endpoint_body_mb: base.endpoint_body_mb,
-            sse_line_kb: base.sse_line_kb,
         }
     }
 
-    /// The endpoint caps this table sets, which only `[runtime.limits]` may.
-    pub(crate) fn endpoint_caps_set(&self) -> impl Iterator<Item = &'static str> {
-        [("endpoint_body_mb", self.endpoint_body_mb.is_some()), ("sse_line_kb", self.sse_line_kb.is_some())]
+    /// The endpoint caps this table sets, by key: `[model]`'s, in their old place.
+    pub(crate) fn endpoint_caps_set(&self) -> impl Iterator<Item = (&'static str, u32)> {
+        [("endpoint_body_mb", self.endpoint_body_mb), ("sse_line_kb", self.sse_line_kb)]
             .into_iter()
-            .filter_map(|(key, set)| set.then_some(key))
+            .filter_map(|(key, value)| Some((key, value?)))
     }
 }
 
