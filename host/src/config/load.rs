@@ -158,36 +158,15 @@ fn validate(config: &Config) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// The largest memory cap a plugin may ask for; the pooling allocator reserves this much.
-pub const MAX_MEMORY_MB: u32 = 1024;
-
 fn check_limits(config: &Config, limits: &super::Limits, table: &str) -> Result<(), ConfigError> {
     // The plugin's own value, else the inherited `[runtime.limits]` one.
     let error = |key: &str, message: &str| {
         config.error_near(format!("{table}.{key}"), &format!("runtime.limits.{key}"), message)
     };
-    if limits.memory_mb == 0 || limits.memory_mb > MAX_MEMORY_MB {
-        return Err(error("memory_mb", "must be between 1 and 1024 (MiB)"));
+    if limits.memory_mb == 0 || limits.memory_mb > super::MAX_MEMORY_MB {
+        return Err(error("memory_mb", &format!("must be between 1 and {} (MiB)", super::MAX_MEMORY_MB)));
     }
-    if limits.timeout_ms == 0 {
-        return Err(error("timeout_ms", "must be at least 1 (milliseconds)"));
-    }
-    if limits.max_output_kb == 0 {
-        return Err(error("max_output_kb", "must be at least 1 (KiB)"));
-    }
-    let at_least_one = [
-        ("process_cpu_secs", limits.process_cpu_secs, "seconds"),
-        ("process_memory_mb", limits.process_memory_mb, "MiB"),
-        ("process_max_procs", limits.process_max_procs, "processes"),
-        ("process_file_mb", limits.process_file_mb, "MiB"),
-        ("state_value_kb", limits.state_value_kb.into(), "KiB"),
-        ("state_keys", limits.state_keys.into(), "keys"),
-        ("state_total_kb", limits.state_total_kb.into(), "KiB"),
-        ("events_per_call", limits.events_per_call.into(), "events"),
-        ("event_payload_kb", limits.event_payload_kb.into(), "KiB"),
-        ("log_kb_per_call", limits.log_kb_per_call.into(), "KiB"),
-    ];
-    for (key, value, unit) in at_least_one {
+    for (key, value, unit) in limits.each() {
         if value == 0 {
             return Err(error(key, &format!("must be at least 1 ({unit})")));
         }

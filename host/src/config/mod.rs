@@ -7,6 +7,7 @@
 mod error;
 mod grants;
 mod known_models;
+mod limits;
 mod load;
 mod locate;
 mod mcp;
@@ -25,7 +26,9 @@ use toml::Spanned;
 pub use error::ConfigError;
 pub use grants::host_file_at;
 pub use known_models::{KnownModel, known_model};
-pub use load::{MAX_MEMORY_MB, is_variable_name};
+pub use limits::{LimitOverrides, Limits, MAX_MEMORY_MB};
+pub(crate) use limits::{kib, mib};
+pub use load::is_variable_name;
 pub use mcp::{
     BASELINE_ENV, GivenValues, McpServerConfig, McpTransport, ToolFilter, header_problem, name_problem,
 };
@@ -214,16 +217,6 @@ impl ModelConfig {
     }
 }
 
-/// `n` KiB in bytes.
-fn kib(n: u32) -> usize {
-    (n as usize).saturating_mul(1 << 10)
-}
-
-/// `n` MiB in bytes.
-fn mib(n: u32) -> usize {
-    (n as usize).saturating_mul(1 << 20)
-}
-
 /// The `max_tokens` a Messages request carries when `[model] max_output_tokens` is unset:
 /// Messages requires one.
 pub const ANTHROPIC_MAX_TOKENS: u32 = 8192;
@@ -396,118 +389,6 @@ pub enum SandboxMode {
     Namespaces,
     /// Unconfined, as the host (a warning at every start says so).
     None,
-}
-
-/// Per-call sandbox limits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    /// Linear memory a call may grow to, in MiB.
-    pub memory_mb: u32,
-    /// Wall-clock time a call may take, in milliseconds.
-    pub timeout_ms: u64,
-    /// Text a call may return (a tool result, an instruction), in KiB; longer text is cut
-    /// with a note that says how much.
-    pub max_output_kb: u32,
-    /// CPU seconds a process the plugin starts may use (`RLIMIT_CPU`).
-    pub process_cpu_secs: u64,
-    /// Address space of such a process, in MiB (`RLIMIT_AS`).
-    pub process_memory_mb: u64,
-    /// Processes the sandbox may hold at once (`RLIMIT_NPROC`).
-    pub process_max_procs: u64,
-    /// Largest file such a process may write, in MiB (`RLIMIT_FSIZE`); also the size of
-    /// its private `/tmp`.
-    pub process_file_mb: u64,
-
-    // Host-side caps: what a plugin's calls may make the host hold, beyond the plugin's own
-    // memory. A call over one fails, naming it, and nothing of the call is kept. The
-    // defaults are far above what an honest plugin needs.
-    /// One state value, in KiB.
-    pub state_value_kb: u32,
-    /// Keys one plugin may hold in one session.
-    pub state_keys: u32,
-    /// All of one plugin's keys and values in one session, in KiB.
-    pub state_total_kb: u32,
-    /// Events one call may emit.
-    pub events_per_call: u32,
-    /// One event's payload, in KiB.
-    pub event_payload_kb: u32,
-    /// All the log text of one call, in KiB.
-    pub log_kb_per_call: u32,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Self {
-            memory_mb: 64,
-            timeout_ms: 2_000,
-            max_output_kb: 256,
-            process_cpu_secs: 60,
-            process_memory_mb: 4096,
-            process_max_procs: 256,
-            process_file_mb: 1024,
-
-            state_value_kb: 4 << 10,
-            state_keys: 4_096,
-            state_total_kb: 16 << 10,
-            events_per_call: 256,
-            event_payload_kb: 256,
-            log_kb_per_call: 1 << 10,
-        }
-    }
-}
-
-/// `[runtime.limits]` or `[plugin.limits]` as written: per-plugin overrides of [`Limits`].
-#[derive(Debug, Clone, Copy, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LimitOverrides {
-    pub memory_mb: Option<u32>,
-    pub timeout_ms: Option<u64>,
-    pub max_output_kb: Option<u32>,
-    pub process_cpu_secs: Option<u64>,
-    pub process_memory_mb: Option<u64>,
-    pub process_max_procs: Option<u64>,
-    pub process_file_mb: Option<u64>,
-
-    pub state_value_kb: Option<u32>,
-    pub state_keys: Option<u32>,
-    pub state_total_kb: Option<u32>,
-    pub events_per_call: Option<u32>,
-    pub event_payload_kb: Option<u32>,
-    pub log_kb_per_call: Option<u32>,
-
-    /// `[model]`'s endpoint caps as `[runtime.limits]` once spelled them: read there with a
-    /// note, and refused with a located error in `[plugin.limits]` (they are the
-    /// deployment's, not a plugin's).
-    pub endpoint_body_mb: Option<u32>,
-    pub sse_line_kb: Option<u32>,
-}
-
-impl LimitOverrides {
-    pub fn over(&self, base: Limits) -> Limits {
-        Limits {
-            memory_mb: self.memory_mb.unwrap_or(base.memory_mb),
-            timeout_ms: self.timeout_ms.unwrap_or(base.timeout_ms),
-            max_output_kb: self.max_output_kb.unwrap_or(base.max_output_kb),
-            process_cpu_secs: self.process_cpu_secs.unwrap_or(base.process_cpu_secs),
-            process_memory_mb: self.process_memory_mb.unwrap_or(base.process_memory_mb),
-            process_max_procs: self.process_max_procs.unwrap_or(base.process_max_procs),
-            process_file_mb: self.process_file_mb.unwrap_or(base.process_file_mb),
-
-            state_value_kb: self.state_value_kb.unwrap_or(base.state_value_kb),
-            state_keys: self.state_keys.unwrap_or(base.state_keys),
-            state_total_kb: self.state_total_kb.unwrap_or(base.state_total_kb),
-            events_per_call: self.events_per_call.unwrap_or(base.events_per_call),
-            event_payload_kb: self.event_payload_kb.unwrap_or(base.event_payload_kb),
-            log_kb_per_call: self.log_kb_per_call.unwrap_or(base.log_kb_per_call),
-        }
-    }
-
-    /// The endpoint caps this table sets, by key: `[model]`'s, in their old place.
-    pub(crate) fn endpoint_caps_set(&self) -> impl Iterator<Item = (&'static str, u32)> {
-        [("endpoint_body_mb", self.endpoint_body_mb), ("sse_line_kb", self.sse_line_kb)]
-            .into_iter()
-            .filter_map(|(key, value)| Some((key, value?)))
-    }
 }
 
 /// One `[[plugin]]` entry.

@@ -445,7 +445,7 @@ pub(super) fn checked<R: Returned>(
     powers: &CallPolicy,
     mut output: CallOutput<R>,
 ) -> Result<CallOutput<R>, PluginFailure> {
-    let max_bytes = powers.limits.max_output_kb as usize * 1024;
+    let max_bytes = powers.limits.max_output_bytes();
     output.value.check(max_bytes).map_err(|detail| PluginFailure::Malformed { detail })?;
     Ok(output)
 }
