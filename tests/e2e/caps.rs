@@ -186,10 +186,11 @@ async fn too_many_events_fail_the_call_and_keep_none_of_them() {
     assert_eq!(emitted, 0, "none of the failed call's events are delivered");
 }
 
-async fn turn_error(limits: &str, reply: Reply) -> String {
+/// The error of a turn whose model replies `reply`, with `lines` added to the config's `table`.
+async fn turn_error(table: &str, lines: &str, reply: Reply) -> String {
     let model = FakeModel::start().await;
     model.push(reply);
-    let config = config_text(&model.url(), "").replace("[runtime]\n", &format!("[runtime]\n{limits}"));
+    let config = config_text(&model.url(), "").replace(&format!("{table}\n"), &format!("{table}\n{lines}"));
     let test = TestHost::new(&config).await.unwrap();
     let session = test.session();
     test.turn(&session, "hello").await.expect_err("the model call fails").to_string()
@@ -197,28 +198,27 @@ async fn turn_error(limits: &str, reply: Reply) -> String {
 
 #[tokio::test]
 async fn an_sse_line_past_its_cap_fails_the_model_call() {
-    let error = turn_error("limits = { sse_line_kb = 64 }\n", Reply::text(&"x".repeat(200 << 10))).await;
-    assert!(error.contains("longer than 64 KiB, the cap `sse_line_kb` in [runtime.limits]"), "{error}");
+    let error = turn_error("[model]", "sse_line_kb = 64\n", Reply::text(&"x".repeat(200 << 10))).await;
+    assert!(error.contains("longer than 64 KiB, the cap `sse_line_kb` in [model]"), "{error}");
 }
 
 #[tokio::test]
 async fn an_sse_line_that_never_ends_fails_at_its_cap() {
     // Not at the model's deadline, having buffered the unfinished line until then.
-    let error = turn_error("limits = { sse_line_kb = 256 }\n", Reply::endless_line()).await;
+    let error = turn_error("[model]", "sse_line_kb = 256\n", Reply::endless_line()).await;
     assert!(error.contains("the cap `sse_line_kb`"), "{error}");
 }
 
 #[tokio::test]
 async fn a_reply_body_past_its_cap_fails_the_model_call_streamed_or_whole() {
     let text = "x".repeat(1_500_000);
-    let limits = "limits = { endpoint_body_mb = 1 }\n";
     for reply in [Reply::text(&text).whole(), Reply::text(&text)] {
-        let error = turn_error(limits, reply).await;
-        assert!(
-            error.contains("longer than 1 MiB, the cap `endpoint_body_mb` in [runtime.limits]"),
-            "{error}"
-        );
+        let error = turn_error("[model]", "endpoint_body_mb = 1\n", reply).await;
+        assert!(error.contains("longer than 1 MiB, the cap `endpoint_body_mb` in [model]"), "{error}");
     }
+    // The old spelling, in `[runtime.limits]`, is read as the new one.
+    let old = turn_error("[runtime]", "limits = { endpoint_body_mb = 1 }\n", Reply::text(&text)).await;
+    assert!(old.contains("the cap `endpoint_body_mb` in [model]"), "{old}");
 }
 
 /// The `file_edited` events of `events`: (path, whether its texts are there, whether they

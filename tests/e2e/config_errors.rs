@@ -130,11 +130,56 @@ fn the_endpoint_caps_are_refused_in_a_plugin_table_and_a_zero_cap_is_refused() {
         error.contains("config.toml:5: `plugin[0].limits.endpoint_body_mb`: caps the model endpoint"),
         "{error}"
     );
-    assert!(error.contains("`runtime.limits.endpoint_body_mb`"), "{error}");
+    assert!(error.contains("set it under [model] (`model.endpoint_body_mb`)"), "{error}");
+    let error = load_in(dir.path(), "[model]\nsse_line_kb = 0\n").unwrap_err();
+    assert!(error.contains("config.toml:2: `model.sse_line_kb`: must be at least 1 (KiB)"), "{error}");
     let error = load_in(dir.path(), "[runtime.limits]\nsse_line_kb = 0\n").unwrap_err();
     assert!(error.contains("config.toml:2: `runtime.limits.sse_line_kb`: must be at least 1"), "{error}");
-    load_in(dir.path(), "[runtime.limits]\nendpoint_body_mb = 8\nsse_line_kb = 64\nstate_total_kb = 1\n")
-        .unwrap();
+    load_in(
+        dir.path(),
+        "[model]\nendpoint_body_mb = 8\nsse_line_kb = 64\n[runtime.limits]\nstate_total_kb = 1\n",
+    )
+    .unwrap();
+}
+
+/// The file at `text` as `config.toml` in `dir`, loaded.
+fn loaded_in(dir: &Path, text: &str) -> Config {
+    std::fs::write(dir.join("p.wasm"), b"stand-in").unwrap();
+    let path = dir.join("config.toml");
+    std::fs::write(&path, text).unwrap();
+    Config::load(&path).unwrap()
+}
+
+#[test]
+fn the_endpoint_caps_in_their_old_place_load_with_a_note_naming_the_new_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let old =
+        loaded_in(dir.path(), "[runtime.limits]\nstate_keys = 10\nendpoint_body_mb = 8\nsse_line_kb = 64\n");
+    assert_eq!((old.model.endpoint_body_mb, old.model.sse_line_kb), (8, 64));
+    assert_eq!((old.model.max_body_bytes(), old.model.max_event_bytes()), (8 << 20, 64 << 10));
+    assert_eq!(old.notes.len(), 2, "{:?}", old.notes);
+    assert!(
+        old.notes[0].ends_with(
+            "config.toml:3: `runtime.limits.endpoint_body_mb` is read as `model.endpoint_body_mb`, where it \
+             belongs now: move it under [model]"
+        ),
+        "{:?}",
+        old.notes
+    );
+    assert!(old.notes[1].contains(":4: `runtime.limits.sse_line_kb` is read as `model.sse_line_kb`"));
+
+    let new = loaded_in(dir.path(), "[model]\nendpoint_body_mb = 8\n");
+    assert_eq!((new.model.endpoint_body_mb, new.model.sse_line_kb), (8, 1024));
+    assert!(new.notes.is_empty(), "{:?}", new.notes);
+
+    let both = load_in(dir.path(), "[model]\nsse_line_kb = 8\n[runtime]\nlimits = { sse_line_kb = 9 }\n");
+    let error = both.unwrap_err();
+    assert!(
+        error.contains(
+            "config.toml:4: `runtime.limits.sse_line_kb`: is `model.sse_line_kb` now, which this file sets too"
+        ),
+        "{error}"
+    );
 }
 
 #[tokio::test]

@@ -263,7 +263,7 @@ impl Host {
             sink,
             approver: &NoOperator,
             on_ask: snapshot.config.agent.on_ask,
-            max_output_bytes: snapshot.config.runtime.limits.max_output_kb as usize * 1024,
+            max_output_bytes: snapshot.config.runtime.limits.max_output_bytes(),
         };
         let request =
             ToolCall { id: "direct".into(), name: name.to_owned(), arguments: arguments.to_string() };

@@ -363,7 +363,7 @@ impl Turn<'_, '_> {
                 sink: self.sink,
                 approver: self.approver,
                 on_ask: snapshot.config.agent.on_ask,
-                max_output_bytes: snapshot.config.runtime.limits.max_output_kb as usize * 1024,
+                max_output_bytes: snapshot.config.runtime.limits.max_output_bytes(),
             };
             let report = tool_call::run(&env, call).await;
             unanswered_ask |= report.unanswered_ask;

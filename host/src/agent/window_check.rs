@@ -56,11 +56,10 @@ pub(super) async fn check_window(
         (None, Some(known)) => format!("the default window of `{}` models, {window} tokens,", known.family),
         _ => format!("{window} tokens"),
     };
-    Err(ConfigError {
-        file: config.source.file.clone(),
-        line: config.line_of("model.context_window").or_else(|| config.line_of("model.model")),
-        field: Some("model.context_window".to_owned()),
-        message: format!(
+    Err(config.error_near(
+        "model.context_window",
+        "model.model",
+        format!(
             "{what} cannot hold what every request carries, {} tokens: the system prompt and \
              tool definitions, {}, and the output reserve, {}. Set context_window to the \
              server's window, lower max_output_tokens, or load fewer plugins",
@@ -68,5 +67,5 @@ pub(super) async fn check_window(
             fixed.prompt,
             fixed.output_reserve
         ),
-    })
+    ))
 }

@@ -38,6 +38,9 @@ pub async fn run(args: Args) -> Status {
             return Status::BadInput;
         }
     };
+    for note in &config.notes {
+        eprintln!("note: {}", one_line(note));
+    }
     let telemetry = super::subscriber::init(verbose, &config.telemetry);
     let status = run_configured(config, command).await;
     telemetry.finish().await;

@@ -11,7 +11,6 @@
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
-use super::load::line_of_segments;
 use super::{Config, ConfigError, PluginConfig};
 
 /// One of the host's own files or folders, and what a plugin that saw it would get.
@@ -107,14 +106,7 @@ fn check_nesting(config: &Config, index: usize, plugin: &PluginConfig) -> Result
 
 /// The error about plugin `index`'s grant `guest`, at its line.
 fn grant_error(config: &Config, index: usize, guest: &str, message: String) -> ConfigError {
-    let entry = format!("plugin[{index}]");
-    let segments = [entry.as_str(), "grants", "dirs", guest];
-    ConfigError {
-        file: config.source.file.clone(),
-        line: line_of_segments(&config.source.text, segments.into_iter()),
-        field: Some(format!("{entry}.grants.dirs.\"{guest}\"")),
-        message,
-    }
+    config.error(format!("plugin[{index}].grants.dirs.\"{guest}\""), message)
 }
 
 /// Which of the host's own files `path` is (through links), or which of its folders it is

@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use super::locate::{field_at, line_at};
 use super::{Config, ConfigError, ConfigSource, Provider};
 
 pub(super) fn load_file(path: &Path) -> Result<Config, ConfigError> {
@@ -16,7 +17,7 @@ pub(super) fn load_file(path: &Path) -> Result<Config, ConfigError> {
         let good = &error.as_bytes()[..error.utf8_error().valid_up_to()];
         ConfigError {
             file: path.to_path_buf(),
-            line: Some(good.iter().filter(|&&byte| byte == b'\n').count() + 1),
+            line: std::str::from_utf8(good).ok().map(|good| line_at(good, good.len())),
             field: None,
             message: format!("the config file is not UTF-8 text: {}", error.utf8_error()),
         }
@@ -31,26 +32,46 @@ pub(super) fn parse(text: &str, file: &Path) -> Result<Config, ConfigError> {
         let at = error.span().map(|span| span.start);
         ConfigError {
             file: file.to_path_buf(),
-            line: at.map(|offset| line_of(text, offset)),
+            line: at.map(|offset| line_at(text, offset)),
             field: at.and_then(|offset| field_at(text, offset)),
             message: error.message().trim().to_owned(),
         }
     })?;
     let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
     config.source = ConfigSource { file: file.to_path_buf(), dir, text: text.into() };
+    move_endpoint_caps(&mut config)?;
     super::grants::resolve(&mut config);
     validate(&config)?;
     Ok(config)
 }
 
+/// `[model]`'s endpoint caps where `[runtime.limits]` once held them: read into `[model]`,
+/// with a note naming the new spelling; refused when `[model]` sets them too.
+fn move_endpoint_caps(config: &mut Config) -> Result<(), ConfigError> {
+    let written: Vec<_> = config.runtime.written_limits.endpoint_caps_set().collect();
+    for (key, value) in written {
+        let (old, new) = (format!("runtime.limits.{key}"), format!("model.{key}"));
+        if config.line_of(&new).is_some() {
+            return Err(
+                config.error(old, format!("is `{new}` now, which this file sets too: remove this one"))
+            );
+        }
+        let line = config.line_of(&old).map(|line| format!(":{line}")).unwrap_or_default();
+        config.notes.push(format!(
+            "{}{line}: `{old}` is read as `{new}`, where it belongs now: move it under [model]",
+            config.source.file.display()
+        ));
+        match key {
+            "endpoint_body_mb" => config.model.endpoint_body_mb = value,
+            _ => config.model.sse_line_kb = value,
+        }
+    }
+    Ok(())
+}
+
 /// Checks what serde cannot: values in range, files that exist, settings that go together.
 fn validate(config: &Config) -> Result<(), ConfigError> {
-    let whole = |field: &str, message: String| ConfigError {
-        file: config.source.file.clone(),
-        line: line_of_field(&config.source.text, field),
-        field: Some(field.to_owned()),
-        message,
-    };
+    let whole = |field: &str, message: String| config.error(field, message);
     if config.agent.max_iterations == 0 {
         return Err(whole("agent.max_iterations", "must be at least 1".into()));
     }
@@ -94,13 +115,11 @@ fn validate(config: &Config) -> Result<(), ConfigError> {
     if config.model.provider == Provider::Scripted {
         let Some(script) = &config.model.script else {
             // `script` is missing, so name the line that asked for it.
-            return Err(ConfigError {
-                line: line_of_field(&config.source.text, "model.provider"),
-                ..whole(
-                    "model.script",
-                    "provider = \"scripted\" needs `script`, the file of model turns to replay".into(),
-                )
-            });
+            return Err(config.error_near(
+                "model.script",
+                "model.provider",
+                "provider = \"scripted\" needs `script`, the file of model turns to replay",
+            ));
         };
         let resolved = config.resolve(script.get_ref());
         if !resolved.is_file() {
@@ -121,18 +140,11 @@ fn validate(config: &Config) -> Result<(), ConfigError> {
                 format!("no plugin at {}: expected {}", resolved.display(), super::PluginSource::EXPECTED),
             ));
         }
-        if let Some(key) = plugin.limits.endpoint_caps_set().next() {
-            let field = format!("plugin[{index}].limits.{key}");
-            return Err(ConfigError {
-                line: line_of_field(&config.source.text, &field),
-                ..whole(
-                    &field,
-                    format!(
-                        "caps the model endpoint, not a plugin: set it under [runtime.limits] \
-                         (`runtime.limits.{key}`)"
-                    ),
-                )
-            });
+        if let Some((key, _)) = plugin.limits.endpoint_caps_set().next() {
+            return Err(whole(
+                &format!("plugin[{index}].limits.{key}"),
+                format!("caps the model endpoint, not a plugin: set it under [model] (`model.{key}`)"),
+            ));
         }
         let limits = plugin.limits.over(config.runtime.limits);
         check_limits(config, &limits, &format!("plugin[{index}].limits"))?;
@@ -146,45 +158,15 @@ fn validate(config: &Config) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// The largest memory cap a plugin may ask for; the pooling allocator reserves this much.
-pub const MAX_MEMORY_MB: u32 = 1024;
-
 fn check_limits(config: &Config, limits: &super::Limits, table: &str) -> Result<(), ConfigError> {
+    // The plugin's own value, else the inherited `[runtime.limits]` one.
     let error = |key: &str, message: &str| {
-        let field = format!("{table}.{key}");
-        ConfigError {
-            file: config.source.file.clone(),
-            // The plugin's own value, else the inherited `[runtime.limits]` one.
-            line: line_of_field(&config.source.text, &field)
-                .or_else(|| line_of_field(&config.source.text, &format!("runtime.limits.{key}"))),
-            field: Some(field),
-            message: message.to_owned(),
-        }
+        config.error_near(format!("{table}.{key}"), &format!("runtime.limits.{key}"), message)
     };
-    if limits.memory_mb == 0 || limits.memory_mb > MAX_MEMORY_MB {
-        return Err(error("memory_mb", "must be between 1 and 1024 (MiB)"));
+    if limits.memory_mb == 0 || limits.memory_mb > super::MAX_MEMORY_MB {
+        return Err(error("memory_mb", &format!("must be between 1 and {} (MiB)", super::MAX_MEMORY_MB)));
     }
-    if limits.timeout_ms == 0 {
-        return Err(error("timeout_ms", "must be at least 1 (milliseconds)"));
-    }
-    if limits.max_output_kb == 0 {
-        return Err(error("max_output_kb", "must be at least 1 (KiB)"));
-    }
-    let at_least_one = [
-        ("process_cpu_secs", limits.process_cpu_secs, "seconds"),
-        ("process_memory_mb", limits.process_memory_mb, "MiB"),
-        ("process_max_procs", limits.process_max_procs, "processes"),
-        ("process_file_mb", limits.process_file_mb, "MiB"),
-        ("state_value_kb", limits.state_value_kb.into(), "KiB"),
-        ("state_keys", limits.state_keys.into(), "keys"),
-        ("state_total_kb", limits.state_total_kb.into(), "KiB"),
-        ("events_per_call", limits.events_per_call.into(), "events"),
-        ("event_payload_kb", limits.event_payload_kb.into(), "KiB"),
-        ("log_kb_per_call", limits.log_kb_per_call.into(), "KiB"),
-        ("endpoint_body_mb", limits.endpoint_body_mb.into(), "MiB"),
-        ("sse_line_kb", limits.sse_line_kb.into(), "KiB"),
-    ];
-    for (key, value, unit) in at_least_one {
+    for (key, value, unit) in limits.each() {
         if value == 0 {
             return Err(error(key, &format!("must be at least 1 ({unit})")));
         }
@@ -194,15 +176,7 @@ fn check_limits(config: &Config, limits: &super::Limits, table: &str) -> Result<
 
 /// A plugin's model budgets: each at least one token, a call's within the session's.
 fn check_model_grant(config: &Config, grants: &super::Grants, index: usize) -> Result<(), ConfigError> {
-    let error = |key: &str, message: String| {
-        let field = format!("plugin[{index}].grants.{key}");
-        ConfigError {
-            file: config.source.file.clone(),
-            line: line_of_field(&config.source.text, &field),
-            field: Some(field),
-            message,
-        }
-    };
+    let error = |key: &str, message: String| config.error(format!("plugin[{index}].grants.{key}"), message);
     if grants.model_tokens_per_call == 0 {
         return Err(error("model_tokens_per_call", "must be at least 1 (tokens)".into()));
     }
@@ -221,21 +195,10 @@ fn check_model_grant(config: &Config, grants: &super::Grants, index: usize) -> R
     Ok(())
 }
 
-/// The 1-based line holding byte `offset`.
-pub(super) fn line_of(text: &str, offset: usize) -> usize {
-    let offset = offset.min(text.len());
-    text.as_bytes()[..offset].iter().filter(|&&byte| byte == b'\n').count() + 1
-}
-
 /// `[model]` settings that serde takes but that cannot work together.
 fn check_model(config: &Config) -> Result<(), ConfigError> {
     let model = &config.model;
-    let whole = |field: &str, message: String| ConfigError {
-        file: config.source.file.clone(),
-        line: line_of_field(&config.source.text, field),
-        field: Some(field.to_owned()),
-        message,
-    };
+    let whole = |field: &str, message: String| config.error(field, message);
     for (field, secs) in [
         ("model.timeout_secs", model.timeout_secs),
         ("model.first_byte_timeout_secs", model.first_byte_timeout_secs),
@@ -243,6 +206,16 @@ fn check_model(config: &Config) -> Result<(), ConfigError> {
     ] {
         if secs == 0 {
             return Err(whole(field, "must be at least 1 second".into()));
+        }
+    }
+    for (key, value, unit) in
+        [("endpoint_body_mb", model.endpoint_body_mb, "MiB"), ("sse_line_kb", model.sse_line_kb, "KiB")]
+    {
+        if value == 0 {
+            // Named as the file spells it: the old place, when it was read from there.
+            let old = config.runtime.written_limits.endpoint_caps_set().any(|(set, _)| set == key);
+            let field = if old { format!("runtime.limits.{key}") } else { format!("model.{key}") };
+            return Err(config.error(field, format!("must be at least 1 ({unit})")));
         }
     }
     if model.max_output_tokens == Some(0) {
@@ -302,104 +275,6 @@ pub fn is_variable_name(name: &str) -> bool {
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// The line of the value at a dotted `field` (`plugin[1].limits.memory_mb`), for errors
-/// about values that serde accepted but the host does not. Read from the document's spans,
-/// so a value in an inline table (`limits = { memory_mb = 0 }`) or under another table
-/// than the first with that key is found where it is; `None` when the text does not set it.
-pub(super) fn line_of_field(text: &str, field: &str) -> Option<usize> {
-    line_of_segments(text, field.split('.'))
-}
-
-/// [`line_of_field`] for a field given segment by segment, so a key holding dots (a
-/// guest path such as `/data.d`) is one segment.
-pub(super) fn line_of_segments<'a>(text: &str, segments: impl Iterator<Item = &'a str>) -> Option<usize> {
-    use toml::de::{DeTable, DeValue};
-    let document = DeTable::parse(text).ok()?;
-    let mut table = document.get_ref();
-    let mut segments = segments.peekable();
-    while let Some(segment) = segments.next() {
-        let (key, index) = match segment.split_once('[') {
-            Some((key, rest)) => (key, Some(rest.strip_suffix(']')?.parse::<usize>().ok()?)),
-            None => (segment, None),
-        };
-        let (_, mut value) = table.iter().find(|(name, _)| name.get_ref() == key)?;
-        if let Some(index) = index {
-            let DeValue::Array(items) = value.get_ref() else { return None };
-            value = items.get(index)?;
-        }
-        if segments.peek().is_none() {
-            return Some(line_of(text, value.span().start));
-        }
-        let DeValue::Table(inner) = value.get_ref() else { return None };
-        table = inner;
-    }
-    None
-}
-
-/// The dotted field at `offset`: the enclosing table header plus the key on that line.
-fn field_at(text: &str, offset: usize) -> Option<String> {
-    let line_index = line_of(text, offset) - 1;
-    let lines: Vec<&str> = text.lines().collect();
-    let key = lines.get(line_index).and_then(|line| key_of(line));
-    let mut table: Option<String> = None;
-    for (index, line) in lines.iter().enumerate().take(line_index + 1).rev() {
-        let trimmed = line.trim();
-        if let Some(header) = trimmed.strip_prefix("[[").and_then(|h| h.strip_suffix("]]")) {
-            let header = header.trim();
-            let position = lines[..index]
-                .iter()
-                .filter(|l| {
-                    l.trim().strip_prefix("[[").and_then(|h| h.strip_suffix("]]")).map(str::trim)
-                        == Some(header)
-                })
-                .count();
-            table = Some(format!("{header}[{position}]"));
-            break;
-        }
-        if let Some(header) = trimmed.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
-            table = Some(array_aware_header(&lines[..index], header.trim()));
-            break;
-        }
-    }
-    match (table, key) {
-        (Some(table), Some(key)) => Some(format!("{table}.{key}")),
-        (None, Some(key)) => Some(key.to_owned()),
-        (Some(table), None) => Some(table),
-        (None, None) => None,
-    }
-}
-
-/// `plugin.limits` under the third `[[plugin]]` reads as `plugin[2].limits`.
-fn array_aware_header(before: &[&str], header: &str) -> String {
-    let mut arrays = before
-        .iter()
-        .rev()
-        .filter_map(|line| line.trim().strip_prefix("[[").and_then(|h| h.strip_suffix("]]")).map(str::trim));
-    if let Some(array) = arrays.next()
-        && let Some(rest) = header.strip_prefix(array).and_then(|r| r.strip_prefix('.'))
-    {
-        let position = before
-            .iter()
-            .filter(|l| {
-                l.trim().strip_prefix("[[").and_then(|h| h.strip_suffix("]]")).map(str::trim) == Some(array)
-            })
-            .count()
-            - 1;
-        return format!("{array}[{position}].{rest}");
-    }
-    header.to_owned()
-}
-
-/// The key a `key = value` line sets.
-fn key_of(line: &str) -> Option<&str> {
-    let trimmed = line.trim_start();
-    if trimmed.starts_with('#') || trimmed.starts_with('[') {
-        return None;
-    }
-    let (key, _) = trimmed.split_once('=')?;
-    Some(key.trim().trim_matches('"'))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -424,6 +299,20 @@ mod tests {
         assert_eq!(error.field.as_deref(), Some("plugin[1].limits.timeout_ms"));
         assert!(error.message.contains("invalid type"), "{error}");
         assert!(error.to_string().starts_with("/tmp/agent-host-test/config.toml:7: "), "{error}");
+    }
+
+    #[test]
+    fn a_missing_field_names_its_entry_and_a_typo_under_a_quoted_key_its_whole_path() {
+        let missing = error("[[plugin]]\npath = \"/\"\nenabled = false\n\n[[plugin]]\nenabled = false\n");
+        assert_eq!((missing.line, missing.field.as_deref()), (Some(5), Some("plugin[1]")), "{missing}");
+        assert!(missing.message.contains("missing field `path`"), "{missing}");
+        let text = "[[plugin]]\npath = \"/\"\nenabled = false\n[plugin.grants.dirs]\n\"/data.d\" = { host = \"d\", writ = true }\n";
+        let typo = error(text);
+        assert_eq!(
+            (typo.line, typo.field.as_deref()),
+            (Some(5), Some("plugin[0].grants.dirs.\"/data.d\".writ")),
+            "{typo}"
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::load::{is_variable_name, line_of_field};
+use super::load::is_variable_name;
 use super::{Config, ConfigError};
 
 /// One `[[mcp]]` entry.
@@ -175,13 +175,10 @@ pub fn header_problem(header: &str) -> Option<String> {
 
 /// What serde cannot check of the `[[mcp]]` entries.
 pub(super) fn check(config: &Config) -> Result<(), ConfigError> {
-    let error = |field: String, message: String| ConfigError {
-        file: config.source.file.clone(),
-        line: line_of_field(&config.source.text, &field).or_else(|| {
-            line_of_field(&config.source.text, field.rsplit_once('.').map_or(&field[..], |(entry, _)| entry))
-        }),
-        field: Some(field),
-        message,
+    // The value's line, else its entry's.
+    let error = |field: String, message: String| {
+        let entry = field.rsplit_once('.').map_or(&field[..], |(entry, _)| entry).to_owned();
+        config.error_near(field, &entry, message)
     };
     for (index, server) in config.mcp.iter().enumerate() {
         let at = |key: &str| format!("mcp[{index}].{key}");

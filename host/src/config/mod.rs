@@ -7,7 +7,9 @@
 mod error;
 mod grants;
 mod known_models;
+mod limits;
 mod load;
+mod locate;
 mod mcp;
 mod plugin_source;
 mod serve;
@@ -24,7 +26,9 @@ use toml::Spanned;
 pub use error::ConfigError;
 pub use grants::host_file_at;
 pub use known_models::{KnownModel, known_model};
-pub use load::{MAX_MEMORY_MB, is_variable_name};
+pub use limits::{LimitOverrides, Limits, MAX_MEMORY_MB};
+pub(crate) use limits::{kib, mib};
+pub use load::is_variable_name;
 pub use mcp::{
     BASELINE_ENV, GivenValues, McpServerConfig, McpTransport, ToolFilter, header_problem, name_problem,
 };
@@ -61,6 +65,10 @@ pub struct Config {
     /// Where the file was read from; relative paths resolve against its folder.
     #[serde(skip)]
     pub source: ConfigSource,
+    /// What the file spells the old way, read the new way: one line each, naming the file,
+    /// the line and the new spelling, for a front end to show.
+    #[serde(skip)]
+    pub notes: Vec<String>,
 }
 
 /// Where a config came from, for error messages and relative paths.
@@ -158,6 +166,10 @@ pub struct ModelConfig {
     pub extra_body: toml::Table,
     /// Where plugins' injected messages go in a Chat Completions request.
     pub injected_as: InjectedAs,
+    /// A response body's cap, streamed or whole, in MiB.
+    pub endpoint_body_mb: u32,
+    /// One server-sent event of a streamed reply (every line of it), in KiB.
+    pub sse_line_kb: u32,
 }
 
 impl ModelConfig {
@@ -193,6 +205,16 @@ impl ModelConfig {
             }
         }
     }
+
+    /// `endpoint_body_mb` in bytes.
+    pub fn max_body_bytes(&self) -> usize {
+        mib(self.endpoint_body_mb)
+    }
+
+    /// `sse_line_kb` in bytes.
+    pub fn max_event_bytes(&self) -> usize {
+        kib(self.sse_line_kb)
+    }
 }
 
 /// The `max_tokens` a Messages request carries when `[model] max_output_tokens` is unset:
@@ -218,6 +240,8 @@ impl Default for ModelConfig {
             headers: BTreeMap::new(),
             extra_body: toml::Table::new(),
             injected_as: InjectedAs::default(),
+            endpoint_body_mb: 64,
+            sse_line_kb: 1 << 10,
         }
     }
 }
@@ -307,7 +331,7 @@ pub fn compile_cache_key_path(cache_dir: &std::path::Path) -> PathBuf {
 
 /// The plugin runtime's settings.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(from = "RuntimeTable")]
 pub struct RuntimeConfig {
     /// Precompiled components, keyed by the component's hash and the engine's.
     pub cache_dir: PathBuf,
@@ -315,14 +339,43 @@ pub struct RuntimeConfig {
     pub limits: Limits,
     /// How the processes of plugins granted `process = true` are confined.
     pub sandbox: SandboxMode,
+    /// `[runtime.limits]` as written: the endpoint caps it may still hold, the old spelling
+    /// of `[model]`'s, are moved there at load.
+    pub(crate) written_limits: LimitOverrides,
 }
 
 impl Default for RuntimeConfig {
     fn default() -> Self {
+        RuntimeTable::default().into()
+    }
+}
+
+/// `[runtime]` as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RuntimeTable {
+    cache_dir: PathBuf,
+    limits: LimitOverrides,
+    sandbox: SandboxMode,
+}
+
+impl Default for RuntimeTable {
+    fn default() -> Self {
         Self {
             cache_dir: PathBuf::from(".agent-host/cache"),
-            limits: Limits::default(),
+            limits: LimitOverrides::default(),
             sandbox: SandboxMode::Namespaces,
+        }
+    }
+}
+
+impl From<RuntimeTable> for RuntimeConfig {
+    fn from(table: RuntimeTable) -> Self {
+        Self {
+            cache_dir: table.cache_dir,
+            limits: table.limits.over(Limits::default()),
+            sandbox: table.sandbox,
+            written_limits: table.limits,
         }
     }
 }
@@ -336,130 +389,6 @@ pub enum SandboxMode {
     Namespaces,
     /// Unconfined, as the host (a warning at every start says so).
     None,
-}
-
-/// Per-call sandbox limits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Limits {
-    /// Linear memory a call may grow to, in MiB.
-    pub memory_mb: u32,
-    /// Wall-clock time a call may take, in milliseconds.
-    pub timeout_ms: u64,
-    /// Text a call may return (a tool result, an instruction), in KiB; longer text is cut
-    /// with a note that says how much.
-    pub max_output_kb: u32,
-    /// CPU seconds a process the plugin starts may use (`RLIMIT_CPU`).
-    pub process_cpu_secs: u64,
-    /// Address space of such a process, in MiB (`RLIMIT_AS`).
-    pub process_memory_mb: u64,
-    /// Processes the sandbox may hold at once (`RLIMIT_NPROC`).
-    pub process_max_procs: u64,
-    /// Largest file such a process may write, in MiB (`RLIMIT_FSIZE`); also the size of
-    /// its private `/tmp`.
-    pub process_file_mb: u64,
-
-    // Host-side caps: what a plugin's calls may make the host hold, beyond the plugin's own
-    // memory. A call over one fails, naming it, and nothing of the call is kept. The
-    // defaults are far above what an honest plugin needs.
-    /// One state value, in KiB.
-    pub state_value_kb: u32,
-    /// Keys one plugin may hold in one session.
-    pub state_keys: u32,
-    /// All of one plugin's keys and values in one session, in KiB.
-    pub state_total_kb: u32,
-    /// Events one call may emit.
-    pub events_per_call: u32,
-    /// One event's payload, in KiB.
-    pub event_payload_kb: u32,
-    /// All the log text of one call, in KiB.
-    pub log_kb_per_call: u32,
-
-    // Model endpoint caps: `[runtime.limits]` only (`[plugin.limits]` refuses them).
-    /// A model response body, streamed or whole, in MiB.
-    pub endpoint_body_mb: u32,
-    /// One server-sent event of a streamed reply (every line of it), in KiB.
-    pub sse_line_kb: u32,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Self {
-            memory_mb: 64,
-            timeout_ms: 2_000,
-            max_output_kb: 256,
-            process_cpu_secs: 60,
-            process_memory_mb: 4096,
-            process_max_procs: 256,
-            process_file_mb: 1024,
-
-            state_value_kb: 4 << 10,
-            state_keys: 4_096,
-            state_total_kb: 16 << 10,
-            events_per_call: 256,
-            event_payload_kb: 256,
-            log_kb_per_call: 1 << 10,
-
-            endpoint_body_mb: 64,
-            sse_line_kb: 1 << 10,
-        }
-    }
-}
-
-/// Per-plugin overrides of [`Limits`].
-#[derive(Debug, Clone, Copy, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LimitOverrides {
-    pub memory_mb: Option<u32>,
-    pub timeout_ms: Option<u64>,
-    pub max_output_kb: Option<u32>,
-    pub process_cpu_secs: Option<u64>,
-    pub process_memory_mb: Option<u64>,
-    pub process_max_procs: Option<u64>,
-    pub process_file_mb: Option<u64>,
-
-    pub state_value_kb: Option<u32>,
-    pub state_keys: Option<u32>,
-    pub state_total_kb: Option<u32>,
-    pub events_per_call: Option<u32>,
-    pub event_payload_kb: Option<u32>,
-    pub log_kb_per_call: Option<u32>,
-
-    /// Accepted only to be refused with a located error: the endpoint caps are the
-    /// deployment's, not a plugin's.
-    pub endpoint_body_mb: Option<serde::de::IgnoredAny>,
-    pub sse_line_kb: Option<serde::de::IgnoredAny>,
-}
-
-impl LimitOverrides {
-    pub fn over(&self, base: Limits) -> Limits {
-        Limits {
-            memory_mb: self.memory_mb.unwrap_or(base.memory_mb),
-            timeout_ms: self.timeout_ms.unwrap_or(base.timeout_ms),
-            max_output_kb: self.max_output_kb.unwrap_or(base.max_output_kb),
-            process_cpu_secs: self.process_cpu_secs.unwrap_or(base.process_cpu_secs),
-            process_memory_mb: self.process_memory_mb.unwrap_or(base.process_memory_mb),
-            process_max_procs: self.process_max_procs.unwrap_or(base.process_max_procs),
-            process_file_mb: self.process_file_mb.unwrap_or(base.process_file_mb),
-
-            state_value_kb: self.state_value_kb.unwrap_or(base.state_value_kb),
-            state_keys: self.state_keys.unwrap_or(base.state_keys),
-            state_total_kb: self.state_total_kb.unwrap_or(base.state_total_kb),
-            events_per_call: self.events_per_call.unwrap_or(base.events_per_call),
-            event_payload_kb: self.event_payload_kb.unwrap_or(base.event_payload_kb),
-            log_kb_per_call: self.log_kb_per_call.unwrap_or(base.log_kb_per_call),
-
-            endpoint_body_mb: base.endpoint_body_mb,
-            sse_line_kb: base.sse_line_kb,
-        }
-    }
-
-    /// The endpoint caps this table sets, which only `[runtime.limits]` may.
-    pub(crate) fn endpoint_caps_set(&self) -> impl Iterator<Item = &'static str> {
-        [("endpoint_body_mb", self.endpoint_body_mb.is_some()), ("sse_line_kb", self.sse_line_kb.is_some())]
-            .into_iter()
-            .filter_map(|(key, set)| set.then_some(key))
-    }
 }
 
 /// One `[[plugin]]` entry.
@@ -561,7 +490,30 @@ impl Config {
 
     /// The line that sets a dotted `field` (`model.context_window`), when the file sets it.
     pub fn line_of(&self, field: &str) -> Option<usize> {
-        load::line_of_field(&self.source.text, field)
+        locate::line_of_field(&self.source.text, field)
+    }
+
+    /// An error about a dotted `field`, at the line that sets it (none when the file does not).
+    pub fn error(&self, field: impl Into<String>, message: impl Into<String>) -> ConfigError {
+        let field = field.into();
+        ConfigError {
+            file: self.source.file.clone(),
+            line: self.line_of(&field),
+            field: Some(field),
+            message: message.into(),
+        }
+    }
+
+    /// [`Config::error`], at the line of `near` when the file does not set `field` itself: the
+    /// table it would be in, or the setting that asked for it.
+    pub fn error_near(
+        &self,
+        field: impl Into<String>,
+        near: &str,
+        message: impl Into<String>,
+    ) -> ConfigError {
+        let error = self.error(field, message);
+        ConfigError { line: error.line.or_else(|| self.line_of(near)), ..error }
     }
 
     /// An error about the value at `span` (from a `Spanned` field), naming file and line.
@@ -573,7 +525,7 @@ impl Config {
     ) -> ConfigError {
         ConfigError {
             file: self.source.file.clone(),
-            line: Some(load::line_of(&self.source.text, span.start)),
+            line: Some(locate::line_at(&self.source.text, span.start)),
             field: Some(field.into()),
             message: message.into(),
         }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::load::{is_variable_name, line_of_field};
+use super::load::is_variable_name;
 use super::{Config, ConfigError};
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -72,13 +72,7 @@ impl Default for ServeConfig {
 
 pub(super) fn check(config: &Config) -> Result<(), ConfigError> {
     let serve = &config.serve;
-    let error = |field: &str, message: String| ConfigError {
-        file: config.source.file.clone(),
-        line: line_of_field(&config.source.text, field)
-            .or_else(|| line_of_field(&config.source.text, "serve")),
-        field: Some(field.to_owned()),
-        message,
-    };
+    let error = |field: &str, message: String| config.error_near(field, "serve", message);
     for (principal, variable) in &serve.tokens {
         if principal.is_empty()
             || !principal.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')

@@ -1,7 +1,7 @@
 //! `[storage]`: where sessions are kept. SQLite at `path` unless `url` names a PostgreSQL
 //! database; its password comes from the variable `password_env` names, never the file.
 
-use super::load::{is_variable_name, line_of_field};
+use super::load::is_variable_name;
 use super::{Config, ConfigError};
 
 /// The URL schemes that name a PostgreSQL database.
@@ -9,13 +9,7 @@ const SCHEMES: [&str; 2] = ["postgres://", "postgresql://"];
 
 pub(super) fn check(config: &Config) -> Result<(), ConfigError> {
     let storage = &config.storage;
-    let error = |field: &str, message: String| ConfigError {
-        file: config.source.file.clone(),
-        line: line_of_field(&config.source.text, field)
-            .or_else(|| line_of_field(&config.source.text, "storage")),
-        field: Some(field.to_owned()),
-        message,
-    };
+    let error = |field: &str, message: String| config.error_near(field, "storage", message);
     if let Some(name) = &storage.password_env {
         if !is_variable_name(name) {
             // The value is not repeated: a password pasted here by mistake must not reach a log.

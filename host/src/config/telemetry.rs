@@ -2,7 +2,6 @@
 
 use serde::Deserialize;
 
-use super::load::line_of_field;
 use super::{Config, ConfigError};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -40,10 +39,8 @@ pub(super) fn check(config: &Config) -> Result<(), ConfigError> {
     if fine {
         return Ok(());
     }
-    Err(ConfigError {
-        file: config.source.file.clone(),
-        line: line_of_field(&config.source.text, "telemetry.otlp_endpoint"),
-        field: Some("telemetry.otlp_endpoint".into()),
-        message: format!("`{endpoint}` is not an http:// or https:// URL (the collector's OTLP/HTTP base)"),
-    })
+    Err(config.error(
+        "telemetry.otlp_endpoint",
+        format!("`{endpoint}` is not an http:// or https:// URL (the collector's OTLP/HTTP base)"),
+    ))
 }

@@ -176,7 +176,7 @@ pub type BodyError = Box<dyn std::error::Error + Send + Sync>;
 pub fn body_error_text(error: &(dyn std::error::Error + 'static), max_bytes: usize) -> String {
     if over_cap(error) {
         let cap = max_bytes >> 20;
-        return format!("the reply is longer than {cap} MiB, the cap `endpoint_body_mb` in [runtime.limits]");
+        return format!("the reply is longer than {cap} MiB, the cap `endpoint_body_mb` in [model]");
     }
     format!("the connection broke: {}", super::retry::root_cause(error))
 }

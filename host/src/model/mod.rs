@@ -49,10 +49,11 @@ impl ModelClient {
                 let path = config.resolve(script.get_ref());
                 Ok(Some(Self::Scripted(Arc::new(ScriptedModel::from_file(&path)?))))
             }
-            Provider::Openai => Ok(OpenAiClient::from_config(&config.model, &config.runtime.limits)?
-                .map(|client| Self::OpenAi(Arc::new(client)))),
+            Provider::Openai => {
+                Ok(OpenAiClient::from_config(&config.model)?.map(|client| Self::OpenAi(Arc::new(client))))
+            }
             Provider::Anthropic => {
-                let client = AnthropicClient::from_config(&config.model, &config.runtime.limits)?;
+                let client = AnthropicClient::from_config(&config.model)?;
                 Ok(Some(Self::Anthropic(Arc::new(client))))
             }
         }

@@ -43,11 +43,15 @@ where
         std::future::ready(match event {
             Ok(event) if event.data.trim().is_empty() => None,
             Ok(event) => Some(Ok(event.data)),
-            Err(EventStreamError::Transport(Capped::Transport(error))) => Some(Err(SseError::Transport(error))),
-            Err(EventStreamError::Transport(Capped::EventTooLong)) => Some(Err(SseError::Unreadable(format!(
-                "one event of the stream is longer than {} KiB, the cap `sse_line_kb` in [runtime.limits]",
-                max_event_bytes / 1024
-            )))),
+            Err(EventStreamError::Transport(Capped::Transport(error))) => {
+                Some(Err(SseError::Transport(error)))
+            }
+            Err(EventStreamError::Transport(Capped::EventTooLong)) => {
+                Some(Err(SseError::Unreadable(format!(
+                    "one event of the stream is longer than {} KiB, the cap `sse_line_kb` in [model]",
+                    max_event_bytes / 1024
+                ))))
+            }
             Err(other) => Some(Err(SseError::Unreadable(other.to_string()))),
         })
     })

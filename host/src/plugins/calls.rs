@@ -447,7 +447,7 @@ pub(super) fn checked<R: Returned>(
     bounds: &PluginBounds,
     mut output: PluginOutput<R>,
 ) -> Result<PluginOutput<R>, PluginFailure> {
-    let max_bytes = bounds.limits.max_output_kb as usize * 1024;
+    let max_bytes = bounds.limits.max_output_bytes();
     output.value.check(max_bytes).map_err(|detail| PluginFailure::Malformed { detail })?;
     Ok(output)
 }

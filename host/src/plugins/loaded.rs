@@ -387,7 +387,7 @@ fn process_grant(
             file_mb: limits.process_file_mb,
         },
         sandbox,
-        max_output_bytes: u64::from(limits.max_output_kb) * 1024,
+        max_output_bytes: limits.max_output_bytes() as u64,
     }))
 }
 

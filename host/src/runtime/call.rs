@@ -125,7 +125,7 @@ impl CallState {
         mounts: Arc<[DirMount]>,
         deadline: Deadline,
     ) -> Self {
-        let memory = MemoryCap::new(limits.memory_mb as usize * 1024 * 1024);
+        let memory = MemoryCap::new(limits.memory_bytes());
         let caps = CallCaps::new(*limits);
         let stderr = MemoryOutputPipe::new(STDERR_CAPACITY);
         Self {

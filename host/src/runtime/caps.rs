@@ -43,14 +43,7 @@ impl Cap {
 
     /// The cap's value as configured, with its unit.
     fn configured(self, limits: &Limits) -> String {
-        match self {
-            Cap::StateValue => format!("{} KiB", limits.state_value_kb),
-            Cap::StateKeys => format!("{} keys", limits.state_keys),
-            Cap::StateTotal => format!("{} KiB", limits.state_total_kb),
-            Cap::EventsPerCall => format!("{} events", limits.events_per_call),
-            Cap::EventPayload => format!("{} KiB", limits.event_payload_kb),
-            Cap::LogPerCall => format!("{} KiB", limits.log_kb_per_call),
-        }
+        limits.shown(self.key()).unwrap_or_default()
     }
 }
 
@@ -114,7 +107,7 @@ impl CallCaps {
     }
 
     pub fn state_value(&mut self, key: &str, bytes: usize) -> wasmtime::Result<()> {
-        if bytes > kib(self.limits.state_value_kb) {
+        if bytes > self.limits.state_value_bytes() {
             return Err(
                 self.over(Cap::StateValue, format!("state value `{key}` ({} KiB)", bytes.div_ceil(1024)))
             );
@@ -144,7 +137,7 @@ impl CallCaps {
         if after.keys > self.limits.state_keys as usize && after.keys > before.keys {
             return Err(self.over(Cap::StateKeys, format!("writing `{key}` ({} keys)", after.keys)));
         }
-        if after.bytes > kib(self.limits.state_total_kb) && after.bytes > before.bytes {
+        if after.bytes > self.limits.state_total_bytes() && after.bytes > before.bytes {
             let total = after.bytes.div_ceil(1024);
             return Err(self.over(Cap::StateTotal, format!("writing `{key}` ({total} KiB in all)")));
         }
@@ -157,7 +150,7 @@ impl CallCaps {
         if count > self.limits.events_per_call as usize {
             return Err(self.over(Cap::EventsPerCall, format!("event `{kind}` (the {count}th)")));
         }
-        if bytes > kib(self.limits.event_payload_kb) {
+        if bytes > self.limits.event_payload_bytes() {
             let size = bytes.div_ceil(1024);
             return Err(self.over(Cap::EventPayload, format!("event `{kind}` ({size} KiB of payload)")));
         }
@@ -166,16 +159,12 @@ impl CallCaps {
 
     pub fn log(&mut self, bytes: usize) -> wasmtime::Result<()> {
         self.log_bytes = self.log_bytes.saturating_add(bytes);
-        if self.log_bytes > kib(self.limits.log_kb_per_call) {
+        if self.log_bytes > self.limits.log_bytes_per_call() {
             let total = self.log_bytes.div_ceil(1024);
             return Err(self.over(Cap::LogPerCall, format!("logging ({total} KiB in this call)")));
         }
         Ok(())
     }
-}
-
-fn kib(kb: u32) -> usize {
-    kb as usize * 1024
 }
 
 #[cfg(test)]
@@ -201,5 +190,24 @@ mod tests {
         caps.state_write("a", Some(3997), Some(10), over).unwrap();
         assert!(caps.state_write("b", None, Some(1), over).is_err(), "a second key");
         assert_eq!(caps.hit().unwrap().cap, Cap::StateKeys);
+    }
+
+    #[test]
+    fn every_cap_is_a_limit_and_shows_its_value_with_its_unit() {
+        let limits = Limits { state_total_kb: 64, events_per_call: 10, ..Limits::default() };
+        let caps = [
+            Cap::StateValue,
+            Cap::StateKeys,
+            Cap::StateTotal,
+            Cap::EventsPerCall,
+            Cap::EventPayload,
+            Cap::LogPerCall,
+        ];
+        for cap in caps {
+            assert!(limits.shown(cap.key()).is_some(), "{}", cap.key());
+        }
+        assert_eq!(Cap::StateTotal.configured(&limits), "64 KiB");
+        assert_eq!(Cap::EventsPerCall.configured(&limits), "10 events");
+        assert_eq!(Cap::StateKeys.configured(&limits), "4096 keys");
     }
 }

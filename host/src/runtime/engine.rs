@@ -83,7 +83,7 @@ fn pooling_config() -> PoolingAllocationConfig {
     pool.max_core_instances_per_component(16);
     pool.max_memories_per_component(2);
     pool.max_tables_per_component(8);
-    pool.max_memory_size(crate::config::MAX_MEMORY_MB as usize * 1024 * 1024);
+    pool.max_memory_size(crate::config::mib(crate::config::MAX_MEMORY_MB));
     // Every call gets a fresh instance, so a slot is reset after every call. Resetting with
     // `madvise` costs a TLB shootdown now and a page fault per page on the next call (a
     // large share of a call's time); instead, keep what a call typically touches

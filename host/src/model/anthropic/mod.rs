@@ -24,7 +24,7 @@ use super::http::{self, HttpClient};
 use super::retry::{Failure, RetryPolicy, root_cause};
 use super::sse::ENDED_EARLY;
 use super::{HistoryEncodings, ModelError, ModelReply, ModelRequest};
-use crate::config::{Limits, ModelConfig};
+use crate::config::ModelConfig;
 
 /// The endpoint when `[model] base_url` names none.
 const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -57,17 +57,17 @@ pub struct AnthropicClient {
     key_env: String,
     waits: Waits,
     retries: RetryPolicy,
-    /// A response body's cap (`endpoint_body_mb`), streamed or whole.
+    /// A response body's cap (`[model] endpoint_body_mb`), streamed or whole.
     max_body_bytes: usize,
-    /// One streamed event's cap (`sse_line_kb`).
+    /// One streamed event's cap (`[model] sse_line_kb`).
     max_event_bytes: usize,
 }
 
 impl AnthropicClient {
     /// The client for `[model]`. The key is read from `api_key_env` (`ANTHROPIC_API_KEY`
     /// by default); without one, only a `base_url` of its own (a gateway that adds the key)
-    /// is called. The endpoint caps come from `limits` (`[runtime.limits]`).
-    pub fn from_config(config: &ModelConfig, limits: &Limits) -> anyhow::Result<Self> {
+    /// is called.
+    pub fn from_config(config: &ModelConfig) -> anyhow::Result<Self> {
         let extra = extra_body(&config.extra_body)?;
         let api_key = std::env::var(config.key_env()).ok().filter(|key| !key.trim().is_empty());
         if api_key.is_none() && config.base_url.is_none() {
@@ -98,8 +98,8 @@ impl AnthropicClient {
             key_env: config.key_env().to_owned(),
             waits: Waits::from_config(config),
             retries: RetryPolicy::from_config(config),
-            max_body_bytes: limits.endpoint_body_mb as usize * 1024 * 1024,
-            max_event_bytes: limits.sse_line_kb as usize * 1024,
+            max_body_bytes: config.max_body_bytes(),
+            max_event_bytes: config.max_event_bytes(),
         })
     }
 
@@ -359,7 +359,7 @@ mod tests {
     }
 
     fn refusal(extra_body: &str, base_url: Option<&str>) -> String {
-        match AnthropicClient::from_config(&config(extra_body, base_url), &Limits::default()) {
+        match AnthropicClient::from_config(&config(extra_body, base_url)) {
             Ok(_) => panic!("accepted: {extra_body}"),
             Err(error) => error.to_string(),
         }
@@ -381,10 +381,10 @@ mod tests {
         assert!(error.contains("extra_body.max_tokens") && error.contains("max_output_tokens"), "{error}");
         let error = refusal("stream = false", Some("http://127.0.0.1:9"));
         assert!(error.contains("extra_body.stream"), "{error}");
-        let client = AnthropicClient::from_config(
-            &config("top_k = 5\nmetadata = { user_id = \"u\" }", Some("http://127.0.0.1:9")),
-            &Limits::default(),
-        )
+        let client = AnthropicClient::from_config(&config(
+            "top_k = 5\nmetadata = { user_id = \"u\" }",
+            Some("http://127.0.0.1:9"),
+        ))
         .unwrap();
         assert_eq!(
             serde_json::Value::Object(client.settings.extra.clone()),
@@ -413,17 +413,13 @@ mod tests {
         }
         let error = messages_url("ftp://user:pw@host").unwrap_err().to_string();
         assert!(error.contains("http or https") && !error.contains("pw"), "{error}");
-        let client =
-            AnthropicClient::from_config(&config("", Some("http://127.0.0.1:9")), &Limits::default())
-                .unwrap();
+        let client = AnthropicClient::from_config(&config("", Some("http://127.0.0.1:9"))).unwrap();
         assert_eq!(client.describe(), "claude-test at http://127.0.0.1:9/v1/messages");
     }
 
     #[test]
     fn a_wait_that_runs_out_is_final_and_names_its_setting_before_text_and_after() {
-        let client =
-            AnthropicClient::from_config(&config("", Some("http://127.0.0.1:9")), &Limits::default())
-                .unwrap();
+        let client = AnthropicClient::from_config(&config("", Some("http://127.0.0.1:9"))).unwrap();
         let lapsed = |lapse, text: &str| {
             let partial = ModelReply { text: text.into(), ..ModelReply::default() };
             client.interrupted(Interrupted { cause: Cause::Transport(Timed::Lapsed(lapse)), partial })

@@ -25,7 +25,7 @@ use self::params::{Dropped, Param, Params};
 use self::sniff::Looks;
 use self::stream::Broken;
 use self::wire::BodyOptions;
-use crate::config::{InjectedAs, Limits, ModelConfig};
+use crate::config::{InjectedAs, ModelConfig};
 use crate::model::deadline::{self, Clock, Timed, Waits};
 use crate::model::encodings::Encodings;
 use crate::model::error::{redact, redact_url, redirect_text};
@@ -63,9 +63,9 @@ pub struct OpenAiClient {
     extra_body: serde_json::Map<String, serde_json::Value>,
     /// Parameters this endpoint refused: not sent again while the client lives.
     dropped: Dropped,
-    /// A response body's cap (`endpoint_body_mb`), streamed or whole.
+    /// A response body's cap (`[model] endpoint_body_mb`), streamed or whole.
     max_body_bytes: usize,
-    /// One streamed event's cap (`sse_line_kb`).
+    /// One streamed event's cap (`[model] sse_line_kb`).
     max_event_bytes: usize,
 }
 
@@ -73,8 +73,7 @@ impl OpenAiClient {
     /// The client for `[model]`, or `None` when no endpoint is configured anywhere.
     /// `base_url` falls back to `OPENAI_BASE_URL`; with neither, a key alone means the
     /// official endpoint, and no key means no endpoint.
-    /// The endpoint caps come from `limits` (`[runtime.limits]`).
-    pub fn from_config(config: &ModelConfig, limits: &Limits) -> anyhow::Result<Option<Self>> {
+    pub fn from_config(config: &ModelConfig) -> anyhow::Result<Option<Self>> {
         let api_key = std::env::var(config.key_env()).ok().filter(|key| !key.trim().is_empty());
         let Some(base_url) = base_url(config) else { return Ok(None) };
         let url = base_url.endpoint("/chat/completions")?;
@@ -97,8 +96,8 @@ impl OpenAiClient {
             injected_as: config.injected_as,
             extra_body: extra_body::from_table(&config.extra_body)?,
             dropped: Dropped::default(),
-            max_body_bytes: limits.endpoint_body_mb as usize * 1024 * 1024,
-            max_event_bytes: limits.sse_line_kb as usize * 1024,
+            max_body_bytes: config.max_body_bytes(),
+            max_event_bytes: config.max_event_bytes(),
         }))
     }
 
