@@ -256,14 +256,12 @@ impl Host {
         let ctx = self.call_context(session);
         let prepared = prepare_call(&snapshot, &ctx, session, sink).await?;
         let env = ToolCallEnv {
-            set: &snapshot.plugins,
+            snapshot: &snapshot,
             prepared: &prepared,
             ctx: &ctx,
             bag: session.bag(),
             sink,
             approver: &NoOperator,
-            on_ask: snapshot.config.agent.on_ask,
-            max_output_bytes: snapshot.config.runtime.limits.max_output_bytes(),
         };
         let request =
             ToolCall { id: "direct".into(), name: name.to_owned(), arguments: arguments.to_string() };

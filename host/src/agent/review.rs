@@ -36,7 +36,7 @@ pub(super) async fn review(
     arguments: &Value,
     asked: &str,
 ) -> Reviewed {
-    for plugin in env.set.plugins().iter().filter(|p| p.implements(Exports::REVIEW)) {
+    for plugin in env.plugins().plugins().iter().filter(|p| p.implements(Exports::REVIEW)) {
         let verdict = match plugin.review(env.ctx, env.bag, call, asked).await {
             Ok(output) => {
                 forward_events(env.sink, plugin, output.events);

@@ -9,6 +9,7 @@ use super::hooks::Verdict;
 use super::prepare::{FreshViews, OfferedTool, Prepared, ToolOwner};
 use super::report::{forward_events, heard, report_failure};
 use super::review::{Reviewed, review};
+use super::snapshot::Snapshot;
 use crate::config::OnAsk;
 use crate::events::{CallDecision, Event, EventSink};
 use crate::plugins::PluginSet;
@@ -23,16 +24,30 @@ const MAX_SCHEMA_ERRORS: usize = 5;
 
 /// What the loop needs to run a tool call.
 pub struct ToolCallEnv<'a> {
-    pub set: &'a PluginSet,
+    /// The round trip's config, plugins and MCP servers.
+    pub snapshot: &'a Snapshot,
     pub prepared: &'a Prepared,
     pub ctx: &'a CallContext,
     pub bag: &'a StateBag,
     pub sink: &'a dyn EventSink,
     pub approver: &'a dyn super::Approver,
-    pub on_ask: OnAsk,
+}
+
+impl ToolCallEnv<'_> {
+    pub(super) fn plugins(&self) -> &PluginSet {
+        &self.snapshot.plugins
+    }
+
+    /// What an ask nobody can answer comes to (`[agent] on_ask`).
+    fn on_ask(&self) -> OnAsk {
+        self.snapshot.config.agent.on_ask
+    }
+
     /// What an MCP tool's result is cut to (`[runtime.limits] max_output_kb`); a plugin's
     /// results are cut by its own limits.
-    pub max_output_bytes: usize,
+    fn mcp_output_bytes(&self) -> usize {
+        self.snapshot.config.runtime.limits.max_output_bytes()
+    }
 }
 
 /// The result for the model, and whether an `ask` went unanswered (which keeps the
@@ -165,7 +180,7 @@ async fn pre_tool_use(
     };
     let mut gate =
         Gate { tool_use, arguments, verdict: Verdict::Allow, asks: Vec::new(), context: Vec::new() };
-    for hook in env.set.plugins() {
+    for hook in env.plugins().plugins() {
         if !hook.sees_pre_tool_use(&gate.tool_use) {
             continue;
         }
@@ -239,7 +254,7 @@ async fn call_tool(
         // A server gets the parsed object, as the hooks left it.
         ToolOwner::Mcp { server, tool } => {
             announce(arguments.clone());
-            return server.call(tool, arguments, env.max_output_bytes).await;
+            return server.call(tool, arguments, env.mcp_output_bytes()).await;
         }
     };
     match plugin.call_tool(env.ctx, env.bag, &tool_use.call).await {
@@ -263,7 +278,7 @@ async fn call_tool(
 
 /// The `post-tool-use` hooks in config order, each seeing (and maybe replacing) the result.
 async fn post_tool_use(env: &ToolCallEnv<'_>, tool_use: &ToolUse, mut result: ToolResult) -> ToolResult {
-    for hook in env.set.plugins() {
+    for hook in env.plugins().plugins() {
         if !hook.sees_post_tool_use(tool_use, &result) {
             continue;
         }
@@ -389,7 +404,7 @@ fn follow_answer(
             let why = why.unwrap_or_else(|| "the operator declined".to_owned());
             Ruling::refuse(refuse(env, request, why, "operator".into()))
         }
-        ApprovalAnswer::Unanswerable => match env.on_ask {
+        ApprovalAnswer::Unanswerable => match env.on_ask() {
             OnAsk::Allow => allow(CallDecision::AllowByDefault).unanswered(),
             OnAsk::Deny => {
                 let reason = format!(

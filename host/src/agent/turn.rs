@@ -356,14 +356,12 @@ impl Turn<'_, '_> {
         let mut unanswered_ask = false;
         for call in tool_calls {
             let env = ToolCallEnv {
-                set: &snapshot.plugins,
+                snapshot,
                 prepared,
                 ctx: &self.ctx,
                 bag: self.session.bag(),
                 sink: self.sink,
                 approver: self.approver,
-                on_ask: snapshot.config.agent.on_ask,
-                max_output_bytes: snapshot.config.runtime.limits.max_output_bytes(),
             };
             let report = tool_call::run(&env, call).await;
             unanswered_ask |= report.unanswered_ask;
