@@ -1,4 +1,5 @@
-use agent_host_sdk::testing::{self, Harness};
+use agent_host_sdk::hook_filter::{ToolFilter, ToolHook};
+use agent_host_sdk::testing::{self, Filter, Harness};
 use agent_host_sdk::{Decision, ToolResult};
 use serde_json::json;
 
@@ -84,8 +85,8 @@ fn the_hooks_see_only_the_calls_that_need_them() {
     assert_eq!(
         testing::filters(),
         [
-            "ToolHook::PreToolUse only ToolFilter { mutating-only: false, tools: [], except-tools: [\"read_file\"], output-longer-than: None }",
-            "ToolHook::PostToolUse never",
+            Filter::Only(ToolHook::PreToolUse, ToolFilter::any().except_tools(["read_file"])),
+            Filter::Never(ToolHook::PostToolUse),
         ]
     );
 }

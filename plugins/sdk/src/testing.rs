@@ -20,6 +20,7 @@ use crate::bindings::agent_host::plugin::types::{
 use crate::compaction::{
     Compacted, Compaction, CompactionBudget, CompactorSpec, HistoryMessage, PreCompactOutcome,
 };
+use crate::hook_filter::{ToolFilter, ToolHook};
 use crate::model::{ChatMessage, CompleteOptions, Completion};
 use crate::process::{RunOutput, RunRequest};
 
@@ -33,6 +34,15 @@ pub struct Emitted {
     pub kind: String,
     pub payload: Value,
     pub display: Option<String>,
+}
+
+/// A hook filter declaration made in `configure`, compared as a value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Filter {
+    /// `hook_filter::only`: the hook sees only the calls the filter lets through.
+    Only(ToolHook, ToolFilter),
+    /// `hook_filter::never`: the hook is never called.
+    Never(ToolHook),
 }
 
 /// What answers `process::run`.
@@ -49,7 +59,7 @@ struct Session {
     edits: Vec<FileEdit>,
     logs: Vec<String>,
     reusable: bool,
-    filters: Vec<String>,
+    filters: Vec<Filter>,
     declared: Vec<ToolSpec>,
     process: Option<ProcessStandIn>,
     model: Option<ModelStandIn>,
@@ -107,8 +117,8 @@ pub fn take_reusable() -> bool {
     with(|session| std::mem::take(&mut session.reusable))
 }
 
-/// The hook filter declarations made since the reset, in their `Debug` form.
-pub fn filters() -> Vec<String> {
+/// The hook filter declarations made since the reset, in order.
+pub fn filters() -> Vec<Filter> {
     with(|session| session.filters.clone())
 }
 
@@ -427,14 +437,14 @@ pub(crate) mod fake {
     }
 
     pub mod hook_filter {
-        use super::super::with;
+        use super::super::{Filter, with};
         use crate::hook_filter::{ToolFilter, ToolHook};
 
         pub fn only(hook: ToolHook, filter: &ToolFilter) {
-            with(|session| session.filters.push(format!("{hook:?} only {filter:?}")));
+            with(|session| session.filters.push(Filter::Only(hook, filter.clone())));
         }
         pub fn never(hook: ToolHook) {
-            with(|session| session.filters.push(format!("{hook:?} never")));
+            with(|session| session.filters.push(Filter::Never(hook)));
         }
     }
 
