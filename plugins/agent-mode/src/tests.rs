@@ -1,5 +1,5 @@
 use agent_host_sdk::hook_filter::{ToolFilter, ToolHook};
-use agent_host_sdk::testing::{self, FilterDeclaration, Harness};
+use agent_host_sdk::testing::{self, Filter, Harness};
 use agent_host_sdk::view::{ChoiceOption, ChoiceWidget, Widget};
 use agent_host_sdk::{Capabilities, Decision};
 use serde_json::json;
@@ -145,10 +145,7 @@ fn configure_fills_in_model_may_leave_and_filters_the_gate() {
     .unwrap();
     assert_eq!(plugin.config()["modes"][0]["model_may_leave"], json!(false));
     assert_eq!(plugin.config()["modes"][1]["model_may_leave"], json!(true));
-    assert_eq!(
-        testing::filters(),
-        [FilterDeclaration::Only(ToolHook::PreToolUse, ToolFilter::mutating_only())]
-    );
+    assert_eq!(testing::filters(), [Filter::Only(ToolHook::PreToolUse, ToolFilter::mutating_only())]);
 }
 
 #[test]

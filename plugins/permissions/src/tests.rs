@@ -1,5 +1,5 @@
 use agent_host_sdk::hook_filter::{ToolFilter, ToolHook};
-use agent_host_sdk::testing::{self, FilterDeclaration, Harness};
+use agent_host_sdk::testing::{self, Filter, Harness};
 use agent_host_sdk::{Decision, ToolResult};
 use serde_json::json;
 
@@ -85,8 +85,8 @@ fn the_hooks_see_only_the_calls_that_need_them() {
     assert_eq!(
         testing::filters(),
         [
-            FilterDeclaration::Only(ToolHook::PreToolUse, ToolFilter::any().except_tools(["read_file"])),
-            FilterDeclaration::Never(ToolHook::PostToolUse),
+            Filter::Only(ToolHook::PreToolUse, ToolFilter::any().except_tools(["read_file"])),
+            Filter::Never(ToolHook::PostToolUse),
         ]
     );
 }

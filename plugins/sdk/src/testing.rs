@@ -36,6 +36,15 @@ pub struct Emitted {
     pub display: Option<String>,
 }
 
+/// A hook filter declaration made in `configure`, compared as a value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Filter {
+    /// `hook_filter::only`: the hook sees only the calls the filter lets through.
+    Only(ToolHook, ToolFilter),
+    /// `hook_filter::never`: the hook is never called.
+    Never(ToolHook),
+}
+
 /// What answers `process::run`.
 pub type ProcessStandIn = fn(&RunRequest) -> Result<RunOutput, String>;
 
@@ -50,7 +59,7 @@ struct Session {
     edits: Vec<FileEdit>,
     logs: Vec<String>,
     reusable: bool,
-    filters: Vec<FilterDeclaration>,
+    filters: Vec<Filter>,
     declared: Vec<ToolSpec>,
     process: Option<ProcessStandIn>,
     model: Option<ModelStandIn>,
@@ -108,15 +117,8 @@ pub fn take_reusable() -> bool {
     with(|session| std::mem::take(&mut session.reusable))
 }
 
-/// One hook filter declaration (`hook_filter::only` or `hook_filter::never`).
-#[derive(Debug, Clone, PartialEq)]
-pub enum FilterDeclaration {
-    Only(ToolHook, ToolFilter),
-    Never(ToolHook),
-}
-
 /// The hook filter declarations made since the reset, in order.
-pub fn filters() -> Vec<FilterDeclaration> {
+pub fn filters() -> Vec<Filter> {
     with(|session| session.filters.clone())
 }
 
@@ -435,14 +437,14 @@ pub(crate) mod fake {
     }
 
     pub mod hook_filter {
-        use super::super::{FilterDeclaration, with};
+        use super::super::{Filter, with};
         use crate::hook_filter::{ToolFilter, ToolHook};
 
         pub fn only(hook: ToolHook, filter: &ToolFilter) {
-            with(|session| session.filters.push(FilterDeclaration::Only(hook, filter.clone())));
+            with(|session| session.filters.push(Filter::Only(hook, filter.clone())));
         }
         pub fn never(hook: ToolHook) {
-            with(|session| session.filters.push(FilterDeclaration::Never(hook)));
+            with(|session| session.filters.push(Filter::Never(hook)));
         }
     }
 

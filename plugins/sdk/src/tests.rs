@@ -327,3 +327,32 @@ fn the_harness_keeps_state_as_the_host_does_a_failed_tool_or_command_and_status_
         "a tool that succeeded keeps its writes"
     );
 }
+
+#[test]
+fn hook_filters_declared_in_configure_are_recorded_as_values() {
+    use crate::hook_filter::{self, ToolFilter, ToolHook};
+    use crate::testing::{Filter, filters};
+
+    fn configure(_: &mut NoConfig) -> Result<Vec<crate::Requirement>, String> {
+        hook_filter::only(ToolHook::PreToolUse, &ToolFilter::mutating_only().except_tools(["ls"]));
+        hook_filter::never(ToolHook::PostToolUse);
+        Ok(Vec::new())
+    }
+    let plugin = Plugin::<NoConfig>::new("filtered", "1.0.0").configure(configure);
+    Harness::new(plugin, serde_json::json!({})).unwrap();
+    let declared = filters();
+    assert_eq!(
+        declared,
+        [
+            Filter::Only(ToolHook::PreToolUse, ToolFilter::mutating_only().except_tools(["ls"])),
+            Filter::Never(ToolHook::PostToolUse),
+        ]
+    );
+    // A filter that differs in any field is another filter.
+    assert_ne!(declared[0], Filter::Only(ToolHook::PreToolUse, ToolFilter::mutating_only()));
+    assert_ne!(
+        declared[0],
+        Filter::Only(ToolHook::PostToolUse, ToolFilter::mutating_only().except_tools(["ls"]))
+    );
+    assert_ne!(declared[1], Filter::Never(ToolHook::PreToolUse));
+}
