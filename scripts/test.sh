@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The test command README names: lints and formatting of both workspaces, the plugins' own
-# unit tests (natively), then every host test (which builds the plugins for wasm32-wasip2).
+# The test command README names: lints, formatting and docs of both workspaces, the plugins'
+# own unit tests (natively), then every host test (which builds the plugins for wasm32-wasip2).
 # Lints first, so a warning fails in seconds rather than after the suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +20,9 @@ step() {
 step cargo fmt --all --check
 step cargo fmt --all --check --manifest-path plugins/Cargo.toml
 step cargo clippy --workspace --all-targets -- -D warnings
+# The workspaces' own docs, warnings denied (a broken link fails here); --no-deps, so it
+# documents no dependency and reuses what clippy just checked of them: seconds, not minutes.
+step env RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 
 # rust-toolchain.toml names the target; an older rustup may not have added it yet. The host
 # does the same before building a plugin crate.
@@ -27,6 +30,7 @@ rustup target list --installed | grep -qx wasm32-wasip2 || rustup target add was
 (
     cd plugins
     step cargo clippy --target wasm32-wasip2 --workspace --all-targets -- -D warnings
+    step env RUSTDOCFLAGS="-D warnings" cargo doc --target wasm32-wasip2 --workspace --no-deps
     step cargo test --workspace --target "$(rustc -vV | sed -n 's/^host: //p')"
 )
 

@@ -10,6 +10,9 @@
 //!
 //! `cargo bench -p agent-host --bench acp` (or `-- --prompts N`).
 
+// Bench code: a failed unwrap is a failed run (clippy.toml's test allowance reaches only tests).
+#![allow(clippy::unwrap_used)]
+
 #[allow(dead_code)]
 #[path = "load/endpoint.rs"]
 mod endpoint;

@@ -7,6 +7,9 @@
 //!
 //! `cargo bench -p agent-host --bench mcp` (installs the reference servers when missing).
 
+// Bench code: a failed unwrap is a failed run (clippy.toml's test allowance reaches only tests).
+#![allow(clippy::unwrap_used)]
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

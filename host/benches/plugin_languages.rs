@@ -12,6 +12,9 @@
 //!
 //! `cargo bench -p agent-host --bench plugin_languages -- [--rounds N] [--calls N]`
 
+// Bench code: a failed unwrap is a failed run (clippy.toml's test allowance reaches only tests).
+#![allow(clippy::unwrap_used)]
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

@@ -1,6 +1,9 @@
 //! End-to-end tests: real plugin components built from plugins/, real HTTP to a local fake
 //! model server, real SQLite in a temporary folder, and the real binary where it matters.
 
+// Test code, though not in a #[cfg(test)] module, which is all clippy.toml's allowance reaches.
+#![allow(clippy::unwrap_used)]
+
 mod support;
 
 mod acp;

@@ -14,6 +14,9 @@
 //! server) in place of the SQLite file, and `--hosts N` through N `serve` hosts in this
 //! process sharing that database.
 
+// Bench code: a failed unwrap is a failed run (clippy.toml's test allowance reaches only tests).
+#![allow(clippy::unwrap_used)]
+
 mod endpoint;
 mod long_session;
 mod startup;

@@ -1,8 +1,8 @@
 //! The agent loop and the [`Host`] that owns everything it needs.
 //!
-//! One user turn (see [`turn`]): prompt hooks, then model round trips — each assembled from
+//! One user turn (see `turn`): prompt hooks, then model round trips — each assembled from
 //! the plugins ([`prepare`]), each tool call validated and passed through the hooks
-//! ([`tool_call`]) — until the model stops and no `stop` hook continues, or the iteration
+//! (`tool_call`) — until the model stops and no `stop` hook continues, or the iteration
 //! cap is reached. The session is committed after every step.
 
 mod approval;

@@ -16,7 +16,7 @@ const CHECK_SESSION: &str = "context-window-check";
 
 impl Host {
     /// The fixed part of a new session's first request, as the plugins contribute it now,
-    /// against the window; see [`check_window`].
+    /// against the window; see `check_window`.
     pub async fn check_context_window(&self) -> Result<(), ConfigError> {
         let snapshot = self.snapshot();
         check_window(self.budget(), &snapshot.config, &snapshot.plugins, &snapshot.mcp).await

@@ -32,7 +32,7 @@ pub enum ServerState {
     Ready,
     /// It stopped; the host starts it again after a backoff.
     Restarting,
-    /// It could not be started (or restarted, [`MAX_RESTARTS`] times); its tools are not
+    /// It could not be started (or restarted, `MAX_RESTARTS` times); its tools are not
     /// offered until a reload.
     Failed,
 }

@@ -42,7 +42,7 @@ impl ModelError {
         }
     }
 
-    /// The error with every occurrence of `secret` replaced by [`REDACTED`]. An endpoint may
+    /// The error with every occurrence of `secret` replaced by `REDACTED`. An endpoint may
     /// quote the request, `Authorization` header included, in an error body or event (some
     /// gateways and debugging proxies do); that text reaches the console, the logs and the
     /// event stream, so the key is taken out first.

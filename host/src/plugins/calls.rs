@@ -205,7 +205,7 @@ impl LoadedPlugin {
     }
 
     /// `status`: the plugin's short status text, or `None`. Its state writes and events are
-    /// discarded (see [`StatusText`]): front ends call it whenever they draw, and drawing
+    /// discarded (see `StatusText`): front ends call it whenever they draw, and drawing
     /// changes nothing.
     pub async fn status(&self, ctx: &CallContext, bag: &StateBag) -> Result<Option<String>, PluginError> {
         let call = async |store: &mut Store<CallState>, func| {

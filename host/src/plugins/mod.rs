@@ -5,17 +5,17 @@
 //! # Lifecycle
 //!
 //! - **Build.** A plugin given as a crate folder is built for `wasm32-wasip2` with cargo
-//!   ([`source`]); a `.wasm` is used as it is.
+//!   (`source`); a `.wasm` is used as it is.
 //! - **Load, once per plugin version.** The component's bytes are read and hashed once; the
 //!   hash decides whether the previous set's plugin can be reused as it is, and keys the
 //!   compile cache. The component's exported `guest` interface names the contract line it
 //!   was built against (0.1.x or 0.2.x; anything else is a load error naming both), and it
-//!   is linked and type-checked against that line's bindings ([`contract`]). The plugin is
+//!   is linked and type-checked against that line's bindings (`contract`). The plugin is
 //!   asked for its `manifest` (the one call through the generated bindings; later calls
 //!   look up only their own export, by an index kept from load), and its
 //!   `[plugin.config]` goes through `configure`, which returns the configuration every
 //!   later call gets and what it requires of the host, and may declare which tool calls
-//!   its hooks need ([`hook_filter`]). Only a plugin that passed all of that becomes a
+//!   its hooks need (`hook_filter`). Only a plugin that passed all of that becomes a
 //!   [`LoadedPlugin`], built in one go; anything else is a [`LoadError`] naming the plugin,
 //!   and on hot reload the old version stays live.
 //! - **Check the set.** [`PluginSet`] loads every enabled plugin in config order and accepts

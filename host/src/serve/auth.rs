@@ -16,7 +16,7 @@ use crate::unpoisoned::LockUnpoisoned as _;
 /// The shortest token accepted: shorter ones can be guessed.
 pub const MIN_TOKEN_BYTES: usize = 16;
 
-/// Who a one-time token signs in as (see [`Principals::one_time`]).
+/// Who a one-time token signs in as (see `Principals::one_time`).
 pub const ONE_TIME_PRINCIPAL: &str = "operator";
 /// Random bytes in a one-time token (written as twice as many hex digits).
 const ONE_TIME_TOKEN_BYTES: usize = 24;

@@ -12,7 +12,7 @@ pub struct SessionEntry {
     pub id: String,
     /// When a turn last started in it (when it was made, before one), unix seconds.
     pub updated_at: i64,
-    /// Its first prompt, as a title ([`title`]); `None` before the first.
+    /// Its first prompt, as a title (`title`); `None` before the first.
     pub title: Option<String>,
     /// The messages of its history.
     pub messages: u64,

@@ -6,7 +6,7 @@
 //! `max_stalls` judgements in a row that saw no progress, and stops at its own budget, the
 //! judge's tokens counted. `/goal pause | resume | clear`.
 //!
-//! State (namespace `goal`): `goal`, the [`goal::Goal`]. It lives in the session's bag, so it
+//! State (namespace `goal`): `goal`, the `goal::Goal` record. It lives in the session's bag, so it
 //! survives a resume, a fork and a killed host. Needs `[plugin.grants] model = true`; without
 //! it every judgement fails, which ends the turn as the model ended it (never a loop).
 
