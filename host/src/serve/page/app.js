@@ -893,12 +893,15 @@ async function send() {
     if (result.ok && !v.busy) refresh(v);
     return;
   }
+  // Emptied as it is sent, not when the POST answers: the turn's events may show the prompt
+  // first. A prompt that was not taken comes back to the box.
+  box.value = '';
   try {
     await api('POST', `/v1/sessions/${enc(v.id)}/messages`, { text });
-    box.value = '';
     setBusy(v, true);
     notice('');
   } catch (error) {
+    if (!box.value) box.value = text;
     if (error.status === 409) notice('A turn is running in this session: wait for it to end, or cancel it.', true);
     else if (error.status === 429) notice(`Too many turns running: ${error.message}`, true);
     else notice(`Not sent: ${error.message}`, true);
