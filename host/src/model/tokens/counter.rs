@@ -1,9 +1,9 @@
 //! How a request's text is counted: with an OpenAI model's own tokenizer where the model name
 //! says which, else by its bytes.
 //!
-//! The tokenizers are the crate's shared encoders, each built on first use (parsing its
-//! vocabulary takes a while) and never again; a model the host has no tokenizer for costs
-//! nothing to count.
+//! The tokenizers are the crate's shared encoders, each built once (parsing its vocabulary
+//! takes a while: a host starts it on a thread of its own, [`Counter::prepare`]); a model the
+//! host has no tokenizer for costs nothing to count.
 
 use std::sync::LazyLock;
 

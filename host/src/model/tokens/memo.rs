@@ -75,21 +75,26 @@ mod tests {
     use super::*;
     use std::cell::Cell;
 
-    /// Texts that each take a 64th of what an entry may take at most.
+    /// The length of every numbered text the tests make.
     const TEXT_BYTES: usize = 64;
 
     fn text(n: usize) -> String {
         format!("{n:0>width$}", width = TEXT_BYTES)
     }
 
+    /// A count that takes a text's length for its tokens, and counts its own calls in `calls`.
+    fn counting(calls: &Cell<usize>) -> impl Fn(&str) -> u64 + Copy + '_ {
+        move |text: &str| {
+            calls.set(calls.get() + 1);
+            text.len() as u64
+        }
+    }
+
     #[test]
     fn a_recurring_text_is_counted_once() {
         let memo = CountMemo::default();
         let calls = Cell::new(0);
-        let count = |text: &str| {
-            calls.set(calls.get() + 1);
-            text.len() as u64
-        };
+        let count = counting(&calls);
         assert_eq!(memo.count(&text(1), count), TEXT_BYTES as u64);
         assert_eq!(memo.count(&text(1), count), TEXT_BYTES as u64);
         assert_eq!(calls.get(), 1);
@@ -102,10 +107,7 @@ mod tests {
     fn what_stops_recurring_goes_within_two_generations_and_what_recurs_stays() {
         let memo = CountMemo::default();
         let calls = Cell::new(0);
-        let count = |_: &str| {
-            calls.set(calls.get() + 1);
-            7
-        };
+        let count = counting(&calls);
         let per_generation = GENERATION_BYTES / (TEXT_BYTES + ENTRY_BYTES);
         memo.count(&text(0), count);
         for n in 1..per_generation * 2 + per_generation / 4 {
