@@ -1,13 +1,13 @@
 //! How a request's text is counted: with an OpenAI model's own tokenizer where the model name
 //! says which, else by its bytes.
 //!
-//! The tokenizers are the crate's shared encoders, each built once (parsing its vocabulary
+//! The tokenizers are `bpe-openai`'s shared encoders, each loaded once (reading its tables
 //! takes a while: a host starts it on a thread of its own, [`Counter::prepare`]); a model the
 //! host has no tokenizer for costs nothing to count.
 
 use std::sync::LazyLock;
 
-use tiktoken_rs::CoreBPE;
+use bpe_openai::Tokenizer as Encoder;
 use tiktoken_rs::tokenizer::{Tokenizer, get_tokenizer};
 
 use super::memo::CountMemo;
@@ -139,11 +139,12 @@ impl Counter {
 }
 
 impl Encoding {
-    fn bpe(self) -> &'static CoreBPE {
+    fn bpe(self) -> &'static Encoder {
         match self {
-            Self::O200kBase => tiktoken_rs::o200k_base_singleton(),
-            Self::O200kHarmony => tiktoken_rs::o200k_harmony_singleton(),
-            Self::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+            // Harmony is o200k's vocabulary with special tokens added; read as text, as every
+            // count here is, they are spelled out in o200k's tokens.
+            Self::O200kBase | Self::O200kHarmony => bpe_openai::o200k_base(),
+            Self::Cl100kBase => bpe_openai::cl100k_base(),
         }
     }
 
@@ -152,7 +153,7 @@ impl Encoding {
         if text.is_empty() {
             return 0;
         }
-        self.bpe().encode_ordinary(text).len() as u64
+        self.bpe().count(text) as u64
     }
 
     /// [`Self::count`] of a text that comes back in request after request (the system prompt, a
@@ -223,6 +224,34 @@ mod tests {
         assert_eq!(cl100k("お誕生日おめでとう"), 9);
         assert_eq!(Encoding::O200kBase.count("This is a test         with a lot of spaces"), 10);
         assert_eq!(Encoding::O200kBase.count(""), 0);
+    }
+
+    /// tiktoken's own encoders (tiktoken-rs's port) are the reference the counts must match,
+    /// on text of every kind a request carries.
+    #[test]
+    fn the_counts_are_tiktokens_on_every_kind_of_text() {
+        let texts = [
+            "fn main() {\n    println!(\"hello, {}\", name);\n}\n",
+            r#"{"todos":[{"title":"step 1 of 7","status":"pending"},{"id":3,"reason":"done"}]}"#,
+            "- [x] #1 write the tests\n- [ ] #2 make them pass\t\t(blocked)\n\n\n",
+            "Ça coûte 12,50 € — naïve façade; Grüße aus Köln! 東京都の天気は晴れ。 Привет, мир.",
+            "emoji 👍🏽👨‍👩‍👧 and symbols ∑∫√ ≤≥ → ← «»",
+            "   leading spaces, trailing spaces   \r\n\r\n  and CRLF lines\r\n",
+            "<|endoftext|> <|im_start|>user<|im_end|> spelled out as text",
+            "1234567890 3.14159 -0.5e10 0xdeadBEEF 2026-12-05T19:40:00Z",
+            "I'm sure they'll say we've done what you'd've done; DON'T SHOUT'S",
+        ];
+        let references = [
+            (Encoding::Cl100kBase, tiktoken_rs::cl100k_base_singleton()),
+            (Encoding::O200kBase, tiktoken_rs::o200k_base_singleton()),
+            (Encoding::O200kHarmony, tiktoken_rs::o200k_harmony_singleton()),
+        ];
+        for (encoding, reference) in references {
+            for text in texts {
+                let expected = reference.encode_ordinary(text).len() as u64;
+                assert_eq!(encoding.count(text), expected, "{encoding:?} on {text:?}");
+            }
+        }
     }
 
     #[test]
