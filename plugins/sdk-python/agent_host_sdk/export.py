@@ -1,10 +1,13 @@
-"""The contract's exports for a declared plugin: ``Guest, Compactor, Viewer = export(plugin)``
-(the host's build writes that line; a plugin module only defines ``plugin``).
+"""The contract's exports for a declared plugin:
+``Guest, Compactor, Viewer, Judge = export(plugin)`` (the host's build writes that line; a
+plugin module only defines ``plugin``).
 
 Errors are always carried as messages. Where an export returns a result (a tool, a command,
 the configuration), whatever the plugin raises becomes the error text. Anywhere else the
 traceback goes to the host's log under the plugin's name before the call fails, because
-componentize-py turns any other exception into a trap with no message.
+componentize-py turns any other exception into a trap with no message. The judge's hooks
+never fail the call: what one raises is logged and becomes the verdict that decides nothing
+(the turn ends as the model ended it, the review failed, nothing is queued).
 """
 
 import traceback
@@ -13,6 +16,7 @@ from typing import Callable
 from componentize_py_types import Err
 from wit_world import exports
 from wit_world.exports import compactor as _compactor
+from wit_world.exports import judge as _judge
 from wit_world.imports import types as _types
 
 from . import view as _view
@@ -57,8 +61,29 @@ def _context(plugin: Plugin, raw: "_types.CallContext") -> Context | None:
         return None
 
 
+def _judged(plugin: Plugin, export: str, run: Callable, kinds: tuple, otherwise: Callable):
+    """Runs a judge hook: its verdict when it is one of ``kinds``; else (it raised, or
+    returned something that is no such verdict) the error is logged and the verdict is
+    ``otherwise(message)``."""
+    try:
+        verdict = run()
+    except Exception as error:
+        log.error(f"{plugin.name}: `{export}` failed: {traceback.format_exc()}")
+        return otherwise(_message(error))
+    if isinstance(verdict, kinds):
+        return verdict
+    message = f"`{export}` returned {verdict!r}, which is not one of its verdicts"
+    log.error(f"{plugin.name}: {message}")
+    return otherwise(message)
+
+
+_TURN_VERDICTS = (_judge.TurnVerdict_End, _judge.TurnVerdict_Continue, _judge.TurnVerdict_Stop)
+_REVIEW_VERDICTS = (_judge.ReviewVerdict_Abstain, _judge.ReviewVerdict_Allow, _judge.ReviewVerdict_Deny,
+                    _judge.ReviewVerdict_Error)
+
+
 def export(plugin: Plugin):
-    """The three classes componentize-py instantiates for the ``viewing-plugin`` world."""
+    """The four classes componentize-py instantiates for the ``judging-plugin`` world."""
 
     hooks = plugin.hooks
 
@@ -144,4 +169,45 @@ def export(plugin: Plugin):
                 return []
             return _logged(plugin, "view", lambda: _view.widgets(hooks["view"](context)))
 
-    return Guest, Compactor, Viewer
+    class Judge(exports.Judge):
+        """The ``judge`` export: ``spec`` names the hooks the plugin declares, and the host
+        calls only those."""
+
+        def spec(self, config):
+            return _judge.JudgeSpec(turn_end="turn_end" in hooks, review="review" in hooks,
+                                    queued="queued" in hooks)
+
+        def turn_end(self, ctx, reply):
+            end = _judge.TurnVerdict_End()
+            context = _context(plugin, ctx) if "turn_end" in hooks else None
+            if context is None:
+                return end
+            return _judged(plugin, "turn-end", lambda: _or(hooks["turn_end"](context, reply), end),
+                           _TURN_VERDICTS, lambda _: end)
+
+        def review(self, ctx, call, asked):
+            if "review" not in hooks:
+                return _judge.ReviewVerdict_Abstain()
+            try:
+                context = plugin.context(ctx)
+            except Exception as error:
+                # Neither a denial nor an approval: the operator decides.
+                why = f"{plugin.name} cannot read its configuration: {_message(error)}"
+                log.error(why)
+                return _judge.ReviewVerdict_Error(why)
+            return _judged(plugin, "review",
+                           lambda: _or(hooks["review"](context, call, asked), _judge.ReviewVerdict_Abstain()),
+                           _REVIEW_VERDICTS, _judge.ReviewVerdict_Error)
+
+        def queued(self, ctx):
+            context = _context(plugin, ctx) if "queued" in hooks else None
+            if context is None:
+                return None
+            return _judged(plugin, "queued", lambda: hooks["queued"](context), (str, type(None)), lambda _: None)
+
+    return Guest, Compactor, Viewer, Judge
+
+
+def _or(verdict, default):
+    """A hook's verdict, or ``default`` for None."""
+    return default if verdict is None else verdict

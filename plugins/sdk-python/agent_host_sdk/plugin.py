@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, get_type_hints
 
+from wit_world.exports import judge as _judge
 from wit_world.imports import tools as _tools
 from wit_world.imports import types as _types
 
@@ -180,6 +181,28 @@ class Plugin:
         return self._hook("stop")
 
     @property
+    def on_turn_end(self):
+        """``f(ctx, reply) -> TurnVerdict | None`` (``continue_turn(text)``,
+        ``stop_turn(reason, message)``; None ends the turn as the model ended it): when the
+        model ends a step without tool calls, after the ``on_stop`` hooks. A continuation is a
+        request the host grants within ``[agent]``'s caps. Raising ends the turn (logged)."""
+        return self._hook("turn_end")
+
+    @property
+    def on_review(self):
+        """``f(ctx, tool_use, asked) -> ReviewVerdict | None`` (``approve()``, ``refuse(why)``,
+        ``review_error(why)``; None abstains): before the operator is asked about a call the
+        permission hooks would ask about, ``asked`` saying why. Raising is a failed review
+        (``review_error``): the operator is asked, never an approval nor a denial."""
+        return self._hook("review")
+
+    @property
+    def on_queued(self):
+        """``f(ctx) -> str | None``: after an operator command, a prompt to run at once as a
+        turn of its own (a goal just set starts working), or None. Raising queues nothing."""
+        return self._hook("queued")
+
+    @property
     def status(self):
         """``f(ctx) -> str | None``: one line for front ends (the current mode, say)."""
         return self._hook("status")
@@ -284,3 +307,38 @@ def ask(why: str) -> "_types.PreToolOutcome":
 
 def deny(why: str) -> "_types.PreToolOutcome":
     return _types.PreToolOutcome(decision=_types.Decision_Deny(why), updated_arguments=None, context=None)
+
+
+# Verdicts of the ``judge`` hooks (``on_turn_end``, ``on_review``).
+
+NEED_INPUT = _judge.StopReason.NEED_INPUT
+BLOCKED = _judge.StopReason.BLOCKED
+TOKEN_BUDGET = _judge.StopReason.TOKEN_BUDGET
+TIME_BUDGET = _judge.StopReason.TIME_BUDGET
+
+
+def continue_turn(text: str) -> "_judge.TurnVerdict":
+    """Sends the model on with ``text`` as a user message (within the turn's caps)."""
+    return _judge.TurnVerdict_Continue(text)
+
+
+def stop_turn(reason: "_judge.StopReason", message: str) -> "_judge.TurnVerdict":
+    """Ends the turn with ``reason`` (``NEED_INPUT``, ``BLOCKED``, ``TOKEN_BUDGET``,
+    ``TIME_BUDGET``) and a line for the operator; it wins over every continuation."""
+    return _judge.TurnVerdict_Stop(_judge.StopVerdict(reason=reason, message=message))
+
+
+def approve() -> "_judge.ReviewVerdict":
+    """The reviewed call runs without asking the operator."""
+    return _judge.ReviewVerdict_Allow()
+
+
+def refuse(why: str) -> "_judge.ReviewVerdict":
+    """The reviewed call is refused; ``why`` goes back to the model as the tool's error."""
+    return _judge.ReviewVerdict_Deny(why)
+
+
+def review_error(why: str) -> "_judge.ReviewVerdict":
+    """The review failed (``why`` says how): neither an approval nor a denial, the operator
+    is asked (or ``agent.on_ask`` decides)."""
+    return _judge.ReviewVerdict_Error(why)

@@ -1,7 +1,8 @@
 //! Python plugin folders: `pyproject.toml` (its `[project] name`, and `dependencies`, pure
 //! Python, installed into the build) and a module that defines `plugin` with the Python SDK
 //! (`plugin.py`, or `[tool.agent-host] module`), built with componentize-py against the
-//! contract's `viewing-plugin` world.
+//! contract's `judging-plugin` world (every export the SDK has; a plugin that judges nothing
+//! says so through the `judge` export's `spec`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -24,7 +25,7 @@ pub(super) fn build(dir: &Path, progress: Progress<'_>) -> Result<PathBuf, LoadE
     };
     progress(&format!("Building {} (Python) with componentize-py", project.name));
     let app = format!(
-        "from agent_host_sdk import export\nfrom {module} import plugin\n\nGuest, Compactor, Viewer = export(plugin)\n",
+        "from agent_host_sdk import export\nfrom {module} import plugin\n\nGuest, Compactor, Viewer, Judge = export(plugin)\n",
         module = project.module
     );
     build.write(&format!("{APP_MODULE}.py"), &app).map_err(&fail)?;
@@ -40,7 +41,7 @@ pub(super) fn build(dir: &Path, progress: Progress<'_>) -> Result<PathBuf, LoadE
         .current_dir(dir)
         .arg("-d")
         .arg(build.sdk.wit())
-        .args(["-w", "viewing-plugin", "componentize", "-p"])
+        .args(["-w", "judging-plugin", "componentize", "-p"])
         .arg(build.staging.path())
         .arg("-p")
         .arg(dir)
