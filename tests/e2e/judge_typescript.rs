@@ -129,7 +129,9 @@ fn stopped(events: &[Event]) -> Vec<(String, TurnEnd, String)> {
     events
         .iter()
         .filter_map(|event| match event {
-            Event::TurnStopped { plugin, reason, message } => Some((plugin.clone(), *reason, message.clone())),
+            Event::TurnStopped { plugin, reason, message } => {
+                Some((plugin.clone(), *reason, message.clone()))
+            }
             _ => None,
         })
         .collect()
@@ -217,7 +219,10 @@ async fn review_denies_a_call_the_policy_asks_about_with_a_reason_the_model_read
     assert_eq!(*verdict, ReviewOutcome::Deny);
     assert!(by.starts_with("judge-ts@"), "{by}");
     let reason = reason.as_deref().unwrap();
-    assert_eq!(reason, "judge-ts refuses `rm -rf build` (notes need a look)", "the review saw why it was asked");
+    assert_eq!(
+        reason, "judge-ts refuses `rm -rf build` (notes need a look)",
+        "the review saw why it was asked"
+    );
     assert_eq!(decisions(&events).len(), 1);
     assert_eq!(decisions(&events)[0].0, CallDecision::Deny);
     let (ok, output) = tool_results(&events).remove(0);
@@ -268,7 +273,10 @@ async fn a_review_that_throws_is_an_error_and_the_operator_decides(engine: Engin
     assert!(reason.contains("the review hook broke"), "{reason}");
     let (decision, by) = decisions(&events).remove(0);
     assert_eq!(decision, CallDecision::Deny);
-    assert!(by.starts_with("permissions@"), "refused by agent.on_ask for the hook that asked, not the judge: {by}");
+    assert!(
+        by.starts_with("permissions@"),
+        "refused by agent.on_ask for the hook that asked, not the judge: {by}"
+    );
     assert!(!tool_results(&events)[0].0);
 }
 
