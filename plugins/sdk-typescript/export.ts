@@ -1,7 +1,7 @@
 /**
  * The contract's exports for a declared plugin. The host's build writes the entry module:
- * `export const { guest, compactor, viewer } = exportPlugin(plugin)` (a plugin module only
- * default-exports its `Plugin`).
+ * `export const { guest, compactor, viewer, judge } = exportPlugin(plugin)` (a plugin module
+ * only default-exports its `Plugin`).
  *
  * Errors are always carried as messages. Where an export returns a result (a tool, a
  * command, the configuration), whatever the plugin throws becomes the error text, thrown on
@@ -11,6 +11,7 @@
 
 import type * as compactorTypes from "agent-host:plugin/compactor@0.2.7";
 import type * as guestTypes from "agent-host:plugin/guest@0.2.7";
+import type * as judgeTypes from "agent-host:plugin/judge@0.2.7";
 import type { CallContext, PreToolOutcome } from "agent-host:plugin/types@0.2.7";
 import type * as viewerTypes from "agent-host:plugin/viewer@0.2.7";
 
@@ -21,6 +22,7 @@ import { widgets } from "./view.ts";
 type Guest = typeof guestTypes;
 type Compactor = typeof compactorTypes;
 type Viewer = typeof viewerTypes;
+type Judge = typeof judgeTypes;
 
 function stackOf(error: unknown): string {
   return error instanceof Error && error.stack ? `\n${error.stack}` : "";
@@ -56,7 +58,22 @@ function contextOf<C>(plugin: Plugin<C>, raw: CallContext): Context<C> | undefin
   }
 }
 
-export function exportPlugin<C>(plugin: Plugin<C>): { guest: Guest; compactor: Compactor; viewer: Viewer } {
+/** Runs `run`; an error is logged with its stack and answers `fallback` instead. */
+function loggedOr<T>(name: string, exportName: string, fallback: (message: string) => T, run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    log.error(`${name}: \`${exportName}\` failed: ${messageOf(error)}${stackOf(error)}`);
+    return fallback(messageOf(error));
+  }
+}
+
+export function exportPlugin<C>(plugin: Plugin<C>): {
+  guest: Guest;
+  compactor: Compactor;
+  viewer: Viewer;
+  judge: Judge;
+} {
   const { hooks, name } = plugin;
   const withContext = <T>(raw: CallContext, exportName: string, fallback: T, run: (ctx: Context<C>) => T): T => {
     const ctx = contextOf(plugin, raw);
@@ -115,5 +132,34 @@ export function exportPlugin<C>(plugin: Plugin<C>): { guest: Guest; compactor: C
     view: (raw) => (hooks.view ? withContext(raw, "view", [], (ctx) => widgets(hooks.view?.(ctx) ?? [])) : []),
   };
 
-  return { guest, compactor, viewer };
+  // Only what `spec` announces is ever called; a hook that throws is logged, and answers what
+  // changes nothing (the turn ends, no turn is queued) or, for a review, `error`: never a
+  // denial and never an approval, so the operator decides.
+  const judge: Judge = {
+    spec: () => logged(name, "spec", () => plugin.judgeSpec()),
+    turnEnd: (raw, reply) => {
+      const end = () => ({ tag: "end" }) as const;
+      const ctx = hooks.turnEnd && contextOf(plugin, raw);
+      if (!ctx) return end();
+      return loggedOr(name, "turn-end", end, () => hooks.turnEnd?.(ctx, reply)) ?? end();
+    },
+    review: (raw, call, asked) => {
+      if (!hooks.review) return { tag: "abstain" };
+      let ctx: Context<C>;
+      try {
+        ctx = plugin.context(raw);
+      } catch (error) {
+        return { tag: "error", val: `${name} cannot read its configuration: ${messageOf(error)}` };
+      }
+      const failed = (message: string) => ({ tag: "error", val: message }) as const;
+      return loggedOr(name, "review", failed, () => hooks.review?.(ctx, call, asked)) ?? { tag: "abstain" };
+    },
+    queued: (raw) => {
+      const ctx = hooks.queued && contextOf(plugin, raw);
+      if (!ctx) return undefined;
+      return loggedOr(name, "queued", () => undefined, () => hooks.queued?.(ctx));
+    },
+  };
+
+  return { guest, compactor, viewer, judge };
 }

@@ -1,7 +1,7 @@
 /**
  * The TypeScript guest SDK for agent-host plugins. A plugin module default-exports a
  * `Plugin` declared with the builders here; the host's build exports it for the contract's
- * `viewing-plugin` world. See docs/plugin-authoring.md for a plugin from an empty folder.
+ * `judging-plugin` world. See docs/plugin-authoring.md for a plugin from an empty folder.
  */
 
 export { exportPlugin } from "./export.ts";
@@ -25,6 +25,9 @@ export {
   NETWORK,
   Plugin,
   RUNS_PROCESSES,
+  ReviewVerdict,
+  type StopReason,
+  TurnVerdict,
   addContext,
   allow,
   ask,

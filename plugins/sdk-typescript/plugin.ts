@@ -4,6 +4,12 @@
  * the contract has gets a default (the host never calls one the manifest leaves out).
  */
 
+import type {
+  JudgeSpec,
+  ReviewVerdict as RawReviewVerdict,
+  StopReason,
+  TurnVerdict as RawTurnVerdict,
+} from "agent-host:plugin/judge@0.2.7";
 import { declare } from "agent-host:plugin/tools@0.2.7";
 import type {
   CallContext,
@@ -96,6 +102,9 @@ export interface Hooks<C> {
   stop?: (ctx: Context<C>, reply: string) => string | undefined;
   status?: (ctx: Context<C>) => string | undefined;
   view?: (ctx: Context<C>) => Shown[];
+  turnEnd?: (ctx: Context<C>, reply: string) => TurnVerdict | undefined;
+  review?: (ctx: Context<C>, call: ToolUse, asked: string) => ReviewVerdict | undefined;
+  queued?: (ctx: Context<C>) => string | undefined;
 }
 
 /** A plugin: its name (also its state namespace), its version, its configuration schema
@@ -192,7 +201,38 @@ export class Plugin<C = undefined> {
     return this;
   }
 
+  /** When the model ends a step without tool calls, after the `stop` hooks: end as the model
+   * did (`TurnVerdict.end()`, or nothing), go on with a message (`TurnVerdict.continue(text)`,
+   * granted within the turn's caps), or stop with a typed reason (`TurnVerdict.stop(reason,
+   * message)`). A hook that throws is logged and the turn ends. */
+  onTurnEnd(hook: NonNullable<Hooks<C>["turnEnd"]>): this {
+    this.hooks.turnEnd = hook;
+    return this;
+  }
+
+  /** Reviews a call the permission hooks would put to the operator (`asked` is why):
+   * `ReviewVerdict.abstain()` (or nothing), `.allow()`, `.deny(why)` (the model reads `why`
+   * as the tool's error) or `.error(why)`. A hook that throws is logged and answers
+   * `error`: never a denial, never an approval; the operator is asked. */
+  onReview(hook: NonNullable<Hooks<C>["review"]>): this {
+    this.hooks.review = hook;
+    return this;
+  }
+
+  /** After an operator command: a prompt the host runs at once as a turn of its own, or
+   * nothing. A hook that throws is logged and queues nothing. */
+  onQueued(hook: NonNullable<Hooks<C>["queued"]>): this {
+    this.hooks.queued = hook;
+    return this;
+  }
+
   // Answering the exports (`exportPlugin` wraps these with the error handling).
+
+  /** The `judge` export's `spec`: which of its hooks this plugin answers. */
+  judgeSpec(): JudgeSpec {
+    const { turnEnd, review, queued } = this.hooks;
+    return { turnEnd: Boolean(turnEnd), review: Boolean(review), queued: Boolean(queued) };
+  }
 
   manifest(): PluginManifest {
     const hooks = this.hooks;
@@ -301,3 +341,31 @@ export const addContext = (text: string): PromptOutcome => ({ context: text });
 export const allow = (): PreToolOutcome => ({ decision: { tag: "allow" } });
 export const ask = (why: string): PreToolOutcome => ({ decision: { tag: "ask", val: why } });
 export const deny = (why: string): PreToolOutcome => ({ decision: { tag: "deny", val: why } });
+
+// The `judge` export's verdicts: each type, and beside it its constructors.
+
+export type { StopReason };
+
+/** What `onTurnEnd` says when the model ends a step without tool calls. */
+export type TurnVerdict = RawTurnVerdict;
+export const TurnVerdict = {
+  /** No opinion: the turn ends as the model ended it, unless another plugin says more. */
+  end: (): TurnVerdict => ({ tag: "end" }),
+  /** Send the model on with `text` as a user message (within the turn's caps). */
+  continue: (text: string): TurnVerdict => ({ tag: "continue", val: text }),
+  /** End the turn with a reason and a line for the operator; it wins over every `continue`. */
+  stop: (reason: StopReason, message: string): TurnVerdict => ({ tag: "stop", val: { reason, message } }),
+};
+
+/** What `onReview` says of a call the permission hooks would ask the operator about. */
+export type ReviewVerdict = RawReviewVerdict;
+export const ReviewVerdict = {
+  /** Not this reviewer's call: the operator is asked, as without it. */
+  abstain: (): ReviewVerdict => ({ tag: "abstain" }),
+  /** Run it. */
+  allow: (): ReviewVerdict => ({ tag: "allow" }),
+  /** Refuse it; `why` goes back to the model as the tool's error. */
+  deny: (why: string): ReviewVerdict => ({ tag: "deny", val: why }),
+  /** The review failed: neither a denial nor an approval (the operator decides). */
+  error: (why: string): ReviewVerdict => ({ tag: "error", val: why }),
+};

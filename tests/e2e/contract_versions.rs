@@ -301,7 +301,7 @@ fn the_typescript_sdks_contract_types_are_generated_from_the_current_contract() 
     std::fs::copy(root.join("wit/plugin.wit"), dir.path().join("plugin.wit")).unwrap();
     let generated = std::process::Command::new(home.join("typescript/node_modules/.bin/jco"))
         .current_dir(dir.path())
-        .args(["guest-types", "plugin.wit", "--world-name", "viewing-plugin", "-o", "out", "-q"])
+        .args(["guest-types", "plugin.wit", "--world-name", "judging-plugin", "-o", "out", "-q"])
         .output()
         .unwrap();
     assert!(generated.status.success(), "{}", String::from_utf8_lossy(&generated.stderr));

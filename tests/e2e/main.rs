@@ -36,6 +36,7 @@ mod hook_filter;
 mod hostile;
 mod hygiene;
 mod judge_python;
+mod judge_typescript;
 mod layering;
 mod lease;
 mod llama_server_replay;

@@ -34,8 +34,8 @@ const FILES: &[(&str, &str)] = &[
     ("typescript/schema.ts", include_str!("../../../../plugins/sdk-typescript/schema.ts")),
     ("typescript/view.ts", include_str!("../../../../plugins/sdk-typescript/view.ts")),
     (
-        "typescript/wit/viewing-plugin.d.ts",
-        include_str!("../../../../plugins/sdk-typescript/wit/viewing-plugin.d.ts"),
+        "typescript/wit/judging-plugin.d.ts",
+        include_str!("../../../../plugins/sdk-typescript/wit/judging-plugin.d.ts"),
     ),
     (
         "typescript/wit/interfaces/agent-host-plugin-compactor.d.ts",
@@ -60,6 +60,10 @@ const FILES: &[(&str, &str)] = &[
     (
         "typescript/wit/interfaces/agent-host-plugin-hook-filter.d.ts",
         include_str!("../../../../plugins/sdk-typescript/wit/interfaces/agent-host-plugin-hook-filter.d.ts"),
+    ),
+    (
+        "typescript/wit/interfaces/agent-host-plugin-judge.d.ts",
+        include_str!("../../../../plugins/sdk-typescript/wit/interfaces/agent-host-plugin-judge.d.ts"),
     ),
     (
         "typescript/wit/interfaces/agent-host-plugin-log.d.ts",

@@ -1,7 +1,8 @@
 //! TypeScript plugin folders: `package.json` (its `name`, and `main`, the module that
 //! default-exports the plugin, `plugin.ts` unless it says) built in three steps: type-checked
 //! with `tsc`, bundled with the SDK by `esbuild`, made a component by componentize-js against
-//! the contract's `viewing-plugin` world.
+//! the contract's `judging-plugin` world (every export: `guest`, `compactor`, `viewer` and
+//! `judge`; the SDK's `spec`s say which hooks a plugin really answers).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -48,7 +49,7 @@ pub(super) fn build(dir: &Path, progress: Progress<'_>) -> Result<PathBuf, LoadE
                 .arg(&bundle)
                 .arg("--wit")
                 .arg(build.sdk.wit())
-                .args(["--world-name", "viewing-plugin", "--disable", "http", "fetch-event", "-o"])
+                .args(["--world-name", "judging-plugin", "--disable", "http", "fetch-event", "-o"])
                 .arg(&built);
             (command, "componentize-js")
         }
@@ -60,7 +61,7 @@ pub(super) fn build(dir: &Path, progress: Progress<'_>) -> Result<PathBuf, LoadE
                 .arg("--js")
                 .arg(&bundle)
                 // Synchronous exports, as the contract's are.
-                .args(["--world", "viewing-plugin", "--sync", "--output"])
+                .args(["--world", "judging-plugin", "--sync", "--output"])
                 .arg(&built);
             (command, "componentize-qjs")
         }
@@ -73,7 +74,7 @@ pub(super) fn build(dir: &Path, progress: Progress<'_>) -> Result<PathBuf, LoadE
 /// The module componentize-js reads: the plugin's default export, exported the SDK's way.
 fn entry(main: &Path) -> String {
     format!(
-        "import plugin from {main:?};\nimport {{ exportPlugin }} from \"agent-host-sdk\";\n\nexport const {{ guest, compactor, viewer }} = exportPlugin(plugin);\n",
+        "import plugin from {main:?};\nimport {{ exportPlugin }} from \"agent-host-sdk\";\n\nexport const {{ guest, compactor, viewer, judge }} = exportPlugin(plugin);\n",
         main = main.display().to_string()
     )
 }
@@ -91,7 +92,7 @@ fn tsconfig(sdk: &Path) -> String {
             "allowImportingTsExtensions": true,
             "paths": { "agent-host-sdk": [format!("{sdk}/index.ts")] },
         },
-        "files": ["entry.ts", format!("{sdk}/wit/viewing-plugin.d.ts")],
+        "files": ["entry.ts", format!("{sdk}/wit/judging-plugin.d.ts")],
     })
     .to_string()
 }

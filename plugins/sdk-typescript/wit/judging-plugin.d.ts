@@ -4,6 +4,7 @@
 /// <reference path="./interfaces/agent-host-plugin-guest.d.ts" />
 /// <reference path="./interfaces/agent-host-plugin-history.d.ts" />
 /// <reference path="./interfaces/agent-host-plugin-hook-filter.d.ts" />
+/// <reference path="./interfaces/agent-host-plugin-judge.d.ts" />
 /// <reference path="./interfaces/agent-host-plugin-log.d.ts" />
 /// <reference path="./interfaces/agent-host-plugin-meter.d.ts" />
 /// <reference path="./interfaces/agent-host-plugin-model.d.ts" />
@@ -13,7 +14,7 @@
 /// <reference path="./interfaces/agent-host-plugin-tools.d.ts" />
 /// <reference path="./interfaces/agent-host-plugin-types.d.ts" />
 /// <reference path="./interfaces/agent-host-plugin-viewer.d.ts" />
-declare module 'agent-host:plugin/viewing-plugin@0.2.7' {
+declare module 'agent-host:plugin/judging-plugin@0.2.7' {
   export type * as AgentHostPluginEdits027 from 'agent-host:plugin/edits@0.2.7'; // import agent-host:plugin/edits@0.2.7
   export type * as AgentHostPluginEvents027 from 'agent-host:plugin/events@0.2.7'; // import agent-host:plugin/events@0.2.7
   export type * as AgentHostPluginHistory027 from 'agent-host:plugin/history@0.2.7'; // import agent-host:plugin/history@0.2.7
@@ -26,6 +27,7 @@ declare module 'agent-host:plugin/viewing-plugin@0.2.7' {
   export type * as AgentHostPluginState027 from 'agent-host:plugin/state@0.2.7'; // import agent-host:plugin/state@0.2.7
   export type * as AgentHostPluginTools027 from 'agent-host:plugin/tools@0.2.7'; // import agent-host:plugin/tools@0.2.7
   export type * as AgentHostPluginTypes027 from 'agent-host:plugin/types@0.2.7'; // import agent-host:plugin/types@0.2.7
+  export * as judge from 'agent-host:plugin/judge@0.2.7'; // export agent-host:plugin/judge@0.2.7
   export * as viewer from 'agent-host:plugin/viewer@0.2.7'; // export agent-host:plugin/viewer@0.2.7
   export * as compactor from 'agent-host:plugin/compactor@0.2.7'; // export agent-host:plugin/compactor@0.2.7
   export * as guest from 'agent-host:plugin/guest@0.2.7'; // export agent-host:plugin/guest@0.2.7
