@@ -11,6 +11,7 @@ use agent_host::Event;
 use agent_host::events::TurnEnd;
 use serde_json::Value;
 
+use crate::support::judged::stopped;
 use crate::support::{FakeModel, Reply, TestHost, config_text, json_prompt_command, plugin_block};
 
 const GRANT: &str = "[plugin.grants]\nmodel = true\n";
@@ -88,17 +89,8 @@ async fn a_goal_stops_at_its_token_budget_exactly_with_the_judges_tokens_counted
     assert_eq!(outcome.end, TurnEnd::TokenBudget);
     assert_eq!(model.requests().len(), 2, "no call past the goal's budget");
     let events = test.take_events();
-    let stopped: Vec<_> = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::TurnStopped { plugin, reason, message } => {
-                Some((plugin.clone(), *reason, message.clone()))
-            }
-            _ => None,
-        })
-        .collect();
     assert_eq!(
-        stopped,
+        stopped(&events),
         [(
             "goal".to_owned(),
             TurnEnd::TokenBudget,

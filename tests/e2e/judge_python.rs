@@ -10,6 +10,7 @@ use agent_host::agent::{ApprovalAnswer, NoOperator, SessionHandle};
 use agent_host::events::{CallDecision, ReviewOutcome, TurnEnd};
 use serde_json::{Value, json};
 
+use crate::support::judged::{continued, decisions, stopped};
 use crate::support::{
     FakeModel, Reply, ScriptedApprover, TestHost, config_text, plugin_block, source_plugin_block,
     tool_results,
@@ -52,14 +53,9 @@ fn reviews(events: &[Event]) -> Vec<(ReviewOutcome, Option<String>)> {
         .collect()
 }
 
-fn decisions(events: &[Event]) -> Vec<CallDecision> {
-    events
-        .iter()
-        .filter_map(|event| match event {
-            Event::ToolDecision { decision, .. } => Some(*decision),
-            _ => None,
-        })
-        .collect()
+/// The kinds of the calls' decisions, in order.
+fn decided(events: &[Event]) -> Vec<CallDecision> {
+    decisions(events).into_iter().map(|(decision, _)| decision).collect()
 }
 
 async fn notes(session: &SessionHandle) -> Option<Value> {
@@ -84,28 +80,12 @@ async fn turn_end_sends_the_model_on_once_then_stops_the_turn_with_its_reason() 
         last_user_text(&requests[1])
     );
     let events = test.take_events();
-    let continued: Vec<_> = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Continued { plugin, message } => Some((plugin.clone(), message.clone())),
-            _ => None,
-        })
-        .collect();
     assert_eq!(
-        continued,
+        continued(&events),
         [("judge-py".to_owned(), "Check the draft once more: Draft: the parser is fixed.".to_owned())]
     );
-    let stopped: Vec<_> = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::TurnStopped { plugin, reason, message } => {
-                Some((plugin.clone(), *reason, message.clone()))
-            }
-            _ => None,
-        })
-        .collect();
     assert_eq!(
-        stopped,
+        stopped(&events),
         [(
             "judge-py".to_owned(),
             TurnEnd::NeedInput,
@@ -148,7 +128,7 @@ async fn review_refuses_a_call_the_policy_asks_about_with_a_reason_the_model_rea
         [(ReviewOutcome::Deny, Some(refusal.clone())), (ReviewOutcome::Allow, None)],
         "the review sees why the policy asks"
     );
-    assert_eq!(decisions(&events), [CallDecision::Deny, CallDecision::AllowByReview]);
+    assert_eq!(decided(&events), [CallDecision::Deny, CallDecision::AllowByReview]);
     let results = tool_results(&events);
     assert!(!results[0].0 && results[0].1.contains(&refusal), "{results:?}");
     assert_eq!(results[1], (true, "noted: buy milk".to_owned()));
@@ -177,7 +157,7 @@ async fn a_review_that_raises_is_a_failed_review_the_operator_decides() {
     assert_eq!(reviewed[0].0, ReviewOutcome::Error);
     let reason = reviewed[0].1.clone().unwrap_or_default();
     assert_eq!(reason, "RuntimeError: the review broke on purpose");
-    assert_eq!(decisions(&events), [CallDecision::AllowOnce]);
+    assert_eq!(decided(&events), [CallDecision::AllowOnce]);
     assert_eq!(tool_results(&events), [(true, "noted: crash".to_owned())]);
     assert_eq!(notes(&session).await, Some(json!(["crash"])));
 
@@ -190,7 +170,7 @@ async fn a_review_that_raises_is_a_failed_review_the_operator_decides() {
     }
     let events = test.take_events();
     assert_eq!(reviews(&events)[0].0, ReviewOutcome::Error);
-    assert_eq!(decisions(&events), [CallDecision::Deny]);
+    assert_eq!(decided(&events), [CallDecision::Deny]);
     assert_eq!(notes(&session).await, Some(json!(["crash"])), "the refused call did not run");
 }
 

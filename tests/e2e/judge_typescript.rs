@@ -11,6 +11,7 @@ use agent_host::agent::{ApprovalAnswer, NoOperator, SessionHandle};
 use agent_host::events::{CallDecision, ReviewOutcome, TurnEnd};
 use serde_json::{Value, json};
 
+use crate::support::judged::{continued, decisions, stopped};
 use crate::support::{
     FakeModel, Reply, ScriptedApprover, TestHost, component_block, config_text, plugin_block,
     quickjs_plugin_wasm, source_plugin_block, tool_results,
@@ -99,38 +100,6 @@ fn reviews(events: &[Event]) -> Vec<(ReviewOutcome, Option<String>, String)> {
             Event::ToolReviewed { verdict, reason, reviewed_by, name, .. } => {
                 assert_eq!(name, "note");
                 Some((*verdict, reason.clone(), reviewed_by.clone()))
-            }
-            _ => None,
-        })
-        .collect()
-}
-
-fn decisions(events: &[Event]) -> Vec<(CallDecision, String)> {
-    events
-        .iter()
-        .filter_map(|event| match event {
-            Event::ToolDecision { decision, decided_by, .. } => Some((*decision, decided_by.clone())),
-            _ => None,
-        })
-        .collect()
-}
-
-fn continued(events: &[Event]) -> Vec<(String, String)> {
-    events
-        .iter()
-        .filter_map(|event| match event {
-            Event::Continued { plugin, message } => Some((plugin.clone(), message.clone())),
-            _ => None,
-        })
-        .collect()
-}
-
-fn stopped(events: &[Event]) -> Vec<(String, TurnEnd, String)> {
-    events
-        .iter()
-        .filter_map(|event| match event {
-            Event::TurnStopped { plugin, reason, message } => {
-                Some((plugin.clone(), *reason, message.clone()))
             }
             _ => None,
         })

@@ -9,6 +9,7 @@ use agent_host::agent::{ApprovalAnswer, NoOperator};
 use agent_host::events::{CallDecision, ReviewOutcome};
 use serde_json::{Value, json};
 
+use crate::support::judged::decisions;
 use crate::support::{FakeModel, Reply, ScriptedApprover, TestHost, config_text, plugin_block, tool_results};
 
 const POLICY: &str = "Allow building; deny anything that deletes files.";
@@ -45,16 +46,6 @@ fn reviews(events: &[Event]) -> Vec<(ReviewOutcome, Option<String>, Value)> {
                 assert_eq!(name, "remember");
                 Some((*verdict, reason.clone(), arguments.clone()))
             }
-            _ => None,
-        })
-        .collect()
-}
-
-fn decisions(events: &[Event]) -> Vec<(CallDecision, String)> {
-    events
-        .iter()
-        .filter_map(|event| match event {
-            Event::ToolDecision { decision, decided_by, .. } => Some((*decision, decided_by.clone())),
             _ => None,
         })
         .collect()

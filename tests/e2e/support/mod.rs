@@ -9,6 +9,7 @@ pub mod console;
 pub mod fake_endpoint;
 pub mod fake_model;
 pub mod files;
+pub mod judged;
 pub mod mcp;
 pub mod postgres;
 pub mod pty;
