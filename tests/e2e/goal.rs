@@ -214,14 +214,17 @@ async fn a_goal_survives_a_host_killed_mid_turn_and_resumes_in_the_next() {
     assert_eq!(events.last().unwrap()["reason"], "done");
 }
 
-#[tokio::test]
-async fn over_http_a_goal_command_starts_its_turn_and_a_prompt_sent_meanwhile_preempts_it() {
-    use crate::support::serve::serve;
-    let model = FakeModel::start().await;
-    let gate = Arc::new(tokio::sync::Notify::new());
-    model.push(Reply::text("Drafted the intro.").held_until(&gate));
+/// A `serve` host whose goal, set over HTTP by alice, has its turn running: its first model
+/// call is held until `gate` is notified, and the judge then asks to go on.
+async fn goal_turn_running_over_http(
+    model: &FakeModel,
+    gate: &Arc<tokio::sync::Notify>,
+) -> (crate::support::serve::Server, String) {
+    model.push(Reply::text("Drafted the intro.").held_until(gate));
     model.push(judge("continue", true));
-    let server = serve(&model, &plugin_block("goal", GRANT), "plugin_commands = [\"goal\"]\n").await;
+    let server =
+        crate::support::serve::serve(model, &plugin_block("goal", GRANT), "plugin_commands = [\"goal\"]\n")
+            .await;
     let session = server.new_session("alice").await;
     let (status, body) = server
         .post(
@@ -236,25 +239,64 @@ async fn over_http_a_goal_command_starts_its_turn_and_a_prompt_sent_meanwhile_pr
     while model.requests().is_empty() {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
+    (server, session)
+}
+
+/// Releases the held model call and returns the events of the goal's turn, checked to have
+/// ended without the continuation its judge asked for.
+async fn preempted_turn(
+    server: &crate::support::serve::Server,
+    session: &str,
+    gate: &tokio::sync::Notify,
+) -> Vec<(u64, Value)> {
+    gate.notify_one();
+    let events = server.events_until("alice", session, None, |event| event["type"] == "turn_ended").await;
+    let kinds: Vec<&str> = events.iter().map(|(_, event)| event["type"].as_str().unwrap()).collect();
+    assert!(kinds.contains(&"continuation_preempted"), "{kinds:?}");
+    assert!(!kinds.contains(&"continued"), "{kinds:?}");
+    assert_eq!(events.last().unwrap().1["reason"], "done");
+    events
+}
+
+#[tokio::test]
+async fn over_http_a_goal_command_starts_its_turn_and_a_prompt_sent_meanwhile_preempts_it() {
+    let model = FakeModel::start().await;
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let (server, session) = goal_turn_running_over_http(&model, &gate).await;
     // The operator writes while the goal's turn runs: refused for now, and the turn yields.
     let (status, body) = server
         .post("alice", &format!("/v1/sessions/{session}/messages"), serde_json::json!({"text": "stop there"}))
         .await;
     assert_eq!(status, reqwest::StatusCode::CONFLICT);
     assert!(body["error"].as_str().unwrap().contains("ends at its next one"), "{body}");
-    gate.notify_one();
-    let events = server.events_until("alice", &session, None, |event| event["type"] == "turn_ended").await;
-    let kinds: Vec<&str> = events.iter().map(|(_, event)| event["type"].as_str().unwrap()).collect();
-    assert!(kinds.contains(&"turn_queued"), "{kinds:?}");
-    assert!(kinds.contains(&"continuation_preempted"), "{kinds:?}");
-    assert!(!kinds.contains(&"continued"), "{kinds:?}");
-    assert_eq!(events.last().unwrap().1["reason"], "done");
+    let events = preempted_turn(&server, &session, &gate).await;
+    assert!(events.iter().any(|(_, event)| event["type"] == "turn_queued"), "{events:?}");
     assert_eq!(model.requests().len(), 2, "the turn's call and the judge's");
     // Now the operator's prompt runs.
     model.push(Reply::text("Stopped; here is where things stand."));
     model.push(Reply::text(r#"{"verdict": "done"}"#));
     let events = server.turn_events("alice", &session, "stop there").await;
     assert_eq!(events.last().unwrap().1["reason"], "done");
+}
+
+#[tokio::test]
+async fn over_http_a_command_sent_while_a_goal_turn_runs_preempts_it_too() {
+    let model = FakeModel::start().await;
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let (server, session) = goal_turn_running_over_http(&model, &gate).await;
+    // A command is the operator's input as much as a prompt is: refused while the turn
+    // runs, and the turn grants no further continuation.
+    let (status, body) = server
+        .post(
+            "alice",
+            &format!("/v1/sessions/{session}/commands"),
+            serde_json::json!({"line": "/goal pause"}),
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::CONFLICT, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("ends at its next one"), "{body}");
+    preempted_turn(&server, &session, &gate).await;
+    assert_eq!(model.requests().len(), 2, "the turn's call and the judge's, no continuation");
 }
 
 #[tokio::test]
