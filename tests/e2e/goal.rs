@@ -12,7 +12,9 @@ use agent_host::events::TurnEnd;
 use serde_json::Value;
 
 use crate::support::judged::stopped;
-use crate::support::{FakeModel, Reply, TestHost, config_text, json_prompt_command, plugin_block};
+use crate::support::{
+    FakeModel, Reply, TestHost, config_text, json_prompt_command, last_user_text, plugin_block,
+};
 
 const GRANT: &str = "[plugin.grants]\nmodel = true\n";
 
@@ -34,11 +36,6 @@ async fn set_goal(test: &TestHost, session: &agent_host::agent::SessionHandle, a
     test.host.queued_turn(&mut locked, &*test.events).await
 }
 
-fn user_text(request: &Value) -> String {
-    let messages = request["messages"].as_array().unwrap();
-    messages.iter().rev().find(|m| m["role"] == "user").map(|m| m["content"].to_string()).unwrap_or_default()
-}
-
 #[tokio::test]
 async fn a_goal_set_by_command_works_until_the_judge_finds_it_done() {
     let model = FakeModel::start().await;
@@ -54,13 +51,16 @@ async fn a_goal_set_by_command_works_until_the_judge_finds_it_done() {
     assert_eq!(outcome.end, TurnEnd::Done);
     let requests = model.requests();
     assert_eq!(requests.len(), 4, "two turn calls, two judgements");
-    assert!(user_text(&requests[1]).contains("Objective: Make the tests pass"), "the judge sees the goal");
-    assert!(user_text(&requests[1]).contains("I fixed the parser."), "and the reply it judges");
     assert!(
-        user_text(&requests[2])
+        last_user_text(&requests[1]).contains("Objective: Make the tests pass"),
+        "the judge sees the goal"
+    );
+    assert!(last_user_text(&requests[1]).contains("I fixed the parser."), "and the reply it judges");
+    assert!(
+        last_user_text(&requests[2])
             .contains("Keep working toward the goal: Make the tests pass. Next: finish the parser"),
         "the continuation is the next user message: {}",
-        user_text(&requests[2])
+        last_user_text(&requests[2])
     );
     let events = test.take_events();
     assert!(events.iter().any(|e| matches!(e, Event::TurnQueued { plugin, .. } if plugin == "goal")));
@@ -242,6 +242,19 @@ async fn goal_turn_running_over_http(
     (server, session)
 }
 
+/// Alice's POST of `body` to the session's `route` while its turn runs: refused with 409,
+/// saying the turn ends at its next continuation.
+async fn refused_while_running(
+    server: &crate::support::serve::Server,
+    session: &str,
+    route: &str,
+    body: Value,
+) {
+    let (status, body) = server.post("alice", &format!("/v1/sessions/{session}/{route}"), body).await;
+    assert_eq!(status, reqwest::StatusCode::CONFLICT, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("ends at its next one"), "{body}");
+}
+
 /// Releases the held model call and returns the events of the goal's turn, checked to have
 /// ended without the continuation its judge asked for.
 async fn preempted_turn(
@@ -264,11 +277,7 @@ async fn over_http_a_goal_command_starts_its_turn_and_a_prompt_sent_meanwhile_pr
     let gate = Arc::new(tokio::sync::Notify::new());
     let (server, session) = goal_turn_running_over_http(&model, &gate).await;
     // The operator writes while the goal's turn runs: refused for now, and the turn yields.
-    let (status, body) = server
-        .post("alice", &format!("/v1/sessions/{session}/messages"), serde_json::json!({"text": "stop there"}))
-        .await;
-    assert_eq!(status, reqwest::StatusCode::CONFLICT);
-    assert!(body["error"].as_str().unwrap().contains("ends at its next one"), "{body}");
+    refused_while_running(&server, &session, "messages", serde_json::json!({"text": "stop there"})).await;
     let events = preempted_turn(&server, &session, &gate).await;
     assert!(events.iter().any(|(_, event)| event["type"] == "turn_queued"), "{events:?}");
     assert_eq!(model.requests().len(), 2, "the turn's call and the judge's");
@@ -286,15 +295,7 @@ async fn over_http_a_command_sent_while_a_goal_turn_runs_preempts_it_too() {
     let (server, session) = goal_turn_running_over_http(&model, &gate).await;
     // A command is the operator's input as much as a prompt is: refused while the turn
     // runs, and the turn grants no further continuation.
-    let (status, body) = server
-        .post(
-            "alice",
-            &format!("/v1/sessions/{session}/commands"),
-            serde_json::json!({"line": "/goal pause"}),
-        )
-        .await;
-    assert_eq!(status, reqwest::StatusCode::CONFLICT, "{body}");
-    assert!(body["error"].as_str().unwrap().contains("ends at its next one"), "{body}");
+    refused_while_running(&server, &session, "commands", serde_json::json!({"line": "/goal pause"})).await;
     preempted_turn(&server, &session, &gate).await;
     assert_eq!(model.requests().len(), 2, "the turn's call and the judge's, no continuation");
 }

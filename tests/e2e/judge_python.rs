@@ -10,10 +10,10 @@ use agent_host::agent::{ApprovalAnswer, NoOperator, SessionHandle};
 use agent_host::events::{CallDecision, ReviewOutcome, TurnEnd};
 use serde_json::{Value, json};
 
-use crate::support::judged::{continued, decisions, stopped};
+use crate::support::judged::{continued, decision_kinds, stopped};
 use crate::support::{
-    FakeModel, Reply, ScriptedApprover, TestHost, config_text, plugin_block, source_plugin_block,
-    tool_results,
+    FakeModel, Reply, ScriptedApprover, TestHost, config_text, last_user_text, plugin_block,
+    source_plugin_block, tool_results,
 };
 
 const ASKED: &str = "notes need a look";
@@ -33,11 +33,6 @@ fn note(text: &str) -> Reply {
     Reply::tool("note", &json!({ "text": text }).to_string())
 }
 
-fn last_user_text(request: &Value) -> String {
-    let messages = request["messages"].as_array().expect("messages");
-    messages.iter().rev().find(|m| m["role"] == "user").map(|m| m["content"].to_string()).unwrap_or_default()
-}
-
 /// (verdict, reason) of each `tool_reviewed`, all by judge-py.
 fn reviews(events: &[Event]) -> Vec<(ReviewOutcome, Option<String>)> {
     events
@@ -51,11 +46,6 @@ fn reviews(events: &[Event]) -> Vec<(ReviewOutcome, Option<String>)> {
             _ => None,
         })
         .collect()
-}
-
-/// The kinds of the calls' decisions, in order.
-fn decided(events: &[Event]) -> Vec<CallDecision> {
-    decisions(events).into_iter().map(|(decision, _)| decision).collect()
 }
 
 async fn notes(session: &SessionHandle) -> Option<Value> {
@@ -128,7 +118,7 @@ async fn review_refuses_a_call_the_policy_asks_about_with_a_reason_the_model_rea
         [(ReviewOutcome::Deny, Some(refusal.clone())), (ReviewOutcome::Allow, None)],
         "the review sees why the policy asks"
     );
-    assert_eq!(decided(&events), [CallDecision::Deny, CallDecision::AllowByReview]);
+    assert_eq!(decision_kinds(&events), [CallDecision::Deny, CallDecision::AllowByReview]);
     let results = tool_results(&events);
     assert!(!results[0].0 && results[0].1.contains(&refusal), "{results:?}");
     assert_eq!(results[1], (true, "noted: buy milk".to_owned()));
@@ -157,7 +147,7 @@ async fn a_review_that_raises_is_a_failed_review_the_operator_decides() {
     assert_eq!(reviewed[0].0, ReviewOutcome::Error);
     let reason = reviewed[0].1.clone().unwrap_or_default();
     assert_eq!(reason, "RuntimeError: the review broke on purpose");
-    assert_eq!(decided(&events), [CallDecision::AllowOnce]);
+    assert_eq!(decision_kinds(&events), [CallDecision::AllowOnce]);
     assert_eq!(tool_results(&events), [(true, "noted: crash".to_owned())]);
     assert_eq!(notes(&session).await, Some(json!(["crash"])));
 
@@ -170,7 +160,7 @@ async fn a_review_that_raises_is_a_failed_review_the_operator_decides() {
     }
     let events = test.take_events();
     assert_eq!(reviews(&events)[0].0, ReviewOutcome::Error);
-    assert_eq!(decided(&events), [CallDecision::Deny]);
+    assert_eq!(decision_kinds(&events), [CallDecision::Deny]);
     assert_eq!(notes(&session).await, Some(json!(["crash"])), "the refused call did not run");
 }
 

@@ -9,11 +9,11 @@
 use agent_host::Event;
 use agent_host::agent::{ApprovalAnswer, NoOperator, SessionHandle};
 use agent_host::events::{CallDecision, ReviewOutcome, TurnEnd};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::support::judged::{continued, decisions, stopped};
+use crate::support::judged::{continued, decision_kinds, decisions, stopped};
 use crate::support::{
-    FakeModel, Reply, ScriptedApprover, TestHost, component_block, config_text, plugin_block,
+    FakeModel, Reply, ScriptedApprover, TestHost, component_block, config_text, last_user_text, plugin_block,
     quickjs_plugin_wasm, source_plugin_block, tool_results,
 };
 
@@ -86,12 +86,6 @@ async fn turn(test: &TestHost, session: &SessionHandle, approver: &ScriptedAppro
     test.host.run_turn(&mut locked, "go", &*test.events, approver).await.unwrap().end
 }
 
-/// The last user message of a request to the endpoint.
-fn user_text(request: &Value) -> String {
-    let messages = request["messages"].as_array().unwrap();
-    messages.iter().rev().find(|m| m["role"] == "user").map(|m| m["content"].to_string()).unwrap_or_default()
-}
-
 /// (verdict, reason, reviewer) of each `tool_reviewed`.
 fn reviews(events: &[Event]) -> Vec<(ReviewOutcome, Option<String>, String)> {
     events
@@ -127,9 +121,9 @@ async fn turn_end_sends_the_model_on_then_stops_the_turn_with_its_reason(engine:
     let requests = model.requests();
     assert_eq!(requests.len(), 2, "one continuation, then the stop: no third call");
     assert!(
-        user_text(&requests[1]).contains("Keep going: finish it."),
+        last_user_text(&requests[1]).contains("Keep going: finish it."),
         "the continuation is the model's next user message: {}",
-        user_text(&requests[1])
+        last_user_text(&requests[1])
     );
     let events = test.take_events();
     assert_eq!(continued(&events), [("judge-ts".to_owned(), "Keep going: finish it.".to_owned())]);
@@ -216,8 +210,7 @@ async fn review_allows_a_call_without_asking_the_operator(engine: Engine) {
     let events = test.take_events();
     let verdicts: Vec<ReviewOutcome> = reviews(&events).into_iter().map(|(verdict, ..)| verdict).collect();
     assert_eq!(verdicts, [ReviewOutcome::Allow, ReviewOutcome::Abstain]);
-    let decided: Vec<CallDecision> = decisions(&events).into_iter().map(|(decision, _)| decision).collect();
-    assert_eq!(decided, [CallDecision::AllowByReview, CallDecision::AllowOnce]);
+    assert_eq!(decision_kinds(&events), [CallDecision::AllowByReview, CallDecision::AllowOnce]);
     assert_eq!(
         tool_results(&events),
         [(true, "noted: make".to_owned()), (true, "noted: something else".to_owned())]

@@ -14,6 +14,11 @@ pub fn decisions(events: &[Event]) -> Vec<(CallDecision, String)> {
         .collect()
 }
 
+/// The kinds of [`decisions`], in order.
+pub fn decision_kinds(events: &[Event]) -> Vec<CallDecision> {
+    decisions(events).into_iter().map(|(decision, _)| decision).collect()
+}
+
 /// Each continuation a judge or a stop hook sent: the plugin and its message.
 pub fn continued(events: &[Event]) -> Vec<(String, String)> {
     events

@@ -280,6 +280,12 @@ pub fn system_prompt(request: &serde_json::Value) -> &str {
     request["messages"][0]["content"].as_str().expect("every request starts with the system prompt")
 }
 
+/// The last user message of one request the fake model received, as JSON text ("" if none).
+pub fn last_user_text(request: &serde_json::Value) -> String {
+    let messages = request["messages"].as_array().expect("a chat request has messages");
+    messages.iter().rev().find(|m| m["role"] == "user").map(|m| m["content"].to_string()).unwrap_or_default()
+}
+
 /// The `[plugin.grants.dirs]` block that lets the permissions plugin write its audit log to
 /// `host` (as `/audit`).
 pub fn audit_grant(host: &std::path::Path) -> String {
