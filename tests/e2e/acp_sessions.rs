@@ -1,6 +1,6 @@
 //! `agent-host acp`'s sessions as an editor opens them: the MCP servers it passes attached to
-//! that session alone, started in its `cwd`, and what it may not pass refused before anything
-//! starts; `authenticate`; a session resumed in a new process; a compaction told to a client
+//! that session alone (started in a private folder, never its `cwd`: `server_code.rs`), and
+//! what it may not pass refused before anything starts; `authenticate`; a session resumed in a new process; a compaction told to a client
 //! that takes compaction updates.
 
 use agent_client_protocol::Agent;
@@ -18,12 +18,11 @@ use crate::support::acp_client::{deployment, open, prompt, with_client};
 use crate::support::mcp::mcp_servers;
 use crate::support::{FakeModel, Reply, plugin_block};
 
-/// server-everything started over stdio as `name`, from its own folder (the request's `cwd`)
-/// by a relative path: it starts only where the session's `cwd` says.
+/// server-everything started over stdio as `name`, by its script's absolute path.
 fn everything(name: &str) -> McpServer {
     McpServer::Stdio(
         McpServerStdio::new(name, "node")
-            .args(vec!["index.js".into(), "stdio".into()])
+            .args(vec![mcp_servers().everything.display().to_string(), "stdio".into()])
             .env(vec![EnvVariable::new("EDITOR_GIVEN", "from-the-editor")]),
     )
 }
@@ -37,7 +36,7 @@ fn offered(request: &Value) -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_editors_mcp_server_serves_its_session_alone_started_in_its_cwd_with_the_values_given() {
+async fn an_editors_mcp_server_serves_its_session_alone_with_the_values_given() {
     let model = FakeModel::start().await;
     model.push(Reply::tool("mcp__editor__get-env", "{}"));
     model.push(Reply::text("I read the environment."));

@@ -61,6 +61,7 @@ mod serve_hosts;
 mod serve_metrics;
 mod serve_page;
 mod serve_principals;
+mod server_code;
 mod shell;
 mod shell_sandbox;
 mod skills;

@@ -1,10 +1,14 @@
 //! The MCP servers an editor passes with `session/new`, `session/load` or `session/resume`,
 //! attached to that session alone through the same machinery as `[[mcp]]`: the same names
-//! (`mcp__<server>__<tool>`), hooks, rules, time limits and process handling, each started in
-//! the session's `cwd`. What the editor gives as values (variables, headers) stays values;
-//! nothing of it is written to the config or the store.
+//! (`mcp__<server>__<tool>`), hooks, rules, time limits and process handling. They start in
+//! a private empty folder, never the session's `cwd`: that is the project the editor opened,
+//! which the deployment may let plugins (and so the model) write, and `npx`, `node ./x.js`
+//! or a Python module would load code from it. A server whose command or files a plugin may
+//! write is refused, as a `[[mcp]]` entry is (`config/server_code.rs`). What the editor
+//! gives as values (variables, headers) stays values; nothing of it is written to the
+//! config or the store.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use agent_client_protocol::Error;
 use agent_client_protocol::v1::schema::McpServer;
@@ -12,13 +16,13 @@ use serde_json::json;
 
 use crate::agent::{Host, LiveSession};
 use crate::config::{McpServerConfig, header_problem, is_variable_name, name_problem};
-use crate::mcp::McpSet;
+use crate::mcp::{McpSet, private_folder};
 
 /// What an editor asked to attach to a session: its servers as `[[mcp]]` entries, and the
-/// folder they start in.
+/// private folder they start in.
 pub struct Requested {
     entries: Vec<McpServerConfig>,
-    cwd: PathBuf,
+    folder: tempfile::TempDir,
 }
 
 /// The servers `servers` of a request whose `cwd` is `cwd`, checked: a request the host cannot
@@ -43,7 +47,15 @@ pub fn requested(host: &Host, servers: &[McpServer], cwd: &Path) -> Result<Reque
         }
         entries.push(entry);
     }
-    Ok(Requested { entries, cwd: cwd.to_path_buf() })
+    let folder = private_folder().map_err(|error| {
+        Error::internal_error().data(format!("no private folder for the MCP servers to start in: {error}"))
+    })?;
+    for entry in &entries {
+        if let Some(refusal) = deployment.server_code_refusal(entry, folder.path()) {
+            return Err(Error::invalid_params().data(format!("MCP server `{}`: {refusal}", entry.name)));
+        }
+    }
+    Ok(Requested { entries, folder })
 }
 
 impl Requested {
@@ -54,7 +66,7 @@ impl Requested {
         if self.entries.is_empty() && session.own_mcp().is_none() {
             return;
         }
-        let started = McpSet::start_entries(&self.entries, &self.cwd, None).await;
+        let started = McpSet::start_in_private_folder(&self.entries, self.folder).await;
         for (name, error) in started.set.failures() {
             tracing::warn!(server = %name, "the editor's MCP server did not start: {error}");
         }

@@ -13,6 +13,7 @@ mod locate;
 mod mcp;
 mod plugin_source;
 mod serve;
+mod server_code;
 mod storage;
 mod telemetry;
 mod toolchain;

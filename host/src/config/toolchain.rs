@@ -5,7 +5,8 @@
 //! packages its build compiles (its path dependencies and workspace members, whose build
 //! scripts run as the operator), its workspace's cargo settings and the folder cargo builds
 //! it into. A plugin that could write any of them would run its code as the operator at the
-//! next start or reload.
+//! next start or reload. The same holds for what a started MCP server runs
+//! (`server_code.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -52,6 +53,10 @@ pub(super) fn executed(config: &Config) -> Vec<Sensitive> {
         if plugin.enabled && super::PluginSource::of(&dir) == Some(super::PluginSource::Crate) {
             paths.extend(crate_paths(&dir, index));
         }
+    }
+    for server in config.mcp.iter().filter(|server| server.enabled) {
+        let cwd = config.resolve(server.cwd.as_deref().unwrap_or(Path::new(".")));
+        paths.extend(super::server_code::server_code(server, &cwd));
     }
     paths
 }

@@ -135,6 +135,9 @@ fn start(
             command.env(name, value);
         }
     }
+    // Python puts the working folder first on `sys.path` (`python3 -m NAME` would import a
+    // file from it); the server's code is what its command names, never what lies there.
+    command.env("PYTHONSAFEPATH", "1");
     for name in &server.env {
         let value = std::env::var_os(name)
             .ok_or_else(|| format!("it needs the host variable `{name}` (`env`), which is not set"))?;

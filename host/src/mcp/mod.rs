@@ -17,5 +17,5 @@ mod set;
 mod tools;
 
 pub use server::{McpServer, ServerState, ServerStatus};
-pub use set::{McpSet, Started, event};
+pub use set::{McpSet, Started, event, private_folder};
 pub use tools::{McpTool, offered_name};

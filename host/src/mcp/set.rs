@@ -4,6 +4,7 @@
 //! once the last snapshot holding it is dropped.
 
 use std::path::Path;
+
 use std::sync::Arc;
 
 use super::server::{McpServer, ServerState, ServerStatus};
@@ -14,6 +15,9 @@ use crate::events::Event;
 #[derive(Default)]
 pub struct McpSet {
     servers: Vec<Arc<McpServer>>,
+    /// The private empty folder a client's servers start in; removed with the set, after
+    /// the servers (fields drop in order).
+    _private_folder: Option<tempfile::TempDir>,
 }
 
 /// What starting a set did, for the event stream.
@@ -49,7 +53,17 @@ impl McpSet {
         let servers = futures_util::future::join_all(starts).await;
         let events =
             servers.iter().filter(|(_, fresh)| *fresh).map(|(server, _)| event(&server.status())).collect();
-        Started { set: Self { servers: servers.into_iter().map(|(server, _)| server).collect() }, events }
+        let servers = servers.into_iter().map(|(server, _)| server).collect();
+        Started { set: Self { servers, _private_folder: None }, events }
+    }
+
+    /// The enabled servers of `entries` a client asked for, each started in `folder`: a
+    /// private empty folder made for them (`private_folder`), never the client's project,
+    /// which a plugin may be granted to write (`config/server_code.rs`).
+    pub async fn start_in_private_folder(entries: &[McpServerConfig], folder: tempfile::TempDir) -> Started {
+        let mut started = Self::start_entries(entries, folder.path(), None).await;
+        started.set._private_folder = Some(folder);
+        started
     }
 
     pub fn servers(&self) -> &[Arc<McpServer>] {
@@ -90,4 +104,12 @@ pub fn event(status: &ServerStatus) -> Event {
             tool_errors: status.tool_errors.clone(),
         },
     }
+}
+
+/// A new empty folder, readable by the operator alone, for a client's servers to start in.
+pub fn private_folder() -> std::io::Result<tempfile::TempDir> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let folder = tempfile::Builder::new().prefix("agent-host-mcp-").tempdir()?;
+    std::fs::set_permissions(folder.path(), std::fs::Permissions::from_mode(0o700))?;
+    Ok(folder)
 }

@@ -22,6 +22,7 @@
 
 mod cgroup;
 mod child;
+mod lines;
 mod masks;
 mod mountinfo;
 mod nofollow;
@@ -35,6 +36,7 @@ mod spec;
 use std::path::Path;
 
 pub use child::{die_with_parent, kill_group};
+pub use lines::Stream;
 pub use nofollow::{FolderError, fd_path, open_folder};
 pub use rlimits::Rlimits;
 pub use run::{RunLimits, RunOutput};

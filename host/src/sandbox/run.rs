@@ -72,7 +72,7 @@ impl Sandbox {
         Ok(RunOutput { status, stdout, stderr, timed_out, truncated: stdout_cut || stderr_cut })
     }
 
-    fn spawn(
+    pub(super) fn spawn(
         &self,
         spec: &SandboxSpec,
         timeout: Duration,
