@@ -49,7 +49,11 @@ fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-        let built = agent_host::plugins::build_workspace(&root.join("plugins")).expect("plugins build");
+        let built = agent_host::plugins::build_workspace(
+            &root.join("plugins"),
+            &agent_host::plugins::BuildSandbox::confined().expect("this kernel builds the sandbox"),
+        )
+        .expect("plugins build");
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("workspace")).unwrap();
         std::fs::write(dir.path().join("script.toml"), "[[turn]]\ntext = \"done\"\n").unwrap();
@@ -94,7 +98,11 @@ fn plugin(name: &str) -> Arc<LoadedPlugin> {
 fn loaded_alone(package: &str) -> Arc<LoadedPlugin> {
     let fixture = fixture();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let built = agent_host::plugins::build_workspace(&root.join("plugins")).expect("plugins build");
+    let built = agent_host::plugins::build_workspace(
+        &root.join("plugins"),
+        &agent_host::plugins::BuildSandbox::confined().expect("this kernel builds the sandbox"),
+    )
+    .expect("plugins build");
     let config_path = fixture.config_path.parent().unwrap().join(format!("{package}.toml"));
     let text = format!(
         "[model]\nprovider = \"scripted\"\nscript = \"script.toml\"\n[storage]\npath = \"s.db\"\n\

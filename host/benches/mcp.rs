@@ -32,7 +32,10 @@ fn main() -> anyhow::Result<()> {
         std::path::PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/agent-host/mcp")
     });
     let everything = home.join("npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    let built = agent_host::plugins::build_workspace(&root.join("plugins"))?;
+    let built = agent_host::plugins::build_workspace(
+        &root.join("plugins"),
+        &agent_host::plugins::BuildSandbox::confined().expect("this kernel builds the sandbox"),
+    )?;
 
     let dir = tempfile::tempdir()?;
     std::fs::write(dir.path().join("script.toml"), "[[turn]]\ntext = \"done\"\n")?;

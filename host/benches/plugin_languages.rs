@@ -55,7 +55,11 @@ fn repo() -> PathBuf {
 fn main() {
     let args = args();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let rust = agent_host::plugins::build_workspace(&repo().join("plugins")).expect("the plugins build");
+    let rust = agent_host::plugins::build_workspace(
+        &repo().join("plugins"),
+        &agent_host::plugins::BuildSandbox::confined().expect("this kernel builds the sandbox"),
+    )
+    .expect("the plugins build");
     let mut components = vec![("Rust".to_owned(), rust["triage-modes"].clone())];
     let quickjs = quickjs_copy();
     let folders = [
@@ -64,8 +68,12 @@ fn main() {
         ("QuickJS", quickjs.path().to_path_buf()),
     ];
     for (language, folder) in &folders {
-        let built = agent_host::plugins::resolve_component(folder, &|_| {})
-            .unwrap_or_else(|error| panic!("building {}: {error}", folder.display()));
+        let built = agent_host::plugins::resolve_component(
+            folder,
+            &agent_host::plugins::BuildSandbox::confined().expect("this kernel builds the sandbox"),
+            &|_| {},
+        )
+        .unwrap_or_else(|error| panic!("building {}: {error}", folder.display()));
         components.push(((*language).to_owned(), built));
     }
     println!(
@@ -99,12 +107,22 @@ fn main() {
     for (language, folder) in &folders {
         let dir = tempfile::tempdir().unwrap();
         // Fills the compile cache, so every timed round finds the component there.
-        let component = agent_host::plugins::resolve_component(folder, &|_| {}).unwrap();
+        let component = agent_host::plugins::resolve_component(
+            folder,
+            &agent_host::plugins::BuildSandbox::confined().expect("this kernel builds the sandbox"),
+            &|_| {},
+        )
+        .unwrap();
         runtime.block_on(start(dir.path(), &component));
         let unchanged: Vec<Duration> = (0..args.rounds)
             .map(|_| {
                 let started = Instant::now();
-                let component = agent_host::plugins::resolve_component(folder, &|_| {}).unwrap();
+                let component = agent_host::plugins::resolve_component(
+                    folder,
+                    &agent_host::plugins::BuildSandbox::confined().expect("this kernel builds the sandbox"),
+                    &|_| {},
+                )
+                .unwrap();
                 runtime.block_on(start(dir.path(), &component));
                 started.elapsed()
             })
@@ -114,7 +132,12 @@ fn main() {
                 forget_build(folder);
                 let cold = tempfile::tempdir().unwrap();
                 let started = Instant::now();
-                let component = agent_host::plugins::resolve_component(folder, &|_| {}).unwrap();
+                let component = agent_host::plugins::resolve_component(
+                    folder,
+                    &agent_host::plugins::BuildSandbox::confined().expect("this kernel builds the sandbox"),
+                    &|_| {},
+                )
+                .unwrap();
                 runtime.block_on(start(cold.path(), &component));
                 started.elapsed()
             })

@@ -13,6 +13,7 @@ mod acp_sessions;
 mod agent_mode;
 mod anthropic;
 mod approvals;
+mod build_sandbox;
 mod caps;
 mod carry;
 mod cli;

@@ -18,7 +18,7 @@ use crate::support::{FakeModel, Reply, TestHost, config_text, repo_root};
 /// and its target folder shared with `plugins/target`, so the SDK and its dependencies are
 /// already built and only the copy compiles. Each test names its copy differently: crates
 /// of one name in one target folder build to one file.
-fn author_crate(package: &str) -> tempfile::TempDir {
+pub(crate) fn author_crate(package: &str) -> tempfile::TempDir {
     let root = repo_root();
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("src")).unwrap();

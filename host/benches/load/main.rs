@@ -159,7 +159,10 @@ impl Batch {
 fn main() -> anyhow::Result<()> {
     let options = Options::parse();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let built = agent_host::plugins::build_workspace(&root.join("plugins"))?;
+    let built = agent_host::plugins::build_workspace(
+        &root.join("plugins"),
+        &agent_host::plugins::BuildSandbox::confined().expect("this kernel builds the sandbox"),
+    )?;
     let dir = tempfile::tempdir()?;
     std::fs::create_dir(dir.path().join("workspace"))?;
     set_bench_key();

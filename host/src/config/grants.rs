@@ -119,6 +119,28 @@ pub fn host_file_at(config: &Config, path: &Path) -> Option<String> {
         .map(|item| item.what)
 }
 
+impl Config {
+    /// The deployment's own files that nothing it runs may read, even where they lie in a
+    /// folder it is shown (a plugin folder's build, which sees its repository): the session
+    /// store and its journals, the compile cache and its key.
+    pub fn private_files(&self) -> Vec<PathBuf> {
+        let store = self.resolve(&self.storage.path);
+        let mut files: Vec<PathBuf> = ["-wal", "-shm", "-journal"]
+            .iter()
+            .map(|suffix| {
+                let mut journal = store.clone().into_os_string();
+                journal.push(suffix);
+                PathBuf::from(journal)
+            })
+            .collect();
+        files.push(store);
+        let cache = self.resolve(&self.runtime.cache_dir);
+        files.push(super::compile_cache_key_path(&cache));
+        files.push(cache);
+        files
+    }
+}
+
 /// How `granted` overlaps `item`, if it does.
 pub(super) fn overlap<'a>(granted: &Path, item: &'a Sensitive) -> Option<(&'a Sensitive, &'static str)> {
     if item.path.starts_with(granted) {

@@ -36,6 +36,7 @@ pub use mcp::{
 pub use plugin_source::{PluginSource, toolchains_home};
 pub use serve::ServeConfig;
 pub use telemetry::TelemetryConfig;
+pub use toolchain::{CrateLayout, on_path};
 
 /// The whole deployment, as loaded from `config.toml`.
 #[derive(Debug, Clone, Deserialize)]

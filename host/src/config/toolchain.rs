@@ -63,7 +63,7 @@ pub(super) fn executed(config: &Config) -> Vec<Sensitive> {
 
 /// The packages, settings and target folder of the crate at `dir` (plugin `index`'s).
 fn crate_paths(dir: &Path, index: usize) -> Vec<Sensitive> {
-    let build = Build::of(dir);
+    let build = CrateLayout::of(dir);
     let mut paths: Vec<Sensitive> = build
         .packages
         .iter()
@@ -81,30 +81,37 @@ fn crate_paths(dir: &Path, index: usize) -> Vec<Sensitive> {
     paths
 }
 
-/// What a crate's build reads and writes, as cargo reports it.
-struct Build {
+/// What a crate's build reads and writes, as cargo reports it: what the build's sandbox
+/// shows it (`plugins/source/cargo.rs`), and what no grant may make writable.
+#[derive(Debug, Clone)]
+pub struct CrateLayout {
     /// The crate, its workspace's members and their path dependencies.
-    packages: Vec<PathBuf>,
-    workspace_root: Option<PathBuf>,
-    target_dir: PathBuf,
+    pub packages: Vec<PathBuf>,
+    pub workspace_root: Option<PathBuf>,
+    /// Where cargo builds it: the build is told this folder (`CARGO_TARGET_DIR`), so what
+    /// is checked here is where it writes.
+    pub target_dir: PathBuf,
 }
 
-impl Build {
-    /// From `cargo metadata` (run as the build runs cargo), or when cargo cannot say, from
-    /// the crate's own `Cargo.toml`: its `path` dependencies and its `target` folder.
-    fn of(dir: &Path) -> Self {
+impl CrateLayout {
+    /// From `cargo metadata`, or when cargo cannot say, from the crate's own `Cargo.toml`:
+    /// its `path` dependencies and its `target` folder.
+    pub fn of(dir: &Path) -> Self {
         Self::from_metadata(dir).unwrap_or_else(|| Self::from_manifest(dir))
     }
 
     /// `cargo metadata --no-deps`: it needs no registry, and names the workspace's members
     /// and each one's `path` dependencies (those of a path dependency outside the workspace
-    /// are not listed).
+    /// are not listed). It runs natively: it reads the manifests and the folder's cargo
+    /// settings (its `target-dir`), and compiles and runs nothing; wrappers are switched off.
     fn from_metadata(dir: &Path) -> Option<Self> {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut command = Command::new(cargo);
         command
             .args(["metadata", "--format-version", "1", "--no-deps", "--offline", "--manifest-path"])
             .arg(dir.join("Cargo.toml"))
+            .env("CARGO_BUILD_RUSTC_WRAPPER", "")
+            .env("CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER", "")
             .current_dir(dir);
         // As `plugins::source` runs cargo: its own target folder, none of an outer build's.
         for variable in ["CARGO_TARGET_DIR", "CARGO_BUILD_TARGET", "RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS"] {
@@ -149,7 +156,7 @@ impl Build {
 }
 
 /// The first `name` on `PATH`, as a shell would run it.
-fn on_path(name: &str) -> Option<PathBuf> {
+pub fn on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path).map(|folder| folder.join(name)).find(|candidate| candidate.is_file())
 }
@@ -177,7 +184,7 @@ mod tests {
              [build-dependencies]\ngen = { path = \"gen\" }\n",
         )
         .unwrap();
-        let build = Build::from_manifest(&plugin);
+        let build = CrateLayout::from_manifest(&plugin);
         assert_eq!(build.packages, [plugin.clone(), plugin.join("../shared"), plugin.join("gen")]);
         assert_eq!(build.target_dir, plugin.join("target"));
     }

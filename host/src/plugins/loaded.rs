@@ -369,11 +369,8 @@ fn process_grant(
         return Ok(None);
     }
     // Probed once per process; never a silent fallback to an unconfined process.
-    let sandbox = match spec.sandbox {
-        SandboxMode::Namespaces => Sandbox::confined()
-            .map_err(|error| LoadError::Sandbox { plugin: label.to_owned(), detail: error.to_string() })?,
-        SandboxMode::None => Sandbox::unconfined(),
-    };
+    let sandbox = Sandbox::for_mode(spec.sandbox)
+        .map_err(|error| LoadError::Sandbox { plugin: label.to_owned(), detail: error.to_string() })?;
     let limits = spec.limits;
     Ok(Some(ProcessGrant {
         workdir: dirs.iter().find(|mount| mount.write).map(|mount| mount.host.clone()),

@@ -64,7 +64,7 @@ impl PluginSet {
                 config.error_at(entry.path.span(), format!("plugin[{index}]"), message)
             };
             let path = config.resolve(entry.path.get_ref());
-            let component = build(path, sink).await.map_err(&at)?;
+            let component = build(path, config, sink).await.map_err(&at)?;
             let settings = serde_json::to_value(&entry.config)
                 .with_context(|| format!("plugin[{index}].config cannot be expressed as JSON"))?;
             let file = ComponentFile::read(&component).map_err(|error| at(error.to_string()))?;

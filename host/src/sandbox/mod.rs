@@ -73,6 +73,15 @@ impl Sandbox {
         Self { confinement: Confinement::None }
     }
 
+    /// What `[runtime] sandbox` asks for: the namespaces (probed; an error when this kernel
+    /// cannot build them, never a silent fallback), or the explicit opt-out.
+    pub fn for_mode(mode: crate::config::SandboxMode) -> Result<Self, SandboxUnavailable> {
+        match mode {
+            crate::config::SandboxMode::Namespaces => Self::confined(),
+            crate::config::SandboxMode::None => Ok(Self::unconfined()),
+        }
+    }
+
     pub fn confinement(&self) -> Confinement {
         self.confinement
     }

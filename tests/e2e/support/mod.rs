@@ -39,8 +39,11 @@ pub fn repo_root() -> PathBuf {
 pub fn plugin_wasm(package: &str) -> PathBuf {
     static BUILT: OnceLock<BTreeMap<String, PathBuf>> = OnceLock::new();
     let built = BUILT.get_or_init(|| {
-        let built = agent_host::plugins::build_workspace(&repo_root().join("plugins"))
-            .unwrap_or_else(|error| panic!("building the plugins failed: {error}"));
+        let built = agent_host::plugins::build_workspace(
+            &repo_root().join("plugins"),
+            &agent_host::plugins::BuildSandbox::confined().expect("this kernel builds the sandbox"),
+        )
+        .unwrap_or_else(|error| panic!("building the plugins failed: {error}"));
         settled(built)
     });
     built.get(package).unwrap_or_else(|| panic!("no plugin package `{package}` in plugins/")).clone()
@@ -79,8 +82,12 @@ fn built_source(name: &str, folder: &Path) -> PathBuf {
     if let Some(path) = built.get(name) {
         return path.clone();
     }
-    let component = agent_host::plugins::resolve_component(folder, &|_| {})
-        .unwrap_or_else(|error| panic!("building {} failed: {error}", folder.display()));
+    let component = agent_host::plugins::resolve_component(
+        folder,
+        &agent_host::plugins::BuildSandbox::confined().expect("this kernel builds the sandbox"),
+        &|_| {},
+    )
+    .unwrap_or_else(|error| panic!("building {} failed: {error}", folder.display()));
     let settled = settle(&component, &format!("{}.wasm", name.replace('/', "-")));
     built.insert(name.to_owned(), settled.clone());
     settled

@@ -14,8 +14,11 @@ mod typescript;
 use std::path::{Path, PathBuf};
 
 use super::error::LoadError;
-use crate::config::PluginSource;
+use crate::config::{Config, PluginSource};
+use crate::sandbox::Sandbox;
+
 use crate::events::{Event, EventSink};
+pub use command::BuildSandbox;
 
 pub use cargo::{build_crate, build_workspace};
 
@@ -23,14 +26,26 @@ pub use cargo::{build_crate, build_workspace};
 /// `Compiling my-plugin v0.1.0 (...)`. Called from the thread that reads cargo's output.
 pub type Progress<'a> = &'a (dyn Fn(&str) + Sync);
 
-/// The component for a configured plugin path: the `.wasm` itself, or a crate folder built
-/// for it. A build takes seconds, not microseconds, so it runs off the async workers, and its
+/// The component for `config`'s plugin path `path`: the `.wasm` itself, or a source folder
+/// built for it in the sandbox `[runtime] sandbox` names, the deployment's own files hidden.
+/// A build takes seconds, not microseconds, so it runs off the async workers, and its
 /// progress lines come back over a channel to be shown as `plugin_building` events.
-pub(super) async fn build(path: PathBuf, sink: &dyn EventSink) -> Result<PathBuf, String> {
+pub(super) async fn build(path: PathBuf, config: &Config, sink: &dyn EventSink) -> Result<PathBuf, String> {
+    if PluginSource::of(&path).is_none_or(|source| source == PluginSource::Component) {
+        return Ok(path);
+    }
+    let sandbox = Sandbox::for_mode(config.runtime.sandbox).map_err(|error| {
+        format!(
+            "{} is a source folder, whose build runs in the OS sandbox, which this machine cannot \
+             make: {error}; build it elsewhere and give its .wasm, or set [runtime] sandbox = \"none\"",
+            path.display()
+        )
+    })?;
+    let sandbox = BuildSandbox { sandbox, hidden: config.private_files() };
     let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
     let shown = path.display().to_string();
     let build = tokio::task::spawn_blocking(move || {
-        resolve_component(&path, &|line| {
+        resolve_component(&path, &sandbox, &|line| {
             let _ = progress_tx.send(line.to_owned());
         })
     });
@@ -46,12 +61,17 @@ pub(super) async fn build(path: PathBuf, sink: &dyn EventSink) -> Result<PathBuf
 
 /// The component file for a configured plugin path: the path itself for a `.wasm`, or the
 /// built artifact for a source folder, told apart by its manifest: `Cargo.toml` (Rust),
-/// `pyproject.toml` (Python), `package.json` (TypeScript).
-pub fn resolve_component(path: &Path, progress: Progress<'_>) -> Result<PathBuf, LoadError> {
+/// `pyproject.toml` (Python), `package.json` (TypeScript). Every step of a build runs in
+/// `sandbox` (`command.rs`).
+pub fn resolve_component(
+    path: &Path,
+    sandbox: &BuildSandbox,
+    progress: Progress<'_>,
+) -> Result<PathBuf, LoadError> {
     match PluginSource::of(path) {
-        Some(PluginSource::Crate) => build_crate(path, progress),
-        Some(PluginSource::Python) => python::build(path, progress),
-        Some(PluginSource::TypeScript) => typescript::build(path, progress),
+        Some(PluginSource::Crate) => build_crate(path, sandbox, progress),
+        Some(PluginSource::Python) => python::build(path, sandbox, progress),
+        Some(PluginSource::TypeScript) => typescript::build(path, sandbox, progress),
         // A missing file is reported by the load that reads it.
         Some(PluginSource::Component) | None => Ok(path.to_path_buf()),
     }

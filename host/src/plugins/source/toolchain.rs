@@ -1,9 +1,13 @@
 //! The pinned tools that build Python and TypeScript plugin folders, installed on first use
 //! by the same script README names (`scripts/install-plugin-toolchains.sh`, carried in the
-//! binary), so the versions have one home.
+//! binary), so the versions have one home. The installer is the host's own script installing
+//! pinned packages, not a plugin folder's code, so it runs natively (RELIABILITY.md).
 
+use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, Stdio};
+
+use crate::unpoisoned::LockUnpoisoned as _;
 
 const INSTALL_SCRIPT: &str = include_str!("../../../../scripts/install-plugin-toolchains.sh");
 
@@ -38,11 +42,49 @@ pub(super) fn ensure(language: &str, progress: super::Progress<'_>) -> Result<To
     command.arg("-c").arg(INSTALL_SCRIPT).arg("install-plugin-toolchains").arg(language);
     command.env("AGENT_HOST_TOOLCHAINS", &home);
     let reported = |line: &str| line.starts_with("install-plugin-toolchains:");
-    let output =
-        super::command::run(command, &format!("installing the {language} toolchain"), reported, progress)?;
+    let output = run_installer(command, &format!("installing the {language} toolchain"), reported, progress)?;
     let stamp = stamp_line(&output, language)
         .ok_or_else(|| format!("the {language} toolchain's installer did not say what it installed"))?;
     Ok(Toolchain { dir: home.join(language), stamp })
+}
+
+/// Runs the installer `command` to its end, its lines that `reported` picks out passed on to
+/// `progress` as they come; its output, or an error with its last lines.
+fn run_installer(
+    mut command: Command,
+    step: &str,
+    reported: fn(&str) -> bool,
+    progress: super::Progress<'_>,
+) -> Result<String, String> {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|error| format!("cannot run {step}: {error}"))?;
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let lines = std::sync::Mutex::new(Vec::<String>::new());
+    let read = |stream: &mut dyn Read| {
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            if reported(&line) {
+                progress(line.trim());
+            }
+            lines.lock_unpoisoned().push(line);
+        }
+    };
+    std::thread::scope(|scope| {
+        let mut stderr = stderr;
+        scope.spawn(move || read(&mut stderr));
+        let mut stdout = stdout;
+        read(&mut stdout);
+    });
+    let status = child.wait().map_err(|error| format!("{step}: {error}"))?;
+    let lines = lines.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if status.success() {
+        return Ok(lines.join("\n"));
+    }
+    Err(super::command::failure(step, status.code(), lines.iter().map(String::as_str)))
 }
 
 /// The line `LANGUAGE STAMP` the installer ends with.
