@@ -16,7 +16,8 @@ use crate::support::{
     FakeModel, Reply, TestHost, config_text, json_prompt_command, last_user_text, plugin_block,
 };
 
-const GRANT: &str = "[plugin.grants]\nmodel = true\n";
+/// The judge asks the model; `queued` starts the goal's turns after its command.
+const GRANT: &str = "[plugin.grants]\nmodel = true\nstart_turns = true\n";
 
 async fn host(model: &FakeModel, config: &str) -> TestHost {
     let block = plugin_block("goal", &format!("{GRANT}{config}"));

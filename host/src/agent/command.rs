@@ -219,18 +219,23 @@ impl Host {
         let set = self.plugins();
         let status = self.reload_status();
         let mut lines: Vec<String> = set
-            .plugins()
-            .iter()
-            .map(|p| {
+            .with_grants()
+            .map(|(p, grants)| {
                 let identity = p.identity();
+                let granted = grants.names();
                 format!(
-                    "{:<24} {}  sha256:{}  loaded {}{}; calls: {}",
+                    "{:<24} {}  sha256:{}  loaded {}{}; calls: {}{}",
                     p.label(),
                     identity.path.display(),
                     &identity.hash[..12],
                     crate::human_time::since(p.loaded_at()),
                     if p.cache_hit() { ", from the compile cache" } else { "" },
-                    p.calls().summary()
+                    p.calls().summary(),
+                    if granted.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; granted: {}", granted.join(", "))
+                    }
                 )
             })
             .collect();
@@ -241,6 +246,20 @@ impl Host {
             lines.push(format!("last reload error: {error}"));
         }
         lines.join("\n")
+    }
+
+    /// One line for each power a plugin holds to act in the operator's place (`review`,
+    /// `queued`), and the grant it holds it by: what a front end says at start, so that no
+    /// plugin approves calls or starts turns without the operator having been told.
+    pub fn powers_granted(&self) -> Vec<String> {
+        let set = self.plugins();
+        set.plugins()
+            .iter()
+            .flat_map(|plugin| {
+                crate::plugins::powers::held(|export| plugin.implements(export))
+                    .map(|power| format!("{} may {} (granted `{}`)", plugin.label(), power.what, power.grant))
+            })
+            .collect()
     }
 
     /// Calls a tool as if the model had, without a model call: schema validation, hooks,
