@@ -11,7 +11,7 @@ use crate::events::{Event, EventSink, TokenUsage, thousands};
 use crate::history_view::Reason;
 use crate::model::tokens::{Budget, ContextAccount};
 use crate::plugins::Exports;
-use crate::state::document;
+use crate::state::{EstimatedUsage, document};
 use crate::tools::ToolCall;
 use crate::tools::ToolResult;
 
@@ -62,7 +62,7 @@ impl Host {
                 session.id(),
                 self.model().describe(),
                 session.model_calls(),
-                tokens_used(session.usage()),
+                tokens_used(session.usage(), EstimatedUsage::of(session.bag())),
                 context_line(session.context(), self.budget())
             )),
             "approvals" => super::StandingApprovals::command(session.bag(), args),
@@ -291,9 +291,23 @@ impl Host {
     }
 }
 
-/// A session's token totals for `/session`; an endpoint that reports no usage leaves none.
-fn tokens_used(usage: TokenUsage) -> String {
-    if usage == TokenUsage::default() { "none reported by the endpoint".to_owned() } else { usage.summary() }
+/// A session's token totals for `/session`: as reported, then what the host estimated for
+/// the calls whose endpoint reported nothing.
+fn tokens_used(usage: TokenUsage, estimated: EstimatedUsage) -> String {
+    let reported = if usage == TokenUsage::default() {
+        "none reported by the endpoint".to_owned()
+    } else {
+        usage.summary()
+    };
+    if estimated.calls == 0 {
+        return reported;
+    }
+    format!(
+        "{reported}; estimated for {} calls that reported none: in {} · out {}",
+        thousands(estimated.calls),
+        thousands(estimated.input_tokens),
+        thousands(estimated.output_tokens)
+    )
 }
 
 /// How full the window is, for `/session`: the tokens the last call took (as the endpoint

@@ -317,9 +317,10 @@ impl EventSink for ConsoleRenderer {
             Event::TurnEnded { reason: TurnEnd::MaxIterations, .. } => {
                 self.line(&format!("{YELLOW}(stopped: the turn reached agent.max_iterations){RESET}"));
             }
-            Event::TurnEnded { reason: TurnEnd::TokenBudget, tokens, .. } => {
+            Event::TurnEnded { reason: TurnEnd::TokenBudget, tokens, estimated, .. } => {
+                let how = if *estimated { " (estimated: the endpoint reported no usage)" } else { "" };
                 self.line(&format!(
-                    "{YELLOW}(stopped: the turn spent {tokens} tokens, agent.max_turn_tokens){RESET}"
+                    "{YELLOW}(stopped: the turn spent {tokens} tokens{how}, agent.max_turn_tokens){RESET}"
                 ));
             }
             Event::TurnEnded { reason: TurnEnd::TimeBudget, ms, .. } => {
