@@ -16,7 +16,8 @@ use crate::support::{
     FakeModel, Reply, TestHost, config_text, json_prompt_command, last_user_text, plugin_block,
 };
 
-const GRANT: &str = "[plugin.grants]\nmodel = true\n";
+/// The judge asks the model; `queued` starts the goal's turns after its command.
+const GRANT: &str = "[plugin.grants]\nmodel = true\nstart_turns = true\n";
 
 async fn host(model: &FakeModel, config: &str) -> TestHost {
     let block = plugin_block("goal", &format!("{GRANT}{config}"));
@@ -102,6 +103,38 @@ async fn a_goal_stops_at_its_token_budget_exactly_with_the_judges_tokens_counted
         _ => None,
     });
     assert_eq!(ended, Some((TurnEnd::TokenBudget, 1_000)), "the host's meter agrees with the goal's");
+}
+
+/// Against an endpoint that reports no usage, the turn's own calls are charged the host's
+/// estimate, and the session keeps it (`meter.session`): a reply of 9,200 bytes (about 2,300
+/// tokens at the 4 bytes a token the host counts by here) spends a goal of 2,000 before its
+/// judge is asked. Counted as nothing, only the judge's calls counted, and the turn went on.
+#[tokio::test]
+async fn a_goals_token_budget_holds_against_an_endpoint_that_reports_no_usage() {
+    let model = FakeModel::start().await;
+    let test = host(&model, "").await;
+    let session = test.session();
+    let queued = set_goal(&test, &session, "--tokens 2000 Port the parser").await.unwrap();
+    for _ in 0..3 {
+        model.push(Reply::text(&"word ".repeat(1_840)));
+        model.push(judge("continue", true));
+    }
+    let outcome = test.turn(&session, &queued).await.unwrap();
+    assert_eq!(outcome.end, TurnEnd::TokenBudget);
+    assert_eq!(model.requests().len(), 1, "the first reply spent the goal; no judge was asked");
+    let events = test.take_events();
+    assert_eq!(
+        stopped(&events),
+        [(
+            "goal".to_owned(),
+            TurnEnd::TokenBudget,
+            "the goal spent its 2,000 tokens: Port the parser".to_owned()
+        )]
+    );
+    let ended = events.iter().find(|e| matches!(e, Event::TurnEnded { .. })).map(serde_json::to_value);
+    let ended = ended.expect("the turn ended").unwrap();
+    assert!(ended["tokens"].as_u64().unwrap() >= 2_300, "{ended}");
+    assert_eq!(ended["estimated"], true, "{ended}");
 }
 
 #[tokio::test]

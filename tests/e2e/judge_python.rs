@@ -23,8 +23,11 @@ async fn host(model: &FakeModel) -> TestHost {
     let rules = format!(
         "[plugin.config]\nrules = [{{ tool = \"note\", decision = \"ask\", reason = \"{ASKED}\" }}]\n"
     );
-    let plugins =
-        format!("{}{}", plugin_block("permissions", &rules), source_plugin_block("testing/judge-py", ""));
+    let plugins = format!(
+        "{}{}",
+        plugin_block("permissions", &rules),
+        source_plugin_block("testing/judge-py", "[plugin.grants]\nreview = true\nstart_turns = true\n")
+    );
     let config = config_text(&model.url(), &plugins).replace("[agent]\n", "[agent]\non_ask = \"deny\"\n");
     TestHost::new(&config).await.expect("the host starts")
 }

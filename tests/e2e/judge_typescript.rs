@@ -70,7 +70,7 @@ async fn host(model: &FakeModel, engine: Engine, on_ask: &str) -> TestHost {
             "permissions",
             "[plugin.config]\nrules = [{ tool = \"note\", decision = \"ask\", reason = \"notes need a look\" }]\n"
         ),
-        engine.block(""),
+        engine.block("[plugin.grants]\nreview = true\nstart_turns = true\n"),
     );
     let config = config_text(&model.url(), &plugins)
         .replace("[agent]\n", &format!("[agent]\non_ask = \"{on_ask}\"\n"));

@@ -36,6 +36,7 @@ mod grants;
 mod hook_filter;
 mod hostile;
 mod hygiene;
+mod judge_grants;
 mod judge_python;
 mod judge_typescript;
 mod layering;

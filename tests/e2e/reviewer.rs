@@ -24,7 +24,9 @@ async fn host(model: &FakeModel, on_ask: &str) -> TestHost {
         ),
         plugin_block(
             "reviewer",
-            &format!("[plugin.grants]\nmodel = true\n[plugin.config]\npolicy = \"{POLICY}\"\n")
+            &format!(
+                "[plugin.grants]\nmodel = true\nreview = true\n[plugin.config]\npolicy = \"{POLICY}\"\n"
+            )
         ),
     );
     let config = config_text(&model.url(), &plugins)

@@ -150,6 +150,40 @@ async fn the_binary_exits_6_on_a_budget_and_its_json_says_what_the_turn_spent() 
     assert_eq!(ended["reason"], "token_budget");
     assert_eq!(ended["tokens"], 1100);
     assert_eq!(ended["iterations"], 1);
+    assert_eq!(ended.get("estimated"), None, "the endpoint reported every figure: {ended}");
+}
+
+/// Against an endpoint that reports no usage (as many local servers do), each call is
+/// charged the host's estimate: here an `echo` whose argument alone is 9,200 bytes, about
+/// 2,300 tokens at the 4 bytes a token the host counts by for a model it has no tokenizer
+/// for. Counted as nothing, seven of them ran past a cap of 1,000 (issue 47, M4).
+#[tokio::test]
+async fn an_endpoint_that_reports_no_usage_is_charged_the_estimate_and_the_cap_holds() {
+    let model = FakeModel::start().await;
+    let big = json!({ "text": "word ".repeat(1_840) }).to_string();
+    for _ in 0..7 {
+        model.push(Reply::tool("echo", &big));
+    }
+    model.push(Reply::text("never asked"));
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_text(&model.url(), &plugin_block("misbehave", ""))
+        .replace("max_iterations = 6", "max_iterations = 10")
+        .replace("[agent]\n", "[agent]\nmax_turn_tokens = 1000\n");
+    std::fs::write(dir.path().join("config.toml"), config).unwrap();
+    let output = json_prompt_command(dir.path(), None, "go")
+        .env("AGENT_HOST_TEST_KEY", "test-key")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    let requests = model.requests();
+    assert_eq!(output.status.code(), Some(6), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(requests.len(), 1, "the first call alone spent the cap");
+    let lines = crate::event_schema::validated_lines(&String::from_utf8_lossy(&output.stdout));
+    let ended = lines.iter().find(|line| line["type"] == "turn_ended").expect("a turn_ended line");
+    assert_eq!((ended["reason"].as_str(), ended["iterations"].as_u64()), (Some("token_budget"), Some(1)));
+    assert!(ended["tokens"].as_u64().unwrap() >= 2_300, "the reply's argument alone: {ended}");
+    assert_eq!(ended["estimated"], true, "{ended}");
 }
 
 #[tokio::test]

@@ -11,7 +11,7 @@ use crate::events::{Event, EventSink, TokenUsage, thousands};
 use crate::history_view::Reason;
 use crate::model::tokens::{Budget, ContextAccount};
 use crate::plugins::Exports;
-use crate::state::document;
+use crate::state::{EstimatedUsage, document};
 use crate::tools::ToolCall;
 use crate::tools::ToolResult;
 
@@ -62,7 +62,7 @@ impl Host {
                 session.id(),
                 self.model().describe(),
                 session.model_calls(),
-                tokens_used(session.usage()),
+                tokens_used(session.usage(), EstimatedUsage::of(session.bag())),
                 context_line(session.context(), self.budget())
             )),
             "approvals" => super::StandingApprovals::command(session.bag(), args),
@@ -219,18 +219,23 @@ impl Host {
         let set = self.plugins();
         let status = self.reload_status();
         let mut lines: Vec<String> = set
-            .plugins()
-            .iter()
-            .map(|p| {
+            .with_grants()
+            .map(|(p, grants)| {
                 let identity = p.identity();
+                let granted = grants.names();
                 format!(
-                    "{:<24} {}  sha256:{}  loaded {}{}; calls: {}",
+                    "{:<24} {}  sha256:{}  loaded {}{}; calls: {}{}",
                     p.label(),
                     identity.path.display(),
                     &identity.hash[..12],
                     crate::human_time::since(p.loaded_at()),
                     if p.cache_hit() { ", from the compile cache" } else { "" },
-                    p.calls().summary()
+                    p.calls().summary(),
+                    if granted.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; granted: {}", granted.join(", "))
+                    }
                 )
             })
             .collect();
@@ -241,6 +246,20 @@ impl Host {
             lines.push(format!("last reload error: {error}"));
         }
         lines.join("\n")
+    }
+
+    /// One line for each power a plugin holds to act in the operator's place (`review`,
+    /// `queued`), and the grant it holds it by: what a front end says at start, so that no
+    /// plugin approves calls or starts turns without the operator having been told.
+    pub fn powers_granted(&self) -> Vec<String> {
+        let set = self.plugins();
+        set.plugins()
+            .iter()
+            .flat_map(|plugin| {
+                crate::plugins::powers::held(|export| plugin.implements(export))
+                    .map(|power| format!("{} may {} (granted `{}`)", plugin.label(), power.what, power.grant))
+            })
+            .collect()
     }
 
     /// Calls a tool as if the model had, without a model call: schema validation, hooks,
@@ -272,9 +291,23 @@ impl Host {
     }
 }
 
-/// A session's token totals for `/session`; an endpoint that reports no usage leaves none.
-fn tokens_used(usage: TokenUsage) -> String {
-    if usage == TokenUsage::default() { "none reported by the endpoint".to_owned() } else { usage.summary() }
+/// A session's token totals for `/session`: as reported, then what the host estimated for
+/// the calls whose endpoint reported nothing.
+fn tokens_used(usage: TokenUsage, estimated: EstimatedUsage) -> String {
+    let reported = if usage == TokenUsage::default() {
+        "none reported by the endpoint".to_owned()
+    } else {
+        usage.summary()
+    };
+    if estimated.calls == 0 {
+        return reported;
+    }
+    format!(
+        "{reported}; estimated for {} calls that reported none: in {} · out {}",
+        thousands(estimated.calls),
+        thousands(estimated.input_tokens),
+        thousands(estimated.output_tokens)
+    )
 }
 
 /// How full the window is, for `/session`: the tokens the last call took (as the endpoint

@@ -1,14 +1,16 @@
 //! What a turn has spent, counted by the host: its model calls' tokens and its plugins'
 //! (`model.complete`, reviews and judgements included), model calls, wall time, and the
 //! continuations `stop` hooks asked for. The caps under `[agent]` are the deployment's: no
-//! plugin can raise them, and a turn that reaches one ends with it as its reason.
+//! plugin can raise them, and a turn that reaches one ends with it as its reason. A call whose
+//! endpoint reported no usage is charged the host's estimate ([`Charge`]): counted as
+//! nothing, it would never reach a cap.
 
 use std::time::{Duration, Instant};
 
 use crate::config::AgentConfig;
 use crate::events::{TokenUsage, TurnEnd};
 use crate::plugins::MeterReading;
-use crate::state::{PluginModelUsage, Session};
+use crate::state::{EstimatedUsage, PluginModelUsage, Session};
 
 /// The meter as a plugin call outside a turn reads it: nothing spent in a turn, the caps as
 /// set, and what `session` has spent.
@@ -16,12 +18,36 @@ pub fn outside_a_turn(agent: &AgentConfig, session: &Session) -> MeterReading {
     MeterReading { turn_ms: 0, ..TurnMeter::default().reading(agent, session) }
 }
 
-/// Every token `session` has spent: its model calls' as their endpoints reported them (kept
-/// with the session, so a resumed one goes on counting) and its plugins' model calls'.
+/// Every token `session` has spent: its model calls' as their endpoints reported them, or as
+/// estimated where they reported none (both kept with the session, so a resumed one goes on
+/// counting), and its plugins' model calls'.
 fn session_tokens(session: &Session) -> u64 {
     let usage = session.usage();
+    let estimated = EstimatedUsage::of(session.bag()).tokens();
     let plugins = PluginModelUsage::total(session.bag()).tokens();
-    usage.input_tokens.saturating_add(usage.output_tokens).saturating_add(plugins)
+    usage.input_tokens.saturating_add(usage.output_tokens).saturating_add(estimated).saturating_add(plugins)
+}
+
+/// What one model call is charged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Charge {
+    pub usage: TokenUsage,
+    /// The endpoint reported no usage: `usage` is the host's estimate.
+    pub estimated: bool,
+}
+
+impl Charge {
+    /// What the endpoint `reported`, else `estimate()`.
+    pub fn of(reported: Option<TokenUsage>, estimate: impl FnOnce() -> TokenUsage) -> Self {
+        match reported {
+            Some(usage) => Self { usage, estimated: false },
+            None => Self { usage: estimate(), estimated: true },
+        }
+    }
+
+    pub fn tokens(&self) -> u64 {
+        self.usage.input_tokens.saturating_add(self.usage.output_tokens)
+    }
 }
 
 /// One turn's spending so far.
@@ -34,11 +60,20 @@ pub struct TurnMeter {
     plugin_tokens: u64,
     model_calls: u32,
     continuations: u32,
+    /// Some of `model_tokens` are the host's estimate, not an endpoint's report.
+    estimated: bool,
 }
 
 impl Default for TurnMeter {
     fn default() -> Self {
-        Self { started: Instant::now(), model_tokens: 0, plugin_tokens: 0, model_calls: 0, continuations: 0 }
+        Self {
+            started: Instant::now(),
+            model_tokens: 0,
+            plugin_tokens: 0,
+            model_calls: 0,
+            continuations: 0,
+            estimated: false,
+        }
     }
 }
 
@@ -48,12 +83,15 @@ impl TurnMeter {
         self.model_calls += 1;
     }
 
-    /// A reply came back with `usage` (none when the endpoint did not say).
-    pub fn replied(&mut self, usage: Option<&TokenUsage>) {
-        if let Some(usage) = usage {
-            self.model_tokens =
-                self.model_tokens.saturating_add(usage.input_tokens).saturating_add(usage.output_tokens);
-        }
+    /// A reply came back, its call charged `charge`.
+    pub fn replied(&mut self, charge: Charge) {
+        self.model_tokens = self.model_tokens.saturating_add(charge.tokens());
+        self.estimated |= charge.estimated;
+    }
+
+    /// Whether the turn's figure holds an estimate: some endpoint reported no usage.
+    pub fn estimated(&self) -> bool {
+        self.estimated
     }
 
     /// The plugins' model calls have spent `tokens` since the turn began.
@@ -131,25 +169,48 @@ mod tests {
         TokenUsage { input_tokens: input, output_tokens: output, ..TokenUsage::default() }
     }
 
+    fn reported(input: u64, output: u64) -> Charge {
+        Charge::of(Some(usage(input, output)), || unreachable!("a reported call is not estimated"))
+    }
+
     #[test]
     fn the_token_cap_counts_the_turns_calls_and_its_plugins_calls_together() {
         let mut meter = TurnMeter::default();
         let capped = agent(Some(1_000), None, None);
-        meter.replied(Some(&usage(600, 100)));
+        meter.replied(reported(600, 100));
         assert_eq!(meter.exhausted(&capped), None);
         meter.plugins_spent(299);
         assert_eq!(meter.tokens(), 999);
         assert_eq!(meter.exhausted(&capped), None, "one token short of the cap");
         meter.plugins_spent(300);
         assert_eq!(meter.exhausted(&capped), Some(TurnEnd::TokenBudget));
-        meter.replied(None);
-        assert_eq!(meter.tokens(), 1_000, "a reply without usage adds nothing");
+        assert!(!meter.estimated(), "every figure so far was reported");
+    }
+
+    #[test]
+    fn a_reply_without_usage_is_charged_its_estimate_and_marks_the_turn_estimated() {
+        let mut meter = TurnMeter::default();
+        let capped = agent(Some(1_000), None, None);
+        meter.replied(Charge::of(None, || usage(700, 400)));
+        assert_eq!(meter.tokens(), 1_100);
+        assert!(meter.estimated());
+        assert_eq!(meter.exhausted(&capped), Some(TurnEnd::TokenBudget));
+        let mut asked = false;
+        let charge = Charge::of(Some(usage(5, 5)), || {
+            asked = true;
+            usage(1, 1)
+        });
+        assert_eq!(
+            (charge.tokens(), charge.estimated, asked),
+            (10, false, false),
+            "a report is not estimated"
+        );
     }
 
     #[test]
     fn without_caps_nothing_is_exhausted() {
         let mut meter = TurnMeter::default();
-        meter.replied(Some(&usage(u64::MAX, u64::MAX)));
+        meter.replied(reported(u64::MAX, u64::MAX));
         assert_eq!(meter.tokens(), u64::MAX);
         assert_eq!(meter.exhausted(&AgentConfig::default()), None);
         assert!(meter.may_continue(&AgentConfig::default()));

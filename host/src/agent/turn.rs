@@ -4,6 +4,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::compact::{self, CompactOutcome, Compactor};
+use super::meter::Charge;
 use super::prepare::{Prepared, prepare_call};
 use super::reply::{ReplyReport, cut_call_answer, reply_stop};
 use super::report::{forward_model_calls, heard};
@@ -11,11 +12,11 @@ use super::tool_call::{self, ToolCallEnv};
 use super::turn_end::EndReport;
 use super::turn_judges::{Ending, Judging};
 use super::{Approver, Host, LiveSession, Snapshot, TurnEnd, TurnError, TurnOutcome};
-use crate::events::{ContextEstimate, Event, EventSink, ReplyStop};
+use crate::events::{ContextEstimate, Event, EventSink, ReplyStop, TokenUsage};
 use crate::history_view::Reason;
 use crate::model::{Message, ModelError, ModelReply, ModelRequest, Role, StopReason};
 use crate::plugins::{CallContext, Exports};
-use crate::state::{Session, SessionStore};
+use crate::state::{EstimatedUsage, Session, SessionStore};
 use crate::telemetry;
 use crate::tools::{ToolCall, call_ids};
 use tracing::Instrument as _;
@@ -308,11 +309,16 @@ impl Turn<'_, '_> {
             Ok(reply) => {
                 self.session.count_model_call();
                 self.session.context_mut().replied(reply.usage.as_ref());
-                self.end.meter.replied(reply.usage.as_ref());
+                self.charge(
+                    reply.usage,
+                    context.prompt_tokens,
+                    [&reply.reasoning, &reply.text],
+                    &reply.tool_calls,
+                );
                 Ok(reply)
             }
             Err(error) => {
-                let error = self.keep_what_streamed(error);
+                let error = self.keep_what_streamed(error, context.prompt_tokens);
                 // Plugin state changed while preparing (injected-message bookkeeping) is
                 // kept; the failed call itself left nothing but what it streamed.
                 self.commit()?;
@@ -324,7 +330,7 @@ impl Turn<'_, '_> {
     /// A reply that broke off after part of it streamed keeps that part, as a reply of its
     /// own (text only: a call in it may be cut short), so that neither the operator nor a
     /// resumed session loses it.
-    fn keep_what_streamed(&mut self, error: ModelError) -> ModelError {
+    fn keep_what_streamed(&mut self, error: ModelError, prompt_tokens: u64) -> ModelError {
         let ModelError::Cut { detail, partial } = error else { return error };
         if partial.text.is_empty() && partial.reasoning.is_empty() {
             return ModelError::Cut { detail, partial };
@@ -340,9 +346,35 @@ impl Turn<'_, '_> {
         self.sink.emit(&report.event());
         self.session.count_model_call();
         self.session.context_mut().replied(usage.as_ref());
-        self.end.meter.replied(usage.as_ref());
+        self.charge(usage, prompt_tokens, [&partial.reasoning, &partial.text], &[]);
         self.session.push_reply(Message::assistant(partial.text.clone(), Vec::new()), usage);
         ModelError::Cut { detail, partial }
+    }
+
+    /// Charges the turn for a reply (its reasoning and text, its calls) to a request estimated
+    /// at `prompt_tokens`: what the endpoint `reported`, else that estimate and the reply as
+    /// counted, which the session keeps too, so that its budget (`meter.session`) holds
+    /// against an endpoint that reports nothing.
+    fn charge(
+        &mut self,
+        reported: Option<TokenUsage>,
+        prompt_tokens: u64,
+        said: [&str; 2],
+        calls: &[ToolCall],
+    ) {
+        let (budget, account) = (self.host.budget(), self.session.context());
+        let charge = Charge::of(reported, || {
+            let reply = Message::assistant(said.concat(), calls.to_vec());
+            TokenUsage {
+                input_tokens: prompt_tokens,
+                output_tokens: account.tokens_of(budget, &reply),
+                ..TokenUsage::default()
+            }
+        });
+        self.end.meter.replied(charge);
+        if charge.estimated {
+            EstimatedUsage::add(self.session.bag(), charge.usage);
+        }
     }
 
     /// Runs the reply's tool calls and stores their results, as one step.

@@ -40,6 +40,7 @@ impl<'a> EndReport<'a> {
             iterations: self.meter.model_calls(),
             tokens: self.meter.tokens(),
             ms: u64::try_from(self.meter.elapsed().as_millis()).unwrap_or(u64::MAX),
+            estimated: self.meter.estimated(),
         });
     }
 }

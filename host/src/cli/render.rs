@@ -252,6 +252,18 @@ impl EventSink for ConsoleRenderer {
                     one_line(reason)
                 ));
             }
+            // Nobody was asked: the operator reads who approved in their place, and why the
+            // policy would have asked them.
+            Event::ToolDecision {
+                name, decision: CallDecision::AllowByReview, reason, decided_by, ..
+            } => {
+                self.line(&format!(
+                    "{DIM}  ⚖ {} approved by review of {}, in your place (the policy asks: {}){RESET}",
+                    one_line(name),
+                    one_line(decided_by),
+                    one_line(reason)
+                ));
+            }
             Event::Continued { plugin, .. } => {
                 self.line(&format!("{DIM}↻ {} keeps the turn going{RESET}", one_line(plugin)))
             }
@@ -270,10 +282,10 @@ impl EventSink for ConsoleRenderer {
             )),
             Event::ToolReviewed { name, reviewed_by, verdict, reason, .. } => {
                 let verdict = match verdict {
-                    ReviewOutcome::Abstain => return,
-                    ReviewOutcome::Allow => "allowed".to_owned(),
-                    ReviewOutcome::Deny => "denied".to_owned(),
-                    ReviewOutcome::Error => "could not review".to_owned(),
+                    // The decision that follows says it, naming who reviewed.
+                    ReviewOutcome::Abstain | ReviewOutcome::Allow => return,
+                    ReviewOutcome::Deny => "denied",
+                    ReviewOutcome::Error => "could not review",
                 };
                 let reason =
                     reason.as_deref().map(|reason| format!(": {}", one_line(reason))).unwrap_or_default();
@@ -305,9 +317,10 @@ impl EventSink for ConsoleRenderer {
             Event::TurnEnded { reason: TurnEnd::MaxIterations, .. } => {
                 self.line(&format!("{YELLOW}(stopped: the turn reached agent.max_iterations){RESET}"));
             }
-            Event::TurnEnded { reason: TurnEnd::TokenBudget, tokens, .. } => {
+            Event::TurnEnded { reason: TurnEnd::TokenBudget, tokens, estimated, .. } => {
+                let how = if *estimated { " (estimated: the endpoint reported no usage)" } else { "" };
                 self.line(&format!(
-                    "{YELLOW}(stopped: the turn spent {tokens} tokens, agent.max_turn_tokens){RESET}"
+                    "{YELLOW}(stopped: the turn spent {tokens} tokens{how}, agent.max_turn_tokens){RESET}"
                 ));
             }
             Event::TurnEnded { reason: TurnEnd::TimeBudget, ms, .. } => {

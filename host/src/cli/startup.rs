@@ -100,6 +100,13 @@ async fn run_configured(config: Config, command: Command) -> Status {
         eprintln!("error: {}", multi_line(&error.to_string()));
         return Status::BadInput;
     }
+    if !matches!(command, Command::Check { .. }) {
+        // At every start, whatever the front end: the operator learns who may act in their
+        // place before anything does (`check` lists the grants in its table).
+        for power in host.powers_granted() {
+            eprintln!("note: {}", one_line(&power));
+        }
+    }
     match command {
         Command::Run(run) => run_turns(host, run, demo).await,
         Command::Serve { listen, insecure } => {

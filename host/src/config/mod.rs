@@ -439,6 +439,13 @@ pub struct Grants {
     /// Input and output tokens of all the plugin's model calls in one session; once spent,
     /// further calls are refused.
     pub model_tokens_per_session: u64,
+    /// Whether its `review` (contract 0.2.7) may decide, in the operator's place, a call the
+    /// permission hooks ask about: an approval runs the call with nobody asked, a power
+    /// beyond any hook's (a hook's allow never outweighs another's ask).
+    pub review: bool,
+    /// Whether its `queued` (contract 0.2.7) may start a turn after any operator command:
+    /// model calls and tool calls the operator did not send.
+    pub start_turns: bool,
 }
 
 /// `model_tokens_per_call` unless set: room for a summary of a long stretch of history.
@@ -457,7 +464,26 @@ impl Default for Grants {
             model: false,
             model_tokens_per_call: DEFAULT_MODEL_TOKENS_PER_CALL,
             model_tokens_per_session: DEFAULT_MODEL_TOKENS_PER_SESSION,
+            review: false,
+            start_turns: false,
         }
+    }
+}
+
+impl Grants {
+    /// The grants set, by their keys under `[plugin.grants]`: what `/plugins` lists.
+    pub fn names(&self) -> Vec<&'static str> {
+        let set = [
+            ("read_state", !self.read_state.is_empty()),
+            ("dirs", !self.dirs.is_empty()),
+            ("process", self.process),
+            ("env", !self.env.is_empty()),
+            ("network", self.network),
+            ("model", self.model),
+            ("review", self.review),
+            ("start_turns", self.start_turns),
+        ];
+        set.into_iter().filter_map(|(name, set)| set.then_some(name)).collect()
     }
 }
 

@@ -255,12 +255,18 @@ pub enum Event {
         /// How many model calls the turn made (its last `model_request`'s `iteration`).
         iterations: u32,
         /// Tokens the turn spent: the input and output of its model calls (as the endpoint
-        /// reported them) and of its plugins' `model.complete` calls.
+        /// reported them, or as estimated where it reported none: see `estimated`) and of its
+        /// plugins' `model.complete` calls.
         #[serde(default)]
         tokens: u64,
         /// Milliseconds from the turn's start to its end.
         #[serde(default)]
         ms: u64,
+        /// Whether `tokens` holds the host's estimate of a model call whose endpoint reported
+        /// no usage (its request as counted before it was sent, its reply as counted); absent
+        /// when every call's usage was reported.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        estimated: bool,
     },
     /// A crate-folder plugin is being built: one step of cargo's progress.
     PluginBuilding {
@@ -411,12 +417,25 @@ mod tests {
             wire(answered(ApprovalAnswer::Deny { reason: None })),
             serde_json::json!({"type": "approval_answered", "id": "c1", "name": "run", "answer": "deny"})
         );
-        let ended =
-            wire(Event::TurnEnded { reason: TurnEnd::TokenBudget, iterations: 3, tokens: 1_200, ms: 850 });
+        let ended = wire(Event::TurnEnded {
+            reason: TurnEnd::TokenBudget,
+            iterations: 3,
+            tokens: 1_200,
+            ms: 850,
+            estimated: false,
+        });
         assert_eq!(
             ended,
             serde_json::json!({"type": "turn_ended", "reason": "token_budget", "iterations": 3, "tokens": 1200, "ms": 850})
         );
+        let estimated = wire(Event::TurnEnded {
+            reason: TurnEnd::Done,
+            iterations: 1,
+            tokens: 2_400,
+            ms: 5,
+            estimated: true,
+        });
+        assert_eq!(estimated["estimated"], true);
         let decided = wire(Event::ToolDecision {
             id: "c1".into(),
             name: "run".into(),

@@ -20,7 +20,8 @@
 //!   and on hot reload the old version stays live.
 //! - **Check the set.** [`PluginSet`] loads every enabled plugin in config order and accepts
 //!   the set only whole: unique names, unique tool names, and every requirement granted
-//!   under the plugin's `[plugin.grants]`, naming the grant to add when one is missing.
+//!   under the plugin's `[plugin.grants]`, naming the grant to add when one is missing; so
+//!   is every export that acts in the operator's place ([`powers`]: `review`, `queued`).
 //! - **Call.** Each export is called on a fresh store of the sandbox, through the bindings
 //!   of the plugin's line, its arguments and results converted to and from the host types
 //!   ([`types`]). A trap, a timeout, a memory-limit hit, a panic (its message is read from
@@ -55,6 +56,7 @@ mod hook_filter;
 mod judging;
 mod loaded;
 mod outputs;
+pub mod powers;
 mod registry;
 mod requirements;
 mod reuse;

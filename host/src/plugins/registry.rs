@@ -139,6 +139,11 @@ impl PluginSet {
         &self.plugins
     }
 
+    /// The plugins, in config order, each with the grants it was loaded under.
+    pub fn with_grants(&self) -> impl Iterator<Item = (&Arc<LoadedPlugin>, &Grants)> {
+        self.entries.iter().map(|entry| (&entry.plugin, &entry.key.grants))
+    }
+
     /// The plugin that implements `compact`; at most one does.
     pub fn compactor(&self) -> Option<&Arc<LoadedPlugin>> {
         self.plugins.iter().find(|p| p.implements(Exports::COMPACT))

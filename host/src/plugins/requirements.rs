@@ -1,9 +1,11 @@
 //! What loaded plugins need from the host, checked against their `[plugin.grants]` at load:
-//! a feature that needs a missing grant would otherwise do nothing, silently.
+//! a feature that needs a missing grant would otherwise do nothing, silently; an export that
+//! acts in the operator's place (`powers.rs`) would otherwise act unasked.
 
 use std::sync::Arc;
 
 use super::loaded::LoadedPlugin;
+use super::powers;
 use super::types::Requirement;
 use crate::config::{Config, ConfigError, Grants};
 
@@ -15,6 +17,15 @@ pub(super) fn check_requirements(config: &Config, plugins: &[Arc<LoadedPlugin>])
     let enabled = config.plugins.iter().enumerate().filter(|(_, p)| p.enabled);
     for ((index, entry), plugin) in enabled.zip(plugins) {
         let at = |message: String| config.error_at(entry.path.span(), format!("plugin[{index}]"), message);
+        if let Some(power) = powers::ungranted(|export| plugin.implements(export), &entry.grants) {
+            return Err(at(format!(
+                "{} implements `{}`, which may {}, but is not granted it: add `{}` under its [plugin.grants]",
+                plugin.label(),
+                power.export_name,
+                power.what,
+                power.grant
+            )));
+        }
         for requirement in plugin.requires() {
             if let Some(grant) = missing_grant(requirement, &entry.grants) {
                 return Err(at(format!(

@@ -25,11 +25,14 @@ pub const VERSION: u64 = 1;
 
 /// Takes the host's own state out of an imported session, so a document cannot hand it
 /// standing approvals nobody gave, an owner, or a fresh model budget; the namespaces taken
-/// out, each once, in order.
+/// out, each once, in order. What the session's own model calls were estimated to cost stays:
+/// it is the same record as the usage each reply carries in the history, which a document
+/// brings along.
 pub fn drop_host_state(session: &mut StoredSession) -> Vec<String> {
     let mut dropped: Vec<String> = Vec::new();
     session.state.retain(|(namespace, _, _)| {
-        let host = namespace.starts_with(super::HOST_NAMESPACES);
+        let host =
+            namespace.starts_with(super::HOST_NAMESPACES) && namespace != super::ESTIMATED_USAGE_NAMESPACE;
         if host && !dropped.contains(namespace) {
             dropped.push(namespace.clone());
         }
@@ -435,6 +438,12 @@ mod tests {
         let dropped = drop_host_state(&mut imported);
         assert_eq!(dropped, ["agent-host.approvals", "agent-host.serve"]);
         assert_eq!(imported.state, session().state);
+
+        let estimated =
+            ("agent-host.estimated-usage".to_owned(), "model".to_owned(), r#"{"calls":1}"#.to_owned());
+        imported.state.push(estimated.clone());
+        assert!(drop_host_state(&mut imported).is_empty(), "kept, as the replies' own usage is");
+        assert_eq!(imported.state.last(), Some(&estimated));
     }
 
     #[test]

@@ -11,6 +11,7 @@ mod bag;
 mod checkpoint;
 mod copy;
 pub mod document;
+mod estimated_usage;
 pub mod lease;
 mod listing;
 mod message_rows;
@@ -30,6 +31,7 @@ pub(crate) mod test_stores;
 
 pub use bag::{StateBag, StateChange};
 pub use copy::{Copied, copy_sessions};
+pub use estimated_usage::{ESTIMATED_USAGE_NAMESPACE, EstimatedUsage};
 pub use listing::{SessionEntry, TITLE_CHARS};
 pub use model_usage::{MODEL_USAGE_NAMESPACE, PluginModelUsage};
 pub use open::{open_named_store, open_store};
@@ -40,7 +42,8 @@ pub use sqlite::SqliteStore;
 pub use store::{SessionStore, Step, StoreError, StoredSession, StoredView, ViewChange};
 
 /// What the host's own namespaces of a session's bag begin with: its standing approvals, a
-/// served session's owner, plugins' model usage. No plugin's (plugin names hold no dot).
+/// served session's owner, plugins' model usage, the estimated usage of its own calls. No
+/// plugin's (plugin names hold no dot).
 pub const HOST_NAMESPACES: &str = "agent-host.";
 
 /// The bag namespace and key a session's owner is kept under (a principal of `serve`, as a

@@ -8,7 +8,9 @@
 //!
 //! State (namespace `goal`): `goal`, the `goal::Goal` record. It lives in the session's bag, so it
 //! survives a resume, a fork and a killed host. Needs `[plugin.grants] model = true`; without
-//! it every judgement fails, which ends the turn as the model ended it (never a loop).
+//! it every judgement fails, which ends the turn as the model ended it (never a loop). And
+//! `start_turns = true`, since it starts a turn after `/goal` (`queued`): the host refuses
+//! to load it without.
 
 mod args;
 mod goal;

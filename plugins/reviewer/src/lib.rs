@@ -7,7 +7,8 @@
 //!
 //! Every review is audited by the host (`tool_reviewed`, with the call); with `audit = true`
 //! also as one JSON line in `/audit/reviews.jsonl` of a granted folder. Needs
-//! `[plugin.grants] model = true`.
+//! `[plugin.grants] model = true`, and `review = true` to approve in the operator's place: the
+//! host refuses to load it without.
 
 mod audit;
 mod verdict;
