@@ -240,6 +240,37 @@ async fn an_ask_is_a_permission_request_showing_the_exact_call_answered_each_way
 }
 
 #[tokio::test]
+async fn a_permission_requests_title_shows_bidi_and_invisible_characters_escaped_and_raw_input_keeps_them() {
+    let model = FakeModel::start().await;
+    // A name that reads `notes.exe.txt` reversed, isolates, a zero-width space.
+    let arguments = "{\"key\":\"notes\u{202e}txt.exe\",\"value\":\"\u{2066}x\u{2069}\u{200b}\"}";
+    model.push(Reply::tool("remember", arguments));
+    model.push(Reply::text("not remembered"));
+    let dir = deployment(&model, &asking_plugins());
+    let path = dir.path().to_owned();
+    let (stop, seen) =
+        with_client(dir.path(), vec![Some(PermissionOptionKind::RejectOnce)], async move |cx, _seen| {
+            let session = open(&cx, &path).await;
+            prompt(&cx, &session, "remember it").await
+        })
+        .await;
+    assert_eq!(stop, StopReason::EndTurn);
+    let asked = seen.asked.lock().unwrap()[0].tool_call.fields.clone();
+    assert_eq!(
+        asked.title.as_deref(),
+        Some(r#"remember {"key":"notes\u{202e}txt.exe","value":"\u{2066}x\u{2069}\u{200b}"}"#)
+    );
+    let shown = serde_json::to_string(&asked.content).unwrap();
+    assert!(shown.contains(r#"notes\\u{202e}txt.exe"#), "the text shown is escaped too: {shown}");
+    assert!(!shown.contains(['\u{202e}', '\u{2066}', '\u{2069}', '\u{200b}']), "{shown}");
+    assert_eq!(
+        asked.raw_input,
+        Some(serde_json::json!({"key": "notes\u{202e}txt.exe", "value": "\u{2066}x\u{2069}\u{200b}"})),
+        "rawInput is the arguments as the tool would get them"
+    );
+}
+
+#[tokio::test]
 async fn cancel_ends_a_running_prompt_as_cancelled_and_the_agent_serves_on() {
     let model = FakeModel::start().await;
     let gate = Arc::new(tokio::sync::Notify::new());

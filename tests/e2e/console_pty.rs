@@ -207,6 +207,58 @@ async fn a_raw_escape_in_a_reply_is_shown_escaped() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn character_references_in_a_reply_are_shown_never_decoded_into_escapes() {
+    let model = FakeModel::start().await;
+    // What a model repeats from a file it read: a title, the clipboard (OSC 52), an erase
+    // and C1 CSI, each spelled as markdown's character references (hex, decimal, a link).
+    model.push(Reply::text(
+        "before &#x1b;]0;TITLE&#x7; **and** &#27;]52;c;cHduZWQ=&#7; then &#x1b;[2J &#x9b;2J \
+         [link](http://x/&#x1b;]0;LINK&#x7;) after\n",
+    ));
+    let (dir, config) = deployment(&model);
+    tokio::task::spawn_blocking(move || {
+        let mut console = Console::start("references", &config, &[]);
+        console.wait_for_prompt("prompt");
+        console.keys("say it\r");
+        let screen =
+            console.wait_until("reply", |screen| screen.contains(" after") && screen.contains("· session "));
+        assert!(
+            screen.contains(
+                r"before \x1b]0;TITLE\x07 and \x1b]52;c;cHduZWQ=\x07 then \x1b[2J \u{9b}2J link (http://x/\x1b]0;LINK\x07) after"
+            ),
+            "{screen}"
+        );
+        assert!(screen.contains("Ctrl-R"), "nothing was erased:\n{screen}");
+        // Whatever was written while the reply was drawn (plain, then rendered) holds only
+        // the console's own styles: no OSC, no BEL, no erase, no C1.
+        let written = console.written();
+        let start = find(&written, b"before").expect("the reply was written");
+        let end = rfind(&written, b" after").expect("the reply was written whole");
+        let reply = &written[start..end];
+        for (what, bytes) in [
+            ("OSC", &b"\x1b]"[..]),
+            ("BEL", b"\x07"),
+            ("an erase of the screen", b"\x1b[2J"),
+            ("C1 CSI", "\u{9b}".as_bytes()),
+        ] {
+            assert!(find(reply, bytes).is_none(), "{what} was written raw: {:?}", String::from_utf8_lossy(reply));
+        }
+        assert!(console.leave().success());
+        drop(dir);
+    })
+    .await
+    .unwrap();
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|window| window == needle)
+}
+
+fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).rposition(|window| window == needle)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn alt_enter_and_a_pasted_block_each_make_one_message_of_several_lines() {
     let model = FakeModel::start().await;
     model.fallback(Reply::text("got it"));

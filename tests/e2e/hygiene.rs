@@ -1,7 +1,7 @@
-//! What people and programs read, through the real binary: escape sequences from the model,
-//! a tool or a plugin reach the console only as visible text, the approval prompt shows
-//! the real call however the model's text tried to draw over it, and a plugin payload
-//! cannot add lines of its own to the `--json` stream.
+//! What people and programs read, through the real binary: escape sequences and invisible
+//! format characters from the model, a tool or a plugin reach the console only as visible
+//! text, the approval prompt shows the real call however the model's text tried to draw
+//! over it, and a plugin payload cannot add lines of its own to the `--json` stream.
 
 use std::process::Stdio;
 
@@ -54,6 +54,31 @@ text = "done"
     ] {
         assert!(stdout.contains(shown), "`{shown}` is not shown as text:\n{stdout}");
     }
+    assert!(stdout.contains("done"), "{stdout}");
+}
+
+#[test]
+fn invisible_format_characters_in_model_text_and_tool_results_are_shown() {
+    // Instructions a person cannot see but a model reads ("ASCII smuggling"): "Hi" in tag
+    // characters, zero-width characters, bidi marks and a BOM, in the reply and in a result.
+    let script = r#"
+[[turn]]
+text = "reply\U000E0001\U000E0048\U000E0069\U000E007F zero\u200Bwidth\u200D join\u2060 mark\u200E\u200F\u061C bom\uFEFF"
+tool_calls = [{ name = "echo", arguments = { text = "result\U000E0041\u200Bhidden" } }]
+
+[[turn]]
+text = "done"
+"#;
+    let stdout = scripted_console(script, &plugin_block("misbehave", ""), "go\n");
+    for shown in [
+        r"reply\u{e0001}\u{e0048}\u{e0069}\u{e007f} zero\u{200b}width\u{200d} join\u{2060}",
+        r"mark\u{200e}\u{200f}\u{61c} bom\u{feff}",
+        r"result\u{e0041}\u{200b}hidden",
+    ] {
+        assert!(stdout.contains(shown), "`{shown}` is not shown as text:\n{stdout}");
+    }
+    let invisible = |c: char| matches!(c, '\u{e0000}'..='\u{e007f}' | '\u{200b}'..='\u{200f}' | '\u{2060}' | '\u{61c}' | '\u{feff}');
+    assert!(!stdout.contains(invisible), "an invisible character reached the terminal:\n{stdout:?}");
     assert!(stdout.contains("done"), "{stdout}");
 }
 

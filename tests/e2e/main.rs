@@ -9,6 +9,7 @@ mod support;
 mod acp;
 mod acp_clients;
 mod acp_edits;
+mod acp_lines;
 mod acp_sessions;
 mod agent_mode;
 mod anthropic;

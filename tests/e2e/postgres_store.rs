@@ -168,3 +168,31 @@ async fn sessions_copied_from_sqlite_to_postgres_resume_there_and_a_second_copy_
     let (ok, said) = copy(sqlite.path(), &["--from", &from, "--to", &with_password]).await;
     assert!(!ok && said.contains("holds a password") && !said.contains(PASSWORD), "{said}");
 }
+
+#[tokio::test]
+async fn sessions_copy_never_repeats_a_password_it_was_given() {
+    let model = FakeModel::start().await;
+    let sqlite = tempfile::tempdir().unwrap();
+    std::fs::write(sqlite.path().join("config.toml"), config_text(&model.url(), "")).unwrap();
+    let from = format!("sqlite:{}", sqlite.path().join("sessions.db").display());
+    // Nothing listens on port 1 of the loopback: every attempt fails, each in its own way.
+    let secret = "hunter2-never-shown";
+    for to in [
+        format!("host=127.0.0.1 port=1 user=agent password={secret} dbname=sessions"),
+        format!("password='{secret}' host=127.0.0.1"),
+        format!("postgres://agent:{secret}@127.0.0.1:1/sessions"),
+        format!("postgresql://agent@127.0.0.1:1/sessions?password={secret}"),
+        format!("mysql://agent:{secret}@127.0.0.1:1/sessions"),
+    ] {
+        let (ok, said) = copy(sqlite.path(), &["--from", &from, "--to", &to]).await;
+        assert!(!said.contains(secret), "the password is repeated: {said}");
+        assert!(!ok, "`{to}` was taken: {said}");
+        assert!(said.contains("--to"), "the error names the option: {said}");
+    }
+    // With the password where it belongs, the closed port's error names the store, not it.
+    let to = "postgres://agent@127.0.0.1:1/sessions";
+    let (ok, said) =
+        copy(sqlite.path(), &["--from", &from, "--to", to, "--to-password-env", PASSWORD_VAR]).await;
+    assert!(!ok && said.contains(to), "{said}");
+    assert!(!said.contains(PASSWORD), "{said}");
+}

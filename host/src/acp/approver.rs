@@ -2,6 +2,11 @@
 //! onto the host's answers. "Always" is the host's "always this tool, asked for the same
 //! reason"; there is no standing refusal in the host, so no `reject_always` is offered.
 //! A client that cancels the request (or cannot be reached) denies the call.
+//!
+//! The title and the text shown are escaped as the console escapes an approval card
+//! ([`crate::sanitize`]): an editor shows them as they are, and a bidi override or an
+//! invisible character in the arguments could make the call read as another. `rawInput`
+//! stays the arguments exactly as the tool gets them, for a client that shows its own way.
 
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
@@ -12,6 +17,7 @@ use agent_client_protocol::v1::schema::{
 use futures_util::future::BoxFuture;
 
 use crate::agent::{ApprovalAnswer, ApprovalRequest, Approver};
+use crate::sanitize::one_line;
 
 const ALLOW_ONCE: &str = "allow_once";
 const ALLOW_ALWAYS: &str = "allow_always";
@@ -25,14 +31,16 @@ pub struct AcpApprover {
 impl Approver for AcpApprover {
     fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalAnswer> {
         Box::pin(async move {
+            let (tool, arguments) = (one_line(&request.tool), one_line(&request.arguments_text));
             let shown = format!(
-                "{}({})\n{} ({})",
-                request.tool, request.arguments_text, request.reason, request.asked_by
+                "{tool}({arguments})\n{} ({})",
+                one_line(&request.reason),
+                one_line(&request.asked_by)
             );
             let call = ToolCallUpdate::new(
                 request.call_id.clone(),
                 ToolCallUpdateFields::new()
-                    .title(format!("{} {}", request.tool, request.arguments_text))
+                    .title(format!("{tool} {arguments}"))
                     .raw_input(request.arguments.clone())
                     .content(vec![ToolCallContent::from(ContentBlock::from(shown))]),
             );

@@ -7,6 +7,7 @@
 mod approver;
 mod commands;
 mod history;
+mod lines;
 mod mcp;
 mod prompt;
 mod server;
@@ -19,6 +20,8 @@ mod views;
 use std::sync::Arc;
 
 use crate::agent::Host;
+
+pub use lines::MAX_LINE_BYTES;
 
 /// Serves ACP on stdin/stdout until the client closes the connection.
 pub async fn run(host: Arc<Host>) -> anyhow::Result<()> {

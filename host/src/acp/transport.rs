@@ -2,32 +2,55 @@
 //! otherwise taken as v1 means them, so clients written against an earlier reading of the
 //! protocol still get served: `initialize` with its `protocolVersion` as a string of digits
 //! (`"1"`), and `session/prompt` with its blocks under `content` instead of `prompt`. Every
-//! other line reaches the crate as it came.
+//! other line that is a message reaches the crate as it came; a line that is none (over the
+//! cap, not UTF-8, not JSON) is answered here ([`super::lines`]).
+
+use std::sync::Arc;
 
 use agent_client_protocol::Lines;
 use futures_util::{Sink, Stream};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader, Stdout};
+use tokio::sync::Mutex;
+
+use super::lines::{self, MAX_LINE_BYTES, Read};
 
 /// Standard input and output as the crate's line transport.
 pub fn stdio()
 -> Lines<impl Sink<String, Error = std::io::Error> + Send, impl Stream<Item = std::io::Result<String>> + Send>
 {
+    // The crate's lines and the answers to bad lines share stdout, a whole line at a time.
+    let stdout = Arc::new(Mutex::new(tokio::io::stdout()));
+    let reader = BufReader::with_capacity(64 * 1024, tokio::io::stdin());
     let incoming =
-        futures_util::stream::unfold(BufReader::new(tokio::io::stdin()).lines(), |mut lines| async move {
-            match lines.next_line().await {
-                Ok(Some(line)) => Some((Ok(v1_reading(line)), lines)),
-                Ok(None) => None,
-                Err(error) => Some((Err(error), lines)),
+        futures_util::stream::unfold((reader, stdout.clone()), |(mut reader, stdout)| async move {
+            loop {
+                let answer = match lines::next(&mut reader, MAX_LINE_BYTES).await {
+                    Ok(None) => return None,
+                    Err(error) => return Some((Err(error), (reader, stdout))),
+                    Ok(Some(Read::TooLong { head, bytes })) => lines::too_long(&head, bytes, MAX_LINE_BYTES),
+                    Ok(Some(Read::Line(line))) => match lines::json_text(line) {
+                        Ok(line) => return Some((Ok(v1_reading(line)), (reader, stdout))),
+                        Err(answer) => answer,
+                    },
+                };
+                if let Err(error) = write_line(&stdout, &answer).await {
+                    return Some((Err(error), (reader, stdout)));
+                }
             }
         });
-    let outgoing = futures_util::sink::unfold(tokio::io::stdout(), |mut stdout, line: String| async move {
-        stdout.write_all(line.as_bytes()).await?;
-        stdout.write_all(b"\n").await?;
-        stdout.flush().await?;
+    let outgoing = futures_util::sink::unfold(stdout, |stdout, line: String| async move {
+        write_line(&stdout, &line).await?;
         Ok::<_, std::io::Error>(stdout)
     });
     Lines::new(Box::pin(outgoing), Box::pin(incoming))
+}
+
+async fn write_line(stdout: &Mutex<Stdout>, line: &str) -> std::io::Result<()> {
+    let mut stdout = stdout.lock().await;
+    stdout.write_all(line.as_bytes()).await?;
+    stdout.write_all(b"\n").await?;
+    stdout.flush().await
 }
 
 /// `line` as v1 reads it: rewritten only when it is one of the two requests this module's

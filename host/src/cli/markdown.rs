@@ -1,10 +1,15 @@
 //! Markdown of a reply, rendered for a terminal as it streams: each line is drawn once it is
 //! complete (a table once its last row is), with the host's own styles; the line still
 //! streaming is given as it stands ([`Markdown::partial`]) to be shown plain meanwhile. The
-//! text is escaped by [`crate::sanitize`] before it gets here, so the only escape codes
+//! text is escaped by [`crate::sanitize`] before it gets here, and what the markdown parser
+//! gives back is escaped again: the parser decodes character references (`&#x1b;`, `&#27;`,
+//! `&#x9b;`, in text and in link destinations alike) into the characters themselves, which
+//! would turn escaped text back into the sequences it spelled. So the only escape codes
 //! written are these.
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+
+use crate::sanitize::one_line;
 
 const BOLD: &str = "\x1b[1m";
 const ITALIC: &str = "\x1b[3m";
@@ -151,12 +156,14 @@ fn inline(text: &str) -> String {
         out.push_str(RESET);
         styles.iter().for_each(|style| out.push_str(style));
     };
+    // Each piece the parser gives back is one line's: a line break a reference decodes to
+    // (`&#10;`) is shown escaped too, so a reply cannot draw a line that looks like the host's.
     for event in Parser::new_ext(text, Options::ENABLE_STRIKETHROUGH) {
         match event {
-            Event::Text(text) | Event::Html(text) | Event::InlineHtml(text) => out.push_str(&text),
+            Event::Text(text) | Event::Html(text) | Event::InlineHtml(text) => out.push_str(&one_line(&text)),
             Event::Code(code) => {
                 out.push_str(CODE);
-                out.push_str(&code);
+                out.push_str(&one_line(&code));
                 restyle(&mut out, &styles);
             }
             Event::SoftBreak | Event::HardBreak => out.push(' '),
@@ -174,7 +181,7 @@ fn inline(text: &str) -> String {
                 out.push_str("\x1b[9m");
             }
             Event::Start(Tag::Link { dest_url, .. }) => {
-                links.push(dest_url.into_string());
+                links.push(one_line(&dest_url).into_owned());
                 styles.push(UNDERLINE);
                 out.push_str(UNDERLINE);
             }
@@ -269,5 +276,53 @@ mod tests {
         let escaped = crate::sanitize::multi_line("a \x1b[2J b\n").into_owned();
         let lines = md.push(&escaped);
         assert_eq!(lines, ["a \\x1b[2J b"]);
+    }
+
+    #[test]
+    fn character_references_are_shown_escaped_not_decoded_into_controls() {
+        let mut md = Markdown::default();
+        // A title, the clipboard (OSC 52) and an erase, spelled as references in hex and
+        // decimal; C1 CSI; a bidi override and a tag character; a line break.
+        let reply = "t &#x1b;]0;TITLE&#x7; c &#27;]52;c;aGk=&#7; e &#x1B;[2J &#x9b;2J \
+                     &#x202e;rev &#xe0041; one&#10;two\n";
+        assert_eq!(
+            md.push(&crate::sanitize::multi_line(reply)),
+            [
+                "t \\x1b]0;TITLE\\x07 c \\x1b]52;c;aGk=\\x07 e \\x1b[2J \\u{9b}2J \\u{202e}rev \\u{e0041} one\\ntwo"
+            ]
+        );
+    }
+
+    #[test]
+    fn references_in_styled_text_code_links_headings_and_tables_stay_escaped() {
+        let mut md = Markdown::default();
+        let reply = "# head &#x1b;[2J\n\
+                     **bold &#x1b;]0;x&#7;** `&#x1b;` [link &#x9b;2J](http://x/&#x1b;]0;y&#x7;)\n\
+                     | a &#x9b;2J |\n|---|\n| b |\n\
+                     end\n";
+        let lines = md.push(&crate::sanitize::multi_line(reply));
+        assert_eq!(
+            plain(lines.clone()),
+            [
+                "head \\x1b[2J",
+                "bold \\x1b]0;x\\x07 &#x1b; link \\u{9b}2J (http://x/\\x1b]0;y\\x07)",
+                "a \\u{9b}2J",
+                "──────────",
+                "b         ",
+                "end",
+            ]
+        );
+        // Nothing but this file's own styles: every escape code is one of them.
+        let styles = [BOLD, ITALIC, UNDERLINE, DIM, CODE, HEADING, RESET, "\x1b[9m"];
+        for line in &lines {
+            let mut rest = line.as_str();
+            while let Some(at) = rest.find('\x1b') {
+                rest = &rest[at..];
+                let style = styles.iter().find(|style| rest.starts_with(**style));
+                assert!(style.is_some(), "a code not of this file in {line:?}");
+                rest = &rest[style.map_or(1, |style| style.len())..];
+            }
+            assert!(!line.contains(['\x07', '\u{9b}', '\u{202e}']), "{line:?}");
+        }
     }
 }

@@ -78,6 +78,54 @@ async fn tricks_that_delete_are_denied_by_an_rm_rule() {
     }
 }
 
+/// Programs that run the command they are given (issue 47): the dynamic loader run as a
+/// program, `setarch` and its links, `runuser -u`, `cpulimit`. Each the machine has is run
+/// for real first; the rm rule must deny every one.
+#[tokio::test]
+async fn the_loader_setarch_runuser_and_cpulimit_are_seen_through() {
+    let test = host(DENY_RM).await;
+    let loader = "/lib64/ld-linux-x86-64.so.2";
+    let lines = [
+        ("setarch", "setarch x86_64 rm -rf x"),
+        ("setarch", "setarch x86_64 -R --3gb rm -rf x"),
+        ("linux64", "linux64 rm -rf x"),
+        (loader, "/lib64/ld-linux-x86-64.so.2 /bin/rm -rf x"),
+        (loader, "/lib64/ld-linux-x86-64.so.2 --library-path /lib64 --argv0 ls /bin/rm -rf x"),
+        ("runuser", "runuser -u root -- rm -rf x"),
+        ("cpulimit", "cpulimit -l 50 -- rm -rf x"),
+        ("cpulimit", "cpulimit --limit=50 rm -rf x"),
+    ];
+    for (program, line) in lines {
+        // runuser runs only as root; cpulimit is not on every machine.
+        let runnable = (program.starts_with('/') && Path::new(program).exists())
+            || (on_path(program) && (program != "runuser" || is_root()));
+        if runnable {
+            let dir = scratch();
+            run("sh", line, dir.path());
+            assert!(!dir.path().join("x/f").exists(), "`{line}` should really delete x/f");
+        }
+        let result = remember_with(&test, json!({ "command": line })).await;
+        assert!(
+            refused(&result) && result.output.contains("no deleting"),
+            "`{line}` got past the rm deny rule: {}",
+            result.output
+        );
+    }
+}
+
+fn on_path(program: &str) -> bool {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {program}"))
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
 /// Runs `line` under dash to show it really creates `X`, then checks the plugin does not
 /// allow it: it falls to `ask`, which nobody answers here.
 async fn assert_creates_x_and_is_sent_to_ask(test: &TestHost, line: &str) {

@@ -23,6 +23,8 @@ pub const PATIENCE: Duration = Duration::from_secs(120);
 pub struct Console {
     keyboard: File,
     screen: Arc<Mutex<vt100::Parser>>,
+    /// Every byte the console wrote, as written: what a real terminal would have obeyed.
+    written: Arc<Mutex<Vec<u8>>>,
     pub child: Child,
     /// The test's name, for the screens it keeps.
     name: String,
@@ -56,14 +58,20 @@ impl Console {
             0,
         )));
         let keyboard = controller.try_clone().unwrap();
-        let shared = screen.clone();
-        std::thread::spawn(move || read_screen(controller, &shared));
-        Self { keyboard, screen, child, name: name.to_owned() }
+        let written = Arc::new(Mutex::new(Vec::new()));
+        let (shared, bytes) = (screen.clone(), written.clone());
+        std::thread::spawn(move || read_screen(controller, &shared, &bytes));
+        Self { keyboard, screen, written, child, name: name.to_owned() }
     }
 
     pub fn keys(&mut self, keys: &str) {
         self.keyboard.write_all(keys.as_bytes()).unwrap();
         self.keyboard.flush().unwrap();
+    }
+
+    /// Every byte written to the terminal so far.
+    pub fn written(&self) -> Vec<u8> {
+        self.written.lock().unwrap().clone()
     }
 
     pub fn contents(&self) -> String {
@@ -160,13 +168,14 @@ impl Drop for Console {
     }
 }
 
-/// Feeds what the console writes to the emulator, answering the cursor position queries a
-/// terminal answers.
-fn read_screen(mut controller: File, screen: &Mutex<vt100::Parser>) {
+/// Feeds what the console writes to the emulator (and keeps it in `written`), answering the
+/// cursor position queries a terminal answers.
+fn read_screen(mut controller: File, screen: &Mutex<vt100::Parser>, written: &Mutex<Vec<u8>>) {
     let mut answers = controller.try_clone().unwrap();
     let mut buffer = [0u8; 4096];
     while let Ok(read @ 1..) = controller.read(&mut buffer) {
         let chunk = &buffer[..read];
+        written.lock().unwrap().extend_from_slice(chunk);
         let mut parser = screen.lock().unwrap();
         parser.process(chunk);
         if chunk.windows(4).any(|w| w == b"\x1b[6n") {

@@ -142,6 +142,49 @@ fn deny_rules_see_through_wrappers_and_nesting() {
 }
 
 #[test]
+fn the_loader_setarch_runuser_and_cpulimit_run_their_argument() {
+    for line in [
+        "/lib64/ld-linux-x86-64.so.2 /bin/rm -rf x",
+        "/lib/ld-linux-aarch64.so.1 rm x",
+        "/lib/ld-musl-x86_64.so.1 rm x",
+        "/lib64/ld64.so.2 rm x",
+        "/usr/lib/ld-2.31.so rm x",
+        "ld.so rm x",
+        "/lib64/ld-linux-x86-64.so.2 --library-path /tmp --preload x.so --argv0 ls /bin/rm -rf x",
+        "/lib64/ld-linux-x86-64.so.2 --inhibit-cache -- /bin/rm x",
+        "setarch x86_64 rm -rf x",
+        "setarch x86_64 -R --3gb rm -rf x",
+        "setarch -R rm x",
+        "setarch i386 --addr-no-randomize -- rm x",
+        "setarch -R x86_64 rm x",
+        "linux32 rm x",
+        "linux64 -R rm x",
+        "i386 rm x",
+        "x86_64 -v rm x",
+        "uname26 rm x",
+        "runuser -u root -- rm -rf x",
+        "runuser -u root rm x",
+        "runuser --user=root -- rm -rf x",
+        "runuser -u root -g wheel -- /bin/rm x",
+        "runuser - -u root -- rm x",
+        "runuser -l root -c 'rm -rf x'",
+        "runuser root -- -c 'rm -rf x'",
+        "cpulimit -l 50 rm -rf x",
+        "cpulimit --limit=50 -- rm -rf x",
+        "cpulimit -l50 -z -i rm x",
+        "cpulimit -c 2 --limit 10 rm x",
+        "sudo setarch x86_64 nice /lib64/ld-linux-x86-64.so.2 /bin/rm x",
+        "xargs setarch x86_64 rm",
+    ] {
+        assert!(runs_rm(line), "{line:?} runs rm: {:?}", runs(line).0);
+    }
+    // The loader's tools and a runuser without a user to run a command as run no rm.
+    for line in ["ldd /bin/rm", "ldconfig -p", "runuser root", "setarch --list", "cpulimit -p 42 -l 10"] {
+        assert!(!runs_rm(line), "{line:?}: {:?}", runs(line).0);
+    }
+}
+
+#[test]
 fn programs_known_only_at_run_time_are_dynamic() {
     for line in [
         "$CMD -rf x",

@@ -1,5 +1,6 @@
 //! What a simple command runs in turn: the command behind a wrapper and its options
-//! (`timeout -s KILL 5 rm`), the line a shell, `eval`, `trap`, `watch` or `flock -c` runs,
+//! (`timeout -s KILL 5 rm`, `setarch x86_64 -R rm`, the dynamic loader run as a program,
+//! `runuser -u USER -- rm`), the line a shell, `eval`, `trap`, `watch` or `flock -c` runs,
 //! `find -exec … ;` and `find -delete`, and the programs only known at run time
 //! (`… | sh`, `python -c`, `awk 'BEGIN{system(…)}'`).
 
@@ -27,8 +28,6 @@ const WRAPPERS: &[Wrapper] = &[
             "setsid",
             "unbuffer",
             "busybox",
-            "linux32",
-            "linux64",
             "eatmydata",
             "nocache",
             "torsocks",
@@ -40,6 +39,63 @@ const WRAPPERS: &[Wrapper] = &[
             "rlwrap",
         ],
         valued: &[],
+        operands: 0,
+        assignments: false,
+    },
+    // `setarch [ARCH] [OPTIONS] CMD` (the arch is skipped in `see_through`), and the links to
+    // it util-linux installs under an architecture's name. None of its options takes a value
+    // of its own word.
+    Wrapper {
+        names: &[
+            "setarch",
+            "linux32",
+            "linux64",
+            "uname26",
+            "i386",
+            "x86_64",
+            "ia64",
+            "ppc",
+            "ppc32",
+            "ppc64",
+            "sparc",
+            "sparc32",
+            "sparc32bash",
+            "sparc64",
+            "s390",
+            "s390x",
+            "parisc",
+            "parisc32",
+            "parisc64",
+            "mips",
+            "mips32",
+            "mips64",
+        ],
+        valued: &[],
+        operands: 0,
+        assignments: false,
+    },
+    // The dynamic loader run as a program loads and runs the program it is given
+    // (`/lib64/ld-linux-x86-64.so.2 /bin/rm`); every loader's name is read as `ld.so`
+    // ([`wrapper`]). Its options take their values as the next word.
+    Wrapper {
+        names: &[LOADER],
+        valued: &[
+            "--library-path",
+            "--inhibit-rpath",
+            "--audit",
+            "--preload",
+            "--argv0",
+            "--glibc-hwcaps-prefix",
+            "--glibc-hwcaps-mask",
+        ],
+        operands: 0,
+        assignments: false,
+    },
+    Wrapper {
+        names: &["cpulimit"],
+        valued: &[
+            "-l", "--limit", "-p", "--pid", "-e", "--exe", "-P", "--path", "-c", "--cpu", "-s", "--signal",
+        ],
         operands: 0,
         assignments: false,
     },
@@ -219,6 +275,18 @@ const WRAPPERS: &[Wrapper] = &[
     },
 ];
 
+/// The name every dynamic loader is read under.
+const LOADER: &str = "ld.so";
+
+/// The wrapper `name` is, if it is one: a dynamic loader under any of its names
+/// (`ld-linux-x86-64.so.2`, `ld-linux-aarch64.so.1`, `ld64.so.2`, `ld-musl-x86_64.so.1`,
+/// `ld-2.31.so`) counts as `ld.so`.
+fn wrapper(name: &str) -> Option<&'static Wrapper> {
+    let loader = ["ld-", "ld.", "ld64."].iter().any(|start| name.starts_with(start)) && name.contains(".so");
+    let name = if loader { LOADER } else { name };
+    WRAPPERS.iter().find(|w| w.names.contains(&name))
+}
+
 /// Programs that run their `-c` operand as a command line.
 const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "fish"];
 
@@ -253,7 +321,7 @@ pub fn resolve(argv: &[WordInfo], depth: usize, out: &mut Vec<Command>) {
         return;
     }
     let depth = depth + 1;
-    if let Some(wrapper) = WRAPPERS.iter().find(|w| w.names.contains(&name.as_str())) {
+    if let Some(wrapper) = wrapper(&name) {
         see_through(wrapper, &name, args, depth, out);
     } else if SHELLS.contains(&name.as_str()) {
         shell(&name, args, depth, out);
@@ -264,6 +332,9 @@ pub fn resolve(argv: &[WordInfo], depth: usize, out: &mut Vec<Command>) {
             "su" | "runuser" | "script" => {
                 if let Some(line) = command_option(args) {
                     run_line(&line.text, line.dynamic, depth, out);
+                }
+                if name == "runuser" {
+                    runuser_command(args, depth, out);
                 }
             }
             "find" => find(args, depth, out),
@@ -313,7 +384,9 @@ fn run_line(line: &str, dynamic: bool, depth: usize, out: &mut Vec<Command>) {
 
 /// Skips the wrapper's options, values and operands; the rest is the command it runs.
 fn see_through(wrapper: &Wrapper, name: &str, args: &[WordInfo], depth: usize, out: &mut Vec<Command>) {
-    let mut index = 0;
+    // `setarch ARCH -R CMD`: the architecture comes before the options, and only when the
+    // first word is no option (without it, setarch emulates the machine's own).
+    let mut index = usize::from(name == "setarch" && args.first().is_some_and(|a| !a.text.starts_with('-')));
     let mut split_string: Option<WordInfo> = None;
     let mut flock_command: Option<WordInfo> = None;
     let mut replace: Option<String> = None;
@@ -427,7 +500,7 @@ fn more_arguments_at_run_time(before: usize, out: &mut Vec<Command>) {
 /// awk could too, but what xargs appends to them is their file operands; a shell given its
 /// `-c` line takes them as `$1`…, and one without is dynamic already.)
 fn runs_its_arguments(name: &str) -> bool {
-    WRAPPERS.iter().any(|w| w.names.contains(&name))
+    wrapper(name).is_some()
         || gadgets::interpreter(name)
         || matches!(name, "find" | "su" | "runuser" | "script" | "parallel")
 }
@@ -529,40 +602,72 @@ fn find(args: &[WordInfo], depth: usize, out: &mut Vec<Command>) {
     }
 }
 
+/// `runuser -u USER [--] CMD …` runs CMD itself, no shell between. Its options are read
+/// wherever they stand (getopt permutes them) up to `--`; the words left, in order, are the
+/// command.
+fn runuser_command(args: &[WordInfo], depth: usize, out: &mut Vec<Command>) {
+    let mut command = Vec::new();
+    let mut user_given = false;
+    let mut index = 0;
+    while let Some(arg) = args.get(index) {
+        if arg.text == "--" {
+            command.extend_from_slice(&args[index + 1..]);
+            break;
+        }
+        // `-` is `--login`.
+        if arg.text == "-" {
+            index += 1;
+            continue;
+        }
+        match options::read(args, &mut index, SU_VALUED) {
+            Some(found) => user_given |= found.iter().any(|o| matches!(o.name.as_str(), "-u" | "--user")),
+            None => {
+                command.push(arg.clone());
+                index += 1;
+            }
+        }
+    }
+    if user_given {
+        resolve(&command, depth, out);
+    }
+}
+
+/// Options of `su`, `runuser` and `script` that take a value.
+const SU_VALUED: &[&str] = &[
+    "-c",
+    "--command",
+    "-C",
+    "--session-command",
+    "-g",
+    "--group",
+    "-G",
+    "--supp-group",
+    "-s",
+    "--shell",
+    "-w",
+    "--whitelist-environment",
+    "-u",
+    "--user",
+    "-E",
+    "--echo",
+    "-I",
+    "--log-in",
+    "-O",
+    "--log-out",
+    "-B",
+    "--log-io",
+    "-T",
+    "--log-timing",
+    "-m",
+    "--logging-format",
+];
+
 /// The `-c` line of `su`, `runuser` or `script`, options read letter by letter wherever
 /// they stand (`su -lc 'line'`, `script -qc 'line' /dev/null`, `--command=line`).
 fn command_option(args: &[WordInfo]) -> Option<WordInfo> {
-    const VALUED: &[&str] = &[
-        "-c",
-        "--command",
-        "-C",
-        "--session-command",
-        "-g",
-        "--group",
-        "-G",
-        "--supp-group",
-        "-s",
-        "--shell",
-        "-w",
-        "--whitelist-environment",
-        "-u",
-        "--user",
-        "-E",
-        "--echo",
-        "-I",
-        "--log-in",
-        "-O",
-        "--log-out",
-        "-B",
-        "--log-io",
-        "-T",
-        "--log-timing",
-        "-m",
-        "--logging-format",
-    ];
     let mut index = 0;
     while index < args.len() {
-        match options::read(args, &mut index, VALUED) {
+        match options::read(args, &mut index, SU_VALUED) {
             Some(found) => {
                 if let Some(line) = found
                     .into_iter()
