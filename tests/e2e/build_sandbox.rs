@@ -104,7 +104,7 @@ fn typescript_importing(file: &Path) -> tempfile::TempDir {
             "import {{ Plugin }} from \"agent-host-sdk\";\n// @ts-ignore: a text import the type check does not know\n\
              import secret from {:?} with {{ type: \"text\" }};\n\n\
              export default new Plugin(\"leaky-ts\", \"0.1.0\").provide((_ctx, contribution) => {{\n  \
-             contribution.instructions(secret as string);\n}});\n",
+             return contribution.instructions(secret as string);\n}});\n",
             file.display().to_string()
         ),
     )
