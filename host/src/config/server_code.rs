@@ -27,13 +27,24 @@ const CODE_EXTENSIONS: &[&str] = &[
     "py", "pyc", "pth", "js", "mjs", "cjs", "ts", "mts", "cts", "sh", "rb", "pl", "php", "lua", "jar", "wasm",
 ];
 
-/// Package runners, and the caches the packages they run are unpacked into (variable that
-/// moves it, else the folder under `HOME`).
-const PACKAGE_CACHES: &[(&[&str], &[(&str, &str)])] = &[
-    (&["npx", "npm", "pnpm", "pnpx", "yarn"], &[("npm_config_cache", ".npm"), ("NPM_CONFIG_CACHE", ".npm")]),
-    (&["uvx", "uv"], &[("UV_CACHE_DIR", ".cache/uv"), ("UV_TOOL_DIR", ".local/share/uv")]),
-    (&["pipx"], &[("PIPX_HOME", ".local/pipx")]),
-    (&["bunx"], &[("BUN_INSTALL_CACHE_DIR", ".bun/install/cache")]),
+/// A package runner's names, and the caches the packages it runs are unpacked into.
+struct PackageRunner {
+    names: &'static [&'static str],
+    /// Each cache as the variable that moves it, else its folder under `HOME`.
+    caches: &'static [(&'static str, &'static str)],
+}
+
+const PACKAGE_RUNNERS: &[PackageRunner] = &[
+    PackageRunner {
+        names: &["npx", "npm", "pnpm", "pnpx", "yarn"],
+        caches: &[("npm_config_cache", ".npm"), ("NPM_CONFIG_CACHE", ".npm")],
+    },
+    PackageRunner {
+        names: &["uvx", "uv"],
+        caches: &[("UV_CACHE_DIR", ".cache/uv"), ("UV_TOOL_DIR", ".local/share/uv")],
+    },
+    PackageRunner { names: &["pipx"], caches: &[("PIPX_HOME", ".local/pipx")] },
+    PackageRunner { names: &["bunx"], caches: &[("BUN_INSTALL_CACHE_DIR", ".bun/install/cache")] },
 ];
 
 /// Every path server `server` runs code from when started in `cwd` (absolute).
@@ -79,9 +90,9 @@ pub(super) fn server_code(server: &McpServerConfig, cwd: &Path) -> Vec<Sensitive
             ));
         }
     }
-    for (runners, caches) in PACKAGE_CACHES {
-        if runners.contains(&program_name) {
-            for (variable, under_home) in *caches {
+    for runner in PACKAGE_RUNNERS {
+        if runner.names.contains(&program_name) {
+            for (variable, under_home) in runner.caches {
                 if let Some(cache) = cache_folder(variable, under_home) {
                     paths.push(path(
                         &cache,
