@@ -7,20 +7,14 @@
 use std::path::Path;
 
 use crate::source_plugin::author_crate;
+use crate::support::binary::check_offline;
 use crate::support::config_text;
 
 /// `agent-host check --offline` of a deployment with `plugins`, in `dir`, with a secret in
 /// the host's environment: exit code and stderr.
 fn check(dir: &Path, plugins: &str) -> (Option<i32>, String) {
-    std::fs::write(dir.join("config.toml"), config_text("http://127.0.0.1:9/v1", plugins)).unwrap();
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_agent-host"))
-        .env("AGENT_HOST_TEST_KEY", "sk-the-model-key")
-        .arg("--config")
-        .arg(dir.join("config.toml"))
-        .args(["check", "--offline"])
-        .output()
-        .unwrap();
-    (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+    let config = config_text("http://127.0.0.1:9/v1", plugins);
+    check_offline(dir, &config, &[("AGENT_HOST_TEST_KEY", Path::new("sk-the-model-key"))])
 }
 
 #[test]

@@ -12,6 +12,7 @@ use agent_client_protocol::v1::schema::{
 };
 
 use crate::support::acp_client::{deployment, open, with_client};
+use crate::support::binary::check_offline;
 use crate::support::{FakeModel, config_text, plugin_block, writable_workspace};
 
 /// Python and JavaScript a model could write with `write_file`: each writes `marker`
@@ -36,16 +37,31 @@ fn stdio(name: &str, command: &str, args: &[&str]) -> McpServer {
     )
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_editors_servers_start_in_a_private_folder_not_the_writable_project() {
+/// A deployment whose fs plugin may write a workspace the model has planted code in, and
+/// the marker that code writes when it runs, outside the workspace.
+struct Planted {
+    model: FakeModel,
+    workspace: tempfile::TempDir,
+    _outside: tempfile::TempDir,
+    marker: std::path::PathBuf,
+    dir: tempfile::TempDir,
+}
+
+async fn planted() -> Planted {
     let model = FakeModel::start().await;
     let workspace = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     let marker = outside.path().join("pwned");
     plant(workspace.path(), &marker);
     let dir = deployment(&model, &plugin_block("fs", &writable_workspace(workspace.path())));
-    let project = workspace.path().to_owned();
-    let (opened, _seen) = with_client(dir.path(), vec![], async move |cx, _seen| {
+    Planted { model, workspace, _outside: outside, marker, dir }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editors_servers_start_in_a_private_folder_not_the_writable_project() {
+    let planted = planted().await;
+    let project = planted.workspace.path().to_owned();
+    let (opened, _seen) = with_client(planted.dir.path(), vec![], async move |cx, _seen| {
         let _ = open(&cx, &project).await;
         let servers =
             vec![stdio("py", "python3", &["-m", "legit_mcp"]), stdio("js", "node", &["./server.js"])];
@@ -58,20 +74,16 @@ async fn an_editors_servers_start_in_a_private_folder_not_the_writable_project()
     // The servers were started (and failed) before session/new answered; a moment more for
     // anything they might have left running.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(!marker.exists(), "a file the model wrote into the project ran as the operator");
+    assert!(!planted.marker.exists(), "a file the model wrote into the project ran as the operator");
+    assert!(planted.model.requests().is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_editors_server_whose_script_a_plugin_may_write_is_refused_naming_the_grant() {
-    let model = FakeModel::start().await;
-    let workspace = tempfile::tempdir().unwrap();
-    let outside = tempfile::tempdir().unwrap();
-    let marker = outside.path().join("pwned");
-    plant(workspace.path(), &marker);
-    let dir = deployment(&model, &plugin_block("fs", &writable_workspace(workspace.path())));
-    let project = workspace.path().to_owned();
-    let script = workspace.path().join("server.js").display().to_string();
-    let (refused, _seen) = with_client(dir.path(), vec![], async move |cx, _seen| {
+    let planted = planted().await;
+    let project = planted.workspace.path().to_owned();
+    let script = planted.workspace.path().join("server.js").display().to_string();
+    let (refused, _seen) = with_client(planted.dir.path(), vec![], async move |cx, _seen| {
         let _ = open(&cx, &project).await;
         let request = NewSessionRequest::new(&project).mcp_servers(vec![stdio("tools", "node", &[&script])]);
         let error = cx.send_request(request).block_task().await.expect_err("refused");
@@ -82,22 +94,15 @@ async fn an_editors_server_whose_script_a_plugin_may_write_is_refused_naming_the
     let why = refused.1;
     assert!(why.contains("MCP server `tools`") && why.contains("\\\"/workspace\\\""), "{why}");
     assert!(why.contains("server.js"), "the file is named: {why}");
-    assert!(!marker.exists(), "nothing ran");
+    assert!(!planted.marker.exists(), "nothing ran");
 }
 
-/// `agent-host check --offline` of `config` in `dir`, with `HOME` at `home`: exit code and stderr.
+/// `agent-host check --offline` of `config` in `dir`, with `HOME` at `home` and no npm cache
+/// named elsewhere: exit code and stderr.
 fn check(dir: &Path, config: &str, home: &Path) -> (Option<i32>, String) {
-    std::fs::write(dir.join("config.toml"), config).unwrap();
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_agent-host"))
-        .env("HOME", home)
-        .env_remove("npm_config_cache")
-        .env_remove("NPM_CONFIG_CACHE")
-        .arg("--config")
-        .arg(dir.join("config.toml"))
-        .args(["check", "--offline"])
-        .output()
-        .unwrap();
-    (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+    // A variable naming another npm cache would move what is checked.
+    assert!(std::env::var_os("npm_config_cache").is_none() && std::env::var_os("NPM_CONFIG_CACHE").is_none());
+    check_offline(dir, config, &[("HOME", home)])
 }
 
 #[test]

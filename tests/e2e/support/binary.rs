@@ -22,3 +22,21 @@ pub fn json_prompt_command(dir: &Path, session: Option<&str>, prompt: &str) -> t
     }
     command
 }
+
+/// `agent-host --config <dir>/config.toml check --offline` after writing `config` there, with
+/// `env` set on top of the test's environment: its exit code and stderr.
+pub fn check_offline(dir: &Path, config: &str, env: &[(&str, &Path)]) -> (Option<i32>, String) {
+    std::fs::write(dir.join("config.toml"), config).expect("write the config");
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_agent-host"));
+    command.env_remove("OPENAI_API_KEY").env_remove("OPENAI_BASE_URL");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command
+        .arg("--config")
+        .arg(dir.join("config.toml"))
+        .args(["check", "--offline"])
+        .output()
+        .expect("the binary runs");
+    (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+}
