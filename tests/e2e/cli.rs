@@ -424,3 +424,32 @@ async fn a_refused_call_is_shown_with_its_tool_and_arguments_before_the_refusal(
     assert!(call < decision && decision < result, "{events:#?}");
     assert_eq!(events[result]["ok"], false);
 }
+
+#[tokio::test]
+async fn a_retry_after_a_failed_turn_sends_no_two_user_messages_in_a_row() {
+    let model = FakeModel::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    // Port 9 (discard) on loopback: nothing listens, the connection is refused at once.
+    std::fs::write(&config, config_text("http://127.0.0.1:9/v1", &plugin_block("misbehave", ""))).unwrap();
+    let failed = crate::support::json_prompt_command(dir.path(), None, "first try").output().await.unwrap();
+    assert_eq!(failed.status.code(), Some(1), "stderr: {}", String::from_utf8_lossy(&failed.stderr));
+    let id = json_lines(&failed.stdout)[0]["session_id"].as_str().expect("the session's id").to_owned();
+
+    std::fs::write(&config, config_text(&model.url(), &plugin_block("misbehave", ""))).unwrap();
+    model.push(Reply::text("Answered."));
+    let retried =
+        crate::support::json_prompt_command(dir.path(), Some(&id), "second try").output().await.unwrap();
+    assert!(retried.status.success(), "stderr: {}", String::from_utf8_lossy(&retried.stderr));
+    let requests = model.requests();
+    let messages = requests[0]["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert!(
+        roles.windows(2).all(|pair| !(pair[0] == "user" && pair[1] == "user")),
+        "two user messages in a row: {roles:?}"
+    );
+    let said: Vec<&str> = messages.iter().filter_map(|m| m["content"].as_str()).collect();
+    for typed in ["first try", "second try"] {
+        assert!(said.iter().any(|text| text.contains(typed)), "nothing typed is lost: {said:?}");
+    }
+}
