@@ -74,13 +74,16 @@ fn said(history: &[Message]) -> Vec<String> {
         .collect()
 }
 
-/// Asserts that `output` is the refusal of a session held by `pid` (on `host` when given).
+/// Asserts that `output` is the refusal of a session a `--prompt` run holds, `pid` (on `host`
+/// when given: a machine this one cannot look into, whose claim is honoured until it runs out).
 fn assert_refused(output: &Output, id: &str, pid: u32, host: Option<&str>) {
     let stderr = stderr(output);
     assert_eq!(output.status.code(), Some(1), "refused with status 1: {stderr}");
-    let holder = format!("is in use by process {pid} on {}", host.unwrap_or(""));
+    let holder = format!("is running a turn in process {pid} on {}", host.unwrap_or(""));
     assert!(stderr.contains(&format!("session {id}")) && stderr.contains(&holder), "{stderr}");
-    assert!(stderr.contains("until ") && stderr.contains(" UTC"), "says until when: {stderr}");
+    assert!(stderr.contains(&format!("--fork {id}")), "offers a copy: {stderr}");
+    let until = stderr.contains("runs out at ") && stderr.contains(" UTC");
+    assert_eq!(until, host.is_some(), "says until when only for a holder it cannot see: {stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
