@@ -188,3 +188,27 @@ async fn the_shipped_shell_block_runs_a_ten_second_build_as_written() {
     assert!(result.output.contains("compiled 5\nbuilt\n"), "{}", result.output);
     assert!(started.elapsed() >= std::time::Duration::from_secs(10));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shipped_skills_block_runs_a_skills_ten_second_script_as_written() {
+    let model = FakeModel::start().await;
+    let (workspace, user_skills) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let skill = user_skills.path().join("build");
+    std::fs::create_dir_all(skill.join("scripts")).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: build\ndescription: Builds the project.\n---\nRun scripts/build.sh.\n",
+    )
+    .unwrap();
+    std::fs::write(skill.join("scripts/build.sh"), format!("#!/bin/sh\n{TEN_SECOND_BUILD}\n")).unwrap();
+    let mut skills = commented_block("skills");
+    grant_folder(&mut skills, "/workspace", workspace.path());
+    grant_folder(&mut skills, "/user-skills", user_skills.path());
+    let (test, session) = stock_host_with(&model, skills).await;
+    let args = serde_json::json!({ "skill": "build", "script": "scripts/build.sh" });
+    let mut locked = session.lock().await;
+    let result = test.host.invoke_tool(&mut locked, "run_skill_script", &args, &*test.events).await.unwrap();
+    assert!(result.ok, "{}", result.output);
+    assert!(result.output.starts_with("exit status: 0\n"), "{}", result.output);
+    assert!(result.output.contains("compiled 5\nbuilt\n"), "{}", result.output);
+}
