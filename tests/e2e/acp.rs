@@ -59,7 +59,9 @@ async fn a_prompt_streams_the_reply_and_each_tool_call_then_ends_the_turn() {
         .expect("a tool_call");
     assert_eq!(call.title, "todos_add");
     assert_eq!(call.status, ToolCallStatus::Pending);
-    assert_ne!(call.kind, ToolKind::Read, "adding todos changes the list");
+    // The todo list is the agent's own bookkeeping (the tool does not mutate): planning,
+    // never an edit of the editor's files.
+    assert_eq!(call.kind, ToolKind::Think, "adding todos changes the plan, not a file");
     let statuses: Vec<_> = updates
         .iter()
         .filter_map(|update| match update {
@@ -237,6 +239,56 @@ async fn an_ask_is_a_permission_request_showing_the_exact_call_answered_each_way
     assert_eq!(stop, StopReason::EndTurn);
     assert_eq!(seen.asked.lock().unwrap().len(), 2);
     assert_eq!(final_statuses(&seen.updates()), [ToolCallStatus::Failed; 2]);
+}
+
+/// `misbehave`'s `remember` tool, refused by a `permissions` rule.
+fn refusing_plugins() -> String {
+    format!(
+        "{}{}",
+        plugin_block("misbehave", ""),
+        plugin_block(
+            "permissions",
+            r#"[plugin.config]
+rules = [{ tool = "remember", decision = "deny", reason = "not today" }]"#
+        )
+    )
+}
+
+#[tokio::test]
+async fn a_refused_call_is_announced_with_its_tool_and_input_then_fails() {
+    let model = FakeModel::start().await;
+    model.push(Reply::tool("remember", r#"{"key":"launch codes","value":1}"#));
+    model.push(Reply::text("I may not."));
+    let dir = deployment(&model, &refusing_plugins());
+    let path = dir.path().to_owned();
+    let (stop, seen) = with_client(dir.path(), vec![], async move |cx, _seen| {
+        let session = open(&cx, &path).await;
+        prompt(&cx, &session, "remember them").await
+    })
+    .await;
+    assert_eq!(stop, StopReason::EndTurn);
+    let updates = seen.updates();
+    let call = updates
+        .iter()
+        .find_map(|update| match update {
+            SessionUpdate::ToolCall(call) => Some(call.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("the refused call is announced: {updates:#?}"));
+    assert_eq!(call.title, "remember");
+    assert_eq!(call.raw_input, Some(serde_json::json!({"key": "launch codes", "value": 1})));
+    assert_eq!(call.kind, ToolKind::Other, "remember is neither a read nor an edit of files");
+    assert_eq!(call.status, ToolCallStatus::Pending);
+    let statuses: Vec<_> = updates
+        .iter()
+        .filter_map(|update| match update {
+            SessionUpdate::ToolCallUpdate(update) if update.tool_call_id == call.tool_call_id => {
+                update.fields.status
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(statuses, [ToolCallStatus::Failed], "never in progress: it did not run");
 }
 
 #[tokio::test]

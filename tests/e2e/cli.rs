@@ -383,3 +383,73 @@ fn sessions_lists_each_with_its_last_use_its_size_and_its_first_prompt() {
     assert_eq!(listed[1]["id"], second.as_str());
     assert_eq!(listed[1]["title"], cut.as_str());
 }
+
+/// `misbehave`'s `remember` tool, refused by a `permissions` rule.
+fn refusing_plugins() -> String {
+    format!(
+        "{}{}",
+        plugin_block("misbehave", ""),
+        plugin_block(
+            "permissions",
+            r#"[plugin.config]
+rules = [{ tool = "remember", decision = "deny", reason = "not today" }]"#
+        )
+    )
+}
+
+#[tokio::test]
+async fn a_refused_call_is_shown_with_its_tool_and_arguments_before_the_refusal() {
+    let model = FakeModel::start().await;
+    model.push(Reply::tool("remember", r#"{"key":"launch codes","value":1}"#));
+    model.push(Reply::text("I may not."));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.toml"), config_text(&model.url(), &refusing_plugins())).unwrap();
+    let output =
+        crate::support::json_prompt_command(dir.path(), None, "remember them").output().await.unwrap();
+    assert!(output.status.success(), "stderr: {}", String::from_utf8_lossy(&output.stderr));
+    let events = json_lines(&output.stdout);
+    let position = |kind: &str| events.iter().position(|e| e["type"] == kind);
+    let call =
+        position("tool_call").unwrap_or_else(|| panic!("a tool_call for the refused call: {events:#?}"));
+    assert_eq!(events[call]["name"], "remember");
+    assert_eq!(events[call]["plugin"], "misbehave");
+    assert_eq!(events[call]["arguments"], serde_json::json!({"key": "launch codes", "value": 1}));
+    assert_eq!(events[call]["refused"], true, "a front end knows it will not run: {}", events[call]);
+    let decision = position("tool_decision").expect("the refusal");
+    assert_eq!(
+        (events[decision]["decision"].as_str(), events[decision]["id"].clone()),
+        (Some("deny"), events[call]["id"].clone())
+    );
+    let result = position("tool_result").expect("the result");
+    assert!(call < decision && decision < result, "{events:#?}");
+    assert_eq!(events[result]["ok"], false);
+}
+
+#[tokio::test]
+async fn a_retry_after_a_failed_turn_sends_no_two_user_messages_in_a_row() {
+    let model = FakeModel::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    // Port 9 (discard) on loopback: nothing listens, the connection is refused at once.
+    std::fs::write(&config, config_text("http://127.0.0.1:9/v1", &plugin_block("misbehave", ""))).unwrap();
+    let failed = crate::support::json_prompt_command(dir.path(), None, "first try").output().await.unwrap();
+    assert_eq!(failed.status.code(), Some(1), "stderr: {}", String::from_utf8_lossy(&failed.stderr));
+    let id = json_lines(&failed.stdout)[0]["session_id"].as_str().expect("the session's id").to_owned();
+
+    std::fs::write(&config, config_text(&model.url(), &plugin_block("misbehave", ""))).unwrap();
+    model.push(Reply::text("Answered."));
+    let retried =
+        crate::support::json_prompt_command(dir.path(), Some(&id), "second try").output().await.unwrap();
+    assert!(retried.status.success(), "stderr: {}", String::from_utf8_lossy(&retried.stderr));
+    let requests = model.requests();
+    let messages = requests[0]["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert!(
+        roles.windows(2).all(|pair| !(pair[0] == "user" && pair[1] == "user")),
+        "two user messages in a row: {roles:?}"
+    );
+    let said: Vec<&str> = messages.iter().filter_map(|m| m["content"].as_str()).collect();
+    for typed in ["first try", "second try"] {
+        assert!(said.iter().any(|text| text.contains(typed)), "nothing typed is lost: {said:?}");
+    }
+}

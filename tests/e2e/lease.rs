@@ -15,6 +15,7 @@ use agent_host::state::{SessionStore, SqliteStore};
 use serde_json::Value;
 use tokio::sync::Notify;
 
+use crate::support::serve::serve;
 use crate::support::{FakeModel, Reply, json_prompt_command, plugin_block, shared_cache_dir};
 
 fn config(model_url: &str, lease_secs: u64) -> String {
@@ -74,13 +75,16 @@ fn said(history: &[Message]) -> Vec<String> {
         .collect()
 }
 
-/// Asserts that `output` is the refusal of a session held by `pid` (on `host` when given).
+/// Asserts that `output` is the refusal of a session a `--prompt` run holds, `pid` (on `host`
+/// when given: a machine this one cannot look into, whose claim is honoured until it runs out).
 fn assert_refused(output: &Output, id: &str, pid: u32, host: Option<&str>) {
     let stderr = stderr(output);
     assert_eq!(output.status.code(), Some(1), "refused with status 1: {stderr}");
-    let holder = format!("is in use by process {pid} on {}", host.unwrap_or(""));
+    let holder = format!("is running a turn in process {pid} on {}", host.unwrap_or(""));
     assert!(stderr.contains(&format!("session {id}")) && stderr.contains(&holder), "{stderr}");
-    assert!(stderr.contains("until ") && stderr.contains(" UTC"), "says until when: {stderr}");
+    assert!(stderr.contains(&format!("--fork {id}")), "offers a copy: {stderr}");
+    let until = stderr.contains("runs out at ") && stderr.contains(" UTC");
+    assert_eq!(until, host.is_some(), "says until when only for a holder it cannot see: {stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -194,4 +198,64 @@ async fn a_lease_left_by_a_killed_process_does_not_keep_the_session_closed() {
             "resumed again"
         ]
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_an_idle_console_holds_is_refused_naming_the_console_and_served_to_readers() {
+    let model = FakeModel::start().await;
+    // A console and a server on one deployment, as an operator and a web page share it.
+    let server = serve(&model, &plugin_block("misbehave", ""), "").await;
+    let dir = server.dir.path();
+    let id = new_session(dir, &model).await;
+    let mut console = tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-host"))
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env("NO_COLOR", "1")
+        .arg("--config")
+        .arg(dir.join("config.toml"))
+        .args(["--session", &id])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let console_pid = console.id().unwrap();
+    let mut shown =
+        tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(console.stdout.take().unwrap()));
+    let opened = format!("session {id} (resumed");
+    tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = shown.next_line().await.unwrap() {
+            if line.contains(&opened) {
+                return;
+            }
+        }
+        panic!("the console ended before it opened the session");
+    })
+    .await
+    .expect("the console opens the session");
+
+    // The console sits idle at its prompt, renewing its claim: nobody should wait for it.
+    let refused = run(dir, Some(&id), "second").await;
+    let said = stderr(&refused);
+    assert_eq!(refused.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(&format!("session {id} is open in another console (process {console_pid} on ")),
+        "{said}"
+    );
+    assert!(said.contains(&format!("--fork {id}")), "offers a copy: {said}");
+    assert!(!said.contains("until ") && !said.contains("Wait for it"), "nothing to wait for: {said}");
+
+    // Reading it over HTTP takes no lease, so the console is no obstacle.
+    let (status, body) = server.get("root", &format!("/v1/sessions/{id}")).await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{body}");
+    let messages: Vec<&str> =
+        body["messages"].as_array().unwrap().iter().filter_map(|m| m["content"].as_str()).collect();
+    assert!(messages.contains(&"create") && messages.contains(&"created"), "{body}");
+    assert_eq!(body["busy"], true, "open elsewhere: {body}");
+
+    drop(console.stdin.take());
+    let left =
+        tokio::time::timeout(Duration::from_secs(30), console.wait()).await.expect("the console leaves");
+    assert!(left.unwrap().success());
 }

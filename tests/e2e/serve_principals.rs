@@ -194,9 +194,13 @@ async fn a_non_owner_takes_no_lease_on_a_session_and_hears_nothing_of_who_holds_
         assert_eq!(status, StatusCode::NOT_FOUND, "{who}: {body}");
         assert!(!body.to_string().contains("in use"), "{body}");
     }
-    let (status, body) = server.get("root", &format!("/v1/sessions/{console}")).await;
+    let (status, body) =
+        server.post("root", &format!("/v1/sessions/{console}/messages"), json!({"text": "mine now"})).await;
     assert_eq!(status, StatusCode::CONFLICT, "an admin hears it is in use: {body}");
     assert!(error_of(&body).contains("in use"), "{body}");
+    // Reading it takes no lease: an admin reads what is committed, and that it is busy.
+    let (status, body) = server.get("root", &format!("/v1/sessions/{console}")).await;
+    assert_eq!((status, &body["busy"]), (StatusCode::OK, &json!(true)), "{body}");
     gate.notify_one();
     let ended = running.await.unwrap();
     assert!(ended.status.success(), "{}", String::from_utf8_lossy(&ended.stderr));
@@ -213,10 +217,14 @@ async fn an_owner_hears_her_session_is_in_use_elsewhere_but_not_by_whom() {
     assert!(!body.to_string().contains("in use"), "{body}");
     let holder = first.child.id().unwrap().to_string();
     for who in ["alice", "root"] {
-        let (status, body) = second.get(who, &format!("/v1/sessions/{alices}")).await;
+        let (status, body) =
+            second.post(who, &format!("/v1/sessions/{alices}/messages"), json!({"text": "hi"})).await;
         assert_eq!(status, StatusCode::CONFLICT, "{who}: {body}");
         assert!(error_of(&body).contains("in use by another process"), "{body}");
         assert!(!error_of(&body).contains(&holder), "the holder's pid: {body}");
+        // Reading needs no lease: what is committed, marked busy.
+        let (status, body) = second.get(who, &format!("/v1/sessions/{alices}")).await;
+        assert_eq!((status, &body["busy"]), (StatusCode::OK, &json!(true)), "{who}: {body}");
     }
     let (_, listed) = second.get("alice", "/v1/sessions").await;
     assert_eq!(listed["sessions"][0]["id"], alices.as_str(), "listing leases nothing: {listed}");

@@ -115,3 +115,100 @@ async fn with_execute_as_the_default_mode_the_loop_runs_before_any_mode_is_set()
         assert_eq!(continued, 1, "the open todo pushed the model on once");
     }
 }
+
+/// The `[[plugin]]` block of `package` that the repository's `config.toml` ships commented
+/// out, uncommented as a user would: from its `# [[plugin]]` line (followed by `# path =
+/// "plugins/<package>"`) to the first line that is not `# ` something. The one entry, with
+/// its path pointed at the built component.
+pub(crate) fn commented_block(package: &str) -> toml::Table {
+    let text = std::fs::read_to_string(repo_root().join("config.toml")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let path_line = format!("# path = \"plugins/{package}\"");
+    let start = lines
+        .windows(2)
+        .position(|pair| pair[0] == "# [[plugin]]" && pair[1] == path_line)
+        .unwrap_or_else(|| panic!("config.toml has a commented-out [[plugin]] for {package}"));
+    let block: Vec<&str> = lines[start..].iter().map_while(|line| line.strip_prefix("# ")).collect();
+    let mut table: toml::Table = toml::from_str(&block.join("\n"))
+        .unwrap_or_else(|error| panic!("the {package} block parses once uncommented: {error}"));
+    let mut entries = table.remove("plugin").and_then(|p| p.as_array().cloned()).expect("one [[plugin]]");
+    let mut entry = entries.remove(0).as_table().cloned().unwrap();
+    entry.insert("path".into(), plugin_wasm(package).display().to_string().into());
+    entry
+}
+
+/// Points granted folder `guest` of `entry` at `host`, as a user would for their machine.
+fn grant_folder(entry: &mut toml::Table, guest: &str, host: &std::path::Path) {
+    let dirs = entry["grants"]["dirs"].as_table().cloned().expect("the block grants folders");
+    let mut folder =
+        dirs.get(guest).and_then(|f| f.as_table().cloned()).expect("the block grants this folder");
+    folder.insert("host".into(), host.display().to_string().into());
+    let grants = entry.get_mut("grants").and_then(|g| g.as_table_mut()).unwrap();
+    let dirs = grants.get_mut("dirs").and_then(|d| d.as_table_mut()).unwrap();
+    dirs.insert(guest.into(), folder.into());
+}
+
+/// The shipped config with `entry` added after its plugins, in execute mode (plan mode runs
+/// nothing that changes things), approvals given (the operator would say yes).
+async fn stock_host_with(
+    model: &FakeModel,
+    entry: toml::Table,
+) -> (TestHost, agent_host::agent::SessionHandle) {
+    let mut config = stock_table(model);
+    section(&mut config, "agent").insert("on_ask".into(), "allow".into());
+    config.get_mut("plugin").and_then(|p| p.as_array_mut()).unwrap().push(entry.into());
+    let test = TestHost::new(&toml::to_string(&config).unwrap()).await.unwrap();
+    let session = test.session();
+    let switched = test.host.command(&mut *session.lock().await, "/mode execute", &*test.events).await;
+    assert!(switched.is_ok(), "{switched:?}");
+    (test, session)
+}
+
+/// A build that takes ten seconds: what the shipped shell block must run as written, though
+/// `[runtime] limits` gives every plugin's call 2 seconds.
+const TEN_SECOND_BUILD: &str = "for step in 1 2 3 4 5; do sleep 2; echo compiled $step; done; echo built";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shipped_shell_block_runs_a_ten_second_build_as_written() {
+    let model = FakeModel::start().await;
+    let workspace = tempfile::tempdir().unwrap();
+    let mut shell = commented_block("shell");
+    grant_folder(&mut shell, "/workspace", workspace.path());
+    let (test, session) = stock_host_with(&model, shell).await;
+    let started = std::time::Instant::now();
+    let args = serde_json::json!({ "command": TEN_SECOND_BUILD });
+    let mut locked = session.lock().await;
+    let result = test.host.invoke_tool(&mut locked, "shell", &args, &*test.events).await.unwrap();
+    assert!(result.ok, "{}", result.output);
+    assert!(
+        result.output.starts_with("exit status: 0\n"),
+        "not cut at the 2-second deadline: {}",
+        result.output
+    );
+    assert!(result.output.contains("compiled 5\nbuilt\n"), "{}", result.output);
+    assert!(started.elapsed() >= std::time::Duration::from_secs(10));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shipped_skills_block_runs_a_skills_ten_second_script_as_written() {
+    let model = FakeModel::start().await;
+    let (workspace, user_skills) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let skill = user_skills.path().join("build");
+    std::fs::create_dir_all(skill.join("scripts")).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: build\ndescription: Builds the project.\n---\nRun scripts/build.sh.\n",
+    )
+    .unwrap();
+    std::fs::write(skill.join("scripts/build.sh"), format!("#!/bin/sh\n{TEN_SECOND_BUILD}\n")).unwrap();
+    let mut skills = commented_block("skills");
+    grant_folder(&mut skills, "/workspace", workspace.path());
+    grant_folder(&mut skills, "/user-skills", user_skills.path());
+    let (test, session) = stock_host_with(&model, skills).await;
+    let args = serde_json::json!({ "skill": "build", "script": "scripts/build.sh" });
+    let mut locked = session.lock().await;
+    let result = test.host.invoke_tool(&mut locked, "run_skill_script", &args, &*test.events).await.unwrap();
+    assert!(result.ok, "{}", result.output);
+    assert!(result.output.starts_with("exit status: 0\n"), "{}", result.output);
+    assert!(result.output.contains("compiled 5\nbuilt\n"), "{}", result.output);
+}

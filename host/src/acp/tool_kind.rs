@@ -1,5 +1,8 @@
-//! A tool call's ACP `kind`, read from the tool's own description: editors pick an icon
-//! and a wording from it. A tool that changes things is never `read`.
+//! A tool call's ACP `kind`, read from the tool's own description and from what its
+//! contract declares: editors pick an icon and a wording from it. A tool that changes things
+//! is never `read`; one that changes nothing outside the agent's own bookkeeping (it does
+//! not declare `mutates`: a checklist, a plan, notes) is never `edit` nor `delete`, which
+//! an editor shows as a change to its files — it is the agent `think`ing.
 
 use agent_client_protocol::v1::schema::ToolKind;
 
@@ -49,10 +52,14 @@ pub fn classify(description: &str, mutates: bool) -> ToolKind {
     let text = description.to_lowercase();
     for (kind, words) in KINDS {
         if words.iter().any(|word| text.contains(word)) {
-            if *kind == ToolKind::Read && mutates {
-                return ToolKind::Other;
-            }
-            return *kind;
+            return match kind {
+                ToolKind::Read if mutates => ToolKind::Other,
+                // Its words say it changes something, its contract that nothing but the
+                // agent's bookkeeping: the contract is what the host enforces (plan modes,
+                // approvals, durability all read `mutates`), so it decides.
+                ToolKind::Edit | ToolKind::Delete if !mutates => ToolKind::Think,
+                kind => *kind,
+            };
         }
     }
     if mutates { ToolKind::Edit } else { ToolKind::Other }
@@ -66,6 +73,19 @@ mod tests {
     fn a_mutating_tool_is_never_read() {
         assert_eq!(classify("Read a file and show it", true), ToolKind::Other);
         assert_eq!(classify("Read a file and show it", false), ToolKind::Read);
+    }
+
+    #[test]
+    fn a_tool_that_changes_only_the_agents_bookkeeping_is_thinking_not_an_edit() {
+        // A checklist plugin's tools, as such tools describe themselves; none declares `mutates`.
+        assert_eq!(classify("Adds items to your list.", false), ToolKind::Think);
+        assert_eq!(classify("Marks items as done, each with a reason.", false), ToolKind::Think);
+        assert_eq!(classify("Removes items that no longer apply.", false), ToolKind::Think);
+        // The same words on a tool that changes the workspace are an edit, a deletion.
+        assert_eq!(classify("Adds a line to a file.", true), ToolKind::Edit);
+        assert_eq!(classify("Removes a file.", true), ToolKind::Delete);
+        // Reading and searching are what they say, whatever the bookkeeping.
+        assert_eq!(classify("Lists the open items.", false), ToolKind::Read);
     }
 
     #[test]

@@ -105,9 +105,12 @@ impl EventSink for Updates {
                 }
             }
             Event::ApprovalRequested { id, name, arguments, .. } => self.announce(id, name, arguments),
-            Event::ToolCall { id, name, arguments, .. } => {
+            Event::ToolCall { id, name, arguments, refused, .. } => {
                 self.announce(id, name, arguments);
-                self.status(id, ToolCallUpdateFields::new().status(ToolCallStatus::InProgress));
+                // A refused call never runs: pending until its result says it failed.
+                if !refused {
+                    self.status(id, ToolCallUpdateFields::new().status(ToolCallStatus::InProgress));
+                }
             }
             Event::FileEdited { id, edit } => {
                 self.edits.lock_unpoisoned().entry(id.clone()).or_default().push(edit.clone());

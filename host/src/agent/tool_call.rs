@@ -243,7 +243,7 @@ async fn call_tool(
 ) -> ToolResult {
     let announce = |arguments: Value| {
         let (id, name, plugin) = (request.id.clone(), request.name.clone(), tool.owner.name());
-        env.sink.emit(&Event::ToolCall { id, name, plugin, arguments });
+        env.sink.emit(&Event::ToolCall { id, name, plugin, arguments, refused: false });
     };
     let plugin = match &tool.owner {
         ToolOwner::Plugin(plugin) => {
@@ -317,7 +317,7 @@ async fn decide(env: &ToolCallEnv<'_>, request: &ToolCall, tool: &OfferedTool, g
     let (reason, asked_by) = match &gate.verdict {
         Verdict::Allow => return Ruling::allow(),
         Verdict::Deny { reason, by } => {
-            return Ruling::refuse(refuse(env, request, reason.clone(), by.clone()));
+            return Ruling::refuse(refuse(env, request, tool.owner.name(), gate, reason.clone(), by.clone()));
         }
         Verdict::Ask { reason, by } => (reason.clone(), by.clone()),
     };
@@ -328,7 +328,9 @@ async fn decide(env: &ToolCallEnv<'_>, request: &ToolCall, tool: &OfferedTool, g
     let overriding = matches!(reviewed, Reviewed::Failed { .. });
     let reason = match reviewed {
         Reviewed::Allowed => return Ruling::allow(),
-        Reviewed::Denied { reason, by } => return Ruling::refuse(refuse(env, request, reason, by)),
+        Reviewed::Denied { reason, by } => {
+            return Ruling::refuse(refuse(env, request, tool.owner.name(), gate, reason, by));
+        }
         Reviewed::NotDecided => reason,
         Reviewed::Failed { error, by } => format!("{reason} (the review by {by} failed: {error})"),
     };
@@ -402,7 +404,7 @@ fn follow_answer(
         }
         ApprovalAnswer::Deny { reason: why } => {
             let why = why.unwrap_or_else(|| "the operator declined".to_owned());
-            Ruling::refuse(refuse(env, request, why, "operator".into()))
+            Ruling::refuse(refuse(env, request, approval.plugin, gate, why, "operator".into()))
         }
         ApprovalAnswer::Unanswerable => match env.on_ask() {
             OnAsk::Allow => allow(CallDecision::AllowByDefault).unanswered(),
@@ -411,14 +413,31 @@ fn follow_answer(
                     "{} — approval was needed and nobody could answer (agent.on_ask = \"deny\")",
                     approval.reason
                 );
-                Ruling::refuse(refuse(env, request, reason, approval.asked_by)).unanswered()
+                Ruling::refuse(refuse(env, request, approval.plugin, gate, reason, approval.asked_by))
+                    .unanswered()
             }
         },
     }
 }
 
-/// Reports a refusal and makes the result the model sees.
-fn refuse(env: &ToolCallEnv<'_>, request: &ToolCall, reason: String, by: String) -> ToolResult {
+/// Reports a refusal and makes the result the model sees. The call itself is announced
+/// first, marked refused: a refusal that named no tool and no arguments would leave the
+/// operator (and an editor, a web page) unable to tell what the policy stopped.
+fn refuse(
+    env: &ToolCallEnv<'_>,
+    request: &ToolCall,
+    plugin: String,
+    gate: &Gate,
+    reason: String,
+    by: String,
+) -> ToolResult {
+    env.sink.emit(&Event::ToolCall {
+        id: request.id.clone(),
+        name: request.name.clone(),
+        plugin,
+        arguments: gate.arguments.clone(),
+        refused: true,
+    });
     env.sink.emit(&Event::ToolDecision {
         id: request.id.clone(),
         name: request.name.clone(),

@@ -12,6 +12,7 @@ use crate::config::Config;
 use crate::events::{Event, EventSink};
 use crate::model::{ModelClient, ScriptedModel};
 use crate::sanitize::{multi_line, one_line};
+use crate::state::lease::HolderRole;
 use crate::state::{SessionEntry, copy_sessions, open_named_store};
 
 /// The script the offline demo replays, relative to the config file's folder.
@@ -85,6 +86,7 @@ async fn run_configured(config: Config, command: Command) -> Status {
             return Status::BadInput;
         }
     };
+    crate::state::lease::this_process_is(role(&command));
     let host = match Host::new(config, model).await {
         Ok(host) => Arc::new(host),
         Err(error) => {
@@ -121,6 +123,18 @@ async fn run_configured(config: Config, command: Command) -> Status {
         },
         Command::Check { offline } => check(&host, offline).await,
         Command::Sessions { json, .. } => list_sessions(&host, json),
+    }
+}
+
+/// What this process is, in every lease it takes: another process it keeps out of a session
+/// is told what will free it (a console keeps its session until it is left).
+fn role(command: &Command) -> HolderRole {
+    match command {
+        Command::Run(run) if run.prompt.is_some() => HolderRole::OneTurn,
+        Command::Run(_) => HolderRole::Console,
+        Command::Serve { .. } => HolderRole::Serve,
+        Command::Acp => HolderRole::Acp,
+        Command::Check { .. } | Command::Sessions { .. } => HolderRole::Unknown,
     }
 }
 

@@ -71,6 +71,11 @@ limits! {
     memory_mb: u32 = 64, "MiB";
     /// Wall-clock time a call may take, in milliseconds.
     timeout_ms: u64 = 2_000, "milliseconds";
+    /// Wall-clock time a call of a plugin granted `process = true` may take, in
+    /// milliseconds, in place of `timeout_ms` (see [`LimitOverrides::for_plugin`]): running
+    /// a build or a test suite is what such a plugin is for, and two seconds cut every build
+    /// short. Ten minutes: the longest a command is commonly let run, and still a bound.
+    process_call_timeout_ms: u64 = 600_000, "milliseconds";
     /// Text a call may return (a tool result, an instruction), in KiB; longer text is cut
     /// with a note that says how much.
     max_output_kb: u32 = 256, "KiB";
@@ -139,6 +144,19 @@ impl Limits {
 }
 
 impl LimitOverrides {
+    /// The limits of a plugin whose `[plugin.limits]` is `self`, over `base` (`[runtime.limits]`
+    /// and the defaults). A plugin granted `process` (`runs_processes`) is given
+    /// `process_call_timeout_ms` for a call, not `timeout_ms`: the deadline every call has
+    /// is sized to the plugin's work, whatever the plugin asks — unless its own table sets
+    /// `timeout_ms`, the spelling that raised (or lowered) such a plugin's deadline before.
+    pub fn for_plugin(&self, base: Limits, runs_processes: bool) -> Limits {
+        let mut limits = self.over(base);
+        if runs_processes && self.timeout_ms.is_none() {
+            limits.timeout_ms = limits.process_call_timeout_ms;
+        }
+        limits
+    }
+
     /// The endpoint caps this table sets, by key: `[model]`'s, in their old place.
     pub(crate) fn endpoint_caps_set(&self) -> impl Iterator<Item = (&'static str, u32)> {
         [("endpoint_body_mb", self.endpoint_body_mb), ("sse_line_kb", self.sse_line_kb)]
@@ -155,13 +173,37 @@ mod tests {
     fn each_limit_is_listed_once_with_its_unit_and_converted_in_one_place() {
         let limits = Limits::default();
         let keys: Vec<_> = limits.each().map(|(key, ..)| key).collect();
-        assert_eq!(keys.len(), 13);
-        assert_eq!((keys[0], keys[12]), ("memory_mb", "log_kb_per_call"));
+        assert_eq!(keys.len(), 14);
+        assert_eq!((keys[0], keys[13]), ("memory_mb", "log_kb_per_call"));
         assert_eq!(limits.shown("state_value_kb").as_deref(), Some("4096 KiB"));
         assert_eq!(limits.shown("events_per_call").as_deref(), Some("256 events"));
         assert_eq!(limits.shown("nothing"), None);
         assert_eq!((limits.max_output_bytes(), limits.memory_bytes()), (256 << 10, 64 << 20));
         let over = LimitOverrides { max_output_kb: Some(4), ..LimitOverrides::default() }.over(limits);
         assert_eq!((over.max_output_bytes(), over.memory_mb), (4 << 10, 64));
+    }
+}
+
+#[cfg(test)]
+mod deadline_tests {
+    use super::*;
+
+    #[test]
+    fn a_plugin_that_runs_processes_gets_the_process_call_deadline_unless_it_sets_its_own() {
+        // The shipped config's `[runtime] limits = { timeout_ms = 2000, ... }`.
+        let runtime =
+            LimitOverrides { timeout_ms: Some(2_000), ..LimitOverrides::default() }.over(Limits::default());
+        let unset = LimitOverrides::default();
+        assert_eq!(unset.for_plugin(runtime, false).timeout_ms, 2_000);
+        assert_eq!(unset.for_plugin(runtime, true).timeout_ms, 600_000, "a build is not cut at 2 s");
+        let raised = LimitOverrides { process_call_timeout_ms: Some(3_600_000), ..LimitOverrides::default() };
+        assert_eq!(raised.for_plugin(runtime, true).timeout_ms, 3_600_000);
+        assert_eq!(
+            raised.for_plugin(runtime, false).timeout_ms,
+            2_000,
+            "only for a plugin that runs processes"
+        );
+        let own = LimitOverrides { timeout_ms: Some(120_000), ..LimitOverrides::default() };
+        assert_eq!(own.for_plugin(runtime, true).timeout_ms, 120_000, "the older spelling still holds");
     }
 }

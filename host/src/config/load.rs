@@ -146,7 +146,15 @@ fn validate(config: &Config) -> Result<(), ConfigError> {
                 format!("caps the model endpoint, not a plugin: set it under [model] (`model.{key}`)"),
             ));
         }
-        let limits = plugin.limits.over(config.runtime.limits);
+        if plugin.limits.timeout_ms.is_some() && plugin.limits.process_call_timeout_ms.is_some() {
+            return Err(whole(
+                &format!("plugin[{index}].limits.process_call_timeout_ms"),
+                "set `timeout_ms` or `process_call_timeout_ms` for a plugin, not both: for a plugin \
+                 granted `process`, its own `timeout_ms` takes the other's place"
+                    .into(),
+            ));
+        }
+        let limits = plugin.call_limits(config.runtime.limits);
         check_limits(config, &limits, &format!("plugin[{index}].limits"))?;
         check_model_grant(config, &plugin.grants, index)?;
     }
@@ -388,6 +396,23 @@ mod tests {
         assert_eq!(config.runtime.limits.process_memory_mb, 4096);
         let wrong = error("[runtime]\nsandbox = \"bubble\"\n");
         assert_eq!((wrong.line, wrong.field.as_deref()), (Some(2), Some("runtime.sandbox")), "{wrong}");
+    }
+
+    #[test]
+    fn a_plugin_setting_both_call_deadlines_is_refused_naming_the_one_that_would_not_count() {
+        let text = "[[plugin]]\npath = \"/\"\nenabled = false\n[plugin.limits]\ntimeout_ms = 60000\nprocess_call_timeout_ms = 900000\n";
+        let both = error(text);
+        assert_eq!(
+            (both.line, both.field.as_deref()),
+            (Some(6), Some("plugin[0].limits.process_call_timeout_ms"))
+        );
+        assert!(both.message.contains("not both"), "{both}");
+        let zero = error("[runtime.limits]\nprocess_call_timeout_ms = 0\n");
+        assert_eq!(zero.field.as_deref(), Some("runtime.limits.process_call_timeout_ms"), "{zero}");
+        // Either alone is read; the runtime's applies to every plugin granted `process`.
+        let config =
+            parse("[runtime.limits]\nprocess_call_timeout_ms = 900000\n", Path::new("c.toml")).unwrap();
+        assert_eq!(config.runtime.limits.process_call_timeout_ms, 900_000);
     }
 
     #[test]

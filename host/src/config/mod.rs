@@ -418,6 +418,14 @@ fn enabled_by_default() -> bool {
     true
 }
 
+impl PluginConfig {
+    /// The plugin's call limits: its `[plugin.limits]` over `runtime` (`[runtime.limits]`),
+    /// a plugin granted `process` given its longer deadline (`LimitOverrides::for_plugin`).
+    pub fn call_limits(&self, runtime: Limits) -> Limits {
+        self.limits.for_plugin(runtime, self.grants.process)
+    }
+}
+
 /// Powers beyond pure computation, granted by name. Nothing is granted by default.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]

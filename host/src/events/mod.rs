@@ -92,7 +92,8 @@ pub enum Event {
         #[schemars(with = "String")]
         reasoning: Option<String>,
     },
-    /// A tool call is about to run (after the hooks allowed it).
+    /// A tool call the hooks decided on: about to run; or, `refused`, refused (its
+    /// `tool_decision` `deny` follows), so that every front end shows what was refused.
     ToolCall {
         /// The call's id, unique in the session.
         id: String,
@@ -100,8 +101,11 @@ pub enum Event {
         name: String,
         /// Who runs the tool: the plugin's name, or `mcp:<server>` for an MCP server's tool.
         plugin: String,
-        /// The arguments the tool receives, parsed.
+        /// The arguments the tool receives (or would have), parsed, as the hooks left them.
         arguments: Value,
+        /// The call was refused and does not run; left out when it runs.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        refused: bool,
     },
     /// A hook or the operator refused a call, or the operator (or `agent.on_ask`) allowed
     /// one a hook asked about.

@@ -72,7 +72,7 @@ impl PluginSet {
                 component,
                 hash: file.hash.clone(),
                 settings,
-                limits: entry.limits.over(config.runtime.limits),
+                limits: entry.call_limits(config.runtime.limits),
                 grants: entry.grants.clone(),
                 fail_open: entry.fail_open,
             };

@@ -154,8 +154,9 @@ impl<'a> Metered<'a> {
                         .inc_by(usage.output_tokens);
                 }
             }
-            // A call is announced once it may run; a refusal is a decision of its own.
-            Event::ToolCall { .. } => {
+            // A call is announced once it may run, or refused; a refusal is counted as the
+            // decision it is.
+            Event::ToolCall { refused: false, .. } => {
                 metrics.tool_calls.get_or_create(&DecisionLabel { decision: "allowed" }).inc();
             }
             Event::ToolDecision { decision: CallDecision::Deny, .. } => {

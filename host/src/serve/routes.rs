@@ -52,8 +52,7 @@ pub async fn list_sessions(
 
 #[utoipa::path(get, path = "/v1/sessions/{id}", tag = "sessions",
     params(("id" = String, Path, description = "The session's id")),
-    responses((status = 200, body = SessionDetail), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
-              (status = 409, body = ErrorBody, description = "Another process (a console, another server) has the session open")))]
+    responses((status = 200, body = SessionDetail), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn get_session(
     State(app): State<Arc<App>>,
     principal: Principal,
@@ -61,10 +60,10 @@ pub async fn get_session(
 ) -> Result<Json<SessionDetail>, ApiError> {
     let open = match app.session(&principal, &id).await {
         Ok(open) => open,
-        // Another host runs a turn in it: what is committed, and the views as logged.
-        Err(ApiError(StatusCode::CONFLICT, _)) if app.shared.is_some() => {
-            return detail_from_the_log(&app, &principal, id);
-        }
+        // Another process has it open (a turn on another host, a console sitting at its
+        // prompt): reading needs no lease, so what is committed is read from the store, with
+        // the views as the shared log has them (none without one), and the session is busy.
+        Err(ApiError(StatusCode::CONFLICT, _)) => return detail_from_the_log(&app, &principal, id),
         Err(error) => return Err(error),
     };
     // What is committed, read from the store: a running turn holds the live session.
@@ -92,7 +91,8 @@ pub async fn get_session(
     }))
 }
 
-/// A session another host has open, as the store and the shared log have it: busy.
+/// A session another process has open, as the store and the shared log (where hosts share
+/// the store) have it: busy.
 fn detail_from_the_log(
     app: &App,
     principal: &super::auth::Principal,
@@ -118,8 +118,7 @@ fn detail_from_the_log(
 #[utoipa::path(get, path = "/v1/sessions/{id}/state", tag = "sessions",
     params(("id" = String, Path, description = "The session's id")),
     responses((status = 200, body = SessionState), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
-              (status = 403, body = ErrorBody, description = "Only an admin may read plugins' raw state"),
-              (status = 409, body = ErrorBody, description = "Another process (a console, another server) has the session open")))]
+              (status = 403, body = ErrorBody, description = "Only an admin may read plugins' raw state")))]
 /// The plugins' raw state, for an admin looking into a plugin: not an API to draw from
 /// (each plugin's layout is its own), which is what `views` are.
 pub async fn session_state(
@@ -267,8 +266,7 @@ pub async fn run_command(
 #[utoipa::path(get, path = "/v1/sessions/{id}/export", tag = "sessions",
     params(("id" = String, Path, description = "The session's id")),
     responses((status = 200, content_type = "application/json", description = "The session as committed, as a session document (`--import FILE` starts a copy of it)"),
-              (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
-              (status = 409, body = ErrorBody, description = "Another process (a console, another server) has the session open")))]
+              (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn export_session(
     State(app): State<Arc<App>>,
     principal: Principal,

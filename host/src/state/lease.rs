@@ -12,9 +12,13 @@
 //! under the generation its writer took (the fence): a holder that was paused or cut off
 //! while another took the session writes nothing when it wakes, even if the other has let
 //! the session go since.
+//!
+//! A lease also says what kind of process holds it ([`HolderRole`]), so that a refusal tells
+//! the person refused what to do: a `--prompt` run ends by itself, a console sitting idle at
+//! its prompt keeps the session until it is left, and waiting for it helps nobody.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -34,6 +38,55 @@ pub struct Holder {
     /// before the boot id was added have the namespace alone: they match no holder now, so
     /// only their expiry frees their sessions.)
     pub pid_namespace: String,
+    /// What the process is, as it said when it started ([`this_process_is`]).
+    pub role: HolderRole,
+}
+
+/// What kind of process holds a lease: how long it keeps a session, and so what someone it
+/// keeps out should do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HolderRole {
+    /// A console: it keeps its session for as long as it stays open, idle or not.
+    Console,
+    /// One turn (`--prompt`): it lets go when the turn ends.
+    OneTurn,
+    /// `agent-host serve`: it lets go of a session nobody has used for a while.
+    Serve,
+    /// `agent-host acp`: it keeps a session while the editor has it open.
+    Acp,
+    /// Not said: an embedder, a test, or a holder an older version recorded.
+    #[default]
+    Unknown,
+}
+
+impl HolderRole {
+    /// As the store keeps it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Console => "console",
+            Self::OneTurn => "prompt",
+            Self::Serve => "serve",
+            Self::Acp => "acp",
+            Self::Unknown => "",
+        }
+    }
+
+    /// As the store kept it; anything unknown (an older or newer version's) is `Unknown`.
+    pub fn from_stored(text: &str) -> Self {
+        [Self::Console, Self::OneTurn, Self::Serve, Self::Acp]
+            .into_iter()
+            .find(|role| role.as_str() == text)
+            .unwrap_or(Self::Unknown)
+    }
+}
+
+/// What this process is, set once by its front end before it takes any lease.
+static THIS_PROCESS_ROLE: OnceLock<HolderRole> = OnceLock::new();
+
+/// Says what this process is, for the leases it takes from now on: a property of the process,
+/// as its pid is. The first call decides.
+pub fn this_process_is(role: HolderRole) {
+    let _ = THIS_PROCESS_ROLE.set(role);
 }
 
 impl Holder {
@@ -44,18 +97,24 @@ impl Holder {
             pid: std::process::id(),
             host: host_name(),
             pid_namespace: pid_namespace(),
+            role: THIS_PROCESS_ROLE.get().copied().unwrap_or_default(),
         }
+    }
+
+    /// Whether `observer` can look into `self`'s process: the same machine, the same PID
+    /// namespace. A holder it cannot see (another machine, another container) is known only
+    /// by its lease.
+    pub fn seen_from(&self, observer: &Holder) -> bool {
+        self.host == observer.host
+            && !self.pid_namespace.is_empty()
+            && self.pid_namespace == observer.pid_namespace
     }
 
     /// Whether `self`, as seen from `observer`, is a process known to have ended: it ran on the
     /// same machine, in the same PID namespace, and its process is gone (or a zombie). A
-    /// holder this process cannot see (another machine, another container) is never gone:
-    /// only its lease's expiry frees the session.
+    /// holder this process cannot see is never gone: only its lease's expiry frees the session.
     pub fn is_gone(&self, observer: &Holder) -> bool {
-        if self.host != observer.host
-            || self.pid_namespace.is_empty()
-            || self.pid_namespace != observer.pid_namespace
-        {
+        if !self.seen_from(observer) {
             return false;
         }
         match std::fs::read_to_string(format!("/proc/{}/stat", self.pid)) {
@@ -187,8 +246,9 @@ impl Leases {
             }
             return Err(StoreError::Leased {
                 session: id.to_owned(),
-                holder: other.holder.to_string(),
-                until: time_of_day(other.expires_at),
+                seen: other.holder.seen_from(&shared.holder),
+                holder: Box::new(other.holder),
+                expires_at: other.expires_at,
             });
         }
     }
@@ -309,6 +369,48 @@ pub fn lost(session: &str, now: Option<HeldLease>) -> StoreError {
     StoreError::LeaseLost { session: session.to_owned(), holder }
 }
 
+/// Why session `session` cannot be opened here: `holder` has it, its claim running out at
+/// `expires_at` unless renewed; `seen`: this process can look into the holder's (so had it
+/// crashed, its claim would have been taken over at once). Each kind of holder keeps a session
+/// differently, and the person refused is told what will free it — or, where nothing will
+/// soon, how to go on from a copy.
+pub fn refusal(session: &str, holder: &Holder, expires_at: i64, seen: bool) -> String {
+    let who = format!("process {} on {}", holder.pid, holder.host);
+    let fork = format!("go on from a copy of it with `--fork {session}`");
+    let mut text = match holder.role {
+        HolderRole::Console => format!(
+            "session {session} is open in another console ({who}), which keeps it for as long as it \
+             stays open: one process at a time may run a session. Leave that console (Ctrl-D) and \
+             resume it here, or {fork}"
+        ),
+        HolderRole::OneTurn => format!(
+            "session {session} is running a turn in {who} (`--prompt`): one process at a time may run a \
+             session. Wait for the turn to end, or {fork}"
+        ),
+        HolderRole::Serve => format!(
+            "session {session} is open in `agent-host serve` ({who}), which lets it go once nobody \
+             has used it for five minutes: one process at a time may run a session. Use it through \
+             that server, or {fork}"
+        ),
+        HolderRole::Acp => format!(
+            "session {session} is open in an editor, through `agent-host acp` ({who}), which keeps it \
+             while the editor does: one process at a time may run a session. Close it there, or {fork}"
+        ),
+        HolderRole::Unknown => format!(
+            "session {session} is in use by {who}: one process at a time may run a session. Wait for \
+             it to finish with it, or {fork}"
+        ),
+    };
+    if !seen {
+        // A crashed holder elsewhere is known only by its claim, which is no longer renewed.
+        text.push_str(&format!(
+            ". If that process has crashed, its claim runs out at {} ([storage] lease_secs)",
+            time_of_day(expires_at)
+        ));
+    }
+    text
+}
+
 /// A taking of a lease, as the store numbered it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Taken {
@@ -365,11 +467,49 @@ mod tests {
             pid: child.id(),
             host: me.host.clone(),
             pid_namespace: format!("{namespace}@00000000-0000-0000-0000-000000000000"),
+            role: HolderRole::Unknown,
         };
         child.wait().unwrap();
         assert!(!elsewhere.is_gone(&me), "its pid means nothing here");
         let older = Holder { pid_namespace: namespace, ..elsewhere };
         assert!(!older.is_gone(&me), "a holder written before boot ids were recorded cannot be placed");
+    }
+
+    #[test]
+    fn a_refusal_says_what_frees_the_session_by_who_holds_it() {
+        let holder = |role| Holder { role, pid: 42, host: "box".into(), ..Holder::this_process() };
+        let console = refusal("s1", &holder(HolderRole::Console), 0, true);
+        assert!(
+            console.starts_with("session s1 is open in another console (process 42 on box)"),
+            "{console}"
+        );
+        assert!(console.ends_with("go on from a copy of it with `--fork s1`"), "{console}");
+        assert!(!console.contains("Wait") && !console.contains("runs out"), "nothing to wait for: {console}");
+        let turn = refusal("s1", &holder(HolderRole::OneTurn), 0, true);
+        assert!(turn.contains("is running a turn in process 42 on box") && turn.contains("Wait"), "{turn}");
+        for role in [HolderRole::Serve, HolderRole::Acp, HolderRole::Unknown] {
+            let text = refusal("s1", &holder(role), 0, true);
+            assert!(text.contains("process 42 on box") && text.contains("--fork s1"), "{text}");
+        }
+        let elsewhere = refusal("s1", &holder(HolderRole::Console), 3_600_000, false);
+        assert!(
+            elsewhere.ends_with("its claim runs out at 01:00:00 UTC ([storage] lease_secs)"),
+            "{elsewhere}"
+        );
+    }
+
+    #[test]
+    fn a_role_is_stored_as_text_and_an_unknown_one_read_as_unknown() {
+        for role in [
+            HolderRole::Console,
+            HolderRole::OneTurn,
+            HolderRole::Serve,
+            HolderRole::Acp,
+            HolderRole::Unknown,
+        ] {
+            assert_eq!(HolderRole::from_stored(role.as_str()), role);
+        }
+        assert_eq!(HolderRole::from_stored("a later kind"), HolderRole::Unknown);
     }
 
     #[test]

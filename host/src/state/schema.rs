@@ -35,7 +35,8 @@ CREATE TABLE IF NOT EXISTS state (
 ) WITHOUT ROWID;
 -- Which process may write a session, and until when (see `lease.rs`). A row stays once
 -- its lease is let go (`expires_at` 0), so each taking's `generation` follows the last;
--- `took_over`: the last taking was from a holder that had not let go.
+-- `took_over`: the last taking was from a holder that had not let go; `role`: what kind of
+-- process the holder is (`HolderRole`), for the refusal of another.
 CREATE TABLE IF NOT EXISTS session_leases (
     session_id    TEXT PRIMARY KEY,
     token         TEXT NOT NULL,
@@ -45,7 +46,8 @@ CREATE TABLE IF NOT EXISTS session_leases (
     pid_namespace TEXT NOT NULL,
     expires_at    INTEGER NOT NULL,
     generation    INTEGER NOT NULL DEFAULT 0,
-    took_over     INTEGER NOT NULL DEFAULT 0
+    took_over     INTEGER NOT NULL DEFAULT 0,
+    role          TEXT NOT NULL DEFAULT ''
 ) WITHOUT ROWID;
 -- What a compaction wrote in place of part of the history: summaries, numbered per session
 -- from 1, and the views that send them (see `history_view::View`). A view names stored
@@ -81,6 +83,7 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("messages", "usage", "TEXT"),
     ("session_leases", "generation", "INTEGER NOT NULL DEFAULT 0"),
     ("session_leases", "took_over", "INTEGER NOT NULL DEFAULT 0"),
+    ("session_leases", "role", "TEXT NOT NULL DEFAULT ''"),
 ];
 
 /// Brings an older database's tables up to [`ADDED_COLUMNS`], in one transaction, so that

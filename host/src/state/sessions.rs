@@ -216,12 +216,12 @@ mod tests {
         let handle = first.create().unwrap();
         let id = handle.try_lock().unwrap().id().to_owned();
         let refused = second.open(&id).err().expect("refused while the first has it open");
-        let holder = first.leases.holder().to_string();
+        let holder = first.leases.holder();
         assert!(
-            matches!(&refused, StoreError::Leased { session, holder: named, .. } if session == &id && named == &holder),
+            matches!(&refused, StoreError::Leased { session, holder: named, .. } if session == &id && **named == *holder),
             "{refused:?}"
         );
-        assert!(refused.to_string().contains(&format!("in use by {holder} until ")), "{refused}");
+        assert!(refused.to_string().contains(&format!("in use by {holder}: ")), "{refused}");
         assert!(
             Arc::ptr_eq(&handle, &first.open(&id).unwrap().unwrap()),
             "the holder itself shares its copy"

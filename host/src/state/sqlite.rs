@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::checkpoint::{self, Checkpointer};
-use super::lease::{Fence, HeldLease, Holder, LeaseAnswer, Taken, now_millis};
+use super::lease::{Fence, HeldLease, Holder, HolderRole, LeaseAnswer, Taken, now_millis};
 use super::listing::{SessionEntry, title};
 use super::message_rows::{MessageRow, message_rows};
 use super::schema;
@@ -123,11 +123,11 @@ fn owner_value(owner: &str) -> String {
 /// as the session's next generation. A let-go lease has `expires_at` 0, so it is free, and
 /// taking it is no takeover. (Every `SET` reads the row as it was.)
 const TAKE_LEASE: &str = "
-INSERT INTO session_leases (session_id, token, claim, pid, host, pid_namespace, expires_at, generation, took_over)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, 0)
+INSERT INTO session_leases (session_id, token, claim, pid, host, pid_namespace, expires_at, generation, took_over, role)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, 0, ?10)
 ON CONFLICT (session_id) DO UPDATE SET
     token = excluded.token, claim = excluded.claim, pid = excluded.pid, host = excluded.host,
-    pid_namespace = excluded.pid_namespace, expires_at = excluded.expires_at,
+    pid_namespace = excluded.pid_namespace, expires_at = excluded.expires_at, role = excluded.role,
     generation = session_leases.generation + 1,
     took_over = (session_leases.token <> excluded.token AND session_leases.expires_at <> 0)
 WHERE session_leases.token = excluded.token OR session_leases.expires_at <= ?8 OR session_leases.token = ?9
@@ -151,7 +151,8 @@ fn take_lease(
         holder.pid_namespace,
         expires_at,
         now_millis(),
-        replacing
+        replacing,
+        holder.role.as_str()
     ];
     let taken = connection
         .prepare_cached(TAKE_LEASE)?
@@ -171,7 +172,7 @@ fn first_lease(taken: Option<Taken>, id: &str) -> Result<Taken, StoreError> {
 fn held_lease(connection: &Connection, id: &str) -> Result<Option<HeldLease>, StoreError> {
     Ok(connection
         .prepare_cached(
-            "SELECT token, pid, host, pid_namespace, expires_at FROM session_leases WHERE session_id = ?1",
+            "SELECT token, pid, host, pid_namespace, expires_at, role FROM session_leases WHERE session_id = ?1",
         )?
         .query_row([id], |row| {
             Ok(HeldLease {
@@ -180,6 +181,7 @@ fn held_lease(connection: &Connection, id: &str) -> Result<Option<HeldLease>, St
                     pid: row.get(1)?,
                     host: row.get(2)?,
                     pid_namespace: row.get(3)?,
+                    role: HolderRole::from_stored(&row.get::<_, String>(5)?),
                 },
                 expires_at: row.get(4)?,
             })

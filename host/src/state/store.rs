@@ -140,11 +140,10 @@ pub enum StoreError {
     Migration(String),
     #[error("session store holds a message that cannot be read (session {session}, #{seq}): {detail}")]
     Corrupt { session: String, seq: i64, detail: String },
-    #[error(
-        "session {session} is in use by {holder} until {until}: one process at a time may run a session. \
-         Wait for it to finish; if it crashed, its claim runs out by then ([storage] lease_secs)"
-    )]
-    Leased { session: String, holder: String, until: String },
+    /// Another process holds the session's lease: who, until when unless renewed, and
+    /// whether this process can look into the holder's (see [`super::lease::refusal`]).
+    #[error("{}", super::lease::refusal(.session, .holder, *.expires_at, *.seen))]
+    Leased { session: String, holder: Box<super::lease::Holder>, expires_at: i64, seen: bool },
     #[error(
         "session {session} was taken over by {holder} while this process had it open (its lease ran out); \
          nothing of this step was written"

@@ -32,8 +32,7 @@ struct ShellArgs {
     /// The command line to run
     command: String,
     /// Kill it after this many milliseconds. The host caps it at the plugin call's deadline
-    /// ([plugin.limits] timeout_ms, 2000 ms unless the deployment sets more) and says so
-    /// when it does.
+    /// (ten minutes unless the deployment sets otherwise) and says so when it does.
     #[schemars(range(min = 1))]
     timeout_ms: Option<u64>,
 }

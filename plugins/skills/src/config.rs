@@ -25,7 +25,7 @@ pub struct Config {
     /// by name only.
     pub catalog_kb: u32,
     /// How long a skill's script may run, in milliseconds (the host also holds it to the
-    /// plugin call's own `timeout_ms`).
+    /// plugin call's own deadline: `process_call_timeout_ms` for a plugin granted `process`).
     pub script_timeout_ms: u64,
     /// Bytes of a script's stdout, and separately of its stderr, kept, in KiB.
     pub script_output_kb: u32,

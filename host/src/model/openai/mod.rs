@@ -11,6 +11,7 @@ mod injected;
 mod params;
 mod sniff;
 mod stream;
+mod user_turns;
 mod wire;
 
 use std::time::Duration;

@@ -6,6 +6,7 @@ use serde_json::value::RawValue;
 
 use super::injected::{self, Placement};
 use super::params::{Param, Params};
+use super::user_turns;
 use crate::config::InjectedAs;
 use crate::model::encodings::{Encodings, same_tools};
 use crate::model::history_encodings::HistoryEncodings;
@@ -88,7 +89,7 @@ pub fn request_body(
         messages: Messages {
             system,
             history: history.of(request.history, |message| encode(&WireMessage::from(message))),
-            last: request.history.last(),
+            messages: request.history,
             placement: &placement,
         },
         stream: true,
@@ -127,13 +128,13 @@ struct StreamOptions {
     include_usage: bool,
 }
 
-/// The system prompt and the history (encoded), then this call's injected messages where
-/// `placement` puts them.
+/// The system prompt and the history (encoded; a run of user messages as one, see
+/// `user_turns.rs`), then this call's injected messages where `placement` puts them.
 struct Messages<'a> {
     system: &'a RawValue,
+    /// `messages`' kept encodings, one each.
     history: &'a [Box<RawValue>],
-    /// The history's last message, for a placement that merges into it.
-    last: Option<&'a Message>,
+    messages: &'a [Message],
     placement: &'a Placement<'a>,
 }
 
@@ -142,20 +143,22 @@ impl Serialize for Messages<'_> {
         let placement = self.placement;
         let mut seq = serializer.serialize_seq(None)?;
         seq.serialize_element(self.system)?;
-        let merged = match (&placement.user, self.last) {
-            (Some(user), Some(last)) if placement.merge_into_last => {
-                Some(injected::append(&last.content, user))
+        let into_last = placement.user.as_deref().filter(|_| placement.merge_into_last);
+        for run in user_turns::runs(self.messages) {
+            let last = run.end == self.messages.len();
+            if run.len() == 1 && !(last && into_last.is_some()) {
+                seq.serialize_element(&self.history[run.start])?;
+                continue;
             }
-            _ => None,
-        };
-        let kept = if merged.is_some() { &self.history[..self.history.len() - 1] } else { self.history };
-        for message in kept {
-            seq.serialize_element(message)?;
+            // Encoded afresh on every call, beside the kept encodings it stands for.
+            let mut text = user_turns::joined(&self.messages[run]);
+            if let Some(injected) = into_last.filter(|_| last) {
+                text = injected::append(&text, injected);
+            }
+            seq.serialize_element(&WireMessage::text(Role::User, &text))?;
         }
-        match (merged, &placement.user) {
-            (Some(merged), _) => seq.serialize_element(&WireMessage::text(Role::User, &merged))?,
-            (None, Some(user)) => seq.serialize_element(&WireMessage::text(Role::User, user))?,
-            (None, None) => {}
+        if let Some(user) = placement.user.as_deref().filter(|_| into_last.is_none()) {
+            seq.serialize_element(&WireMessage::text(Role::User, user))?;
         }
         for message in placement.as_given {
             seq.serialize_element(&WireMessage::from(message))?;
@@ -413,6 +416,44 @@ mod tests {
         assert_eq!(system_sent(&[]), "sys");
         assert_ne!(system_sent(&injected), "sys");
         assert_eq!(system_sent(&[]), "sys");
+    }
+
+    #[test]
+    fn a_prompt_left_unanswered_goes_with_the_next_one_as_one_user_turn() {
+        // A turn the endpoint never answered, then the retry: the history keeps both.
+        let injected = vec![Message::system("notice: b")];
+        let mut history = History::from(vec![Message::user("first try"), Message::user("second try")]);
+        let mut kept = fresh();
+        let mut sent = |history: &History, injected: &[Message]| {
+            let request = ModelRequest {
+                session_id: "s",
+                system: "sys",
+                history,
+                injected,
+                tools: &[],
+                max_output_tokens: None,
+            };
+            body_of(&options(InjectedAs::User), &request, &mut kept)["messages"].clone()
+        };
+        assert_eq!(
+            sent(&history, &injected),
+            json!([
+                {"role": "system", "content": "sys"},
+                {"role": "user", "content": "first try\n\nsecond try\n\nnotice: b"},
+            ])
+        );
+        history.push(Message::assistant("answered", Vec::new()));
+        history.push(Message::user("thanks"));
+        assert_eq!(
+            sent(&history, &[]),
+            json!([
+                {"role": "system", "content": "sys"},
+                {"role": "user", "content": "first try\n\nsecond try"},
+                {"role": "assistant", "content": "answered"},
+                {"role": "user", "content": "thanks"},
+            ])
+        );
+        assert_eq!(history.len(), 4, "the history keeps every prompt as typed");
     }
 
     #[test]

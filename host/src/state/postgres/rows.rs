@@ -7,7 +7,7 @@ use super::connection::Work;
 use crate::conversation::{Message, Role};
 use crate::events::TokenUsage;
 use crate::history_view::{Summaries, View};
-use crate::state::lease::{Fence, HeldLease, Holder, Taken, now_millis};
+use crate::state::lease::{Fence, HeldLease, Holder, HolderRole, Taken, now_millis};
 use crate::state::listing::{SessionEntry, title};
 use crate::state::message_rows::{MessageRow, message_rows};
 use crate::state::store::{StoreError, StoredView};
@@ -16,11 +16,11 @@ use crate::state::store::{StoreError, StoredView};
 /// the session's next generation (see SQLite's `TAKE_LEASE`). One statement: the row is
 /// locked while its `WHERE` is checked, so two takers cannot both win.
 const TAKE_LEASE: &str = "
-INSERT INTO session_leases (session_id, token, claim, pid, host, pid_namespace, expires_at, generation, took_over)
-VALUES ($1, $2, $3, $4, $5, $6, $7, 1, FALSE)
+INSERT INTO session_leases (session_id, token, claim, pid, host, pid_namespace, expires_at, generation, took_over, role)
+VALUES ($1, $2, $3, $4, $5, $6, $7, 1, FALSE, $10)
 ON CONFLICT (session_id) DO UPDATE SET
     token = excluded.token, claim = excluded.claim, pid = excluded.pid, host = excluded.host,
-    pid_namespace = excluded.pid_namespace, expires_at = excluded.expires_at,
+    pid_namespace = excluded.pid_namespace, expires_at = excluded.expires_at, role = excluded.role,
     generation = session_leases.generation + 1,
     took_over = (session_leases.token <> excluded.token AND session_leases.expires_at <> 0)
 WHERE session_leases.token = excluded.token OR session_leases.expires_at <= $8
@@ -48,6 +48,7 @@ pub(super) fn take_lease(
             &expires_at,
             &now_millis(),
             &replacing,
+            &holder.role.as_str(),
         ],
     )?;
     Ok(taken.map(|row| Taken { generation: row.get::<_, i64>(0).max(0) as u64, took_over: row.get(1) }))
@@ -66,7 +67,7 @@ pub(super) fn held_lease(
     lock: bool,
 ) -> Result<Option<HeldLease>, StoreError> {
     let select =
-        "SELECT token, pid, host, pid_namespace, expires_at FROM session_leases WHERE session_id = $1";
+        "SELECT token, pid, host, pid_namespace, expires_at, role FROM session_leases WHERE session_id = $1";
     let query = if lock { format!("{select} FOR UPDATE") } else { select.to_owned() };
     let Some(row) = transaction.query_opt(&query, &[&id])? else { return Ok(None) };
     Ok(Some(HeldLease {
@@ -75,6 +76,7 @@ pub(super) fn held_lease(
             pid: u32::try_from(row.get::<_, i64>(1)).unwrap_or(0),
             host: row.get(2),
             pid_namespace: row.get(3),
+            role: HolderRole::from_stored(row.get(5)),
         },
         expires_at: row.get(4),
     }))
