@@ -383,3 +383,21 @@ fn sessions_lists_each_with_its_last_use_its_size_and_its_first_prompt() {
     assert_eq!(listed[1]["id"], second.as_str());
     assert_eq!(listed[1]["title"], cut.as_str());
 }
+
+#[test]
+fn an_unknown_session_points_at_the_sessions_command_not_the_old_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, config_text("http://127.0.0.1:9/v1", "")).unwrap();
+    let output = agent_host()
+        .arg("--config")
+        .arg(&config)
+        .args(["--session", "no-such-id", "--prompt", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("no session with id `no-such-id`"), "{stderr}");
+    assert!(stderr.contains("`agent-host sessions`"), "{stderr}");
+    assert!(!stderr.contains("--list-sessions"), "the deprecated spelling: {stderr}");
+}

@@ -351,7 +351,7 @@ fn open_session(host: &Host, start: Start) -> Result<SessionHandle, (Status, Str
     let failed = |error: crate::state::StoreError| (Status::Failed, error.to_string());
     let unknown = |id: &str| {
         let message =
-            format!("no session with id `{id}` in the session store (list them with --list-sessions)");
+            format!("no session with id `{id}` in the session store (list them with `agent-host sessions`)");
         (Status::BadInput, message)
     };
     let sessions = host.sessions();
