@@ -401,3 +401,44 @@ fn an_unknown_session_points_at_the_sessions_command_not_the_old_flag() {
     assert!(stderr.contains("`agent-host sessions`"), "{stderr}");
     assert!(!stderr.contains("--list-sessions"), "the deprecated spelling: {stderr}");
 }
+
+/// A folder whose config names no endpoint, so `agent-host` alone plays the offline demo
+/// from `demo/script.toml` there.
+fn demo_folder() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("demo")).unwrap();
+    std::fs::write(dir.path().join("demo/script.toml"), "[[turn]]\ntext = \"a scripted hello\"\n").unwrap();
+    let config = format!(
+        "[storage]\npath = \"s.db\"\n\n[runtime]\ncache_dir = \"{}\"\n\n{}",
+        crate::support::shared_cache_dir().display(),
+        plugin_block("todo", "")
+    );
+    std::fs::write(dir.path().join("config.toml"), config).unwrap();
+    dir
+}
+#[test]
+fn only_a_run_that_plays_the_offline_demo_announces_it() {
+    let dir = demo_folder();
+    let run = |args: &[&str]| {
+        let output = agent_host()
+            .env_remove("AGENT_HOST_TEST_KEY")
+            .arg("--config")
+            .arg(dir.path().join("config.toml"))
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(output.status.success(), "{args:?}: {stderr}");
+        (String::from_utf8_lossy(&output.stdout).into_owned(), stderr)
+    };
+    for args in [&["sessions"][..], &["check", "--offline"], &["check"]] {
+        let (stdout, stderr) = run(args);
+        assert!(!stderr.contains("offline demo"), "{args:?} plays no demo, and says none: {stderr}");
+        assert!(!stdout.contains("running the offline demo"), "{args:?}: {stdout}");
+    }
+    let (stdout, _) = run(&["check"]);
+    assert!(stdout.contains("model: none configured"), "{stdout}");
+    let (stdout, stderr) = run(&["--prompt", "hello"]);
+    assert!(stderr.contains("running the offline demo"), "the run that plays it says so: {stderr}");
+    assert!(stdout.contains("a scripted hello"), "{stdout}");
+}

@@ -78,7 +78,7 @@ async fn run_configured(config: Config, command: Command) -> Status {
             }
         };
     }
-    let (model, demo) = match choose_model(&config) {
+    let (model, demo) = match choose_model(&config, plays_the_demo(&command)) {
         Ok(choice) => choice,
         Err(error) => {
             eprintln!("error: {}", multi_line(&format!("{error:#}")));
@@ -119,13 +119,14 @@ async fn run_configured(config: Config, command: Command) -> Status {
                 Status::Failed
             }
         },
-        Command::Check { offline } => check(&host, offline).await,
+        Command::Check { offline } => check(&host, offline, demo).await,
         Command::Sessions { json, .. } => list_sessions(&host, json),
     }
 }
 
-/// `check`: what loaded, the MCP servers, and the endpoint reached (unless `offline`).
-async fn check(host: &Host, offline: bool) -> Status {
+/// `check`: what loaded, the MCP servers, and the endpoint reached (unless `offline`); with
+/// `demo`, that no endpoint is configured.
+async fn check(host: &Host, offline: bool, demo: bool) -> Status {
     println!("{}", multi_line(&host.plugin_table()));
     let servers = host.mcp_table();
     if !servers.is_empty() {
@@ -137,6 +138,11 @@ async fn check(host: &Host, offline: bool) -> Status {
             eprintln!("error: {failure}");
         }
         return Status::BadInput;
+    }
+    if demo {
+        // Nothing to reach, and nothing played: `check` runs no turn.
+        println!("model: none configured (`agent-host` alone would play the offline demo)");
+        return Status::Done;
     }
     check_endpoint(host, offline).await
 }
@@ -317,12 +323,24 @@ async fn check_endpoint(host: &Host, offline: bool) -> Status {
     }
 }
 
-/// The configured model, or the offline demo when no endpoint is configured.
-fn choose_model(config: &Config) -> anyhow::Result<(ModelClient, bool)> {
+/// Whether `command` calls the model, and so plays the offline demo when no endpoint is
+/// configured: `check` and `sessions` call none, and must not say they play it.
+fn plays_the_demo(command: &Command) -> bool {
+    matches!(command, Command::Run(_) | Command::Serve { .. } | Command::Acp)
+}
+
+/// The configured model, or the offline demo when no endpoint is configured, announced
+/// when `announce` (the run plays it).
+fn choose_model(config: &Config, announce: bool) -> anyhow::Result<(ModelClient, bool)> {
     if let Some(model) = ModelClient::from_config(config)? {
         return Ok((model, false));
     }
     let script = config.resolve(std::path::Path::new(DEMO_SCRIPT));
+    if !announce {
+        // A run that calls no model needs no script either (a folder without `demo/`).
+        let script = ScriptedModel::from_file(&script).unwrap_or_else(|_| ScriptedModel::empty(&script));
+        return Ok((ModelClient::Scripted(Arc::new(script)), true));
+    }
     eprintln!(
         "No model endpoint configured ([model].base_url, OPENAI_BASE_URL or ${}); running the offline demo from {}.",
         config.model.key_env(),
