@@ -442,3 +442,22 @@ fn only_a_run_that_plays_the_offline_demo_announces_it() {
     assert!(stderr.contains("running the offline demo"), "the run that plays it says so: {stderr}");
     assert!(stdout.contains("a scripted hello"), "{stdout}");
 }
+
+#[test]
+fn log_lines_are_coloured_only_at_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, config_text("http://127.0.0.1:9/v1", &plugin_block("todo", ""))).unwrap();
+    // Piped, and NO_COLOR not set: nothing says colours would be read.
+    let output = agent_host()
+        .env_remove("NO_COLOR")
+        .arg("--config")
+        .arg(&config)
+        .args(["-vv", "check", "--offline"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("DEBUG"), "-vv logs: {stderr}");
+    assert!(!stderr.contains('\x1b'), "a log line kept its colours in a pipe: {stderr:?}");
+}
