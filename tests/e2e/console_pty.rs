@@ -611,3 +611,26 @@ async fn an_edit_is_drawn_as_a_diff_under_its_card() {
     .await
     .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_d_leaves_with_the_command_that_resumes_the_session() {
+    let model = FakeModel::start().await;
+    let (dir, config) = deployment(&model);
+    tokio::task::spawn_blocking(move || {
+        let mut console = Console::start("resume-hint", &config, &[]);
+        let screen = console.wait_for_prompt("prompt");
+        let id = session_id(&screen);
+        console.keys("\x04");
+        let wanted = format!("agent-host --config {} --session {id}", config.display());
+        let screen = console.wait_for("left", &wanted);
+        assert!(screen.contains("resume it with"), "{screen}");
+        let start = Instant::now();
+        while console.child.try_wait().unwrap().is_none() {
+            assert!(start.elapsed() < PATIENCE, "Ctrl-D leaves:\n{}", console.contents());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        drop(dir);
+    })
+    .await
+    .unwrap();
+}

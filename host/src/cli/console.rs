@@ -10,6 +10,7 @@ use super::Status;
 use super::editor::{self, Completions, LineEditor, Read};
 use super::json::compact_json;
 use super::render::{colors_on, rich_on};
+use super::resume_hint::resume_command;
 use super::startup::one_turn;
 use super::status_line::status_line;
 use super::tool_results::{KEPT_RESULTS, Keeping, KeptResults};
@@ -127,7 +128,7 @@ pub async fn run(
             }
             Read::Interrupted | Read::Ended => {
                 println!();
-                return Status::Done;
+                return leave(&host, &session).await;
             }
         };
         interrupted = false;
@@ -136,7 +137,7 @@ pub async fn run(
             continue;
         }
         if matches!(line, "/quit" | "/exit") {
-            return Status::Done;
+            return leave(&host, &session).await;
         }
         if let Some(shown) = show_command(line, &keeping.results()) {
             match shown {
@@ -175,6 +176,15 @@ pub async fn run(
             println!("\x1b[2m{}\x1b[0m", width::fit(&line, width::columns()));
         }
     }
+}
+
+/// Leaving: the session is kept, and the line that opens it again is the last thing said.
+async fn leave(host: &Host, session: &SessionHandle) -> Status {
+    let id = session.lock().await.id().to_owned();
+    let command = resume_command(&host.config().source.file, &id);
+    // The command on a line of its own, never broken: it is there to be copied.
+    println!("The session is kept; resume it with:\n  {}", one_line(&command));
+    Status::Done
 }
 
 /// The console's own commands, after the host's in `/help`.

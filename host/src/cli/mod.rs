@@ -12,6 +12,7 @@ mod editor;
 mod json;
 mod markdown;
 mod render;
+mod resume_hint;
 mod spinner;
 mod startup;
 mod status_line;
