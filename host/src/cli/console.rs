@@ -26,6 +26,22 @@ const DEMO_BANNER: &str = "That was the offline demo: a scripted model, the real
      what is loaded. The script has nothing more to say; give \
      [model] an endpoint to talk to a real model. Ctrl-D leaves.";
 
+/// Said as the console opens at a terminal, where the line editor reads.
+const GREETING: &str = "Type a message, /help for commands (Tab completes them), Alt-Enter for a new line, \
+     Ctrl-R to search what you typed before, Ctrl-C to stop a turn, Ctrl-D to leave.";
+
+/// The console's own prose: at a terminal broken between words to its width now (the
+/// terminal would break it mid-word); elsewhere one line, for whatever reads it to wrap.
+fn say(text: &str) {
+    if rich_on() {
+        for line in width::wrap_words(text, width::columns(), 0) {
+            println!("{line}");
+        }
+    } else {
+        println!("{text}");
+    }
+}
+
 /// Lines from stdin, shared by the prompt loop and the approval prompt.
 type Input = Arc<Mutex<Lines<BufReader<Stdin>>>>;
 
@@ -104,13 +120,10 @@ pub async fn run(
     match demo {
         Some(prompt) => {
             one_turn(&host, &session, prompt, sink, &approver).await;
-            println!("{DEMO_BANNER}");
+            say(DEMO_BANNER);
         }
-        None if matches!(keyboard, Keyboard::Editor(_)) => println!(
-            "Type a message, /help for commands (Tab completes them), Alt-Enter for a new line, \
-             Ctrl-R to search what you typed before, Ctrl-C to stop a turn, Ctrl-D to leave."
-        ),
-        None => println!("Type a message, /help for commands, Ctrl-D to leave."),
+        None if matches!(keyboard, Keyboard::Editor(_)) => say(GREETING),
+        None => say("Type a message, /help for commands, Ctrl-D to leave."),
     }
     // A Ctrl-C at the prompt asks to confirm; a second one in a row leaves.
     let mut interrupted = false;
@@ -123,7 +136,7 @@ pub async fn run(
             Read::Line(line) => line,
             Read::Interrupted if !interrupted => {
                 interrupted = true;
-                println!("(Ctrl-C again or Ctrl-D to leave; the session is kept)");
+                say("(Ctrl-C again or Ctrl-D to leave; the session is kept)");
                 continue;
             }
             Read::Interrupted | Read::Ended => {
@@ -394,8 +407,12 @@ fn approval_question(request: &ApprovalRequest, colors: bool, columns: Option<us
     for (label, value) in fields {
         let line = format!("  {label} {value}");
         // A field too wide goes on under its value's column, so nothing of it is cut.
+        // The arguments are data, broken anywhere so that every character stays where it
+        // was; the rest is prose, broken between words.
+        let indent = 2 + label.len() + 1;
         let lines = match columns {
-            Some(columns) => width::wrap(&line, columns, 2 + label.len() + 1),
+            Some(columns) if label.starts_with("arguments") => width::wrap(&line, columns, indent),
+            Some(columns) => width::wrap_words(&line, columns, indent),
             None => vec![line],
         };
         for line in lines {
