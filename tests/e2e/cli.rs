@@ -461,3 +461,34 @@ fn log_lines_are_coloured_only_at_a_terminal() {
     assert!(stderr.contains("DEBUG"), "-vv logs: {stderr}");
     assert!(!stderr.contains('\x1b'), "a log line kept its colours in a pipe: {stderr:?}");
 }
+
+#[tokio::test]
+async fn a_plugin_commands_news_is_said_once() {
+    let model = FakeModel::start().await;
+    // The turn the goal queues, then its judge, who finds it done.
+    model.push(Reply::text("on it"));
+    model.push(Reply::text(r#"{"verdict": "done", "progress": true}"#));
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    let goal = plugin_block("goal", "[plugin.grants]\nmodel = true\nstart_turns = true\n");
+    std::fs::write(&config, config_text(&model.url(), &goal)).unwrap();
+    let stdout = crate::support::console_on(&config, None, "/goal ship it\n/goal clear\n").await;
+    // The command answers, and the event it emitted says the same: once is enough.
+    assert_eq!(stdout.matches("goal cleared").count(), 1, "{stdout}");
+}
+
+#[tokio::test]
+async fn a_choices_command_alone_lists_the_values_it_takes() {
+    let model = FakeModel::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, config_text(&model.url(), &plugin_block("viewer", ""))).unwrap();
+    let stdout = crate::support::console_on(&config, None, "/pick beta\n/pick\n").await;
+    let listed = stdout.split("Pick: /pick VALUE switches it to one of\n").nth(1).unwrap_or_else(|| {
+        panic!("`/pick` alone lists the choice's values:\n{stdout}");
+    });
+    let lines: Vec<&str> = listed.lines().take(2).collect();
+    assert_eq!(lines, ["  ○ alpha", "  ● beta"], "{stdout}");
+    // Given with a value, the command switches and lists nothing.
+    assert_eq!(stdout.matches("switches it to one of").count(), 1, "{stdout}");
+}

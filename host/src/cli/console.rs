@@ -7,6 +7,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines, Stdin};
 use tokio::sync::Mutex;
 
 use super::Status;
+use super::choice_options;
+use super::command_sink::CommandSink;
 use super::editor::{self, Completions, LineEditor, Read};
 use super::json::compact_json;
 use super::render::{colors_on, rich_on};
@@ -162,13 +164,19 @@ pub async fn run(
         let mut prompt = line.to_owned();
         if crate::agent::is_command(line) {
             let mut session = session.lock().await;
-            match host.command(&mut session, line, sink).await {
+            let command_sink = CommandSink::new(sink);
+            let answer = host.command(&mut session, line, &command_sink).await;
+            command_sink.answered(&answer);
+            match answer {
                 // Plugin commands answer with their own text; listings carry plugin names. A
                 // command whose effect a view shows may answer with nothing.
                 Ok(text) if text.trim().is_empty() => {}
                 Ok(text) if line == "/help" => println!("{}\n{CONSOLE_HELP}", multi_line(&text)),
                 Ok(text) => println!("{}", multi_line(&text)),
                 Err(text) => eprintln!("{}", multi_line(&text)),
+            }
+            if let Some(options) = choice_options::listing(line, &session.views().current()) {
+                println!("{options}");
             }
             // A plugin may queue a turn after a command (a loop set or resumed starts working).
             match host.queued_turn(&mut session, sink).await {

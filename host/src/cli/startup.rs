@@ -3,6 +3,8 @@
 use std::io::IsTerminal;
 use std::sync::Arc;
 
+use super::choice_options;
+use super::command_sink::CommandSink;
 use super::console::{self, ConsoleApprover};
 use super::json::JsonLines;
 use super::render::ConsoleRenderer;
@@ -278,13 +280,29 @@ async fn one_command(
         return Ok(Some(prompt.to_owned()));
     }
     let mut session = session.lock().await;
-    match host.command(&mut session, prompt, sink).await {
-        Ok(text) if json => eprintln!("{text}"),
-        Ok(text) => println!("{text}"),
+    if json {
+        // Programs get every event whole, display forms included.
+        match host.command(&mut session, prompt, sink).await {
+            Ok(text) => eprintln!("{text}"),
+            Err(text) => {
+                eprintln!("{text}");
+                return Err(Status::Failed);
+            }
+        }
+        return Ok(host.queued_turn(&mut session, sink).await);
+    }
+    let command_sink = CommandSink::new(sink);
+    let answer = host.command(&mut session, prompt, &command_sink).await;
+    command_sink.answered(&answer);
+    match answer {
+        Ok(text) => println!("{}", multi_line(&text)),
         Err(text) => {
-            eprintln!("{text}");
+            eprintln!("{}", multi_line(&text));
             return Err(Status::Failed);
         }
+    }
+    if let Some(options) = choice_options::listing(prompt, &session.views().current()) {
+        println!("{options}");
     }
     Ok(host.queued_turn(&mut session, sink).await)
 }
