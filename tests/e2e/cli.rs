@@ -416,6 +416,7 @@ fn demo_folder() -> tempfile::TempDir {
     std::fs::write(dir.path().join("config.toml"), config).unwrap();
     dir
 }
+
 #[test]
 fn only_a_run_that_plays_the_offline_demo_announces_it() {
     let dir = demo_folder();

@@ -691,3 +691,28 @@ async fn the_consoles_own_prose_breaks_between_words_at_a_narrow_terminal() {
     .await
     .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_views_markdown_is_rendered_as_a_replys_is() {
+    let model = FakeModel::start().await;
+    model.fallback(Reply::text("noted"));
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    let viewer = plugin_block("viewer", "[plugin.config]\nnote_prompt = true\n");
+    std::fs::write(&config, config_text(&model.url(), &viewer)).unwrap();
+    tokio::task::spawn_blocking(move || {
+        let mut console = Console::start("view-markdown", &config, &[]);
+        console.wait_for_prompt("prompt");
+        // The viewer's text section shows the last prompt, as markdown.
+        console.keys("a **loud** word and `code`\r");
+        let screen = console.wait_for("shown", "Last prompt:");
+        let line = screen.lines().find(|line| line.starts_with("Last prompt:")).unwrap();
+        assert!(line.contains("a loud word and code"), "rendered, not raw:\n{screen}");
+        assert!(!line.contains("**") && !line.contains('`'), "{screen}");
+        assert!(console.bold_at("loud word"), "strong is bold:\n{screen}");
+        assert!(console.leave().success());
+        drop(dir);
+    })
+    .await
+    .unwrap();
+}
