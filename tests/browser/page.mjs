@@ -315,6 +315,7 @@ async function run() {
       language: body.querySelector('pre > code')?.dataset.language,
       last: body.lastElementChild?.textContent,
       bold: body.querySelectorAll('b, img, script').length,
+      table: [...body.querySelectorAll('table tr')].map((row) => [...row.querySelectorAll('th, td')].map((cell) => `${cell.tagName}:${cell.textContent}`)),
     }));
     const wanted = {
       heading: 'Next steps',
@@ -324,6 +325,7 @@ async function run() {
       language: 'rust',
       last: 'Anything else?',
       bold: 0,
+      table: [['TH:name', 'TH:size'], ['TD:a <b>', 'TD:1'], ['TD:b', 'TD:22']],
     };
     if (JSON.stringify(drawn) !== JSON.stringify(wanted)) throw new Error(`the reply's markdown: ${JSON.stringify(drawn)}`);
     // A reply of markup and `window.__name` underscores marks nothing: one paragraph of its text.
@@ -334,7 +336,41 @@ async function run() {
     }
   });
 
+  await step('help keeps its columns', async () => {
+    await page.fill('#prompt', '/help');
+    await page.press('#prompt', 'Enter');
+    await until('the help to show', () => [...document.querySelectorAll('#log .msg.command')].some((m) => m.textContent.includes('/approvals')));
+    // Its lines as written, each command's description starting at the same column.
+    const help = await page.locator('#log .msg.command').last().evaluate((entry) => {
+      const pre = entry.querySelector('pre.output');
+      return pre && { text: pre.textContent, font: getComputedStyle(pre).fontFamily, space: getComputedStyle(pre).whiteSpace };
+    });
+    if (!help) throw new Error('the help is not preformatted');
+    if (!/mono/i.test(help.font) || !/^pre/.test(help.space)) throw new Error(`the help is set in ${help.font}, white-space ${help.space}`);
+    const columns = help.text.split('\n').filter((line) => /^\/\w+\s{2,}\S/.test(line)).map((line) => line.search(/\s{2,}\S/) + line.slice(line.search(/\s{2,}\S/)).search(/\S/));
+    if (columns.length < 3 || new Set(columns).size !== 1) throw new Error(`the help's descriptions start at columns ${columns}`);
+  });
+
+  await step('narrow window', async () => {
+    await page.setViewportSize({ width: 420, height: 800 });
+    // The conversation takes the window's width and most of its height, nothing is wider
+    // than the window, and the message box is there to type in.
+    const sizes = await page.evaluate(() => {
+      const box = (id) => document.getElementById(id).getBoundingClientRect();
+      return {
+        width: Math.round(box('log').width),
+        height: Math.round(box('log').height),
+        page: document.documentElement.scrollWidth,
+        prompt: Math.round(box('prompt').width),
+      };
+    });
+    if (sizes.width < 360 || sizes.height < 400 || sizes.page > 420 || sizes.prompt < 250) {
+      throw new Error(`at 420 by 800 px: ${JSON.stringify(sizes)}`);
+    }
+  });
+
   await step('plugins reloaded', async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
     await until('the plugin list', () => document.getElementById('plugins').textContent.trim() !== '');
     await page.click('#reload');
     const result = await until('the reload to finish', () => {

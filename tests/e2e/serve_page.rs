@@ -26,7 +26,7 @@ fn script(model: &FakeModel, between: Vec<Reply>) {
     model.push(Reply::text("Both steps are done. <img src=x onerror=\"window.__pwned=1\"><b>bold?</b><script>window.__pwned=1</script>"));
     // Markdown, drawn as such; the markup inside it still only text.
     model.push(Reply::text(
-        "## Next steps\n\n- a **bold** step\n- `code` and <b>not bold</b>\n\n```rust\nlet tag = \"<b>\";\n```\nAnything else?",
+        "## Next steps\n\n- a **bold** step\n- `code` and <b>not bold</b>\n\n```rust\nlet tag = \"<b>\";\n```\n\n| name | size |\n|---|--:|\n| a <b> | 1 |\n| b | 22 |\n\nAnything else?",
     ));
 }
 

@@ -495,6 +495,14 @@ function message(role, who, text) {
   return node;
 }
 
+// A command and what it answered: the answer preformatted, as a console prints it, so the
+// columns of a listing (`/help`, `/plugins`) stay columns.
+function commandEntry(ok, line, text) {
+  const entry = message(ok ? 'command' : 'error', line, '');
+  entry.body.replaceChildren(el('pre', { class: 'output' }, ...shown(text, true)));
+  return entry;
+}
+
 // A whole reply, as markdown (streamed text stays plain until the reply is whole).
 function showReply(bubble, text) {
   bubble.body.replaceChildren(...renderMarkdown(text, shown));
@@ -886,8 +894,7 @@ async function send() {
   if (text.trimStart().startsWith('/')) {
     const line = text.trim();
     const result = await command(v, line);
-    const entry = message(result.ok ? 'command' : 'error', line, result.text || '(no output)');
-    add(entry);
+    add(commandEntry(result.ok, line, result.text || '(no output)'));
     scrollToEnd(true);
     if (result.ok) box.value = '';
     if (result.ok && !v.busy) refresh(v);
