@@ -20,6 +20,10 @@
 //   PAGE_TIMEOUT_MS          the whole run's limit (default 120000)
 //   PAGE_EXPECT_SHOWN        text some approval card must show, such as an escape the page
 //                            writes for an invisible character (`\u{202e}`)
+//   PAGE_EXPECT_DIFF         `path|line|line…;path|line…`: the diffs drawn, in order, each
+//                            with exactly these lines (removed lines before added ones)
+//   PAGE_EXPECT_DENIED       a tool whose call a policy refused: its card says so
+//   PAGE_EXPECT_REASON_CODE  text some approval's reason shows as inline code (its backticks gone)
 // After the checks the session is reopened and one more prompt sent: the model must answer
 // it with text. Exit status 0 when every step passed; 1 with the failed step and why on stderr.
 
@@ -40,8 +44,10 @@ const timeout = Number(process.env.PAGE_TIMEOUT_MS || 120000);
 const expectShown = process.env.PAGE_EXPECT_SHOWN || '';
 const switchTo = process.env.PAGE_SWITCH || '';
 const expectChoice = process.env.PAGE_EXPECT_CHOICE || '';
-// `path|line|line…`: a file a tool changed, drawn as a diff with exactly these lines.
+// `path|line|line…;…`: the files tools changed, drawn as diffs with exactly these lines, in order.
 const expectDiff = process.env.PAGE_EXPECT_DIFF || '';
+const expectDenied = process.env.PAGE_EXPECT_DENIED || '';
+const expectReasonCode = process.env.PAGE_EXPECT_REASON_CODE || '';
 const CHECKLIST = '#views [data-widget="checklist"] li[data-state]';
 const SWITCH = '#views [data-widget="choice"] .switcher button[data-value]';
 // Never a browser of playwright's own: the one Debian packs.
@@ -226,6 +232,13 @@ async function run() {
     if (expectShown && !approvalTexts.some((text) => text.includes(expectShown))) {
       throw new Error(`no approval card showed ${expectShown}: ${JSON.stringify(approvalTexts)}`);
     }
+    if (expectReasonCode) {
+      // A reason's `code` is drawn as code, its backticks gone, as in a reply.
+      const reasons = await page.$$eval('#log .approval .reason', (all) => all.map((r) => [r.textContent, [...r.querySelectorAll('code')].map((c) => c.textContent)]));
+      if (!reasons.some(([text, codes]) => codes.includes(expectReasonCode) && !text.includes('`'))) {
+        throw new Error(`no approval reason showed ${expectReasonCode} as code: ${JSON.stringify(reasons)}`);
+      }
+    }
     // Model and tool text is shown as text: nothing in it became an element.
     const injected = await page.evaluate(() => document.querySelectorAll('#log img, #log script, #log b, #views img, #views b').length + (window.__pwned ? 1 : 0));
     if (injected) throw new Error('text from the server was rendered as HTML');
@@ -235,14 +248,28 @@ async function run() {
 
   if (expectDiff) {
     await step('diff drawn', async () => {
-      const [path, ...wanted] = expectDiff.split('|');
-      const diff = page.locator(`#log pre.diff[data-path="${path}"]`);
-      if (await diff.count() !== 1) throw new Error(`no diff of ${path} was drawn`);
-      const drawn = await diff.locator('span').allTextContents();
-      if (JSON.stringify(drawn) !== JSON.stringify(wanted)) throw new Error(`the diff of ${path}: ${JSON.stringify(drawn)}`);
-      const added = await diff.locator('span.added').count();
-      if (added !== wanted.length) throw new Error(`${added} added lines marked, not ${wanted.length}`);
-      if (await diff.locator('b, img, script').count()) throw new Error('a diff line was rendered as HTML');
+      const wanted = expectDiff.split(';').map((diff) => diff.split('|'));
+      const drawn = await page.$$eval('#log pre.diff', (diffs) => diffs.map((diff) => [
+        diff.dataset.path,
+        ...[...diff.querySelectorAll('span')].map((span) => span.textContent),
+      ]));
+      if (JSON.stringify(drawn) !== JSON.stringify(wanted)) throw new Error(`the diffs drawn: ${JSON.stringify(drawn)}`);
+      // Each line is marked as what it is.
+      const marks = await page.$$eval('#log pre.diff span', (spans) => spans.map((span) => [span.className, span.textContent[0]]));
+      const kinds = { added: '+', removed: '-', same: ' ' };
+      const wrong = marks.filter(([kind, sign]) => kinds[kind] !== sign);
+      if (wrong.length) throw new Error(`lines marked as what they are not: ${JSON.stringify(wrong)}`);
+      if (await page.locator('#log pre.diff :is(b, img, script)').count()) throw new Error('a diff line was rendered as HTML');
+    });
+  }
+
+  if (expectDenied) {
+    await step('denied call shown', async () => {
+      const cards = await page.$$eval('#log details.tool', (all) => all.map((card) => [card.querySelector('summary code')?.textContent, card.querySelector('.state')?.textContent, card.dataset.ok]));
+      const denied = cards.filter(([name]) => name === expectDenied);
+      if (denied.length !== 1) throw new Error(`one card of ${expectDenied}, not ${JSON.stringify(cards)}`);
+      const [, state, ok] = denied[0];
+      if (!/^denied by /.test(state || '') || ok !== 'false') throw new Error(`the refused call reads "${state}" (ok: ${ok})`);
     });
   }
 

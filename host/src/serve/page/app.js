@@ -570,9 +570,7 @@ function handle(v, type, e) {
       setOutput(toolCard(v, e.id, e.name), e.ok, e.output);
       break;
     case 'tool_decision':
-      if (e.decision === 'deny') {
-        setState(toolCard(v, e.id, e.name), `denied by ${e.decided_by}: ${e.reason}`, 'bad');
-      }
+      if (e.decision === 'deny') setDenied(toolCard(v, e.id, e.name), e);
       break;
     case 'approval_requested':
       addApproval(v, e);
@@ -678,10 +676,17 @@ function setState(card, text, tone = '') {
   card.state.className = `state${tone ? ` state-${tone}` : ''}`;
 }
 
+// A call a policy refused: said on its card, and kept there when its (failed) result follows.
+function setDenied(card, e) {
+  card.denied = true;
+  setState(card, `denied by ${e.decided_by}: ${e.reason}`, 'bad');
+}
+
 function setOutput(card, ok, output) {
   card.output.hidden = false;
   card.output.textContent = output;
   card.node.dataset.ok = ok === null ? 'unknown' : String(ok);
+  if (card.denied) return;
   if (ok === null) setState(card, 'done');
   else setState(card, ok ? 'ok' : 'failed', ok ? 'ok' : 'bad');
 }
@@ -706,7 +711,8 @@ function addApproval(v, e) {
     'section',
     { class: 'approval', 'data-approval': e.id, 'aria-label': `Approval asked for ${e.name}` },
     el('strong', {}, 'Allow ', el('code', {}, ...shown(e.name)), ' (', ...shown(e.plugin), ')?'),
-    el('div', {}, ...shown(e.reason)),
+    // A policy's reason may name a tool or a command as `code`: drawn as it is in a reply.
+    el('div', { class: 'reason' }, ...markdownInline(String(e.reason), (run) => shown(run))),
     el('div', { class: 'note' }, 'asked by ', ...shown(e.asked_by)),
     el('pre', { 'data-label': 'arguments' }, ...shown(pretty(e.arguments), true)),
     el('div', { class: 'answers' }, ...buttons, reason),
