@@ -312,12 +312,29 @@ async function run() {
     const checklist = await page.$$eval(CHECKLIST, (entries) => entries.map((li) => li.dataset.state).join(' '));
     const choices = await page.$$eval('#views [data-widget="choice"]', (all) => all.map((c) => c.dataset.current).join(' '));
     const messages = await page.locator('#log .msg.user').count();
+    // Every tool call's card and every approval, as drawn while it happened: the same after
+    // the reload, rebuilt from what the server kept (its name, its outcome, a refusal, a diff).
+    const cards = () => page.$$eval('#log :is(details.tool[data-tool], .approval[data-approval])', (all) => all.map((card) => (
+      card.matches('details.tool')
+        ? ['tool', card.dataset.tool, card.dataset.ok, card.querySelector('summary').textContent, ...[...card.querySelectorAll('pre.diff span')].map((span) => span.textContent)]
+        : ['approval', card.dataset.approval, card.dataset.answered, card.querySelector('[role="status"]').textContent]
+    )));
+    const drawnBefore = await cards();
     await page.reload({ waitUntil: 'load' });
     await until('the session to reopen', () => document.querySelector('#session[data-ready="true"]') !== null);
     await until('the views to be drawn as before', ([list, current, selector]) =>
       [...document.querySelectorAll(selector)].map((li) => li.dataset.state).join(' ') === list
       && [...document.querySelectorAll('#views [data-widget="choice"]')].map((c) => c.dataset.current).join(' ') === current,
       [checklist, choices, CHECKLIST]);
+    // The history draws the cards at once; the events the stream replays complete them.
+    let drawnAfter = await cards();
+    for (const started = Date.now(); JSON.stringify(drawnAfter) !== JSON.stringify(drawnBefore) && Date.now() - started < STEP_MS / 3;) {
+      await page.waitForTimeout(100);
+      drawnAfter = await cards();
+    }
+    if (JSON.stringify(drawnAfter) !== JSON.stringify(drawnBefore)) {
+      throw new Error(`the cards changed with the reload: before ${JSON.stringify(drawnBefore)}, after ${JSON.stringify(drawnAfter)}`);
+    }
     // One more prompt: its events come after anything the stream would replay, so once its
     // turn has ended, a replayed one would show.
     await page.fill('#prompt', 'One more thing.');
