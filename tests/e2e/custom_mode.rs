@@ -239,9 +239,23 @@ fn guide_blocks() -> Vec<(String, String)> {
     blocks
 }
 
+/// The crate folder a guide step `cd FOLDER && … cargo build|test …` builds when it has no
+/// lock file by the time cargo first builds it: none before the step, and no `cargo
+/// generate-lockfile` earlier in it. Cargo would write one as it builds, resolving the
+/// dependencies afresh; the guide's crates start with theirs.
+fn built_without_a_lock(dir: &std::path::Path, body: &str) -> Option<String> {
+    let (folder, rest) = body.trim().strip_prefix("cd ")?.split_once(" && ")?;
+    let steps: Vec<&str> = rest.split(" && ").map(str::trim).collect();
+    let build = steps.iter().position(|step| step.starts_with("cargo build") || step.starts_with("cargo test"))?;
+    let locked = dir.join(folder).join("Cargo.lock").is_file()
+        || steps[..build].contains(&"cargo generate-lockfile");
+    (!locked).then(|| folder.to_owned())
+}
+
 /// Runs the authoring guide as written: every `sh` block in order in a fresh folder (with
 /// the checkout beside it as `agent-host/`), every `file=` block written before the next:
-/// the Rust greeter, then the Python one and the TypeScript one, from empty folders.
+/// the Rust greeter, the `guard` hook and the `pace` mode plugin (its own tests run
+/// natively first), then the Python greeter and the TypeScript one, from empty folders.
 #[test]
 fn the_authoring_guide_runs_as_written() {
     let dir = tempfile::tempdir().unwrap();
@@ -255,6 +269,9 @@ fn the_authoring_guide_runs_as_written() {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, &body).unwrap();
         } else if info == "sh" {
+            if let Some(folder) = built_without_a_lock(dir.path(), &body) {
+                panic!("the guide builds `{folder}` before it has a Cargo.lock: `{}`", body.trim());
+            }
             let output = std::process::Command::new("sh")
                 .arg("-c")
                 .arg(&body)
