@@ -298,6 +298,8 @@ fn the_authoring_guide_runs_as_written() {
     }
     assert!(runs.len() >= 4, "the guide's commands were found ({})", runs.len());
     assert!(dir.path().join("greeter/target/wasm32-wasip2/release/greeter.wasm").is_file());
+    assert!(dir.path().join("guard/target/wasm32-wasip2/release/guard.wasm").is_file());
+    assert!(dir.path().join("pace/target/wasm32-wasip2/release/pace.wasm").is_file());
     assert!(dir.path().join("greeter-py/build/greeter.wasm").is_file());
     assert!(dir.path().join("greeter-ts/build/greeter.wasm").is_file());
     // The greeter in each language greets Ada with the configured greeting.
@@ -309,6 +311,22 @@ fn the_authoring_guide_runs_as_written() {
         assert!(output.contains(r#""output":"Good morning, Ada!""#), "{config}: {output}");
         assert!(output.contains(r#""kind":"greeted""#), "{config}: {output}");
     }
+    let run_on = |config: &str| {
+        runs.iter()
+            .find(|(command, _)| command.contains(&format!("--config {config} ")))
+            .map(|(_, output)| output.as_str())
+            .unwrap_or_else(|| panic!("the guide runs the host on {config}"))
+    };
+    // The hook refuses the blocked name, naming itself, and the greeting never runs.
+    let guarded = run_on("config-guard.toml");
+    assert!(guarded.contains(r#""decision":"deny""#), "{guarded}");
+    assert!(guarded.contains(r#""decided_by":"guard@0.1.0""#), "{guarded}");
+    assert!(guarded.contains("`Mallory` is not to be greeted here"), "{guarded}");
+    assert!(!guarded.contains("Hello, Mallory!"), "greet ran: {guarded}");
+    // The mode plugin answers its command, and the console lists the modes its view offers.
+    let paced = run_on("config-pace.toml");
+    assert!(paced.contains("mode: plan"), "{paced}");
+    assert!(paced.contains("● plan") && paced.contains("○ build"), "{paced}");
 }
 
 /// Swapping `agent-mode` for `triage-modes` in config.toml is all a deployment does: the
