@@ -246,9 +246,10 @@ fn guide_blocks() -> Vec<(String, String)> {
 fn built_without_a_lock(dir: &std::path::Path, body: &str) -> Option<String> {
     let (folder, rest) = body.trim().strip_prefix("cd ")?.split_once(" && ")?;
     let steps: Vec<&str> = rest.split(" && ").map(str::trim).collect();
-    let build = steps.iter().position(|step| step.starts_with("cargo build") || step.starts_with("cargo test"))?;
-    let locked = dir.join(folder).join("Cargo.lock").is_file()
-        || steps[..build].contains(&"cargo generate-lockfile");
+    let build =
+        steps.iter().position(|step| step.starts_with("cargo build") || step.starts_with("cargo test"))?;
+    let locked =
+        dir.join(folder).join("Cargo.lock").is_file() || steps[..build].contains(&"cargo generate-lockfile");
     (!locked).then(|| folder.to_owned())
 }
 

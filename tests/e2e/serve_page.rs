@@ -115,7 +115,10 @@ async fn a_custom_mode_plugin_shows_its_stages_and_the_current_one_with_no_switc
     // writes a file and edits it, which the page draws as diffs, its markup still text; then
     // it reads the file, which the policy refuses.
     let write = Reply::tool("write_file", r##"{"path": "notes.md", "content": "# Notes\n<b>first</b>\n"}"##)
-        .and_tool("edit_file", r#"{"path": "notes.md", "old_string": "<b>first</b>", "new_string": "second"}"#)
+        .and_tool(
+            "edit_file",
+            r#"{"path": "notes.md", "old_string": "<b>first</b>", "new_string": "second"}"#,
+        )
         .and_tool("read_file", r#"{"path": "notes.md"}"#);
     script(&model, vec![Reply::tool("advance_stage", r#"{"to": "research"}"#), write]);
     let workspace = tempfile::tempdir().unwrap();

@@ -1,5 +1,5 @@
 //! A plugin command's output, said once. A command answers the operator with text, and the
-//! plugin may also emit events while it runs, with a display form for people (`goal
+//! plugin may also emit events while it runs, with a display form for people (`list
 //! cleared`). Drawn as they come, the operator would read both: the same news twice. So
 //! while a command runs its events' display forms are held back; once it has answered, an
 //! answer with text speaks for the command and the events go on without them, and a command
@@ -79,7 +79,7 @@ mod tests {
     fn an_answer_with_text_speaks_for_the_command_and_the_events_go_on_without_display() {
         let collected = CollectEvents::default();
         let sink = CommandSink::new(&collected);
-        sink.emit(&plugin_event(Some("goal cleared")));
+        sink.emit(&plugin_event(Some("list cleared")));
         sink.emit(&plugin_event(None));
         assert_eq!(displays(&collected.take()), [None], "held until the command answers");
         sink.finish(true);

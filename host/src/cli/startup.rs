@@ -355,9 +355,8 @@ fn choose_model(config: &Config, announce: bool) -> anyhow::Result<(ModelClient,
     }
     let script = config.resolve(std::path::Path::new(DEMO_SCRIPT));
     if !announce {
-        // A run that calls no model needs no script either (a folder without `demo/`).
-        let script = ScriptedModel::from_file(&script).unwrap_or_else(|_| ScriptedModel::empty(&script));
-        return Ok((ModelClient::Scripted(Arc::new(script)), true));
+        // A run that calls no model reads no script either (a folder without `demo/`).
+        return Ok((ModelClient::Scripted(Arc::new(ScriptedModel::empty(&script))), true));
     }
     eprintln!(
         "No model endpoint configured ([model].base_url, OPENAI_BASE_URL or ${}); running the offline demo from {}.",
