@@ -20,6 +20,10 @@
 //   PAGE_TIMEOUT_MS          the whole run's limit (default 120000)
 //   PAGE_EXPECT_SHOWN        text some approval card must show, such as an escape the page
 //                            writes for an invisible character (`\u{202e}`)
+//   PAGE_EXPECT_DIFF         `path|line|line…;path|line…`: the diffs drawn, in order, each
+//                            with exactly these lines (removed lines before added ones)
+//   PAGE_EXPECT_DENIED       a tool whose call a policy refused: its card says so
+//   PAGE_EXPECT_REASON_CODE  text some approval's reason shows as inline code (its backticks gone)
 // After the checks the session is reopened and one more prompt sent: the model must answer
 // it with text. Exit status 0 when every step passed; 1 with the failed step and why on stderr.
 
@@ -40,8 +44,10 @@ const timeout = Number(process.env.PAGE_TIMEOUT_MS || 120000);
 const expectShown = process.env.PAGE_EXPECT_SHOWN || '';
 const switchTo = process.env.PAGE_SWITCH || '';
 const expectChoice = process.env.PAGE_EXPECT_CHOICE || '';
-// `path|line|line…`: a file a tool changed, drawn as a diff with exactly these lines.
+// `path|line|line…;…`: the files tools changed, drawn as diffs with exactly these lines, in order.
 const expectDiff = process.env.PAGE_EXPECT_DIFF || '';
+const expectDenied = process.env.PAGE_EXPECT_DENIED || '';
+const expectReasonCode = process.env.PAGE_EXPECT_REASON_CODE || '';
 const CHECKLIST = '#views [data-widget="checklist"] li[data-state]';
 const SWITCH = '#views [data-widget="choice"] .switcher button[data-value]';
 // Never a browser of playwright's own: the one Debian packs.
@@ -226,6 +232,13 @@ async function run() {
     if (expectShown && !approvalTexts.some((text) => text.includes(expectShown))) {
       throw new Error(`no approval card showed ${expectShown}: ${JSON.stringify(approvalTexts)}`);
     }
+    if (expectReasonCode) {
+      // A reason's `code` is drawn as code, its backticks gone, as in a reply.
+      const reasons = await page.$$eval('#log .approval .reason', (all) => all.map((r) => [r.textContent, [...r.querySelectorAll('code')].map((c) => c.textContent)]));
+      if (!reasons.some(([text, codes]) => codes.includes(expectReasonCode) && !text.includes('`'))) {
+        throw new Error(`no approval reason showed ${expectReasonCode} as code: ${JSON.stringify(reasons)}`);
+      }
+    }
     // Model and tool text is shown as text: nothing in it became an element.
     const injected = await page.evaluate(() => document.querySelectorAll('#log img, #log script, #log b, #views img, #views b').length + (window.__pwned ? 1 : 0));
     if (injected) throw new Error('text from the server was rendered as HTML');
@@ -235,14 +248,28 @@ async function run() {
 
   if (expectDiff) {
     await step('diff drawn', async () => {
-      const [path, ...wanted] = expectDiff.split('|');
-      const diff = page.locator(`#log pre.diff[data-path="${path}"]`);
-      if (await diff.count() !== 1) throw new Error(`no diff of ${path} was drawn`);
-      const drawn = await diff.locator('span').allTextContents();
-      if (JSON.stringify(drawn) !== JSON.stringify(wanted)) throw new Error(`the diff of ${path}: ${JSON.stringify(drawn)}`);
-      const added = await diff.locator('span.added').count();
-      if (added !== wanted.length) throw new Error(`${added} added lines marked, not ${wanted.length}`);
-      if (await diff.locator('b, img, script').count()) throw new Error('a diff line was rendered as HTML');
+      const wanted = expectDiff.split(';').map((diff) => diff.split('|'));
+      const drawn = await page.$$eval('#log pre.diff', (diffs) => diffs.map((diff) => [
+        diff.dataset.path,
+        ...[...diff.querySelectorAll('span')].map((span) => span.textContent),
+      ]));
+      if (JSON.stringify(drawn) !== JSON.stringify(wanted)) throw new Error(`the diffs drawn: ${JSON.stringify(drawn)}`);
+      // Each line is marked as what it is.
+      const marks = await page.$$eval('#log pre.diff span', (spans) => spans.map((span) => [span.className, span.textContent[0]]));
+      const kinds = { added: '+', removed: '-', same: ' ' };
+      const wrong = marks.filter(([kind, sign]) => kinds[kind] !== sign);
+      if (wrong.length) throw new Error(`lines marked as what they are not: ${JSON.stringify(wrong)}`);
+      if (await page.locator('#log pre.diff :is(b, img, script)').count()) throw new Error('a diff line was rendered as HTML');
+    });
+  }
+
+  if (expectDenied) {
+    await step('denied call shown', async () => {
+      const cards = await page.$$eval('#log details.tool', (all) => all.map((card) => [card.querySelector('summary code')?.textContent, card.querySelector('.state')?.textContent, card.dataset.ok]));
+      const denied = cards.filter(([name]) => name === expectDenied);
+      if (denied.length !== 1) throw new Error(`one card of ${expectDenied}, not ${JSON.stringify(cards)}`);
+      const [, state, ok] = denied[0];
+      if (!/^denied by /.test(state || '') || ok !== 'false') throw new Error(`the refused call reads "${state}" (ok: ${ok})`);
     });
   }
 
@@ -285,12 +312,29 @@ async function run() {
     const checklist = await page.$$eval(CHECKLIST, (entries) => entries.map((li) => li.dataset.state).join(' '));
     const choices = await page.$$eval('#views [data-widget="choice"]', (all) => all.map((c) => c.dataset.current).join(' '));
     const messages = await page.locator('#log .msg.user').count();
+    // Every tool call's card and every approval, as drawn while it happened: the same after
+    // the reload, rebuilt from what the server kept (its name, its outcome, a refusal, a diff).
+    const cards = () => page.$$eval('#log :is(details.tool[data-tool], .approval[data-approval])', (all) => all.map((card) => (
+      card.matches('details.tool')
+        ? ['tool', card.dataset.tool, card.dataset.ok, card.querySelector('summary').textContent, ...[...card.querySelectorAll('pre.diff span')].map((span) => span.textContent)]
+        : ['approval', card.dataset.approval, card.dataset.answered, card.querySelector('[role="status"]').textContent]
+    )));
+    const drawnBefore = await cards();
     await page.reload({ waitUntil: 'load' });
     await until('the session to reopen', () => document.querySelector('#session[data-ready="true"]') !== null);
     await until('the views to be drawn as before', ([list, current, selector]) =>
       [...document.querySelectorAll(selector)].map((li) => li.dataset.state).join(' ') === list
       && [...document.querySelectorAll('#views [data-widget="choice"]')].map((c) => c.dataset.current).join(' ') === current,
       [checklist, choices, CHECKLIST]);
+    // The history draws the cards at once; the events the stream replays complete them.
+    let drawnAfter = await cards();
+    for (const started = Date.now(); JSON.stringify(drawnAfter) !== JSON.stringify(drawnBefore) && Date.now() - started < STEP_MS / 3;) {
+      await page.waitForTimeout(100);
+      drawnAfter = await cards();
+    }
+    if (JSON.stringify(drawnAfter) !== JSON.stringify(drawnBefore)) {
+      throw new Error(`the cards changed with the reload: before ${JSON.stringify(drawnBefore)}, after ${JSON.stringify(drawnAfter)}`);
+    }
     // One more prompt: its events come after anything the stream would replay, so once its
     // turn has ended, a replayed one would show.
     await page.fill('#prompt', 'One more thing.');
@@ -315,6 +359,7 @@ async function run() {
       language: body.querySelector('pre > code')?.dataset.language,
       last: body.lastElementChild?.textContent,
       bold: body.querySelectorAll('b, img, script').length,
+      table: [...body.querySelectorAll('table tr')].map((row) => [...row.querySelectorAll('th, td')].map((cell) => `${cell.tagName}:${cell.textContent}`)),
     }));
     const wanted = {
       heading: 'Next steps',
@@ -324,6 +369,7 @@ async function run() {
       language: 'rust',
       last: 'Anything else?',
       bold: 0,
+      table: [['TH:name', 'TH:size'], ['TD:a <b>', 'TD:1'], ['TD:b', 'TD:22']],
     };
     if (JSON.stringify(drawn) !== JSON.stringify(wanted)) throw new Error(`the reply's markdown: ${JSON.stringify(drawn)}`);
     // A reply of markup and `window.__name` underscores marks nothing: one paragraph of its text.
@@ -334,7 +380,41 @@ async function run() {
     }
   });
 
+  await step('help keeps its columns', async () => {
+    await page.fill('#prompt', '/help');
+    await page.press('#prompt', 'Enter');
+    await until('the help to show', () => [...document.querySelectorAll('#log .msg.command')].some((m) => m.textContent.includes('/approvals')));
+    // Its lines as written, each command's description starting at the same column.
+    const help = await page.locator('#log .msg.command').last().evaluate((entry) => {
+      const pre = entry.querySelector('pre.output');
+      return pre && { text: pre.textContent, font: getComputedStyle(pre).fontFamily, space: getComputedStyle(pre).whiteSpace };
+    });
+    if (!help) throw new Error('the help is not preformatted');
+    if (!/mono/i.test(help.font) || !/^pre/.test(help.space)) throw new Error(`the help is set in ${help.font}, white-space ${help.space}`);
+    const columns = help.text.split('\n').filter((line) => /^\/\w+\s{2,}\S/.test(line)).map((line) => line.search(/\s{2,}\S/) + line.slice(line.search(/\s{2,}\S/)).search(/\S/));
+    if (columns.length < 3 || new Set(columns).size !== 1) throw new Error(`the help's descriptions start at columns ${columns}`);
+  });
+
+  await step('narrow window', async () => {
+    await page.setViewportSize({ width: 420, height: 800 });
+    // The conversation takes the window's width and most of its height, nothing is wider
+    // than the window, and the message box is there to type in.
+    const sizes = await page.evaluate(() => {
+      const box = (id) => document.getElementById(id).getBoundingClientRect();
+      return {
+        width: Math.round(box('log').width),
+        height: Math.round(box('log').height),
+        page: document.documentElement.scrollWidth,
+        prompt: Math.round(box('prompt').width),
+      };
+    });
+    if (sizes.width < 360 || sizes.height < 400 || sizes.page > 420 || sizes.prompt < 250) {
+      throw new Error(`at 420 by 800 px: ${JSON.stringify(sizes)}`);
+    }
+  });
+
   await step('plugins reloaded', async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
     await until('the plugin list', () => document.getElementById('plugins').textContent.trim() !== '');
     await page.click('#reload');
     const result = await until('the reload to finish', () => {

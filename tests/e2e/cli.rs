@@ -453,3 +453,113 @@ async fn a_retry_after_a_failed_turn_sends_no_two_user_messages_in_a_row() {
         assert!(said.iter().any(|text| text.contains(typed)), "nothing typed is lost: {said:?}");
     }
 }
+
+#[test]
+fn an_unknown_session_points_at_the_sessions_command_not_the_old_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, config_text("http://127.0.0.1:9/v1", "")).unwrap();
+    let output = agent_host()
+        .arg("--config")
+        .arg(&config)
+        .args(["--session", "no-such-id", "--prompt", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("no session with id `no-such-id`"), "{stderr}");
+    assert!(stderr.contains("`agent-host sessions`"), "{stderr}");
+    assert!(!stderr.contains("--list-sessions"), "the deprecated spelling: {stderr}");
+}
+
+/// A folder whose config names no endpoint, so `agent-host` alone plays the offline demo
+/// from `demo/script.toml` there.
+fn demo_folder() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("demo")).unwrap();
+    std::fs::write(dir.path().join("demo/script.toml"), "[[turn]]\ntext = \"a scripted hello\"\n").unwrap();
+    let config = format!(
+        "[storage]\npath = \"s.db\"\n\n[runtime]\ncache_dir = \"{}\"\n\n{}",
+        crate::support::shared_cache_dir().display(),
+        plugin_block("todo", "")
+    );
+    std::fs::write(dir.path().join("config.toml"), config).unwrap();
+    dir
+}
+
+#[test]
+fn only_a_run_that_plays_the_offline_demo_announces_it() {
+    let dir = demo_folder();
+    let run = |args: &[&str]| {
+        let output = agent_host()
+            .env_remove("AGENT_HOST_TEST_KEY")
+            .arg("--config")
+            .arg(dir.path().join("config.toml"))
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(output.status.success(), "{args:?}: {stderr}");
+        (String::from_utf8_lossy(&output.stdout).into_owned(), stderr)
+    };
+    for args in [&["sessions"][..], &["check", "--offline"], &["check"]] {
+        let (stdout, stderr) = run(args);
+        assert!(!stderr.contains("offline demo"), "{args:?} plays no demo, and says none: {stderr}");
+        assert!(!stdout.contains("running the offline demo"), "{args:?}: {stdout}");
+    }
+    let (stdout, _) = run(&["check"]);
+    assert!(stdout.contains("model: none configured"), "{stdout}");
+    let (stdout, stderr) = run(&["--prompt", "hello"]);
+    assert!(stderr.contains("running the offline demo"), "the run that plays it says so: {stderr}");
+    assert!(stdout.contains("a scripted hello"), "{stdout}");
+}
+
+#[test]
+fn log_lines_are_coloured_only_at_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, config_text("http://127.0.0.1:9/v1", &plugin_block("todo", ""))).unwrap();
+    // Piped, and NO_COLOR not set: nothing says colours would be read.
+    let output = agent_host()
+        .env_remove("NO_COLOR")
+        .arg("--config")
+        .arg(&config)
+        .args(["-vv", "check", "--offline"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("DEBUG"), "-vv logs: {stderr}");
+    assert!(!stderr.contains('\x1b'), "a log line kept its colours in a pipe: {stderr:?}");
+}
+
+#[tokio::test]
+async fn a_plugin_commands_news_is_said_once() {
+    let model = FakeModel::start().await;
+    // The turn the goal queues, then its judge, who finds it done.
+    model.push(Reply::text("on it"));
+    model.push(Reply::text(r#"{"verdict": "done", "progress": true}"#));
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    let goal = plugin_block("goal", "[plugin.grants]\nmodel = true\nstart_turns = true\n");
+    std::fs::write(&config, config_text(&model.url(), &goal)).unwrap();
+    let stdout = crate::support::console_on(&config, None, "/goal ship it\n/goal clear\n").await;
+    // The command answers, and the event it emitted says the same: once is enough.
+    assert_eq!(stdout.matches("goal cleared").count(), 1, "{stdout}");
+}
+
+#[tokio::test]
+async fn a_choices_command_alone_lists_the_values_it_takes() {
+    let model = FakeModel::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, config_text(&model.url(), &plugin_block("viewer", ""))).unwrap();
+    let stdout = crate::support::console_on(&config, None, "/pick beta\n/pick\n").await;
+    let listed = stdout.split("Pick: /pick VALUE switches it to one of\n").nth(1).unwrap_or_else(|| {
+        panic!("`/pick` alone lists the choice's values:\n{stdout}");
+    });
+    let lines: Vec<&str> = listed.lines().take(2).collect();
+    assert_eq!(lines, ["  ○ alpha", "  ● beta"], "{stdout}");
+    // Given with a value, the command switches and lists nothing.
+    assert_eq!(stdout.matches("switches it to one of").count(), 1, "{stdout}");
+}

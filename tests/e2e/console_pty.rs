@@ -611,3 +611,108 @@ async fn an_edit_is_drawn_as_a_diff_under_its_card() {
     .await
     .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_d_leaves_with_the_command_that_resumes_the_session() {
+    let model = FakeModel::start().await;
+    let (dir, config) = deployment(&model);
+    tokio::task::spawn_blocking(move || {
+        let mut console = Console::start("resume-hint", &config, &[]);
+        let screen = console.wait_for_prompt("prompt");
+        let id = session_id(&screen);
+        console.keys("\x04");
+        let wanted = format!("agent-host --config {} --session {id}", config.display());
+        let screen = console.wait_for("left", &wanted);
+        assert!(screen.contains("resume it with"), "{screen}");
+        let start = Instant::now();
+        while console.child.try_wait().unwrap().is_none() {
+            assert!(start.elapsed() < PATIENCE, "Ctrl-D leaves:\n{}", console.contents());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        drop(dir);
+    })
+    .await
+    .unwrap();
+}
+
+/// Whether `text` is on consecutive rows of `rows`, broken only between its words.
+fn broken_between_words(rows: &[String], text: &str) -> bool {
+    let first_word = text.split(' ').next().unwrap();
+    let Some(start) = rows.iter().position(|row| row.starts_with(first_word)) else { return false };
+    let mut joined = String::new();
+    for row in &rows[start..] {
+        if !joined.is_empty() {
+            joined.push(' ');
+        }
+        joined.push_str(row.trim());
+        if joined.len() >= text.len() {
+            break;
+        }
+    }
+    joined == text
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_consoles_own_prose_breaks_between_words_at_a_narrow_terminal() {
+    let model = FakeModel::start().await;
+    model.push(Reply::tool("remember", r#"{"key":"k","value":1}"#));
+    model.push(Reply::text("kept"));
+    let reason = "remembering anything at all needs a careful look from the person at the keyboard first";
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    let permissions = format!(
+        "[plugin.config]\nrules = [{{ tool = \"remember\", decision = \"ask\", reason = \"{reason}\" }}]"
+    );
+    let plugins = format!("{}{}", plugin_block("misbehave", ""), plugin_block("permissions", &permissions));
+    std::fs::write(&config, config_text(&model.url(), &plugins)).unwrap();
+    tokio::task::spawn_blocking(move || {
+        let mut console = Console::start_sized("prose-wrap", &config, &[], 50);
+        console.wait_for_prompt("prompt");
+        let intro = "Type a message, /help for commands (Tab completes them), Alt-Enter for a new line, \
+                     Ctrl-R to search what you typed before, Ctrl-C to stop a turn, Ctrl-D to leave.";
+        let rows = console.rows();
+        assert!(broken_between_words(&rows, intro), "the greeting is broken mid-word:\n{}", rows.join("\n"));
+        console.keys("remember it\r");
+        console.wait_for("asked", "[n] deny >");
+        let rows = console.rows();
+        let at = rows.iter().position(|row| row.starts_with("  reason:")).expect("the reason");
+        let indent = " ".repeat("  reason:    ".len());
+        let mut shown = rows[at]["  reason:    ".len()..].trim().to_owned();
+        for row in rows[at + 1..].iter().take_while(|row| row.starts_with(&indent)) {
+            shown.push(' ');
+            shown.push_str(row.trim());
+        }
+        assert_eq!(shown, reason, "the reason, broken between its words:\n{}", rows.join("\n"));
+        console.keys("y");
+        console.wait_for("allowed", "kept");
+        assert!(console.leave().success());
+        drop(dir);
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_views_markdown_is_rendered_as_a_replys_is() {
+    let model = FakeModel::start().await;
+    model.fallback(Reply::text("noted"));
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    let viewer = plugin_block("viewer", "[plugin.config]\nnote_prompt = true\n");
+    std::fs::write(&config, config_text(&model.url(), &viewer)).unwrap();
+    tokio::task::spawn_blocking(move || {
+        let mut console = Console::start("view-markdown", &config, &[]);
+        console.wait_for_prompt("prompt");
+        // The viewer's text section shows the last prompt, as markdown.
+        console.keys("a **loud** word and `code`\r");
+        let screen = console.wait_for("shown", "Last prompt:");
+        let line = screen.lines().find(|line| line.starts_with("Last prompt:")).unwrap();
+        assert!(line.contains("a loud word and code"), "rendered, not raw:\n{screen}");
+        assert!(!line.contains("**") && !line.contains('`'), "{screen}");
+        assert!(console.bold_at("loud word"), "strong is bold:\n{screen}");
+        assert!(console.leave().success());
+        drop(dir);
+    })
+    .await
+    .unwrap();
+}

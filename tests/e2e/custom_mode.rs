@@ -239,9 +239,24 @@ fn guide_blocks() -> Vec<(String, String)> {
     blocks
 }
 
+/// The crate folder a guide step `cd FOLDER && … cargo build|test …` builds when it has no
+/// lock file by the time cargo first builds it: none before the step, and no `cargo
+/// generate-lockfile` earlier in it. Cargo would write one as it builds, resolving the
+/// dependencies afresh; the guide's crates start with theirs.
+fn built_without_a_lock(dir: &std::path::Path, body: &str) -> Option<String> {
+    let (folder, rest) = body.trim().strip_prefix("cd ")?.split_once(" && ")?;
+    let steps: Vec<&str> = rest.split(" && ").map(str::trim).collect();
+    let build =
+        steps.iter().position(|step| step.starts_with("cargo build") || step.starts_with("cargo test"))?;
+    let locked =
+        dir.join(folder).join("Cargo.lock").is_file() || steps[..build].contains(&"cargo generate-lockfile");
+    (!locked).then(|| folder.to_owned())
+}
+
 /// Runs the authoring guide as written: every `sh` block in order in a fresh folder (with
 /// the checkout beside it as `agent-host/`), every `file=` block written before the next:
-/// the Rust greeter, then the Python one and the TypeScript one, from empty folders.
+/// the Rust greeter, the `guard` hook and the `pace` mode plugin (its own tests run
+/// natively first), then the Python greeter and the TypeScript one, from empty folders.
 #[test]
 fn the_authoring_guide_runs_as_written() {
     let dir = tempfile::tempdir().unwrap();
@@ -255,6 +270,9 @@ fn the_authoring_guide_runs_as_written() {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, &body).unwrap();
         } else if info == "sh" {
+            if let Some(folder) = built_without_a_lock(dir.path(), &body) {
+                panic!("the guide builds `{folder}` before it has a Cargo.lock: `{}`", body.trim());
+            }
             let output = std::process::Command::new("sh")
                 .arg("-c")
                 .arg(&body)
@@ -281,6 +299,8 @@ fn the_authoring_guide_runs_as_written() {
     }
     assert!(runs.len() >= 4, "the guide's commands were found ({})", runs.len());
     assert!(dir.path().join("greeter/target/wasm32-wasip2/release/greeter.wasm").is_file());
+    assert!(dir.path().join("guard/target/wasm32-wasip2/release/guard.wasm").is_file());
+    assert!(dir.path().join("pace/target/wasm32-wasip2/release/pace.wasm").is_file());
     assert!(dir.path().join("greeter-py/build/greeter.wasm").is_file());
     assert!(dir.path().join("greeter-ts/build/greeter.wasm").is_file());
     // The greeter in each language greets Ada with the configured greeting.
@@ -292,6 +312,22 @@ fn the_authoring_guide_runs_as_written() {
         assert!(output.contains(r#""output":"Good morning, Ada!""#), "{config}: {output}");
         assert!(output.contains(r#""kind":"greeted""#), "{config}: {output}");
     }
+    let run_on = |config: &str| {
+        runs.iter()
+            .find(|(command, _)| command.contains(&format!("--config {config} ")))
+            .map(|(_, output)| output.as_str())
+            .unwrap_or_else(|| panic!("the guide runs the host on {config}"))
+    };
+    // The hook refuses the blocked name, naming itself, and the greeting never runs.
+    let guarded = run_on("config-guard.toml");
+    assert!(guarded.contains(r#""decision":"deny""#), "{guarded}");
+    assert!(guarded.contains(r#""decided_by":"guard@0.1.0""#), "{guarded}");
+    assert!(guarded.contains("`Mallory` is not to be greeted here"), "{guarded}");
+    assert!(!guarded.contains("Hello, Mallory!"), "greet ran: {guarded}");
+    // The mode plugin answers its command, and the console lists the modes its view offers.
+    let paced = run_on("config-pace.toml");
+    assert!(paced.contains("mode: plan"), "{paced}");
+    assert!(paced.contains("● plan") && paced.contains("○ build"), "{paced}");
 }
 
 /// Swapping `agent-mode` for `triage-modes` in config.toml is all a deployment does: the

@@ -26,11 +26,15 @@ fn script(model: &FakeModel, between: Vec<Reply>) {
     model.push(Reply::text("Both steps are done. <img src=x onerror=\"window.__pwned=1\"><b>bold?</b><script>window.__pwned=1</script>"));
     // Markdown, drawn as such; the markup inside it still only text.
     model.push(Reply::text(
-        "## Next steps\n\n- a **bold** step\n- `code` and <b>not bold</b>\n\n```rust\nlet tag = \"<b>\";\n```\nAnything else?",
+        "## Next steps\n\n- a **bold** step\n- `code` and <b>not bold</b>\n\n```rust\nlet tag = \"<b>\";\n```\n\n| name | size |\n|---|--:|\n| a <b> | 1 |\n| b | 22 |\n\nAnything else?",
     ));
 }
 
-const ASK: &str = "[plugin.config]\ndefault = \"allow\"\nrules = [{ tool = \"todos_complete\", decision = \"ask\", reason = \"a person ticks items off\" }]";
+/// Every `todos_complete` is put to the operator, for a reason with inline code in it.
+const ASK: &str = "[plugin.config]\ndefault = \"allow\"\nrules = [{ tool = \"todos_complete\", decision = \"ask\", reason = \"a person ticks `todos_complete` items off\" }]";
+
+/// As [`ASK`], and every `read_file` refused.
+const ASK_AND_DENY: &str = "[plugin.config]\ndefault = \"allow\"\nrules = [{ tool = \"todos_complete\", decision = \"ask\", reason = \"a person ticks `todos_complete` items off\" }, { tool = \"read_file\", decision = \"deny\", reason = \"no reading here\" }]";
 
 /// How the page signs in.
 #[derive(Clone, Copy)]
@@ -77,6 +81,7 @@ async fn run_page(
         command.env("PAGE_SIGN_IN", "link");
     }
     command.env("PAGE_EXPECT_SHOWN", "writ\\u{202e}ten\\u{200b}");
+    command.env("PAGE_EXPECT_REASON_CODE", "todos_complete");
     for (variable, value) in env {
         command.env(variable, value);
     }
@@ -107,8 +112,14 @@ async fn the_stock_deployment_shows_the_checklist_and_a_mode_switcher_from_views
 async fn a_custom_mode_plugin_shows_its_stages_and_the_current_one_with_no_switcher() {
     let model = FakeModel::start().await;
     // The model moves the stage: the page shows it move, and offers no way to move it. Then it
-    // writes a file, which the page draws as a diff, its markup still text.
-    let write = Reply::tool("write_file", r##"{"path": "notes.md", "content": "# Notes\n<b>first</b>\n"}"##);
+    // writes a file and edits it, which the page draws as diffs, its markup still text; then
+    // it reads the file, which the policy refuses.
+    let write = Reply::tool("write_file", r##"{"path": "notes.md", "content": "# Notes\n<b>first</b>\n"}"##)
+        .and_tool(
+            "edit_file",
+            r#"{"path": "notes.md", "old_string": "<b>first</b>", "new_string": "second"}"#,
+        )
+        .and_tool("read_file", r#"{"path": "notes.md"}"#);
     script(&model, vec![Reply::tool("advance_stage", r#"{"to": "research"}"#), write]);
     let workspace = tempfile::tempdir().unwrap();
     let grant = writable_workspace(workspace.path());
@@ -116,13 +127,14 @@ async fn a_custom_mode_plugin_shows_its_stages_and_the_current_one_with_no_switc
         "{}{}{}{}",
         plugin_block("todo", ""),
         plugin_block("triage-modes", "[plugin.grants]\nread_state = [\"todo\"]"),
-        plugin_block("permissions", ASK),
+        plugin_block("permissions", ASK_AND_DENY),
         plugin_block("fs", &grant)
     );
     let env = [
         ("PAGE_SWITCH", "-"),
         ("PAGE_EXPECT_CHOICE", "triage research review|research"),
-        ("PAGE_EXPECT_DIFF", "notes.md|+ # Notes|+ <b>first</b>"),
+        ("PAGE_EXPECT_DIFF", "notes.md|+ # Notes|+ <b>first</b>;notes.md|  # Notes|- <b>first</b>|+ second"),
+        ("PAGE_EXPECT_DENIED", "read_file"),
     ];
     // Signed in through the link a server without `[serve] tokens` prints.
     let calls = run_page(&model, &plugins, "page-custom-mode", SignIn::Link, &env).await;

@@ -171,12 +171,11 @@ fn describe(granted: &StandingApproval) -> String {
         Some(exact) => format!("exactly {exact}"),
     };
     format!(
-        "{} with {scope}, when {} asks because: {} (granted {}, at {} unix s)",
+        "{} with {scope}, when {} asks because: {} (granted {})",
         granted.tool,
         granted.ask.by,
         granted.ask.reason,
-        crate::human_time::ago(std::time::Duration::from_secs(unix_now().saturating_sub(granted.granted_at))),
-        granted.granted_at
+        crate::human_time::ago(std::time::Duration::from_secs(unix_now().saturating_sub(granted.granted_at)))
     )
 }
 
@@ -255,6 +254,12 @@ mod tests {
         let lines: Vec<&str> = listing.lines().collect();
         assert_eq!(lines.len(), 3, "{listing}");
         assert!(lines[1].starts_with("2. run with any arguments, when guard@0.1.0 asks because: r"));
+        // When, as a person reads it: no Unix timestamp.
+        assert!(
+            lines[1].ends_with(" (granted 0 s ago)") || lines[1].ends_with(" (granted 1 s ago)"),
+            "{listing}"
+        );
+        assert!(!listing.contains("unix"), "{listing}");
         assert!(StandingApprovals::command(&bag, "revoke 2").unwrap().starts_with("revoked: run "));
         let tools: Vec<String> = StandingApprovals::load(&bag).granted.into_iter().map(|g| g.tool).collect();
         assert_eq!(tools, ["touch", "write"]);

@@ -7,9 +7,12 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines, Stdin};
 use tokio::sync::Mutex;
 
 use super::Status;
+use super::choice_options;
+use super::command_sink::CommandSink;
 use super::editor::{self, Completions, LineEditor, Read};
 use super::json::compact_json;
 use super::render::{colors_on, rich_on};
+use super::resume_hint::resume_command;
 use super::startup::one_turn;
 use super::status_line::status_line;
 use super::tool_results::{KEPT_RESULTS, Keeping, KeptResults};
@@ -24,6 +27,22 @@ const DEMO_BANNER: &str = "That was the offline demo: a scripted model, the real
      to look around: what the plugins show is drawn above, /help lists their commands, /plugins \
      what is loaded. The script has nothing more to say; give \
      [model] an endpoint to talk to a real model. Ctrl-D leaves.";
+
+/// Said as the console opens at a terminal, where the line editor reads.
+const GREETING: &str = "Type a message, /help for commands (Tab completes them), Alt-Enter for a new line, \
+     Ctrl-R to search what you typed before, Ctrl-C to stop a turn, Ctrl-D to leave.";
+
+/// The console's own prose: at a terminal broken between words to its width now (the
+/// terminal would break it mid-word); elsewhere one line, for whatever reads it to wrap.
+fn say(text: &str) {
+    if rich_on() {
+        for line in width::wrap_words(text, width::columns(), 0) {
+            println!("{line}");
+        }
+    } else {
+        println!("{text}");
+    }
+}
 
 /// Lines from stdin, shared by the prompt loop and the approval prompt.
 type Input = Arc<Mutex<Lines<BufReader<Stdin>>>>;
@@ -103,13 +122,10 @@ pub async fn run(
     match demo {
         Some(prompt) => {
             one_turn(&host, &session, prompt, sink, &approver).await;
-            println!("{DEMO_BANNER}");
+            say(DEMO_BANNER);
         }
-        None if matches!(keyboard, Keyboard::Editor(_)) => println!(
-            "Type a message, /help for commands (Tab completes them), Alt-Enter for a new line, \
-             Ctrl-R to search what you typed before, Ctrl-C to stop a turn, Ctrl-D to leave."
-        ),
-        None => println!("Type a message, /help for commands, Ctrl-D to leave."),
+        None if matches!(keyboard, Keyboard::Editor(_)) => say(GREETING),
+        None => say("Type a message, /help for commands, Ctrl-D to leave."),
     }
     // A Ctrl-C at the prompt asks to confirm; a second one in a row leaves.
     let mut interrupted = false;
@@ -122,12 +138,12 @@ pub async fn run(
             Read::Line(line) => line,
             Read::Interrupted if !interrupted => {
                 interrupted = true;
-                println!("(Ctrl-C again or Ctrl-D to leave; the session is kept)");
+                say("(Ctrl-C again or Ctrl-D to leave; the session is kept)");
                 continue;
             }
             Read::Interrupted | Read::Ended => {
                 println!();
-                return Status::Done;
+                return leave(&host, &session).await;
             }
         };
         interrupted = false;
@@ -136,7 +152,7 @@ pub async fn run(
             continue;
         }
         if matches!(line, "/quit" | "/exit") {
-            return Status::Done;
+            return leave(&host, &session).await;
         }
         if let Some(shown) = show_command(line, &keeping.results()) {
             match shown {
@@ -148,13 +164,19 @@ pub async fn run(
         let mut prompt = line.to_owned();
         if crate::agent::is_command(line) {
             let mut session = session.lock().await;
-            match host.command(&mut session, line, sink).await {
+            let command_sink = CommandSink::new(sink);
+            let answer = host.command(&mut session, line, &command_sink).await;
+            command_sink.answered(&answer);
+            match answer {
                 // Plugin commands answer with their own text; listings carry plugin names. A
                 // command whose effect a view shows may answer with nothing.
                 Ok(text) if text.trim().is_empty() => {}
                 Ok(text) if line == "/help" => println!("{}\n{CONSOLE_HELP}", multi_line(&text)),
                 Ok(text) => println!("{}", multi_line(&text)),
                 Err(text) => eprintln!("{}", multi_line(&text)),
+            }
+            if let Some(options) = choice_options::listing(line, &session.views().current()) {
+                println!("{options}");
             }
             // A plugin may queue a turn after a command (a loop set or resumed starts working).
             match host.queued_turn(&mut session, sink).await {
@@ -175,6 +197,15 @@ pub async fn run(
             println!("\x1b[2m{}\x1b[0m", width::fit(&line, width::columns()));
         }
     }
+}
+
+/// Leaving: the session is kept, and the line that opens it again is the last thing said.
+async fn leave(host: &Host, session: &SessionHandle) -> Status {
+    let id = session.lock().await.id().to_owned();
+    let command = resume_command(&host.config().source.file, &id);
+    // The command on a line of its own, never broken: it is there to be copied.
+    println!("The session is kept; resume it with:\n  {}", one_line(&command));
+    Status::Done
 }
 
 /// The console's own commands, after the host's in `/help`.
@@ -384,8 +415,12 @@ fn approval_question(request: &ApprovalRequest, colors: bool, columns: Option<us
     for (label, value) in fields {
         let line = format!("  {label} {value}");
         // A field too wide goes on under its value's column, so nothing of it is cut.
+        // The arguments are data, broken anywhere so that every character stays where it
+        // was; the rest is prose, broken between words.
+        let indent = 2 + label.len() + 1;
         let lines = match columns {
-            Some(columns) => width::wrap(&line, columns, 2 + label.len() + 1),
+            Some(columns) if label.starts_with("arguments") => width::wrap(&line, columns, indent),
+            Some(columns) => width::wrap_words(&line, columns, indent),
             None => vec![line],
         };
         for line in lines {

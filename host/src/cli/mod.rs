@@ -6,12 +6,15 @@
 //! `agent.max_iterations`; 4 a hook blocked the prompt; 5 the turn's last reply was cut at
 //! the output limit.
 
+mod choice_options;
+mod command_sink;
 mod console;
 mod diff_lines;
 mod editor;
 mod json;
 mod markdown;
 mod render;
+mod resume_hint;
 mod spinner;
 mod startup;
 mod status_line;

@@ -301,9 +301,11 @@ impl EventSink for ConsoleRenderer {
             // Drawn from the widgets alone, whichever plugin sent them.
             Event::ViewChanged { view } => {
                 let before = self.views.lock_unpoisoned().insert(view.plugin.clone(), view.clone());
-                for line in
-                    changed_lines(view, before.as_ref(), &Colors { dim: DIM, warn: YELLOW, reset: RESET })
-                {
+                for line in changed_lines(
+                    view,
+                    before.as_ref(),
+                    &Colors { dim: DIM, warn: YELLOW, reset: RESET, markdown: self.rich },
+                ) {
                     self.line(&line);
                 }
             }

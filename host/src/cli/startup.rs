@@ -3,6 +3,8 @@
 use std::io::IsTerminal;
 use std::sync::Arc;
 
+use super::choice_options;
+use super::command_sink::CommandSink;
 use super::console::{self, ConsoleApprover};
 use super::json::JsonLines;
 use super::render::ConsoleRenderer;
@@ -79,7 +81,7 @@ async fn run_configured(config: Config, command: Command) -> Status {
             }
         };
     }
-    let (model, demo) = match choose_model(&config) {
+    let (model, demo) = match choose_model(&config, plays_the_demo(&command)) {
         Ok(choice) => choice,
         Err(error) => {
             eprintln!("error: {}", multi_line(&format!("{error:#}")));
@@ -121,7 +123,7 @@ async fn run_configured(config: Config, command: Command) -> Status {
                 Status::Failed
             }
         },
-        Command::Check { offline } => check(&host, offline).await,
+        Command::Check { offline } => check(&host, offline, demo).await,
         Command::Sessions { json, .. } => list_sessions(&host, json),
     }
 }
@@ -138,8 +140,9 @@ fn role(command: &Command) -> HolderRole {
     }
 }
 
-/// `check`: what loaded, the MCP servers, and the endpoint reached (unless `offline`).
-async fn check(host: &Host, offline: bool) -> Status {
+/// `check`: what loaded, the MCP servers, and the endpoint reached (unless `offline`); with
+/// `demo`, that no endpoint is configured.
+async fn check(host: &Host, offline: bool, demo: bool) -> Status {
     println!("{}", multi_line(&host.plugin_table()));
     let servers = host.mcp_table();
     if !servers.is_empty() {
@@ -151,6 +154,11 @@ async fn check(host: &Host, offline: bool) -> Status {
             eprintln!("error: {failure}");
         }
         return Status::BadInput;
+    }
+    if demo {
+        // Nothing to reach, and nothing played: `check` runs no turn.
+        println!("model: none configured (`agent-host` alone would play the offline demo)");
+        return Status::Done;
     }
     check_endpoint(host, offline).await
 }
@@ -286,13 +294,29 @@ async fn one_command(
         return Ok(Some(prompt.to_owned()));
     }
     let mut session = session.lock().await;
-    match host.command(&mut session, prompt, sink).await {
-        Ok(text) if json => eprintln!("{text}"),
-        Ok(text) => println!("{text}"),
+    if json {
+        // Programs get every event whole, display forms included.
+        match host.command(&mut session, prompt, sink).await {
+            Ok(text) => eprintln!("{text}"),
+            Err(text) => {
+                eprintln!("{text}");
+                return Err(Status::Failed);
+            }
+        }
+        return Ok(host.queued_turn(&mut session, sink).await);
+    }
+    let command_sink = CommandSink::new(sink);
+    let answer = host.command(&mut session, prompt, &command_sink).await;
+    command_sink.answered(&answer);
+    match answer {
+        Ok(text) => println!("{}", multi_line(&text)),
         Err(text) => {
-            eprintln!("{text}");
+            eprintln!("{}", multi_line(&text));
             return Err(Status::Failed);
         }
+    }
+    if let Some(options) = choice_options::listing(prompt, &session.views().current()) {
+        println!("{options}");
     }
     Ok(host.queued_turn(&mut session, sink).await)
 }
@@ -331,12 +355,23 @@ async fn check_endpoint(host: &Host, offline: bool) -> Status {
     }
 }
 
-/// The configured model, or the offline demo when no endpoint is configured.
-fn choose_model(config: &Config) -> anyhow::Result<(ModelClient, bool)> {
+/// Whether `command` calls the model, and so plays the offline demo when no endpoint is
+/// configured: `check` and `sessions` call none, and must not say they play it.
+fn plays_the_demo(command: &Command) -> bool {
+    matches!(command, Command::Run(_) | Command::Serve { .. } | Command::Acp)
+}
+
+/// The configured model, or the offline demo when no endpoint is configured, announced
+/// when `announce` (the run plays it).
+fn choose_model(config: &Config, announce: bool) -> anyhow::Result<(ModelClient, bool)> {
     if let Some(model) = ModelClient::from_config(config)? {
         return Ok((model, false));
     }
     let script = config.resolve(std::path::Path::new(DEMO_SCRIPT));
+    if !announce {
+        // A run that calls no model reads no script either (a folder without `demo/`).
+        return Ok((ModelClient::Scripted(Arc::new(ScriptedModel::empty(&script))), true));
+    }
     eprintln!(
         "No model endpoint configured ([model].base_url, OPENAI_BASE_URL or ${}); running the offline demo from {}.",
         config.model.key_env(),
@@ -365,7 +400,7 @@ fn open_session(host: &Host, start: Start) -> Result<SessionHandle, (Status, Str
     let failed = |error: crate::state::StoreError| (Status::Failed, error.to_string());
     let unknown = |id: &str| {
         let message =
-            format!("no session with id `{id}` in the session store (list them with --list-sessions)");
+            format!("no session with id `{id}` in the session store (list them with `agent-host sessions`)");
         (Status::BadInput, message)
     };
     let sessions = host.sessions();

@@ -34,7 +34,13 @@ pub fn init(verbose: u8, config: &TelemetryConfig) -> Telemetry {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_filter(filter);
+    let logs = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(log_colors(
+            std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            std::env::var_os("NO_COLOR"),
+        ))
+        .with_filter(filter);
     let registry = tracing_subscriber::registry().with(logs);
     crate::telemetry::capture_content(config.capture_content);
     let Some(url) = config.traces_url() else {
@@ -81,6 +87,13 @@ pub fn init(verbose: u8, config: &TelemetryConfig) -> Telemetry {
     Telemetry { provider: Some(provider) }
 }
 
+/// Whether log lines are coloured: as the console's own output, only on a terminal and never
+/// with `NO_COLOR` set — a log piped to a file or another program would otherwise carry the
+/// escape codes as text.
+fn log_colors(terminal: bool, no_color: Option<std::ffi::OsString>) -> bool {
+    terminal && no_color.is_none()
+}
+
 impl Telemetry {
     /// Sends the spans still batched and stops the export. Off the async threads: the
     /// exporter's blocking client may not be dropped on them.
@@ -90,5 +103,17 @@ impl Telemetry {
         if let Ok(Err(error)) = shut {
             eprintln!("warning: the last traces were not all sent: {error}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn logs_are_coloured_only_at_a_terminal_without_no_color() {
+        assert!(log_colors(true, None));
+        assert!(!log_colors(false, None), "piped");
+        assert!(!log_colors(true, Some("1".into())), "NO_COLOR");
     }
 }

@@ -5,14 +5,17 @@
 //! string came from a plugin, so each goes through [`crate::sanitize`]; only the colour codes
 //! given here are the host's.
 
+use super::markdown::Markdown;
 use crate::events::{ChecklistEntry, EntryState, PluginView, Widget};
 use crate::sanitize::{multi_line, one_line};
 
-/// The codes the lines are coloured with (the renderer's).
+/// The codes the lines are coloured with (the renderer's), and whether a text section's
+/// markdown is rendered as a reply's is (at a terminal) or left as it is written.
 pub struct Colors {
     pub dim: &'static str,
     pub warn: &'static str,
     pub reset: &'static str,
+    pub markdown: bool,
 }
 
 /// The lines that draw `view` (none for a plugin that shows nothing now), or only what of it
@@ -65,6 +68,20 @@ fn widget_lines(widget: &Widget, colors: &Colors) -> Vec<String> {
             });
             vec![format!("{}: {current}{switch}", one_line(label))]
         }
+        Widget::Text { label, markdown, .. } if colors.markdown => {
+            // Escaped first, then rendered by the reply's renderer (which escapes again what
+            // its parser decodes): its styles are the only codes written.
+            let mut rendered = Markdown::default();
+            let mut lines = rendered.push(&format!("{}\n", multi_line(markdown.trim())));
+            lines.extend(rendered.finish());
+            match lines.as_slice() {
+                [] => vec![format!("{dim}{}{reset}", one_line(label))],
+                [only] => vec![format!("{dim}{}:{reset} {only}", one_line(label))],
+                lines => std::iter::once(format!("{dim}{}:{reset}", one_line(label)))
+                    .chain(lines.iter().map(|line| format!("  {line}")))
+                    .collect(),
+            }
+        }
         Widget::Text { label, markdown, .. } => {
             let text = multi_line(markdown.trim());
             match text.lines().collect::<Vec<_>>().as_slice() {
@@ -96,7 +113,7 @@ mod tests {
     use super::*;
     use crate::events::ChoiceOption;
 
-    const PLAIN: Colors = Colors { dim: "", warn: "", reset: "" };
+    const PLAIN: Colors = Colors { dim: "", warn: "", reset: "", markdown: false };
 
     /// The lines of a view drawn for the first time.
     fn view_lines(view: &PluginView, colors: &Colors) -> Vec<String> {
@@ -194,7 +211,7 @@ mod tests {
 
     #[test]
     fn a_text_section_is_dimmed_and_keeps_its_lines() {
-        let colors = Colors { dim: "<d>", warn: "<w>", reset: "</>" };
+        let colors = Colors { dim: "<d>", warn: "<w>", reset: "</>", markdown: false };
         let text = |markdown: &str| Widget::Text {
             id: "t".into(),
             label: "Notes".into(),
@@ -205,6 +222,24 @@ mod tests {
             view_lines(&view(vec![text("- one\n- two")]), &colors),
             ["<d>Notes:</>", "<d>  - one</>", "<d>  - two</>"]
         );
+    }
+
+    #[test]
+    fn at_a_terminal_a_text_section_is_rendered_as_markdown_and_stays_escaped() {
+        let colors = Colors { dim: "<d>", warn: "<w>", reset: "</>", markdown: true };
+        let text = |markdown: &str| Widget::Text {
+            id: "t".into(),
+            label: "Notes".into(),
+            markdown: markdown.into(),
+        };
+        let lines = view_lines(&view(vec![text("**two** entries, `x`\n\n- one\n- two \x1b[2J")]), &colors);
+        assert_eq!(lines[0], "<d>Notes:</>", "{lines:?}");
+        let shown = lines.join("\n");
+        assert!(shown.contains("\x1b[1mtwo\x1b[0m entries") && !shown.contains("**"), "{shown:?}");
+        assert!(shown.contains("• one") && !shown.contains("- one"), "{shown:?}");
+        assert!(shown.contains("two \\x1b[2J") && !shown.contains("\x1b[2J"), "escaped: {shown:?}");
+        let one = view_lines(&view(vec![text("just *one*")]), &colors);
+        assert!(one.len() == 1 && one[0].starts_with("<d>Notes:</> just \x1b[3mone\x1b[0m"), "{one:?}");
     }
 
     #[test]

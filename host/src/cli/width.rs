@@ -86,6 +86,43 @@ pub fn wrap(text: &str, columns: usize, indent: usize) -> Vec<String> {
     lines
 }
 
+/// Prose (one line) broken into lines of at most `columns` between words, every line after
+/// the first starting with `indent` spaces; a word wider than a line is broken where it
+/// must be ([`wrap`]). The spaces a line breaks at are dropped; nothing else is.
+pub fn wrap_words(text: &str, columns: usize, indent: usize) -> Vec<String> {
+    let indent = indent.min(columns / 2);
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    let mut used = 0;
+    // No word on the line yet: the next goes on it whatever its width.
+    let mut fresh = true;
+    for word in text.split(' ') {
+        let w = width(word);
+        if !fresh && used + 1 + w > columns {
+            lines.push(std::mem::replace(&mut line, " ".repeat(indent)));
+            used = indent;
+            fresh = true;
+        }
+        if !fresh {
+            line.push(' ');
+            used += 1;
+        }
+        fresh = false;
+        if used + w > columns {
+            // Too wide for any line: broken by characters, its end going on.
+            let mut pieces = wrap(&format!("{line}{word}"), columns, indent);
+            line = pieces.pop().unwrap_or_default();
+            used = width(&line);
+            lines.extend(pieces);
+            continue;
+        }
+        line.push_str(word);
+        used += w;
+    }
+    lines.push(line);
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,5 +156,19 @@ mod tests {
         let lines = wrap(&long, 30, 13);
         assert!(lines.iter().all(|line| width(line) <= 30), "{lines:?}");
         assert_eq!(lines.concat().replace(' ', ""), long);
+    }
+
+    #[test]
+    fn prose_breaks_between_words_and_only_a_word_too_wide_is_cut() {
+        let text = "the operator reads this reason whole, broken between its words";
+        let lines = wrap_words(text, 20, 2);
+        assert_eq!(lines, ["the operator reads", "  this reason whole,", "  broken between its", "  words"]);
+        assert!(lines.iter().all(|line| width(line) <= 20), "{lines:?}");
+        assert_eq!(lines.iter().map(|line| line.trim()).collect::<Vec<_>>().join(" "), text);
+        assert_eq!(wrap_words("fits", 10, 2), ["fits"]);
+        let long = format!("a {} b", "x".repeat(25));
+        let lines = wrap_words(&long, 10, 0);
+        assert!(lines.iter().all(|line| width(line) <= 10), "{lines:?}");
+        assert_eq!(lines.concat().replace(' ', ""), long.replace(' ', ""));
     }
 }

@@ -62,6 +62,12 @@ impl ScriptedModel {
         Ok(Self { path: path.to_path_buf(), turns: file.turns })
     }
 
+    /// No turns at all, named after `path`: for a run that calls no model (`check`,
+    /// `sessions`) where no script is there to read.
+    pub fn empty(path: &Path) -> Self {
+        Self { path: path.to_path_buf(), turns: Vec::new() }
+    }
+
     pub fn describe(&self) -> String {
         format!("scripted replay of {}", self.path.display())
     }

@@ -6,11 +6,13 @@
 const TOKEN_KEY = 'agent-host.token';
 const OPEN_KEY = 'agent-host.session';
 
+// Each answer a person may give: what the API takes, the button, and the answer as the
+// `approval_answered` event names it (so a card says the same, answered here or replayed).
 const ANSWERS = [
-  ['once', 'Allow once'],
-  ['always_tool', 'Always allow this tool'],
-  ['always_arguments', 'Always allow these arguments'],
-  ['deny', 'Deny'],
+  ['once', 'Allow once', 'allow_once'],
+  ['always_tool', 'Always allow this tool', 'allow_tool_always'],
+  ['always_arguments', 'Always allow these arguments', 'allow_exact_always'],
+  ['deny', 'Deny', 'deny'],
 ];
 const ANSWERED = {
   allow_once: 'Allowed once',
@@ -328,8 +330,10 @@ async function openSession(id) {
   for (const pv of detail.views || []) v.views.set(pv.plugin, pv);
   renderViews(v);
   setBusy(v, Boolean(detail.busy));
-  if (detail.busy && detail.last_event_id) v.replayUntil = detail.last_event_id;
-  else v.lastEventId = detail.last_event_id || null;
+  // The stream is followed from its start, what it replays up to the id GET gave held back:
+  // the events of the turns that ended rebuild their tool cards as they were drawn (the
+  // history has no outcome, refusal, plugin or diff), and a running turn is shown from its own.
+  if (detail.last_event_id) v.replayUntil = detail.last_event_id;
   $('session').dataset.ready = 'true';
   scrollToEnd(true);
   if (document.activeElement === document.body || $('sessions').contains(document.activeElement) || document.activeElement === $('new-session')) {
@@ -420,8 +424,8 @@ function receive(v, raw) {
 }
 
 // Everything up to the id GET gave has been replayed: the turns that ended are in the
-// stored history, and the views GET gave already hold every change; the running turn is
-// shown from its events, in place of its part already stored.
+// stored history, whose cards their events complete, and the views GET gave already hold
+// every change; a running turn is shown from its events, in place of its part already stored.
 function replayed(v) {
   const events = v.buffer;
   v.buffer = [];
@@ -430,11 +434,62 @@ function replayed(v) {
   events.forEach(([type], index) => {
     if (type === 'turn_ended') lastEnd = index;
   });
-  const tail = events.slice(lastEnd + 1).filter(([type]) => type !== 'view_changed');
-  const started = tail.find(([type]) => type === 'user_message');
+  const running = v.busy ? events.slice(lastEnd + 1).filter(([type]) => type !== 'view_changed') : [];
+  const started = running.find(([type]) => type === 'user_message');
   if (started) cutHistoryAt(v, started[1].text);
-  for (const [type, event] of tail) handle(v, type, event);
+  restoreCards(v, v.busy ? events.slice(0, lastEnd + 1) : events);
+  for (const [type, event] of running) handle(v, type, event);
   scrollToEnd(true);
+}
+
+// The events of calls the history shows, applied to their cards (found by the call's id,
+// unique in a session) as they were when they happened: the plugin, the outcome, a refusal,
+// the diffs, the approvals asked and how they were answered. A call the history no longer
+// shows is passed over.
+function restoreCards(v, events) {
+  const restored = [];
+  for (const [type, e] of events) {
+    const card = e && typeof e.id === 'string' ? v.tools.get(e.id) : undefined;
+    if (!card) continue;
+    switch (type) {
+      case 'tool_call':
+        toolCard(v, e.id, e.name, e.plugin);
+        setArguments(card, e.arguments);
+        break;
+      case 'tool_decision':
+        if (e.decision === 'deny') setDenied(card, e);
+        break;
+      case 'tool_result':
+        setOutput(card, e.ok, e.output);
+        break;
+      case 'file_edited':
+        addEdit(card, e);
+        break;
+      case 'approval_requested':
+        if (!v.approvals.has(e.id)) {
+          addApproval(v, e, (node) => lastApprovalAfter(card).after(node));
+          restored.push(e.id);
+        }
+        break;
+      case 'approval_answered':
+        approvalAnswered(v, e);
+        break;
+      default:
+        break;
+    }
+  }
+  // An ask the turn ended without an answer to (cancelled, say) is over too.
+  for (const id of restored) {
+    const approval = v.approvals.get(id);
+    if (!approval.card.dataset.answered) closeApproval(v, id, 'Not answered: the turn ended first');
+  }
+}
+
+// Where the next approval of `card`'s call goes: after the ones already drawn under it.
+function lastApprovalAfter(card) {
+  let last = card.node;
+  while (last.nextElementSibling && last.nextElementSibling.matches('.approval')) last = last.nextElementSibling;
+  return last;
 }
 
 function setBusy(v, busy) {
@@ -493,6 +548,14 @@ function message(role, who, text) {
   const node = el('div', { class: `msg ${role}`, 'data-role': role }, el('span', { class: 'who' }, who), body);
   node.body = body;
   return node;
+}
+
+// A command and what it answered: the answer preformatted, as a console prints it, so the
+// columns of a listing (`/help`, `/plugins`) stay columns.
+function commandEntry(ok, line, text) {
+  const entry = message(ok ? 'command' : 'error', line, '');
+  entry.body.replaceChildren(el('pre', { class: 'output' }, ...shown(text, true)));
+  return entry;
 }
 
 // A whole reply, as markdown (streamed text stays plain until the reply is whole).
@@ -562,9 +625,7 @@ function handle(v, type, e) {
       setOutput(toolCard(v, e.id, e.name), e.ok, e.output);
       break;
     case 'tool_decision':
-      if (e.decision === 'deny') {
-        setState(toolCard(v, e.id, e.name), `denied by ${e.decided_by}: ${e.reason}`, 'bad');
-      }
+      if (e.decision === 'deny') setDenied(toolCard(v, e.id, e.name), e);
       break;
     case 'approval_requested':
       addApproval(v, e);
@@ -670,19 +731,28 @@ function setState(card, text, tone = '') {
   card.state.className = `state${tone ? ` state-${tone}` : ''}`;
 }
 
+// A call a policy refused: said on its card, and kept there when its (failed) result follows.
+function setDenied(card, e) {
+  card.denied = true;
+  setState(card, `denied by ${e.decided_by}: ${e.reason}`, 'bad');
+}
+
 function setOutput(card, ok, output) {
   card.output.hidden = false;
   card.output.textContent = output;
   card.node.dataset.ok = ok === null ? 'unknown' : String(ok);
+  if (card.denied) return;
   if (ok === null) setState(card, 'done');
   else setState(card, ok ? 'ok' : 'failed', ok ? 'ok' : 'bad');
 }
 
 // --- approvals -----------------------------------------------------------------------------
 
-function addApproval(v, e) {
+// The approval asked about call `e.id`, as a card with its answers; `place` puts it in the
+// conversation (by default at the end, where a person's eyes are, with the focus on it).
+function addApproval(v, e, place = null) {
   if (v.approvals.has(e.id)) return;
-  setState(toolCard(v, e.id, e.name, e.plugin), 'waiting for your answer');
+  if (!place) setState(toolCard(v, e.id, e.name, e.plugin), 'waiting for your answer');
   const reason = el('input', { type: 'text', placeholder: 'Reason, for Deny (optional)', 'aria-label': 'Reason for denying (optional)' });
   const status = el('p', { class: 'note', role: 'status' });
   const buttons = ANSWERS.map(([answer, label]) =>
@@ -698,13 +768,15 @@ function addApproval(v, e) {
     'section',
     { class: 'approval', 'data-approval': e.id, 'aria-label': `Approval asked for ${e.name}` },
     el('strong', {}, 'Allow ', el('code', {}, ...shown(e.name)), ' (', ...shown(e.plugin), ')?'),
-    el('div', {}, ...shown(e.reason)),
+    // A policy's reason may name a tool or a command as `code`: drawn as it is in a reply.
+    el('div', { class: 'reason' }, ...markdownInline(String(e.reason), (run) => shown(run))),
     el('div', { class: 'note' }, 'asked by ', ...shown(e.asked_by)),
     el('pre', { 'data-label': 'arguments' }, ...shown(pretty(e.arguments), true)),
     el('div', { class: 'answers' }, ...buttons, reason),
     status,
   );
   v.approvals.set(e.id, { card, buttons, reason, status });
+  if (place) return place(card);
   add(card);
   scrollToEnd(true);
   const focus = document.activeElement;
@@ -721,7 +793,8 @@ async function answerApproval(v, id, answer) {
   approval.status.textContent = 'Sending…';
   try {
     await api('POST', `/v1/sessions/${enc(v.id)}/approvals/${enc(id)}`, body);
-    closeApproval(v, id, ANSWERS.find(([a]) => a === answer)[1] + (body.reason ? `: ${body.reason}` : ''));
+    const said = ANSWERED[ANSWERS.find(([a]) => a === answer)[2]];
+    closeApproval(v, id, body.reason ? `${said}: ${body.reason}` : said);
   } catch (error) {
     if (error.status === 404) return closeApproval(v, id, `No longer waiting: ${error.message}`);
     approval.status.textContent = `Not sent: ${error.message}`;
@@ -886,8 +959,7 @@ async function send() {
   if (text.trimStart().startsWith('/')) {
     const line = text.trim();
     const result = await command(v, line);
-    const entry = message(result.ok ? 'command' : 'error', line, result.text || '(no output)');
-    add(entry);
+    add(commandEntry(result.ok, line, result.text || '(no output)'));
     scrollToEnd(true);
     if (result.ok) box.value = '';
     if (result.ok && !v.busy) refresh(v);

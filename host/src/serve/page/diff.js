@@ -34,12 +34,13 @@ function diffLines(before, after) {
       all.push([' ', a[i]]);
       i += 1;
       j += 1;
-    } else if (j < b.length && (i === a.length || common[i * width + j + 1] >= common[(i + 1) * width + j])) {
-      all.push(['+', b[j]]);
-      j += 1;
-    } else {
+    } else if (i < a.length && (j === b.length || common[(i + 1) * width + j] >= common[i * width + j + 1])) {
+      // A change reads as what went, then what came in its place: removals first.
       all.push(['-', a[i]]);
       i += 1;
+    } else {
+      all.push(['+', b[j]]);
+      j += 1;
     }
   }
   // Keep the changes and the context around them.

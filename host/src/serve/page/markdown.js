@@ -1,5 +1,5 @@
-// Markdown as the page shows a reply: headings, paragraphs, lists, fenced code blocks and
-// inline code, strong and emphasis, built as DOM nodes with text in text nodes only. Nothing
+// Markdown as the page shows a reply: headings, paragraphs, lists, fenced code blocks,
+// tables and inline code, strong and emphasis, built as DOM nodes with text in text nodes only. Nothing
 // a model writes is ever parsed as HTML: `<b>` in a reply stays the four characters it is.
 // `text(run)` turns a plain run into nodes (the page marks invisible characters there).
 
@@ -31,6 +31,16 @@ function renderMarkdown(source, text) {
       const code = markdownNode('code', text(body.join('\n')));
       if (fence[2]) code.dataset.language = fence[2];
       blocks.push(markdownNode('pre', [code]));
+      continue;
+    }
+    if (line.includes('|') && i + 1 < lines.length && tableDelimiter(lines[i + 1]) && tableCells(line).length === tableDelimiter(lines[i + 1]).length) {
+      endParagraph();
+      endList();
+      const aligns = tableDelimiter(lines[i + 1]);
+      const rows = [];
+      for (i += 2; i < lines.length && lines[i].includes('|') && lines[i].trim(); i += 1) rows.push(tableCells(lines[i]));
+      i -= 1;
+      blocks.push(markdownTable(tableCells(line), rows, aligns, text));
       continue;
     }
     const heading = /^(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line);
@@ -67,6 +77,39 @@ function renderMarkdown(source, text) {
   }
   endParagraph();
   return blocks;
+}
+
+// A table's cells: the row split at its pipes (not at an escaped `\|`), the outer ones
+// optional, each cell trimmed.
+function tableCells(line) {
+  let row = line.trim();
+  if (row.startsWith('|')) row = row.slice(1);
+  if (row.endsWith('|') && !row.endsWith('\\|')) row = row.slice(0, -1);
+  return row.split(/(?<!\\)\|/).map((cell) => cell.trim().replace(/\\\|/g, '|'));
+}
+
+// The alignment of each column ('left', 'center', 'right' or '') when `line` is the row
+// under a table's header (`|---|:--:|`), null otherwise.
+function tableDelimiter(line) {
+  if (!line.includes('-') || !line.includes('|')) return null;
+  const cells = tableCells(line);
+  if (!cells.every((cell) => /^:?-+:?$/.test(cell))) return null;
+  return cells.map((cell) => {
+    if (cell.startsWith(':') && cell.endsWith(':')) return 'center';
+    if (cell.endsWith(':')) return 'right';
+    return cell.startsWith(':') ? 'left' : '';
+  });
+}
+
+function markdownTable(header, rows, aligns, text) {
+  const cell = (tag, content, column) => {
+    const made = markdownNode(tag, markdownInline(content || '', text));
+    if (aligns[column]) made.dataset.align = aligns[column];
+    return made;
+  };
+  const head = markdownNode('tr', header.map((content, column) => cell('th', content, column)));
+  const body = rows.map((row) => markdownNode('tr', header.map((_, column) => cell('td', row[column], column))));
+  return markdownNode('table', [markdownNode('thead', [head]), markdownNode('tbody', body)]);
 }
 
 function markdownNode(tag, children) {
