@@ -37,6 +37,7 @@ mod grants;
 mod hook_filter;
 mod hostile;
 mod hygiene;
+mod idle_reload;
 mod judge_grants;
 mod judge_python;
 mod judge_typescript;
