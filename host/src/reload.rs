@@ -22,7 +22,7 @@ use std::time::Duration;
 use notify_debouncer_full::{DebounceEventResult, DebouncedEvent, new_debouncer};
 
 use crate::agent::Host;
-use crate::events::EventSink;
+use crate::events::{Event, EventSink};
 use fingerprint::Fingerprint;
 use targets::Targets;
 
@@ -82,6 +82,18 @@ pub fn watch(host: Arc<Host>, sink: Arc<dyn EventSink>) -> anyhow::Result<Watche
         }
     })?;
     Ok(Watcher { _thread: thread, stop: stop_tx })
+}
+
+/// What a reload the watcher started did, in the log: for a front end that draws no events
+/// (`serve`), whose operator reads a rejected change there.
+pub struct LogReloads;
+
+impl EventSink for LogReloads {
+    fn emit(&self, event: &Event) {
+        if let Event::PluginRejected { path, error } = event {
+            tracing::warn!(%path, %error, "reload rejected; the current plugins keep serving");
+        }
+    }
 }
 
 /// The first path of `events` whose change may matter to what the deployment runs; the

@@ -178,7 +178,9 @@ impl Host {
             }
             Err(error) => {
                 let message = format!("{error:#}");
-                tracing::warn!(%message, "reload rejected; the current plugins keep serving");
+                // Said once, by whoever started the reload: the front end the sink draws, the
+                // answer to `/reload` or `POST /v1/reload`; a log warning too would say it twice.
+                tracing::debug!(%message, "the reload was refused");
                 sink.emit(&Event::PluginRejected {
                     path: file.display().to_string(),
                     error: message.clone(),
