@@ -14,7 +14,7 @@ use crate::source_plugin::author_crate;
 use crate::support::{FakeModel, config_text, repo_root, shared_cache_dir};
 
 /// How long a test leaves the host alone: over thirty debounce windows of the watcher.
-const IDLE: Duration = Duration::from_secs(10);
+pub(crate) const IDLE: Duration = Duration::from_secs(10);
 /// What a cargo build of a crate folder logs with `-v`, once per build.
 const BUILDING: &str = "building plugin for wasm32-wasip2";
 /// What the host logs when a reload is refused.
@@ -24,7 +24,7 @@ const REJECTED: &str = "reload rejected";
 /// plugins' paths made absolute (they are the repository's crate folders) and the compile
 /// cache shared with the other tests; the offline demo's script beside it, since the shipped
 /// config names no endpoint.
-fn shipped_deployment() -> tempfile::TempDir {
+pub(crate) fn shipped_deployment() -> tempfile::TempDir {
     let root = repo_root();
     let shipped = std::fs::read_to_string(root.join("config.toml")).unwrap();
     let text =
@@ -114,7 +114,7 @@ impl Served {
 
 /// utime + stime + cutime + cstime of `pid`, from `/proc/PID/stat`, in seconds.
 #[allow(unsafe_code)]
-fn cpu_seconds(pid: u32) -> f64 {
+pub(crate) fn cpu_seconds(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     // The command name (in parentheses) may hold spaces; the fields after it do not. After
     // it come state (field 3) ... utime (14), stime (15), cutime (16), cstime (17).

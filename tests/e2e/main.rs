@@ -22,6 +22,7 @@ mod compaction;
 mod compile_cache;
 mod config_errors;
 mod console_pty;
+mod console_reload;
 mod context_window;
 mod contract_versions;
 mod crash;

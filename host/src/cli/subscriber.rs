@@ -34,7 +34,8 @@ pub fn init(verbose: u8, config: &TelemetryConfig) -> Telemetry {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let logs = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_filter(filter);
+    let logs =
+        tracing_subscriber::fmt::layer().with_writer(super::above_prompt::LogOutput).with_filter(filter);
     let registry = tracing_subscriber::registry().with(logs);
     crate::telemetry::capture_content(config.capture_content);
     let Some(url) = config.traces_url() else {
