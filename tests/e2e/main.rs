@@ -51,6 +51,7 @@ mod openai_compat;
 mod permissions;
 mod plugin_model;
 mod postgres_store;
+mod python_syntax;
 mod reload;
 mod reply_ends;
 mod reuse;
