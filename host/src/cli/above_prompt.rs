@@ -137,12 +137,12 @@ impl Drop for LogLine {
 fn rows(line: &str, columns: usize) -> Vec<String> {
     let mut rows = Vec::new();
     let (mut row, mut used) = (String::new(), 0);
-    let mut chars = line.chars().peekable();
+    let mut chars = line.chars();
     while let Some(c) = chars.next() {
         if c == '\x1b' {
             row.push(c);
             // The sequence up to its final byte, in `@` to `~`.
-            while let Some(next) = chars.next() {
+            for next in chars.by_ref() {
                 row.push(next);
                 if next != '[' && ('@'..='~').contains(&next) {
                     break;
