@@ -9,7 +9,7 @@ use notify::event::{AccessKind, AccessMode, MetadataKind, ModifyKind};
 use notify::{Event, EventKind};
 
 /// Whether `event` may have changed what a file holds (or says about itself): a create, a
-/// write, a rename, a removal, a change of permissions; or the watcher lost events and
+/// write, a rename, a removal, a change of mode or owner; or the watcher lost events and
 /// everything must be looked at again. An open, a read, a close after reading and an
 /// access-time update are not.
 pub(super) fn may_change(event: &Event) -> bool {
