@@ -1,20 +1,30 @@
 //! Hot reload: a debounced watcher on the config file and every plugin's files (the
-//! component, or a crate folder's sources) that calls [`Host::reload`] when one changes.
+//! component, or a plugin folder's sources) that calls [`Host::reload`] when one changes.
+//!
+//! A reload happens once per change a person made, never because a file was read: the host's
+//! own reload reads the config and builds plugin folders, and a reload started by that would
+//! start the next, forever. So only events that may change a file count (`changes.rs`), only
+//! on the files the deployment runs, never a build's outputs or the host's own store
+//! (`targets.rs`), and only when what the files hold differs from what the last reload read
+//! (`fingerprint.rs`): a rejected change is reported once, and tried again when it changes.
 //!
 //! A half-written component never goes live: a file that does not compile is rejected by
 //! the reload, the old version keeps serving, and the next save triggers another try.
 
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+mod changes;
+mod fingerprint;
+mod targets;
+
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use notify::RecursiveMode;
-use notify_debouncer_full::{DebounceEventResult, new_debouncer};
+use notify_debouncer_full::{DebounceEventResult, DebouncedEvent, new_debouncer};
 
 use crate::agent::Host;
-use crate::config::PluginSource;
-use crate::events::EventSink;
+use crate::events::{Event, EventSink};
+use fingerprint::Fingerprint;
+use targets::Targets;
 
 /// How long a burst of file events must be quiet before a reload starts.
 pub const DEBOUNCE: Duration = Duration::from_millis(300);
@@ -37,12 +47,14 @@ pub fn watch(host: Arc<Host>, sink: Arc<dyn EventSink>) -> anyhow::Result<Watche
     let (events_tx, events_rx) = std::sync::mpsc::channel::<DebounceEventResult>();
     let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
     let mut debouncer = new_debouncer(DEBOUNCE, None, events_tx)?;
-    let mut watched = watch_targets(&host);
+    let mut watched = Targets::of(&host.config());
     for (path, mode) in &watched.dirs {
         if let Err(error) = debouncer.watch(path, *mode) {
             tracing::warn!(path = %path.display(), %error, "cannot watch");
         }
     }
+    // What the plugins running now were loaded from, give or take a save since.
+    let mut seen = Fingerprint::of(&watched);
     let thread = std::thread::Builder::new().name("plugin-watch".into()).spawn(move || {
         loop {
             if stop_rx.try_recv().is_ok() {
@@ -50,81 +62,47 @@ pub fn watch(host: Arc<Host>, sink: Arc<dyn EventSink>) -> anyhow::Result<Watche
             }
             let Ok(batch) = events_rx.recv_timeout(Duration::from_millis(200)) else { continue };
             let Ok(events) = batch else { continue };
-            let relevant =
-                events.iter().flat_map(|event| event.paths.iter()).any(|path| watched.covers(path));
-            if !relevant {
+            let Some(changed) = first_change(&events, &watched) else { continue };
+            let now = Fingerprint::of(&watched);
+            if now == seen {
+                tracing::debug!(path = %changed.display(), "a file event that changed nothing the host reads");
                 continue;
             }
+            tracing::info!(changed = %changed.display(), "reloading");
+            seen = now;
             // The result is reported through the sink and `/plugins`; a failed reload
             // leaves the current plugins serving.
             let _ = runtime.block_on(host.reload(&*sink));
-            let next = watch_targets(&host);
+            let next = Targets::of(&host.config());
             for (path, mode) in next.dirs.difference(&watched.dirs) {
                 let _ = debouncer.watch(path, *mode);
             }
+            seen.follow(&next);
             watched = next;
         }
     })?;
     Ok(Watcher { _thread: thread, stop: stop_tx })
 }
 
-/// What to watch, and which changed paths matter.
-#[derive(Default)]
-struct Targets {
-    /// Folders handed to the OS watcher.
-    dirs: BTreeSet<(PathBuf, RecursiveMode)>,
-    /// Exact files that matter (the config, `.wasm` components).
-    files: BTreeSet<PathBuf>,
-    /// Plugin source folders whose files matter (all but build outputs).
-    folders: BTreeSet<PathBuf>,
-}
+/// What a reload the watcher started did, in the log: for a front end that draws no events
+/// (`serve`), whose operator reads a rejected change there.
+pub struct LogReloads;
 
-impl Targets {
-    fn covers(&self, path: &Path) -> bool {
-        self.files.contains(path)
-            || self.folders.iter().any(|dir| path.strip_prefix(dir).is_ok_and(|rest| !is_build_output(rest)))
-    }
-
-    fn file(&mut self, path: PathBuf) {
-        // Editors save by renaming a new file over the old one, which ends a watch on the
-        // file itself; watching its folder survives that.
-        if let Some(parent) = path.parent() {
-            self.dirs.insert((parent.to_path_buf(), RecursiveMode::NonRecursive));
-        }
-        self.files.insert(path);
-    }
-}
-
-fn watch_targets(host: &Host) -> Targets {
-    let config = host.config();
-    let mut targets = Targets::default();
-    targets.file(absolute(&config.source.file));
-    for entry in config.plugins.iter().filter(|p| p.enabled) {
-        let path = absolute(&config.resolve(entry.path.get_ref()));
-        match PluginSource::of(&path) {
-            Some(PluginSource::Crate) => {
-                targets.file(path.join("Cargo.toml"));
-                targets.dirs.insert((path.join("src"), RecursiveMode::Recursive));
-                targets.folders.insert(path);
-            }
-            Some(PluginSource::Python | PluginSource::TypeScript) => {
-                targets.dirs.insert((path.clone(), RecursiveMode::Recursive));
-                targets.folders.insert(path);
-            }
-            Some(PluginSource::Component) | None => targets.file(path),
+impl EventSink for LogReloads {
+    fn emit(&self, event: &Event) {
+        if let Event::PluginRejected { path, error } = event {
+            tracing::warn!(%path, %error, "reload rejected; the current plugins keep serving");
         }
     }
-    targets
 }
 
-/// Whether a path inside a plugin folder is a build's output rather than its source (the
-/// build itself writes there, which must not start another).
-fn is_build_output(relative: &Path) -> bool {
-    relative
-        .components()
-        .any(|part| PluginSource::NOT_SOURCE.iter().any(|skipped| part.as_os_str() == *skipped))
-}
-
-fn absolute(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+/// The first path of `events` whose change may matter to what the deployment runs; the
+/// watched files themselves when the watcher lost events and cannot say which.
+fn first_change(events: &[DebouncedEvent], watched: &Targets) -> Option<PathBuf> {
+    events.iter().filter(|event| changes::may_change(event)).find_map(|event| {
+        if event.need_rescan() {
+            return Some(PathBuf::from("(every watched file: events were lost)"));
+        }
+        event.paths.iter().find(|path| watched.covers(path)).cloned()
+    })
 }

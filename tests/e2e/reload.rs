@@ -252,3 +252,34 @@ fn touch_results(test: &TestHost) -> Vec<(bool, bool)> {
     });
     results.collect()
 }
+
+/// `[model]` is read at start-up only (the client and its token budget live as long as the
+/// host): a reload after an edit there keeps the running model in every part of the
+/// deployment, and says plainly that the edit waits for a restart, until the file agrees
+/// with what runs again.
+#[tokio::test]
+async fn a_model_edit_waits_for_a_restart_and_the_reload_says_so() {
+    let model = FakeModel::start().await;
+    model.fallback(Reply::text("ok"));
+    let (test, _) = host_with_copy(&model, "").await;
+    let session = test.session();
+    let path = test.dir.path().join("config.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("model = \"fake\"", "model = \"fake-2\"")).unwrap();
+
+    let answer = test.host.command(&mut *session.lock().await, "/reload", &NoEvents).await.unwrap();
+    assert!(
+        answer.contains("[model] in config.toml changed; it applies when agent-host starts again"),
+        "{answer}"
+    );
+    assert!(answer.contains("the model in use stays fake at http://127.0.0.1:"), "{answer}");
+    assert_eq!(test.host.config().model.model, "fake", "the deployment runs on one [model] throughout");
+    test.turn(&session, "hi").await.unwrap();
+    assert_eq!(model.requests().last().unwrap()["model"], "fake");
+    let table = test.host.command(&mut *session.lock().await, "/plugins", &NoEvents).await.unwrap();
+    assert!(table.contains("[model] in config.toml changed"), "{table}");
+
+    std::fs::write(&path, text).unwrap();
+    let answer = test.host.command(&mut *session.lock().await, "/reload", &NoEvents).await.unwrap();
+    assert!(!answer.contains("[model]"), "the file agrees with what runs again: {answer}");
+}

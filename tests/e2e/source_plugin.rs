@@ -292,7 +292,7 @@ async fn an_edited_python_plugin_is_rebuilt_under_a_running_session_which_keeps_
     // A save in the middle of an edit: Python refuses it, the last good build serves on.
     edit_file(&source.path().join("plugin.py"), "def current_stage() -> int:", "def current_stage() -> int");
     let error = next_rejection(&test).await;
-    assert!(error.contains("componentize-py failed") && error.contains("SyntaxError"), "{error}");
+    assert!(error.contains("its Python does not compile") && error.contains("SyntaxError"), "{error}");
     assert!(error.contains("plugin.py"), "names the file: {error}");
     let prompt = test.system_prompt_of_a_turn(&model, &session, "go on").await;
     assert!(prompt.contains("You are researching, freshly rebuilt."), "{prompt}");

@@ -245,6 +245,7 @@ impl Host {
         if let Some(error) = status.error {
             lines.push(format!("last reload error: {error}"));
         }
+        lines.extend(status.restart);
         lines.join("\n")
     }
 

@@ -39,6 +39,8 @@ pub struct Host {
 pub struct ReloadStatus {
     pub at: SystemTime,
     pub error: Option<String>,
+    /// What the config file says that only a restart applies (`[model]`), while it says so.
+    pub restart: Option<String>,
 }
 
 impl Host {
@@ -75,7 +77,7 @@ impl Host {
             sessions: LiveSessions::with_lease(store, lease),
             model,
             budget,
-            last_reload: Mutex::new(ReloadStatus { at: SystemTime::now(), error: None }),
+            last_reload: Mutex::new(ReloadStatus { at: SystemTime::now(), error: None, restart: None }),
             reloading: tokio::sync::Mutex::new(()),
             reloaded: tokio::sync::watch::Sender::new(0),
         })
@@ -148,22 +150,29 @@ impl Host {
     /// cache) and configured. On any error the current set stays and the error is returned.
     ///
     /// The `[agent]` section and the plugins apply at once; `[model]` and `[storage]` are
-    /// read at start-up only.
+    /// read at start-up only: a reload keeps the running `[model]` in the config it swaps in,
+    /// so no part of the deployment reads a model it does not call, and says so in
+    /// [`ReloadStatus::restart`] (shown by `/reload` and `/plugins`, and logged once).
     pub async fn reload(&self, sink: &dyn EventSink) -> anyhow::Result<()> {
         let _one_at_a_time = self.reloading.lock().await;
         let file = self.config().source.file.clone();
         let result = async {
-            let config = Config::load(&file)?;
+            let mut config = Config::load(&file)?;
             let previous = self.snapshot();
+            let restart = (config.model != previous.config.model).then(|| model_waits(&self.model));
+            config.model = previous.config.model.clone();
             let set = PluginSet::load(&self.engine, &config, Some(&previous.plugins), sink).await?;
             let mcp = McpSet::start(&config, Some(&previous.mcp)).await;
             super::window_check::check_window(&self.budget, &config, &set, &mcp.set).await?;
-            Ok::<_, anyhow::Error>((config, set, mcp))
+            Ok::<_, anyhow::Error>((config, set, mcp, restart))
         }
         .await;
         let mut status = self.last_reload.lock_unpoisoned();
         match result {
-            Ok((config, set, mcp)) => {
+            Ok((config, set, mcp, restart)) => {
+                if let Some(note) = restart.as_ref().filter(|note| status.restart.as_ref() != Some(*note)) {
+                    tracing::warn!("{note}");
+                }
                 for plugin in set.freshly_loaded() {
                     sink.emit(&plugin.loaded_event());
                 }
@@ -172,13 +181,15 @@ impl Host {
                 }
                 *self.current.write_unpoisoned() =
                     Snapshot { config: Arc::new(config), plugins: Arc::new(set), mcp: Arc::new(mcp.set) };
-                *status = ReloadStatus { at: SystemTime::now(), error: None };
+                *status = ReloadStatus { at: SystemTime::now(), error: None, restart };
                 self.reloaded.send_modify(|count| *count += 1);
                 Ok(())
             }
             Err(error) => {
                 let message = format!("{error:#}");
-                tracing::warn!(%message, "reload rejected; the current plugins keep serving");
+                // Said once, by whoever started the reload: the front end the sink draws, the
+                // answer to `/reload` or `POST /v1/reload`; a log warning too would say it twice.
+                tracing::debug!(%message, "the reload was refused");
                 sink.emit(&Event::PluginRejected {
                     path: file.display().to_string(),
                     error: message.clone(),
@@ -188,6 +199,15 @@ impl Host {
             }
         }
     }
+}
+
+/// What a reload says while the config file's `[model]` differs from the one the host runs.
+fn model_waits(running: &ModelClient) -> String {
+    format!(
+        "[model] in config.toml changed; it applies when agent-host starts again: until then the \
+         model in use stays {}",
+        running.describe()
+    )
 }
 
 /// Said at every start with `[runtime] sandbox = "none"`: in the log, and on stderr

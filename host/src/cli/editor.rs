@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, mpsc};
 
+use super::above_prompt;
 use crate::unpoisoned::LockUnpoisoned as _;
 use reedline::{
     ColumnarMenu, Completer, EditCommand, Emacs, FileBackedHistory, KeyCode, KeyModifiers, MenuBuilder,
@@ -126,8 +127,13 @@ impl LineEditor {
 }
 
 fn serve(incoming: mpsc::Receiver<Request>, history: PathBuf, completions: Arc<Mutex<Completions>>) {
-    let mut messages = message_editor(&history, completions);
-    let mut answers = answer_editor();
+    // What arrives while a line is read is printed above the prompt (`above_prompt.rs`).
+    let printer = above_prompt::printer();
+    let printing = |editor: Reedline| {
+        editor.with_external_printer(printer.clone()).with_poll_interval(above_prompt::LOOK)
+    };
+    let mut messages = printing(message_editor(&history, completions));
+    let mut answers = printing(answer_editor());
     for request in incoming {
         let editor = match request.kind {
             Kind::Message => &mut messages,
@@ -137,7 +143,11 @@ fn serve(incoming: mpsc::Receiver<Request>, history: PathBuf, completions: Arc<M
                 continue;
             }
         };
-        let read = match editor.read_line(&LinePrompt(request.prompt)) {
+        let read = {
+            let _up = above_prompt::prompt_up(&printer);
+            editor.read_line(&LinePrompt(request.prompt))
+        };
+        let read = match read {
             Ok(Signal::Success(line)) => Read::Line(line),
             Ok(Signal::CtrlC) => Read::Interrupted,
             Ok(_) | Err(_) => Read::Ended,

@@ -6,6 +6,7 @@
 //! `agent.max_iterations`; 4 a hook blocked the prompt; 5 the turn's last reply was cut at
 //! the output limit.
 
+mod above_prompt;
 mod choice_options;
 mod command_sink;
 mod console;

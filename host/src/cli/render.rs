@@ -96,6 +96,10 @@ impl ConsoleRenderer {
     fn line(&self, text: &str) {
         let text = if self.color { text.to_owned() } else { strip_colors(text) };
         let text = text.as_str();
+        // At the prompt (a reload's notice while a line is typed), the editor prints it.
+        if super::above_prompt::print(text) {
+            return;
+        }
         let mut screen = self.screen();
         let mut out = std::io::stdout().lock();
         screen.spinner.erase(&mut out);

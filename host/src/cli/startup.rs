@@ -237,7 +237,7 @@ async fn serve(host: Arc<Host>, options: crate::serve::ServeOptions) -> Status {
     for failure in host.mcp_failures() {
         eprintln!("warning: {failure}; its tools are left out");
     }
-    let _watcher = crate::reload::watch(host.clone(), Arc::new(crate::events::NoEvents)).ok();
+    let _watcher = crate::reload::watch(host.clone(), Arc::new(crate::reload::LogReloads)).ok();
     let listening = |listening: crate::serve::Listening| {
         use std::io::Write as _;
         println!("agent-host serve: listening on http://{}", listening.address);

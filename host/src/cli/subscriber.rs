@@ -35,7 +35,7 @@ pub fn init(verbose: u8, config: &TelemetryConfig) -> Telemetry {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let logs = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
+        .with_writer(super::above_prompt::LogOutput)
         .with_ansi(log_colors(
             std::io::IsTerminal::is_terminal(&std::io::stderr()),
             std::env::var_os("NO_COLOR"),

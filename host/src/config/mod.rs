@@ -127,7 +127,7 @@ pub enum OnAsk {
 }
 
 /// Which model to call and how.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ModelConfig {
     pub provider: Provider,

@@ -75,7 +75,7 @@ pub use export::Export;
 pub use loaded::{ComponentFile, LoadedPlugin, PluginIdentity, PluginSpec};
 pub use registry::PluginSet;
 pub use reuse::ProvideMemo;
-pub use source::{BuildSandbox, Progress, build_crate, build_workspace, resolve_component};
+pub use source::{BuildSandbox, Progress, build_crate, build_workspace, resolve_component, source_digest};
 pub use types::{
     CallContext, CommandSpec, CompactorSpec, Configured, Contribution, Decision, Exports, InjectedMessage,
     Manifest, ModelAccess, PluginCompaction, PluginEvent, PostToolOutcome, PreCompactOutcome, PreToolOutcome,

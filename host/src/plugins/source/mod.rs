@@ -77,6 +77,13 @@ pub fn resolve_component(
     }
 }
 
+/// A digest of what the plugin folder `dir` holds: every file's name and contents but those
+/// of its build outputs and installed packages (`PluginSource::NOT_SOURCE`). An equal digest
+/// means nothing its build reads from the folder changed.
+pub fn source_digest(dir: &Path) -> Result<String, String> {
+    stamp::digest(dir, &[])
+}
+
 /// The file name a source folder's component takes from its manifest's package name (the
 /// part after a scope's `/`), refused when it would not be one plain file name.
 fn component_file(manifest: &Path, name: &str) -> Result<String, String> {

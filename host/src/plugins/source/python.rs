@@ -2,8 +2,11 @@
 //! Python, installed into the build) and a module that defines `plugin` with the Python SDK
 //! (`plugin.py`, or `[tool.agent-host] module`), built with componentize-py against the
 //! contract's `judging-plugin` world (every export the SDK has; a plugin that judges nothing
-//! says so through the `judge` export's `spec`). Both steps run in the OS sandbox
-//! (`command.rs`): pip with the network, to fetch wheels only; componentize-py without.
+//! says so through the `judge` export's `spec`). Every step runs in the OS sandbox
+//! (`command.rs`): the syntax check (`python/syntax.rs`) and componentize-py without the
+//! network, pip with it, to fetch wheels only.
+
+mod syntax;
 
 use std::path::{Path, PathBuf};
 
@@ -11,6 +14,7 @@ use super::command::{self, BuildSandbox, Step};
 use super::folder::{self, Prepared};
 use super::{Progress, toolchain};
 use crate::plugins::error::LoadError;
+use syntax::Checked;
 
 /// The module the build writes beside the plugin's: it exports the plugin the SDK's way.
 const APP_MODULE: &str = "agent_host_app";
@@ -28,6 +32,12 @@ pub(super) fn build(
         Prepared::Kept(component) => return Ok(component),
         Prepared::Build(build) => build,
     };
+    // Python's own words for a syntax error, before a build that would bury them.
+    let python = toolchain::require(build.toolchain.venv_bin("python")).map_err(&fail)?;
+    let checked = syntax::check(sandbox, python_step(&build, &python, dir), dir).map_err(&fail)?;
+    if let Checked::Error(error) = &checked {
+        return Err(fail(syntax_error(error)));
+    }
     progress(&format!("Building {} (Python) with componentize-py", project.name));
     let app = format!(
         "from agent_host_sdk import export\nfrom {module} import plugin\n\nGuest, Compactor, Viewer, Judge = export(plugin)\n",
@@ -60,8 +70,19 @@ pub(super) fn build(
         .arg(&built)
         // componentize-py is Rust: a backtrace would bury the plugin's own Python error.
         .env("RUST_BACKTRACE", "0");
-    command::run(sandbox, componentize, "componentize-py", |_| false, progress).map_err(&fail)?;
+    if let Err(error) = command::run(sandbox, componentize, "componentize-py", |_| false, progress) {
+        return Err(fail(match checked {
+            // componentize-py met the error the check found: Python's words alone.
+            Checked::Doubtful(found) if error.contains("SyntaxError") => syntax_error(&found),
+            _ => error,
+        }));
+    }
     build.finish(&built).map_err(&fail)
+}
+
+/// A syntax error as the check reported it, Python's words after one line that says so.
+fn syntax_error(found: &str) -> String {
+    format!("its Python does not compile:\n{found}")
 }
 
 /// A step that runs the toolchain's `program` (a script of its virtual environment) in
