@@ -12,7 +12,7 @@ use agent_client_protocol::v1::schema::{
 };
 
 use crate::support::acp_client::{deployment, finished_calls, open, prompt, spawn_agent, with_client};
-use crate::support::{FakeModel, Reply, plugin_block};
+use crate::support::{FakeModel, Reply, plugin_block, refusing_plugins};
 
 fn message_text(updates: &[SessionUpdate]) -> String {
     updates
@@ -239,19 +239,6 @@ async fn an_ask_is_a_permission_request_showing_the_exact_call_answered_each_way
     assert_eq!(stop, StopReason::EndTurn);
     assert_eq!(seen.asked.lock().unwrap().len(), 2);
     assert_eq!(final_statuses(&seen.updates()), [ToolCallStatus::Failed; 2]);
-}
-
-/// `misbehave`'s `remember` tool, refused by a `permissions` rule.
-fn refusing_plugins() -> String {
-    format!(
-        "{}{}",
-        plugin_block("misbehave", ""),
-        plugin_block(
-            "permissions",
-            r#"[plugin.config]
-rules = [{ tool = "remember", decision = "deny", reason = "not today" }]"#
-        )
-    )
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::{FakeModel, Reply, config_text, plugin_block, repo_root};
+use crate::support::{FakeModel, Reply, config_text, plugin_block, refusing_plugins, repo_root};
 
 fn agent_host() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_agent-host"));
@@ -382,19 +382,6 @@ fn sessions_lists_each_with_its_last_use_its_size_and_its_first_prompt() {
     assert_eq!(listed[0]["title"], "fix the build please, \\x1b[31mnow");
     assert_eq!(listed[1]["id"], second.as_str());
     assert_eq!(listed[1]["title"], cut.as_str());
-}
-
-/// `misbehave`'s `remember` tool, refused by a `permissions` rule.
-fn refusing_plugins() -> String {
-    format!(
-        "{}{}",
-        plugin_block("misbehave", ""),
-        plugin_block(
-            "permissions",
-            r#"[plugin.config]
-rules = [{ tool = "remember", decision = "deny", reason = "not today" }]"#
-        )
-    )
 }
 
 #[tokio::test]

@@ -154,6 +154,19 @@ pub fn plugin_block(package: &str, extra: &str) -> String {
     format!("[[plugin]]\npath = \"{}\"\n{extra}\n", plugin_wasm(package).display())
 }
 
+/// `misbehave`'s `remember` tool, refused by a `permissions` rule: a call every front end
+/// must show refused, with its tool and arguments.
+pub fn refusing_plugins() -> String {
+    format!(
+        "{}{}",
+        plugin_block("misbehave", ""),
+        plugin_block(
+            "permissions",
+            "[plugin.config]\nrules = [{ tool = \"remember\", decision = \"deny\", reason = \"not today\" }]"
+        )
+    )
+}
+
 /// A `[[plugin]]` block for the Python or TypeScript plugin folder `plugins/FOLDER`, built.
 pub fn source_plugin_block(folder: &str, extra: &str) -> String {
     component_block(&source_plugin_wasm(folder), extra)
