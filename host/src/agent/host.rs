@@ -152,7 +152,7 @@ impl Host {
     /// The `[agent]` section and the plugins apply at once; `[model]` and `[storage]` are
     /// read at start-up only: a reload keeps the running `[model]` in the config it swaps in,
     /// so no part of the deployment reads a model it does not call, and says so in
-    /// [`ReloadStatus::restart`] (shown by `/reload` and `/plugins`, and logged once).
+    /// `ReloadStatus::restart` (shown by `/reload` and `/plugins`, and logged once).
     pub async fn reload(&self, sink: &dyn EventSink) -> anyhow::Result<()> {
         let _one_at_a_time = self.reloading.lock().await;
         let file = self.config().source.file.clone();
