@@ -20,6 +20,19 @@ async fn host(model: &FakeModel, timeout_secs: u64) -> TestHost {
 /// Runs a turn expected to fail with `expected` in its error, then checks the session
 /// still works and still holds the first prompt.
 async fn fails_then_recovers(model: &FakeModel, test: &TestHost, expected: &str) {
+    fails_then_recovers_sending(model, test, expected, &["first\n\nsecond\n\nmisbehave injected message"])
+        .await;
+}
+
+/// As `fails_then_recovers`, for a failure after which the recovered turn's request carries
+/// the user messages `sent`: a reply cut part-way keeps what streamed, so the two prompts
+/// stay apart.
+async fn fails_then_recovers_sending(
+    model: &FakeModel,
+    test: &TestHost,
+    expected: &str,
+    sent_users: &[&str],
+) {
     let session = test.session();
     let error = test.turn(&session, "first").await.expect_err("the turn fails").to_string();
     assert!(error.contains(expected), "{error}");
@@ -39,8 +52,9 @@ async fn fails_then_recovers(model: &FakeModel, test: &TestHost, expected: &str)
         .filter(|m| m["role"] == "user")
         .map(|m| m["content"].as_str().unwrap())
         .collect();
-    // The plugin's injected message rides on the user's turn (`injected_as = "user"`).
-    assert_eq!(sent, ["first", "second\n\nmisbehave injected message"], "and sent");
+    // The unanswered prompt goes with the next as one user turn (strict chat templates refuse
+    // two in a row), and the plugin's injected message rides on it (`injected_as = "user"`).
+    assert_eq!(sent, sent_users, "and sent");
 }
 
 #[tokio::test]
@@ -97,7 +111,9 @@ async fn a_stream_cut_mid_reply_is_an_error() {
     let model = FakeModel::start().await;
     model.push(Reply::cut("half a sent"));
     let test = host(&model, 5).await;
-    fails_then_recovers(&model, &test, "the stream ended before the reply was complete").await;
+    let apart = ["first", "second\n\nmisbehave injected message"];
+    fails_then_recovers_sending(&model, &test, "the stream ended before the reply was complete", &apart)
+        .await;
 }
 
 #[tokio::test]
@@ -113,7 +129,8 @@ async fn a_reply_that_never_ends_times_out() {
     let model = FakeModel::start().await;
     model.push(Reply::hang());
     let test = host(&model, 1).await;
-    fails_then_recovers(&model, &test, "the model did not finish within 1 s").await;
+    let apart = ["first", "second\n\nmisbehave injected message"];
+    fails_then_recovers_sending(&model, &test, "the model did not finish within 1 s", &apart).await;
 }
 
 /// An empty reply (no text, no tool calls) is an empty final answer: the turn ends as
