@@ -26,6 +26,7 @@ pub mod history_view;
 mod human_time;
 pub mod mcp;
 pub mod model;
+pub mod oci;
 pub mod plugins;
 mod recent;
 pub mod reload;

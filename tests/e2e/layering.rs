@@ -19,6 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["config", "events", "history_view"],
     &["state", "sandbox"],
     &["runtime"],
+    &["oci"],
     &["plugins", "model"],
     &["mcp"],
     &["agent"],

@@ -65,7 +65,7 @@ pub(super) fn check(config: &Config) -> Result<(), ConfigError> {
                 guest,
                 format!(
                     "plugin[{index}] ({}) may not be granted {}{how}: that folder {relation} {}; {advice}",
-                    plugin.path.get_ref().display(),
+                    plugin.origin_label(),
                     granted.display(),
                     found.what,
                 ),
@@ -94,7 +94,7 @@ fn check_nesting(config: &Config, index: usize, plugin: &PluginConfig) -> Result
                      grant \"{outer_guest}\" ({}); a plugin that writes there could replace the folder, \
                      or one on its way, with a link to any other; grant folders that do not nest \
                      in a writable one",
-                    plugin.path.get_ref().display(),
+                    plugin.origin_label(),
                     inner.host.display(),
                     outer.host.display(),
                 ),
@@ -170,7 +170,7 @@ pub(super) fn sensitive_paths(config: &Config) -> Vec<Sensitive> {
     add(super::compile_cache_key_path(&cache), "the compile cache's key".into(), false);
     add(cache, "the compile cache (machine code the host runs)".into(), true);
     for (index, plugin) in config.plugins.iter().enumerate() {
-        let path = config.resolve(plugin.path.get_ref());
+        let Some(path) = plugin.local_path().map(|path| config.resolve(path)) else { continue };
         if path.is_dir() {
             add(path, format!("the source folder of plugin[{index}] (code the host builds and runs)"), true);
         } else {

@@ -130,15 +130,22 @@ fn validate(config: &Config) -> Result<(), ConfigError> {
             ));
         }
     }
+    super::plugin_origin::check_origins(config)?;
     for (index, plugin) in config.plugins.iter().enumerate() {
         let field = format!("plugin[{index}].path");
-        let resolved = config.resolve(plugin.path.get_ref());
-        if plugin.enabled && super::PluginSource::of(&resolved).is_none() {
-            return Err(config.error_at(
-                plugin.path.span(),
-                field,
-                format!("no plugin at {}: expected {}", resolved.display(), super::PluginSource::EXPECTED),
-            ));
+        if let Some(path) = plugin.local_path() {
+            let resolved = config.resolve(path);
+            if plugin.enabled && super::PluginSource::of(&resolved).is_none() {
+                return Err(config.error_at(
+                    plugin.origin_span(),
+                    field,
+                    format!(
+                        "no plugin at {}: expected {}",
+                        resolved.display(),
+                        super::PluginSource::EXPECTED
+                    ),
+                ));
+            }
         }
         if let Some((key, _)) = plugin.limits.endpoint_caps_set().next() {
             return Err(whole(

@@ -11,6 +11,7 @@ mod limits;
 mod load;
 mod locate;
 mod mcp;
+mod plugin_origin;
 mod plugin_source;
 mod serve;
 mod server_code;
@@ -33,6 +34,7 @@ pub use load::is_variable_name;
 pub use mcp::{
     BASELINE_ENV, GivenValues, McpServerConfig, McpTransport, ToolFilter, header_problem, name_problem,
 };
+pub use plugin_origin::{ORIGIN_KEYS, PluginOrigin};
 pub use plugin_source::{PluginSource, toolchains_home};
 pub use serve::ServeConfig;
 pub use telemetry::TelemetryConfig;
@@ -397,8 +399,14 @@ pub enum SandboxMode {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PluginConfig {
-    /// A `.wasm` component, or a crate folder the host builds for `wasm32-wasip2`.
-    pub path: Spanned<PathBuf>,
+    /// A `.wasm` component, or a plugin folder the host builds (`PluginSource`), relative to
+    /// the config file. One of `path`, `builtin` and `oci` names the plugin (`origin`).
+    pub path: Option<Spanned<PathBuf>>,
+    /// A stock plugin carried in the binary, by name.
+    pub builtin: Option<Spanned<String>>,
+    /// A component in an OCI registry, `REGISTRY/REPOSITORY:TAG`, run at the digest
+    /// `plugins.lock` pins.
+    pub oci: Option<Spanned<String>>,
     /// Set to false to keep the entry but not load it.
     #[serde(default = "enabled_by_default")]
     pub enabled: bool,

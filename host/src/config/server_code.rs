@@ -151,7 +151,7 @@ impl super::Config {
                         "plugin[{index}] ({}) is granted to write \"{guest}\" ({}), which {relation} {}: a \
                          plugin that wrote there would run code as the operator when the server starts; \
                          give the server a command and files outside every writable grant",
-                        plugin.path.get_ref().display(),
+                        plugin.origin_label(),
                         grant.host.display(),
                         found.what,
                     ));

@@ -49,7 +49,7 @@ pub(super) fn executed(config: &Config) -> Vec<Sensitive> {
         "the toolchains folder, whose tools build Python and TypeScript plugins",
     ));
     for (index, plugin) in config.plugins.iter().enumerate() {
-        let dir = config.resolve(plugin.path.get_ref());
+        let Some(dir) = plugin.local_path().map(|path| config.resolve(path)) else { continue };
         if plugin.enabled && super::PluginSource::of(&dir) == Some(super::PluginSource::Crate) {
             paths.extend(crate_paths(&dir, index));
         }

@@ -55,6 +55,7 @@ mod export;
 mod hook_filter;
 mod judging;
 mod loaded;
+mod origin;
 mod outputs;
 pub mod powers;
 mod registry;

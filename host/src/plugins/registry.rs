@@ -10,9 +10,9 @@ use anyhow::Context as _;
 use serde_json::Value;
 
 use super::loaded::{ComponentFile, LoadedPlugin, PluginSpec};
+use super::origin::component_of;
 use super::requirements::check_requirements;
 use super::reuse::ProvideMemo;
-use super::source::build;
 use super::types::{CallContext, Exports};
 use crate::config::{Config, ConfigError, Grants, Limits};
 use crate::events::EventSink;
@@ -61,10 +61,9 @@ impl PluginSet {
         let mut entries: Vec<Entry> = Vec::new();
         for (index, entry) in config.plugins.iter().enumerate().filter(|(_, p)| p.enabled) {
             let at = |message: String| -> ConfigError {
-                config.error_at(entry.path.span(), format!("plugin[{index}]"), message)
+                config.error_at(entry.origin_span(), format!("plugin[{index}]"), message)
             };
-            let path = config.resolve(entry.path.get_ref());
-            let component = build(path, config, sink).await.map_err(&at)?;
+            let component = component_of(entry, config, sink).await.map_err(&at)?;
             let settings = serde_json::to_value(&entry.config)
                 .with_context(|| format!("plugin[{index}].config cannot be expressed as JSON"))?;
             let file = ComponentFile::read(&component).map_err(|error| at(error.to_string()))?;

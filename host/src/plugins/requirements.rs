@@ -16,7 +16,7 @@ pub(super) fn check_requirements(config: &Config, plugins: &[Arc<LoadedPlugin>])
     let loaded = |name: &str| plugins.iter().any(|p| p.name() == name);
     let enabled = config.plugins.iter().enumerate().filter(|(_, p)| p.enabled);
     for ((index, entry), plugin) in enabled.zip(plugins) {
-        let at = |message: String| config.error_at(entry.path.span(), format!("plugin[{index}]"), message);
+        let at = |message: String| config.error_at(entry.origin_span(), format!("plugin[{index}]"), message);
         if let Some(power) = powers::ungranted(|export| plugin.implements(export), &entry.grants) {
             return Err(at(format!(
                 "{} implements `{}`, which may {}, but is not granted it: add `{}` under its [plugin.grants]",

@@ -33,7 +33,7 @@ impl Targets {
         };
         targets.file(absolute(&config.source.file));
         for entry in config.plugins.iter().filter(|p| p.enabled) {
-            let path = absolute(&config.resolve(entry.path.get_ref()));
+            let Some(path) = entry.local_path().map(|path| absolute(&config.resolve(path))) else { continue };
             match PluginSource::of(&path) {
                 Some(PluginSource::Crate) => {
                     targets.file(path.join("Cargo.toml"));

@@ -1,0 +1,1 @@
+//! Signatures of plugin artifacts, in the format cosign stores beside an artifact.

@@ -1,0 +1,23 @@
+//! The component file a `[[plugin]]` entry runs, wherever it comes from: a path (a folder
+//! built first), a stock plugin the binary carries, or an artifact pulled from a registry.
+
+use std::path::PathBuf;
+
+use super::source::build;
+use crate::config::{Config, PluginConfig, PluginOrigin};
+use crate::events::EventSink;
+
+/// The `.wasm` file to load for `entry`; `Err` says why there is none, for the entry's error.
+pub(super) async fn component_of(
+    entry: &PluginConfig,
+    config: &Config,
+    sink: &dyn EventSink,
+) -> Result<PathBuf, String> {
+    match entry.origin() {
+        PluginOrigin::Path(path) => build(config.resolve(path), config, sink).await,
+        PluginOrigin::Builtin(name) => {
+            Err(format!("builtin \"{name}\": this binary carries no stock plugins"))
+        }
+        PluginOrigin::Oci(reference) => Err(format!("oci \"{reference}\": registries are not supported yet")),
+    }
+}
