@@ -138,7 +138,9 @@ impl Cargo {
             .step(Path::new("/"))
             .fetching()
             .writable(&self.home)
-            .args(["fetch", "--target", TARGET, "--manifest-path"])
+            // The host's own platform too: a proc macro's dependencies (pest's stack guard,
+            // say) run at build time, and `--target` alone leaves them out of the fetch.
+            .args(["fetch", "--target", TARGET, "--target", "host-tuple", "--manifest-path"])
             .arg(manifest)
             .env("CARGO_BUILD_RUSTC_WRAPPER", "")
             .env("CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER", "");
