@@ -18,10 +18,7 @@ fn dir() -> PathBuf {
 
 fn read(name: &str) -> String {
     let path = dir().join(name);
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .trim()
-        .to_owned()
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())).trim().to_owned()
 }
 
 #[test]
