@@ -20,7 +20,10 @@
 //! - `keys.rs`: [`SigningKey`] (reading cosign and PEM private keys, signing) and
 //!   [`TrustedKeys`] (public keys);
 //! - `cosign_key.rs`: cosign's encrypted private-key format (scrypt + NaCl secretbox);
-//! - `verify.rs`: [`TrustedKeys::verify`], the fail-closed check of a `.sig` manifest's layers.
+//! - `verify.rs`: [`TrustedKeys::verify`], the fail-closed check of a `.sig` manifest's layers;
+//! - `tests.rs`: round trips, refusals, and interop with `openssl` and a key cosign wrote;
+//! - `interop.rs`: ignored tests, the steps `scripts/check-signature-interop.sh` runs between
+//!   skopeo and a local registry.
 
 mod cosign_key;
 mod error;
