@@ -26,6 +26,13 @@ fn a_missing_plugin_file_is_named_with_its_line() {
 }
 
 #[test]
+fn builtin_with_path_names_both_keys() {
+    let error = load_error("[[plugin]]\npath = \"plugins/todo\"\nbuiltin = \"todo\"\n");
+    assert!(error.contains("config.toml:2: `plugin[0].path`"), "{error}");
+    assert!(error.contains("sets `path` and `builtin`: a plugin comes from one source"), "{error}");
+}
+
+#[test]
 fn a_wrong_type_is_named_with_its_line() {
     let error = load_error("[agent]\nmax_iterations = \"ten\"\n");
     assert!(error.contains("config.toml:2: `agent.max_iterations`: invalid type: string \"ten\""), "{error}");

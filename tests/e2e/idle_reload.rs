@@ -1,8 +1,9 @@
 //! Idle means idle: a host rebuilds and reloads once per change a person made, never because
 //! it, its builds or anyone else read a file, nor because a build wrote its outputs; and a
 //! change it rejects is reported once, until the file changes again. Through the real binary
-//! (`serve -v`) on the shipped `config.toml`, whose plugins are crate folders: builds are
-//! counted from its log, its CPU time read from `/proc`.
+//! (`serve -v`) on the shipped `config.toml` with its builtins swapped for their crate
+//! folders, as a developer working on them runs it: builds are counted from its log, its CPU
+//! time read from `/proc`. As shipped (builtins), a host builds nothing at all.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -20,18 +21,17 @@ const BUILDING: &str = "building plugin for wasm32-wasip2";
 /// What the host logs when a reload is refused.
 const REJECTED: &str = "reload rejected";
 
-/// The repository's `config.toml` in a folder of its own, as a deployment runs it: only its
-/// plugins' paths made absolute (they are the repository's crate folders) and the compile
-/// cache shared with the other tests; the offline demo's script beside it, since the shipped
-/// config names no endpoint.
+/// The repository's `config.toml` in a folder of its own, as a developer working on the stock
+/// plugins runs it: each `builtin = "NAME"` made `path = "<checkout>/plugins/NAME"` (the
+/// repository's crate folders) and the compile cache shared with the other tests; the offline
+/// demo's script beside it, since the shipped config names no endpoint.
 pub(crate) fn shipped_deployment() -> tempfile::TempDir {
     let root = repo_root();
     let shipped = std::fs::read_to_string(root.join("config.toml")).unwrap();
-    let text =
-        shipped.replace("path = \"plugins/", &format!("path = \"{}/plugins/", root.display())).replace(
-            "cache_dir = \".agent-host/cache\"",
-            &format!("cache_dir = \"{}\"", shared_cache_dir().display()),
-        );
+    let text = shipped.replace("builtin = \"", &format!("path = \"{}/plugins/", root.display())).replace(
+        "cache_dir = \".agent-host/cache\"",
+        &format!("cache_dir = \"{}\"", shared_cache_dir().display()),
+    );
     assert!(text.contains(&format!("{}/plugins/todo\"", root.display())), "the paths were rewritten");
     assert!(text.contains(&shared_cache_dir().display().to_string()), "the cache was moved");
     let dir = tempfile::tempdir().unwrap();
@@ -143,6 +143,23 @@ async fn an_idle_server_on_the_shipped_config_builds_nothing_and_spends_next_to_
     let spent = served.cpu_seconds() - cpu;
     assert_eq!(rebuilt, 0, "nobody changed a file, yet it built {rebuilt} times:\n{}", served.log());
     assert!(spent < 1.0, "idle for {IDLE:?}, it spent {spent:.2} CPU-seconds");
+}
+
+/// The shipped config as `init` writes it, whose plugins are builtins: served, it builds
+/// nothing, at start or idle.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shipped_config_with_builtins_builds_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let shipped = std::fs::read_to_string(repo_root().join("config.toml")).unwrap();
+    let text = shipped.replace(
+        "cache_dir = \".agent-host/cache\"",
+        &format!("cache_dir = \"{}\"", shared_cache_dir().display()),
+    );
+    std::fs::write(dir.path().join("config.toml"), text).unwrap();
+    let served = Served::start(&dir.path().join("config.toml")).await;
+    assert_eq!(served.count("plugin loaded"), 3, "{}", served.log());
+    tokio::time::sleep(IDLE / 2).await;
+    assert_eq!(served.count(BUILDING), 0, "a builtin is never built:\n{}", served.log());
 }
 
 /// A typo saved in config.toml is reported once and stays reported once while nothing else

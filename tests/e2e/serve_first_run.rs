@@ -30,7 +30,7 @@ fn shipped_serve(listen: &str, extra: &[&str]) -> tokio::process::Command {
 async fn the_shipped_config_serves_with_a_one_time_sign_in_link_kept_out_of_the_log() {
     let mut child = shipped_serve("127.0.0.1:0", &[]).spawn().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
-    // The stock plugins may be built from source first.
+    // The stock plugins are builtins: nothing is built first.
     let mut next = async || {
         tokio::time::timeout(Duration::from_secs(600), stdout.next_line()).await.unwrap().unwrap().unwrap()
     };

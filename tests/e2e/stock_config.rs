@@ -7,8 +7,9 @@ use agent_host::TurnEnd;
 
 use crate::support::{FakeModel, Reply, TestHost, plugin_wasm, repo_root, shared_cache_dir, system_prompt};
 
-/// The repository's `config.toml` pointed at `model`: each `plugins/<name>` entry replaced by
-/// that plugin's built component, the database and compile cache moved to the test's own.
+/// The repository's `config.toml` pointed at `model`: each `builtin = "<name>"` entry replaced
+/// by that plugin's component as the tests build it, the database and compile cache moved to
+/// the test's own.
 pub(crate) fn stock_config(model: &FakeModel) -> String {
     toml::to_string(&stock_table(model)).unwrap()
 }
@@ -25,9 +26,8 @@ pub(crate) fn stock_table(model: &FakeModel) -> toml::Table {
         .insert("cache_dir".into(), shared_cache_dir().display().to_string().into());
     for plugin in config.get_mut("plugin").and_then(|p| p.as_array_mut()).unwrap() {
         let plugin = plugin.as_table_mut().unwrap();
-        let path = plugin["path"].as_str().unwrap().to_owned();
-        let package = path.strip_prefix("plugins/").expect("stock plugins live in plugins/");
-        plugin.insert("path".into(), plugin_wasm(package).display().to_string().into());
+        let package = plugin.remove("builtin").expect("the shipped plugins are builtins");
+        plugin.insert("path".into(), plugin_wasm(package.as_str().unwrap()).display().to_string().into());
     }
     config
 }
@@ -117,13 +117,13 @@ async fn with_execute_as_the_default_mode_the_loop_runs_before_any_mode_is_set()
 }
 
 /// The `[[plugin]]` block of `package` that the repository's `config.toml` ships commented
-/// out, uncommented as a user would: from its `# [[plugin]]` line (followed by `# path =
-/// "plugins/<package>"`) to the first line that is not `# ` something. The one entry, with
-/// its path pointed at the built component.
+/// out, uncommented as a user would: from its `# [[plugin]]` line (followed by `# builtin =
+/// "<package>"`) to the first line that is not `# ` something. The one entry, with the
+/// builtin swapped for the built component.
 pub(crate) fn commented_block(package: &str) -> toml::Table {
     let text = std::fs::read_to_string(repo_root().join("config.toml")).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    let path_line = format!("# path = \"plugins/{package}\"");
+    let path_line = format!("# builtin = \"{package}\"");
     let start = lines
         .windows(2)
         .position(|pair| pair[0] == "# [[plugin]]" && pair[1] == path_line)
@@ -133,6 +133,7 @@ pub(crate) fn commented_block(package: &str) -> toml::Table {
         .unwrap_or_else(|error| panic!("the {package} block parses once uncommented: {error}"));
     let mut entries = table.remove("plugin").and_then(|p| p.as_array().cloned()).expect("one [[plugin]]");
     let mut entry = entries.remove(0).as_table().cloned().unwrap();
+    entry.remove("builtin");
     entry.insert("path".into(), plugin_wasm(package).display().to_string().into());
     entry
 }

@@ -12,8 +12,11 @@ mod command_sink;
 mod console;
 mod diff_lines;
 mod editor;
+mod init;
 mod json;
 mod markdown;
+mod plugin_command;
+mod plugin_new;
 mod render;
 mod resume_hint;
 mod spinner;
@@ -135,6 +138,19 @@ pub enum Command {
     /// Serve the deployment to an editor over the Agent Client Protocol (v1) on stdin and
     /// stdout: the editor starts this as its agent. stdout carries the protocol only.
     Acp,
+    /// Write a commented `config.toml` for the stock deployment, whose plugins this binary
+    /// carries, into DIR (the current folder by default), and say what to do next. An
+    /// existing config is never overwritten.
+    Init {
+        /// The deployment's folder; made when it is missing.
+        #[arg(value_name = "DIR", default_value = ".")]
+        dir: PathBuf,
+    },
+    /// Work on plugins: `plugin new` writes a new plugin's folder.
+    Plugin {
+        #[command(subcommand)]
+        action: plugin_command::PluginAction,
+    },
 }
 
 impl Args {
@@ -200,6 +216,8 @@ impl Command {
             Self::Sessions { .. } => "sessions",
             Self::Serve { .. } => "serve",
             Self::Acp => "acp",
+            Self::Init { .. } => "init",
+            Self::Plugin { .. } => "plugin",
         }
     }
 }

@@ -19,6 +19,9 @@ use crate::state::{SessionEntry, copy_sessions, open_named_store};
 
 /// The script the offline demo replays, relative to the config file's folder.
 const DEMO_SCRIPT: &str = "demo/script.toml";
+/// The demo's script as the binary carries it, played when the config's folder has none
+/// (a deployment `agent-host init` made): the binary alone reaches the demo.
+const CARRIED_DEMO: &str = include_str!("../../../demo/script.toml");
 /// The prompt the offline demo answers.
 const DEMO_PROMPT: &str = "Plan and write a short release note for agent-host, step by step.";
 
@@ -34,6 +37,12 @@ pub async fn run(args: Args) -> Status {
     if let Some(note) = old_spelling {
         eprintln!("note: {note}");
     }
+    // These make files for a deployment or a plugin, and read no config.
+    let command = match command {
+        Command::Init { dir } => return super::init::run(&dir),
+        Command::Plugin { action } => return super::plugin_command::run(action),
+        command => command,
+    };
     let config = match Config::load(&config_file) {
         Ok(config) => config,
         Err(error) => {
@@ -125,6 +134,8 @@ async fn run_configured(config: Config, command: Command) -> Status {
         },
         Command::Check { offline } => check(&host, offline, demo).await,
         Command::Sessions { json, .. } => list_sessions(&host, json),
+        // Run by `run` before any config is read; never here.
+        Command::Init { .. } | Command::Plugin { .. } => Status::BadInput,
     }
 }
 
@@ -136,7 +147,9 @@ fn role(command: &Command) -> HolderRole {
         Command::Run(_) => HolderRole::Console,
         Command::Serve { .. } => HolderRole::Serve,
         Command::Acp => HolderRole::Acp,
-        Command::Check { .. } | Command::Sessions { .. } => HolderRole::Unknown,
+        Command::Check { .. } | Command::Sessions { .. } | Command::Init { .. } | Command::Plugin { .. } => {
+            HolderRole::Unknown
+        }
     }
 }
 
@@ -372,12 +385,17 @@ fn choose_model(config: &Config, announce: bool) -> anyhow::Result<(ModelClient,
         // A run that calls no model reads no script either (a folder without `demo/`).
         return Ok((ModelClient::Scripted(Arc::new(ScriptedModel::empty(&script))), true));
     }
+    // The config's own `demo/` first, so an edited script is the one played.
+    let (model, from) = if script.is_file() {
+        (ScriptedModel::from_file(&script)?, script.display().to_string())
+    } else {
+        (ScriptedModel::from_text(&script, CARRIED_DEMO)?, "the copy this binary carries".to_owned())
+    };
     eprintln!(
-        "No model endpoint configured ([model].base_url, OPENAI_BASE_URL or ${}); running the offline demo from {}.",
+        "No model endpoint configured ([model].base_url, OPENAI_BASE_URL or ${}); running the offline demo from {from}.",
         config.model.key_env(),
-        script.display()
     );
-    Ok((ModelClient::Scripted(Arc::new(ScriptedModel::from_file(&script)?)), true))
+    Ok((ModelClient::Scripted(Arc::new(model)), true))
 }
 
 /// Which session a run is in.

@@ -57,7 +57,13 @@ impl ScriptedModel {
     pub fn from_file(path: &Path) -> anyhow::Result<Self> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read the model script {}", path.display()))?;
-        let file: ScriptFile = toml::from_str(&text)
+        Self::from_text(path, &text)
+    }
+
+    /// The script `text`, named after `path` (which need not exist: a script the binary
+    /// carries).
+    pub fn from_text(path: &Path, text: &str) -> anyhow::Result<Self> {
+        let file: ScriptFile = toml::from_str(text)
             .with_context(|| format!("the model script {} is not valid", path.display()))?;
         Ok(Self { path: path.to_path_buf(), turns: file.turns })
     }

@@ -5,7 +5,8 @@
 //! # Lifecycle
 //!
 //! - **Build.** A plugin given as a crate folder is built for `wasm32-wasip2` with cargo
-//!   (`source`); a `.wasm` is used as it is.
+//!   (`source`); a `.wasm` is used as it is; a stock plugin the binary carries is written
+//!   once under the compile cache's folder (`builtin`).
 //! - **Load, once per plugin version.** The component's bytes are read and hashed once; the
 //!   hash decides whether the previous set's plugin can be reused as it is, and keys the
 //!   compile cache. The component's exported `guest` interface names the contract line it
@@ -46,6 +47,7 @@
 //! - **Retire.** A `LoadedPlugin` is reference-counted: a hot reload swaps in a new
 //!   [`PluginSet`] while calls in flight keep the old `Arc` and finish on the old version.
 
+pub mod builtin;
 mod call_counts;
 mod calls;
 mod contract;
@@ -76,7 +78,9 @@ pub use export::Export;
 pub use loaded::{ComponentFile, LoadedPlugin, PluginIdentity, PluginSpec};
 pub use registry::PluginSet;
 pub use reuse::ProvideMemo;
-pub use source::{BuildSandbox, Progress, build_crate, build_workspace, resolve_component, source_digest};
+pub use source::{
+    BuildSandbox, Progress, build_crate, build_workspace, resolve_component, rust_sdk, source_digest,
+};
 pub use types::{
     CallContext, CommandSpec, CompactorSpec, Configured, Contribution, Decision, Exports, InjectedMessage,
     Manifest, ModelAccess, PluginCompaction, PluginEvent, PostToolOutcome, PreCompactOutcome, PreToolOutcome,

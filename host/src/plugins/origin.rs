@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use super::builtin;
 use super::source::build;
 use crate::config::{Config, PluginConfig, PluginOrigin};
 use crate::events::EventSink;
@@ -15,9 +16,7 @@ pub(super) async fn component_of(
 ) -> Result<PathBuf, String> {
     match entry.origin() {
         PluginOrigin::Path(path) => build(config.resolve(path), config, sink).await,
-        PluginOrigin::Builtin(name) => {
-            Err(format!("builtin \"{name}\": this binary carries no stock plugins"))
-        }
+        PluginOrigin::Builtin(name) => builtin::materialise(name, &config.resolve(&config.runtime.cache_dir)),
         PluginOrigin::Oci(reference) => Err(format!("oci \"{reference}\": registries are not supported yet")),
     }
 }

@@ -21,6 +21,7 @@ use crate::events::{Event, EventSink};
 pub use command::BuildSandbox;
 
 pub use cargo::{build_crate, build_workspace};
+pub use sdk::rust_sdk;
 
 /// Where a build reports its progress: one line per step, such as cargo's
 /// `Compiling my-plugin v0.1.0 (...)`. Called from the thread that reads cargo's output.

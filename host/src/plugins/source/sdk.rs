@@ -1,6 +1,7 @@
 //! The guest SDKs and the contract, carried in the binary and written out once per host
 //! version for builds of Python and TypeScript folders to import: a plugin folder needs
-//! nothing but its own files.
+//! nothing but its own files. The Rust SDK likewise, for a Rust plugin folder made by
+//! `agent-host plugin new` to depend on.
 
 use std::path::PathBuf;
 
@@ -125,27 +126,43 @@ impl Sdk {
 }
 
 /// The SDK folder under the toolchains folder, written the first time this host version
-/// builds a plugin folder (into a temporary folder moved into place, so a host building
-/// beside this one never reads half of it).
+/// builds a plugin folder.
 pub(super) fn unpack() -> Result<Sdk, String> {
+    let (root, digest) = write_once("sdk", FILES)?;
+    Ok(Sdk { root, digest })
+}
+
+include!(concat!(env!("OUT_DIR"), "/rust_sdk.rs"));
+
+/// The Rust guest SDK as a crate of its own (the build script's copy of `plugins/sdk`, with
+/// the contract inside it), written under the toolchains folder once per host version: the
+/// folder a new Rust plugin's `Cargo.toml` points at, wherever the plugin lives.
+pub fn rust_sdk() -> Result<PathBuf, String> {
+    write_once("sdk-rust", RUST_SDK_FILES).map(|(root, _)| root)
+}
+
+/// `files` under `<toolchains>/<kind>/<digest of the files>/`, written the first time (into a
+/// temporary folder moved into place, so a host writing beside this one never reads half of
+/// it); the folder and the digest.
+fn write_once(kind: &str, files: &[(&str, &str)]) -> Result<(PathBuf, String), String> {
     let mut hasher = Sha256::new();
-    for (path, text) in FILES {
+    for (path, text) in files {
         hasher.update(path.as_bytes());
         hasher.update([0]);
         hasher.update(text.as_bytes());
         hasher.update([0]);
     }
     let digest = hex::encode(&hasher.finalize()[..8]);
-    let parent = super::toolchain::home().join("sdk");
+    let parent = super::toolchain::home().join(kind);
     let root = parent.join(&digest);
     if root.is_dir() {
-        return Ok(Sdk { root, digest });
+        return Ok((root, digest));
     }
     let fail =
         |error: std::io::Error| format!("cannot write the plugin SDK under {}: {error}", parent.display());
     std::fs::create_dir_all(&parent).map_err(fail)?;
     let staging = tempfile::tempdir_in(&parent).map_err(fail)?;
-    for (path, text) in FILES {
+    for (path, text) in files {
         let file = staging.path().join(path);
         std::fs::create_dir_all(file.parent().expect("every SDK file is in a folder")).map_err(fail)?;
         std::fs::write(&file, text).map_err(fail)?;
@@ -159,7 +176,7 @@ pub(super) fn unpack() -> Result<Sdk, String> {
         }
         Err(error) => return Err(fail(error)),
     }
-    Ok(Sdk { root, digest })
+    Ok((root, digest))
 }
 
 #[cfg(test)]
