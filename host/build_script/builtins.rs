@@ -201,7 +201,7 @@ impl Cargo {
     fn fetch(&self, manifest: &Path) -> Result<(), String> {
         let mut command = self.command(Path::new("/"));
         command
-            .args(["fetch", "--target", TARGET, "--manifest-path"])
+            .args(["fetch", "--target", TARGET, "--target", "host-tuple", "--manifest-path"])
             .arg(manifest)
             .env("CARGO_BUILD_RUSTC_WRAPPER", "")
             .env("CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER", "");
