@@ -14,6 +14,9 @@ mod diff_lines;
 mod editor;
 mod json;
 mod markdown;
+mod plugin_add;
+mod plugin_artifact;
+mod plugin_registry;
 mod render;
 mod resume_hint;
 mod spinner;
@@ -29,6 +32,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
+
+pub use plugin_registry::RegistryAction;
 
 /// Run an LLM agent whose tools, modes and policies are sandboxed WebAssembly plugins.
 ///
@@ -135,6 +140,11 @@ pub enum Command {
     /// Serve the deployment to an editor over the Agent Client Protocol (v1) on stdin and
     /// stdout: the editor starts this as its agent. stdout carries the protocol only.
     Acp,
+    /// Plugins from an OCI registry: build, publish, add (pin in plugins.lock).
+    Plugin {
+        #[command(subcommand)]
+        action: RegistryAction,
+    },
 }
 
 impl Args {
@@ -200,6 +210,7 @@ impl Command {
             Self::Sessions { .. } => "sessions",
             Self::Serve { .. } => "serve",
             Self::Acp => "acp",
+            Self::Plugin { .. } => "plugin",
         }
     }
 }

@@ -34,6 +34,11 @@ pub async fn run(args: Args) -> Status {
     if let Some(note) = old_spelling {
         eprintln!("note: {note}");
     }
+    // Publishing needs no deployment, and adding writes the config: each reads it itself.
+    let command = match command {
+        Command::Plugin { action } => return super::plugin_registry::run(action, &config_file).await,
+        command => command,
+    };
     let config = match Config::load(&config_file) {
         Ok(config) => config,
         Err(error) => {
@@ -125,6 +130,7 @@ async fn run_configured(config: Config, command: Command) -> Status {
         },
         Command::Check { offline } => check(&host, offline, demo).await,
         Command::Sessions { json, .. } => list_sessions(&host, json),
+        Command::Plugin { action } => super::plugin_registry::run(action, &host.config().source.file).await,
     }
 }
 
@@ -136,7 +142,7 @@ fn role(command: &Command) -> HolderRole {
         Command::Run(_) => HolderRole::Console,
         Command::Serve { .. } => HolderRole::Serve,
         Command::Acp => HolderRole::Acp,
-        Command::Check { .. } | Command::Sessions { .. } => HolderRole::Unknown,
+        Command::Check { .. } | Command::Sessions { .. } | Command::Plugin { .. } => HolderRole::Unknown,
     }
 }
 

@@ -18,6 +18,8 @@ pub(super) async fn component_of(
         PluginOrigin::Builtin(name) => {
             Err(format!("builtin \"{name}\": this binary carries no stock plugins"))
         }
-        PluginOrigin::Oci(reference) => Err(format!("oci \"{reference}\": registries are not supported yet")),
+        PluginOrigin::Oci(reference) => crate::oci::component_of(reference, &entry.grants, config)
+            .await
+            .map_err(|error| error.to_string()),
     }
 }
