@@ -47,6 +47,7 @@ mod lease;
 mod llama_server_replay;
 mod mcp;
 mod model_faults;
+mod oci_registry;
 mod openai_compat;
 mod permissions;
 mod plugin_model;

@@ -135,7 +135,7 @@ mod tests {
     #[test]
     fn an_added_entry_parses_with_the_grants_it_declares() {
         let grants: DeclaredGrants =
-            toml::from_str("read_state = [\"todo\"]\nprocess = true\n[dirs.\"/workspace\"]\nwrite = true\n")
+            toml::from_str("read_state = [\"lamp\"]\nprocess = true\n[dirs.\"/workspace\"]\nwrite = true\n")
                 .unwrap();
         let text = entry_text("127.0.0.1:5000/p:1", &grants);
         let parsed: toml::Table = toml::from_str(&text).unwrap();

@@ -52,7 +52,7 @@ impl PluginConfig {
         spans.into_iter().flatten().next().unwrap_or(0..0)
     }
 
-    /// The source as messages name it: the path, `builtin "todo"` or `oci "REF"`.
+    /// The source as messages name it: the path, `builtin "NAME"` or `oci "REF"`.
     pub fn origin_label(&self) -> String {
         match self.origin() {
             PluginOrigin::Path(path) => path.display().to_string(),

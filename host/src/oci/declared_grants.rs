@@ -165,12 +165,12 @@ mod tests {
     #[test]
     fn each_grant_the_config_lacks_is_named_as_the_key_to_add() {
         let wants = declared(
-            "process = true\nmodel = true\nread_state = [\"todo\"]\n[dirs.\"/workspace\"]\nwrite = true\n",
+            "process = true\nmodel = true\nread_state = [\"lamp\"]\n[dirs.\"/workspace\"]\nwrite = true\n",
         );
         assert_eq!(
             wants.missing_from(&Grants::default()),
             [
-                "read_state = [\"todo\"]",
+                "read_state = [\"lamp\"]",
                 "dirs.\"/workspace\" = { host = \"FOLDER\", write = true }",
                 "process = true",
                 "model = true"

@@ -55,9 +55,9 @@ mod tests {
 
         let python = dir.path().join("py");
         std::fs::create_dir_all(&python).unwrap();
-        std::fs::write(python.join("pyproject.toml"), "[tool.agent-host.grants]\nread_state = [\"todo\"]\n")
+        std::fs::write(python.join("pyproject.toml"), "[tool.agent-host.grants]\nread_state = [\"lamp\"]\n")
             .unwrap();
-        assert_eq!(declared_in_folder(&python).unwrap().read_state, ["todo"]);
+        assert_eq!(declared_in_folder(&python).unwrap().read_state, ["lamp"]);
 
         let typescript = dir.path().join("ts");
         std::fs::create_dir_all(&typescript).unwrap();

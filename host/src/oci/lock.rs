@@ -101,7 +101,7 @@ mod tests {
             contract: "0.2.7".into(),
             exports: vec!["provide".into()],
             signer: UNSIGNED.into(),
-            grants: toml::from_str("read_state = [\"todo\"]").unwrap(),
+            grants: toml::from_str("read_state = [\"lamp\"]").unwrap(),
         }
     }
 
@@ -117,7 +117,7 @@ mod tests {
         lock.write(&path).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.find("reg:5000/a:1").unwrap() < text.find("reg:5000/b:1").unwrap(), "{text}");
-        assert!(text.contains("[plugin.grants]\nread_state = [\"todo\"]"), "{text}");
+        assert!(text.contains("[plugin.grants]\nread_state = [\"lamp\"]"), "{text}");
         let read = Lockfile::read(&path).unwrap();
         assert_eq!(read, lock);
         assert_eq!(read.get("reg:5000/b:1").unwrap().layer, "sha256:cc");

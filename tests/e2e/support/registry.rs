@@ -23,7 +23,11 @@ impl Registry {
     pub fn start() -> Self {
         let binary = binary();
         let dir = tempfile::tempdir().expect("a temporary folder");
-        let port = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port").local_addr().expect("an address").port();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .expect("a free port")
+            .local_addr()
+            .expect("an address")
+            .port();
         let address = format!("127.0.0.1:{port}");
         let config = format!(
             "version: 0.1\nlog:\n  level: info\n  accesslog:\n    disabled: false\nstorage:\n  filesystem:\n    \
