@@ -52,6 +52,15 @@ impl Connection {
         self.reference.clone_with_digest(digest.to_owned())
     }
 
+    /// The same repository at `tag`.
+    pub fn at_tag(&self, tag: &str) -> Reference {
+        Reference::with_tag(
+            self.reference.registry().to_owned(),
+            self.reference.repository().to_owned(),
+            tag.to_owned(),
+        )
+    }
+
     /// A registry failure, as the error for this reference.
     pub fn failed(&self, what: &str, error: impl std::fmt::Display) -> OciError {
         OciError::Registry { reference: self.written.clone(), detail: format!("{what}: {error}") }

@@ -18,8 +18,8 @@ mod load;
 mod lock;
 mod pin;
 mod publish;
-mod sign;
 pub mod signature;
+mod signatures;
 mod trust;
 
 pub use annotations::PluginAnnotations;
@@ -32,4 +32,4 @@ pub use load::{component_of, fetched};
 pub use lock::{LockedPlugin, Lockfile, UNSIGNED};
 pub use pin::resolve;
 pub use publish::{Published, publish};
-pub use sign::sign;
+pub use signatures::sign;
