@@ -48,6 +48,8 @@ mod lease;
 mod llama_server_replay;
 mod mcp;
 mod model_faults;
+mod oci_registry;
+mod oci_signatures;
 mod openai_compat;
 mod permissions;
 mod plugin_model;

@@ -17,6 +17,9 @@ mod json;
 mod markdown;
 mod plugin_command;
 mod plugin_new;
+mod plugin_add;
+mod plugin_artifact;
+mod plugin_registry;
 mod render;
 mod resume_hint;
 mod spinner;
@@ -146,7 +149,9 @@ pub enum Command {
         #[arg(value_name = "DIR", default_value = ".")]
         dir: PathBuf,
     },
-    /// Work on plugins: `plugin new` writes a new plugin's folder.
+    /// Work on plugins: `plugin new` writes a new plugin's folder; `build`, `publish`,
+    /// `add`, `update`, `list` and `verify` bring plugins to and from an OCI registry, pinned
+    /// in plugins.lock beside the config.
     Plugin {
         #[command(subcommand)]
         action: plugin_command::PluginAction,

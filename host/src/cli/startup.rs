@@ -40,7 +40,7 @@ pub async fn run(args: Args) -> Status {
     // These make files for a deployment or a plugin, and read no config.
     let command = match command {
         Command::Init { dir } => return super::init::run(&dir),
-        Command::Plugin { action } => return super::plugin_command::run(action),
+        Command::Plugin { action } => return super::plugin_command::run(action, &config_file).await,
         command => command,
     };
     let config = match Config::load(&config_file) {

@@ -169,6 +169,7 @@ fn validate(config: &Config) -> Result<(), ConfigError> {
     super::mcp::check(config)?;
     super::serve::check(config)?;
     super::telemetry::check(config)?;
+    super::registries::check(config)?;
     super::storage::check(config)?;
     Ok(())
 }

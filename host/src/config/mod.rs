@@ -13,6 +13,7 @@ mod locate;
 mod mcp;
 mod plugin_origin;
 mod plugin_source;
+mod registries;
 mod serve;
 mod server_code;
 mod storage;
@@ -36,6 +37,7 @@ pub use mcp::{
 };
 pub use plugin_origin::{ORIGIN_KEYS, PluginOrigin};
 pub use plugin_source::{PluginSource, toolchains_home};
+pub use registries::{LOCK_FILE, RegistryConfig, RegistrySettings, TrustPolicy};
 pub use serve::ServeConfig;
 pub use telemetry::TelemetryConfig;
 pub use toolchain::{CrateLayout, on_path};
@@ -57,6 +59,9 @@ pub struct Config {
     /// The plugins, in the order their instructions and hooks apply.
     #[serde(default, rename = "plugin")]
     pub plugins: Vec<PluginConfig>,
+    /// `[plugins]`: the trust policy and registry settings of plugins pulled from a registry.
+    #[serde(default, rename = "plugins")]
+    pub registry: RegistryConfig,
     /// MCP servers whose tools are offered beside the plugins', in this order.
     #[serde(default)]
     pub mcp: Vec<McpServerConfig>,

@@ -17,6 +17,8 @@ pub(super) async fn component_of(
     match entry.origin() {
         PluginOrigin::Path(path) => build(config.resolve(path), config, sink).await,
         PluginOrigin::Builtin(name) => builtin::materialise(name, &config.resolve(&config.runtime.cache_dir)),
-        PluginOrigin::Oci(reference) => Err(format!("oci \"{reference}\": registries are not supported yet")),
+        PluginOrigin::Oci(reference) => crate::oci::component_of(reference, &entry.grants, config)
+            .await
+            .map_err(|error| error.to_string()),
     }
 }

@@ -1,5 +1,6 @@
 //! What the watcher watches for a deployment, and which changed paths matter: the config
-//! file, each `.wasm` component, each plugin folder's sources — never a folder's build
+//! file, `plugins.lock` when a plugin comes from a registry, each `.wasm` component, each
+//! plugin folder's sources — never a folder's build
 //! outputs or installed packages, nor the deployment's own store and cache, which the host
 //! and its builds write as they run.
 
@@ -8,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use notify::RecursiveMode;
 
-use crate::config::{Config, PluginSource};
+use crate::config::{Config, PluginOrigin, PluginSource};
 
 /// What one deployment's watcher watches.
 #[derive(Default)]
@@ -32,6 +33,10 @@ impl Targets {
             ..Self::default()
         };
         targets.file(absolute(&config.source.file));
+        if config.plugins.iter().any(|p| p.enabled && matches!(p.origin(), PluginOrigin::Oci(_))) {
+            // `plugin update` moves a pin by rewriting the lock alone.
+            targets.file(absolute(&config.lock_path()));
+        }
         for entry in config.plugins.iter().filter(|p| p.enabled) {
             let Some(path) = entry.local_path().map(|path| absolute(&config.resolve(path))) else { continue };
             match PluginSource::of(&path) {
@@ -121,6 +126,15 @@ mod tests {
         ] {
             assert!(!targets.covers(&root.join(path)), "{path}");
         }
+    }
+
+    #[test]
+    fn the_lock_matters_once_a_plugin_comes_from_a_registry() {
+        let (dir, targets) = deployment("");
+        let root = absolute(dir.path());
+        assert!(!targets.covers(&root.join("plugins.lock")));
+        let (dir, targets) = deployment("[[plugin]]\noci = \"127.0.0.1:5000/p:1\"\n");
+        assert!(targets.covers(&absolute(dir.path()).join("plugins.lock")));
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod judged;
 pub mod mcp;
 pub mod postgres;
 pub mod pty;
+pub mod registry;
 pub mod serve;
 
 use std::collections::BTreeMap;

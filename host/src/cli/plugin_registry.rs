@@ -1,0 +1,61 @@
+//! `agent-host plugin build | publish | add`: plugins to and from an OCI registry. What each
+//! does lives beside it (`plugin_artifact.rs`, `plugin_add.rs`); this file is the command
+//! line and the dispatch.
+
+use std::path::{Path, PathBuf};
+
+use super::Status;
+use super::plugin_add::add;
+use super::plugin_artifact::{build, publish};
+
+/// What `agent-host plugin` does with registries.
+#[derive(Debug, clap::Subcommand)]
+pub enum RegistryAction {
+    /// Build a plugin folder (or take a .wasm) and print what its artifact will carry: the
+    /// component's digest, the contract version, its exports and the grants it declares.
+    Build {
+        /// A plugin folder (Rust, Python, TypeScript) or a .wasm component.
+        path: PathBuf,
+        /// Also copy the component here.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Build, then push to REGISTRY/REPOSITORY:TAG in the Wasm OCI layout, annotated with
+    /// what `build` prints; prints the manifest's digest.
+    Publish {
+        /// A plugin folder or a .wasm component.
+        path: PathBuf,
+        /// Where to push: REGISTRY/REPOSITORY:TAG.
+        reference: String,
+        /// Also push a cosign-format signature made with this private key (PEM).
+        #[arg(long, value_name = "KEY")]
+        sign: Option<PathBuf>,
+    },
+    /// Pin REGISTRY/REPOSITORY:TAG in plugins.lock and add its `[[plugin]]` entry, with the
+    /// grants it declares, once accepted; then fetch, verify and cache its component.
+    Add {
+        /// REGISTRY/REPOSITORY:TAG.
+        reference: String,
+        /// Accept what it asks for without a question (required when not at a terminal).
+        #[arg(long)]
+        accept: bool,
+    },
+}
+
+/// Runs `action` on the deployment whose config is `config_file` (`--config`).
+pub async fn run(action: RegistryAction, config_file: &Path) -> Status {
+    let result = match action {
+        RegistryAction::Build { path, out } => build(&path, out.as_deref()).await,
+        RegistryAction::Publish { path, reference, sign } => {
+            publish(&path, &reference, sign.as_deref(), config_file).await
+        }
+        RegistryAction::Add { reference, accept } => add(&reference, accept, config_file).await,
+    };
+    match result {
+        Ok(status) => status,
+        Err(error) => {
+            eprintln!("error: {}", crate::sanitize::multi_line(&format!("{error:#}")));
+            Status::BadInput
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! Plugins from an OCI registry, through the real binary and a real registry
+//! (`support/registry.rs`): published, added (pinned in `plugins.lock`), loaded at the pinned
+//! digest whatever the tag says now, refused when their bytes or grants are not what was
+//! accepted, and loaded from the cache when the registry is gone.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use agent_host::config::RegistryConfig;
+use agent_host::oci::{DeclaredGrants, Lockfile, PluginAnnotations, publish};
+
+use crate::support::registry::Registry;
+use crate::support::{plugin_wasm, repo_root};
+
+/// A deployment folder: the `todo` plugin triage-modes gates on, a model never contacted.
+struct Deployment {
+    dir: tempfile::TempDir,
+}
+
+impl Deployment {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().expect("a deployment folder");
+        let config = format!(
+            "# the operator's own comment\n[model]\nbase_url = \"http://127.0.0.1:1/v1\"\nmodel = \"m\"\n\n\
+             [[plugin]]\npath = \"{}\"\n",
+            plugin_wasm("todo").display()
+        );
+        std::fs::write(dir.path().join("config.toml"), config).expect("write the config");
+        Self { dir }
+    }
+
+    fn config(&self) -> PathBuf {
+        self.dir.path().join("config.toml")
+    }
+
+    /// `agent-host --config DIR/config.toml ARGS...`.
+    fn run(&self, args: &[&str]) -> Output {
+        std::process::Command::new(env!("CARGO_BIN_EXE_agent-host"))
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .env("NO_COLOR", "1")
+            .arg("--config")
+            .arg(self.config())
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("the binary runs")
+    }
+
+    fn add(&self, reference: &str) {
+        let added = self.run(&["plugin", "add", reference, "--accept"]);
+        assert!(added.status.success(), "plugin add failed: {}", text(&added));
+    }
+
+    fn check(&self) -> Output {
+        self.run(&["check", "--offline"])
+    }
+
+    /// Empties `[runtime] cache_dir`: the next load pulls.
+    fn clear_cache(&self) {
+        let _ = std::fs::remove_dir_all(self.dir.path().join(".agent-host/cache"));
+    }
+
+    fn lock(&self) -> Lockfile {
+        Lockfile::read(&self.dir.path().join("plugins.lock")).expect("plugins.lock reads")
+    }
+}
+
+fn text(output: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+}
+
+/// `component` pushed to `reference` as a plugin declaring `grants`, through the library.
+async fn push(reference: &str, component: &Path, grants: &str) -> String {
+    let annotations = PluginAnnotations {
+        contract: "0.2.7".into(),
+        exports: vec!["provide".into()],
+        grants: toml::from_str::<DeclaredGrants>(grants).expect("declared grants"),
+    };
+    let bytes = std::fs::read(component).expect("the component");
+    publish(reference, bytes, &annotations, &RegistryConfig::default())
+        .await
+        .expect("the push")
+        .manifest_digest
+}
+
+/// triage-modes (the Rust build), pushed as `agent-host plugin publish` pushes it: from its
+/// folder, whose Cargo.toml declares `read_state = ["todo"]`.
+fn publish_triage_modes(registry: &Registry, tag: &str) -> String {
+    let reference = format!("{}/plugins/triage-modes:{tag}", registry.address);
+    let scratch = Deployment::new();
+    let folder = repo_root().join("plugins/triage-modes");
+    let published = scratch.run(&["plugin", "publish", folder.to_str().expect("UTF-8"), &reference]);
+    let shown = text(&published);
+    assert!(published.status.success(), "plugin publish failed: {shown}");
+    for line in [
+        "contract   0.2.",
+        "grants     read_state todo",
+        "manifest   sha256:",
+        "dev.agent-host.plugin.grants",
+    ] {
+        assert!(shown.contains(line), "{line} in {shown}");
+    }
+    reference
+}
+
+#[tokio::test]
+async fn a_published_plugin_added_in_a_fresh_folder_loads_and_keeps_loading_with_the_registry_gone() {
+    let mut registry = Registry::start();
+    let reference = publish_triage_modes(&registry, "1");
+    let deployment = Deployment::new();
+
+    let refused = deployment.run(&["plugin", "add", &reference]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(text(&refused).contains("pass --accept"), "{}", text(&refused));
+    assert!(!deployment.dir.path().join("plugins.lock").exists());
+
+    deployment.add(&reference);
+    let config = std::fs::read_to_string(deployment.config()).unwrap();
+    assert!(config.starts_with("# the operator's own comment\n"), "{config}");
+    assert!(
+        config.contains(&format!("oci = \"{reference}\"\n[plugin.grants]\nread_state = [\"todo\"]")),
+        "{config}"
+    );
+    let locked = deployment.lock().get(&reference).cloned().expect("the plugin is pinned");
+    assert_eq!(locked.grants.read_state, ["todo"]);
+
+    deployment.clear_cache();
+    let checked = deployment.check();
+    assert!(checked.status.success(), "{}", text(&checked));
+    assert!(text(&checked).contains("triage-modes@0.1.0"), "{}", text(&checked));
+    assert!(
+        text(&checked).contains(&locked.layer.replace(':', "-")),
+        "loaded from the cache: {}",
+        text(&checked)
+    );
+
+    registry.stop();
+    let offline = deployment.check();
+    assert!(offline.status.success(), "the cached plugin loads without its registry: {}", text(&offline));
+    assert!(text(&offline).contains("triage-modes@0.1.0"), "{}", text(&offline));
+
+    deployment.clear_cache();
+    let gone = deployment.check();
+    assert_eq!(gone.status.code(), Some(2), "{}", text(&gone));
+    assert!(text(&gone).contains(&reference), "{}", text(&gone));
+}
+
+#[tokio::test]
+async fn a_moved_tag_still_loads_the_pinned_digest() {
+    let registry = Registry::start();
+    let reference = publish_triage_modes(&registry, "moving");
+    let deployment = Deployment::new();
+    deployment.add(&reference);
+    let pinned = deployment.lock().get(&reference).cloned().expect("pinned");
+
+    let moved = push(&reference, &plugin_wasm("misbehave"), "").await;
+    assert_ne!(moved, pinned.manifest, "the tag points elsewhere now");
+
+    deployment.clear_cache();
+    let checked = deployment.check();
+    assert!(checked.status.success(), "{}", text(&checked));
+    assert!(text(&checked).contains("triage-modes@0.1.0"), "{}", text(&checked));
+    assert!(!text(&checked).contains("misbehave"), "{}", text(&checked));
+}
+
+#[tokio::test]
+async fn a_blob_altered_in_the_registry_is_refused_naming_both_digests() {
+    let registry = Registry::start();
+    let reference = publish_triage_modes(&registry, "altered");
+    let deployment = Deployment::new();
+    deployment.add(&reference);
+    let pinned = deployment.lock().get(&reference).cloned().expect("pinned");
+
+    let blob = registry.blob_path(&pinned.layer);
+    let mut bytes = std::fs::read(&blob).expect("the stored blob");
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    std::fs::write(&blob, &bytes).expect("alter the stored blob");
+    let actual = agent_host::oci::sha256_digest(&bytes);
+
+    deployment.clear_cache();
+    let refused = deployment.check();
+    let shown = text(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{shown}");
+    assert!(shown.contains(&pinned.layer) && shown.contains(&actual), "both digests in: {shown}");
+    assert!(
+        !deployment
+            .dir
+            .path()
+            .join(".agent-host/cache/oci")
+            .join(format!("{}.wasm", pinned.layer.replace(':', "-")))
+            .exists()
+    );
+}
+
+#[tokio::test]
+async fn a_declared_grant_the_config_lacks_is_refused_before_any_blob_is_fetched() {
+    let registry = Registry::start();
+    let reference = publish_triage_modes(&registry, "grants");
+    let deployment = Deployment::new();
+    deployment.add(&reference);
+    let config = std::fs::read_to_string(deployment.config()).unwrap();
+    std::fs::write(deployment.config(), config.replace("[plugin.grants]\nread_state = [\"todo\"]\n", ""))
+        .unwrap();
+
+    deployment.clear_cache();
+    registry.clear_log();
+    let refused = deployment.check();
+    let shown = text(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{shown}");
+    assert!(shown.contains(&reference) && shown.contains("`read_state = [\"todo\"]`"), "{shown}");
+    assert!(registry.blob_requests().is_empty(), "no blob asked for: {}", registry.log());
+
+    let unpinned = format!("{}/plugins/never-added:1", registry.address);
+    std::fs::write(deployment.config(), format!("{config}\n[[plugin]]\noci = \"{unpinned}\"\n")).unwrap();
+    let refused = deployment.check();
+    assert!(text(&refused).contains(&format!("agent-host plugin add {unpinned}")), "{}", text(&refused));
+}
+
+#[tokio::test]
+async fn a_hot_reload_to_a_digest_declaring_more_grants_keeps_the_old_version_serving() {
+    let registry = Registry::start();
+    let reference = publish_triage_modes(&registry, "reload");
+    let deployment = Deployment::new();
+    deployment.add(&reference);
+    let pinned = deployment.lock().get(&reference).cloned().expect("pinned");
+
+    let config = agent_host::Config::load(&deployment.config()).expect("the config loads");
+    let model = agent_host::model::ModelClient::from_config(&config).unwrap().expect("a model");
+    let host = agent_host::Host::new(config, model).await.expect("the host starts");
+    let serving = host.plugins().by_name("triage-modes").expect("serving").identity().hash.clone();
+    assert_eq!(format!("sha256:{serving}"), pinned.layer);
+
+    // The tag moves to a build declaring `process` too, and the lock follows it.
+    let wider =
+        push(&reference, &plugin_wasm("triage-modes"), "read_state = [\"todo\"]\nprocess = true\n").await;
+    let mut lock = deployment.lock();
+    let mut moved = pinned.clone();
+    moved.manifest = wider;
+    moved.grants.process = true;
+    lock.pin(moved);
+    lock.write(&deployment.dir.path().join("plugins.lock")).unwrap();
+
+    let error = host.reload(&agent_host::events::NoEvents).await.expect_err("the reload is refused");
+    assert!(format!("{error:#}").contains("`process = true`"), "{error:#}");
+    let still = host.plugins().by_name("triage-modes").expect("still serving").identity().hash.clone();
+    assert_eq!(still, serving);
+}
