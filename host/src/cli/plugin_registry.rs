@@ -1,12 +1,16 @@
-//! `agent-host plugin build | publish | add`: plugins to and from an OCI registry. What each
-//! does lives beside it (`plugin_artifact.rs`, `plugin_add.rs`); this file is the command
-//! line and the dispatch.
+//! `agent-host plugin build | publish | add | update | list | verify`: plugins to and from an
+//! OCI registry. What each does lives beside it (`plugin_artifact.rs`, `plugin_add.rs`,
+//! `plugin_update.rs`, `plugin_list.rs`, `plugin_verify.rs`); this file is the command line
+//! and the dispatch.
 
 use std::path::{Path, PathBuf};
 
 use super::Status;
 use super::plugin_add::add;
 use super::plugin_artifact::{build, publish};
+use super::plugin_list::list;
+use super::plugin_update::update;
+use super::plugin_verify::verify;
 
 /// What `agent-host plugin` does with registries.
 #[derive(Debug, clap::Subcommand)]
@@ -40,6 +44,23 @@ pub enum RegistryAction {
         #[arg(long)]
         accept: bool,
     },
+    /// Move `oci` plugins (all, or the one NAME picks: its reference or repository name) to
+    /// the digest their tag points at now, printing the digest, contract and signer that
+    /// changed and every grant added or widened. One that asks for more than its entry grants
+    /// is not moved unless accepted (a key at a terminal, or --accept), which widens the
+    /// entry's grants in the config too.
+    Update {
+        name: Option<String>,
+        /// Accept what the new versions ask for without a question.
+        #[arg(long)]
+        accept: bool,
+    },
+    /// Each plugin of the deployment: where it comes from, its digest, signer, contract
+    /// version and grants.
+    List,
+    /// Check every `oci` plugin against the lock's digest and the trust policy (fetching a
+    /// component not cached); exit 1 naming each failure.
+    Verify,
 }
 
 /// Runs `action` on the deployment whose config is `config_file` (`--config`).
@@ -50,6 +71,9 @@ pub async fn run(action: RegistryAction, config_file: &Path) -> Status {
             publish(&path, &reference, sign.as_deref(), config_file).await
         }
         RegistryAction::Add { reference, accept } => add(&reference, accept, config_file).await,
+        RegistryAction::Update { name, accept } => update(name.as_deref(), accept, config_file).await,
+        RegistryAction::List => list(config_file).await,
+        RegistryAction::Verify => verify(config_file).await,
     };
     match result {
         Ok(status) => status,

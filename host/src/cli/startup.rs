@@ -37,7 +37,8 @@ pub async fn run(args: Args) -> Status {
     if let Some(note) = old_spelling {
         eprintln!("note: {note}");
     }
-    // These make files for a deployment or a plugin, and read no config.
+    // These make files for a deployment or a plugin, or read the config themselves (adding a
+    // plugin writes it).
     let command = match command {
         Command::Init { dir } => return super::init::run(&dir),
         Command::Plugin { action } => return super::plugin_command::run(action, &config_file).await,

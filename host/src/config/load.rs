@@ -321,7 +321,11 @@ mod tests {
     fn a_missing_field_names_its_entry_and_a_typo_under_a_quoted_key_its_whole_path() {
         let missing = error("[[plugin]]\npath = \"/\"\nenabled = false\n\n[[plugin]]\nenabled = false\n");
         assert_eq!((missing.line, missing.field.as_deref()), (Some(5), Some("plugin[1]")), "{missing}");
-        assert!(missing.message.contains("missing field `path`"), "{missing}");
+        assert!(missing.message.contains("names no component"), "{missing}");
+        assert!(missing.message.contains("`builtin = \"NAME\"`"), "{missing}");
+        let both = error("[[plugin]]\npath = \"/\"\nbuiltin = \"x\"\n");
+        assert_eq!((both.line, both.field.as_deref()), (Some(2), Some("plugin[0].path")), "{both}");
+        assert!(both.message.contains("sets `path` and `builtin`"), "{both}");
         let text = "[[plugin]]\npath = \"/\"\nenabled = false\n[plugin.grants.dirs]\n\"/data.d\" = { host = \"d\", writ = true }\n";
         let typo = error(text);
         assert_eq!(

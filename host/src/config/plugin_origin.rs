@@ -87,7 +87,7 @@ pub(super) fn check_origins(config: &Config) -> Result<(), ConfigError> {
             Some(_) => config.error_at(plugin.origin_span(), field, message),
             None => ConfigError {
                 file: config.source.file.clone(),
-                line: None,
+                line: super::locate::line_of_field(&config.source.text, &format!("plugin[{index}]")),
                 field: Some(format!("plugin[{index}]")),
                 message,
             },

@@ -122,6 +122,25 @@ impl DeclaredGrants {
         }
     }
 
+    /// What `granted` allows, in the same terms: what `agent-host plugin list` shows of an
+    /// entry's `[plugin.grants]`.
+    pub fn of_granted(granted: &Grants) -> Self {
+        Self {
+            read_state: granted.read_state.clone(),
+            dirs: granted
+                .dirs
+                .iter()
+                .map(|(guest, dir)| (guest.clone(), DeclaredDir { write: dir.write }))
+                .collect(),
+            process: granted.process,
+            env: granted.env.clone(),
+            network: granted.network,
+            model: granted.model,
+            review: granted.review,
+            start_turns: granted.start_turns,
+        }
+    }
+
     /// Whether it declares nothing at all.
     pub fn is_empty(&self) -> bool {
         self == &Self::default()
