@@ -247,3 +247,56 @@ async fn a_hot_reload_to_a_digest_declaring_more_grants_keeps_the_old_version_se
     let still = host.plugins().by_name("triage-modes").expect("still serving").identity().hash.clone();
     assert_eq!(still, serving);
 }
+
+#[tokio::test]
+async fn an_update_asking_for_a_new_grant_waits_for_accept_and_list_and_verify_show_the_result() {
+    let registry = Registry::start();
+    let reference = publish_triage_modes(&registry, "update");
+    let deployment = Deployment::new();
+    deployment.add(&reference);
+    let pinned = deployment.lock().get(&reference).cloned().expect("pinned");
+
+    let current = deployment.run(&["plugin", "update"]);
+    assert!(current.status.success(), "{}", text(&current));
+    assert!(text(&current).contains("up to date"), "{}", text(&current));
+
+    // The tag moves to a build that also runs processes.
+    let wider =
+        push(&reference, &plugin_wasm("triage-modes"), "read_state = [\"todo\"]\nprocess = true\n").await;
+    let held = deployment.run(&["plugin", "update", "triage-modes"]);
+    let shown = text(&held);
+    assert_eq!(held.status.code(), Some(2), "{shown}");
+    assert!(shown.contains(&format!("{} -> {wider}", pinned.manifest)), "{shown}");
+    assert!(shown.contains("grant +   process = true"), "{shown}");
+    assert!(shown.contains("pass --accept"), "{shown}");
+    assert_eq!(deployment.lock().get(&reference).expect("pinned").manifest, pinned.manifest);
+    assert!(!std::fs::read_to_string(deployment.config()).unwrap().contains("process"));
+
+    let accepted = deployment.run(&["plugin", "update", "triage-modes", "--accept"]);
+    assert!(accepted.status.success(), "{}", text(&accepted));
+    assert_eq!(deployment.lock().get(&reference).expect("pinned").manifest, wider);
+    let config = std::fs::read_to_string(deployment.config()).unwrap();
+    assert!(config.starts_with("# the operator's own comment\n"), "{config}");
+    assert!(config.contains("process = true"), "{config}");
+
+    let listed = deployment.run(&["plugin", "list"]);
+    let shown = text(&listed);
+    assert!(listed.status.success(), "{shown}");
+    assert!(shown.contains(&format!("oci \"{reference}\"")) && shown.contains(&wider), "{shown}");
+    assert!(shown.contains("process") && shown.contains("read_state todo"), "{shown}");
+
+    let verified = deployment.run(&["plugin", "verify"]);
+    assert!(verified.status.success(), "{}", text(&verified));
+    assert!(text(&verified).contains(&format!("ok    plugin[1] {reference}")), "{}", text(&verified));
+
+    let layer = deployment.lock().get(&reference).expect("pinned").layer.clone();
+    let blob = registry.blob_path(&layer);
+    let mut bytes = std::fs::read(&blob).expect("the stored blob");
+    bytes[0] ^= 0xff;
+    std::fs::write(&blob, &bytes).expect("alter the stored blob");
+    deployment.clear_cache();
+    let failed = deployment.run(&["plugin", "verify"]);
+    let shown = text(&failed);
+    assert_eq!(failed.status.code(), Some(1), "{shown}");
+    assert!(shown.contains(&format!("FAIL  plugin[1] {reference}")) && shown.contains(&layer), "{shown}");
+}
