@@ -93,16 +93,8 @@ pub fn entry_text(reference: &str, grants: &DeclaredGrants) -> String {
     if !grants.read_state.is_empty() {
         text.push_str(&format!("read_state = {}\n", toml_list(&grants.read_state)));
     }
-    for (flag, set) in [
-        ("process", grants.process),
-        ("network", grants.network),
-        ("model", grants.model),
-        ("review", grants.review),
-        ("start_turns", grants.start_turns),
-    ] {
-        if set {
-            text.push_str(&format!("{flag} = true\n"));
-        }
+    for flag in grants.flags_set() {
+        text.push_str(&format!("{flag} = true\n"));
     }
     if !grants.env.is_empty() {
         text.push_str(&format!("env = {}\n", toml_list(&grants.env)));

@@ -115,16 +115,8 @@ fn widen_grants(config_file: &Path, index: usize, declared: &DeclaredGrants) -> 
         .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
         .as_table_like_mut()
         .context("plugin.grants is not a table")?;
-    for (key, wanted) in [
-        ("process", declared.process),
-        ("network", declared.network),
-        ("model", declared.model),
-        ("review", declared.review),
-        ("start_turns", declared.start_turns),
-    ] {
-        if wanted {
-            grants.insert(key, toml_edit::value(true));
-        }
+    for flag in declared.flags_set() {
+        grants.insert(flag, toml_edit::value(true));
     }
     for (key, wanted) in [("read_state", &declared.read_state), ("env", &declared.env)] {
         let list = grants.entry(key).or_insert(toml_edit::value(toml_edit::Array::new()));

@@ -141,6 +141,19 @@ impl DeclaredGrants {
         }
     }
 
+    /// The on-or-off grants it declares, by their `[plugin.grants]` keys.
+    pub fn flags_set(&self) -> impl Iterator<Item = &'static str> {
+        [
+            ("process", self.process),
+            ("network", self.network),
+            ("model", self.model),
+            ("review", self.review),
+            ("start_turns", self.start_turns),
+        ]
+        .into_iter()
+        .filter_map(|(flag, set)| set.then_some(flag))
+    }
+
     /// Whether it declares nothing at all.
     pub fn is_empty(&self) -> bool {
         self == &Self::default()
@@ -155,17 +168,7 @@ impl DeclaredGrants {
         for (guest, dir) in &self.dirs {
             parts.push(format!("dirs \"{guest}\" ({})", if dir.write { "write" } else { "read" }));
         }
-        for (flag, set) in [
-            ("process", self.process),
-            ("network", self.network),
-            ("model", self.model),
-            ("review", self.review),
-            ("start_turns", self.start_turns),
-        ] {
-            if set {
-                parts.push(flag.to_owned());
-            }
-        }
+        parts.extend(self.flags_set().map(str::to_owned));
         if !self.env.is_empty() {
             parts.push(format!("env {}", self.env.join(", ")));
         }
