@@ -1,5 +1,5 @@
 //! The stock plugins this binary carries (`builtin = "NAME"`): components built from
-//! `plugins/` by the build script (`host/build.rs`, the list in `plugins/stock.toml`), so a
+//! `plugins/` by the build script (`host/build_script/`, the list in `plugins/stock.toml`), so a
 //! deployment needs no toolchain and no checkout. A builtin never changes while the binary
 //! runs, so nothing watches it; a new binary brings new bytes under a new file name.
 

@@ -51,6 +51,7 @@ fn line() -> impl Strategy<Value = String> {
         "script",
         "temperature",
         "path",
+        "builtin",
         "cache_dir",
         "limits",
         "memory_mb",
