@@ -85,12 +85,8 @@ pub(super) fn check_origins(config: &Config) -> Result<(), ConfigError> {
         let field = format!("plugin[{index}].{}", keys.first().copied().unwrap_or("path"));
         return Err(match keys.first() {
             Some(_) => config.error_at(plugin.origin_span(), field, message),
-            None => ConfigError {
-                file: config.source.file.clone(),
-                line: None,
-                field: Some(format!("plugin[{index}]")),
-                message,
-            },
+            // No key to point at: the entry's own line, its `[[plugin]]`.
+            None => config.error(format!("plugin[{index}]"), message),
         });
     }
     Ok(())
