@@ -29,17 +29,17 @@ pub async fn component_of(reference: &str, granted: &Grants, config: &Config) ->
 /// `locked`'s component, from the cache or the registry, its trust policy met.
 pub async fn fetched(locked: &LockedPlugin, config: &Config) -> Result<PathBuf, OciError> {
     let cache = ComponentCache::under(&config.resolve(&config.runtime.cache_dir));
-    if let Some(path) = cache.component(&locked.layer) {
-        // A signature kept when it was fetched proves it offline; else ask the registry.
-        if trust::cached_signer_of(&locked.reference, config, &cache, &locked.manifest).is_ok() {
-            return Ok(path);
-        }
-        let connection = Connection::open(&locked.reference, &config.registry)?;
-        trust::signer_of(&connection, config, &cache, &locked.manifest).await?;
-        return Ok(path);
+    let cached = cache.component(&locked.layer);
+    // A signature kept when it was fetched proves it offline; else ask the registry.
+    if let Some(path) = &cached
+        && trust::cached_signer_of(&locked.reference, config, &cache, &locked.manifest).is_ok()
+    {
+        return Ok(path.clone());
     }
     let connection = Connection::open(&locked.reference, &config.registry)?;
     trust::signer_of(&connection, config, &cache, &locked.manifest).await?;
-    let bytes = fetch_layer(&connection, &locked.layer).await?;
-    cache.keep_component(&locked.layer, &bytes)
+    match cached {
+        Some(path) => Ok(path),
+        None => cache.keep_component(&locked.layer, &fetch_layer(&connection, &locked.layer).await?),
+    }
 }
