@@ -104,6 +104,16 @@ fn publish_triage_modes(registry: &Registry, tag: &str) -> String {
     reference
 }
 
+/// A registry holding triage-modes at `tag`, and a deployment that added it. Keep the
+/// registry bound (`_registry` where unused): it stops when dropped.
+fn added(tag: &str) -> (Registry, String, Deployment) {
+    let registry = Registry::start();
+    let reference = publish_triage_modes(&registry, tag);
+    let deployment = Deployment::new();
+    deployment.add(&reference);
+    (registry, reference, deployment)
+}
+
 #[tokio::test]
 async fn a_published_plugin_added_in_a_fresh_folder_loads_and_keeps_loading_with_the_registry_gone() {
     let mut registry = Registry::start();
@@ -148,10 +158,7 @@ async fn a_published_plugin_added_in_a_fresh_folder_loads_and_keeps_loading_with
 
 #[tokio::test]
 async fn a_moved_tag_still_loads_the_pinned_digest() {
-    let registry = Registry::start();
-    let reference = publish_triage_modes(&registry, "moving");
-    let deployment = Deployment::new();
-    deployment.add(&reference);
+    let (_registry, reference, deployment) = added("moving");
     let pinned = deployment.lock().get(&reference).cloned().expect("pinned");
 
     let moved = push(&reference, &plugin_wasm("misbehave"), "").await;
@@ -166,10 +173,7 @@ async fn a_moved_tag_still_loads_the_pinned_digest() {
 
 #[tokio::test]
 async fn a_blob_altered_in_the_registry_is_refused_naming_both_digests() {
-    let registry = Registry::start();
-    let reference = publish_triage_modes(&registry, "altered");
-    let deployment = Deployment::new();
-    deployment.add(&reference);
+    let (registry, reference, deployment) = added("altered");
     let pinned = deployment.lock().get(&reference).cloned().expect("pinned");
 
     let blob = registry.blob_path(&pinned.layer);
@@ -196,10 +200,7 @@ async fn a_blob_altered_in_the_registry_is_refused_naming_both_digests() {
 
 #[tokio::test]
 async fn a_declared_grant_the_config_lacks_is_refused_before_any_blob_is_fetched() {
-    let registry = Registry::start();
-    let reference = publish_triage_modes(&registry, "grants");
-    let deployment = Deployment::new();
-    deployment.add(&reference);
+    let (registry, reference, deployment) = added("grants");
     let config = std::fs::read_to_string(deployment.config()).unwrap();
     std::fs::write(deployment.config(), config.replace("[plugin.grants]\nread_state = [\"todo\"]\n", ""))
         .unwrap();
@@ -220,10 +221,7 @@ async fn a_declared_grant_the_config_lacks_is_refused_before_any_blob_is_fetched
 
 #[tokio::test]
 async fn a_hot_reload_to_a_digest_declaring_more_grants_keeps_the_old_version_serving() {
-    let registry = Registry::start();
-    let reference = publish_triage_modes(&registry, "reload");
-    let deployment = Deployment::new();
-    deployment.add(&reference);
+    let (_registry, reference, deployment) = added("reload");
     let pinned = deployment.lock().get(&reference).cloned().expect("pinned");
 
     let config = agent_host::Config::load(&deployment.config()).expect("the config loads");
@@ -250,10 +248,7 @@ async fn a_hot_reload_to_a_digest_declaring_more_grants_keeps_the_old_version_se
 
 #[tokio::test]
 async fn an_update_asking_for_a_new_grant_waits_for_accept_and_list_and_verify_show_the_result() {
-    let registry = Registry::start();
-    let reference = publish_triage_modes(&registry, "update");
-    let deployment = Deployment::new();
-    deployment.add(&reference);
+    let (registry, reference, deployment) = added("update");
     let pinned = deployment.lock().get(&reference).cloned().expect("pinned");
 
     let current = deployment.run(&["plugin", "update"]);
