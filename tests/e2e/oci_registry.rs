@@ -140,6 +140,12 @@ async fn a_published_plugin_added_in_a_fresh_folder_loads_and_keeps_loading_with
     assert!(checked.status.success(), "{}", text(&checked));
     assert!(text(&checked).contains("triage-modes@0.1.0"), "{}", text(&checked));
     assert!(
+        text(&checked)
+            .contains("triage-modes: Stage (mode): ● triage ○ research ○ review; moved by the model only"),
+        "the custom mode plugin's modes: {}",
+        text(&checked)
+    );
+    assert!(
         text(&checked).contains(&locked.layer.replace(':', "-")),
         "loaded from the cache: {}",
         text(&checked)

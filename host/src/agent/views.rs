@@ -25,6 +25,15 @@ impl Host {
     pub async fn refresh_views(&self, session: &mut LiveSession, sink: &dyn EventSink) {
         session.refresh_views(&self.plugins(), sink).await;
     }
+
+    /// What each plugin would show a new session, on an empty state: what `check` lists, so
+    /// an operator sees a mode plugin's modes before opening anything.
+    pub async fn new_session_views(&self) -> Vec<PluginView> {
+        let mut views = Views::default();
+        let nothing_sent = crate::events::NoEvents;
+        views.refresh(&self.plugins(), "", &StateBag::default(), &nothing_sent).await;
+        views.current()
+    }
 }
 
 /// The views one session keeps, in config order.

@@ -39,6 +39,38 @@ pub fn listing(line: &str, views: &[PluginView]) -> Option<String> {
     Some(lines.join("\n"))
 }
 
+/// One line for each choice `views` show, the current value marked and how it moves: what
+/// `check` prints, so an operator sees a mode plugin's modes before any session opens.
+pub fn summaries(views: &[PluginView]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for view in views {
+        for widget in &view.widgets {
+            let Widget::Choice { label, current, options, command, category, .. } = widget else {
+                continue;
+            };
+            let values: Vec<String> = options
+                .iter()
+                .map(|option| {
+                    let mark = if current.as_deref() == Some(option.value.as_str()) { "●" } else { "○" };
+                    format!("{mark} {}", one_line(&option.value))
+                })
+                .collect();
+            let kind = category.as_deref().map_or_else(String::new, |kind| format!(" ({})", one_line(kind)));
+            let moved = command.as_deref().map_or_else(
+                || "moved by the model only".to_owned(),
+                |line| format!("switched by {}", one_line(line)),
+            );
+            lines.push(format!(
+                "{}: {}{kind}: {}; {moved}",
+                one_line(&view.plugin),
+                one_line(label),
+                values.join(" ")
+            ));
+        }
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,5 +114,19 @@ mod tests {
         assert_eq!(listing("/pace slow", &[view(Some("/pace"))]), None, "a value was given");
         assert_eq!(listing("/pace", &[view(None)]), None, "only the model moves it");
         assert_eq!(listing("/other", &[view(Some("/pace"))]), None);
+    }
+
+    #[test]
+    fn a_summary_names_the_plugin_the_values_and_how_the_choice_moves() {
+        let mut moved_by_model = view(None);
+        moved_by_model.plugin = "stager".into();
+        let lines = summaries(&[view(Some("/pace")), moved_by_model]);
+        assert_eq!(
+            lines,
+            [
+                "pacer: Pace: ● slow ○ fast ○ x\\x1b; switched by /pace",
+                "stager: Pace: ● slow ○ fast ○ x\\x1b; moved by the model only",
+            ]
+        );
     }
 }

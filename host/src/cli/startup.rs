@@ -158,6 +158,9 @@ fn role(command: &Command) -> HolderRole {
 /// `demo`, that no endpoint is configured.
 async fn check(host: &Host, offline: bool, demo: bool) -> Status {
     println!("{}", multi_line(&host.plugin_table()));
+    for choice in super::choice_options::summaries(&host.new_session_views().await) {
+        println!("{choice}");
+    }
     let servers = host.mcp_table();
     if !servers.is_empty() {
         println!("{}", multi_line(&servers));
