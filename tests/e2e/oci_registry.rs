@@ -9,6 +9,7 @@ use std::process::Output;
 use agent_host::config::RegistryConfig;
 use agent_host::oci::{DeclaredGrants, Lockfile, PluginAnnotations, publish};
 
+use crate::support::console::{Console, PATIENCE};
 use crate::support::registry::Registry;
 use crate::support::{plugin_wasm, repo_root};
 
@@ -50,6 +51,21 @@ impl Deployment {
     fn add(&self, reference: &str) {
         let added = self.run(&["plugin", "add", reference, "--accept"]);
         assert!(added.status.success(), "plugin add failed: {}", text(&added));
+    }
+
+    /// `plugin update NAME` at a terminal, `key` typed at its question: the screen when it
+    /// has exited.
+    fn answer_update(&self, name: &str, key: &str) -> String {
+        let mut console =
+            Console::start(&format!("plugin-update-{key}"), &self.config(), &["plugin", "update", name]);
+        console.wait_for("the question", "[y/N]");
+        console.keys(&format!("{key}\r"));
+        let deadline = std::time::Instant::now() + PATIENCE;
+        while console.child.try_wait().expect("the update's status").is_none() {
+            assert!(std::time::Instant::now() < deadline, "the update did not end:\n{}", console.contents());
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        console.contents()
     }
 
     fn check(&self) -> Output {
@@ -273,8 +289,16 @@ async fn an_update_asking_for_a_new_grant_waits_for_accept_and_list_and_verify_s
     assert_eq!(deployment.lock().get(&reference).expect("pinned").manifest, pinned.manifest);
     assert!(!std::fs::read_to_string(deployment.config()).unwrap().contains("process"));
 
-    let accepted = deployment.run(&["plugin", "update", "triage-modes", "--accept"]);
-    assert!(accepted.status.success(), "{}", text(&accepted));
+    // At a terminal the operator is asked, and a key decides: `n` keeps the pinned version,
+    // `y` takes the new one.
+    let declined = deployment.answer_update("triage-modes", "n");
+    assert!(
+        declined.contains(&format!("not updated: {reference} stays at {}", pinned.manifest)),
+        "{declined}"
+    );
+    assert_eq!(deployment.lock().get(&reference).expect("pinned").manifest, pinned.manifest);
+    let accepted = deployment.answer_update("triage-modes", "y");
+    assert!(accepted.contains(&format!("pinned at {wider}")), "{accepted}");
     assert_eq!(deployment.lock().get(&reference).expect("pinned").manifest, wider);
     let config = std::fs::read_to_string(deployment.config()).unwrap();
     assert!(config.starts_with("# the operator's own comment\n"), "{config}");
