@@ -6,11 +6,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use agent_host::config::RegistryConfig;
+use agent_host::config::{RegistryConfig, RegistrySettings};
 use agent_host::oci::{DeclaredGrants, Lockfile, PluginAnnotations, publish};
 
 use crate::support::console::{Console, PATIENCE};
-use crate::support::registry::Registry;
+use crate::support::registry::{Registry, machine_address};
 use crate::support::{plugin_wasm, repo_root};
 
 /// A deployment folder: the `todo` plugin triage-modes gates on, a model never contacted.
@@ -32,6 +32,14 @@ impl Deployment {
 
     fn config(&self) -> PathBuf {
         self.dir.path().join("config.toml")
+    }
+
+    /// `text` appended to the config.
+    fn with(self, text: &str) -> Self {
+        let mut config = std::fs::read_to_string(self.config()).expect("the config");
+        config.push_str(text);
+        std::fs::write(self.config(), config).expect("write the config");
+        self
     }
 
     /// `agent-host --config DIR/config.toml ARGS...`.
@@ -88,16 +96,18 @@ fn text(output: &Output) -> String {
 
 /// `component` pushed to `reference` as a plugin declaring `grants`, through the library.
 async fn push(reference: &str, component: &Path, grants: &str) -> String {
+    push_to(reference, component, grants, &RegistryConfig::default()).await
+}
+
+/// `push`, reaching the registry as `registries` says.
+async fn push_to(reference: &str, component: &Path, grants: &str, registries: &RegistryConfig) -> String {
     let annotations = PluginAnnotations {
         contract: "0.2.7".into(),
         exports: vec!["provide".into()],
         grants: toml::from_str::<DeclaredGrants>(grants).expect("declared grants"),
     };
     let bytes = std::fs::read(component).expect("the component");
-    publish(reference, bytes, &annotations, &RegistryConfig::default())
-        .await
-        .expect("the push")
-        .manifest_digest
+    publish(reference, bytes, &annotations, registries).await.expect("the push").manifest_digest
 }
 
 /// triage-modes (the Rust build), pushed as `agent-host plugin publish` pushes it: from its
@@ -324,4 +334,75 @@ async fn an_update_asking_for_a_new_grant_waits_for_accept_and_list_and_verify_s
     let shown = text(&failed);
     assert_eq!(failed.status.code(), Some(1), "{shown}");
     assert!(shown.contains(&format!("FAIL  plugin[1] {reference}")) && shown.contains(&layer), "{shown}");
+}
+
+/// A private certificate authority, and a certificate it signed for `ip`: their PEM files in
+/// `dir` (`ca.pem`, `registry.pem`, `registry.key`).
+fn certificates_for(ip: std::net::IpAddr, dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
+    let mut authority = CertificateParams::new(Vec::<String>::new()).expect("CA parameters");
+    authority.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    authority.distinguished_name.push(DnType::CommonName, "agent-host tests' private CA");
+    let authority =
+        CertifiedIssuer::self_signed(authority, KeyPair::generate().expect("a CA key")).expect("the CA");
+    let key = KeyPair::generate().expect("the registry's key");
+    let certificate = CertificateParams::new(vec![ip.to_string()])
+        .expect("the registry's parameters")
+        .signed_by(&key, &authority)
+        .expect("the registry's certificate");
+    let paths = (dir.join("ca.pem"), dir.join("registry.pem"), dir.join("registry.key"));
+    std::fs::write(&paths.0, authority.pem()).expect("write ca.pem");
+    std::fs::write(&paths.1, certificate.pem()).expect("write registry.pem");
+    std::fs::write(&paths.2, key.serialize_pem()).expect("write registry.key");
+    paths
+}
+
+#[tokio::test]
+async fn a_registry_off_this_machine_is_spoken_to_over_https_unless_the_config_calls_it_insecure() {
+    let ip = machine_address();
+    let certificates = tempfile::tempdir().expect("a folder for certificates");
+    let (authority, certificate, key) = certificates_for(ip, certificates.path());
+    let secure = Registry::start_on(ip, Some((&certificate, &key)));
+    let reference = format!("{}/plugins/triage-modes:tls", secure.address);
+    let trusting = |deployment: Deployment| {
+        deployment.with(&format!(
+            "\n[plugins.registries.\"{}\"]\nca_file = \"{}\"\n",
+            secure.address,
+            authority.display()
+        ))
+    };
+
+    // Published and added over TLS, the registry's certificate checked against its own CA.
+    let publisher = trusting(Deployment::new());
+    let folder = repo_root().join("plugins/triage-modes");
+    let published = publisher.run(&["plugin", "publish", folder.to_str().expect("UTF-8"), &reference]);
+    assert!(published.status.success(), "plugin publish over TLS: {}", text(&published));
+    let deployment = trusting(Deployment::new());
+    deployment.add(&reference);
+    let checked = deployment.check();
+    assert!(text(&checked).contains("triage-modes@0.1.0"), "{}", text(&checked));
+
+    // Without the CA the same registry's certificate is refused: it was HTTPS, and checked.
+    let stranger = Deployment::new();
+    let refused = stranger.run(&["plugin", "add", &reference, "--accept"]);
+    let shown = text(&refused);
+    assert!(!refused.status.success(), "{shown}");
+    assert!(shown.contains(&reference) && shown.to_lowercase().contains("certificate"), "{shown}");
+
+    // A registry there speaking plain HTTP is refused until the config calls it insecure.
+    let plain = Registry::start_on(ip, None);
+    let reference = format!("{}/plugins/triage-modes:plain", plain.address);
+    let mut insecure = RegistryConfig::default();
+    insecure
+        .registries
+        .insert(plain.address.clone(), RegistrySettings { insecure: true, ..RegistrySettings::default() });
+    push_to(&reference, &plugin_wasm("triage-modes"), "read_state = [\"todo\"]", &insecure).await;
+    let deployment = Deployment::new();
+    let refused = deployment.run(&["plugin", "add", &reference, "--accept"]);
+    let shown = text(&refused);
+    assert!(!refused.status.success(), "plain HTTP without `insecure`: {shown}");
+    assert!(shown.contains(&reference) && shown.contains("insecure = true"), "{shown}");
+    let deployment =
+        deployment.with(&format!("\n[plugins.registries.\"{}\"]\ninsecure = true\n", plain.address));
+    deployment.add(&reference);
 }

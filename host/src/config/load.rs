@@ -41,6 +41,7 @@ pub(super) fn parse(text: &str, file: &Path) -> Result<Config, ConfigError> {
     config.source = ConfigSource { file: file.to_path_buf(), dir, text: text.into() };
     move_endpoint_caps(&mut config)?;
     super::grants::resolve(&mut config);
+    super::registries::resolve(&mut config);
     validate(&config)?;
     Ok(config)
 }

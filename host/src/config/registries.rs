@@ -47,6 +47,9 @@ pub struct RegistrySettings {
     pub username_env: Option<String>,
     /// The variable holding the password (or token) to log in with.
     pub password_env: Option<String>,
+    /// A PEM file of certificate authorities to trust for this registry, beside the system's:
+    /// a private registry's own CA. Relative to the config file; absolute once loaded.
+    pub ca_file: Option<Spanned<PathBuf>>,
 }
 
 impl Config {
@@ -97,6 +100,18 @@ impl<'de> Deserialize<'de> for TrustPolicy {
     }
 }
 
+/// Every `ca_file` made absolute, so whatever reaches a registry needs no config folder.
+pub(super) fn resolve(config: &mut Config) {
+    let dir = config.source.dir.clone();
+    for settings in config.registry.registries.values_mut() {
+        if let Some(file) = &mut settings.ca_file
+            && file.get_ref().is_relative()
+        {
+            *file.get_mut() = dir.join(file.get_ref());
+        }
+    }
+}
+
 /// What serde cannot check of `[plugins]`: keys named exist, credential variables are
 /// names, given in pairs.
 pub(super) fn check(config: &Config) -> Result<(), ConfigError> {
@@ -135,6 +150,19 @@ pub(super) fn check(config: &Config) -> Result<(), ConfigError> {
                 ));
             }
         }
+        if let Some(file) = &settings.ca_file {
+            let refuse = |message: String| Err(config.error_at(file.span(), &field("ca_file"), message));
+            match std::fs::read_to_string(file.get_ref()) {
+                Err(error) => return refuse(format!("cannot read {}: {error}", file.get_ref().display())),
+                Ok(text) if !text.contains("-----BEGIN CERTIFICATE-----") => {
+                    return refuse(format!(
+                        "{} holds no PEM certificate (`-----BEGIN CERTIFICATE-----`)",
+                        file.get_ref().display()
+                    ));
+                }
+                Ok(_) => {}
+            }
+        }
         if settings.username_env.is_some() != settings.password_env.is_some() {
             let missing = if settings.username_env.is_none() { "username_env" } else { "password_env" };
             return Err(config.error_near(
@@ -145,4 +173,57 @@ pub(super) fn check(config: &Config) -> Result<(), ConfigError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::super::load::parse;
+
+    fn config_in(dir: &Path, text: &str) -> Result<super::Config, super::ConfigError> {
+        parse(text, &dir.join("config.toml"))
+    }
+
+    #[test]
+    fn a_ca_file_is_read_beside_the_config_and_refused_by_line_when_missing_or_not_pem() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("ca.pem"),
+            "-----BEGIN CERTIFICATE-----\nAA==\n-----END CERTIFICATE-----\n",
+        )
+        .unwrap();
+        let config =
+            config_in(dir.path(), "[plugins.registries.\"registry.example:5000\"]\nca_file = \"ca.pem\"\n")
+                .unwrap();
+        let settings = &config.registry.registries["registry.example:5000"];
+        assert_eq!(settings.ca_file.as_ref().unwrap().get_ref(), &dir.path().join("ca.pem"));
+
+        let missing = config_in(dir.path(), "[plugins.registries.\"r.example\"]\n\nca_file = \"nope.pem\"\n")
+            .unwrap_err();
+        assert_eq!(missing.line, Some(3), "{missing}");
+        assert_eq!(missing.field.as_deref(), Some("plugins.registries.\"r.example\".ca_file"), "{missing}");
+        assert!(missing.message.contains("nope.pem"), "{missing}");
+
+        std::fs::write(dir.path().join("key.pem"), "-----BEGIN PRIVATE KEY-----\n").unwrap();
+        let not_a_certificate =
+            config_in(dir.path(), "[plugins.registries.\"r.example\"]\nca_file = \"key.pem\"\n").unwrap_err();
+        assert!(not_a_certificate.message.contains("no PEM certificate"), "{not_a_certificate}");
+    }
+
+    #[test]
+    fn a_login_names_variables_in_pairs_and_never_repeats_a_pasted_secret() {
+        let dir = tempfile::tempdir().unwrap();
+        let pasted = config_in(
+            dir.path(),
+            "[plugins.registries.\"r.example\"]\nusername_env = \"U\"\npassword_env = \"hunter2!\"\n",
+        )
+        .unwrap_err();
+        assert!(!pasted.to_string().contains("hunter2"), "{pasted}");
+        assert!(pasted.message.contains("environment variable"), "{pasted}");
+        let half =
+            config_in(dir.path(), "[plugins.registries.\"r.example\"]\nusername_env = \"U\"\n").unwrap_err();
+        assert!(half.message.contains("both"), "{half}");
+        assert_eq!(half.field.as_deref(), Some("plugins.registries.\"r.example\".password_env"), "{half}");
+    }
 }

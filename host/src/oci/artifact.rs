@@ -31,7 +31,7 @@ impl Artifact {
     pub async fn fetch(connection: &Connection, at: &Reference) -> Result<Self, OciError> {
         let (manifest, digest) =
             connection.client.pull_image_manifest(at, &connection.auth).await.map_err(|error| {
-                connection.failed(&format!("fetching the manifest of {}", at.whole()), error)
+                connection.failed(&format!("fetching the manifest of {}", at.whole()), &error)
             })?;
         if let Some(pinned) = at.digest()
             && pinned != digest
@@ -89,7 +89,7 @@ pub async fn fetch_layer(connection: &Connection, layer_digest: &str) -> Result<
         Err(oci_client::errors::OciDistributionError::DigestError(
             oci_client::errors::DigestError::VerificationError { actual, .. },
         )) => Err(mismatch(connection, layer_digest, actual)),
-        Err(error) => Err(connection.failed(&format!("fetching the layer {layer_digest}"), error)),
+        Err(error) => Err(connection.failed(&format!("fetching the layer {layer_digest}"), &error)),
     }
 }
 

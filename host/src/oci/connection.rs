@@ -1,11 +1,12 @@
 //! A connection to the registry a reference names: plain HTTP to a loopback address (a local
-//! registry) or one the config calls insecure, HTTPS to any other; logged in as
-//! `credentials` finds.
+//! registry) or one the config calls insecure, HTTPS to any other — trusting the system's
+//! certificate authorities and the registry's own `ca_file`; logged in as `credentials` finds.
 
 use std::net::IpAddr;
 use std::str::FromStr;
 
-use oci_client::client::{ClientConfig, ClientProtocol};
+use oci_client::client::{Certificate, CertificateEncoding, ClientConfig, ClientProtocol};
+use oci_client::errors::OciDistributionError;
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 
@@ -21,6 +22,8 @@ pub struct Connection {
     pub reference: Reference,
     /// As the config spells it, for errors.
     pub written: String,
+    /// Whether it speaks HTTPS (else plain HTTP), for errors.
+    over_https: bool,
 }
 
 impl Connection {
@@ -29,14 +32,17 @@ impl Connection {
         let parsed = parse(reference)?;
         let registry = parsed.registry().to_owned();
         let settings = registries.registries.get(&registry).cloned().unwrap_or_default();
-        let protocol = if settings.insecure || is_loopback(&registry) {
-            ClientProtocol::Http
-        } else {
-            ClientProtocol::Https
-        };
+        let over_https = !(settings.insecure || is_loopback(&registry));
+        let protocol = if over_https { ClientProtocol::Https } else { ClientProtocol::Http };
         install_tls_provider();
+        let extra_root_certificates = match &settings.ca_file {
+            Some(file) => ca_certificates(file.get_ref())
+                .map_err(|detail| OciError::Registry { reference: reference.to_owned(), detail })?,
+            None => Vec::new(),
+        };
         let client = Client::new(ClientConfig {
             protocol,
+            extra_root_certificates,
             connect_timeout: Some(std::time::Duration::from_secs(10)),
             read_timeout: Some(std::time::Duration::from_secs(60)),
             user_agent: concat!("agent-host/", env!("CARGO_PKG_VERSION")),
@@ -44,7 +50,7 @@ impl Connection {
         });
         let auth = auth_for(&registry, &settings)
             .map_err(|detail| OciError::Registry { reference: reference.to_owned(), detail })?;
-        Ok(Self { client, auth, reference: parsed, written: reference.to_owned() })
+        Ok(Self { client, auth, reference: parsed, written: reference.to_owned(), over_https })
     }
 
     /// The same repository at `digest`.
@@ -61,10 +67,72 @@ impl Connection {
         )
     }
 
-    /// A registry failure, as the error for this reference.
-    pub fn failed(&self, what: &str, error: impl std::fmt::Display) -> OciError {
-        OciError::Registry { reference: self.written.clone(), detail: format!("{what}: {error}") }
+    /// A registry failure while doing `what`, as the error for this reference: every cause
+    /// named, and, when the registry could not be reached over HTTPS, the two settings that
+    /// make it reachable.
+    pub fn failed(&self, what: &str, error: &(dyn std::error::Error + 'static)) -> OciError {
+        let mut detail = format!("{what}: {}", causes(error));
+        if self.over_https && unreached(error) {
+            detail.push_str(&format!(
+                " — it is spoken to over HTTPS, as a registry off this machine is: for one with its \
+                 own certificate authority set `ca_file`, for one speaking plain HTTP `insecure = true`, \
+                 under [plugins.registries.\"{}\"]",
+                self.reference.registry()
+            ));
+        }
+        OciError::Registry { reference: self.written.clone(), detail }
     }
+}
+
+/// `error` and its sources, each once (a wrapper that repeats its source's text is skipped).
+fn causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut texts: Vec<String> = Vec::new();
+    let mut next = Some(error);
+    while let Some(error) = next {
+        let text = error.to_string();
+        if !texts.last().is_some_and(|last| last.ends_with(&text)) {
+            texts.push(text);
+        }
+        next = error.source();
+    }
+    texts.join(": ")
+}
+
+/// Whether `error` is the request never getting an answer (no connection, no TLS session),
+/// rather than the registry answering no.
+fn unreached(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(error);
+    while let Some(error) = next {
+        // The client's own error wraps reqwest's transparently: its sources skip it.
+        let request = match error.downcast_ref::<OciDistributionError>() {
+            Some(OciDistributionError::RequestError(request)) => Some(request),
+            _ => error.downcast_ref::<reqwest::Error>(),
+        };
+        if let Some(request) = request {
+            return request.is_connect() || request.is_request();
+        }
+        next = error.source();
+    }
+    false
+}
+
+/// The certificate authorities of `[plugins.registries."HOST"] ca_file`, trusted beside the
+/// system's.
+fn ca_certificates(file: &std::path::Path) -> Result<Vec<Certificate>, String> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject as _;
+    let bad = |error: rustls::pki_types::pem::Error| format!("its ca_file {}: {error}", file.display());
+    let certificates = CertificateDer::pem_file_iter(file)
+        .map_err(bad)?
+        .map(|certificate| {
+            certificate.map(|der| Certificate { encoding: CertificateEncoding::Der, data: der.to_vec() })
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(bad)?;
+    if certificates.is_empty() {
+        return Err(format!("its ca_file {} holds no certificate", file.display()));
+    }
+    Ok(certificates)
 }
 
 /// `REGISTRY/REPOSITORY:TAG` parsed; a reference without a registry host is refused, since a

@@ -29,18 +29,15 @@ pub async fn publish(
     let (wasm_config, layer) = WasmConfig::from_raw_component(component, None).map_err(|error| {
         OciError::NotAPlugin { reference: reference.to_owned(), detail: format!("its component: {error:#}") }
     })?;
-    let Connection { client, auth, reference: parsed, .. } = Connection::open(reference, registries)?;
-    let failed = |what: &str, detail: String| OciError::Registry {
-        reference: reference.to_owned(),
-        detail: format!("{what}: {detail}"),
-    };
-    let wasm = WasmClient::new(client);
-    wasm.push(&parsed, &auth, layer, wasm_config, Some(annotations.to_map()))
+    let connection = Connection::open(reference, registries)?;
+    let (parsed, auth) = (&connection.reference, &connection.auth);
+    let wasm = WasmClient::new(connection.client.clone());
+    wasm.push(parsed, auth, layer, wasm_config, Some(annotations.to_map()))
         .await
-        .map_err(|error| failed("pushing", format!("{error:#}")))?;
+        .map_err(|error| connection.failed("pushing", error.as_ref()))?;
     let manifest_digest = wasm
-        .fetch_manifest_digest(&parsed, &auth)
+        .fetch_manifest_digest(parsed, auth)
         .await
-        .map_err(|error| failed("reading back the manifest's digest", error.to_string()))?;
+        .map_err(|error| connection.failed("reading back the manifest's digest", &error))?;
     Ok(Published { manifest_digest, layer_digest })
 }

@@ -55,7 +55,7 @@ pub async fn sign(
         .client
         .push(&at, &[layer], config, &connection.auth, Some(manifest))
         .await
-        .map_err(|error| connection.failed("pushing the signature", error))?;
+        .map_err(|error| connection.failed("pushing the signature", &error))?;
     Ok(())
 }
 
@@ -82,7 +82,7 @@ pub async fn fetch(connection: &Connection, manifest_digest: &str) -> Result<Vec
         {
             return Ok(Vec::new());
         }
-        Err(error) => return Err(connection.failed("fetching the signatures", error)),
+        Err(error) => return Err(connection.failed("fetching the signatures", &error)),
     };
     let mut layers = Vec::new();
     for descriptor in manifest.layers.iter().filter(|layer| layer.media_type == SIGNATURE_LAYER_MEDIA_TYPE) {
@@ -95,7 +95,7 @@ pub async fn fetch(connection: &Connection, manifest_digest: &str) -> Result<Vec
             .client
             .pull_blob(&at, descriptor, &mut payload)
             .await
-            .map_err(|error| connection.failed("fetching a signature's payload", error))?;
+            .map_err(|error| connection.failed("fetching a signature's payload", &error))?;
         layers.push(SignatureLayer { payload, signature: signature.clone() });
     }
     Ok(layers)

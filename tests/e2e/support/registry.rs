@@ -21,17 +21,26 @@ pub struct Registry {
 impl Registry {
     /// A registry on a free port of 127.0.0.1, ready to answer.
     pub fn start() -> Self {
+        Self::start_on(std::net::Ipv4Addr::LOCALHOST.into(), None)
+    }
+
+    /// A registry on a free port of `ip`, speaking TLS with `tls` (its certificate and key,
+    /// PEM files) when given, plain HTTP otherwise.
+    pub fn start_on(ip: std::net::IpAddr, tls: Option<(&Path, &Path)>) -> Self {
         let binary = binary();
         let dir = tempfile::tempdir().expect("a temporary folder");
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
+        let port = std::net::TcpListener::bind((ip, 0))
             .expect("a free port")
             .local_addr()
             .expect("an address")
             .port();
-        let address = format!("127.0.0.1:{port}");
+        let address = std::net::SocketAddr::new(ip, port).to_string();
+        let tls = tls.map_or_else(String::new, |(certificate, key)| {
+            format!("\n  tls:\n    certificate: {}\n    key: {}", certificate.display(), key.display())
+        });
         let config = format!(
             "version: 0.1\nlog:\n  level: info\n  accesslog:\n    disabled: false\nstorage:\n  filesystem:\n    \
-             rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {address}\n",
+             rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {address}{tls}\n",
             dir.path().join("storage").display()
         );
         std::fs::write(dir.path().join("config.yml"), config).expect("write the registry's config");
@@ -122,4 +131,21 @@ fn binary() -> PathBuf {
         .expect("scripts/install-registry.sh runs");
     assert!(output.status.success(), "scripts/install-registry.sh failed");
     PathBuf::from(String::from_utf8(output.stdout).expect("a path").trim())
+}
+
+/// An address of this machine that is not a loopback one, as another machine would reach it:
+/// the one its routes would send from.
+pub fn machine_address() -> std::net::IpAddr {
+    // A UDP "connection" sends nothing; it only asks the kernel which address it would use.
+    let socket = std::net::UdpSocket::bind("0.0.0.0:0").expect("a UDP socket");
+    for far in ["192.0.2.1:9", "10.255.255.254:9", "172.31.255.254:9"] {
+        if socket.connect(far).is_ok()
+            && let Ok(local) = socket.local_addr()
+            && !local.ip().is_loopback()
+            && !local.ip().is_unspecified()
+        {
+            return local.ip();
+        }
+    }
+    panic!("this machine has no address but loopback: the remote-registry tests need a network interface")
 }
