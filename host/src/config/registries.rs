@@ -151,7 +151,7 @@ pub(super) fn check(config: &Config) -> Result<(), ConfigError> {
             }
         }
         if let Some(file) = &settings.ca_file {
-            let refuse = |message: String| Err(config.error_at(file.span(), &field("ca_file"), message));
+            let refuse = |message: String| Err(config.error_at(file.span(), field("ca_file"), message));
             match std::fs::read_to_string(file.get_ref()) {
                 Err(error) => return refuse(format!("cannot read {}: {error}", file.get_ref().display())),
                 Ok(text) if !text.contains("-----BEGIN CERTIFICATE-----") => {
