@@ -23,8 +23,7 @@ use agent_host::model::ModelClient;
 use agent_host::{Config, Host};
 use serde_json::json;
 
-/// Allocates as the binary does (`src/main.rs`), so the bench measures what it runs.
-#[cfg(feature = "mimalloc")]
+/// Allocates as the binary does (`cli/src/main.rs`), so the bench measures what it runs.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

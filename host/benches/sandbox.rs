@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 use agent_host::sandbox::{RunLimits, Sandbox, SandboxSpec};
 use hdrhistogram::Histogram;
 
-/// Allocates as the binary does (`src/main.rs`), so the bench measures what it runs.
-#[cfg(feature = "mimalloc")]
+/// Allocates as the binary does (`cli/src/main.rs`), so the bench measures what it runs.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

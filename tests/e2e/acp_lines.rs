@@ -42,7 +42,7 @@ async fn a_line_far_over_the_cap_is_answered_without_being_held_and_the_agent_se
     let before = peak_memory(pid);
 
     // A prompt 64 MiB over the cap, its id first as editors write it.
-    let over = agent_host::acp::MAX_LINE_BYTES + 64 * 1024 * 1024;
+    let over = agent_host_acp::MAX_LINE_BYTES + 64 * 1024 * 1024;
     let start = r#"{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":""#;
     let end = r#""}]}}"#;
     let mut line = Vec::with_capacity(over);
@@ -64,7 +64,7 @@ async fn a_line_far_over_the_cap_is_answered_without_being_held_and_the_agent_se
     assert_eq!(answer["error"]["code"], -32600, "{answer}");
     let message = answer["error"]["message"].as_str().unwrap();
     assert!(message.contains(&format!("{over} bytes")), "{message}");
-    assert!(message.contains(&format!("limit of {} bytes", agent_host::acp::MAX_LINE_BYTES)), "{message}");
+    assert!(message.contains(&format!("limit of {} bytes", agent_host_acp::MAX_LINE_BYTES)), "{message}");
     assert_eq!(answer["error"]["data"]["line"].as_str().unwrap(), first_200);
 
     // The agent serves on, and leaves cleanly when the editor closes its stdin.

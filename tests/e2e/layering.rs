@@ -1,9 +1,11 @@
-//! The architecture as a test (docs/architecture.md): every module of `host/src` imports only
-//! from the layers below its own, and nothing the host ships under `host/src` — Rust, and the
-//! web page's JavaScript, HTML and CSS alike — names a stock plugin, an event kind one emits,
-//! one of its state keys or a private setting a host once read. All are easy to break by
-//! accident and invisible in review of a single file. The names are read from `plugins/`,
-//! so a new stock plugin, event or key is covered the day it is written.
+//! The architecture as a test (docs/architecture.md): every module of the core (`host/src`)
+//! imports only from the layers below its own (the front-end crates above it are kept apart by
+//! Cargo); the map — `host/src/lib.rs`'s list and docs/architecture.md's table — names every
+//! layer as it is; and nothing the host ships — the core and the front ends, Rust, and the web
+//! page's JavaScript, HTML and CSS alike — names a stock plugin, an event kind one emits, one of
+//! its state keys or a private setting a host once read. All are easy to break by accident and
+//! invisible in review of a single file. The names are read from `plugins/`, so a new stock
+//! plugin, event or key is covered the day it is written.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -24,9 +26,19 @@ const LAYERS: &[&[&str]] = &[
     &["mcp"],
     &["agent"],
     &["reload"],
-    &["serve", "acp"],
-    &["cli"],
 ];
+
+/// The front ends, crates over the core, bottom first: what Cargo keeps apart (none depends on
+/// one of its own row or above), and what the map's table lists above the core's layers.
+const FRONT_ENDS: &[&[&str]] = &[&["serve", "acp"], &["cli"]];
+
+/// The folders whose files the host ships: the core's and each front end's sources.
+fn shipped_folders() -> Vec<PathBuf> {
+    let root = repo_root();
+    let mut folders = vec![root.join("host/src")];
+    folders.extend(FRONT_ENDS.iter().flat_map(|row| row.iter()).map(|name| root.join(name).join("src")));
+    folders
+}
 
 fn layer_of(module: &str) -> Option<usize> {
     LAYERS.iter().position(|layer| layer.contains(&module))
@@ -281,9 +293,11 @@ fn host_code_names_no_stock_plugin_event_kind_or_state_key() {
     let kinds = stock_event_kinds();
     let keys = stock_state_keys();
     let contract_words = contract_words();
-    let src = repo_root().join("host/src");
+    let root = repo_root();
     let mut files = Vec::new();
-    all_files(&src, &mut files);
+    for folder in shipped_folders() {
+        all_files(&folder, &mut files);
+    }
     assert!(
         files.iter().any(|file| file.extension().is_some_and(|ext| ext == "js")),
         "the page's script is among the files read"
@@ -296,7 +310,7 @@ fn host_code_names_no_stock_plugin_event_kind_or_state_key() {
         let mut report = |number: usize, what: &str, line: &str| {
             found.push(format!(
                 "{}:{}: {what}: {}",
-                file.strip_prefix(&src).unwrap().display(),
+                file.strip_prefix(&root).unwrap().display(),
                 number + 1,
                 line.trim()
             ))
@@ -344,5 +358,77 @@ fn host_code_names_no_stock_plugin_event_kind_or_state_key() {
         found.is_empty(),
         "host code that names a stock plugin, its events, its state or its settings:\n{}",
         found.join("\n")
+    );
+}
+
+/// The modules `host/src` holds at its top: folders and files, the crate root left out.
+fn core_modules() -> BTreeSet<String> {
+    std::fs::read_dir(repo_root().join("host/src"))
+        .unwrap()
+        .filter_map(|entry| {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            let name = name.strip_suffix(".rs").map(str::to_owned).unwrap_or(name);
+            (name != "lib").then_some(name)
+        })
+        .collect()
+}
+
+#[test]
+fn every_module_of_the_core_is_in_one_layer_and_every_layer_exists() {
+    let listed: BTreeSet<String> =
+        LAYERS.iter().flat_map(|row| row.iter()).map(|name| (*name).to_owned()).collect();
+    assert_eq!(core_modules(), listed, "host/src's modules, and this test's LAYERS");
+    for name in FRONT_ENDS.iter().flat_map(|row| row.iter()) {
+        let manifest = repo_root().join(name).join("Cargo.toml");
+        assert!(manifest.is_file(), "the front end {name} is a crate: {} exists", manifest.display());
+    }
+}
+
+#[test]
+fn the_crate_roots_map_lists_every_module_of_the_core() {
+    let lib = std::fs::read_to_string(repo_root().join("host/src/lib.rs")).unwrap();
+    let map: String = lib.lines().filter_map(|line| line.strip_prefix("//!")).collect::<Vec<_>>().join("\n");
+    let missing: Vec<&str> = LAYERS
+        .iter()
+        .flat_map(|row| row.iter().copied())
+        .filter(|name| !map.contains(&format!("[`{name}`]")))
+        .collect();
+    assert!(missing.is_empty(), "host/src/lib.rs's map names no [`{missing:?}`]");
+}
+
+/// docs/architecture.md's table of layers, top to bottom: each row's modules, read from the
+/// backquoted names of its "Where" column (`agent/`, `reload.rs`, `serve/`).
+fn documented_layers() -> Vec<BTreeSet<String>> {
+    let doc = std::fs::read_to_string(repo_root().join("docs/architecture.md")).unwrap();
+    let table = &doc[doc.find("## Layers").expect("docs/architecture.md has a Layers section")..];
+    table
+        .lines()
+        .skip_while(|line| !line.starts_with('|'))
+        .take_while(|line| line.starts_with('|'))
+        .skip(2)
+        .map(|row| {
+            let place = row.split('|').nth(2).unwrap_or_default();
+            place
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .map(|name| name.trim_end_matches('/').trim_end_matches(".rs").to_owned())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn the_architecture_documents_table_has_one_line_per_layer_as_they_are() {
+    let expected: Vec<BTreeSet<String>> = FRONT_ENDS
+        .iter()
+        .rev()
+        .chain(LAYERS.iter().rev())
+        .map(|row| row.iter().map(|name| (*name).to_owned()).collect())
+        .collect();
+    assert_eq!(
+        documented_layers(),
+        expected,
+        "docs/architecture.md's table, top to bottom, against FRONT_ENDS and LAYERS"
     );
 }

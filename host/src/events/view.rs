@@ -156,10 +156,9 @@ impl PluginView {
     }
 }
 
-/// A choice of two stages, `triage` (current) and `fix`, moved by `command` if given: what the
-/// tests of views and of their switches share.
+/// A choice of two stages, `triage` (current) and `fix`, moved by `command` if given.
 #[cfg(test)]
-pub(crate) fn stages(command: Option<&str>) -> PluginView {
+fn stages(command: Option<&str>) -> PluginView {
     let option = |value: &str| ChoiceOption { value: value.into(), label: value.into(), description: None };
     PluginView {
         plugin: "stages".into(),

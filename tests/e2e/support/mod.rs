@@ -33,7 +33,7 @@ pub use files::{contains, files_under};
 
 /// The repository's root folder.
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("host/ sits in the repository").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("cli/ sits in the repository").to_path_buf()
 }
 
 /// Every plugin crate under `plugins/`, built once per test process for wasm32-wasip2.

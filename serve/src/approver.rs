@@ -1,0 +1,179 @@
+//! Approvals over HTTP: an `ask` waits, under the `approval_requested` event's id, for an
+//! answer posted to the session, and after `approval_timeout_secs` falls to `agent.on_ask`.
+//! Where hosts share the store, the ask is also recorded in the shared log, so an answer
+//! posted to another host reaches the turn waiting here.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use tokio::sync::{oneshot, watch};
+
+use agent_host::agent::{ApprovalAnswer, ApprovalRequest, Approver};
+use agent_host::state::SessionStore;
+use agent_host::unpoisoned::LockUnpoisoned as _;
+
+/// How often a waiting ask reads the shared log with no notice that its session moved (a
+/// safety net: see `log_stream.rs`).
+const POLL: Duration = Duration::from_secs(30);
+
+pub struct HttpApprover {
+    pending: Mutex<HashMap<String, oneshot::Sender<ApprovalAnswer>>>,
+    timeout: Duration,
+    shared: Option<SharedAsks>,
+}
+
+/// A session's asks in the shared log, and the notices that it moved.
+pub struct SharedAsks {
+    store: Arc<dyn SessionStore>,
+    session: String,
+    moved: watch::Receiver<u64>,
+}
+
+impl SharedAsks {
+    pub fn new(store: Arc<dyn SessionStore>, session: &str, moved: watch::Receiver<u64>) -> Self {
+        Self { store, session: session.to_owned(), moved }
+    }
+
+    /// Runs `work` on the shared log off the async threads; `None` when it failed (said).
+    async fn with_log<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(
+            &dyn agent_host::state::shared::SharedLog,
+            &str,
+        ) -> Result<T, agent_host::state::StoreError>
+        + Send
+        + 'static,
+    ) -> Option<T> {
+        let (store, session) = (self.store.clone(), self.session.clone());
+        let done = tokio::task::spawn_blocking(move || {
+            let log = store.shared().ok_or_else(|| "the store has no shared log".to_owned())?;
+            work(log, &session).map_err(|error| error.to_string())
+        })
+        .await;
+        match done {
+            Ok(Ok(value)) => Some(value),
+            Ok(Err(error)) => {
+                tracing::warn!(session = self.session, "shared log: {error}");
+                None
+            }
+            Err(error) => {
+                tracing::warn!(session = self.session, "shared log: {error}");
+                None
+            }
+        }
+    }
+
+    /// Waits for an answer to `id` given on any host, reading the log whenever the session
+    /// moves (and every [`POLL`]).
+    async fn answer(&self, id: &str) -> ApprovalAnswer {
+        let mut moved = self.moved.clone();
+        loop {
+            moved.borrow_and_update();
+            let id_now = id.to_owned();
+            if let Some(Some(json)) = self.with_log(move |log, session| log.answer_to(session, &id_now)).await
+            {
+                match serde_json::from_str(&json) {
+                    Ok(answer) => return answer,
+                    Err(error) => tracing::warn!(
+                        session = self.session,
+                        "an answer in the shared log cannot be read: {error}"
+                    ),
+                }
+            }
+            tokio::select! {
+                _ = moved.changed() => {}
+                () = tokio::time::sleep(POLL) => {}
+            }
+        }
+    }
+}
+
+impl HttpApprover {
+    pub fn new(timeout: Duration) -> Self {
+        Self { pending: Mutex::new(HashMap::new()), timeout, shared: None }
+    }
+
+    /// Asks also recorded in, and answered from, the shared log.
+    pub fn shared(self, asks: SharedAsks) -> Self {
+        Self { shared: Some(asks), ..self }
+    }
+
+    /// Answers the waiting ask `id`; `false` when none waits under it (answered already,
+    /// timed out, or never asked).
+    pub fn answer(&self, id: &str, answer: ApprovalAnswer) -> bool {
+        let waiting = self.lock().remove(id);
+        waiting.is_some_and(|sender| sender.send(answer).is_ok())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<ApprovalAnswer>>> {
+        self.pending.lock_unpoisoned()
+    }
+}
+
+impl Approver for HttpApprover {
+    fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalAnswer> {
+        let (sender, receiver) = oneshot::channel();
+        self.lock().insert(request.call_id.clone(), sender);
+        Box::pin(async move {
+            let id = request.call_id.clone();
+            let elsewhere = async {
+                match &self.shared {
+                    Some(asks) => {
+                        let asked = id.clone();
+                        asks.with_log(move |log, session| log.ask(session, &asked)).await;
+                        asks.answer(&id).await
+                    }
+                    None => std::future::pending().await,
+                }
+            };
+            let answered = async {
+                tokio::select! {
+                    here = receiver => here.ok(),
+                    there = elsewhere => Some(there),
+                }
+            };
+            let answer = tokio::time::timeout(self.timeout, answered).await;
+            self.lock().remove(&request.call_id);
+            if let Some(asks) = &self.shared {
+                asks.with_log(move |log, session| log.forget_ask(session, &id)).await;
+            }
+            match answer {
+                Ok(Some(answer)) => answer,
+                // Nobody answered in time: `agent.on_ask` decides, as with no operator.
+                Ok(None) | Err(_) => ApprovalAnswer::Unanswerable,
+            }
+        })
+    }
+}
+
+/// How long an answer posted to a host may wait for its ask to reach the shared log: the
+/// asking host records it as its turn asks, and the client may have seen the event first.
+const ASK_ARRIVAL: Duration = Duration::from_secs(1);
+
+/// Where hosts share the store: gives `answer` to the ask `id` of `session` waiting on
+/// whichever host; `false` when none waits (or there is no shared log).
+pub async fn answer_elsewhere(
+    app: &super::state::App,
+    session: &str,
+    id: &str,
+    answer: &ApprovalAnswer,
+) -> bool {
+    if app.shared.is_none() {
+        return false;
+    }
+    let asks = SharedAsks::new(app.host.sessions().store().clone(), session, watch::channel(0).1);
+    let json = serde_json::to_string(answer).expect("answers serialize");
+    let deadline = tokio::time::Instant::now() + ASK_ARRIVAL;
+    loop {
+        let (id_now, json_now) = (id.to_owned(), json.clone());
+        if asks.with_log(move |log, session| log.answer(session, &id_now, &json_now)).await == Some(true) {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
