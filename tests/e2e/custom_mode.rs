@@ -253,6 +253,22 @@ fn built_without_a_lock(dir: &std::path::Path, body: &str) -> Option<String> {
     (!locked).then(|| folder.to_owned())
 }
 
+/// Every crate folder the guide has made so far builds into one shared folder, kept under the
+/// repository's `target/` between runs: each crate's `target` is a link to it, so the paths
+/// the guide names (`greeter/target/wasm32-wasip2/release/greeter.wasm`) hold, and the SDK's
+/// dependencies compile once for the guide's three crates instead of once for each.
+fn share_build_folders(dir: &std::path::Path) {
+    let shared = crate::support::repo_root().join("target/e2e-guide-builds");
+    std::fs::create_dir_all(&shared).expect("the shared build folder");
+    for entry in std::fs::read_dir(dir).expect("the guide's folder") {
+        let folder = entry.expect("an entry").path();
+        let target = folder.join("target");
+        if folder.join("Cargo.toml").is_file() && std::fs::symlink_metadata(&target).is_err() {
+            std::os::unix::fs::symlink(&shared, &target).expect("link the crate's target folder");
+        }
+    }
+}
+
 /// Runs the authoring guide as written: every `sh` block in order in a fresh folder (with
 /// the checkout beside it as `agent-host/`), every `file=` block written before the next:
 /// the Rust greeter, the `guard` hook and the `pace` mode plugin (its own tests run
@@ -270,6 +286,7 @@ fn the_authoring_guide_runs_as_written() {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, &body).unwrap();
         } else if info == "sh" {
+            share_build_folders(dir.path());
             if let Some(folder) = built_without_a_lock(dir.path(), &body) {
                 panic!("the guide builds `{folder}` before it has a Cargo.lock: `{}`", body.trim());
             }
