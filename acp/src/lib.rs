@@ -6,6 +6,7 @@
 
 mod approver;
 mod commands;
+mod handlers;
 mod history;
 mod lines;
 mod mcp;
