@@ -54,7 +54,7 @@ pub fn init(verbose: u8, config: &TelemetryConfig) -> Telemetry {
         scope
             .spawn(|| {
                 reqwest::blocking::Client::builder()
-                    .use_preconfigured_tls(agent_host::model::http::tls_config())
+                    .use_preconfigured_tls(agent_host::tls::client_config())
                     .timeout(EXPORT_TIMEOUT)
                     .build()
             })

@@ -260,7 +260,7 @@ fn context_assembly_stock_set_reused(bencher: divan::Bencher) {
 /// has no tokenizer for, and with GPT-4o's tokenizer), and on a session just resumed, whose
 /// every message is counted once.
 mod context_estimate {
-    use agent_host::model::tokens::{Budget, ContextAccount, Counter, Encoding};
+    use agent_host::model::tokens::{ContextAccount, Counter, Encoding, TokenBudget};
     use agent_host::model::{History, Message, ModelRequest};
     use agent_host::tools::ToolCall;
 
@@ -289,8 +289,8 @@ mod context_estimate {
         History::from(history)
     }
 
-    fn budget(counter: Counter) -> Budget {
-        Budget { counter, window: Some(128_000), output_reserve: 16_384 }
+    fn budget(counter: Counter) -> TokenBudget {
+        TokenBudget { counter, window: Some(128_000), output_reserve: 16_384 }
     }
 
     fn bench_estimate(bencher: divan::Bencher, messages: usize, counter: Counter) {
@@ -507,12 +507,12 @@ mod caps {
 /// whole of it in an open session, the new view committed to SQLite, for either strategy;
 /// and, for scale, the stock compaction plugin's own call where eviction is enough.
 mod compaction_cost {
-    use agent_host::conversation::Role;
-    use agent_host::history_view::{
-        Budget as CompactionBudget, Compaction, Reason, Replacement, Summaries, check, truncate, viewed,
+    use agent_host::compacted_history::{
+        Compaction, CompactionBudget, Reason, Replacement, Summaries, check, truncate, viewed,
     };
+    use agent_host::conversation::Role;
     use agent_host::model::Message;
-    use agent_host::model::tokens::{Budget, ContextAccount, Counter};
+    use agent_host::model::tokens::{ContextAccount, Counter, TokenBudget};
     use agent_host::state::StoredSession;
 
     use super::context_estimate::history;
@@ -535,8 +535,8 @@ mod compaction_cost {
         });
     }
 
-    fn budget() -> Budget {
-        Budget { counter: Counter::Bytes, window: Some(128_000), output_reserve: 16_384 }
+    fn budget() -> TokenBudget {
+        TokenBudget { counter: Counter::Bytes, window: Some(128_000), output_reserve: 16_384 }
     }
 
     /// A compaction made durable in an open session of `messages` messages, as

@@ -15,21 +15,22 @@
 //! - [`sandbox`]: the OS sandbox every process a plugin starts runs in;
 //! - [`config`]: `config.toml`, parsed and checked with errors that name file, line and field;
 //! - [`events`]: the event stream every front end renders, and what plugins show (views);
-//! - [`history_view`]: compaction as plain data — what is sent in place of a history's prefix,
+//! - [`compacted_history`]: compaction as plain data — what is sent in place of a history's prefix,
 //!   its checks, the built-in truncation;
 //! - [`conversation`]: messages and the history, plain data every layer shares;
 //! - [`sanitize`]: control and format characters escaped in text from models, tools, plugins;
 //! - [`recent`]: a small least-recently-used map;
 //! - [`human_time`]: "3 min ago";
 //! - [`telemetry`]: the spans a trace holds;
+//! - [`tls`]: the TLS the host's outbound HTTPS clients speak;
 //! - [`tools`]: a tool call and its result, compiled schemas, the output cap, call ids;
 //! - [`unpoisoned`]: locks taken through a poisoning.
 
 pub mod agent;
+pub mod compacted_history;
 pub mod config;
 pub mod conversation;
 pub mod events;
-pub mod history_view;
 pub mod human_time;
 pub mod mcp;
 pub mod model;
@@ -42,6 +43,7 @@ pub mod sandbox;
 pub mod sanitize;
 pub mod state;
 pub mod telemetry;
+pub mod tls;
 pub mod tools;
 pub mod unpoisoned;
 

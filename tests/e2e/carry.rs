@@ -7,8 +7,8 @@ use std::path::Path;
 use std::process::Stdio;
 
 use agent_host::agent::SessionHandle;
+use agent_host::compacted_history::{Compaction, MessageId, Replacement};
 use agent_host::conversation::{Message, Role};
-use agent_host::history_view::{Compaction, MessageId, Replacement};
 use agent_host::state::{SessionStore, SqliteStore, document};
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;

@@ -17,8 +17,8 @@ use crate::support::repo_root;
 const LAYERS: &[&[&str]] = &[
     &["unpoisoned"],
     &["tools"],
-    &["conversation", "sanitize", "recent", "human_time", "telemetry"],
-    &["config", "events", "history_view"],
+    &["conversation", "sanitize", "recent", "human_time", "telemetry", "tls"],
+    &["config", "events", "compacted_history"],
     &["state", "sandbox"],
     &["runtime"],
     &["oci"],

@@ -42,10 +42,8 @@ async fn the_shipped_config_serves_with_a_one_time_sign_in_link_kept_out_of_the_
     let token = link.strip_prefix(&format!("{base}/#token=")).expect(link);
     assert!(token.len() == 48 && token.chars().all(|c| c.is_ascii_hexdigit()), "{token}");
 
-    let http = reqwest::Client::builder()
-        .use_preconfigured_tls(agent_host::model::http::tls_config())
-        .build()
-        .unwrap();
+    let http =
+        reqwest::Client::builder().use_preconfigured_tls(agent_host::tls::client_config()).build().unwrap();
     let get = async |bearer: &str, path: &str| {
         let response = http.get(format!("{base}{path}")).bearer_auth(bearer).send().await.unwrap();
         response.status()

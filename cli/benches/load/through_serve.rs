@@ -148,7 +148,7 @@ struct Client {
 impl Client {
     fn new(address: SocketAddr) -> Self {
         let http = reqwest::Client::builder()
-            .use_preconfigured_tls(agent_host::model::http::tls_config())
+            .use_preconfigured_tls(agent_host::tls::client_config())
             .pool_max_idle_per_host(256)
             .build()
             .expect("an HTTP client");

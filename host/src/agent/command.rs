@@ -7,9 +7,9 @@ use super::prepare::prepare_call;
 use super::report::{forward_events, forward_model_calls, heard, report_failure};
 use super::tool_call::{self, ToolCallEnv};
 use super::{Host, LiveSession, NoOperator, TurnError};
+use crate::compacted_history::Reason;
 use crate::events::{Event, EventSink, TokenUsage, thousands};
-use crate::history_view::Reason;
-use crate::model::tokens::{Budget, ContextAccount};
+use crate::model::tokens::{ContextAccount, TokenBudget};
 use crate::plugins::Exports;
 use crate::state::{EstimatedUsage, document};
 use crate::tools::ToolCall;
@@ -313,7 +313,7 @@ fn tokens_used(usage: TokenUsage, estimated: EstimatedUsage) -> String {
 
 /// How full the window is, for `/session`: the tokens the last call took (as the endpoint
 /// counted them, else as estimated) of the window, and how the last request was estimated.
-fn context_line(account: &ContextAccount, budget: &Budget) -> String {
+fn context_line(account: &ContextAccount, budget: &TokenBudget) -> String {
     let window = budget.window.map_or_else(
         || "a window the host does not know (set [model] context_window)".to_owned(),
         |window| format!("a window of {} tokens", thousands(window.into())),
@@ -343,13 +343,13 @@ mod tests {
 
     #[test]
     fn the_context_line_says_what_is_known_of_the_window() {
-        let budget = Budget { counter: Counter::Bytes, window: Some(8_000), output_reserve: 100 };
+        let budget = TokenBudget { counter: Counter::Bytes, window: Some(8_000), output_reserve: 100 };
         let mut account = ContextAccount::default();
         assert_eq!(context_line(&account, &budget), "nothing sent yet; a window of 8,000 tokens");
         let history = History::from(vec![Message::user("x".repeat(4_000))]);
         let request = ModelRequest::of_history("s", &history);
         let estimate = account.estimate(&budget, &request, None);
-        let line = context_line(&account, &Budget { window: None, ..budget });
+        let line = context_line(&account, &TokenBudget { window: None, ..budget });
         assert!(
             line.starts_with(&format!(
                 "~{} tokens in use (estimated) of a window the host does not know",

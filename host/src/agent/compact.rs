@@ -5,9 +5,11 @@
 
 use super::report::{forward_events, forward_model_calls, heard, report_failure};
 use super::{LiveSession, Snapshot};
+use crate::compacted_history::{
+    self, Compaction, CompactionBudget, Done, MessageId, Reason, Replacement, TRUNCATE,
+};
 use crate::events::{Event, EventSink};
-use crate::history_view::{self, Budget, Compaction, Done, MessageId, Reason, Replacement, TRUNCATE};
-use crate::model::tokens::Budget as TokenBudget;
+use crate::model::tokens::TokenBudget;
 use crate::plugins::{CallContext, Exports, LoadedPlugin, ResultPositions};
 use crate::state::{CompactError, SessionStore, StoreError};
 
@@ -82,7 +84,7 @@ impl Compactor<'_> {
             account.message_tokens(self.tokens, stored.to_send())
         };
         let history_tokens: u64 = tokens.iter().sum();
-        let mut budget = Budget {
+        let mut budget = CompactionBudget {
             reason,
             context_window: self.tokens.window.unwrap_or_default(),
             max_output_tokens: self.tokens.output_reserve,
@@ -174,7 +176,11 @@ impl Compactor<'_> {
 
     /// The `pre-compact` hooks in config order: what they ask to keep goes into `budget`;
     /// the first veto, with its plugin.
-    async fn pre_compact(&self, session: &LiveSession, budget: &mut Budget) -> Option<(String, String)> {
+    async fn pre_compact(
+        &self,
+        session: &LiveSession,
+        budget: &mut CompactionBudget,
+    ) -> Option<(String, String)> {
         let mut veto = None;
         // The hooks keep messages by position; where each tool result stands is what lets a
         // plugin name the result of a call it made (contract 0.2.7, `history`).
@@ -212,7 +218,7 @@ impl Compactor<'_> {
         &self,
         session: &LiveSession,
         tokens: &[u64],
-        budget: &Budget,
+        budget: &CompactionBudget,
     ) -> PluginResult {
         let Some(plugin) = self.snapshot.plugins.compactor() else { return PluginResult::NoCompactor };
         let label = plugin.label();
@@ -231,7 +237,7 @@ impl Compactor<'_> {
             Ok(None) => return PluginResult::NothingToDo(label),
             Err(message) => return PluginResult::Unusable(format!("{label} could not compact: {message}")),
         };
-        if let Err(error) = history_view::check(&current, &result.compaction) {
+        if let Err(error) = compacted_history::check(&current, &result.compaction) {
             return PluginResult::Unusable(format!("{label}'s compaction cannot be used: {error}"));
         }
         if let Some(id) = dropped_keep(&current, &result.compaction, &budget.keep) {
@@ -260,12 +266,12 @@ impl Compactor<'_> {
         &self,
         session: &LiveSession,
         tokens: &[u64],
-        budget: &Budget,
+        budget: &CompactionBudget,
         instead_of: Option<&str>,
     ) -> (Compaction, String) {
         let sizes: Vec<usize> = tokens.iter().map(|&tokens| tokens as usize).collect();
         let truncation =
-            history_view::truncate(&session.viewed(), &sizes, budget.target as usize, &budget.keep);
+            compacted_history::truncate(&session.viewed(), &sizes, budget.target as usize, &budget.keep);
         let mut note = format!("dropped the {} oldest messages", truncation.dropped.len());
         if !truncation.fits {
             note.push_str(&format!(
@@ -283,7 +289,7 @@ impl Compactor<'_> {
 /// The new messages of `compaction` of `current` (what is sent now, weighing `tokens`), and
 /// the history's tokens after it.
 fn size_after(
-    current: &[history_view::Viewed<'_>],
+    current: &[compacted_history::Viewed<'_>],
     session: &LiveSession,
     budget: &TokenBudget,
     tokens: &[u64],
@@ -322,7 +328,7 @@ enum PluginResult {
 
 /// A message of `keep` sent now that `compaction` would no longer send.
 fn dropped_keep(
-    current: &[history_view::Viewed<'_>],
+    current: &[compacted_history::Viewed<'_>],
     compaction: &Compaction,
     keep: &[MessageId],
 ) -> Option<MessageId> {

@@ -10,7 +10,7 @@ use crate::config::Config;
 use crate::events::{BuildProgressOnStderr, Event, EventSink};
 use crate::mcp::McpSet;
 use crate::model::ModelClient;
-use crate::model::tokens::Budget;
+use crate::model::tokens::TokenBudget;
 use crate::plugins::{CallContext, PluginSet};
 use crate::runtime::SandboxEngine;
 use crate::state::SessionStore;
@@ -25,7 +25,7 @@ pub struct Host {
     sessions: LiveSessions,
     model: ModelClient,
     /// What model calls are counted with and measured against: `[model]`, read at start-up.
-    budget: Budget,
+    budget: TokenBudget,
     last_reload: Mutex<ReloadStatus>,
     /// Reloads run one at a time, so two saves in a row cannot race each other's swap.
     reloading: tokio::sync::Mutex<()>,
@@ -60,7 +60,7 @@ impl Host {
         if config.runtime.sandbox == crate::config::SandboxMode::None {
             warn_unconfined();
         }
-        let budget = Budget::new(&config.model, &model);
+        let budget = TokenBudget::new(&config.model, &model);
         budget.counter.prepare();
         let plugins = PluginSet::load(&engine, &config, None, &BuildProgressOnStderr).await?;
         // A server that fails to start is skipped, not fatal: the front end reports it
@@ -106,7 +106,7 @@ impl Host {
         &self.model
     }
 
-    pub fn budget(&self) -> &Budget {
+    pub fn budget(&self) -> &TokenBudget {
         &self.budget
     }
 

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::events::{Event, TokenUsage};
-use crate::model::tokens::{Budget, ContextAccount};
+use crate::model::tokens::{ContextAccount, TokenBudget};
 use crate::model::{History, HistoryEncodings, Message, ModelClient, ModelRequest};
 use crate::plugins::ModelAccess;
 use crate::runtime::host_api::{ChatMessage, ChatRole, Completion, ModelAsk, ModelService};
@@ -25,7 +25,7 @@ pub struct PluginModel {
 struct Inner {
     client: ModelClient,
     /// What requests are counted with: the deployment's counter, no output reserve.
-    budget: Budget,
+    budget: TokenBudget,
     session_id: String,
     /// Kept apart from the plugin call's own output: a call that fails after the model
     /// answered has still spent the tokens, and the record must say so.
@@ -43,8 +43,8 @@ impl std::fmt::Debug for PluginModel {
 impl PluginModel {
     /// What a session's plugin calls are given to reach `client` through, their requests
     /// counted as `budget` counts the agent's.
-    pub fn access(client: ModelClient, budget: Budget, session_id: impl Into<String>) -> ModelAccess {
-        let budget = Budget { output_reserve: 0, ..budget };
+    pub fn access(client: ModelClient, budget: TokenBudget, session_id: impl Into<String>) -> ModelAccess {
+        let budget = TokenBudget { output_reserve: 0, ..budget };
         let inner = Inner {
             client,
             budget,

@@ -12,7 +12,7 @@ use crate::conversation::Message;
 use crate::events::{Event, EventSink};
 use crate::mcp::{McpServer, McpSet, McpTool};
 use crate::model::ToolDefinition;
-use crate::plugins::{CallContext, Exports, LoadedPlugin, PluginSet, ProvideMemo, Role, ToolSpec};
+use crate::plugins::{CallContext, Exports, InjectedRole, LoadedPlugin, PluginSet, ProvideMemo, ToolSpec};
 use crate::state::StateBag;
 use crate::tools::{CompiledSchema, ToolCall};
 
@@ -185,8 +185,8 @@ pub async fn prepare(
         }
         for message in &contribution.messages {
             let injected = match message.role {
-                Role::System => Message::system(message.content.clone()),
-                Role::User => Message::user(message.content.clone()),
+                InjectedRole::System => Message::system(message.content.clone()),
+                InjectedRole::User => Message::user(message.content.clone()),
             };
             sink.emit(&Event::InjectedMessage {
                 plugin: plugin.name().to_owned(),

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::report::heard;
 use crate::events::{Event, EventSink, TurnEnd};
-use crate::plugins::{CallContext, Exports, PluginSet, StopOutcome, StopReason, TurnVerdict};
+use crate::plugins::{CallContext, Exports, JudgedStop, PluginSet, StopOutcome, TurnVerdict};
 use crate::state::StateBag;
 
 /// Set by a front end when the operator's input arrives for a session whose turn is running
@@ -99,11 +99,11 @@ impl Judging<'_> {
     }
 }
 
-fn turn_end(reason: StopReason) -> TurnEnd {
+fn turn_end(reason: JudgedStop) -> TurnEnd {
     match reason {
-        StopReason::NeedInput => TurnEnd::NeedInput,
-        StopReason::Blocked => TurnEnd::Blocked,
-        StopReason::TokenBudget => TurnEnd::TokenBudget,
-        StopReason::TimeBudget => TurnEnd::TimeBudget,
+        JudgedStop::NeedInput => TurnEnd::NeedInput,
+        JudgedStop::Blocked => TurnEnd::Blocked,
+        JudgedStop::TokenBudget => TurnEnd::TokenBudget,
+        JudgedStop::TimeBudget => TurnEnd::TimeBudget,
     }
 }

@@ -7,7 +7,7 @@ use super::prepare::prepare;
 use crate::config::{Config, ConfigError};
 use crate::events::NoEvents;
 use crate::mcp::McpSet;
-use crate::model::tokens::Budget;
+use crate::model::tokens::TokenBudget;
 use crate::plugins::{CallContext, PluginSet, ProvideMemo};
 use crate::state::StateBag;
 
@@ -28,7 +28,7 @@ impl Host {
 /// numbers. Nothing to check without a window. The plugins' calls write to a bag of their
 /// own, thrown away, and what they report is not shown: the turn reports it.
 pub(super) async fn check_window(
-    budget: &Budget,
+    budget: &TokenBudget,
     config: &Config,
     plugins: &PluginSet,
     mcp: &McpSet,

@@ -48,7 +48,7 @@ pub struct McpServerConfig {
     pub startup_timeout_ms: u64,
     /// Which of the server's tools are offered.
     #[serde(default)]
-    pub tools: ToolFilter,
+    pub tools: McpToolFilter,
     /// Globs over the server's own tool names that the operator vouches only read: offered
     /// in plan mode and run without an ask under ask-to-mutate, whatever the server says.
     #[serde(default)]
@@ -87,14 +87,14 @@ impl std::fmt::Debug for GivenValues {
 /// given, and none that `deny` matches.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ToolFilter {
+pub struct McpToolFilter {
     #[serde(default)]
     pub allow: Option<Vec<String>>,
     #[serde(default)]
     pub deny: Vec<String>,
 }
 
-impl ToolFilter {
+impl McpToolFilter {
     pub fn offers(&self, tool: &str) -> bool {
         let matches = |glob: &String| wildmatch::WildMatch::new(glob).matches(tool);
         self.allow.as_ref().is_none_or(|allow| allow.iter().any(matches)) && !self.deny.iter().any(matches)

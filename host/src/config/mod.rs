@@ -33,7 +33,7 @@ pub use limits::{LimitOverrides, Limits, MAX_MEMORY_MB};
 pub(crate) use limits::{kib, mib};
 pub use load::is_variable_name;
 pub use mcp::{
-    BASELINE_ENV, GivenValues, McpServerConfig, McpTransport, ToolFilter, header_problem, name_problem,
+    BASELINE_ENV, GivenValues, McpServerConfig, McpToolFilter, McpTransport, header_problem, name_problem,
 };
 pub use plugin_origin::{ORIGIN_KEYS, PluginOrigin};
 pub use plugin_source::{PluginSource, toolchains_home};

@@ -219,7 +219,7 @@ fn http_transport(
             .insert(reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid())?, value);
     }
     let client = reqwest::Client::builder()
-        .use_preconfigured_tls(crate::model::http::tls_config())
+        .use_preconfigured_tls(crate::tls::client_config())
         .connect_timeout(Duration::from_millis(server.startup_timeout_ms))
         .build()
         .map_err(|error| format!("no HTTP client: {error}"))?;

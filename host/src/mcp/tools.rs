@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::config::ToolFilter;
+use crate::config::McpToolFilter;
 use crate::tools::CompiledSchema;
 
 /// One tool of an MCP server, ready to offer.
@@ -35,7 +35,7 @@ pub fn offered_name(server: &str, tool: &str) -> String {
 /// `reads_only` says, from a tool's name and `readOnlyHint`, whether it only reads.
 pub(super) fn offered(
     server: &str,
-    filter: &ToolFilter,
+    filter: &McpToolFilter,
     reads_only: &dyn Fn(&str, Option<bool>) -> bool,
     listed: &[rmcp::model::Tool],
 ) -> (Vec<McpTool>, Vec<String>) {
@@ -107,7 +107,7 @@ mod tests {
     fn only_a_tool_marked_read_only_is_not_mutating() {
         let listed =
             [tool("r", object(), Some(true)), tool("w", object(), Some(false)), tool("u", object(), None)];
-        let (tools, errors) = offered("s", &ToolFilter::default(), &hints, &listed);
+        let (tools, errors) = offered("s", &McpToolFilter::default(), &hints, &listed);
         assert!(errors.is_empty(), "{errors:?}");
         let mutates: Vec<(&str, bool)> =
             tools.iter().map(|tool| (tool.name.as_str(), tool.mutates)).collect();
@@ -119,7 +119,7 @@ mod tests {
         let bad_schema = serde_json::json!({ "type": "object", "properties": { "a": { "type": 12 } } });
         let listed =
             [tool("ok", object(), None), tool("bad", bad_schema, None), tool("has.dot", object(), None)];
-        let (tools, errors) = offered("srv", &ToolFilter::default(), &hints, &listed);
+        let (tools, errors) = offered("srv", &McpToolFilter::default(), &hints, &listed);
         assert_eq!(tools.len(), 1);
         assert_eq!(errors.len(), 2, "{errors:?}");
         assert!(
@@ -133,7 +133,7 @@ mod tests {
     #[test]
     fn the_filter_allows_then_denies_by_glob() {
         let filter =
-            ToolFilter { allow: Some(vec!["get-*".into(), "echo".into()]), deny: vec!["get-env".into()] };
+            McpToolFilter { allow: Some(vec!["get-*".into(), "echo".into()]), deny: vec!["get-env".into()] };
         let listed = ["echo", "get-sum", "get-env", "add"].map(|name| tool(name, object(), None));
         let (tools, _) = offered("e", &filter, &hints, &listed);
         let names: Vec<&str> = tools.iter().map(|tool| tool.remote.as_str()).collect();

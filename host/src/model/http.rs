@@ -36,7 +36,7 @@ impl HttpClient {
 
     fn with_proxies(endpoint: &Uri, connect_timeout: Duration, proxies: &Matcher) -> Self {
         let mut builder = reqwest::Client::builder()
-            .use_preconfigured_tls(tls_config())
+            .use_preconfigured_tls(crate::tls::client_config())
             .http1_only()
             .tcp_nodelay(true)
             .connect_timeout(connect_timeout)
@@ -115,16 +115,6 @@ pub fn endpoint_url(base_url: &str, path: &str) -> anyhow::Result<Uri> {
         (Some(other), Some(_)) => Err(not_a_url(format!("the scheme must be http or https, not `{other}`"))),
         _ => Err(not_a_url("it needs a scheme and a host, like https://api.example.com".into())),
     }
-}
-
-/// TLS with ring and the webpki roots: the same trust on every machine, no system store read.
-pub fn tls_config() -> rustls::ClientConfig {
-    let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
-    rustls::ClientConfig::builder_with_provider(rustls::crypto::ring::default_provider().into())
-        .with_safe_default_protocol_versions()
-        .expect("ring supports the default protocol versions")
-        .with_root_certificates(roots)
-        .with_no_client_auth()
 }
 
 /// The `Authorization` header for a bearer `key`, marked sensitive so no debug output shows it.

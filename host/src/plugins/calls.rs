@@ -19,8 +19,8 @@ use super::types::{
     PreCompactOutcome, PreToolOutcome, PromptOutcome, StopOutcome, ToolUse,
 };
 use super::viewing::{FreshView, Warm};
+use crate::compacted_history::{CompactionBudget, Done, Viewed};
 use crate::events::FileEdit;
-use crate::history_view::{Budget, Done, Viewed};
 use crate::runtime::PluginFailure;
 use crate::runtime::host_api::ModelGrant;
 use crate::runtime::{CallState, Deadline, Declarations, EmittedEvent, StateRead};
@@ -172,7 +172,7 @@ impl LoadedPlugin {
         bag: &StateBag,
         history: &[Viewed<'_>],
         tokens: &[u32],
-        budget: &Budget,
+        budget: &CompactionBudget,
     ) -> Result<PluginOutput<Result<Option<PluginCompaction>, String>>, PluginError> {
         let call = async |store: &mut Store<CallState>, func| {
             self.linked.guest.compact(store, func, ctx, &self.config, history, tokens, budget).await
@@ -184,7 +184,7 @@ impl LoadedPlugin {
         &self,
         ctx: &CallContext,
         bag: &StateBag,
-        budget: &Budget,
+        budget: &CompactionBudget,
     ) -> Result<PluginOutput<PreCompactOutcome>, PluginError> {
         let call = async |store: &mut Store<CallState>, func| {
             self.linked.guest.pre_compact(store, func, ctx, &self.config, budget).await
@@ -247,7 +247,7 @@ impl Linked {
         self.bounded(bounds, Export::Manifest, async |deadline| {
             let mut store = self.fresh_store(bounds, bag, Export::Manifest, deadline);
             let result = self.guest.manifest(&mut store).await;
-            self.finish(bounds, store, result, bag)
+            self.settle(bounds, &mut store, result, bag).map(|settled| settled.output)
         })
         .await
     }
@@ -265,7 +265,7 @@ impl Linked {
             store.data_mut().declarations = Some(Declarations::default());
             let result = self.guest.configure(&mut store, func, config).await;
             let declared = store.data_mut().declarations.take().unwrap_or_default();
-            self.finish(bounds, store, result, bag).map(|output| (output, declared))
+            self.settle(bounds, &mut store, result, bag).map(|settled| (settled.output, declared))
         })
         .await
     }
@@ -401,20 +401,10 @@ impl Linked {
     }
 
     /// Ends a call: classifies a failure, or applies the state writes (only if the value
-    /// says the call succeeded, see [`Returned::commits`]) and hands back the events.
-    pub(super) fn finish<R: Returned>(
-        &self,
-        bounds: &PluginBounds,
-        mut store: Store<CallState>,
-        result: wasmtime::Result<R>,
-        bag: &StateBag,
-    ) -> Result<PluginOutput<R>, PluginFailure> {
-        self.settle(bounds, &mut store, result, bag).map(|settled| settled.output)
-    }
-
-    /// [`Self::finish`], leaving the store: what the call read when it declared its result
-    /// reusable (see [`CallState::take_reuse`]), and whether it committed writes.
-    fn settle<R: Returned>(
+    /// says the call succeeded, see [`Returned::commits`]) and hands back the events, what the
+    /// call read when it declared its result reusable (see [`CallState::take_reuse`]), and
+    /// whether it committed writes. The store stays the caller's.
+    pub(super) fn settle<R: Returned>(
         &self,
         bounds: &PluginBounds,
         store: &mut Store<CallState>,
@@ -436,8 +426,8 @@ impl Linked {
 }
 
 /// A call ended: see [`Linked::settle`].
-struct Settled<R> {
-    output: PluginOutput<R>,
+pub(super) struct Settled<R> {
+    pub(super) output: PluginOutput<R>,
     reads: Option<Vec<StateRead>>,
     wrote: bool,
 }

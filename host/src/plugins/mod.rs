@@ -85,8 +85,9 @@ pub use source::{
 };
 pub use types::{
     CallContext, CommandSpec, CompactorSpec, Configured, Contribution, Decision, Exports, InjectedMessage,
-    Manifest, ModelAccess, PluginCompaction, PluginEvent, PostToolOutcome, PreCompactOutcome, PreToolOutcome,
-    PromptOutcome, Requirement, ReviewVerdict, Role, StopOutcome, StopReason, ToolSpec, ToolUse, TurnVerdict,
+    InjectedRole, JudgedStop, Manifest, ModelAccess, PluginCompaction, PluginEvent, PostToolOutcome,
+    PreCompactOutcome, PreToolOutcome, PromptOutcome, Requirement, ReviewVerdict, StopOutcome, ToolSpec,
+    ToolUse, TurnVerdict,
 };
 pub use viewing::FreshView;
 

@@ -5,8 +5,8 @@ use super::types::{
     CompactorSpec, Configured, Contribution, Exports, Manifest, PluginCompaction, PostToolOutcome,
     PreCompactOutcome, PreToolOutcome, PromptOutcome, ReviewVerdict, StopOutcome, TurnVerdict,
 };
+use crate::compacted_history::Replacement;
 use crate::events::Widget;
-use crate::history_view::Replacement;
 use crate::tools::cap_text;
 
 /// A value a plugin call can return.
@@ -159,7 +159,7 @@ impl Returned for CompactorSpec {
 }
 
 /// A compaction's new messages and note are capped like any text; whether what is left is
-/// usable is for `history_view::check`.
+/// usable is for `compacted_history::check`.
 impl Returned for Result<Option<PluginCompaction>, String> {
     fn check(&mut self, max_bytes: usize) -> Result<(), String> {
         match self {

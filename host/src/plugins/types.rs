@@ -126,7 +126,7 @@ pub struct Configured {
 
 /// Who an injected message speaks as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
+pub enum InjectedRole {
     System,
     User,
 }
@@ -134,7 +134,7 @@ pub enum Role {
 /// A message a plugin adds to the model's context for one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InjectedMessage {
-    pub role: Role,
+    pub role: InjectedRole,
     pub content: String,
 }
 
@@ -192,7 +192,7 @@ pub enum StopOutcome {
 
 /// Why a judge ends a turn (contract 0.2.7), as the turn's end reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StopReason {
+pub enum JudgedStop {
     NeedInput,
     Blocked,
     TokenBudget,
@@ -206,7 +206,7 @@ pub enum TurnVerdict {
     End,
     Continue(String),
     Stop {
-        reason: StopReason,
+        reason: JudgedStop,
         message: String,
     },
 }
@@ -234,7 +234,7 @@ pub struct CompactorSpec {
 /// What a plugin's `compact` returned: the compaction, and its one line on what it did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PluginCompaction {
-    pub compaction: crate::history_view::Compaction,
+    pub compaction: crate::compacted_history::Compaction,
     pub note: String,
 }
 
@@ -242,7 +242,7 @@ pub struct PluginCompaction {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PreCompactOutcome {
     pub veto: Option<String>,
-    pub keep: Vec<crate::history_view::MessageId>,
+    pub keep: Vec<crate::compacted_history::MessageId>,
 }
 
 #[cfg(test)]

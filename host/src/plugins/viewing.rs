@@ -96,7 +96,7 @@ impl Linked {
             self.calls.count(Export::View);
             let func = self.func(&mut store, &instance, Export::View)?;
             let result = self.guest.view(&mut store, func, ctx, config).await.map(ViewWidgets);
-            Ok(checked(bounds, self.finish(bounds, store, result, bag)?)?.value.0)
+            Ok(checked(bounds, self.settle(bounds, &mut store, result, bag)?.output)?.value.0)
         })
         .await
     }

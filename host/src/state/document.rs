@@ -14,9 +14,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::store::{StoredSession, StoredView};
+use crate::compacted_history::{CompactedHistory, Summaries};
 use crate::conversation::{Message, Role};
 use crate::events::TokenUsage;
-use crate::history_view::{Summaries, View};
 
 /// The `format` every session document names.
 pub const FORMAT: &str = "agent-host-session";
@@ -63,7 +63,7 @@ struct Document {
     model_calls: u64,
     history: Vec<Entry>,
     summaries: Vec<SummaryEntry>,
-    view: Option<View>,
+    view: Option<CompactedHistory>,
     /// namespace → key → value.
     state: BTreeMap<String, BTreeMap<String, Box<RawValue>>>,
 }
@@ -328,7 +328,7 @@ fn read_error(error: serde_json::Error, path: Option<String>) -> DocumentError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history_view::MessageId;
+    use crate::compacted_history::MessageId;
     use crate::tools::ToolCall;
 
     fn session() -> StoredSession {
@@ -354,7 +354,10 @@ mod tests {
             summaries: Summaries::from([(1, Message::system("the notes plugin added x"))]),
             view: Some(StoredView {
                 generation: 1,
-                view: View { covers: 4, entries: vec![MessageId::Message(0), MessageId::Summary(1)] },
+                view: CompactedHistory {
+                    covers: 4,
+                    entries: vec![MessageId::Message(0), MessageId::Summary(1)],
+                },
             }),
         }
     }

@@ -50,7 +50,7 @@ CREATE TABLE IF NOT EXISTS session_leases (
     role          TEXT NOT NULL DEFAULT ''
 ) WITHOUT ROWID;
 -- What a compaction wrote in place of part of the history: summaries, numbered per session
--- from 1, and the views that send them (see `history_view::View`). A view names stored
+-- from 1, and the views that send them (see `compacted_history::CompactedHistory`). A view names stored
 -- messages by `seq` and summaries by `id`; the newest generation is the session's view.
 -- Nothing here replaces a message: compaction changes what is sent, never what is kept.
 -- Older databases gain both tables on open (CREATE ... IF NOT EXISTS).

@@ -1,9 +1,11 @@
 use super::StateBag;
 use super::lease::LeaseGuard;
 use super::store::{SessionStore, Step, StoreError, StoredView, ViewChange};
+use crate::compacted_history::{
+    self, CompactedHistory, Compaction, CompactionError, MessageId, Summaries, Viewed,
+};
 use crate::conversation::{History, Message};
 use crate::events::TokenUsage;
-use crate::history_view::{self, Compaction, MessageId, Summaries, View, ViewError, Viewed};
 
 /// One conversation as stored: its history, its plugins' state bag, its counters, and what
 /// a compaction put in place of part of the history. What is only cached for it in memory
@@ -38,7 +40,7 @@ pub struct Session {
 
 /// A compaction's view and the messages it sends, kept in step with the history's appends.
 struct Compacted {
-    view: View,
+    view: CompactedHistory,
     generation: u64,
     /// A history of its own, so its revision changes with every new view (a model client's
     /// kept encodings never outlive one) and stays while messages are appended.
@@ -49,7 +51,7 @@ struct Compacted {
 #[derive(Debug, thiserror::Error)]
 pub enum CompactError {
     #[error("the compaction cannot be used: {0}")]
-    Invalid(#[from] ViewError),
+    Invalid(#[from] CompactionError),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -82,7 +84,7 @@ impl Session {
         let compacted = match stored.view {
             Some(StoredView { generation, view }) => {
                 let sent =
-                    history_view::materialize(Some(&view), &stored.history, &stored.summaries).map_err(
+                    compacted_history::materialize(Some(&view), &stored.history, &stored.summaries).map_err(
                         |error| StoreError::CorruptView { session: id.clone(), detail: error.to_string() },
                     )?;
                 Some(Compacted { view, generation, sent: History::from(sent) })
@@ -130,12 +132,12 @@ impl Session {
 
     /// [`Session::to_send`]'s messages with the ids a compaction names them by.
     pub fn viewed(&self) -> Vec<Viewed<'_>> {
-        history_view::viewed(self.view(), &self.history, &self.summaries)
+        compacted_history::viewed(self.view(), &self.history, &self.summaries)
             .expect("a session's view was checked against its history when it was made or loaded")
     }
 
     /// The compaction view, if there has been a compaction.
-    pub fn view(&self) -> Option<&View> {
+    pub fn view(&self) -> Option<&CompactedHistory> {
         self.compacted.as_ref().map(|compacted| &compacted.view)
     }
 
@@ -200,7 +202,7 @@ impl Session {
         self.commit_step(store, None)
     }
 
-    /// Replaces what is sent by `compaction` of it (see [`history_view::check`], which it must
+    /// Replaces what is sent by `compaction` of it (see [`compacted_history::check`], which it must
     /// pass), and makes the new view durable together with everything else pending, in one
     /// transaction. On any failure nothing changes: the old view stays, in memory and in the
     /// store. The new summaries' ids, in order.
@@ -209,13 +211,13 @@ impl Session {
         store: &dyn SessionStore,
         compaction: Compaction,
     ) -> Result<Vec<MessageId>, CompactError> {
-        history_view::check(&self.viewed(), &compaction)?;
+        compacted_history::check(&self.viewed(), &compaction)?;
         let next_summary = self.summaries.last_key_value().map_or(1, |(number, _)| number + 1);
-        let (view, added) = history_view::apply(self.view(), compaction, next_summary);
+        let (view, added) = compacted_history::apply(self.view(), compaction, next_summary);
         let generation = self.compacted.as_ref().map_or(0, |compacted| compacted.generation) + 1;
         let mut summaries = self.summaries.clone();
         summaries.extend(added.iter().cloned());
-        let sent = history_view::materialize(Some(&view), &self.history, &summaries)?;
+        let sent = compacted_history::materialize(Some(&view), &self.history, &summaries)?;
         let change = ViewChange { generation, view: &view, summaries: &added };
         self.commit_step(store, Some(change))?;
         self.summaries = summaries;
@@ -266,7 +268,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::history_view::{Replacement, truncate};
+    use crate::compacted_history::{Replacement, truncate};
     use crate::state::test_stores::{TestDatabase, both_stores};
     use crate::state::{Sessions, SqliteStore};
     use crate::tools::ToolCall;
@@ -390,7 +392,7 @@ mod tests {
         let mut session = handle.try_lock().unwrap();
         let splits = Compaction { replaces: 2, entries: vec![Replacement::Keep(MessageId::Message(0))] };
         let error = session.compact(&**sessions.store(), splits).unwrap_err();
-        assert!(matches!(&error, CompactError::Invalid(ViewError::CallDropped { .. })), "{error}");
+        assert!(matches!(&error, CompactError::Invalid(CompactionError::CallDropped { .. })), "{error}");
         assert!(session.view().is_none());
 
         // Another writer takes the lease: the commit fails, and the view stays the old one.

@@ -62,9 +62,11 @@ impl<L: From<Session>> Sessions<L> {
     pub fn create_copy(&self, contents: StoredSession) -> Result<SessionHandle<L>, StoreError> {
         // Checked before anything is written: a session is not recorded that cannot be opened.
         if let Some(stored) = &contents.view {
-            crate::history_view::viewed(Some(&stored.view), &contents.history, &contents.summaries).map_err(
-                |error| StoreError::CorruptView { session: "being copied".into(), detail: error.to_string() },
-            )?;
+            crate::compacted_history::viewed(Some(&stored.view), &contents.history, &contents.summaries)
+                .map_err(|error| StoreError::CorruptView {
+                    session: "being copied".into(),
+                    detail: error.to_string(),
+                })?;
         }
         let (id, lease) = self.record(|leases, id| leases.create_copy(id, &contents))?;
         self.keep_open(Session::resumed(id, contents, lease)?)

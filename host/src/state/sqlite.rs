@@ -12,9 +12,9 @@ use super::listing::{SessionEntry, title};
 use super::message_rows::{MessageRow, message_rows};
 use super::schema;
 use super::store::{SessionStore, Step, StoreError, StoredSession, StoredView};
+use crate::compacted_history::{CompactedHistory, Summaries};
 use crate::conversation::{Message, Role};
 use crate::events::TokenUsage;
-use crate::history_view::{Summaries, View};
 use crate::unpoisoned::LockUnpoisoned as _;
 
 pub struct SqliteStore {
@@ -245,7 +245,12 @@ fn insert_summaries(
 
 /// Writes `view` as the session's `generation`; a generation already written fails the
 /// step with [`StoreError::ViewTaken`], like a position taken.
-fn insert_view(connection: &Connection, id: &str, generation: u64, view: &View) -> Result<(), StoreError> {
+fn insert_view(
+    connection: &Connection,
+    id: &str,
+    generation: u64,
+    view: &CompactedHistory,
+) -> Result<(), StoreError> {
     let entries = serde_json::to_string(&view.entries).expect("view entries always serialize");
     connection
         .prepare_cached(
@@ -288,7 +293,10 @@ fn load_view(connection: &Connection, id: &str) -> Result<Option<StoredView>, St
         session: id.to_owned(),
         detail: format!("view {generation}: {error}"),
     })?;
-    Ok(Some(StoredView { generation: generation as u64, view: View { covers: covers as usize, entries } }))
+    Ok(Some(StoredView {
+        generation: generation as u64,
+        view: CompactedHistory { covers: covers as usize, entries },
+    }))
 }
 
 /// Where a test stops a commit half-way to kill its process there: the commit waits forever

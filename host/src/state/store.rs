@@ -1,9 +1,9 @@
 use super::StateChange;
 use super::lease::{Fence, Holder, LeaseAnswer, Taken};
 use super::listing::SessionEntry;
+use crate::compacted_history::{CompactedHistory, Summaries};
 use crate::conversation::Message;
 use crate::events::TokenUsage;
-use crate::history_view::{Summaries, View};
 
 /// A session as stored: its history, its state bag, its counters and its compaction view.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -27,14 +27,14 @@ pub struct StoredSession {
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredView {
     pub generation: u64,
-    pub view: View,
+    pub view: CompactedHistory,
 }
 
 /// A new view for a [`Step`]: it becomes the session's in the same transaction as the rest.
 pub struct ViewChange<'a> {
     /// The session's view generation plus one: a generation is written once.
     pub generation: u64,
-    pub view: &'a View,
+    pub view: &'a CompactedHistory,
     /// The summaries `view` adds (number, message); numbers the session has not used.
     pub summaries: &'a [(u64, Message)],
 }

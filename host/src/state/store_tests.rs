@@ -211,8 +211,10 @@ fn a_deleted_session_leaves_nothing_and_others_are_untouched(db: &TestDatabase) 
     let messages = [Message::user("hi"), Message::assistant("hello", vec![])];
     let changes = [StateChange { namespace: "notes".into(), key: "k".into(), value: Some("1".into()) }];
     let summary = [(1, Message::system("a summary"))];
-    let view =
-        crate::history_view::View { covers: 1, entries: vec![crate::history_view::MessageId::Summary(1)] };
+    let view = crate::compacted_history::CompactedHistory {
+        covers: 1,
+        entries: vec![crate::compacted_history::MessageId::Summary(1)],
+    };
     for id in ["gone", "kept"] {
         store.create(id, &Holder::this_process(), "c0", i64::MAX).unwrap();
         let change = super::ViewChange { generation: 1, view: &view, summaries: &summary };
@@ -322,8 +324,10 @@ fn a_copy_is_whole_and_leased(db: &TestDatabase) {
     let used = TokenUsage { input_tokens: 5, output_tokens: 1, cache_read_tokens: 0, cache_write_tokens: 0 };
     let changes = [StateChange { namespace: "notes".into(), key: "k".into(), value: Some("[1]".into()) }];
     let summary = [(1, Message::system("a summary"))];
-    let view =
-        crate::history_view::View { covers: 1, entries: vec![crate::history_view::MessageId::Summary(1)] };
+    let view = crate::compacted_history::CompactedHistory {
+        covers: 1,
+        entries: vec![crate::compacted_history::MessageId::Summary(1)],
+    };
     let change = super::ViewChange { generation: 1, view: &view, summaries: &summary };
     store
         .commit(

@@ -40,7 +40,7 @@ pub async fn serve_with_a_sign_in_link(model: &FakeModel, plugins: &str) -> (Ser
 
 fn client() -> reqwest::Client {
     reqwest::Client::builder()
-        .use_preconfigured_tls(agent_host::model::http::tls_config())
+        .use_preconfigured_tls(agent_host::tls::client_config())
         .build()
         .expect("an HTTP client")
 }

@@ -27,7 +27,7 @@ const BYTES_PER_TOKEN: u64 = 4;
 
 /// What a deployment's model calls are measured with and against, from `[model]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Budget {
+pub struct TokenBudget {
     pub counter: Counter,
     /// The context window, when known; see [`ModelConfig::window`].
     pub window: Option<u32>,
@@ -35,7 +35,7 @@ pub struct Budget {
     pub output_reserve: u32,
 }
 
-impl Budget {
+impl TokenBudget {
     /// The budget of `client`, configured by `model`.
     pub fn new(model: &ModelConfig, client: &ModelClient) -> Self {
         // A scripted model (the offline demo's too) reads no tokens, whatever `model` says.
@@ -59,7 +59,7 @@ impl Budget {
     }
 }
 
-/// What every request takes; see [`Budget::fixed_tokens`].
+/// What every request takes; see [`TokenBudget::fixed_tokens`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FixedPart {
     /// The system prompt, the tool definitions and the reply's header.
@@ -136,7 +136,7 @@ impl ContextAccount {
     /// calibrates the byte count until a call made here does.
     pub fn estimate(
         &mut self,
-        budget: &Budget,
+        budget: &TokenBudget,
         request: &ModelRequest<'_>,
         last_usage: Option<(usize, TokenUsage)>,
     ) -> ContextEstimate {
@@ -180,14 +180,14 @@ impl ContextAccount {
 
     /// What each message of `history` comes to, in tokens as [`Self::estimate`] counts them
     /// (calibrated bytes where there is no tokenizer): what a compaction weighs messages by.
-    pub fn message_tokens(&mut self, budget: &Budget, history: &History) -> Vec<u64> {
+    pub fn message_tokens(&mut self, budget: &TokenBudget, history: &History) -> Vec<u64> {
         let (counter, calibration) = (budget.counter, self.calibration);
         let sizes = self.sizes.of(history, |message| counter.message(message));
         sizes.iter().map(|&size| tokens_of(counter, calibration, size)).collect()
     }
 
     /// What one message not (yet) in the history comes to, as [`Self::message_tokens`].
-    pub fn tokens_of(&self, budget: &Budget, message: &Message) -> u64 {
+    pub fn tokens_of(&self, budget: &TokenBudget, message: &Message) -> u64 {
         tokens_of(budget.counter, self.calibration, budget.counter.message(message))
     }
 

@@ -5,8 +5,8 @@ fn request<'a>(system: &'a str, history: &'a History, injected: &'a [Message]) -
     ModelRequest { session_id: "s", system, history, injected, tools: &[], max_output_tokens: None }
 }
 
-fn bytes_budget() -> Budget {
-    Budget { counter: Counter::Bytes, window: Some(8_000), output_reserve: 500 }
+fn bytes_budget() -> TokenBudget {
+    TokenBudget { counter: Counter::Bytes, window: Some(8_000), output_reserve: 500 }
 }
 
 fn usage(input_tokens: u64) -> TokenUsage {
@@ -51,7 +51,7 @@ fn a_chat_request_counts_as_the_api_counted_it() {
             .map(|&(role, _, text)| if role == "user" { Message::user(text) } else { Message::system(text) })
             .collect::<Vec<_>>(),
     );
-    let budget = Budget { counter: Counter::for_model("gpt-4-0613"), window: None, output_reserve: 0 };
+    let budget = TokenBudget { counter: Counter::for_model("gpt-4-0613"), window: None, output_reserve: 0 };
     let estimate = ContextAccount::default().estimate(&budget, &request(messages[0].2, &history, &[]), None);
     assert_eq!(estimate.counted_by, CountedBy::Cl100kBase);
     assert_eq!(estimate.prompt_tokens, 129 - names);
@@ -130,7 +130,8 @@ fn a_reply_without_usage_keeps_the_calibration_it_had() {
 
 #[test]
 fn a_rewritten_history_and_a_changed_system_prompt_are_counted_afresh() {
-    let budget = Budget { counter: Counter::Tokenizer(Encoding::O200kBase), window: None, output_reserve: 0 };
+    let budget =
+        TokenBudget { counter: Counter::Tokenizer(Encoding::O200kBase), window: None, output_reserve: 0 };
     let fresh = |system: &str, history: &History| {
         ContextAccount::default().estimate(&budget, &request(system, history, &[]), None).prompt_tokens
     };
@@ -154,7 +155,7 @@ fn a_scripted_model_is_counted_by_bytes_whatever_its_name() {
     )
     .unwrap();
     let client = ModelClient::from_config(&config).unwrap().unwrap();
-    let budget = Budget::new(&config.model, &client);
+    let budget = TokenBudget::new(&config.model, &client);
     assert_eq!(
         (budget.counter, budget.window, budget.output_reserve),
         (Counter::Tokenizer(Encoding::O200kBase), Some(128_000), 16_384)
@@ -165,7 +166,7 @@ fn a_scripted_model_is_counted_by_bytes_whatever_its_name() {
     let scripted =
         ModelClient::Scripted(std::sync::Arc::new(crate::model::ScriptedModel::from_file(&script).unwrap()));
     assert_eq!(
-        Budget::new(&config.model, &scripted).counter,
+        TokenBudget::new(&config.model, &scripted).counter,
         Counter::Bytes,
         "the demo, under the same [model]"
     );

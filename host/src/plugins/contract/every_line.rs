@@ -28,8 +28,8 @@ macro_rules! unchanged_in_every_line {
         impl From<types::InjectedMessage> for host::InjectedMessage {
             fn from(message: types::InjectedMessage) -> Self {
                 let role = match message.role {
-                    types::Role::System => host::Role::System,
-                    types::Role::User => host::Role::User,
+                    types::Role::System => host::InjectedRole::System,
+                    types::Role::User => host::InjectedRole::User,
                 };
                 Self { role, content: message.content }
             }

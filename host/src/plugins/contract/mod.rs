@@ -18,8 +18,8 @@ use super::types::{
     PostToolOutcome, PreCompactOutcome, PreToolOutcome, PromptOutcome, ReviewVerdict, StopOutcome, ToolUse,
     TurnVerdict,
 };
+use crate::compacted_history::{CompactionBudget, Done, Viewed};
 use crate::events::Widget;
-use crate::history_view::{Budget, Done, Viewed};
 use crate::runtime::CallState;
 use crate::tools::{ToolCall, ToolResult};
 
@@ -317,7 +317,7 @@ impl GuestPre {
         config: &str,
         history: &[Viewed<'_>],
         tokens: &[u32],
-        budget: &Budget,
+        budget: &CompactionBudget,
     ) -> wasmtime::Result<Result<Option<PluginCompaction>, String>> {
         self.has_interface("compactor")?;
         v0_2::compact(store, func, ctx, config, history, tokens, budget).await
@@ -329,7 +329,7 @@ impl GuestPre {
         func: Func,
         ctx: &CallContext,
         config: &str,
-        budget: &Budget,
+        budget: &CompactionBudget,
     ) -> wasmtime::Result<PreCompactOutcome> {
         self.has_interface("compactor")?;
         v0_2::pre_compact(store, func, ctx, config, budget).await

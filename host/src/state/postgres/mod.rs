@@ -20,9 +20,9 @@ use super::StateChange;
 use super::lease::{Fence, Holder, LeaseAnswer, Taken, now_millis};
 use super::listing::SessionEntry;
 use super::store::{SessionStore, Step, StoreError, StoredSession};
+use crate::compacted_history::CompactedHistory;
 use crate::conversation::{Message, Role};
 use crate::events::TokenUsage;
-use crate::history_view::View;
 
 /// Connections (and threads) a store keeps: enough for a host's sessions to write while one
 /// lists, few enough that many hosts share one server.
@@ -68,7 +68,7 @@ struct OwnedStep {
 }
 
 /// A [`super::ViewChange`] the worker can own: generation, view, the summaries it adds.
-type OwnedView = (u64, View, Vec<(u64, Message)>);
+type OwnedView = (u64, CompactedHistory, Vec<(u64, Message)>);
 
 impl From<Step<'_>> for OwnedStep {
     fn from(step: Step<'_>) -> Self {

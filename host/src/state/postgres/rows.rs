@@ -4,9 +4,9 @@
 use postgres::error::SqlState;
 
 use super::connection::Work;
+use crate::compacted_history::{CompactedHistory, Summaries};
 use crate::conversation::{Message, Role};
 use crate::events::TokenUsage;
-use crate::history_view::{Summaries, View};
 use crate::state::lease::{Fence, HeldLease, Holder, HolderRole, Taken, now_millis};
 use crate::state::listing::{SessionEntry, title};
 use crate::state::message_rows::{MessageRow, message_rows};
@@ -166,7 +166,7 @@ pub(super) fn insert_view(
     transaction: &mut Work<'_>,
     id: &str,
     generation: u64,
-    view: &View,
+    view: &CompactedHistory,
 ) -> Result<(), StoreError> {
     let entries = serde_json::to_string(&view.entries).expect("view entries always serialize");
     transaction
@@ -213,7 +213,10 @@ pub(super) fn load_view(transaction: &mut Work<'_>, id: &str) -> Result<Option<S
         session: id.to_owned(),
         detail: format!("view {generation}: {error}"),
     })?;
-    Ok(Some(StoredView { generation: generation as u64, view: View { covers: covers as usize, entries } }))
+    Ok(Some(StoredView {
+        generation: generation as u64,
+        view: CompactedHistory { covers: covers as usize, entries },
+    }))
 }
 
 /// The state rows naming owner `$1` (a JSON string). The namespace and key are written out,

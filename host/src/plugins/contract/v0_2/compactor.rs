@@ -6,8 +6,8 @@ use wasmtime::component::Func;
 
 use super::exports::agent_host::plugin::compactor as wit;
 use super::host;
+use crate::compacted_history::{Compaction, CompactionBudget, Done, MessageId, Reason, Replacement, Viewed};
 use crate::conversation::{Message, Role};
-use crate::history_view::{Budget, Compaction, Done, MessageId, Reason, Replacement, Viewed};
 use crate::plugins::types::{CompactorSpec, Exports, PluginCompaction, PreCompactOutcome};
 use crate::runtime::CallState;
 
@@ -37,7 +37,7 @@ pub(in crate::plugins::contract) async fn compact(
     config: &str,
     history: &[Viewed<'_>],
     tokens: &[u32],
-    budget: &Budget,
+    budget: &CompactionBudget,
 ) -> wasmtime::Result<Result<Option<PluginCompaction>, String>> {
     let ctx = super::call_context(ctx, config);
     let history: Vec<wit::HistoryMessage> =
@@ -57,7 +57,7 @@ pub(in crate::plugins::contract) async fn pre_compact(
     func: Func,
     ctx: &host::CallContext,
     config: &str,
-    budget: &Budget,
+    budget: &CompactionBudget,
 ) -> wasmtime::Result<PreCompactOutcome> {
     let ctx = super::call_context(ctx, config);
     let outcome =
@@ -111,7 +111,7 @@ fn history_message(viewed: &Viewed<'_>, tokens: u32) -> wit::HistoryMessage {
     }
 }
 
-fn wit_budget(budget: &Budget) -> wit::CompactionBudget {
+fn wit_budget(budget: &CompactionBudget) -> wit::CompactionBudget {
     wit::CompactionBudget {
         reason: wit_reason(budget.reason),
         context_window: budget.context_window,
@@ -147,7 +147,7 @@ fn host_id(id: wit::MessageId) -> MessageId {
 }
 
 /// A summary's role as the plugin gave it; a `tool` one is refused by the checks
-/// (`history_view::check`), which name the entry.
+/// (`compacted_history::check`), which name the entry.
 fn plugin_compaction(compaction: wit::Compaction) -> PluginCompaction {
     let entries = compaction
         .entries

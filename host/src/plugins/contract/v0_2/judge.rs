@@ -6,7 +6,7 @@ use wasmtime::component::Func;
 
 use super::exports::agent_host::plugin::judge as wit;
 use super::host;
-use crate::plugins::types::{Exports, ReviewVerdict, StopReason, TurnVerdict};
+use crate::plugins::types::{Exports, JudgedStop, ReviewVerdict, TurnVerdict};
 use crate::runtime::CallState;
 
 pub(in crate::plugins::contract) async fn judge_spec(
@@ -34,10 +34,10 @@ pub(in crate::plugins::contract) async fn turn_end(
         wit::TurnVerdict::Continue(text) => TurnVerdict::Continue(text),
         wit::TurnVerdict::Stop(stop) => TurnVerdict::Stop {
             reason: match stop.reason {
-                wit::StopReason::NeedInput => StopReason::NeedInput,
-                wit::StopReason::Blocked => StopReason::Blocked,
-                wit::StopReason::TokenBudget => StopReason::TokenBudget,
-                wit::StopReason::TimeBudget => StopReason::TimeBudget,
+                wit::StopReason::NeedInput => JudgedStop::NeedInput,
+                wit::StopReason::Blocked => JudgedStop::Blocked,
+                wit::StopReason::TokenBudget => JudgedStop::TokenBudget,
+                wit::StopReason::TimeBudget => JudgedStop::TimeBudget,
             },
             message: stop.message,
         },

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::checks::ViewError;
+use super::checks::CompactionError;
 use crate::conversation::Message;
 
 /// Names a message a view can send: a stored message by its history position, or a summary
@@ -29,7 +29,7 @@ impl std::fmt::Display for MessageId {
 /// the history holds after them is sent as it is stored, appends included.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct View {
+pub struct CompactedHistory {
     pub covers: usize,
     pub entries: Vec<MessageId>,
 }
@@ -61,10 +61,14 @@ pub struct Compaction {
     pub entries: Vec<Replacement>,
 }
 
-impl View {
+impl CompactedHistory {
     /// Whether the view names only messages there are (a stored one among those it covers, a
     /// summary the session has), each once; the index of the first entry that does not.
-    pub fn resolves(&self, history_len: usize, summaries: &Summaries) -> Result<(), (usize, ViewError)> {
+    pub fn resolves(
+        &self,
+        history_len: usize,
+        summaries: &Summaries,
+    ) -> Result<(), (usize, CompactionError)> {
         let mut seen = HashSet::new();
         for (index, &id) in self.entries.iter().enumerate() {
             let known = match id {
@@ -72,10 +76,10 @@ impl View {
                 MessageId::Summary(number) => summaries.contains_key(&number),
             };
             if !known {
-                return Err((index, ViewError::Unknown { id }));
+                return Err((index, CompactionError::Unknown { id }));
             }
             if !seen.insert(id) {
-                return Err((index, ViewError::Duplicate { id }));
+                return Err((index, CompactionError::Duplicate { id }));
             }
         }
         Ok(())
@@ -85,15 +89,15 @@ impl View {
 /// The messages sent, with their ids: the view's entries then the history after what it
 /// covers; the whole history when there is no view.
 pub fn viewed<'a>(
-    view: Option<&View>,
+    view: Option<&CompactedHistory>,
     history: &'a [Message],
     summaries: &'a Summaries,
-) -> Result<Vec<Viewed<'a>>, ViewError> {
+) -> Result<Vec<Viewed<'a>>, CompactionError> {
     let Some(view) = view else {
         return Ok(history.iter().enumerate().map(|(seq, message)| stored(seq, message)).collect());
     };
     if view.covers > history.len() {
-        return Err(ViewError::PastTheHistory { covers: view.covers, len: history.len() });
+        return Err(CompactionError::PastTheHistory { covers: view.covers, len: history.len() });
     }
     view.resolves(history.len(), summaries).map_err(|(_, error)| error)?;
     let entries = view.entries.iter().map(|&id| {
@@ -113,16 +117,20 @@ fn stored(seq: usize, message: &Message) -> Viewed<'_> {
 
 /// [`viewed`]'s messages alone, copied: what a model call is sent.
 pub fn materialize(
-    view: Option<&View>,
+    view: Option<&CompactedHistory>,
     history: &[Message],
     summaries: &Summaries,
-) -> Result<Vec<Message>, ViewError> {
+) -> Result<Vec<Message>, CompactionError> {
     Ok(viewed(view, history, summaries)?.into_iter().map(|viewed| viewed.message.clone()).collect())
 }
 
 /// The view after `compaction` of what `view` sends, and the summaries it adds, numbered
 /// from `next_summary`. `compaction` must have passed [`super::check`] against that.
-pub fn apply(view: Option<&View>, compaction: Compaction, next_summary: u64) -> (View, Vec<(u64, Message)>) {
+pub fn apply(
+    view: Option<&CompactedHistory>,
+    compaction: Compaction,
+    next_summary: u64,
+) -> (CompactedHistory, Vec<(u64, Message)>) {
     let (covers, old_entries) = view.map_or((0, &[][..]), |view| (view.covers, &view.entries[..]));
     let mut added = Vec::new();
     let mut entries: Vec<MessageId> = compaction
@@ -145,7 +153,7 @@ pub fn apply(view: Option<&View>, compaction: Compaction, next_summary: u64) -> 
     } else {
         covers + (compaction.replaces - old_entries.len())
     };
-    (View { covers, entries }, added)
+    (CompactedHistory { covers, entries }, added)
 }
 
 #[cfg(test)]
@@ -174,7 +182,8 @@ mod tests {
     fn a_view_sends_its_entries_then_the_history_after_what_it_covers() {
         let history = history(5);
         let summaries = Summaries::from([(1, Message::system("summary of m1..m2"))]);
-        let view = View { covers: 3, entries: vec![MessageId::Message(0), MessageId::Summary(1)] };
+        let view =
+            CompactedHistory { covers: 3, entries: vec![MessageId::Message(0), MessageId::Summary(1)] };
         let sent = materialize(Some(&view), &history, &summaries).unwrap();
         assert_eq!(texts(&sent), ["m0", "summary of m1..m2", "m3", "m4"]);
     }
@@ -191,12 +200,18 @@ mod tests {
             ],
         };
         let (view, added) = apply(None, first, 1);
-        assert_eq!(view, View { covers: 4, entries: vec![MessageId::Message(0), MessageId::Summary(1)] });
+        assert_eq!(
+            view,
+            CompactedHistory { covers: 4, entries: vec![MessageId::Message(0), MessageId::Summary(1)] }
+        );
         let summaries: Summaries = added.into_iter().collect();
         // Second replaces only m0 with s2: s1 stays, and nothing more is covered.
         let second = Compaction { replaces: 1, entries: vec![Replacement::Summary(Message::system("s2"))] };
         let (inside, added) = apply(Some(&view), second, 2);
-        assert_eq!(inside, View { covers: 4, entries: vec![MessageId::Summary(2), MessageId::Summary(1)] });
+        assert_eq!(
+            inside,
+            CompactedHistory { covers: 4, entries: vec![MessageId::Summary(2), MessageId::Summary(1)] }
+        );
         let mut all = summaries.clone();
         all.extend(added);
         assert_eq!(texts(&materialize(Some(&inside), &history, &all).unwrap()), ["s2", "s1", "m4", "m5"]);
@@ -204,7 +219,7 @@ mod tests {
         let third = Compaction { replaces: 3, entries: vec![Replacement::Keep(MessageId::Summary(1))] };
         let (beyond, added) = apply(Some(&view), third, 3);
         assert!(added.is_empty());
-        assert_eq!(beyond, View { covers: 5, entries: vec![MessageId::Summary(1)] });
+        assert_eq!(beyond, CompactedHistory { covers: 5, entries: vec![MessageId::Summary(1)] });
         assert_eq!(texts(&materialize(Some(&beyond), &history, &summaries).unwrap()), ["s1", "m5"]);
     }
 
@@ -212,22 +227,24 @@ mod tests {
     fn a_view_naming_what_is_not_there_is_refused_with_the_entry() {
         let history = history(4);
         let summaries = Summaries::from([(1, Message::system("s"))]);
-        let uncovered = View { covers: 2, entries: vec![MessageId::Message(0), MessageId::Message(3)] };
+        let uncovered =
+            CompactedHistory { covers: 2, entries: vec![MessageId::Message(0), MessageId::Message(3)] };
         assert_eq!(
             uncovered.resolves(history.len(), &summaries),
-            Err((1, ViewError::Unknown { id: MessageId::Message(3) }))
+            Err((1, CompactionError::Unknown { id: MessageId::Message(3) }))
         );
-        let twice = View { covers: 2, entries: vec![MessageId::Summary(1), MessageId::Summary(1)] };
+        let twice =
+            CompactedHistory { covers: 2, entries: vec![MessageId::Summary(1), MessageId::Summary(1)] };
         assert_eq!(
             twice.resolves(history.len(), &summaries),
-            Err((1, ViewError::Duplicate { id: MessageId::Summary(1) }))
+            Err((1, CompactionError::Duplicate { id: MessageId::Summary(1) }))
         );
-        let missing = View { covers: 2, entries: vec![MessageId::Summary(2)] };
-        assert!(matches!(viewed(Some(&missing), &history, &summaries), Err(ViewError::Unknown { .. })));
-        let long = View { covers: 9, entries: vec![] };
+        let missing = CompactedHistory { covers: 2, entries: vec![MessageId::Summary(2)] };
+        assert!(matches!(viewed(Some(&missing), &history, &summaries), Err(CompactionError::Unknown { .. })));
+        let long = CompactedHistory { covers: 9, entries: vec![] };
         assert_eq!(
             viewed(Some(&long), &history, &summaries),
-            Err(ViewError::PastTheHistory { covers: 9, len: 4 })
+            Err(CompactionError::PastTheHistory { covers: 9, len: 4 })
         );
     }
 

@@ -27,7 +27,7 @@ impl Reason {
 
 /// The numbers a compaction works to, in estimated tokens.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Budget {
+pub struct CompactionBudget {
     pub reason: Reason,
     pub context_window: u32,
     pub max_output_tokens: u32,

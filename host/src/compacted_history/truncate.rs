@@ -88,8 +88,8 @@ fn groups(current: &[Viewed<'_>]) -> Vec<Vec<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compacted_history::{CompactedHistory, Summaries, apply, check, materialize, viewed};
     use crate::conversation::Message;
-    use crate::history_view::{Summaries, View, apply, check, materialize, viewed};
     use crate::tools::ToolCall;
 
     fn call(id: &str) -> ToolCall {
@@ -186,12 +186,13 @@ mod tests {
         let history = history();
         let summaries = Summaries::from([(1, msg(Message::system("summary")))]);
         // Sent now: #1 user, summary 1, #5 .. #10: 80 bytes.
-        let view = View { covers: 5, entries: vec![MessageId::Message(1), MessageId::Summary(1)] };
+        let view =
+            CompactedHistory { covers: 5, entries: vec![MessageId::Message(1), MessageId::Summary(1)] };
         let current = viewed(Some(&view), &history, &summaries).unwrap();
         let truncation = truncate(&current, &sizes(&current), 60, &[]);
         assert_eq!(truncation.dropped, [MessageId::Summary(1), MessageId::Message(5)]);
         assert_eq!(check(&current, &truncation.compaction), Ok(()));
         let (after, _) = apply(Some(&view), truncation.compaction, 2);
-        assert_eq!(after, View { covers: 6, entries: vec![MessageId::Message(1)] });
+        assert_eq!(after, CompactedHistory { covers: 6, entries: vec![MessageId::Message(1)] });
     }
 }

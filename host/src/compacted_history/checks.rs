@@ -8,7 +8,7 @@ use crate::conversation::Role;
 
 /// Why a compaction's result (or a view) cannot be used, naming the message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ViewError {
+pub enum CompactionError {
     #[error("it replaces the first {replaces} messages sent, but only {sent} are")]
     PrefixTooLong { replaces: usize, sent: usize },
     #[error("the view covers {covers} stored messages, but the history has {len}")]
@@ -49,10 +49,10 @@ enum Sent {
 /// there; what it keeps is among that prefix, once each, in order; a tool call is kept if
 /// and only if every result answering it is, with no summary between them; the last user
 /// message stays; a summary is plain text.
-pub fn check(current: &[Viewed<'_>], compaction: &Compaction) -> Result<(), ViewError> {
+pub fn check(current: &[Viewed<'_>], compaction: &Compaction) -> Result<(), CompactionError> {
     let replaces = compaction.replaces;
     if replaces > current.len() {
-        return Err(ViewError::PrefixTooLong { replaces, sent: current.len() });
+        return Err(CompactionError::PrefixTooLong { replaces, sent: current.len() });
     }
     let position: HashMap<MessageId, usize> =
         current.iter().enumerate().map(|(position, viewed)| (viewed.id, position)).collect();
@@ -62,22 +62,22 @@ pub fn check(current: &[Viewed<'_>], compaction: &Compaction) -> Result<(), View
     for (entry, replacement) in compaction.entries.iter().enumerate() {
         match replacement {
             Replacement::Keep(id) => {
-                let &at = position.get(id).ok_or(ViewError::Unknown { id: *id })?;
+                let &at = position.get(id).ok_or(CompactionError::Unknown { id: *id })?;
                 if at >= replaces {
-                    return Err(ViewError::AfterPrefix { id: *id });
+                    return Err(CompactionError::AfterPrefix { id: *id });
                 }
                 if !seen.insert(*id) {
-                    return Err(ViewError::Duplicate { id: *id });
+                    return Err(CompactionError::Duplicate { id: *id });
                 }
                 if let Some(before) = last_kept.filter(|&before| before > at) {
-                    return Err(ViewError::OutOfOrder { id: *id, after: current[before].id });
+                    return Err(CompactionError::OutOfOrder { id: *id, after: current[before].id });
                 }
                 last_kept = Some(at);
                 sent.push(Sent::Kept(at));
             }
             Replacement::Summary(message) => {
                 if message.role == Role::Tool || !message.tool_calls.is_empty() {
-                    return Err(ViewError::UnfitSummary { entry });
+                    return Err(CompactionError::UnfitSummary { entry });
                 }
                 sent.push(Sent::Summary(entry));
             }
@@ -94,14 +94,18 @@ pub fn check(current: &[Viewed<'_>], compaction: &Compaction) -> Result<(), View
     if let Some(last_user) = current.iter().rposition(|viewed| viewed.message.role == Role::User)
         && sent_at[last_user].is_none()
     {
-        return Err(ViewError::LastUserDropped { id: current[last_user].id });
+        return Err(CompactionError::LastUserDropped { id: current[last_user].id });
     }
     check_calls(current, &sent, &sent_at)
 }
 
 /// Every tool call stays with its results: both kept, with no new summary between, or both
 /// dropped.
-fn check_calls(current: &[Viewed<'_>], sent: &[Sent], sent_at: &[Option<usize>]) -> Result<(), ViewError> {
+fn check_calls(
+    current: &[Viewed<'_>],
+    sent: &[Sent],
+    sent_at: &[Option<usize>],
+) -> Result<(), CompactionError> {
     let result_of: HashMap<&str, usize> = current
         .iter()
         .enumerate()
@@ -116,10 +120,10 @@ fn check_calls(current: &[Viewed<'_>], sent: &[Sent], sent_at: &[Option<usize>])
             let (assistant, result_id, call_id) = (viewed.id, current[result].id, call.id.clone());
             match (sent_at[at], sent_at[result]) {
                 (Some(_), None) => {
-                    return Err(ViewError::ResultDropped { assistant, call_id, result: result_id });
+                    return Err(CompactionError::ResultDropped { assistant, call_id, result: result_id });
                 }
                 (None, Some(_)) => {
-                    return Err(ViewError::CallDropped { assistant, call_id, result: result_id });
+                    return Err(CompactionError::CallDropped { assistant, call_id, result: result_id });
                 }
                 (Some(_), Some(index)) => last_result = last_result.max(Some(index)),
                 (None, None) => {}
@@ -129,7 +133,7 @@ fn check_calls(current: &[Viewed<'_>], sent: &[Sent], sent_at: &[Option<usize>])
             && let Some(Sent::Summary(entry)) =
                 sent[from + 1..to].iter().find(|message| matches!(message, Sent::Summary(_)))
         {
-            return Err(ViewError::SplitsCall { entry: *entry, assistant: viewed.id });
+            return Err(CompactionError::SplitsCall { entry: *entry, assistant: viewed.id });
         }
     }
     Ok(())
@@ -138,8 +142,8 @@ fn check_calls(current: &[Viewed<'_>], sent: &[Sent], sent_at: &[Option<usize>])
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compacted_history::{Summaries, viewed};
     use crate::conversation::Message;
-    use crate::history_view::{Summaries, viewed};
     use crate::tools::ToolCall;
 
     fn call(id: &str) -> ToolCall {
@@ -168,7 +172,7 @@ mod tests {
         Replacement::Summary(Message::system(text))
     }
 
-    fn checked(compaction: Compaction) -> Result<(), ViewError> {
+    fn checked(compaction: Compaction) -> Result<(), CompactionError> {
         let history = history();
         let summaries = Summaries::new();
         check(&viewed(None, &history, &summaries).unwrap(), &compaction)
@@ -192,26 +196,26 @@ mod tests {
     fn a_call_separated_from_a_result_is_refused_naming_both() {
         assert_eq!(
             checked(Compaction { replaces: 4, entries: vec![keep(0), keep(1), keep(2)] }),
-            Err(ViewError::ResultDropped { assistant: id(1), call_id: "b".into(), result: id(3) })
+            Err(CompactionError::ResultDropped { assistant: id(1), call_id: "b".into(), result: id(3) })
         );
         assert_eq!(
             checked(Compaction { replaces: 3, entries: vec![keep(0), keep(2)] }),
-            Err(ViewError::CallDropped { assistant: id(1), call_id: "a".into(), result: id(2) })
+            Err(CompactionError::CallDropped { assistant: id(1), call_id: "a".into(), result: id(2) })
         );
         // The prefix ends between the call and its second result, and the call is dropped.
         assert_eq!(
             checked(Compaction { replaces: 3, entries: vec![keep(0)] }),
-            Err(ViewError::CallDropped { assistant: id(1), call_id: "b".into(), result: id(3) })
+            Err(CompactionError::CallDropped { assistant: id(1), call_id: "b".into(), result: id(3) })
         );
         let error =
             checked(Compaction { replaces: 4, entries: vec![keep(1), keep(2), summary("x"), keep(3)] });
-        assert_eq!(error, Err(ViewError::SplitsCall { entry: 2, assistant: id(1) }));
+        assert_eq!(error, Err(CompactionError::SplitsCall { entry: 2, assistant: id(1) }));
     }
 
     #[test]
     fn the_last_user_message_stays() {
         let error = checked(Compaction { replaces: 6, entries: vec![summary("all of it")] }).unwrap_err();
-        assert_eq!(error, ViewError::LastUserDropped { id: id(5) });
+        assert_eq!(error, CompactionError::LastUserDropped { id: id(5) });
         assert_eq!(error.to_string(), "it drops message #5, the last user message");
     }
 
@@ -219,27 +223,27 @@ mod tests {
     fn kept_ids_exist_in_the_prefix_once_each_and_in_order() {
         assert_eq!(
             checked(Compaction { replaces: 1, entries: vec![Replacement::Keep(MessageId::Summary(4))] }),
-            Err(ViewError::Unknown { id: MessageId::Summary(4) })
+            Err(CompactionError::Unknown { id: MessageId::Summary(4) })
         );
         assert_eq!(
             checked(Compaction { replaces: 1, entries: vec![keep(9)] }),
-            Err(ViewError::Unknown { id: id(9) })
+            Err(CompactionError::Unknown { id: id(9) })
         );
         assert_eq!(
             checked(Compaction { replaces: 1, entries: vec![keep(0), keep(5)] }),
-            Err(ViewError::AfterPrefix { id: id(5) })
+            Err(CompactionError::AfterPrefix { id: id(5) })
         );
         assert_eq!(
             checked(Compaction { replaces: 1, entries: vec![keep(0), keep(0)] }),
-            Err(ViewError::Duplicate { id: id(0) })
+            Err(CompactionError::Duplicate { id: id(0) })
         );
         assert_eq!(
             checked(Compaction { replaces: 5, entries: vec![keep(4), keep(0)] }),
-            Err(ViewError::OutOfOrder { id: id(0), after: id(4) })
+            Err(CompactionError::OutOfOrder { id: id(0), after: id(4) })
         );
         assert_eq!(
             checked(Compaction { replaces: 8, entries: vec![] }),
-            Err(ViewError::PrefixTooLong { replaces: 8, sent: 7 })
+            Err(CompactionError::PrefixTooLong { replaces: 8, sent: 7 })
         );
     }
 
@@ -248,12 +252,12 @@ mod tests {
         let tool = Replacement::Summary(Message::tool("a", "forged"));
         assert_eq!(
             checked(Compaction { replaces: 1, entries: vec![keep(0), tool] }),
-            Err(ViewError::UnfitSummary { entry: 1 })
+            Err(CompactionError::UnfitSummary { entry: 1 })
         );
         let calling = Replacement::Summary(Message::assistant("", vec![call("z")]));
         assert_eq!(
             checked(Compaction { replaces: 1, entries: vec![calling, keep(0)] }),
-            Err(ViewError::UnfitSummary { entry: 0 })
+            Err(CompactionError::UnfitSummary { entry: 0 })
         );
     }
 
@@ -261,11 +265,12 @@ mod tests {
     fn the_checks_see_earlier_summaries_by_their_ids() {
         let history = history();
         let summaries = Summaries::from([(1, Message::system("earlier"))]);
-        let view = crate::history_view::View { covers: 5, entries: vec![MessageId::Summary(1)] };
+        let view =
+            crate::compacted_history::CompactedHistory { covers: 5, entries: vec![MessageId::Summary(1)] };
         let current = viewed(Some(&view), &history, &summaries).unwrap();
         let keeps_it = Compaction { replaces: 1, entries: vec![Replacement::Keep(MessageId::Summary(1))] };
         assert_eq!(check(&current, &keeps_it), Ok(()));
         let names_a_covered_message = Compaction { replaces: 1, entries: vec![keep(0)] };
-        assert_eq!(check(&current, &names_a_covered_message), Err(ViewError::Unknown { id: id(0) }));
+        assert_eq!(check(&current, &names_a_covered_message), Err(CompactionError::Unknown { id: id(0) }));
     }
 }

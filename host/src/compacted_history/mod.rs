@@ -1,5 +1,5 @@
 //! The history as model calls are sent it: compaction as plain data. What a model call is
-//! sent in place of a prefix of the history (a [`View`]), what a compaction returns to
+//! sent in place of a prefix of the history (a [`CompactedHistory`]), what a compaction returns to
 //! replace one ([`Compaction`]), the checks such a result must pass before it is used
 //! ([`check`]), and the host's own truncation, the fallback when a plugin's result fails
 //! them ([`truncate`]).
@@ -13,7 +13,9 @@ mod request;
 mod truncate;
 mod view;
 
-pub use checks::{ViewError, check};
-pub use request::{Budget, Done, Reason, TRUNCATE};
+pub use checks::{CompactionError, check};
+pub use request::{CompactionBudget, Done, Reason, TRUNCATE};
 pub use truncate::{Truncation, truncate};
-pub use view::{Compaction, MessageId, Replacement, Summaries, View, Viewed, apply, materialize, viewed};
+pub use view::{
+    CompactedHistory, Compaction, MessageId, Replacement, Summaries, Viewed, apply, materialize, viewed,
+};
