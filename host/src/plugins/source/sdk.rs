@@ -15,19 +15,75 @@ const FILES: &[(&str, &str)] = &[
         include_str!("../../../../plugins/sdk-python/agent_host_sdk/__init__.py"),
     ),
     (
-        "python/agent_host_sdk/export.py",
-        include_str!("../../../../plugins/sdk-python/agent_host_sdk/export.py"),
+        "python/agent_host_sdk/bindings.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/bindings.py"),
+    ),
+    (
+        "python/agent_host_sdk/component.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/component.py"),
+    ),
+    (
+        "python/agent_host_sdk/contribution.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/contribution.py"),
+    ),
+    (
+        "python/agent_host_sdk/convert.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/convert.py"),
+    ),
+    (
+        "python/agent_host_sdk/errors.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/errors.py"),
+    ),
+    (
+        "python/agent_host_sdk/guest.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/guest.py"),
     ),
     ("python/agent_host_sdk/host.py", include_str!("../../../../plugins/sdk-python/agent_host_sdk/host.py")),
+    (
+        "python/agent_host_sdk/imports.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/imports.py"),
+    ),
+    (
+        "python/agent_host_sdk/manifest.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/manifest.py"),
+    ),
+    (
+        "python/agent_host_sdk/outcomes.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/outcomes.py"),
+    ),
     (
         "python/agent_host_sdk/plugin.py",
         include_str!("../../../../plugins/sdk-python/agent_host_sdk/plugin.py"),
     ),
     (
+        "python/agent_host_sdk/readings.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/readings.py"),
+    ),
+    (
         "python/agent_host_sdk/schema.py",
         include_str!("../../../../plugins/sdk-python/agent_host_sdk/schema.py"),
     ),
+    (
+        "python/agent_host_sdk/types.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/types.py"),
+    ),
+    (
+        "python/agent_host_sdk/verdicts.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/verdicts.py"),
+    ),
     ("python/agent_host_sdk/view.py", include_str!("../../../../plugins/sdk-python/agent_host_sdk/view.py")),
+    (
+        "python/agent_host_sdk/testing/__init__.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/testing/__init__.py"),
+    ),
+    (
+        "python/agent_host_sdk/testing/harness.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/testing/harness.py"),
+    ),
+    (
+        "python/agent_host_sdk/testing/session.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/testing/session.py"),
+    ),
     ("typescript/export.ts", include_str!("../../../../plugins/sdk-typescript/export.ts")),
     ("typescript/host.ts", include_str!("../../../../plugins/sdk-typescript/host.ts")),
     ("typescript/index.ts", include_str!("../../../../plugins/sdk-typescript/index.ts")),
