@@ -35,9 +35,11 @@ rustup target list --installed | grep -qx wasm32-wasip2 || rustup target add was
 )
 
 # The pinned tools that build the Python and TypeScript plugin folders the host tests load
-# (cached: a second run installs nothing); then the two SDKs' own tests, natively.
+# (cached: a second run installs nothing); then the two SDKs' own tests and the example
+# plugins' unit tests through each SDK's harness, natively.
 step scripts/install-plugin-toolchains.sh
 step python3 -m unittest discover -s plugins/sdk-python/tests
+step env PYTHONPATH=plugins/sdk-python python3 -m unittest discover -s plugins/triage-modes-py
 typescript_sdk_tests() {
     local bin="${AGENT_HOST_TOOLCHAINS:-$HOME/.cache/agent-host/toolchains}/typescript/node_modules/.bin"
     local out fakes=()
