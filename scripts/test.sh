@@ -54,5 +54,6 @@ typescript_tests() {
     rm -rf "$out"
 }
 step typescript_tests plugins/sdk-typescript/tests/*.test.ts
+step typescript_tests plugins/triage-modes-ts/*.test.ts
 
 step cargo test --workspace
