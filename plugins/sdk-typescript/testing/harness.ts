@@ -19,7 +19,7 @@ import { Answers, Failed, Trapped } from "../guest.ts";
 import type { JudgeSpec, ReviewVerdict, TurnVerdict } from "../judge.ts";
 import type { PreToolOutcome, PromptOutcome, Requirement } from "../outcomes.ts";
 import type { Plugin } from "../plugin.ts";
-import type { MeterReading, SessionReading } from "../readings.ts";
+import type { ChatMessage, MeterReading, SessionReading } from "../readings.ts";
 import type { CallContext, Contributed, Manifest, ToolResult, ToolSpec, ToolUse } from "../types.ts";
 import type { Widget } from "../view.ts";
 import { type Emitted, type ModelStandIn, type ProcessStandIn, Session } from "./session.ts";
@@ -100,7 +100,7 @@ export class Harness<C> {
   }
 
   /** What `model.complete` was asked since the last take. */
-  takeModelRequests(): { messages: { role: string; content: string }[]; maxOutputTokens?: number }[] {
+  takeModelRequests(): { messages: ChatMessage[]; maxOutputTokens?: number }[] {
     const asked = this.session.asked;
     this.session.asked = [];
     return asked;
