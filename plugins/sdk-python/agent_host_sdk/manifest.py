@@ -10,10 +10,10 @@ import pathlib
 import tomllib
 
 
-def project_version(module_file: str) -> str:
+def project_version(module_file: str | None) -> str:
     """The ``[project] version`` of the nearest ``pyproject.toml`` at or above the folder of
-    ``module_file``."""
-    start = pathlib.Path(module_file).resolve().parent
+    ``module_file`` (the working folder for a module without a file)."""
+    start = pathlib.Path(module_file).resolve().parent if module_file else pathlib.Path.cwd()
     for folder in (start, *start.parents):
         manifest = folder / "pyproject.toml"
         if manifest.is_file():

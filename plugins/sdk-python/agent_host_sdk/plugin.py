@@ -86,7 +86,7 @@ class Plugin:
 
     def __init__(self, name: str, version: str | None = None, config: type | None = None):
         if version is None:
-            version = project_version(sys._getframe(1).f_globals.get("__file__") or ".")
+            version = project_version(sys._getframe(1).f_globals.get("__file__"))
         self.name = name
         self.version = version
         self.config_class = config
