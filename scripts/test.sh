@@ -35,22 +35,25 @@ rustup target list --installed | grep -qx wasm32-wasip2 || rustup target add was
 )
 
 # The pinned tools that build the Python and TypeScript plugin folders the host tests load
-# (cached: a second run installs nothing); then the two SDKs' own tests, natively.
+# (cached: a second run installs nothing); then the two SDKs' own tests and the example
+# plugins' unit tests through each SDK's harness, natively.
 step scripts/install-plugin-toolchains.sh
 step python3 -m unittest discover -s plugins/sdk-python/tests
-typescript_sdk_tests() {
+step env PYTHONPATH=plugins/sdk-python python3 -m unittest discover -s plugins/triage-modes-py
+# TypeScript tests bundled as a plugin's own tests are: `agent-host-sdk` (and
+# `agent-host-sdk/testing`) aliased to the SDK's folder, the contract's imports left external
+# (only exporting a component uses them, and the SDK's package.json lets esbuild leave them
+# out), then run under Node's test runner.
+typescript_tests() {
     local bin="${AGENT_HOST_TOOLCHAINS:-$HOME/.cache/agent-host/toolchains}/typescript/node_modules/.bin"
-    local out fakes=()
+    local out
     out=$(mktemp -d)
-    # The host's imports the SDK calls, faked (plugins/sdk-typescript/tests/host.fake.ts).
-    for import in events log meter model process reuse state tools; do
-        fakes+=("--alias:agent-host:plugin/$import@0.2.7=./plugins/sdk-typescript/tests/host.fake.ts")
-    done
-    "$bin/esbuild" plugins/sdk-typescript/tests/*.test.ts --bundle --platform=node --format=esm \
-        --log-level=warning --outdir="$out" --out-extension:.js=.mjs "${fakes[@]}"
+    "$bin/esbuild" "$@" --bundle --platform=node --format=esm --log-level=warning --outdir="$out" \
+        --out-extension:.js=.mjs --external:'agent-host:*' --alias:agent-host-sdk=./plugins/sdk-typescript
     node --test "$out"/*.mjs
     rm -rf "$out"
 }
-step typescript_sdk_tests
+step typescript_tests plugins/sdk-typescript/tests/*.test.ts
+step typescript_tests plugins/triage-modes-ts/*.test.ts
 
 step cargo test --workspace

@@ -2,34 +2,27 @@
  * A plugin as a declaration: what it answers and how. The manifest's capabilities are read
  * from the declaration, so an export that is written is also announced, and every export
  * the contract has gets a default (the host never calls one the manifest leaves out).
+ *
+ * The exports themselves, with the contract's rules for errors, are `guest.ts`'s `Answers`.
  */
 
-import type {
-  JudgeSpec,
-  ReviewVerdict as RawReviewVerdict,
-  StopReason,
-  TurnVerdict as RawTurnVerdict,
-} from "agent-host:plugin/judge@0.2.7";
-import { declare } from "agent-host:plugin/tools@0.2.7";
+import { Contribution } from "./contribution.ts";
+import { PluginError, messageOf } from "./errors.ts";
+import { host } from "./imports.ts";
+import type { JudgeSpec, ReviewVerdict, TurnVerdict } from "./judge.ts";
+import type { PreToolOutcome, PromptOutcome, Requirement } from "./outcomes.ts";
+import { ArgumentError, type Schema, noArgs } from "./schema.ts";
 import type {
   CallContext,
   Capabilities,
   CommandSpec,
   Configured,
-  Contribution as RawContribution,
-  InjectedMessage,
-  PluginManifest,
-  PostToolOutcome,
-  PreToolOutcome,
-  PromptOutcome,
-  Requirement,
+  Contributed,
+  Manifest,
   ToolResult,
   ToolSpec,
   ToolUse,
-} from "agent-host:plugin/types@0.2.7";
-
-import { PluginError, messageOf, reusable } from "./host.ts";
-import { ArgumentError, type Schema, noArgs } from "./schema.ts";
+} from "./types.ts";
 import type { Shown } from "./view.ts";
 
 /** What every call knows: the session, the parsed configuration, where the turn is. */
@@ -38,38 +31,6 @@ export interface Context<C> {
   config: C;
   modelCalls: number;
   turnIteration: number;
-}
-
-/** What `provide` adds before a model call: instructions and injected messages. */
-export class Contribution {
-  private text?: string;
-  private readonly messages: InjectedMessage[] = [];
-
-  constructor(private readonly tools: ToolSpec[]) {}
-
-  /** Adds text to the system prompt. */
-  instructions(text: string): this {
-    this.text = text;
-    return this;
-  }
-
-  /** Injects a message into this model call only. */
-  inject(content: string, role: "system" | "user" = "system"): this {
-    this.messages.push({ role, content });
-    return this;
-  }
-
-  /** Says this contribution depends only on the configuration and the state read, so the
-   * host reuses it until that state changes. Not for one that reads the session id, the
-   * clock or files. */
-  reusable(): this {
-    reusable();
-    return this;
-  }
-
-  raw(): RawContribution {
-    return { instructions: this.text, tools: this.tools, messages: this.messages };
-  }
 }
 
 /** Whether a tool changes things: fixed, or decided from state on every model call (such a
@@ -226,7 +187,7 @@ export class Plugin<C = undefined> {
     return this;
   }
 
-  // Answering the exports (`exportPlugin` wraps these with the error handling).
+  // Answering, in the SDK's types (`Answers` adds the contract's rules for errors).
 
   /** The `judge` export's `spec`: which of its hooks this plugin answers. */
   judgeSpec(): JudgeSpec {
@@ -234,7 +195,7 @@ export class Plugin<C = undefined> {
     return { turnEnd: Boolean(turnEnd), review: Boolean(review), queued: Boolean(queued) };
   }
 
-  manifest(): PluginManifest {
+  manifest(): Manifest {
     const hooks = this.hooks;
     const capabilities: Capabilities = {
       provide: Boolean(hooks.provide) || this.tools.some((tool) => typeof tool.mutates === "function"),
@@ -274,7 +235,7 @@ export class Plugin<C = undefined> {
     const config = this.parseConfig(raw);
     const requires = this.hooks.configure?.(config) ?? [];
     for (const tool of this.tools) {
-      if (typeof tool.mutates !== "function") declare(this.spec(tool, tool.mutates));
+      if (typeof tool.mutates !== "function") host().declare(this.spec(tool, tool.mutates));
     }
     return { config: JSON.stringify(config ?? {}), requires };
   }
@@ -283,18 +244,18 @@ export class Plugin<C = undefined> {
     return {
       sessionId: raw.sessionId,
       config: this.parseConfig(raw.config),
-      modelCalls: Number(raw.modelCalls),
+      modelCalls: raw.modelCalls,
       turnIteration: raw.turnIteration,
     };
   }
 
-  provideRaw(ctx: Context<C>): RawContribution {
+  provideRaw(ctx: Context<C>): Contributed {
     const provided = this.tools.flatMap((tool) =>
       typeof tool.mutates === "function" ? [this.spec(tool, tool.mutates(ctx))] : [],
     );
     const contribution = new Contribution(provided);
-    if (!this.hooks.provide) return contribution.reusable().raw();
-    return this.hooks.provide(ctx, contribution).raw();
+    if (!this.hooks.provide) return contribution.reusable().contributed();
+    return this.hooks.provide(ctx, contribution).contributed();
   }
 
   callToolRaw(ctx: Context<C>, name: string, argumentsJson: string): string {
@@ -329,43 +290,3 @@ export class Plugin<C = undefined> {
 
 /** A tool's arguments when it takes none. */
 export { noArgs };
-
-// Requirements a configuration may name, and the outcomes hooks return.
-
-export const readsState = (namespace: string): Requirement => ({ tag: "reads-state", val: namespace });
-export const RUNS_PROCESSES: Requirement = { tag: "runs-processes" };
-export const NETWORK: Requirement = { tag: "network" };
-
-export const block = (reason: string): PromptOutcome => ({ block: reason });
-export const addContext = (text: string): PromptOutcome => ({ context: text });
-export const allow = (): PreToolOutcome => ({ decision: { tag: "allow" } });
-export const ask = (why: string): PreToolOutcome => ({ decision: { tag: "ask", val: why } });
-export const deny = (why: string): PreToolOutcome => ({ decision: { tag: "deny", val: why } });
-
-// The `judge` export's verdicts: each type, and beside it its constructors.
-
-export type { StopReason };
-
-/** What `onTurnEnd` says when the model ends a step without tool calls. */
-export type TurnVerdict = RawTurnVerdict;
-export const TurnVerdict = {
-  /** No opinion: the turn ends as the model ended it, unless another plugin says more. */
-  end: (): TurnVerdict => ({ tag: "end" }),
-  /** Send the model on with `text` as a user message (within the turn's caps). */
-  continue: (text: string): TurnVerdict => ({ tag: "continue", val: text }),
-  /** End the turn with a reason and a line for the operator; it wins over every `continue`. */
-  stop: (reason: StopReason, message: string): TurnVerdict => ({ tag: "stop", val: { reason, message } }),
-};
-
-/** What `onReview` says of a call the permission hooks would ask the operator about. */
-export type ReviewVerdict = RawReviewVerdict;
-export const ReviewVerdict = {
-  /** Not this reviewer's call: the operator is asked, as without it. */
-  abstain: (): ReviewVerdict => ({ tag: "abstain" }),
-  /** Run it. */
-  allow: (): ReviewVerdict => ({ tag: "allow" }),
-  /** Refuse it; `why` goes back to the model as the tool's error. */
-  deny: (why: string): ReviewVerdict => ({ tag: "deny", val: why }),
-  /** The review failed: neither a denial nor an approval (the operator decides). */
-  error: (why: string): ReviewVerdict => ({ tag: "error", val: why }),
-};

@@ -1,28 +1,74 @@
 /**
  * What front ends show of a plugin (contract 0.2.4, the `viewer` export): typed widgets a
  * front end draws without knowing the plugin, returned from the function given to
- * `Plugin.view`: a checklist as a plan, a choice with a command as a switcher, text.
+ * `Plugin.view`: a checklist as a plan, a choice with a command as a switcher, text. The
+ * builders make the `Widget`s a test compares a view with.
  */
 
-import type { EntryState, Widget } from "agent-host:plugin/viewer@0.2.7";
+/** Where an entry of a checklist stands. */
+export type EntryState = "pending" | "in-progress" | "completed";
 
-export type { EntryState, Widget };
+export interface ChoiceOption {
+  /** As the switch command takes it. */
+  value: string;
+  label: string;
+  description?: string;
+}
 
-function nonBlank(text?: string): string | undefined {
-  return text && text.trim() ? text : undefined;
+/** One value out of a few: a mode, a stage, a preset. */
+export interface ChoiceWidget {
+  id: string;
+  label: string;
+  current?: string;
+  options: ChoiceOption[];
+  command?: string;
+  category?: string;
+}
+
+export interface ChecklistEntry {
+  title: string;
+  state: EntryState;
+  activeForm?: string;
+  detail?: string;
+}
+
+/** A list of things to do, each with where it stands: a plan. */
+export interface ChecklistWidget {
+  id: string;
+  label: string;
+  entries: ChecklistEntry[];
+}
+
+/** Anything else, as markdown. */
+export interface TextWidget {
+  id: string;
+  label: string;
+  markdown: string;
+}
+
+/** One thing a plugin shows. */
+export type Widget =
+  | { tag: "choice"; val: ChoiceWidget }
+  | { tag: "checklist"; val: ChecklistWidget }
+  | { tag: "text"; val: TextWidget };
+
+/** `{ [key]: text }` when `text` is not blank, else nothing: a widget leaves out what it
+ * does not say, so a test compares it with a literal that leaves it out too. */
+function nonBlank<K extends string>(key: K, text?: string): { [P in K]?: string } {
+  return text && text.trim() ? ({ [key]: text } as { [P in K]?: string }) : {};
 }
 
 /** One value out of a few (a mode, a stage). With a command a front end offers a switcher
  * that runs it with the chosen value appended; without, only the model moves it. */
 export class Choice {
-  private readonly choice: Extract<Widget, { tag: "choice" }>["val"];
+  private readonly choice: ChoiceWidget;
 
   constructor(id: string, label: string, current?: string) {
-    this.choice = { id, label, current, options: [] };
+    this.choice = { id, label, ...(current === undefined ? {} : { current }), options: [] };
   }
 
   option(value: string, label: string, description?: string): this {
-    this.choice.options.push({ value, label, description: nonBlank(description) });
+    this.choice.options.push({ value, label, ...nonBlank("description", description) });
     return this;
   }
 
@@ -45,7 +91,7 @@ export class Choice {
 
 /** A list of things to do, each with where it stands: a plan. */
 export class Checklist {
-  private readonly checklist: Extract<Widget, { tag: "checklist" }>["val"];
+  private readonly checklist: ChecklistWidget;
 
   constructor(id: string, label: string) {
     this.checklist = { id, label, entries: [] };
@@ -55,8 +101,8 @@ export class Checklist {
     this.checklist.entries.push({
       title,
       state,
-      activeForm: nonBlank(more.activeForm),
-      detail: nonBlank(more.detail),
+      ...nonBlank("activeForm", more.activeForm),
+      ...nonBlank("detail", more.detail),
     });
     return this;
   }
@@ -79,7 +125,7 @@ export class Text {
   }
 }
 
-/** What a view function may return: the builders, or the contract's widgets. */
+/** What a view function may return: the builders, or widgets. */
 export type Shown = Choice | Checklist | Text | Widget;
 
 export function widgets(items: Shown[]): Widget[] {

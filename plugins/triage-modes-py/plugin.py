@@ -10,7 +10,8 @@ from typing import Annotated
 from agent_host_sdk import Choice, Plugin, PluginError, events, log, state
 from stages import STAGES, names, position
 
-plugin = Plugin("triage-modes", "0.1.0")
+# Its version is pyproject.toml's.
+plugin = Plugin("triage-modes")
 
 
 @dataclass
@@ -70,12 +71,17 @@ def provide(ctx, contribution):
     ).reusable()
 
 
-@plugin.status
-def status(ctx):
+def stage_shown() -> str | None:
+    """The session's stage by name, or None when what is stored is no stage."""
     try:
         return STAGES[current_stage()].name
     except PluginError:
         return None
+
+
+@plugin.status
+def status(ctx):
+    return stage_shown()
 
 
 @plugin.command("stage", "/stage", "Shows the current triage stage")
@@ -85,8 +91,9 @@ def stage(ctx, args: str) -> str:
 
 @plugin.view
 def view(ctx):
-    # No command: only the model moves the stage, through the checks of `advance_stage`.
-    choice = Choice("stage", "Stage", current=STAGES[current_stage()].name)
+    # No command: only the model moves the stage, through the checks of `advance_stage`. A
+    # stage that cannot be read shows none, rather than no view at all.
+    choice = Choice("stage", "Stage", current=stage_shown())
     for each in STAGES:
         choice.option(each.name, each.label, each.summary)
     return [choice.category("mode")]

@@ -7,6 +7,8 @@
 
 import { Choice, Plugin, PluginError, events, log, state, t } from "agent-host-sdk";
 
+// The version is package.json's: esbuild bundles the file's values, so nothing is read at run time.
+import manifest from "./package.json";
 import { STAGES, names, position } from "./stages.ts";
 
 const AdvanceArgs = t.object({ to: t.string("A later stage: `research` or `review`.") });
@@ -31,7 +33,16 @@ function reviewMayOpen(): void {
   }
 }
 
-export default new Plugin("triage-modes", "0.1.0")
+/** The session's stage by name, or undefined when what is stored is no stage. */
+function stageShown(): string | undefined {
+  try {
+    return STAGES[currentStage()].name;
+  } catch {
+    return undefined;
+  }
+}
+
+export default new Plugin("triage-modes", manifest.version)
   .tool("advance_stage", "Moves the triage workflow forward to a later stage.", AdvanceArgs, (_ctx, { to }) => {
     const target = position(to);
     if (target === undefined) throw new PluginError(`unknown stage \`${to}\`; the stages are ${names()}`);
@@ -63,17 +74,12 @@ export default new Plugin("triage-modes", "0.1.0")
       )
       .reusable();
   })
-  .status(() => {
-    try {
-      return STAGES[currentStage()].name;
-    } catch {
-      return undefined;
-    }
-  })
+  .status(stageShown)
   .command("stage", "/stage", "Shows the current triage stage", () => `stage: ${STAGES[currentStage()].name}`)
   .view(() => {
-    // No command: only the model moves the stage, through the checks of `advance_stage`.
-    const choice = new Choice("stage", "Stage", STAGES[currentStage()].name);
+    // No command: only the model moves the stage, through the checks of `advance_stage`. A
+    // stage that cannot be read shows none, rather than no view at all.
+    const choice = new Choice("stage", "Stage", stageShown());
     for (const stage of STAGES) choice.option(stage.name, stage.label, stage.summary);
     return [choice.category("mode")];
   });

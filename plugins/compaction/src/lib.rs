@@ -22,7 +22,8 @@ mod pipeline;
 mod summary;
 
 // The tests run natively, against the SDK's stand-ins for the host.
-#[cfg(all(test, not(target_arch = "wasm32")))]
+#[cfg(test)]
+#[cfg(not(target_arch = "wasm32"))]
 mod tests;
 
 use agent_host_sdk::Plugin;

@@ -107,5 +107,6 @@ impl LoopConfig {
 }
 
 // The tests run natively, against the SDK's stand-ins for the host.
-#[cfg(all(test, not(target_arch = "wasm32")))]
+#[cfg(test)]
+#[cfg(not(target_arch = "wasm32"))]
 mod tests;

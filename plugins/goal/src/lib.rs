@@ -16,7 +16,8 @@ mod args;
 mod goal;
 mod judgement;
 
-#[cfg(all(test, not(target_arch = "wasm32")))]
+#[cfg(test)]
+#[cfg(not(target_arch = "wasm32"))]
 mod tests;
 
 use agent_host_sdk::judge::{StopReason, TurnVerdict};

@@ -13,7 +13,8 @@
 mod audit;
 mod verdict;
 
-#[cfg(all(test, not(target_arch = "wasm32")))]
+#[cfg(test)]
+#[cfg(not(target_arch = "wasm32"))]
 mod tests;
 
 use agent_host_sdk::judge::ReviewVerdict;

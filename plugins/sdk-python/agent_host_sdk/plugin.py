@@ -1,19 +1,29 @@
 """A plugin as a declaration: what it answers and how. The manifest's capabilities are read
 from the declaration, so an export that is written is also announced, and every export the
 contract has gets a default (the host never calls one the manifest leaves out).
+
+The exports themselves, with the contract's rules for errors, are ``guest.Answers``'.
 """
 
 import inspect
 import json
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable, get_type_hints
 
-from wit_world.exports import judge as _judge
-from wit_world.imports import tools as _tools
-from wit_world.imports import types as _types
-
-from . import schema
-from .host import PluginError, reusable
+from . import imports, schema
+from .contribution import Contribution
+from .errors import PluginError
+from .manifest import project_version
+from .types import (
+    CallContext,
+    Capabilities,
+    CommandSpec,
+    Configured,
+    Manifest,
+    ToolCall,
+    ToolSpec,
+)
 
 
 @dataclass
@@ -27,36 +37,6 @@ class Context:
     turn_iteration: int
 
 
-class Contribution:
-    """What ``provide`` adds before a model call: instructions and injected messages."""
-
-    def __init__(self, tools: list):
-        self._instructions: str | None = None
-        self._tools = tools
-        self._messages: list = []
-
-    def instructions(self, text: str) -> "Contribution":
-        """Adds text to the system prompt."""
-        self._instructions = text
-        return self
-
-    def inject(self, content: str, role: str = "system") -> "Contribution":
-        """Injects a message (role `system` or `user`) into this model call only."""
-        roles = {"system": _types.Role.SYSTEM, "user": _types.Role.USER}
-        self._messages.append(_types.InjectedMessage(role=roles[role], content=content))
-        return self
-
-    def reusable(self) -> "Contribution":
-        """Says this contribution depends only on the configuration and the state read, so
-        the host reuses it until that state changes. Not for one that reads the session id,
-        the clock or files."""
-        reusable()
-        return self
-
-    def raw(self) -> "_types.Contribution":
-        return _types.Contribution(instructions=self._instructions, tools=self._tools, messages=self._messages)
-
-
 @dataclass
 class _Tool:
     name: str
@@ -65,11 +45,11 @@ class _Tool:
     run: Callable
     mutates: bool | Callable[[Context], bool]
 
-    def spec(self, mutates: bool) -> "_types.ToolSpec":
+    def spec(self, mutates: bool) -> ToolSpec:
         parameters = schema.schema_of(self.args) if self.args else {"type": "object", "properties": {},
                                                                       "additionalProperties": False}
-        return _types.ToolSpec(name=self.name, description=self.description,
-                               parameters=json.dumps(parameters), mutates=mutates)
+        return ToolSpec(name=self.name, description=self.description, parameters=json.dumps(parameters),
+                        mutates=mutates)
 
     def call(self, ctx: Context, arguments: str) -> str:
         try:
@@ -98,9 +78,15 @@ class _Command:
 class Plugin:
     """A plugin: its name (also its state namespace), its version, its configuration class
     (a dataclass whose fields have defaults; None for a plugin that takes no configuration)
-    and everything it answers, each given with a decorator."""
+    and everything it answers, each given with a decorator.
 
-    def __init__(self, name: str, version: str, config: type | None = None):
+    Without a version, the plugin's is its folder's ``pyproject.toml`` ``[project] version``
+    (the nearest at or above the module that declares the plugin), as a Rust plugin's is its
+    Cargo.toml's."""
+
+    def __init__(self, name: str, version: str | None = None, config: type | None = None):
+        if version is None:
+            version = project_version(sys._getframe(1).f_globals.get("__file__"))
         self.name = name
         self.version = version
         self.config_class = config
@@ -212,26 +198,26 @@ class Plugin:
         """``f(ctx) -> list of Choice | Checklist | Text``: what front ends show."""
         return self._hook("view")
 
-    # Answering the exports (``export`` wraps these with the error handling).
+    # Answering, in the SDK's types (``guest.Answers`` adds the contract's rules for errors).
 
-    def manifest(self) -> "_types.PluginManifest":
-        flags = _types.Capabilities(0)
+    def manifest(self) -> Manifest:
+        flags = Capabilities(0)
         declared = [
-            ("provide" in self.hooks or any(callable(tool.mutates) for tool in self.tools), _types.Capabilities.PROVIDE),
-            (bool(self.tools), _types.Capabilities.CALL_TOOL),
-            (bool(self.commands), _types.Capabilities.COMMAND),
-            ("session_start" in self.hooks, _types.Capabilities.SESSION_START),
-            ("user_prompt_submit" in self.hooks, _types.Capabilities.USER_PROMPT_SUBMIT),
-            ("pre_tool_use" in self.hooks, _types.Capabilities.PRE_TOOL_USE),
-            ("post_tool_use" in self.hooks, _types.Capabilities.POST_TOOL_USE),
-            ("stop" in self.hooks, _types.Capabilities.STOP),
-            ("status" in self.hooks, _types.Capabilities.STATUS),
+            ("provide" in self.hooks or any(callable(tool.mutates) for tool in self.tools), Capabilities.PROVIDE),
+            (bool(self.tools), Capabilities.CALL_TOOL),
+            (bool(self.commands), Capabilities.COMMAND),
+            ("session_start" in self.hooks, Capabilities.SESSION_START),
+            ("user_prompt_submit" in self.hooks, Capabilities.USER_PROMPT_SUBMIT),
+            ("pre_tool_use" in self.hooks, Capabilities.PRE_TOOL_USE),
+            ("post_tool_use" in self.hooks, Capabilities.POST_TOOL_USE),
+            ("stop" in self.hooks, Capabilities.STOP),
+            ("status" in self.hooks, Capabilities.STATUS),
         ]
         for present, flag in declared:
             if present:
                 flags |= flag
-        commands = [_types.CommandSpec(name=c.name, description=c.description, usage=c.usage) for c in self.commands]
-        return _types.PluginManifest(name=self.name, version=self.version, capabilities=flags, commands=commands)
+        commands = [CommandSpec(name=c.name, description=c.description, usage=c.usage) for c in self.commands]
+        return Manifest(name=self.name, version=self.version, capabilities=flags, commands=commands)
 
     def parse_config(self, raw: str) -> Any:
         table = json.loads(raw) if raw else None
@@ -247,25 +233,25 @@ class Plugin:
         except schema.ArgumentError as error:
             raise PluginError(str(error)) from None
 
-    def configure_raw(self, raw: str) -> "_types.Configured":
+    def configure_raw(self, raw: str) -> Configured:
         config = self.parse_config(raw)
         requires = self.hooks["configure"](config) if "configure" in self.hooks else []
         for tool in self.tools:
             if not callable(tool.mutates):
-                _tools.declare(tool.spec(tool.mutates))
-        return _types.Configured(config=json.dumps(schema.to_json(config) or {}), requires=list(requires or []))
+                imports.host().declare(tool.spec(tool.mutates))
+        return Configured(config=json.dumps(schema.to_json(config) or {}), requires=list(requires or []))
 
-    def context(self, raw: "_types.CallContext") -> Context:
+    def context(self, raw: CallContext) -> Context:
         return Context(raw.session_id, self.parse_config(raw.config), raw.model_calls, raw.turn_iteration)
 
-    def provide_raw(self, ctx: Context) -> "_types.Contribution":
+    def provide_raw(self, ctx: Context) -> Contribution:
         provided = [tool.spec(tool.mutates(ctx)) for tool in self.tools if callable(tool.mutates)]
         contribution = Contribution(provided)
         if "provide" not in self.hooks:
-            return contribution.reusable().raw()
-        return self.hooks["provide"](ctx, contribution).raw()
+            return contribution.reusable()
+        return self.hooks["provide"](ctx, contribution)
 
-    def call_tool_raw(self, ctx: Context, call: "_types.ToolCall") -> str:
+    def call_tool_raw(self, ctx: Context, call: ToolCall) -> str:
         tool = next((tool for tool in self.tools if tool.name == call.name), None)
         if tool is None:
             raise PluginError(f"the {self.name} plugin has no tool named `{call.name}`")
@@ -276,69 +262,3 @@ class Plugin:
         if command is None:
             raise PluginError(f"the {self.name} plugin has no command named `/{name}`")
         return command.run(ctx, args.strip())
-
-
-# Requirements a configuration may name, and the outcomes hooks return.
-
-
-def reads_state(namespace: str) -> "_types.Requirement":
-    return _types.Requirement_ReadsState(namespace)
-
-
-RUNS_PROCESSES = _types.Requirement_RunsProcesses()
-NETWORK = _types.Requirement_Network()
-
-
-def block(reason: str) -> "_types.PromptOutcome":
-    return _types.PromptOutcome(block=reason, context=None)
-
-
-def add_context(text: str) -> "_types.PromptOutcome":
-    return _types.PromptOutcome(block=None, context=text)
-
-
-def allow() -> "_types.PreToolOutcome":
-    return _types.PreToolOutcome(decision=_types.Decision_Allow(), updated_arguments=None, context=None)
-
-
-def ask(why: str) -> "_types.PreToolOutcome":
-    return _types.PreToolOutcome(decision=_types.Decision_Ask(why), updated_arguments=None, context=None)
-
-
-def deny(why: str) -> "_types.PreToolOutcome":
-    return _types.PreToolOutcome(decision=_types.Decision_Deny(why), updated_arguments=None, context=None)
-
-
-# Verdicts of the ``judge`` hooks (``on_turn_end``, ``on_review``).
-
-NEED_INPUT = _judge.StopReason.NEED_INPUT
-BLOCKED = _judge.StopReason.BLOCKED
-TOKEN_BUDGET = _judge.StopReason.TOKEN_BUDGET
-TIME_BUDGET = _judge.StopReason.TIME_BUDGET
-
-
-def continue_turn(text: str) -> "_judge.TurnVerdict":
-    """Sends the model on with ``text`` as a user message (within the turn's caps)."""
-    return _judge.TurnVerdict_Continue(text)
-
-
-def stop_turn(reason: "_judge.StopReason", message: str) -> "_judge.TurnVerdict":
-    """Ends the turn with ``reason`` (``NEED_INPUT``, ``BLOCKED``, ``TOKEN_BUDGET``,
-    ``TIME_BUDGET``) and a line for the operator; it wins over every continuation."""
-    return _judge.TurnVerdict_Stop(_judge.StopVerdict(reason=reason, message=message))
-
-
-def approve() -> "_judge.ReviewVerdict":
-    """The reviewed call runs without asking the operator."""
-    return _judge.ReviewVerdict_Allow()
-
-
-def refuse(why: str) -> "_judge.ReviewVerdict":
-    """The reviewed call is refused; ``why`` goes back to the model as the tool's error."""
-    return _judge.ReviewVerdict_Deny(why)
-
-
-def review_error(why: str) -> "_judge.ReviewVerdict":
-    """The review failed (``why`` says how): neither an approval nor a denial, the operator
-    is asked (or ``agent.on_ask`` decides)."""
-    return _judge.ReviewVerdict_Error(why)

@@ -1,13 +1,74 @@
 """What front ends show of a plugin (contract 0.2.4, the ``viewer`` export): typed widgets a
 front end draws without knowing the plugin, returned from the function given to
 ``Plugin.view``: a checklist as a plan, a choice with a command as a switcher, text.
+
+The builders (``Choice``, ``Checklist``, ``Text``) make the widget records
+(``ChoiceWidget``, ``ChecklistWidget``, ``TextWidget``) a test compares a view with.
 """
 
-from wit_world.exports import viewer as _viewer
+import enum
+from dataclasses import dataclass, field
 
-PENDING = _viewer.EntryState.PENDING
-IN_PROGRESS = _viewer.EntryState.IN_PROGRESS
-COMPLETED = _viewer.EntryState.COMPLETED
+
+class EntryState(enum.Enum):
+    """Where an entry of a checklist stands."""
+
+    PENDING = "pending"
+    IN_PROGRESS = "in-progress"
+    COMPLETED = "completed"
+
+
+PENDING = EntryState.PENDING
+IN_PROGRESS = EntryState.IN_PROGRESS
+COMPLETED = EntryState.COMPLETED
+
+
+@dataclass
+class ChoiceOption:
+    value: str  # as the switch command takes it
+    label: str
+    description: str | None = None
+
+
+@dataclass
+class ChoiceWidget:
+    """One value out of a few: a mode, a stage, a preset."""
+
+    id: str
+    label: str
+    current: str | None = None
+    options: list[ChoiceOption] = field(default_factory=list)
+    command: str | None = None
+    category: str | None = None
+
+
+@dataclass
+class ChecklistEntry:
+    title: str
+    state: EntryState
+    active_form: str | None = None
+    detail: str | None = None
+
+
+@dataclass
+class ChecklistWidget:
+    """A list of things to do, each with where it stands: a plan."""
+
+    id: str
+    label: str
+    entries: list[ChecklistEntry] = field(default_factory=list)
+
+
+@dataclass
+class TextWidget:
+    """Anything else, as markdown."""
+
+    id: str
+    label: str
+    markdown: str
+
+
+Widget = ChoiceWidget | ChecklistWidget | TextWidget
 
 
 def _non_blank(text: str | None) -> str | None:
@@ -19,10 +80,10 @@ class Choice:
     switcher that runs it with the chosen value appended; without, only the model moves it."""
 
     def __init__(self, id: str, label: str, current: str | None = None):
-        self._choice = _viewer.Choice(id=id, label=label, current=current, options=[], command=None, category=None)
+        self._choice = ChoiceWidget(id=id, label=label, current=current)
 
     def option(self, value: str, label: str, description: str | None = None) -> "Choice":
-        self._choice.options.append(_viewer.ChoiceOption(value=value, label=label, description=_non_blank(description)))
+        self._choice.options.append(ChoiceOption(value, label, _non_blank(description)))
         return self
 
     def command(self, command: str) -> "Choice":
@@ -35,36 +96,40 @@ class Choice:
         self._choice.category = category
         return self
 
-    def widget(self) -> "_viewer.Widget":
-        return _viewer.Widget_Choice(self._choice)
+    def widget(self) -> ChoiceWidget:
+        return self._choice
 
 
 class Checklist:
     """A list of things to do, each with where it stands: a plan."""
 
     def __init__(self, id: str, label: str):
-        self._checklist = _viewer.Checklist(id=id, label=label, entries=[])
+        self._checklist = ChecklistWidget(id=id, label=label)
 
-    def entry(self, title: str, state: "_viewer.EntryState", active_form: str | None = None,
+    def entry(self, title: str, state: EntryState, active_form: str | None = None,
               detail: str | None = None) -> "Checklist":
-        self._checklist.entries.append(_viewer.ChecklistEntry(
-            title=title, state=state, active_form=_non_blank(active_form), detail=_non_blank(detail)))
+        self._checklist.entries.append(ChecklistEntry(title, state, _non_blank(active_form), _non_blank(detail)))
         return self
 
-    def widget(self) -> "_viewer.Widget":
-        return _viewer.Widget_Checklist(self._checklist)
+    def widget(self) -> ChecklistWidget:
+        return self._checklist
 
 
 class Text:
     """Anything else, as markdown (front ends render it as text, never as markup)."""
 
     def __init__(self, id: str, label: str, markdown: str):
-        self._text = _viewer.TextSection(id=id, label=label, markdown=markdown)
+        self._text = TextWidget(id=id, label=label, markdown=markdown)
 
-    def widget(self) -> "_viewer.Widget":
-        return _viewer.Widget_Text(self._text)
+    def widget(self) -> TextWidget:
+        return self._text
 
 
-def widgets(items) -> list:
-    """The widgets a view function returned, each builder turned into the contract's type."""
-    return [item.widget() if hasattr(item, "widget") else item for item in items]
+def widgets(items) -> list[Widget]:
+    """The widgets a view function returned, each builder turned into its record; a
+    TypeError names anything that is neither."""
+    shown = [item.widget() if isinstance(item, (Choice, Checklist, Text)) else item for item in items]
+    for item in shown:
+        if not isinstance(item, (ChoiceWidget, ChecklistWidget, TextWidget)):
+            raise TypeError(f"`view` returned {item!r}, which is not a Choice, Checklist or Text")
+    return shown

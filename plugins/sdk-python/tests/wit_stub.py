@@ -1,11 +1,12 @@
 """Stand-ins for the bindings componentize-py generates (``wit_world``,
-``componentize_py_types``), so that the SDK's modules import natively. Every name a binding
+``componentize_py_types``), so that the SDK's component edge (``component.py``, ``convert.py``,
+``bindings.py``) imports natively; the rest of the SDK imports no binding. Every name a binding
 module is asked for is a class made on first use: called with one positional argument it
 keeps it as ``value`` (a variant's case), with keywords as attributes (a record); its own
 attributes (an enum's or a flags' members) are strings naming them. Equal when of the same
 class with the same fields. ``log.write`` keeps its lines in ``LOGGED``.
 
-``install()`` puts them in ``sys.modules`` and returns the SDK package, imported fresh.
+``install()`` puts them in ``sys.modules`` and returns the SDK's ``component`` module.
 """
 
 import importlib
@@ -64,7 +65,7 @@ def _write(level, message):
 
 
 def install():
-    """Installs the stand-ins and imports ``agent_host_sdk`` afresh against them."""
+    """Installs the stand-ins and imports ``agent_host_sdk.component`` against them."""
     runtime = types.ModuleType("componentize_py_types")
     runtime.Err = Err
     sys.modules["componentize_py_types"] = runtime
@@ -87,9 +88,7 @@ def install():
     root = str(pathlib.Path(__file__).parent.parent)
     if root not in sys.path:
         sys.path.insert(0, root)
-    for loaded in [name for name in sys.modules if name.split(".")[0] == "agent_host_sdk"]:
-        del sys.modules[loaded]
-    return importlib.import_module("agent_host_sdk")
+    return importlib.import_module("agent_host_sdk.component")
 
 
 def _binding(package: types.ModuleType, name: str) -> None:

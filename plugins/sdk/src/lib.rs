@@ -57,7 +57,8 @@ pub mod process;
 pub mod state;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod testing;
-#[cfg(all(test, not(target_arch = "wasm32")))]
+#[cfg(test)]
+#[cfg(not(target_arch = "wasm32"))]
 mod tests;
 mod tool;
 pub mod tools;

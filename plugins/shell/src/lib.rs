@@ -7,7 +7,8 @@ use agent_host_sdk::process;
 use serde::{Deserialize, Serialize};
 
 // The tests run natively, against the SDK's stand-ins for the host.
-#[cfg(all(test, not(target_arch = "wasm32")))]
+#[cfg(test)]
+#[cfg(not(target_arch = "wasm32"))]
 mod tests;
 
 /// The `[plugin.config]` table, normalized.

@@ -14,7 +14,8 @@ class Config:
     greeting: str = "Hello"
 
 
-plugin = Plugin("{{name}}", "0.1.0", config=Config)
+# Its version is pyproject.toml's `[project] version`.
+plugin = Plugin("{{name}}", config=Config)
 
 
 @plugin.configure

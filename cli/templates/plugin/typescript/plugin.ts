@@ -3,13 +3,16 @@
 
 import { Plugin, PluginError, events, state, t } from "agent-host-sdk";
 
+// Its version is package.json's (the bundle carries the file's values).
+import manifest from "./package.json";
+
 /** The `[plugin.config]` table, with defaults. */
 const Config = t.object({ greeting: t.optional(t.string(), "Hello") });
 
 /** The arguments of `greet`; the model sees this schema, `greet` gets its type. */
 const GreetArgs = t.object({ name: t.string("The name to greet.") });
 
-export default new Plugin("{{name}}", "0.1.0", Config)
+export default new Plugin("{{name}}", manifest.version, Config)
   .configure((config) => {
     if (!config.greeting?.trim()) throw new PluginError("`greeting` must not be blank");
   })

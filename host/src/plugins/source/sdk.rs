@@ -15,25 +15,95 @@ const FILES: &[(&str, &str)] = &[
         include_str!("../../../../plugins/sdk-python/agent_host_sdk/__init__.py"),
     ),
     (
-        "python/agent_host_sdk/export.py",
-        include_str!("../../../../plugins/sdk-python/agent_host_sdk/export.py"),
+        "python/agent_host_sdk/bindings.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/bindings.py"),
+    ),
+    (
+        "python/agent_host_sdk/component.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/component.py"),
+    ),
+    (
+        "python/agent_host_sdk/contribution.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/contribution.py"),
+    ),
+    (
+        "python/agent_host_sdk/convert.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/convert.py"),
+    ),
+    (
+        "python/agent_host_sdk/errors.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/errors.py"),
+    ),
+    (
+        "python/agent_host_sdk/guest.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/guest.py"),
     ),
     ("python/agent_host_sdk/host.py", include_str!("../../../../plugins/sdk-python/agent_host_sdk/host.py")),
+    (
+        "python/agent_host_sdk/imports.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/imports.py"),
+    ),
+    (
+        "python/agent_host_sdk/manifest.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/manifest.py"),
+    ),
+    (
+        "python/agent_host_sdk/outcomes.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/outcomes.py"),
+    ),
     (
         "python/agent_host_sdk/plugin.py",
         include_str!("../../../../plugins/sdk-python/agent_host_sdk/plugin.py"),
     ),
     (
+        "python/agent_host_sdk/readings.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/readings.py"),
+    ),
+    (
         "python/agent_host_sdk/schema.py",
         include_str!("../../../../plugins/sdk-python/agent_host_sdk/schema.py"),
     ),
+    (
+        "python/agent_host_sdk/types.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/types.py"),
+    ),
+    (
+        "python/agent_host_sdk/verdicts.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/verdicts.py"),
+    ),
     ("python/agent_host_sdk/view.py", include_str!("../../../../plugins/sdk-python/agent_host_sdk/view.py")),
+    (
+        "python/agent_host_sdk/testing/__init__.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/testing/__init__.py"),
+    ),
+    (
+        "python/agent_host_sdk/testing/harness.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/testing/harness.py"),
+    ),
+    (
+        "python/agent_host_sdk/testing/session.py",
+        include_str!("../../../../plugins/sdk-python/agent_host_sdk/testing/session.py"),
+    ),
+    ("typescript/bindings.ts", include_str!("../../../../plugins/sdk-typescript/bindings.ts")),
+    ("typescript/contribution.ts", include_str!("../../../../plugins/sdk-typescript/contribution.ts")),
+    ("typescript/convert.ts", include_str!("../../../../plugins/sdk-typescript/convert.ts")),
+    ("typescript/errors.ts", include_str!("../../../../plugins/sdk-typescript/errors.ts")),
     ("typescript/export.ts", include_str!("../../../../plugins/sdk-typescript/export.ts")),
+    ("typescript/guest.ts", include_str!("../../../../plugins/sdk-typescript/guest.ts")),
     ("typescript/host.ts", include_str!("../../../../plugins/sdk-typescript/host.ts")),
+    ("typescript/imports.ts", include_str!("../../../../plugins/sdk-typescript/imports.ts")),
     ("typescript/index.ts", include_str!("../../../../plugins/sdk-typescript/index.ts")),
+    ("typescript/judge.ts", include_str!("../../../../plugins/sdk-typescript/judge.ts")),
+    ("typescript/outcomes.ts", include_str!("../../../../plugins/sdk-typescript/outcomes.ts")),
     ("typescript/plugin.ts", include_str!("../../../../plugins/sdk-typescript/plugin.ts")),
+    ("typescript/readings.ts", include_str!("../../../../plugins/sdk-typescript/readings.ts")),
     ("typescript/schema.ts", include_str!("../../../../plugins/sdk-typescript/schema.ts")),
+    ("typescript/types.ts", include_str!("../../../../plugins/sdk-typescript/types.ts")),
     ("typescript/view.ts", include_str!("../../../../plugins/sdk-typescript/view.ts")),
+    ("typescript/testing/harness.ts", include_str!("../../../../plugins/sdk-typescript/testing/harness.ts")),
+    ("typescript/testing/index.ts", include_str!("../../../../plugins/sdk-typescript/testing/index.ts")),
+    ("typescript/testing/session.ts", include_str!("../../../../plugins/sdk-typescript/testing/session.ts")),
+    ("typescript/package.json", include_str!("../../../../plugins/sdk-typescript/package.json")),
     (
         "typescript/wit/judging-plugin.d.ts",
         include_str!("../../../../plugins/sdk-typescript/wit/judging-plugin.d.ts"),
@@ -183,17 +253,18 @@ fn write_once(kind: &str, files: &[(&str, &str)]) -> Result<(PathBuf, String), S
 mod tests {
     use std::path::Path;
 
-    /// Every file of the two SDKs a build reads is carried, so none is left behind when a
-    /// file is added (a new contract interface's types, say).
+    /// Every file of the two SDKs a build or a plugin's unit tests read is carried, so none is
+    /// left behind when a file is added (a new contract interface's types, say).
     #[test]
     fn every_sdk_file_is_carried() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the repository");
         let mut on_disk = Vec::new();
-        for (sdk, carried_as, extension) in [
-            ("plugins/sdk-python/agent_host_sdk", "python/agent_host_sdk", ".py"),
-            ("plugins/sdk-typescript", "typescript", ".ts"),
+        for (sdk, carried_as, endings) in [
+            ("plugins/sdk-python/agent_host_sdk", "python/agent_host_sdk", &[".py"][..]),
+            // package.json says the SDK's modules have no side effects, for tests' bundles.
+            ("plugins/sdk-typescript", "typescript", &[".ts", "/package.json"][..]),
         ] {
-            collect(&root.join(sdk), &root.join(sdk), carried_as, extension, &mut on_disk);
+            collect(&root.join(sdk), &root.join(sdk), carried_as, endings, &mut on_disk);
         }
         on_disk.sort();
         let mut carried: Vec<String> = super::FILES
@@ -205,18 +276,21 @@ mod tests {
         assert_eq!(carried, on_disk);
     }
 
-    fn collect(root: &Path, dir: &Path, carried_as: &str, extension: &str, found: &mut Vec<String>) {
+    fn collect(root: &Path, dir: &Path, carried_as: &str, endings: &[&str], found: &mut Vec<String>) {
         for entry in std::fs::read_dir(dir).expect("an SDK folder") {
             let path = entry.expect("an entry").path();
             let name = path.file_name().and_then(|name| name.to_str()).unwrap_or_default();
             if path.is_dir() {
                 // The SDKs' own tests are not part of a plugin's build.
                 if name != "tests" && name != "__pycache__" {
-                    collect(root, &path, carried_as, extension, found);
+                    collect(root, &path, carried_as, endings, found);
                 }
-            } else if name.ends_with(extension) {
+            } else {
                 let relative = path.strip_prefix(root).expect("under the SDK").to_string_lossy().into_owned();
-                found.push(format!("{carried_as}/{relative}"));
+                let carried = format!("{carried_as}/{relative}");
+                if endings.iter().any(|ending| carried.ends_with(ending)) {
+                    found.push(carried);
+                }
             }
         }
     }

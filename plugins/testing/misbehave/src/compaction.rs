@@ -143,7 +143,8 @@ pub fn post_compact(ctx: &Ctx, done: &Compacted) {
 }
 
 // The tests run natively, against the SDK's stand-ins for the host.
-#[cfg(all(test, not(target_arch = "wasm32")))]
+#[cfg(test)]
+#[cfg(not(target_arch = "wasm32"))]
 mod tests {
     use agent_host_sdk::compaction::CompactionReason;
     use agent_host_sdk::testing::{Harness, History, budget, stored};

@@ -141,7 +141,8 @@ fn entries() -> Result<Vec<String>, String> {
 agent_host_sdk::export_plugin!(plugin);
 
 // The tests run natively, against the SDK's stand-ins for the host.
-#[cfg(all(test, not(target_arch = "wasm32")))]
+#[cfg(test)]
+#[cfg(not(target_arch = "wasm32"))]
 mod tests {
     use agent_host_sdk::testing::{Harness, reset};
     use agent_host_sdk::view::{ChoiceWidget, Widget};
