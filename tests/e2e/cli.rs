@@ -222,10 +222,12 @@ fn check_lists_the_loaded_plugins_or_names_the_one_that_failed() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "stderr: {}", String::from_utf8_lossy(&output.stderr));
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 3, "{stdout}");
+    assert_eq!(lines.len(), 4, "{stdout}");
     assert!(lines[0].starts_with("todo@") && lines[1].starts_with("agent-mode@"), "{stdout}");
+    // The choices a new session would show, read from the plugins' views.
+    assert_eq!(lines[2], "agent-mode: Mode (mode): ● plan ○ execute; switched by /mode", "{stdout}");
     assert!(
-        lines[2].starts_with("model: fake at ") && lines[2].ends_with("(not contacted: --offline)"),
+        lines[3].starts_with("model: fake at ") && lines[3].ends_with("(not contacted: --offline)"),
         "{stdout}"
     );
 
