@@ -179,6 +179,35 @@ mod tests {
         }
     }
 
+    /// An error whose text may repeat its source's, as a transparent wrapper's does.
+    #[derive(Debug)]
+    struct Layer(&'static str, Option<Box<Layer>>);
+
+    impl std::fmt::Display for Layer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Layer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1.as_deref().map(|layer| layer as _)
+        }
+    }
+
+    #[test]
+    fn an_errors_causes_are_each_named_once_and_a_non_request_error_is_no_transport_failure() {
+        let chain = Layer(
+            "error sending request",
+            Some(Box::new(Layer(
+                "client error (Connect)",
+                Some(Box::new(Layer("client error (Connect)", None))),
+            ))),
+        );
+        assert_eq!(causes(&chain), "error sending request: client error (Connect)");
+        assert!(!unreached(&chain), "no reqwest error in it: the registry answered");
+    }
+
     #[test]
     fn a_reference_must_name_its_registry() {
         assert!(parse("127.0.0.1:5000/plugins/triage:1").is_ok());
