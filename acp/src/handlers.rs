@@ -47,6 +47,16 @@ pub(super) struct State {
 
 type Answer = Result<(), Error>;
 
+/// The value of `result`; an error is the handler's answer, through `responder`.
+macro_rules! or_answer {
+    ($result:expr, $responder:ident) => {
+        match $result {
+            Ok(value) => value,
+            Err(error) => return $responder.respond_with_error(error),
+        }
+    };
+}
+
 impl State {
     pub(super) fn new(host: Arc<Host>) -> Self {
         Self { host, sessions: Sessions::default(), compaction_updates: AtomicBool::default() }
@@ -104,17 +114,11 @@ impl State {
         responder: Responder<NewSessionResponse, V1>,
         cx: ConnectionTo<Client>,
     ) -> Answer {
-        let requested = match mcp::requested(&self.host, &request.mcp_servers, &request.cwd) {
-            Ok(requested) => requested,
-            Err(error) => return responder.respond_with_error(error),
-        };
+        let requested = or_answer!(mcp::requested(&self.host, &request.mcp_servers, &request.cwd), responder);
         // Starting the editor's servers takes time: off the dispatch loop.
         let state = self.clone();
         tokio::spawn(async move {
-            let open = match state.sessions.create(&state.host).await {
-                Ok(open) => open,
-                Err(error) => return responder.respond_with_error(error),
-            };
+            let open = or_answer!(state.sessions.create(&state.host).await, responder);
             requested.attach(&mut *open.handle.lock().await).await;
             let (modes, options) = {
                 let shown = open.shown.lock_unpoisoned();
@@ -156,10 +160,7 @@ impl State {
         responder: Responder<SetSessionModeResponse, V1>,
         cx: ConnectionTo<Client>,
     ) -> Answer {
-        let open = match self.sessions.get(&request.session_id.0) {
-            Ok(open) => open,
-            Err(error) => return responder.respond_with_error(error),
-        };
+        let open = or_answer!(self.sessions.get(&request.session_id.0), responder);
         let switch = open.shown.lock_unpoisoned().mode_switch();
         let value = request.mode_id.0.to_string();
         switch_choice(self.host.clone(), open, switch, value, responder, cx, SetSessionModeResponse::new)
@@ -171,10 +172,7 @@ impl State {
         responder: Responder<SetSessionConfigOptionResponse, V1>,
         cx: ConnectionTo<Client>,
     ) -> Answer {
-        let open = match self.sessions.get(&request.session_id.0) {
-            Ok(open) => open,
-            Err(error) => return responder.respond_with_error(error),
-        };
+        let open = or_answer!(self.sessions.get(&request.session_id.0), responder);
         let SessionConfigOptionValue::ValueId { value } = &request.value else {
             return responder.respond_with_error(Error::invalid_params().data("a choice takes a value id"));
         };
@@ -195,14 +193,8 @@ impl State {
         responder: Responder<LoadSessionResponse, V1>,
         cx: ConnectionTo<Client>,
     ) -> Answer {
-        let requested = match mcp::requested(&self.host, &request.mcp_servers, &request.cwd) {
-            Ok(requested) => requested,
-            Err(error) => return responder.respond_with_error(error),
-        };
-        let open = match self.sessions.open_stored(&self.host, &request.session_id.0).await {
-            Ok(open) => open,
-            Err(error) => return responder.respond_with_error(error),
-        };
+        let requested = or_answer!(mcp::requested(&self.host, &request.mcp_servers, &request.cwd), responder);
+        let open = or_answer!(self.sessions.open_stored(&self.host, &request.session_id.0).await, responder);
         // The replay waits for the session (a turn may hold it): off the dispatch loop.
         let host = self.host.clone();
         tokio::spawn(async move {
@@ -234,14 +226,8 @@ impl State {
         request: &ResumeSessionRequest,
         responder: Responder<ResumeSessionResponse, V1>,
     ) -> Answer {
-        let requested = match mcp::requested(&self.host, &request.mcp_servers, &request.cwd) {
-            Ok(requested) => requested,
-            Err(error) => return responder.respond_with_error(error),
-        };
-        let open = match self.sessions.open_stored(&self.host, &request.session_id.0).await {
-            Ok(open) => open,
-            Err(error) => return responder.respond_with_error(error),
-        };
+        let requested = or_answer!(mcp::requested(&self.host, &request.mcp_servers, &request.cwd), responder);
+        let open = or_answer!(self.sessions.open_stored(&self.host, &request.session_id.0).await, responder);
         // Attaching waits for the session (a turn may hold it): off the dispatch loop.
         tokio::spawn(async move {
             requested.attach(&mut *open.handle.lock().await).await;

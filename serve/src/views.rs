@@ -141,25 +141,7 @@ fn own_command(app: &App, plugin: &str, line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_host::events::{ChoiceOption, Widget};
-
-    /// A choice of two stages, `triage` (current) and `fix`, moved by `command` if given.
-    fn view(command: Option<&str>) -> PluginView {
-        let option =
-            |value: &str| ChoiceOption { value: value.into(), label: value.into(), description: None };
-        PluginView {
-            plugin: "stages".into(),
-            widgets: vec![Widget::Choice {
-                id: "stage".into(),
-                label: "Stage".into(),
-                current: Some("triage".into()),
-                options: vec![option("triage"), option("fix")],
-                command: command.map(Into::into),
-                category: None,
-            }],
-            error: None,
-        }
-    }
+    use agent_host::events::stages as view;
 
     #[test]
     fn a_value_the_choice_does_not_list_is_refused_naming_those_it_does() {

@@ -27,6 +27,8 @@ pub use outcomes::{ApprovalAnswer, CallDecision, ReviewOutcome, TurnEnd};
 pub use payload::Payload;
 pub use reply::{ReplyStop, TokenUsage, thousands};
 pub use sinks::{BuildProgressOnStderr, CollectEvents, EventSink, NoEvents};
+#[cfg(any(test, feature = "testing"))]
+pub use view::stages;
 pub use view::{ChecklistEntry, ChoiceOption, EntryState, PluginView, Widget};
 
 /// One thing that happened. Serialized with a `type` tag in snake_case.

@@ -156,9 +156,11 @@ impl PluginView {
     }
 }
 
-/// A choice of two stages, `triage` (current) and `fix`, moved by `command` if given.
-#[cfg(test)]
-fn stages(command: Option<&str>) -> PluginView {
+/// A choice of two stages, `triage` (current) and `fix`, moved by `command` if given: what
+/// the tests of views and of their switches share, here and in the front ends (feature
+/// `testing`).
+#[cfg(any(test, feature = "testing"))]
+pub fn stages(command: Option<&str>) -> PluginView {
     let option = |value: &str| ChoiceOption { value: value.into(), label: value.into(), description: None };
     PluginView {
         plugin: "stages".into(),
