@@ -62,7 +62,7 @@ fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
     found.extend(all.into_iter().filter(|path| path.extension().is_some_and(|ext| ext == "rs")));
 }
 
-/// The top-level module a file of `host/src` belongs to: `agent` for `agent/turn.rs`,
+/// The top-level module a file of `host/src` belongs to: `agent` for `agent/turn/mod.rs`,
 /// `sanitize` for `sanitize.rs`; none for the crate root and the binary.
 fn module_of(src: &Path, file: &Path) -> Option<String> {
     let relative = file.strip_prefix(src).unwrap();

@@ -1,19 +1,24 @@
+//! The [`Host`] and all it offers front ends: every `impl Host` is here, its work done in
+//! the rooms (`session`, `turn`, `tool_call`).
+
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
 
-use super::Snapshot;
-use super::live_session::{LiveSession, LiveSessions};
 use super::plugin_model::PluginModel;
-use crate::config::Config;
-use crate::events::{BuildProgressOnStderr, Event, EventSink};
+use super::session::{LiveSession, LiveSessions, Views, command, mcp_table};
+use super::window_check::check_window;
+use super::{Approver, Snapshot, TurnError, TurnOutcome};
+use crate::config::{Config, ConfigError};
+use crate::events::{BuildProgressOnStderr, Event, EventSink, NoEvents, PluginView};
 use crate::mcp::McpSet;
 use crate::model::ModelClient;
 use crate::model::tokens::TokenBudget;
 use crate::plugins::{CallContext, PluginSet};
 use crate::runtime::SandboxEngine;
-use crate::state::SessionStore;
+use crate::state::{SessionStore, StateBag};
+use crate::tools::ToolResult;
 use crate::unpoisoned::{LockUnpoisoned as _, RwLockUnpoisoned as _};
 
 /// Everything a running deployment needs: the engine, the current config, plugin set and
@@ -118,9 +123,99 @@ impl Host {
             model_calls: session.model_calls(),
             turn_iteration: 0,
             model: Some(PluginModel::access(self.model().clone(), *self.budget(), session.id())),
-            meter: super::meter::outside_a_turn(&self.config().agent, session),
+            meter: super::turn::meter::outside_a_turn(&self.config().agent, session),
             results: None,
         }
+    }
+
+    /// Runs one user turn to its end. The session is committed after every step (a model
+    /// reply, with the results of its tools when none of them changes anything), so an
+    /// error (or a dropped future: Ctrl-C) leaves it at the last complete step. Every end,
+    /// a dropped future's too, is reported as one `turn_ended` event.
+    pub async fn run_turn(
+        &self,
+        session: &mut LiveSession,
+        prompt: &str,
+        sink: &dyn EventSink,
+        approver: &dyn Approver,
+    ) -> Result<TurnOutcome, TurnError> {
+        super::turn::run(self, session, prompt, sink, approver).await
+    }
+
+    /// Runs `/name args`. Built-in commands first, then the plugin that declared `name`.
+    /// The session is committed afterwards, so a command's state change is durable.
+    pub async fn command(
+        &self,
+        session: &mut LiveSession,
+        line: &str,
+        sink: &dyn EventSink,
+    ) -> Result<String, String> {
+        command::command(self, session, line, sink).await
+    }
+
+    /// After an operator command: the turn a plugin queued (`queued`, contract 0.2.7), which
+    /// the front end runs at once, as if the operator had sent its prompt — a loop just set
+    /// or resumed starts working. The first plugin in config order that queues one decides.
+    /// Never asked after a turn: a turn that should go on is continued within its caps.
+    pub async fn queued_turn(&self, session: &mut LiveSession, sink: &dyn EventSink) -> Option<String> {
+        command::queued_turn(self, session, sink).await
+    }
+
+    /// Calls a tool as if the model had, without a model call: schema validation, hooks,
+    /// the tool, the result. For tests, scripts and front ends that offer tools directly.
+    pub async fn invoke_tool(
+        &self,
+        session: &mut LiveSession,
+        name: &str,
+        arguments: &serde_json::Value,
+        sink: &dyn EventSink,
+    ) -> Result<ToolResult, TurnError> {
+        command::invoke_tool(self, session, name, arguments, sink).await
+    }
+
+    /// Refreshes `session`'s views on the current plugin set, sending `view_changed` to `sink`
+    /// for each that changed: what a front end calls when it opens, creates or resumes a
+    /// session (every view then counts as changed), and whenever it wants them current.
+    pub async fn refresh_views(&self, session: &mut LiveSession, sink: &dyn EventSink) {
+        session.refresh_views(&self.plugins(), sink).await;
+    }
+
+    /// What each plugin would show a new session, on an empty state: what `check` lists, so
+    /// an operator sees a mode plugin's modes before opening anything.
+    pub async fn new_session_views(&self) -> Vec<PluginView> {
+        let mut views = Views::default();
+        views.refresh(&self.plugins(), "", &StateBag::default(), &NoEvents).await;
+        views.current()
+    }
+
+    /// The loaded plugins, one line each, and the last reload error: `/plugins`, `--check`.
+    pub fn plugin_table(&self) -> String {
+        command::plugin_table(self)
+    }
+
+    /// One line for each power a plugin holds to act in the operator's place (`review`,
+    /// `queued`), and the grant it holds it by: what a front end says at start, so that no
+    /// plugin approves calls or starts turns without the operator having been told.
+    pub fn powers_granted(&self) -> Vec<String> {
+        command::powers_granted(self)
+    }
+
+    /// The MCP servers, a few lines each; empty when the deployment lists none.
+    pub fn mcp_table(&self) -> String {
+        mcp_table::mcp_table(self)
+    }
+
+    /// The servers that could not be started, each as an error line naming its entry:
+    /// what `--check` refuses a deployment for.
+    pub fn mcp_failures(&self) -> Vec<String> {
+        mcp_table::mcp_failures(self)
+    }
+
+    /// The fixed part of a new session's first request, as the plugins contribute it now,
+    /// against the model's context window (see `window_check`).
+    pub async fn check_context_window(&self) -> Result<(), ConfigError> {
+        let snapshot = self.snapshot();
+        check_window(self.budget(), &snapshot.config, &snapshot.plugins, &snapshot.mcp).await
     }
 
     /// The plugin set new calls use. Calls in flight keep the set they started with.
@@ -163,7 +258,7 @@ impl Host {
             config.model = previous.config.model.clone();
             let set = PluginSet::load(&self.engine, &config, Some(&previous.plugins), sink).await?;
             let mcp = McpSet::start(&config, Some(&previous.mcp)).await;
-            super::window_check::check_window(&self.budget, &config, &set, &mcp.set).await?;
+            check_window(&self.budget, &config, &set, &mcp.set).await?;
             Ok::<_, anyhow::Error>((config, set, mcp, restart))
         }
         .await;

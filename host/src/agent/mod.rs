@@ -1,43 +1,34 @@
 //! The agent loop and the [`Host`] that owns everything it needs.
 //!
-//! One user turn (see `turn`): prompt hooks, then model round trips — each assembled from
-//! the plugins ([`prepare`]), each tool call validated and passed through the hooks
-//! (`tool_call`) — until the model stops and no `stop` hook continues, or the iteration
-//! cap is reached. The session is committed after every step.
+//! Three rooms under the [`Host`] (`host.rs`, the one `impl Host`): `session` (an open
+//! session, its views and the operator's commands), `turn` (one user turn: prompt hooks, then
+//! model round trips — each assembled from the plugins ([`prepare`]) — until the model stops
+//! and no `stop` hook continues, or a cap is reached) and `tool_call` (each call validated and
+//! passed through the hooks and the operator's approval). A step ends in one place
+//! (`LiveSession::end_step`): plugins' model calls reported, views gathered, the session
+//! committed.
 
-mod approval;
-mod command;
-mod compact;
-mod export_file;
-mod hooks;
 mod host;
-mod live_session;
-mod mcp_table;
-mod meter;
 mod plugin_model;
-pub mod prepare;
-mod reply;
 mod report;
-mod review;
+mod session;
 mod snapshot;
 mod tool_call;
 mod turn;
-mod turn_end;
-mod turn_judges;
-mod views;
 mod window_check;
 
 pub use crate::plugins::PluginSet;
-pub use approval::{
+pub use host::Host;
+pub use session::command::{BUILT_IN_COMMANDS, is_command, split_command};
+pub use session::views::Views;
+pub use session::{LiveSession, LiveSessions, SessionHandle};
+pub use snapshot::Snapshot;
+pub use tool_call::approval::{
     ApprovalAnswer, ApprovalRequest, Approver, Ask, NoOperator, StandingApproval, StandingApprovals,
 };
-pub use command::{BUILT_IN_COMMANDS, is_command, split_command};
-pub use hooks::Verdict;
-pub use host::Host;
-pub use live_session::{LiveSession, LiveSessions, SessionHandle};
-pub use snapshot::Snapshot;
-pub use turn_judges::InputWaiting;
-pub use views::Views;
+pub use tool_call::verdict::Verdict;
+pub use turn::judges::InputWaiting;
+pub use turn::prepare;
 
 pub use crate::events::TurnEnd;
 use crate::model::ModelError;

@@ -2,8 +2,7 @@
 //! by `--check` and on every reload (whose plugins may ask for more): a window smaller than the system prompt, the tool definitions and the
 //! output reserve together would refuse every call, however short the conversation.
 
-use super::Host;
-use super::prepare::prepare;
+use super::turn::prepare::prepare;
 use crate::config::{Config, ConfigError};
 use crate::events::NoEvents;
 use crate::mcp::McpSet;
@@ -13,15 +12,6 @@ use crate::state::StateBag;
 
 /// The session id the check's `provide` calls are made for: no session's.
 const CHECK_SESSION: &str = "context-window-check";
-
-impl Host {
-    /// The fixed part of a new session's first request, as the plugins contribute it now,
-    /// against the window; see `check_window`.
-    pub async fn check_context_window(&self) -> Result<(), ConfigError> {
-        let snapshot = self.snapshot();
-        check_window(self.budget(), &snapshot.config, &snapshot.plugins, &snapshot.mcp).await
-    }
-}
 
 /// Whether `budget`'s window holds the fixed part of a new session's first request on
 /// `config`, `plugins` and `mcp`'s tools; an error names the config file, `model.context_window` and both

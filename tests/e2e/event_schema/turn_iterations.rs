@@ -56,7 +56,7 @@ async fn a_turn_that_reaches_max_iterations_reports_them_all() {
     assert_eq!(ending(&output), ("max_iterations".into(), 6, 6));
 }
 
-/// Fails before the fix in agent/turn.rs: the front end reports 0.
+/// Fails before the fix in agent/turn/: the front end reports 0.
 #[tokio::test]
 async fn a_turn_that_fails_on_its_second_model_call_reports_two() {
     let model = FakeModel::start().await;
@@ -66,7 +66,7 @@ async fn a_turn_that_fails_on_its_second_model_call_reports_two() {
     assert_eq!(ending(&output), ("error".into(), 2, 2));
 }
 
-/// Fails before the fix in agent/turn.rs: the front end reports 0.
+/// Fails before the fix in agent/turn/: the front end reports 0.
 #[tokio::test]
 async fn a_turn_cancelled_during_its_second_model_call_reports_two() {
     let model = FakeModel::start().await;

@@ -2,7 +2,7 @@
 //! meter read: its model calls, tokens and time.
 
 use super::meter::TurnMeter;
-use super::{TurnEnd, TurnError, TurnOutcome};
+use crate::agent::{TurnEnd, TurnError, TurnOutcome};
 use crate::events::{Event, EventSink};
 
 /// Keeps a turn's meter and reports its end. A turn that returns reports its end (done,

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::report::heard;
+use crate::agent::report::heard;
 use crate::events::{Event, EventSink, TurnEnd};
 use crate::plugins::{CallContext, Exports, JudgedStop, PluginSet, StopOutcome, TurnVerdict};
 use crate::state::StateBag;

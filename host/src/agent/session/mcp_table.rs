@@ -1,37 +1,34 @@
 //! `/mcp` and `--check`'s view of the MCP servers: state, tools, start-up time, calls,
 //! restarts and the last error of each.
 
-use super::Host;
+use crate::agent::Host;
 use crate::mcp::ServerStatus;
 use crate::sanitize::one_line;
 
-impl Host {
-    /// The MCP servers, a few lines each; empty when the deployment lists none.
-    pub fn mcp_table(&self) -> String {
-        self.mcp().statuses().iter().map(server_lines).collect::<Vec<_>>().join("\n")
-    }
+/// [`Host::mcp_table`]'s work.
+pub(in crate::agent) fn mcp_table(host: &Host) -> String {
+    host.mcp().statuses().iter().map(server_lines).collect::<Vec<_>>().join("\n")
+}
 
-    /// The servers that could not be started, each as an error line naming its entry:
-    /// what `--check` refuses a deployment for.
-    pub fn mcp_failures(&self) -> Vec<String> {
-        let config = self.config();
-        self.mcp()
-            .failures()
-            .into_iter()
-            .map(|(name, error)| {
-                let index = config.mcp.iter().position(|entry| entry.name == name).unwrap_or_default();
-                let line = config
-                    .line_of(&format!("mcp[{index}].name"))
-                    .map(|line| format!(", line {line}"))
-                    .unwrap_or_default();
-                format!(
-                    "{}{line}: mcp[{index}]: MCP server `{name}` did not start: {}",
-                    config.source.file.display(),
-                    one_line(&error)
-                )
-            })
-            .collect()
-    }
+/// [`Host::mcp_failures`]'s work.
+pub(in crate::agent) fn mcp_failures(host: &Host) -> Vec<String> {
+    let config = host.config();
+    host.mcp()
+        .failures()
+        .into_iter()
+        .map(|(name, error)| {
+            let index = config.mcp.iter().position(|entry| entry.name == name).unwrap_or_default();
+            let line = config
+                .line_of(&format!("mcp[{index}].name"))
+                .map(|line| format!(", line {line}"))
+                .unwrap_or_default();
+            format!(
+                "{}{line}: mcp[{index}]: MCP server `{name}` did not start: {}",
+                config.source.file.display(),
+                one_line(&error)
+            )
+        })
+        .collect()
 }
 
 fn server_lines(status: &ServerStatus) -> String {

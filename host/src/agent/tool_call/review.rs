@@ -5,8 +5,8 @@
 
 use serde_json::Value;
 
-use super::report::{forward_events, report_failure};
-use super::tool_call::ToolCallEnv;
+use super::ToolCallEnv;
+use crate::agent::report::{forward_events, report_failure};
 use crate::events::{CallDecision, Event, ReviewOutcome};
 use crate::plugins::{Exports, ReviewVerdict, ToolUse};
 

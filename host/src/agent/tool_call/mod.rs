@@ -4,12 +4,16 @@
 
 use serde_json::Value;
 
-use super::approval::{ApprovalAnswer, ApprovalRequest, Ask, StandingApprovals};
-use super::hooks::Verdict;
-use super::prepare::{FreshViews, OfferedTool, Prepared, ToolOwner};
 use super::report::{forward_events, heard, report_failure};
-use super::review::{Reviewed, review};
 use super::snapshot::Snapshot;
+use super::turn::prepare::{FreshViews, OfferedTool, Prepared, ToolOwner};
+use approval::{ApprovalAnswer, ApprovalRequest, Ask, StandingApprovals};
+use review::{Reviewed, review};
+use verdict::Verdict;
+
+pub(super) mod approval;
+mod review;
+pub(super) mod verdict;
 use crate::config::OnAsk;
 use crate::events::{CallDecision, Event, EventSink};
 use crate::plugins::PluginSet;
@@ -70,7 +74,6 @@ pub async fn run(env: &ToolCallEnv<'_>, request: &ToolCall) -> ToolCallReport {
     .instrument(span.clone())
     .await;
     telemetry::tool_finished(&span, report.result.ok, &request.arguments, &report.result.output);
-    super::report::forward_model_calls(env.sink, env.ctx);
     env.sink.emit(&Event::ToolResult {
         id: request.id.clone(),
         name: request.name.clone(),

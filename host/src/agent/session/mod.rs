@@ -4,14 +4,21 @@
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 
-use super::Views;
-use super::prepare::FreshViews;
-use super::turn_judges::InputWaiting;
+use super::report::forward_model_calls;
+use super::turn::judges::InputWaiting;
+use super::turn::prepare::FreshViews;
+use crate::events::EventSink;
 use crate::mcp::McpSet;
 use crate::model::HistoryEncodings;
 use crate::model::tokens::ContextAccount;
-use crate::plugins::ProvideMemo;
-use crate::state::{self, Session};
+use crate::plugins::{CallContext, PluginSet, ProvideMemo};
+use crate::state::{self, Session, SessionStore, StoreError};
+pub use views::Views;
+
+pub(super) mod command;
+mod export_file;
+pub(super) mod mcp_table;
+pub(super) mod views;
 
 /// The handle every front end holds to an open session; see [`state::SessionHandle`].
 pub type SessionHandle = state::SessionHandle<LiveSession>;
@@ -31,6 +38,8 @@ pub struct LiveSession {
     context: ContextAccount,
     /// What plugins show of the session, as last asked.
     views: Views,
+    /// Views the step's calls brought with them, kept at its end.
+    fresh_views: FreshViews,
     /// MCP servers the front end that opened the session attached to it alone (an editor's
     /// `mcpServers`), offered after the deployment's; stopped when the session is let go.
     own_mcp: Option<Arc<McpSet>>,
@@ -45,6 +54,7 @@ impl From<Session> for LiveSession {
             encodings: HistoryEncodings::default(),
             context: ContextAccount::resumed(stored.last_usage().map(|(_, usage)| usage)),
             views: Views::default(),
+            fresh_views: FreshViews::new(),
             own_mcp: None,
             input_waiting: InputWaiting::default(),
             stored,
@@ -64,11 +74,13 @@ impl LiveSession {
 
     /// The stored session and the caches of the history's messages, apart: a model call reads
     /// the one while it adds to the others.
-    pub(super) fn for_model_call(&mut self) -> (&Session, &mut HistoryEncodings, &mut ContextAccount) {
+    pub(in crate::agent) fn for_model_call(
+        &mut self,
+    ) -> (&Session, &mut HistoryEncodings, &mut ContextAccount) {
         (&self.stored, &mut self.encodings, &mut self.context)
     }
 
-    pub(super) fn context_mut(&mut self) -> &mut ContextAccount {
+    pub(in crate::agent) fn context_mut(&mut self) -> &mut ContextAccount {
         &mut self.context
     }
 
@@ -93,11 +105,35 @@ impl LiveSession {
         &self.views
     }
 
-    /// Keeps the views calls brought with them (see [`Views::offer`]).
-    pub(super) fn offer_views(&mut self, fresh: FreshViews, sink: &dyn crate::events::EventSink) {
-        for (plugin, view) in fresh {
+    /// Holds the views a call brought with it (see [`Views::offer`]) until the step ends.
+    pub(in crate::agent) fn bring_views(&mut self, fresh: FreshViews) {
+        self.fresh_views.extend(fresh);
+    }
+
+    /// The end of a step, the one place where it ends: the model calls plugins made from
+    /// `ctx`'s calls are reported (their tokens are spent whether the calls succeeded or
+    /// not), the views are gathered, and the session is committed.
+    pub(in crate::agent) async fn end_step(
+        &mut self,
+        plugins: &PluginSet,
+        ctx: &CallContext,
+        sink: &dyn EventSink,
+        store: &dyn SessionStore,
+    ) -> Result<(), StoreError> {
+        forward_model_calls(sink, ctx);
+        self.gather_views(plugins, sink).await;
+        self.stored.commit(store)
+    }
+
+    /// Where views are gathered, at the end of each step and after each tool call (a view
+    /// changed by one call shows before the next call of the same reply runs): those the
+    /// calls brought kept, every other one whose state moved asked again, `view_changed` sent
+    /// for each that changed.
+    pub(in crate::agent) async fn gather_views(&mut self, plugins: &PluginSet, sink: &dyn EventSink) {
+        for (plugin, view) in std::mem::take(&mut self.fresh_views) {
             self.views.offer(&plugin, view, sink);
         }
+        self.refresh_views(plugins, sink).await;
     }
 
     /// Asks again every view that may be stale, sending `view_changed` for each that changed.

@@ -3,8 +3,8 @@
 //! before it is used, the durable commit of the new view, and the hooks before and after.
 //! Compaction changes what is sent, never what is stored.
 
-use super::report::{forward_events, forward_model_calls, heard, report_failure};
-use super::{LiveSession, Snapshot};
+use crate::agent::report::{forward_events, heard, report_failure};
+use crate::agent::{LiveSession, Snapshot};
 use crate::compacted_history::{
     self, Compaction, CompactionBudget, Done, MessageId, Reason, Replacement, TRUNCATE,
 };
@@ -14,7 +14,7 @@ use crate::plugins::{CallContext, Exports, LoadedPlugin, ResultPositions};
 use crate::state::{CompactError, SessionStore, StoreError};
 
 /// Everything a compaction runs with, from the turn or the command that asks for one.
-pub(super) struct Compactor<'a> {
+pub(in crate::agent) struct Compactor<'a> {
     pub snapshot: &'a Snapshot,
     pub tokens: &'a TokenBudget,
     pub ctx: &'a CallContext,
@@ -169,8 +169,7 @@ impl Compactor<'_> {
             summaries: u64::from(summaries),
         });
         self.post_compact(session, &done).await;
-        forward_model_calls(self.sink, self.ctx);
-        session.commit(self.store)?;
+        session.end_step(&self.snapshot.plugins, self.ctx, self.sink, self.store).await?;
         Ok(CompactOutcome::Compacted(done))
     }
 

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use foldhash::HashMap;
 
-use super::report::{forward_events, report_failure};
-use super::{LiveSession, Snapshot, TurnError};
+use crate::agent::report::{forward_events, report_failure};
+use crate::agent::{LiveSession, Snapshot, TurnError};
 use crate::conversation::Message;
 use crate::events::{Event, EventSink};
 use crate::mcp::{McpServer, McpSet, McpTool};
@@ -112,7 +112,7 @@ impl ToolOwner {
 /// [`prepare`] for one model call of `session` on `snapshot`: its base instructions and
 /// plugins, the session's bag and its memo of reusable contributions; then the tools of the
 /// deployment's MCP servers and of those attached to the session alone.
-pub(super) async fn prepare_call(
+pub(in crate::agent) async fn prepare_call(
     snapshot: &Snapshot,
     ctx: &CallContext,
     session: &LiveSession,

@@ -3,17 +3,25 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::compact::{self, CompactOutcome, Compactor};
-use super::meter::Charge;
-use super::prepare::{Prepared, prepare_call};
-use super::reply::{ReplyReport, cut_call_answer, reply_stop};
-use super::report::{forward_model_calls, heard};
+use super::report::heard;
 use super::tool_call::{self, ToolCallEnv};
-use super::turn_end::EndReport;
-use super::turn_judges::{Ending, Judging};
+use compact::{CompactOutcome, Compactor};
+use end::EndReport;
+use judges::{Ending, Judging};
+use meter::Charge;
+use prepare::{Prepared, prepare_call};
+use reply::{ReplyReport, cut_call_answer, reply_stop};
+
+pub(super) mod compact;
+mod end;
+pub(super) mod judges;
+pub(super) mod meter;
+pub mod prepare;
+mod reply;
 use super::{Approver, Host, LiveSession, Snapshot, TurnEnd, TurnError, TurnOutcome};
 use crate::compacted_history::Reason;
 use crate::events::{ContextEstimate, Event, EventSink, ReplyStop, TokenUsage};
+use crate::model::tokens::{ContextAccount, TokenBudget};
 use crate::model::{Message, ModelError, ModelReply, ModelRequest, Role, StopReason};
 use crate::plugins::{CallContext, Exports};
 use crate::state::{EstimatedUsage, Session, SessionStore};
@@ -21,39 +29,33 @@ use crate::telemetry;
 use crate::tools::{ToolCall, call_ids};
 use tracing::Instrument as _;
 
-impl Host {
-    /// Runs one user turn to its end. The session is committed after every step (a model
-    /// reply, with the results of its tools when none of them changes anything), so an
-    /// error (or a dropped future: Ctrl-C) leaves it at the last complete step. Every end,
-    /// a dropped future's too, is reported as one `turn_ended` event.
-    pub async fn run_turn(
-        &self,
-        session: &mut LiveSession,
-        prompt: &str,
-        sink: &dyn EventSink,
-        approver: &dyn Approver,
-    ) -> Result<TurnOutcome, TurnError> {
-        let mut end = EndReport::new(sink);
-        let mut turn = Turn {
-            host: self,
-            store: self.sessions().store().clone(),
-            ctx: self.call_context(session),
-            session,
-            sink,
-            approver,
-            end: &mut end,
-        };
-        let span = telemetry::invoke_agent(&turn.ctx.session_id);
-        let result = turn.run(prompt).instrument(span.clone()).await;
-        // What the last hooks' model calls spent (a judge's, say) is the turn's too.
-        turn.count_plugin_tokens();
-        end.finish(&result);
-        let end_name =
-            |end: TurnEnd| serde_json::to_value(end).ok().and_then(|v| v.as_str().map(str::to_owned));
-        let ended = result.as_ref().ok().and_then(|outcome| end_name(outcome.end));
-        telemetry::turn_ended(&span, ended.as_deref().unwrap_or("error"));
-        result
-    }
+/// [`Host::run_turn`]'s work.
+pub(in crate::agent) async fn run(
+    host: &Host,
+    session: &mut LiveSession,
+    prompt: &str,
+    sink: &dyn EventSink,
+    approver: &dyn Approver,
+) -> Result<TurnOutcome, TurnError> {
+    let mut end = EndReport::new(sink);
+    let mut turn = Turn {
+        host,
+        store: host.sessions().store().clone(),
+        ctx: host.call_context(session),
+        session,
+        sink,
+        approver,
+        end: &mut end,
+    };
+    let span = telemetry::invoke_agent(&turn.ctx.session_id);
+    let result = turn.run(prompt).instrument(span.clone()).await;
+    // What the last hooks' model calls spent (a judge's, say) is the turn's too.
+    turn.count_plugin_tokens();
+    end.finish(&result);
+    let end_name = |end: TurnEnd| serde_json::to_value(end).ok().and_then(|v| v.as_str().map(str::to_owned));
+    let ended = result.as_ref().ok().and_then(|outcome| end_name(outcome.end));
+    telemetry::turn_ended(&span, ended.as_deref().unwrap_or("error"));
+    result
 }
 
 /// A turn in progress: what each of its steps needs.
@@ -84,11 +86,9 @@ impl Turn<'_, '_> {
         let opening = self.host.snapshot();
         if self.session.is_empty() {
             self.session_start(&opening).await;
-            self.refresh_views(&opening).await;
         }
         let blocked = self.submit_prompt(&opening, prompt).await;
-        self.refresh_views(&opening).await;
-        self.commit()?;
+        self.end_step(&opening).await?;
         if let Some(end) = blocked {
             return Ok(TurnOutcome { end, iterations: 0, reply: String::new() });
         }
@@ -102,10 +102,7 @@ impl Turn<'_, '_> {
             }
             iteration += 1;
             let (snapshot, last) = (self.host.snapshot(), iteration == max_iterations);
-            let next = self.round_trip(&snapshot, iteration, last, &mut reply).await;
-            // A step's hooks (`provide`'s bookkeeping, `stop`) may have changed what is shown.
-            self.refresh_views(&snapshot).await;
-            if let Next::Stop(end) = next? {
+            if let Next::Stop(end) = self.round_trip(&snapshot, iteration, last, &mut reply).await? {
                 return Ok(TurnOutcome { end, iterations: iteration, reply });
             }
         }
@@ -124,7 +121,7 @@ impl Turn<'_, '_> {
         self.ctx.turn_iteration = iteration;
         self.ctx.model_calls = self.session.model_calls();
         let mut prepared = prepare_call(snapshot, &self.ctx, self.session, self.sink).await?;
-        self.session.offer_views(std::mem::take(&mut prepared.fresh_views), self.sink);
+        self.session.bring_views(std::mem::take(&mut prepared.fresh_views));
         let answer = self.call_model(snapshot, &prepared, iteration).await?;
         // Cut at the output limit: the text stands, but any tool call in it may be cut short.
         let cut = answer.stop == StopReason::Length;
@@ -143,7 +140,7 @@ impl Turn<'_, '_> {
         reply.clone_from(&answer.text);
         self.session.push_reply(Message::assistant(answer.text, tool_calls.clone()), usage);
         if cut && !tool_calls.is_empty() {
-            self.refuse_cut_calls(snapshot, &tool_calls)?;
+            self.refuse_cut_calls(snapshot, &tool_calls).await?;
             return Ok(Next::Continue);
         }
         // A reply whose tools change nothing outside the agent's own bookkeeping becomes
@@ -152,7 +149,7 @@ impl Turn<'_, '_> {
         // A reply that asks for a change is made durable first, so that a crash during
         // the change shows up as a call cut short instead of vanishing.
         if tool_calls.is_empty() || prepared.any_mutating(&tool_calls) {
-            self.commit()?;
+            self.end_step(snapshot).await?;
         }
         if !tool_calls.is_empty() {
             // The tools' calls read the meter with this reply's tokens in it.
@@ -163,7 +160,7 @@ impl Turn<'_, '_> {
         // ended it: either way no `stop` hook is asked (its judgement may cost a model call).
         let agent = &snapshot.config.agent;
         if let Some(end) = self.spent(agent) {
-            self.commit()?;
+            self.end_step(snapshot).await?;
             return Ok(Next::Stop(end));
         }
         // On the last model call no continuation could be sent: nobody is asked.
@@ -179,10 +176,10 @@ impl Turn<'_, '_> {
         if let Ending::Continue(message) = ending {
             self.end.meter.continued();
             self.session.push(Message::user(message));
-            self.commit()?;
+            self.end_step(snapshot).await?;
             return Ok(Next::Continue);
         }
-        self.commit()?;
+        self.end_step(snapshot).await?;
         Ok(Next::Stop(match ending {
             Ending::Stopped(end) => end,
             _ if cut => TurnEnd::ReplyCut,
@@ -192,7 +189,11 @@ impl Turn<'_, '_> {
 
     /// Answers every call of a reply cut at the output limit with an error instead of running
     /// it (its arguments may be cut short), as one step with the reply.
-    fn refuse_cut_calls(&mut self, snapshot: &Snapshot, tool_calls: &[ToolCall]) -> Result<(), TurnError> {
+    async fn refuse_cut_calls(
+        &mut self,
+        snapshot: &Snapshot,
+        tool_calls: &[ToolCall],
+    ) -> Result<(), TurnError> {
         let answer = cut_call_answer(snapshot.config.model.max_output_tokens);
         tracing::warn!(
             calls = tool_calls.len(),
@@ -207,36 +208,73 @@ impl Turn<'_, '_> {
             });
             self.session.push(Message::tool(call.id.clone(), answer.clone()));
         }
-        self.commit()
+        self.end_step(snapshot).await
     }
 
-    /// The model call, after a compaction when the request's estimate is past the trigger;
-    /// a request the endpoint refuses as too long is compacted and sent once more.
+    /// The model call. Its request is made once, of the history as it is sent now: estimated,
+    /// then sent — unless the estimate is past the compaction trigger, when the session is
+    /// compacted first and the request made anew. A request the endpoint refuses as too long
+    /// is compacted, made anew and sent once more.
     async fn call_model(
         &mut self,
         snapshot: &Snapshot,
         prepared: &Prepared,
         iteration: u32,
     ) -> Result<ModelReply, TurnError> {
-        let mut context = self.estimate(prepared);
-        if compact::due(snapshot, self.host.budget(), context.prompt_tokens)
-            && self.compact(snapshot, Reason::Threshold).await?
-        {
-            context = self.estimate(prepared);
-        }
-        match self.send(prepared, iteration, context).await {
-            Err(error @ TurnError::Model(ModelError::ContextTooLong { .. })) => {
-                if !snapshot.config.compaction.enabled
-                    || !self.compact(snapshot, Reason::ContextTooLong).await?
-                {
-                    return Err(error);
-                }
-                tracing::warn!(%error, "the endpoint refused the request as too long; compacted, sending it once more");
-                let context = self.estimate(prepared);
-                self.send(prepared, iteration, context).await
+        let (mut may_compact, mut may_resend) = (true, snapshot.config.compaction.enabled);
+        loop {
+            let budget = self.host.budget();
+            let (stored, encodings, account) = self.session.for_model_call();
+            let request = model_request(stored, prepared);
+            let context = estimate(account, budget, &request, stored);
+            if std::mem::take(&mut may_compact) && compact::due(snapshot, budget, context.prompt_tokens) {
+                self.compact(snapshot, Reason::Threshold).await?;
+                continue;
             }
-            result => result,
+            self.sink.emit(&Event::ModelRequest {
+                iteration,
+                tools: request.tools.len(),
+                messages: request.history.len() + request.injected.len() + 1,
+                context,
+            });
+            self.end.meter.model_call_made();
+            let sink = self.sink;
+            let mut on_text = |text: &str| sink.emit(&Event::AssistantDelta { text: text.to_owned() });
+            let span = telemetry::chat(&self.host.config().model.model);
+            let sent =
+                self.host.model().complete(&request, encodings, &mut on_text).instrument(span.clone()).await;
+            match &sent {
+                Ok(reply) => {
+                    let usage = reply.usage.as_ref().map(|usage| (usage.input_tokens, usage.output_tokens));
+                    telemetry::chat_replied(&span, usage, reply.stop.finish_reason());
+                    telemetry::chat_said(&span, &reply.text);
+                }
+                Err(error) => telemetry::failed(&span, error.kind()),
+            }
+            let error = match sent {
+                Ok(reply) => return Ok(self.replied(reply, context.prompt_tokens)),
+                Err(error) => self.keep_what_streamed(error, context.prompt_tokens),
+            };
+            // Plugin state changed while preparing (injected-message bookkeeping) is kept; the
+            // failed call itself left nothing but what it streamed.
+            self.end_step(snapshot).await?;
+            if matches!(error, ModelError::ContextTooLong { .. })
+                && std::mem::take(&mut may_resend)
+                && self.compact(snapshot, Reason::ContextTooLong).await?
+            {
+                tracing::warn!(%error, "the endpoint refused the request as too long; compacted, sending it once more");
+                continue;
+            }
+            return Err(error.into());
         }
+    }
+
+    /// A reply arrived to a request estimated at `prompt_tokens`: counted, and charged.
+    fn replied(&mut self, reply: ModelReply, prompt_tokens: u64) -> ModelReply {
+        self.session.count_model_call();
+        self.session.context_mut().replied(reply.usage.as_ref());
+        self.charge(reply.usage, prompt_tokens, [&reply.reasoning, &reply.text], &reply.tool_calls);
+        reply
     }
 
     /// Compacts the session for `reason`; whether a new view was committed.
@@ -249,82 +287,11 @@ impl Turn<'_, '_> {
             sink: self.sink,
         };
         let beside = self.session.context().beside_history().unwrap_or_default();
-        let outcome = compactor.run(self.session, reason, beside).await;
-        self.refresh_views(snapshot).await;
-        let outcome = outcome?;
+        let outcome = compactor.run(self.session, reason, beside).await?;
         if let CompactOutcome::Unchanged(why) = &outcome {
             tracing::info!(%why, reason = reason.as_str(), "a compaction was due but changed nothing");
         }
         Ok(matches!(outcome, CompactOutcome::Compacted(_)))
-    }
-
-    /// The estimate of the request `prepared` makes of the history as it is sent now.
-    fn estimate(&mut self, prepared: &Prepared) -> ContextEstimate {
-        let (stored, _, account) = self.session.for_model_call();
-        let request = model_request(stored, prepared);
-        // A resumed session's last usage is at a position of the stored history; once a view
-        // sends something else, only a reply from this process calibrates the estimate.
-        let last_usage = stored.last_usage().filter(|_| stored.view().is_none());
-        let context = account.estimate(self.host.budget(), &request, last_usage);
-        if let Some(window) = context.window.filter(|&window| context.estimated_tokens > window) {
-            tracing::warn!(
-                estimated = context.estimated_tokens,
-                window,
-                "the next request may not fit the model's context window"
-            );
-        }
-        context
-    }
-
-    /// Sends the request, announced with its estimate `context`.
-    async fn send(
-        &mut self,
-        prepared: &Prepared,
-        iteration: u32,
-        context: ContextEstimate,
-    ) -> Result<ModelReply, TurnError> {
-        let (stored, encodings, _) = self.session.for_model_call();
-        let request = model_request(stored, prepared);
-        self.sink.emit(&Event::ModelRequest {
-            iteration,
-            tools: prepared.tools.len(),
-            messages: stored.to_send().len() + prepared.injected.len() + 1,
-            context,
-        });
-        self.end.meter.model_call_made();
-        let sink = self.sink;
-        let mut on_text = |text: &str| sink.emit(&Event::AssistantDelta { text: text.to_owned() });
-        let span = telemetry::chat(&self.host.config().model.model);
-        let sent =
-            self.host.model().complete(&request, encodings, &mut on_text).instrument(span.clone()).await;
-        match &sent {
-            Ok(reply) => {
-                let usage = reply.usage.as_ref().map(|usage| (usage.input_tokens, usage.output_tokens));
-                telemetry::chat_replied(&span, usage, reply.stop.finish_reason());
-                telemetry::chat_said(&span, &reply.text);
-            }
-            Err(error) => telemetry::failed(&span, error.kind()),
-        }
-        match sent {
-            Ok(reply) => {
-                self.session.count_model_call();
-                self.session.context_mut().replied(reply.usage.as_ref());
-                self.charge(
-                    reply.usage,
-                    context.prompt_tokens,
-                    [&reply.reasoning, &reply.text],
-                    &reply.tool_calls,
-                );
-                Ok(reply)
-            }
-            Err(error) => {
-                let error = self.keep_what_streamed(error, context.prompt_tokens);
-                // Plugin state changed while preparing (injected-message bookkeeping) is
-                // kept; the failed call itself left nothing but what it streamed.
-                self.commit()?;
-                Err(error.into())
-            }
-        }
     }
 
     /// A reply that broke off after part of it streamed keeps that part, as a reply of its
@@ -398,14 +365,13 @@ impl Turn<'_, '_> {
             let report = tool_call::run(&env, call).await;
             unanswered_ask |= report.unanswered_ask;
             results.push(Message::tool(call.id.clone(), report.result.output));
-            self.session.offer_views(report.fresh_views, self.sink);
-            // The tool and its hooks may have changed what plugins show.
-            self.refresh_views(snapshot).await;
+            self.session.bring_views(report.fresh_views);
+            self.session.gather_views(&snapshot.plugins, self.sink).await;
         }
         for result in results {
             self.session.push(result);
         }
-        self.commit()?;
+        self.end_step(snapshot).await?;
         // An approval nobody could give ends the turn: the model must not keep retrying
         // what the operator has not seen.
         Ok(if unanswered_ask { Next::Stop(TurnEnd::Done) } else { Next::Continue })
@@ -443,12 +409,6 @@ impl Turn<'_, '_> {
         None
     }
 
-    /// Sends `view_changed` for each view of `snapshot`'s plugins that changed; a view whose
-    /// state did not move is not asked.
-    async fn refresh_views(&mut self, snapshot: &Snapshot) {
-        self.session.refresh_views(&snapshot.plugins, self.sink).await;
-    }
-
     /// The cap the turn has reached, reading its plugins' model calls up to now.
     /// Also refreshes what the plugin calls that follow read of the meter.
     fn spent(&mut self, agent: &crate::config::AgentConfig) -> Option<TurnEnd> {
@@ -463,11 +423,31 @@ impl Turn<'_, '_> {
         self.end.meter.plugins_spent(plugins);
     }
 
-    fn commit(&mut self) -> Result<(), TurnError> {
-        // The model calls of the step's plugin calls, before the step is stored with their usage.
-        forward_model_calls(self.sink, &self.ctx);
-        Ok(self.session.commit(&*self.store)?)
+    /// Ends a step on `snapshot`'s plugins (see [`LiveSession::end_step`]).
+    async fn end_step(&mut self, snapshot: &Snapshot) -> Result<(), TurnError> {
+        Ok(self.session.end_step(&snapshot.plugins, &self.ctx, self.sink, &*self.store).await?)
     }
+}
+
+/// The estimate of `request`, made of `stored`'s history as it is sent now.
+fn estimate(
+    account: &mut ContextAccount,
+    budget: &TokenBudget,
+    request: &ModelRequest<'_>,
+    stored: &Session,
+) -> ContextEstimate {
+    // A resumed session's last usage is at a position of the stored history; once a view
+    // sends something else, only a reply from this process calibrates the estimate.
+    let last_usage = stored.last_usage().filter(|_| stored.view().is_none());
+    let context = account.estimate(budget, request, last_usage);
+    if let Some(window) = context.window.filter(|&window| context.estimated_tokens > window) {
+        tracing::warn!(
+            estimated = context.estimated_tokens,
+            window,
+            "the next request may not fit the model's context window"
+        );
+    }
+    context
 }
 
 /// The request of `prepared` with `session`'s history as it is sent.

@@ -8,33 +8,15 @@
 //! it, asked in that call's own instance ([`FreshView`]), and the session keeps it
 //! ([`Views::offer`]) so the refresh after it finds nothing stale.
 //!
-//! The agent refreshes them wherever a plugin's state may have changed: after each hook that
-//! runs before a turn's first model call, each tool call, each operator command, each
-//! compaction, and at the end of each step. A front end refreshes them once more when it opens
-//! a session ([`Host::refresh_views`]), so a new or resumed session starts with every view.
+//! The agent gathers them in one place ([`super::LiveSession::gather_views`]) at the end of
+//! every step — the prompt's hooks, a model reply with its tools' results, a compaction, an
+//! operator command — and after each tool call.
+//! A front end refreshes them once more when it opens a session
+//! ([`crate::agent::Host::refresh_views`]), so a new or resumed session starts with every view.
 
-use super::{Host, LiveSession};
 use crate::events::{Event, EventSink, PluginView, Widget};
 use crate::plugins::{CallContext, Exports, FreshView, LoadedPlugin, PluginError, PluginSet};
 use crate::state::StateBag;
-
-impl Host {
-    /// Refreshes `session`'s views on the current plugin set, sending `view_changed` to `sink`
-    /// for each that changed: what a front end calls when it opens, creates or resumes a
-    /// session (every view then counts as changed), and whenever it wants them current.
-    pub async fn refresh_views(&self, session: &mut LiveSession, sink: &dyn EventSink) {
-        session.refresh_views(&self.plugins(), sink).await;
-    }
-
-    /// What each plugin would show a new session, on an empty state: what `check` lists, so
-    /// an operator sees a mode plugin's modes before opening anything.
-    pub async fn new_session_views(&self) -> Vec<PluginView> {
-        let mut views = Views::default();
-        let nothing_sent = crate::events::NoEvents;
-        views.refresh(&self.plugins(), "", &StateBag::default(), &nothing_sent).await;
-        views.current()
-    }
-}
 
 /// The views one session keeps, in config order.
 #[derive(Default)]
