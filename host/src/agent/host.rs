@@ -125,6 +125,7 @@ impl Host {
             model: Some(PluginModel::access(self.model().clone(), *self.budget(), session.id())),
             meter: super::turn::meter::outside_a_turn(&self.config().agent, session),
             results: None,
+            agents: None,
         }
     }
 

@@ -467,6 +467,10 @@ pub struct Grants {
     /// Whether its `queued` (contract 0.2.7) may start a turn after any operator command:
     /// model calls and tool calls the operator did not send.
     pub start_turns: bool,
+    /// Whether it may start child agents of the sessions it serves (`agents`, contract
+    /// 0.2.8): sessions that make model calls and tool calls of their own, narrower than
+    /// their parent and within `[agent]`'s caps on depth and parallel children.
+    pub agents: bool,
 }
 
 /// `model_tokens_per_call` unless set: room for a summary of a long stretch of history.
@@ -487,6 +491,7 @@ impl Default for Grants {
             model_tokens_per_session: DEFAULT_MODEL_TOKENS_PER_SESSION,
             review: false,
             start_turns: false,
+            agents: false,
         }
     }
 }
@@ -503,6 +508,7 @@ impl Grants {
             ("model", self.model),
             ("review", self.review),
             ("start_turns", self.start_turns),
+            ("agents", self.agents),
         ];
         set.into_iter().filter_map(|(name, set)| set.then_some(name)).collect()
     }

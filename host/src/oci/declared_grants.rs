@@ -39,6 +39,9 @@ pub struct DeclaredGrants {
     /// Its `queued` starts turns.
     #[serde(skip_serializing_if = "is_false")]
     pub start_turns: bool,
+    /// It starts child agents.
+    #[serde(skip_serializing_if = "is_false")]
+    pub agents: bool,
 }
 
 /// A folder a plugin expects at a guest path.
@@ -81,6 +84,7 @@ impl DeclaredGrants {
             ("model", self.model, granted.model),
             ("review", self.review, granted.review),
             ("start_turns", self.start_turns, granted.start_turns),
+            ("agents", self.agents, granted.agents),
         ] {
             if wanted && !given {
                 missing.push(format!("{flag} = true"));
@@ -118,6 +122,7 @@ impl DeclaredGrants {
             model: self.model,
             review: self.review,
             start_turns: self.start_turns,
+            agents: self.agents,
             ..Grants::default()
         }
     }
@@ -138,6 +143,7 @@ impl DeclaredGrants {
             model: granted.model,
             review: granted.review,
             start_turns: granted.start_turns,
+            agents: granted.agents,
         }
     }
 
@@ -149,6 +155,7 @@ impl DeclaredGrants {
             ("model", self.model),
             ("review", self.review),
             ("start_turns", self.start_turns),
+            ("agents", self.agents),
         ]
         .into_iter()
         .filter_map(|(flag, set)| set.then_some(flag))

@@ -22,7 +22,7 @@ use super::viewing::{FreshView, Warm};
 use crate::compacted_history::{CompactionBudget, Done, Viewed};
 use crate::events::FileEdit;
 use crate::runtime::PluginFailure;
-use crate::runtime::host_api::ModelGrant;
+use crate::runtime::host_api::{AgentsGrant, ModelGrant};
 use crate::runtime::{CallState, Deadline, Declarations, EmittedEvent, StateRead};
 use crate::state::StateBag;
 use crate::telemetry;
@@ -350,6 +350,9 @@ impl Linked {
         store.data_mut().model = bounds.model.map(|budget| ModelGrant {
             budget,
             service: ctx.and_then(|ctx| ctx.model.as_ref()).map(|model| model.0.clone()),
+        });
+        store.data_mut().agents = bounds.agents.then(|| AgentsGrant {
+            service: ctx.and_then(|ctx| ctx.agents.as_ref()).map(|agents| agents.0.clone()),
         });
         store.data_mut().meter = ctx.map(|ctx| ctx.meter).unwrap_or_default();
         store.data_mut().results = ctx.and_then(|ctx| ctx.results.clone());

@@ -89,6 +89,8 @@ pub(super) struct PluginBounds {
     pub(super) process: Option<Arc<ProcessGrant>>,
     /// The budgets of a `model = true` grant; `None` without one.
     pub(super) model: Option<ModelBudget>,
+    /// Whether it holds `agents = true`.
+    pub(super) agents: bool,
     pub(super) dirs: Arc<[DirMount]>,
 }
 
@@ -153,6 +155,7 @@ impl LoadedPlugin {
             read_grants: Arc::from([]),
             process: None,
             model: None,
+            agents: false,
             dirs: dirs.clone(),
         };
         let manifest: Manifest = linked.manifest(&unnamed, &scratch).await?.value;
@@ -177,6 +180,7 @@ impl LoadedPlugin {
                 tokens_per_call: spec.grants.model_tokens_per_call,
                 tokens_per_session: spec.grants.model_tokens_per_session,
             }),
+            agents: spec.grants.agents,
             dirs,
         };
         let (configured, declared) = linked.configure(&bounds, &scratch, &spec.config.to_string()).await?;

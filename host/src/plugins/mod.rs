@@ -84,10 +84,10 @@ pub use source::{
     BuildSandbox, Progress, build_crate, build_workspace, resolve_component, rust_sdk, source_digest,
 };
 pub use types::{
-    CallContext, CommandSpec, CompactorSpec, Configured, Contribution, Decision, Exports, InjectedMessage,
-    InjectedRole, JudgedStop, Manifest, ModelAccess, PluginCompaction, PluginEvent, PostToolOutcome,
-    PreCompactOutcome, PreToolOutcome, PromptOutcome, Requirement, ReviewVerdict, StopOutcome, ToolSpec,
-    ToolUse, TurnVerdict,
+    AgentsAccess, CallContext, CommandSpec, CompactorSpec, Configured, Contribution, Decision, Exports,
+    InjectedMessage, InjectedRole, JudgedStop, Manifest, ModelAccess, PluginCompaction, PluginEvent,
+    PostToolOutcome, PreCompactOutcome, PreToolOutcome, PromptOutcome, Requirement, ReviewVerdict,
+    StopOutcome, ToolSpec, ToolUse, TurnVerdict,
 };
 pub use viewing::FreshView;
 

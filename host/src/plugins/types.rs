@@ -76,6 +76,19 @@ pub struct CallContext {
     /// Where the session's tool results stand, for the `history` import (contract 0.2.7):
     /// given to the `pre-compact` hooks only.
     pub results: Option<crate::runtime::host_api::ResultPositions>,
+    /// The children a plugin granted `agents = true` may start from this call (contract
+    /// 0.2.8); `None` where the call may start none.
+    pub agents: Option<AgentsAccess>,
+}
+
+/// The children calls of a session may start, as the layer that runs them set it up.
+#[derive(Clone)]
+pub struct AgentsAccess(pub std::sync::Arc<dyn crate::runtime::host_api::AgentService>);
+
+impl std::fmt::Debug for AgentsAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AgentsAccess")
+    }
 }
 
 /// The model calls of a session may ask, as the layer that owns the model client set it up.

@@ -86,6 +86,8 @@ pub struct CallState {
     pub(crate) process: Option<Arc<ProcessGrant>>,
     /// What `model.complete` may do; `None` when the plugin has no `model` grant.
     pub(crate) model: Option<super::host_api::ModelGrant>,
+    /// What the `agents` import may do; `None` when the plugin has no `agents` grant.
+    pub(crate) agents: Option<super::host_api::AgentsGrant>,
     /// What the `meter` import answers (contract 0.2.6).
     pub(crate) meter: super::host_api::MeterReading,
     /// What the `history` import answers (contract 0.2.7): set for the `pre-compact` hooks.
@@ -137,6 +139,7 @@ impl CallState {
             read_grants,
             process,
             model: None,
+            agents: None,
             meter: Default::default(),
             results: None,
             memory,

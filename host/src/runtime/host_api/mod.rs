@@ -2,6 +2,7 @@
 //! contract version: each contract line's bindings (`crate::plugins::contract`) convert its
 //! types and call these.
 
+mod agents;
 mod edits;
 mod events;
 mod history;
@@ -14,6 +15,7 @@ mod reuse;
 mod state;
 mod tools;
 
+pub use agents::{AgentContext, AgentService, AgentSpec, AgentState, AgentStatus, AgentsGrant};
 pub use edits::{EDIT_BYTES_PER_CALL, ReportedEdits};
 pub use history::ResultPositions;
 pub use log::Level;
