@@ -490,6 +490,7 @@ mod tests {
             arguments_text: format!("{{ \"command\": \"'rm' -rf ~\",\n  \"pad\": \"{long}\u{202e}\" }}"),
             reason: "asks\r".into(),
             asked_by: "gatekeeper@0.1.0".into(),
+            agent: None,
         };
         let question = approval_question(&request, false, None);
         assert!(question.starts_with('\n'), "{question}");

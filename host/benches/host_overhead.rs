@@ -127,6 +127,7 @@ fn ctx() -> CallContext {
         model: None,
         meter: Default::default(),
         results: None,
+        agents: None,
     }
 }
 
@@ -308,6 +309,7 @@ mod context_estimate {
             injected: &prepared.injected,
             tools: &prepared.tools,
             max_output_tokens: None,
+            model: None,
         };
         let (budget, mut account) = (budget(counter), ContextAccount::default());
         account.estimate(&budget, &request, None);
@@ -334,6 +336,7 @@ mod context_estimate {
             injected: &[],
             tools: &[],
             max_output_tokens: None,
+            model: None,
         };
         let budget = budget(Counter::Tokenizer(Encoding::O200kBase));
         // The shared encoder is built once per process, before the first sample.

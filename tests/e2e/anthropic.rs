@@ -280,6 +280,7 @@ async fn the_usage_the_endpoint_reports_is_read_with_its_cache_tokens() {
             injected: &[],
             tools: &tools,
             max_output_tokens: None,
+            model: None,
         };
         let mut shown = String::new();
         let reply = test

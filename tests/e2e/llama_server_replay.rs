@@ -52,6 +52,7 @@ async fn one_call(model: &FakeModel) -> (agent_host::model::ModelReply, Vec<Stri
         injected: &[],
         tools: &[],
         max_output_tokens: None,
+        model: None,
     };
     let mut deltas = Vec::new();
     let reply = client

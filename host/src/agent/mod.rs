@@ -8,6 +8,7 @@
 //! (`LiveSession::end_step`): plugins' model calls reported, views gathered, the session
 //! committed.
 
+mod children;
 mod host;
 mod plugin_model;
 mod report;
@@ -43,6 +44,8 @@ pub struct TurnOutcome {
     pub iterations: u32,
     /// The model's last reply text.
     pub reply: String,
+    /// Tokens the turn spent, as its `turn_ended` event counts them.
+    pub tokens: u64,
 }
 
 /// Why a turn could not finish. Everything committed before the failure stays.

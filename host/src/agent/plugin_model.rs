@@ -69,6 +69,7 @@ impl PluginModel {
             injected: &[],
             tools: &[],
             max_output_tokens,
+            model: None,
         }
     }
 

@@ -108,6 +108,11 @@ pub struct AgentConfig {
     pub max_continuations: Option<u32>,
     /// What an `ask` becomes when nobody can answer (`--prompt` without a terminal, `--json`).
     pub on_ask: OnAsk,
+    /// How deep child agents (contract 0.2.8) may nest: a session's children are at depth 1,
+    /// theirs at 2. A start past it is refused.
+    pub max_subagent_depth: u32,
+    /// How many children one step of a session may run at once; a start past it is refused.
+    pub max_parallel_subagents: u32,
 }
 
 impl Default for AgentConfig {
@@ -121,6 +126,8 @@ impl Default for AgentConfig {
             max_turn_secs: None,
             max_continuations: None,
             on_ask: OnAsk::Deny,
+            max_subagent_depth: 2,
+            max_parallel_subagents: 4,
         }
     }
 }

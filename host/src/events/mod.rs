@@ -7,6 +7,7 @@
 //!
 //! This module sits below the agent and the runtime: events are built from plain fields.
 
+mod agent_state;
 mod context;
 mod edit;
 mod outcomes;
@@ -21,6 +22,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::conversation::Role;
+pub use agent_state::AgentState;
 pub use context::{ContextEstimate, CountedBy};
 pub use edit::FileEdit;
 pub use outcomes::{ApprovalAnswer, CallDecision, ReviewOutcome, TurnEnd};
@@ -356,6 +358,51 @@ pub enum Event {
         server: String,
         /// Why.
         error: String,
+    },
+    /// A child agent (contract 0.2.8) of this session starts a turn: its own session, whose
+    /// events follow as `subagent` events until its `subagent_ended`.
+    SubagentStarted {
+        /// The child's session id.
+        session_id: String,
+        /// The session that started it.
+        parent_id: String,
+        /// The tool call that started it, when one did.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "String")]
+        call_id: Option<String>,
+        /// Its agent name (`explore`).
+        agent: String,
+        /// The prompt its turn starts with (empty when it goes on with a turn a crash cut
+        /// short).
+        prompt: String,
+    },
+    /// One event of a child agent's turn, as its own session's stream has it.
+    Subagent {
+        /// The child's session id.
+        session_id: String,
+        /// The session that started it.
+        parent_id: String,
+        /// Its agent name.
+        agent: String,
+        /// The child's event.
+        event: Box<Event>,
+    },
+    /// A child agent's turn is over.
+    SubagentEnded {
+        /// The child's session id.
+        session_id: String,
+        /// The session that started it.
+        parent_id: String,
+        /// Its agent name.
+        agent: String,
+        /// `done`, `failed` or `cancelled`.
+        state: AgentState,
+        /// Its final reply once done; the error once failed.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[schemars(with = "String")]
+        answer: Option<String>,
+        /// Tokens its turn spent, which count in its parent's turn.
+        tokens: u64,
     },
 }
 

@@ -135,6 +135,9 @@ mod tests {
                 "plugin_rejected",
                 "mcp_server_started",
                 "mcp_server_failed",
+                "subagent_started",
+                "subagent",
+                "subagent_ended",
             ]
         );
     }

@@ -26,12 +26,23 @@ pub struct ModelRequest<'a> {
     /// The most tokens the reply may have, in place of `[model] max_output_tokens`: set by a
     /// plugin's own request (`model.complete`), `None` for the agent's calls.
     pub max_output_tokens: Option<u32>,
+    /// Another model of the same endpoint, by name, in place of `[model] model`: a child
+    /// agent's (contract 0.2.8). `None` for the deployment's own.
+    pub model: Option<&'a str>,
 }
 
 impl<'a> ModelRequest<'a> {
     /// A request of `history` alone: no system prompt, injected messages or tools.
     pub fn of_history(session_id: &'a str, history: &'a History) -> Self {
-        Self { session_id, system: "", history, injected: &[], tools: &[], max_output_tokens: None }
+        Self {
+            session_id,
+            system: "",
+            history,
+            injected: &[],
+            tools: &[],
+            max_output_tokens: None,
+            model: None,
+        }
     }
 }
 

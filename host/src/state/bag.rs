@@ -111,6 +111,13 @@ impl StateBag {
         }
     }
 
+    /// A bag of its own holding what this one holds now: later writes to either leave the
+    /// other as it is (what a child agent's calls are checked against of its parent's).
+    pub fn detached(&self) -> Self {
+        let values = self.lock().values.clone();
+        Self { inner: Arc::new(Mutex::new(BagData { values, ..BagData::default() })) }
+    }
+
     /// Every key of a namespace, for `/state`-style inspection and tests.
     pub fn namespace(&self, namespace: &str) -> BTreeMap<String, String> {
         self.lock().values.get(namespace).cloned().unwrap_or_default()

@@ -37,7 +37,7 @@ pub use model_usage::{MODEL_USAGE_NAMESPACE, PluginModelUsage};
 pub use open::{open_named_store, open_store};
 pub use postgres::PostgresStore;
 pub use session::{CompactError, Session};
-pub use sessions::{DEFAULT_LEASE, SessionHandle, Sessions};
+pub use sessions::{DEFAULT_LEASE, SessionHandle, Sessions, new_session_id};
 pub use sqlite::SqliteStore;
 pub use store::{SessionStore, Step, StoreError, StoredSession, StoredView, ViewChange};
 

@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::Session;
-use super::lease::{LeaseGuard, Leases};
+use super::lease::Leases;
 use super::store::{SessionStore, StoreError, StoredSession};
 use crate::unpoisoned::LockUnpoisoned as _;
 
@@ -24,9 +24,10 @@ pub struct Sessions<L = Session> {
     store: Arc<dyn SessionStore>,
     leases: Leases,
     open: Mutex<HashMap<String, Weak<tokio::sync::Mutex<L>>>>,
-    /// The last id handed out, as a number: ids are strictly increasing within a process.
-    last_id: AtomicU64,
 }
+
+/// The last id handed out, as a number: ids are strictly increasing within a process.
+static LAST_ID: AtomicU64 = AtomicU64::new(0);
 
 /// How long a lease lasts unless renewed, when the config does not say.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
@@ -39,7 +40,7 @@ impl<L: From<Session>> Sessions<L> {
     /// Sessions whose leases last `lease` unless renewed (`[storage] lease_secs`).
     pub fn with_lease(store: Arc<dyn SessionStore>, lease: Duration) -> Self {
         let leases = Leases::start(store.clone(), lease);
-        Self { store, leases, open: Mutex::new(HashMap::new()), last_id: AtomicU64::new(0) }
+        Self { store, leases, open: Mutex::new(HashMap::new()) }
     }
 
     pub fn store(&self) -> &Arc<dyn SessionStore> {
@@ -53,7 +54,13 @@ impl<L: From<Session>> Sessions<L> {
 
     /// A new session with a fresh id, already recorded in the store (and leased).
     pub fn create(&self) -> Result<SessionHandle<L>, StoreError> {
-        let (id, lease) = self.record(|leases, id| leases.create(id))?;
+        self.create_with_id(new_session_id())
+    }
+
+    /// A new session with `id`, drawn earlier by [`new_session_id`] (a child agent's, handed
+    /// to the plugin that started it before the session is made), recorded and leased.
+    pub fn create_with_id(&self, id: String) -> Result<SessionHandle<L>, StoreError> {
+        let lease = self.leases.create(&id)?;
         self.keep_open(Session::new(id, lease))
     }
 
@@ -68,7 +75,8 @@ impl<L: From<Session>> Sessions<L> {
                     detail: error.to_string(),
                 })?;
         }
-        let (id, lease) = self.record(|leases, id| leases.create_copy(id, &contents))?;
+        let id = new_session_id();
+        let lease = self.leases.create_copy(&id, &contents)?;
         self.keep_open(Session::resumed(id, contents, lease)?)
     }
 
@@ -77,17 +85,6 @@ impl<L: From<Session>> Sessions<L> {
     pub fn fork(&self, source: &str) -> Result<Option<SessionHandle<L>>, StoreError> {
         let Some(contents) = self.store.load(source)? else { return Ok(None) };
         self.create_copy(contents).map(Some)
-    }
-
-    /// Records a session under a fresh id with `create`. Another process sharing the store
-    /// takes the same id only by drawing the same millisecond and 80 random bits.
-    fn record(
-        &self,
-        create: impl Fn(&Leases, &str) -> Result<LeaseGuard, StoreError>,
-    ) -> Result<(String, LeaseGuard), StoreError> {
-        let id = self.draw_id();
-        let lease = create(&self.leases, &id)?;
-        Ok((id, lease))
     }
 
     fn keep_open(&self, session: Session) -> Result<SessionHandle<L>, StoreError> {
@@ -119,26 +116,26 @@ impl<L: From<Session>> Sessions<L> {
         Ok(Some(handle))
     }
 
-    /// A fresh id that sorts by creation time: 48 bits of milliseconds since the epoch and
-    /// 16 random bits (counted up within a process), then 64 more random bits, in hex — an
-    /// id cannot be guessed from another (an older id is the first half alone, and opens as
-    /// ever). Time-ordered ids keep the store's inserts at the right edge of its B-trees, so
-    /// the pages a step writes stay hot in the cache instead of landing on a random leaf each
-    /// time (the load bench's gain is in BENCHMARKS.md).
-    fn draw_id(&self) -> String {
-        let millis = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-        let random = uuid::Uuid::new_v4().as_u128();
-        let drawn = (millis << 16) | (random as u64 & 0xffff);
-        let previous = self.last_id.fetch_max(drawn, Ordering::Relaxed);
-        let value = if drawn > previous { drawn } else { self.last_id.fetch_add(1, Ordering::Relaxed) + 1 };
-        // The system's generator, as for a UUID; it fails only where no source exists at all.
-        let tail = getrandom::u64().unwrap_or((random >> 64) as u64);
-        format!("{value:016x}{tail:016x}")
-    }
-
     fn open_map(&self) -> std::sync::MutexGuard<'_, HashMap<String, Weak<tokio::sync::Mutex<L>>>> {
         self.open.lock_unpoisoned()
     }
+}
+
+/// A fresh id that sorts by creation time: 48 bits of milliseconds since the epoch and
+/// 16 random bits (counted up within a process), then 64 more random bits, in hex — an
+/// id cannot be guessed from another (an older id is the first half alone, and opens as
+/// ever). Time-ordered ids keep the store's inserts at the right edge of its B-trees, so
+/// the pages a step writes stay hot in the cache instead of landing on a random leaf each
+/// time (the load bench's gain is in BENCHMARKS.md).
+pub fn new_session_id() -> String {
+    let millis = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    let random = uuid::Uuid::new_v4().as_u128();
+    let drawn = (millis << 16) | (random as u64 & 0xffff);
+    let previous = LAST_ID.fetch_max(drawn, Ordering::Relaxed);
+    let value = if drawn > previous { drawn } else { LAST_ID.fetch_add(1, Ordering::Relaxed) + 1 };
+    // The system's generator, as for a UUID; it fails only where no source exists at all.
+    let tail = getrandom::u64().unwrap_or((random >> 64) as u64);
+    format!("{value:016x}{tail:016x}")
 }
 
 /// Forgets the sessions nobody holds any more when the map is full and would otherwise grow:

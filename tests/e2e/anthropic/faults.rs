@@ -21,6 +21,7 @@ async fn call(test: &TestHost) -> (Result<ModelReply, ModelError>, String) {
         injected: &[],
         tools: &[],
         max_output_tokens: None,
+        model: None,
     };
     let mut shown = String::new();
     let result = test

@@ -271,6 +271,7 @@ pub(in crate::agent) async fn invoke_tool(
         bag: session.bag(),
         sink,
         approver: &NoOperator,
+        child: None,
     };
     let request = ToolCall { id: "direct".into(), name: name.to_owned(), arguments: arguments.to_string() };
     let report = tool_call::run(&env, &request).await;

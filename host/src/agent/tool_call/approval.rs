@@ -19,6 +19,15 @@ pub struct ApprovalRequest {
     /// Why a hook asked, and which hook.
     pub reason: String,
     pub asked_by: String,
+    /// The child agent (contract 0.2.8) whose call it is; `None` for the session's own.
+    pub agent: Option<AgentLabel>,
+}
+
+/// A child agent as the operator is told of it: its agent name and its session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AgentLabel {
+    pub name: String,
+    pub session_id: String,
 }
 
 /// Whoever answers approval requests: the console, a UI, nobody.

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use super::children::ChildOf;
 use super::report::{forward_events, heard, report_failure};
 use super::snapshot::Snapshot;
 use super::turn::prepare::{FreshViews, OfferedTool, Prepared, ToolOwner};
@@ -35,6 +36,9 @@ pub struct ToolCallEnv<'a> {
     pub bag: &'a StateBag,
     pub sink: &'a dyn EventSink,
     pub approver: &'a dyn super::Approver,
+    /// Set when the session is a child agent's: its name for the operator, and the
+    /// sessions above it whose hooks decide its calls too.
+    pub child: Option<&'a ChildOf>,
 }
 
 impl ToolCallEnv<'_> {
@@ -183,11 +187,30 @@ async fn pre_tool_use(
     };
     let mut gate =
         Gate { tool_use, arguments, verdict: Verdict::Allow, asks: Vec::new(), context: Vec::new() };
+    fold_hooks(env, env.ctx, env.bag, request, tool, &mut gate).await?;
+    // A child's call is decided by the sessions above it too, each as it stood when the
+    // child started: no rule or mode of theirs can be widened by starting a child.
+    for ancestor in env.child.iter().flat_map(|child| &child.ancestors) {
+        let ctx = CallContext { session_id: ancestor.session_id.clone(), ..env.ctx.clone() };
+        fold_hooks(env, &ctx, &ancestor.bag, request, tool, &mut gate).await?;
+    }
+    Ok(gate)
+}
+
+/// Folds the `pre-tool-use` hooks in config order, called for the session `bag` holds.
+async fn fold_hooks(
+    env: &ToolCallEnv<'_>,
+    ctx: &CallContext,
+    bag: &StateBag,
+    request: &ToolCall,
+    tool: &OfferedTool,
+    gate: &mut Gate,
+) -> Result<(), ToolResult> {
     for hook in env.plugins().plugins() {
         if !hook.sees_pre_tool_use(&gate.tool_use) {
             continue;
         }
-        let outcome = match hook.pre_tool_use(env.ctx, env.bag, &gate.tool_use).await {
+        let outcome = match hook.pre_tool_use(ctx, bag, &gate.tool_use).await {
             Ok(output) => {
                 forward_events(env.sink, hook, output.events);
                 output.value
@@ -226,7 +249,7 @@ async fn pre_tool_use(
         };
         gate.fold(verdict);
     }
-    Ok(gate)
+    Ok(())
 }
 
 impl Gate {
@@ -345,6 +368,7 @@ async fn decide(env: &ToolCallEnv<'_>, request: &ToolCall, tool: &OfferedTool, g
         arguments_text: gate.tool_use.call.arguments.clone(),
         reason,
         asked_by,
+        agent: env.child.map(|child| child.label.clone()),
     };
     let answer = ask_operator(env, &approval).await;
     // After a review, the operator overrides the review for this exact call: an "always"

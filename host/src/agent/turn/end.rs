@@ -101,7 +101,7 @@ mod tests {
     fn a_dropped_turn_reports_cancelled_once_and_a_finished_one_only_its_end() {
         let sink = Recorded::default();
         drop(after_calls(&sink, 3));
-        let done = Ok(TurnOutcome { end: TurnEnd::Done, iterations: 1, reply: String::new() });
+        let done = Ok(TurnOutcome { end: TurnEnd::Done, iterations: 1, reply: String::new(), tokens: 0 });
         after_calls(&sink, 1).finish(&done);
         assert_eq!(sink.ends(), [(TurnEnd::Cancelled, 3), (TurnEnd::Done, 1)]);
     }

@@ -58,6 +58,8 @@ pub struct TurnMeter {
     model_tokens: u64,
     /// Of the plugins' model calls since the turn began, as their service counted them.
     plugin_tokens: u64,
+    /// Of the child agents' turns it ran (contract 0.2.8).
+    children_tokens: u64,
     model_calls: u32,
     continuations: u32,
     /// Some of `model_tokens` are the host's estimate, not an endpoint's report.
@@ -70,6 +72,7 @@ impl Default for TurnMeter {
             started: Instant::now(),
             model_tokens: 0,
             plugin_tokens: 0,
+            children_tokens: 0,
             model_calls: 0,
             continuations: 0,
             estimated: false,
@@ -99,6 +102,11 @@ impl TurnMeter {
         self.plugin_tokens = tokens;
     }
 
+    /// Child agents' turns it ran spent `tokens` more.
+    pub fn children_spent(&mut self, tokens: u64) {
+        self.children_tokens = self.children_tokens.saturating_add(tokens);
+    }
+
     /// A `stop` hook sent the model on.
     pub fn continued(&mut self) {
         self.continuations += 1;
@@ -108,9 +116,9 @@ impl TurnMeter {
         self.model_calls
     }
 
-    /// Every token the turn spent, its plugins' too.
+    /// Every token the turn spent, its plugins' and its children's too.
     pub fn tokens(&self) -> u64 {
-        self.model_tokens.saturating_add(self.plugin_tokens)
+        self.model_tokens.saturating_add(self.plugin_tokens).saturating_add(self.children_tokens)
     }
 
     pub fn elapsed(&self) -> Duration {

@@ -3,8 +3,8 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use super::children::{self, ChildTurn};
 use super::report::heard;
-use super::tool_call::{self, ToolCallEnv};
 use compact::{CompactOutcome, Compactor};
 use end::EndReport;
 use judges::{Ending, Judging};
@@ -18,6 +18,7 @@ pub(super) mod judges;
 pub(super) mod meter;
 pub mod prepare;
 mod reply;
+mod tools;
 use super::{Approver, Host, LiveSession, Snapshot, TurnEnd, TurnError, TurnOutcome};
 use crate::compacted_history::Reason;
 use crate::events::{ContextEstimate, Event, EventSink, ReplyStop, TokenUsage};
@@ -29,13 +30,39 @@ use crate::telemetry;
 use crate::tools::{ToolCall, call_ids};
 use tracing::Instrument as _;
 
-/// [`Host::run_turn`]'s work.
+/// [`Host::run_turn`]'s work. A child agent's session, given a prompt by an operator, runs
+/// narrowed by its link, its calls decided by its ancestors' hooks as they stand now.
 pub(in crate::agent) async fn run(
     host: &Host,
     session: &mut LiveSession,
     prompt: &str,
     sink: &dyn EventSink,
     approver: &dyn Approver,
+) -> Result<TurnOutcome, TurnError> {
+    let child = children::own_turn(host, session)?;
+    run_with(host, session, Some(prompt), sink, approver, child).await
+}
+
+/// A child agent's turn, run by its parent's step: with its prompt, or, when `prompt` is
+/// `None`, going on with the turn a crash cut short.
+pub(in crate::agent) async fn run_child(
+    host: &Host,
+    session: &mut LiveSession,
+    prompt: Option<&str>,
+    sink: &dyn EventSink,
+    approver: &dyn Approver,
+    child: ChildTurn,
+) -> Result<TurnOutcome, TurnError> {
+    run_with(host, session, prompt, sink, approver, Some(child)).await
+}
+
+async fn run_with(
+    host: &Host,
+    session: &mut LiveSession,
+    prompt: Option<&str>,
+    sink: &dyn EventSink,
+    approver: &dyn Approver,
+    child: Option<ChildTurn>,
 ) -> Result<TurnOutcome, TurnError> {
     let mut end = EndReport::new(sink);
     let mut turn = Turn {
@@ -46,14 +73,17 @@ pub(in crate::agent) async fn run(
         sink,
         approver,
         end: &mut end,
+        child,
     };
     let span = telemetry::invoke_agent(&turn.ctx.session_id);
-    let result = turn.run(prompt).instrument(span.clone()).await;
+    let mut result = turn.run(prompt).instrument(span.clone()).await;
     // What the last hooks' model calls spent (a judge's, say) is the turn's too.
     turn.count_plugin_tokens();
+    if let Ok(outcome) = &mut result {
+        outcome.tokens = end.meter.tokens();
+    }
     end.finish(&result);
-    let end_name = |end: TurnEnd| serde_json::to_value(end).ok().and_then(|v| v.as_str().map(str::to_owned));
-    let ended = result.as_ref().ok().and_then(|outcome| end_name(outcome.end));
+    let ended = result.as_ref().ok().map(|outcome| end_name(outcome.end));
     telemetry::turn_ended(&span, ended.as_deref().unwrap_or("error"));
     result
 }
@@ -67,6 +97,8 @@ struct Turn<'a, 'e> {
     sink: &'a dyn EventSink,
     approver: &'a dyn Approver,
     end: &'a mut EndReport<'e>,
+    /// Set when the session is a child agent's.
+    child: Option<ChildTurn>,
 }
 
 /// What the turn does after a round trip.
@@ -77,36 +109,39 @@ enum Next {
 }
 
 impl Turn<'_, '_> {
-    async fn run(&mut self, prompt: &str) -> Result<TurnOutcome, TurnError> {
+    async fn run(&mut self, prompt: Option<&str>) -> Result<TurnOutcome, TurnError> {
+        // The hooks before the first round trip run on one snapshot too.
+        let opening = self.host.snapshot();
+        self.resume_children(&opening).await?;
         close_dangling_calls(self.session);
         // What was waiting is this turn's prompt: only input that arrives from now on
         // pre-empts its continuations.
         self.session.input_waiting().take();
-        // The hooks before the first round trip run on one snapshot too.
-        let opening = self.host.snapshot();
-        if self.session.is_empty() {
-            self.session_start(&opening).await;
+        if let Some(prompt) = prompt {
+            if self.session.is_empty() {
+                self.session_start(&opening).await;
+            }
+            let blocked = self.submit_prompt(&opening, prompt).await;
+            self.end_step(&opening).await?;
+            if let Some(end) = blocked {
+                return Ok(TurnOutcome { end, iterations: 0, reply: String::new(), tokens: 0 });
+            }
         }
-        let blocked = self.submit_prompt(&opening, prompt).await;
-        self.end_step(&opening).await?;
-        if let Some(end) = blocked {
-            return Ok(TurnOutcome { end, iterations: 0, reply: String::new() });
-        }
-        let max_iterations = opening.config.agent.max_iterations;
+        let max_iterations = self.caps(&opening).max_iterations;
         let mut reply = String::new();
         let mut iteration = 0;
         while iteration < max_iterations {
             // The deployment's caps, before every model call: no plugin can raise them.
-            if let Some(end) = self.spent(&opening.config.agent) {
-                return Ok(TurnOutcome { end, iterations: iteration, reply });
+            if let Some(end) = self.spent(&self.caps(&opening)) {
+                return Ok(TurnOutcome { end, iterations: iteration, reply, tokens: 0 });
             }
             iteration += 1;
             let (snapshot, last) = (self.host.snapshot(), iteration == max_iterations);
             if let Next::Stop(end) = self.round_trip(&snapshot, iteration, last, &mut reply).await? {
-                return Ok(TurnOutcome { end, iterations: iteration, reply });
+                return Ok(TurnOutcome { end, iterations: iteration, reply, tokens: 0 });
             }
         }
-        Ok(TurnOutcome { end: TurnEnd::MaxIterations, iterations: iteration, reply })
+        Ok(TurnOutcome { end: TurnEnd::MaxIterations, iterations: iteration, reply, tokens: 0 })
     }
 
     /// One model call and what its reply asks for (tools, or the stop hooks), all on
@@ -153,12 +188,12 @@ impl Turn<'_, '_> {
         }
         if !tool_calls.is_empty() {
             // The tools' calls read the meter with this reply's tokens in it.
-            self.spent(&snapshot.config.agent);
+            self.spent(&self.caps(snapshot));
             return self.run_tools(snapshot, &prepared, &tool_calls).await;
         }
         // A turn out of budget ends with it, and one out of continuations ends as the model
         // ended it: either way no `stop` hook is asked (its judgement may cost a model call).
-        let agent = &snapshot.config.agent;
+        let agent = &self.caps(snapshot);
         if let Some(end) = self.spent(agent) {
             self.end_step(snapshot).await?;
             return Ok(Next::Stop(end));
@@ -225,7 +260,8 @@ impl Turn<'_, '_> {
         loop {
             let budget = self.host.budget();
             let (stored, encodings, account) = self.session.for_model_call();
-            let request = model_request(stored, prepared);
+            let model = self.child.as_ref().and_then(|child| child.link.model.as_deref());
+            let request = model_request(stored, prepared, model);
             let context = estimate(account, budget, &request, stored);
             if std::mem::take(&mut may_compact) && compact::due(snapshot, budget, context.prompt_tokens) {
                 self.compact(snapshot, Reason::Threshold).await?;
@@ -344,39 +380,6 @@ impl Turn<'_, '_> {
         }
     }
 
-    /// Runs the reply's tool calls and stores their results, as one step.
-    async fn run_tools(
-        &mut self,
-        snapshot: &Snapshot,
-        prepared: &Prepared,
-        tool_calls: &[ToolCall],
-    ) -> Result<Next, TurnError> {
-        let mut results = Vec::with_capacity(tool_calls.len());
-        let mut unanswered_ask = false;
-        for call in tool_calls {
-            let env = ToolCallEnv {
-                snapshot,
-                prepared,
-                ctx: &self.ctx,
-                bag: self.session.bag(),
-                sink: self.sink,
-                approver: self.approver,
-            };
-            let report = tool_call::run(&env, call).await;
-            unanswered_ask |= report.unanswered_ask;
-            results.push(Message::tool(call.id.clone(), report.result.output));
-            self.session.bring_views(report.fresh_views);
-            self.session.gather_views(&snapshot.plugins, self.sink).await;
-        }
-        for result in results {
-            self.session.push(result);
-        }
-        self.end_step(snapshot).await?;
-        // An approval nobody could give ends the turn: the model must not keep retrying
-        // what the operator has not seen.
-        Ok(if unanswered_ask { Next::Stop(TurnEnd::Done) } else { Next::Continue })
-    }
-
     /// `session-start` hooks, once per new session; their context goes into the history.
     async fn session_start(&mut self, snapshot: &Snapshot) {
         let hooks = snapshot.plugins.plugins().iter().filter(|p| p.implements(Exports::SESSION_START));
@@ -407,6 +410,14 @@ impl Turn<'_, '_> {
             self.session.push(Message::system(context));
         }
         None
+    }
+
+    /// The deployment's `[agent]` settings as this turn is held to them: a child's narrowed.
+    fn caps(&self, snapshot: &Snapshot) -> crate::config::AgentConfig {
+        match &self.child {
+            Some(child) => child.narrow(&snapshot.config.agent),
+            None => snapshot.config.agent.clone(),
+        }
     }
 
     /// The cap the turn has reached, reading its plugins' model calls up to now.
@@ -450,8 +461,13 @@ fn estimate(
     context
 }
 
-/// The request of `prepared` with `session`'s history as it is sent.
-fn model_request<'a>(session: &'a Session, prepared: &'a Prepared) -> ModelRequest<'a> {
+/// The request of `prepared` with `session`'s history as it is sent, to `model` when a child
+/// names its own.
+fn model_request<'a>(
+    session: &'a Session,
+    prepared: &'a Prepared,
+    model: Option<&'a str>,
+) -> ModelRequest<'a> {
     ModelRequest {
         session_id: session.id(),
         system: &prepared.system,
@@ -459,6 +475,7 @@ fn model_request<'a>(session: &'a Session, prepared: &'a Prepared) -> ModelReque
         injected: &prepared.injected,
         tools: &prepared.tools,
         max_output_tokens: None,
+        model,
     }
 }
 
@@ -481,4 +498,9 @@ fn close_dangling_calls(session: &mut Session) {
     for id in missing {
         session.push(Message::tool(id, "the call was interrupted before it finished; it may not have run"));
     }
+}
+
+/// How a turn's end is named on the wire (`max_iterations`).
+pub(in crate::agent) fn end_name(end: TurnEnd) -> String {
+    serde_json::to_value(end).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
 }

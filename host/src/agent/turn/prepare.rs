@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use foldhash::HashMap;
 
+use crate::agent::children::ChildLink;
 use crate::agent::report::{forward_events, report_failure};
 use crate::agent::{LiveSession, Snapshot, TurnError};
 use crate::conversation::Message;
@@ -72,6 +73,12 @@ impl Prepared {
 
     /// Whether any of `calls` is of a tool that changes things outside the agent's own
     /// bookkeeping. A call of a tool not on offer changes nothing: it is refused.
+    /// Offers only the tools `allowed` names.
+    fn keep_only(&mut self, allowed: &[String]) {
+        self.tools.retain(|tool| allowed.contains(&tool.name));
+        self.offered.retain(|name, _| allowed.contains(name));
+    }
+
     pub fn any_mutating(&self, calls: &[ToolCall]) -> bool {
         calls.iter().any(|call| self.offered.get(&call.name).is_some_and(|tool| tool.mutates))
     }
@@ -111,19 +118,26 @@ impl ToolOwner {
 
 /// [`prepare`] for one model call of `session` on `snapshot`: its base instructions and
 /// plugins, the session's bag and its memo of reusable contributions; then the tools of the
-/// deployment's MCP servers and of those attached to the session alone.
+/// deployment's MCP servers and of those attached to the session alone. A child agent's
+/// session (contract 0.2.8) has its own base instructions when its start gave some, and is
+/// offered only the tools its link names.
 pub(in crate::agent) async fn prepare_call(
     snapshot: &Snapshot,
     ctx: &CallContext,
     session: &LiveSession,
     sink: &dyn EventSink,
 ) -> Result<Prepared, TurnError> {
-    let instructions = &snapshot.config.agent.instructions;
+    let link = ChildLink::of(session.bag());
+    let own = link.as_ref().and_then(|link| link.system_prompt.as_ref());
+    let instructions = own.unwrap_or(&snapshot.config.agent.instructions);
     let mut prepared =
         prepare(instructions, &snapshot.plugins, ctx, session.bag(), session.provide_memo(), sink).await?;
     prepared.offer_mcp(&snapshot.mcp)?;
     if let Some(own) = session.own_mcp() {
         prepared.offer_mcp(own)?;
+    }
+    if let Some(link) = link {
+        prepared.keep_only(&link.tools);
     }
     Ok(prepared)
 }

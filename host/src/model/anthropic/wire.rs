@@ -57,7 +57,7 @@ pub(super) fn request_body(
     });
     let kept = history.of(request.history, encode);
     let body = MessagesRequest {
-        model: &settings.model,
+        model: request.model.unwrap_or(&settings.model),
         max_tokens: request.max_output_tokens.unwrap_or(settings.max_tokens),
         stream: true,
         temperature: settings.temperature,
@@ -288,6 +288,7 @@ mod tests {
             injected,
             tools: &[],
             max_output_tokens: None,
+            model: None,
         };
         serde_json::from_slice(&body_of(&settings(), &request, &Encodings::default())).unwrap()
     }
@@ -306,6 +307,7 @@ mod tests {
             injected: &[],
             tools: &[],
             max_output_tokens: Some(200),
+            model: None,
         };
         let body: Value =
             serde_json::from_slice(&body_of(&settings(), &request, &Encodings::default())).unwrap();
@@ -339,6 +341,7 @@ mod tests {
             injected: &injected,
             tools: &tools,
             max_output_tokens: None,
+            model: None,
         };
         let body: Value =
             serde_json::from_slice(&body_of(&settings, &request, &Encodings::default())).unwrap();
@@ -498,6 +501,7 @@ mod tests {
             injected: &[],
             tools: &[],
             max_output_tokens: None,
+            model: None,
         };
         let body: Value =
             serde_json::from_slice(&body_of(&settings(), &bare, &Encodings::default())).unwrap();
@@ -527,6 +531,7 @@ mod tests {
                 injected: &[],
                 tools: &tools,
                 max_output_tokens: None,
+                model: None,
             };
             request_body(&settings(), &request, encodings, &mut kept)
         };

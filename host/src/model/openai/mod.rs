@@ -124,7 +124,7 @@ impl OpenAiClient {
     ) -> Result<ModelReply, ModelError> {
         let mut attempt = 0;
         loop {
-            let options = self.body_options(request.max_output_tokens);
+            let options = self.body_options(request.max_output_tokens, request.model);
             let body = Bytes::from(wire::request_body(&options, request, &self.encodings, history));
             attempt += 1;
             let failure = match self.attempt(&body, options.sent(), on_text).await {
@@ -151,9 +151,9 @@ impl OpenAiClient {
         }
     }
 
-    fn body_options(&self, max_tokens: Option<u32>) -> BodyOptions<'_> {
+    fn body_options<'a>(&'a self, max_tokens: Option<u32>, model: Option<&'a str>) -> BodyOptions<'a> {
         BodyOptions {
-            model: &self.model,
+            model: model.unwrap_or(&self.model),
             temperature: self.temperature,
             max_tokens: max_tokens.or(self.max_tokens),
             include_usage: true,

@@ -313,6 +313,7 @@ mod tests {
             injected: &injected,
             tools: &tools,
             max_output_tokens: None,
+            model: None,
         };
         let full = BodyOptions {
             temperature: Some(0.5),
@@ -363,6 +364,7 @@ mod tests {
                 injected: &injected,
                 tools: &[],
                 max_output_tokens: None,
+                model: None,
             };
             body_of(&options(how), &request, kept)["messages"].clone()
         };
@@ -409,6 +411,7 @@ mod tests {
                 injected,
                 tools: &[],
                 max_output_tokens: None,
+                model: None,
             };
             let body = request_body(&options(InjectedAs::FirstSystem), &request, &encodings, &mut fresh());
             serde_json::from_slice::<Value>(&body).unwrap()["messages"][0]["content"].clone()
@@ -432,6 +435,7 @@ mod tests {
                 injected,
                 tools: &[],
                 max_output_tokens: None,
+                model: None,
             };
             body_of(&options(InjectedAs::User), &request, &mut kept)["messages"].clone()
         };
@@ -527,6 +531,7 @@ mod tests {
                 injected: &[],
                 tools,
                 max_output_tokens: None,
+                model: None,
             };
             let body: Value = serde_json::from_slice(&request_body(
                 &options(InjectedAs::User),

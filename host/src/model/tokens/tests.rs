@@ -2,7 +2,15 @@ use super::*;
 use crate::conversation::{History, Message};
 
 fn request<'a>(system: &'a str, history: &'a History, injected: &'a [Message]) -> ModelRequest<'a> {
-    ModelRequest { session_id: "s", system, history, injected, tools: &[], max_output_tokens: None }
+    ModelRequest {
+        session_id: "s",
+        system,
+        history,
+        injected,
+        tools: &[],
+        max_output_tokens: None,
+        model: None,
+    }
 }
 
 fn bytes_budget() -> TokenBudget {

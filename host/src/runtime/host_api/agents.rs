@@ -30,23 +30,7 @@ pub struct AgentSpec {
     pub context: AgentContext,
 }
 
-/// Where a child is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AgentState {
-    Pending,
-    Running,
-    Done,
-    Failed,
-    Cancelled,
-}
-
-impl AgentState {
-    /// Whether its last turn is over, one way or another.
-    pub fn is_over(self) -> bool {
-        matches!(self, Self::Done | Self::Failed | Self::Cancelled)
-    }
-}
+pub use crate::events::AgentState;
 
 /// A child as its parent sees it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -76,7 +60,7 @@ pub trait AgentService: Send + Sync {
     fn cancel(&self, id: &str) -> Result<(), String>;
 
     /// The session's children, in the order they were started.
-    fn list(&self) -> Vec<AgentStatus>;
+    fn children(&self) -> Vec<AgentStatus>;
 }
 
 /// What the `agents` import may do in one call: set when the plugin holds the grant, with
@@ -100,7 +84,7 @@ impl CallState {
         grant
             .service
             .clone()
-            .ok_or_else(|| format!("plugin `{name}` may use agents only from a session's calls"))
+            .ok_or_else(|| format!("plugin `{name}` may start and ask about agents only from a tool call"))
     }
 
     pub fn start_agent(&mut self, spec: AgentSpec) -> Result<String, String> {
@@ -124,7 +108,7 @@ impl CallState {
     }
 
     /// The session's children; none without the grant or outside a session.
-    pub fn list_agents(&mut self) -> Vec<AgentStatus> {
-        self.agent_service().map(|service| service.list()).unwrap_or_default()
+    pub fn child_agents(&mut self) -> Vec<AgentStatus> {
+        self.agent_service().map(|service| service.children()).unwrap_or_default()
     }
 }

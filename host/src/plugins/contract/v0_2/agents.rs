@@ -40,7 +40,7 @@ impl wit::Host for CallState {
     }
 
     fn children(&mut self) -> Vec<wit::AgentStatus> {
-        self.list_agents().into_iter().map(status).collect()
+        self.child_agents().into_iter().map(status).collect()
     }
 }
 
