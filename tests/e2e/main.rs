@@ -78,6 +78,7 @@ mod shell_sandbox;
 mod skills;
 mod source_plugin;
 mod stock_config;
+mod subagents;
 mod swap;
 mod telemetry;
 mod todo;

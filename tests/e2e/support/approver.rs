@@ -12,16 +12,26 @@ use agent_host::agent::{ApprovalAnswer, ApprovalRequest, Approver};
 pub struct ScriptedApprover {
     answers: Mutex<VecDeque<ApprovalAnswer>>,
     asked: Mutex<Vec<(String, String)>>,
+    requests: Mutex<Vec<ApprovalRequest>>,
 }
 
 impl ScriptedApprover {
     pub fn new(answers: impl IntoIterator<Item = ApprovalAnswer>) -> Self {
-        Self { answers: Mutex::new(answers.into_iter().collect()), asked: Mutex::new(Vec::new()) }
+        Self {
+            answers: Mutex::new(answers.into_iter().collect()),
+            asked: Mutex::new(Vec::new()),
+            requests: Mutex::new(Vec::new()),
+        }
     }
 
     /// The tool and reason of every request so far.
     pub fn asked(&self) -> Vec<(String, String)> {
         self.asked.lock().unwrap().clone()
+    }
+
+    /// Every request so far, whole.
+    pub fn requests(&self) -> Vec<ApprovalRequest> {
+        self.requests.lock().unwrap().clone()
     }
 
     /// The tool of every request so far.
@@ -36,6 +46,7 @@ impl Approver for ScriptedApprover {
         request: &'a ApprovalRequest,
     ) -> Pin<Box<dyn Future<Output = ApprovalAnswer> + Send + 'a>> {
         self.asked.lock().unwrap().push((request.tool.clone(), request.reason.clone()));
+        self.requests.lock().unwrap().push(request.clone());
         let answer = self.answers.lock().unwrap().pop_front().expect("the script has an answer");
         Box::pin(async move { answer })
     }

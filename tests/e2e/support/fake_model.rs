@@ -223,6 +223,7 @@ struct Shared {
     checks: Mutex<Vec<Check>>,
     /// Replies for a turn whose prompt holds a phrase (see [`FakeModel::on_prompt`]).
     on_prompt: Mutex<Vec<(String, std::collections::VecDeque<Reply>)>>,
+    on_model: Mutex<Vec<(String, std::collections::VecDeque<Reply>)>>,
 }
 
 /// A running fake endpoint; stops when the test's runtime ends.
@@ -260,6 +261,18 @@ impl FakeModel {
     pub fn on_prompt(&self, phrase: &str, replies: impl IntoIterator<Item = Reply>) -> &Self {
         self.shared.on_prompt.lock().unwrap().push((phrase.to_owned(), replies.into_iter().collect()));
         self
+    }
+
+    /// Answers the requests whose `model` is `model` with `replies`, in order, before any
+    /// other script: a child agent's own model picks its own script, whatever runs beside it.
+    pub fn on_model(&self, model: &str, replies: impl IntoIterator<Item = Reply>) -> &Self {
+        self.shared.on_model.lock().unwrap().push((model.to_owned(), replies.into_iter().collect()));
+        self
+    }
+
+    /// The requests sent to `model`, in order.
+    pub fn requests_to(&self, model: &str) -> Vec<Value> {
+        self.requests().into_iter().filter(|request| request["model"] == model).collect()
     }
 
     /// Checks every request from now on as a strict server would (see [`Check`]).
@@ -304,7 +317,13 @@ async fn answer(shared: Arc<Shared>, mut received: Received) -> Response {
     if let Some((_, response)) = refusal {
         return response;
     }
-    let Some(reply) = prompted_reply(&shared, &request).or_else(|| shared.endpoint.next_reply()) else {
+    let own_model = || {
+        let model = request["model"].as_str()?;
+        let mut scripts = shared.on_model.lock().unwrap();
+        scripts.iter_mut().find(|(name, _)| name == model)?.1.pop_front()
+    };
+    let reply = own_model().or_else(|| prompted_reply(&shared, &request)).or_else(|| shared.endpoint.next_reply());
+    let Some(reply) = reply else {
         return (StatusCode::INTERNAL_SERVER_ERROR, "the fake model has no reply queued").into_response();
     };
     if let Some(gate) = &reply.gate {
