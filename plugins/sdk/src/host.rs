@@ -4,9 +4,9 @@
 
 #[cfg(target_arch = "wasm32")]
 pub(crate) use crate::bindings::agent_host::plugin::{
-    edits, events, history, hook_filter, log, meter, model, process, reuse, state, tools,
+    agents, edits, events, history, hook_filter, log, meter, model, process, reuse, state, tools,
 };
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) use crate::testing::fake::{
-    edits, events, history, hook_filter, log, meter, model, process, reuse, state, tools,
+    agents, edits, events, history, hook_filter, log, meter, model, process, reuse, state, tools,
 };

@@ -1,4 +1,4 @@
-//! The guest SDK for agent-host plugins (contract `agent-host:plugin@0.2.5`).
+//! The guest SDK for agent-host plugins (contract `agent-host:plugin@0.2.8`).
 //!
 //! A plugin is a declaration, built by a function and exported with [`export_plugin!`]:
 //! its typed configuration, its tools (each declared by a typed argument struct whose JSON
@@ -42,6 +42,7 @@
 //! not shows none.
 
 mod adapter;
+pub mod agents;
 mod command;
 pub mod compaction;
 mod context;
@@ -103,8 +104,8 @@ pub mod prelude {
     pub use crate::{
         Command, Context, Contribution, Decision, JsonSchema, NoArgs, NoConfig, Plugin, PostToolOutcome,
         PreToolOutcome, PromptOutcome, Requirement, Role, StopOutcome, Tool, ToolArgs, ToolCall, ToolResult,
-        ToolUse, Value, compaction, edits, events, export_plugin, hook_filter, json, judge, log, meter,
-        model, state,
+        ToolUse, Value, agents, compaction, edits, events, export_plugin, hook_filter, json, judge, log,
+        meter, model, state,
     };
 }
 

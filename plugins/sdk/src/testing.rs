@@ -1,8 +1,9 @@
 //! Native stand-ins for the host, for plugins' unit tests (`cargo test` on the build
 //! machine, not in a component). Each test thread has its own session: a state bag, the
 //! other plugins' namespaces it may read, and a record of events, logs, reuse and hook
-//! filter declarations. [`Harness`] drives a [`Plugin`] through its exports as the host
-//! would; [`History`] and [`budget`] build what its compaction hooks are called with.
+//! filter declarations, and the children it started ([`take_agent_calls`]). [`Harness`]
+//! drives a [`Plugin`] through its exports as the host would; [`History`] and [`budget`]
+//! build what its compaction hooks are called with.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -24,8 +25,10 @@ use crate::hook_filter::{ToolFilter, ToolHook};
 use crate::model::{ChatMessage, CompleteOptions, Completion};
 use crate::process::{RunOutput, RunRequest};
 
+mod agents;
 mod history;
 
+pub use agents::{AgentCall, AgentStartStandIn, finish_agent, on_agent_start, take_agent_calls};
 pub use history::{History, budget};
 
 /// An event a call emitted.
@@ -67,6 +70,7 @@ struct Session {
     meter: Option<crate::meter::Reading>,
     session_meter: Option<crate::meter::SessionReading>,
     results: BTreeMap<String, u64>,
+    agents: agents::Children,
 }
 
 thread_local! {
@@ -348,6 +352,8 @@ fn tool_use(plugin: &str, tool: &str, mutates: bool, arguments: Value) -> ToolUs
 
 /// The imports' stand-ins, with the generated functions' signatures.
 pub(crate) mod fake {
+    pub(crate) use super::agents::stand_in as agents;
+
     pub mod state {
         use super::super::with;
 

@@ -2,6 +2,8 @@
 //! and which are returned by `provide`, what the manifest announces for each, and what
 //! `spec` announces of the compaction hooks.
 
+mod agents;
+
 use crate::testing::{Harness, declared, reset};
 use crate::{Capabilities, Context, NoArgs, NoConfig, Plugin, Tool, state};
 

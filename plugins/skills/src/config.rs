@@ -5,7 +5,7 @@
 
 use agent_host_sdk::Requirement;
 use serde::{Deserialize, Serialize};
-use workspace_path::GUEST_ROOT;
+use workspace_path::{GUEST_ROOT, GuestPathError};
 
 /// The normalized configuration every call sees. Unknown keys are errors that name them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -137,29 +137,18 @@ pub fn configure(config: &mut Config) -> Result<Vec<Requirement>, String> {
 
 /// A user folder: an absolute guest path outside the workspace, without `..`, spelt once.
 fn user_dir(dir: &str) -> Result<String, String> {
-    let trimmed = dir.trim();
-    if !trimmed.starts_with('/') {
-        return Err(format!(
-            "`{trimmed}` is not an absolute path; name the folder as the plugin's [plugin.grants.dirs] \
+    let normalized = workspace_path::normalize_guest(dir).map_err(|error| match error {
+        GuestPathError::Relative(dir) => format!(
+            "`{dir}` is not an absolute path; name the folder as the plugin's [plugin.grants.dirs] \
              maps it, such as \"/user-skills\""
-        ));
-    }
-    let mut parts = Vec::new();
-    for part in trimmed.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => return Err(format!("`{trimmed}` contains `..`; name the granted folder itself")),
-            part if part.contains('\0') => {
-                return Err(format!("`{}` holds a NUL character", trimmed.escape_debug()));
-            }
-            part => parts.push(part),
+        ),
+        GuestPathError::ParentDir(dir) => format!("`{dir}` contains `..`; name the granted folder itself"),
+        GuestPathError::Nul(dir) => format!("`{}` holds a NUL character", dir.escape_debug()),
+        GuestPathError::Root => {
+            "`/` is the whole sandbox; name the granted folder that holds the skills".to_owned()
         }
-    }
-    if parts.is_empty() {
-        return Err("`/` is the whole sandbox; name the granted folder that holds the skills".to_owned());
-    }
-    let normalized = format!("/{}", parts.join("/"));
-    if normalized == GUEST_ROOT || normalized.starts_with(&format!("{GUEST_ROOT}/")) {
+    })?;
+    if workspace_path::is_within(&normalized, GUEST_ROOT) {
         return Err(format!(
             "`{normalized}` is inside the workspace; list it under `project_dirs` (relative to the \
              workspace), where `trust_project` decides whether it is used"

@@ -26,7 +26,6 @@ mod catalog;
 mod config;
 mod confine;
 mod files;
-mod frontmatter;
 mod listing;
 mod loaded;
 mod prompt;

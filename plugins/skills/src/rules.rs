@@ -15,9 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use yaml_rust2::{Yaml, YamlLoader};
-
-use crate::frontmatter;
+use frontmatter::{Fields, Yaml, kind, not_a_string};
 
 /// The longest `name`, in characters.
 pub const MAX_NAME: usize = 64;
@@ -54,34 +52,18 @@ pub fn parse(text: &str, folder: &str) -> Result<SkillFile, Vec<String>> {
 
 /// The frontmatter's fields, checked.
 pub fn read_meta(yaml: &str, folder: &str) -> Result<Meta, Vec<String>> {
-    let documents = YamlLoader::load_from_str(yaml).map_err(|error| {
-        // The frontmatter starts on the file's second line.
-        vec![format!(
-            "its frontmatter is not valid YAML: {} (line {} of SKILL.md)",
-            error.info(),
-            error.marker().line() + 1
-        )]
-    })?;
-    let empty = yaml_rust2::yaml::Hash::new();
-    let fields = match documents.first() {
-        None | Some(Yaml::Null) => &empty,
-        Some(Yaml::Hash(fields)) => fields,
-        Some(_) => {
-            return Err(vec!["its frontmatter is not a mapping of fields (`name: ...` lines)".to_owned()]);
-        }
-    };
-    let field = |key: &str| fields.get(&Yaml::String(key.to_owned()));
+    let fields = Fields::load(yaml, "SKILL.md").map_err(|why| vec![why])?;
     let mut problems = Vec::new();
     let mut meta = Meta::default();
 
-    match required_string(field("name"), "name") {
+    match fields.required_string("name") {
         Ok(name) => {
             problems.extend(name_problems(&name, folder));
             meta.name = name;
         }
         Err(why) => problems.push(why),
     }
-    match required_string(field("description"), "description") {
+    match fields.required_string("description") {
         Ok(description) if description.trim().is_empty() => {
             problems.push("`description` is blank; say what the skill does and when to use it".to_owned())
         }
@@ -93,11 +75,11 @@ pub fn read_meta(yaml: &str, folder: &str) -> Result<Meta, Vec<String>> {
         }
         Err(why) => problems.push(why),
     }
-    match optional_string(field("license"), "license") {
+    match fields.optional_string("license") {
         Ok(license) => meta.license = license,
         Err(why) => problems.push(why),
     }
-    match optional_string(field("compatibility"), "compatibility") {
+    match fields.optional_string("compatibility") {
         Ok(compatibility) => {
             if let Some(why) =
                 compatibility.as_deref().and_then(|c| too_long("compatibility", c, MAX_COMPATIBILITY))
@@ -108,11 +90,11 @@ pub fn read_meta(yaml: &str, folder: &str) -> Result<Meta, Vec<String>> {
         }
         Err(why) => problems.push(why),
     }
-    match metadata(field("metadata")) {
+    match metadata(fields.get("metadata")) {
         Ok(map) => meta.metadata = map,
         Err(why) => problems.push(why),
     }
-    match allowed_tools(field("allowed-tools")) {
+    match allowed_tools(fields.get("allowed-tools")) {
         Ok(tools) => meta.allowed_tools = tools,
         Err(why) => problems.push(why),
     }
@@ -149,25 +131,9 @@ pub fn name_problems(name: &str, folder: &str) -> Vec<String> {
     problems
 }
 
-fn required_string(value: Option<&Yaml>, field: &str) -> Result<String, String> {
-    match value {
-        None | Some(Yaml::Null) => Err(format!("`{field}` is missing; it is required")),
-        Some(Yaml::String(text)) => Ok(text.clone()),
-        Some(other) => Err(not_a_string(field, other)),
-    }
-}
-
-fn optional_string(value: Option<&Yaml>, field: &str) -> Result<Option<String>, String> {
-    match value {
-        None | Some(Yaml::Null) => Ok(None),
-        Some(Yaml::String(text)) => Ok(Some(text.clone())),
-        Some(other) => Err(not_a_string(field, other)),
-    }
-}
-
 fn metadata(value: Option<&Yaml>) -> Result<BTreeMap<String, String>, String> {
     let entries = match value {
-        None | Some(Yaml::Null) => return Ok(BTreeMap::new()),
+        None => return Ok(BTreeMap::new()),
         Some(Yaml::Hash(entries)) => entries,
         Some(other) => {
             return Err(format!("`metadata` must be a map of strings to strings, not {}", kind(other)));
@@ -188,7 +154,7 @@ fn metadata(value: Option<&Yaml>) -> Result<BTreeMap<String, String>, String> {
 
 fn allowed_tools(value: Option<&Yaml>) -> Result<Vec<String>, String> {
     match value {
-        None | Some(Yaml::Null) => Ok(Vec::new()),
+        None => Ok(Vec::new()),
         Some(Yaml::String(text)) => Ok(text.split_whitespace().map(str::to_owned).collect()),
         Some(Yaml::Array(items)) => items
             .iter()
@@ -207,28 +173,4 @@ fn allowed_tools(value: Option<&Yaml>) -> Result<Vec<String>, String> {
 fn too_long(field: &str, text: &str, most: usize) -> Option<String> {
     let length = text.chars().count();
     (length > most).then(|| format!("`{field}` must be at most {most} characters, not {length}"))
-}
-
-fn not_a_string(field: &str, value: &Yaml) -> String {
-    // A number or a boolean is a string once quoted; a list or a map is not.
-    let hint = match value {
-        Yaml::Real(_) | Yaml::Integer(_) | Yaml::Boolean(_) => " (put it in quotes)",
-        _ => "",
-    };
-    format!("`{field}` must be a string, not {}{hint}", kind(value))
-}
-
-/// A YAML value's kind, as a person would say it.
-fn kind(value: &Yaml) -> &'static str {
-    match value {
-        Yaml::Real(_) => "a number",
-        Yaml::Integer(_) => "a whole number",
-        Yaml::String(_) => "a string",
-        Yaml::Boolean(_) => "true or false",
-        Yaml::Array(_) => "a list",
-        Yaml::Hash(_) => "a map",
-        Yaml::Alias(_) => "an alias",
-        Yaml::Null => "empty",
-        Yaml::BadValue => "unreadable",
-    }
 }

@@ -1,7 +1,9 @@
 //! One reading of the paths a model gives the file tools, shared by the `fs` plugin (which
 //! touches them) and the `permissions` plugin (which matches rules against them), so that a
 //! rule sees the path the tool will really touch: `./.env`, `/workspace/.env`, ` .env`
-//! and `a//.env/` are all `.env` and `a/.env`, and `..` is refused by both alike.
+//! and `a//.env/` are all `.env` and `a/.env`, and `..` is refused by both alike. Also the
+//! one spelling of a granted folder's guest path, for the plugins configured with folders
+//! (`skills`, `subagents`).
 
 mod glob;
 
@@ -60,6 +62,48 @@ pub fn normalize(path: &str) -> Result<String, PathError> {
         }
     }
     Ok(if parts.is_empty() { ".".to_owned() } else { parts.join("/") })
+}
+
+/// Why a path is not an absolute path inside the sandbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GuestPathError {
+    /// It does not start with `/`.
+    Relative(String),
+    /// A `..` component: a granted folder is named as itself, never through another.
+    ParentDir(String),
+    /// A NUL character, which no file name can hold.
+    Nul(String),
+    /// `/` itself: the whole sandbox, which is no one folder.
+    Root,
+}
+
+/// The one spelling of `path`, an absolute path inside the plugins' sandbox such as a
+/// granted folder's guest path: surrounding whitespace trimmed, empty and `.` components
+/// dropped (`/skills//mine/` is `/skills/mine`). Each plugin words the error for its own
+/// setting.
+pub fn normalize_guest(path: &str) -> Result<String, GuestPathError> {
+    let trimmed = path.trim();
+    if !trimmed.starts_with('/') {
+        return Err(GuestPathError::Relative(trimmed.to_owned()));
+    }
+    let mut parts = Vec::new();
+    for part in trimmed.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => return Err(GuestPathError::ParentDir(trimmed.to_owned())),
+            part if part.contains('\0') => return Err(GuestPathError::Nul(trimmed.to_owned())),
+            part => parts.push(part),
+        }
+    }
+    if parts.is_empty() {
+        return Err(GuestPathError::Root);
+    }
+    Ok(format!("/{}", parts.join("/")))
+}
+
+/// Whether the normalized guest path `path` is the folder `folder` or lies inside it.
+pub fn is_within(path: &str, folder: &str) -> bool {
+    path == folder || path.strip_prefix(folder).is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// Whether a path rule's pattern matches `path` (already normalized): the pattern is read
@@ -124,6 +168,17 @@ mod tests {
         assert!(matches!(normalize("/workspacex/a"), Err(PathError::Outside(_))));
         assert!(matches!(normalize("a\0b"), Err(PathError::Nul(_))));
         assert!(matches!(normalize("//.env"), Err(PathError::Outside(_))));
+    }
+
+    #[test]
+    fn a_guest_path_has_one_spelling_and_never_climbs() {
+        assert_eq!(normalize_guest(" /skills//./mine/ ").as_deref(), Ok("/skills/mine"));
+        assert_eq!(normalize_guest("skills"), Err(GuestPathError::Relative("skills".into())));
+        assert_eq!(normalize_guest("/a/../etc"), Err(GuestPathError::ParentDir("/a/../etc".into())));
+        assert_eq!(normalize_guest("/a\0b"), Err(GuestPathError::Nul("/a\0b".into())));
+        assert_eq!(normalize_guest("//./"), Err(GuestPathError::Root));
+        assert!(is_within("/workspace", "/workspace") && is_within("/workspace/a", "/workspace"));
+        assert!(!is_within("/workspacex", "/workspace") && !is_within("/work", "/workspace"));
     }
 
     #[test]

@@ -2,7 +2,6 @@
 //! granted ones (a user folder may be any absolute path), the SDK's stand-ins for the host.
 
 mod confine;
-mod frontmatter;
 mod plugin;
 mod prompt;
 mod rules;

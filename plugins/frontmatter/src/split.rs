@@ -1,8 +1,7 @@
-//! A SKILL.md split into its YAML frontmatter (between a first line `---` and the next line
-//! `---`) and its body, the skill's instructions. Only the split: what the frontmatter says
-//! is `rules.rs`'s to judge.
+//! A file split into its YAML frontmatter (between a first line `---` and the next line `---`)
+//! and its body. Only the split: what the frontmatter says is the reader's to judge.
 
-/// The two parts of a SKILL.md.
+/// The two parts of a file.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Split<'a> {
     /// The YAML between the `---` lines; its first line is the file's second.
@@ -12,15 +11,15 @@ pub struct Split<'a> {
     pub body: &'a str,
 }
 
-/// Splits `text` (a whole SKILL.md); the error says which rule of the format it breaks.
+/// Splits `text` (a whole file); the error says which rule of the format it breaks.
 pub fn split(text: &str) -> Result<Split<'_>, String> {
     // Editors on Windows may save a byte-order mark; it is no part of the first line.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = Lines { text, at: 0 };
     let opens = lines.next().is_some_and(|(_, line)| is_fence(line));
     if !opens {
-        return Err("it has no frontmatter: the file must begin with a `---` line, then the YAML fields \
-                    `name` and `description`, then another `---` line"
+        return Err("it has no frontmatter: the file must begin with a `---` line, then its YAML fields \
+                    (`name: ...` lines), then another `---` line"
             .to_owned());
     }
     let start = lines.at;
