@@ -20,7 +20,9 @@ const EXPLORER: &str = "---\nname: explorer\ndescription: Looks things up.\ntool
 
 /// An agent named `name` on model `model` with `tools`, its body naming it.
 fn agent(name: &str, model: &str, tools: &str) -> String {
-    format!("---\nname: {name}\ndescription: The {name} agent.\ntools: [{tools}]\nmodel: {model}\n---\nYou are {name}.\n")
+    format!(
+        "---\nname: {name}\ndescription: The {name} agent.\ntools: [{tools}]\nmodel: {model}\n---\nYou are {name}.\n"
+    )
 }
 
 /// A folder of agent definitions, one file each.
@@ -74,7 +76,11 @@ fn tools(request: &Value) -> Vec<String> {
 /// The tool results a request carries, in order.
 fn tool_results(request: &Value) -> Vec<String> {
     let messages = request["messages"].as_array().unwrap();
-    messages.iter().filter(|m| m["role"] == "tool").map(|m| m["content"].as_str().unwrap().to_owned()).collect()
+    messages
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect()
 }
 
 /// The child's own events (`subagent`-wrapped) among `events`.
@@ -97,7 +103,8 @@ fn child_tool_results(events: &[Event]) -> Vec<(bool, String)> {
 async fn a_task_runs_a_child_with_its_definition_and_its_answer_is_the_tool_result() {
     let model = FakeModel::start().await;
     let agents = definitions(&[("explorer", EXPLORER)]);
-    let test = host(&model, "", &format!("{}{}", plugin_block("misbehave", ""), subagents(agents.path()))).await;
+    let test =
+        host(&model, "", &format!("{}{}", plugin_block("misbehave", ""), subagents(agents.path()))).await;
     model.push(Reply::tool("task", &task("explorer", "find the answer")));
     model.push(Reply::text("done"));
     model.on_model("child-model", [Reply::text("the answer is 42")]);
@@ -110,8 +117,9 @@ async fn a_task_runs_a_child_with_its_definition_and_its_answer_is_the_tool_resu
     assert_eq!(child.len(), 1, "one model call for the child");
     assert!(system(&child[0]).starts_with("You are the explorer."), "{}", system(&child[0]));
     assert_eq!(tools(&child[0]), ["echo"], "only the definition's tools");
+    // misbehave's injected message follows the prompt.
     let prompt = child[0]["messages"].as_array().unwrap().last().unwrap()["content"].clone();
-    assert_eq!(prompt, "find the answer");
+    assert!(prompt.as_str().unwrap().starts_with("find the answer"), "{prompt}");
 
     let parent = model.requests_to("fake");
     assert_eq!(tool_results(&parent[1]), ["the answer is 42"], "the child's answer is the task's result");
@@ -125,11 +133,15 @@ async fn a_task_runs_a_child_with_its_definition_and_its_answer_is_the_tool_resu
         _ => None,
     });
     let (of, name, prompt, child_id) = started.expect("a subagent_started event");
-    assert_eq!((of.as_str(), name.as_str(), prompt.as_str()), (parent_id.as_str(), "explorer", "find the answer"));
+    assert_eq!(
+        (of.as_str(), name.as_str(), prompt.as_str()),
+        (parent_id.as_str(), "explorer", "find the answer")
+    );
     assert!(events.iter().any(|event| matches!(event,
         Event::SubagentEnded { session_id, answer: Some(answer), .. } if *session_id == child_id && answer == "the answer is 42")));
     // The child is a session of its own in the store, its history its turn's.
-    let stored = test.host.sessions().store().load(&child_id).unwrap().expect("the child's session is stored");
+    let stored =
+        test.host.sessions().store().load(&child_id).unwrap().expect("the child's session is stored");
     assert_eq!(stored.history.last().unwrap().content, "the answer is 42");
 }
 
@@ -137,7 +149,9 @@ async fn a_task_runs_a_child_with_its_definition_and_its_answer_is_the_tool_resu
 async fn two_tasks_in_one_reply_run_at_once() {
     let model = FakeModel::start().await;
     let agents = definitions(&[("a", &agent("a", "model-a", "echo")), ("b", &agent("b", "model-b", "echo"))]);
-    let test = Arc::new(host(&model, "", &format!("{}{}", plugin_block("misbehave", ""), subagents(agents.path()))).await);
+    let test = Arc::new(
+        host(&model, "", &format!("{}{}", plugin_block("misbehave", ""), subagents(agents.path()))).await,
+    );
     let gate = Arc::new(tokio::sync::Notify::new());
     model.push(Reply::tool("task", &task("a", "first")).and_tool("task", &task("b", "second")));
     model.push(Reply::text("both done"));
@@ -169,7 +183,8 @@ async fn two_tasks_in_one_reply_run_at_once() {
 async fn a_child_is_refused_a_tool_outside_its_list() {
     let model = FakeModel::start().await;
     let agents = definitions(&[("explorer", EXPLORER)]);
-    let test = host(&model, "", &format!("{}{}", plugin_block("misbehave", ""), subagents(agents.path()))).await;
+    let test =
+        host(&model, "", &format!("{}{}", plugin_block("misbehave", ""), subagents(agents.path()))).await;
     model.push(Reply::tool("task", &task("explorer", "touch it")));
     model.push(Reply::text("done"));
     model.on_model("child-model", [Reply::tool("touch", "{}"), Reply::text("could not")]);
@@ -185,8 +200,12 @@ async fn a_child_is_refused_a_tool_outside_its_list() {
 async fn plan_mode_in_the_parent_keeps_the_child_read_only() {
     let model = FakeModel::start().await;
     let agents = definitions(&[("fixer", &agent("fixer", "child-model", "echo, touch"))]);
-    let plugins =
-        format!("{}{}{}", plugin_block("agent-mode", ""), plugin_block("misbehave", ""), subagents(agents.path()));
+    let plugins = format!(
+        "{}{}{}",
+        plugin_block("agent-mode", ""),
+        plugin_block("misbehave", ""),
+        subagents(agents.path())
+    );
     let test = host(&model, "", &plugins).await;
     model.push(Reply::tool("task", &task("fixer", "change the file")));
     model.push(Reply::text("done"));
@@ -204,7 +223,8 @@ async fn plan_mode_in_the_parent_keeps_the_child_read_only() {
 async fn a_childs_approval_reaches_the_operator_with_its_name_and_is_answered() {
     let model = FakeModel::start().await;
     let agents = definitions(&[("fixer", &agent("fixer", "child-model", "touch"))]);
-    let rules = "[plugin.config]\nrules = [{ tool = \"touch\", decision = \"ask\", reason = \"it changes things\" }]";
+    let rules =
+        "[plugin.config]\nrules = [{ tool = \"touch\", decision = \"ask\", reason = \"it changes things\" }]";
     let plugins = format!(
         "{}{}{}",
         plugin_block("permissions", rules),
@@ -260,7 +280,10 @@ async fn the_depth_and_parallel_caps_refuse_with_a_clear_message() {
     let test = host(&model, "max_subagent_depth = 1\nmax_parallel_subagents = 1", &plugins).await;
     model.push(Reply::tool("task", &task("nester", "go deeper")).and_tool("task", &task("nester", "again")));
     model.push(Reply::text("done"));
-    model.on_model("child-model", [Reply::tool("task", &task("nester", "deeper still")), Reply::text("stopped")]);
+    model.on_model(
+        "child-model",
+        [Reply::tool("task", &task("nester", "deeper still")), Reply::text("stopped")],
+    );
 
     test.turn(&test.session(), "nest").await.unwrap();
     let parent = model.requests_to("fake");
@@ -320,5 +343,6 @@ async fn a_parent_killed_while_its_child_runs_finishes_with_the_childs_answer() 
     let last = model.requests_to("fake").pop().unwrap();
     assert_eq!(tool_results(&last), ["found it"], "the task's result is the child's answer");
     let messages = last["messages"].as_array().unwrap();
-    assert_eq!(messages.last().unwrap()["content"], "go on");
+    let prompt = messages.last().unwrap()["content"].as_str().unwrap();
+    assert!(prompt.starts_with("go on"), "the new prompt after the child's result: {prompt}");
 }

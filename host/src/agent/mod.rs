@@ -19,6 +19,7 @@ mod turn;
 mod window_check;
 
 pub use crate::plugins::PluginSet;
+pub use children::ChildRecord;
 pub use host::Host;
 pub use session::command::{BUILT_IN_COMMANDS, is_command, split_command};
 pub use session::views::Views;

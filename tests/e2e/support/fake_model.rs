@@ -322,7 +322,8 @@ async fn answer(shared: Arc<Shared>, mut received: Received) -> Response {
         let mut scripts = shared.on_model.lock().unwrap();
         scripts.iter_mut().find(|(name, _)| name == model)?.1.pop_front()
     };
-    let reply = own_model().or_else(|| prompted_reply(&shared, &request)).or_else(|| shared.endpoint.next_reply());
+    let reply =
+        own_model().or_else(|| prompted_reply(&shared, &request)).or_else(|| shared.endpoint.next_reply());
     let Some(reply) = reply else {
         return (StatusCode::INTERNAL_SERVER_ERROR, "the fake model has no reply queued").into_response();
     };

@@ -13,6 +13,7 @@ mod run;
 mod service;
 mod sink;
 
+pub use records::ChildRecord;
 pub(in crate::agent) use records::{ChildLink, children, depth};
 pub(in crate::agent) use run::{Parent, apply, resume, run_pending};
 pub(in crate::agent) use service::CallAgents;

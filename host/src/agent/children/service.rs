@@ -176,8 +176,8 @@ mod tests {
     #[test]
     fn a_start_is_recorded_and_its_child_listed_as_pending() {
         let agents = agents(0);
-        let id = agents.start("subagents", spec("explore", Some(&["grep"]))).unwrap();
-        agents.wait("subagents", &id).unwrap();
+        let id = agents.start("delegator", spec("explore", Some(&["grep"]))).unwrap();
+        agents.wait("delegator", &id).unwrap();
         assert_eq!(agents.children().len(), 1);
         assert_eq!(agents.status(&id).unwrap().state, AgentState::Pending);
         let requests = agents.take_requests();

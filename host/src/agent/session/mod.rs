@@ -100,6 +100,17 @@ impl LiveSession {
         &self.input_waiting
     }
 
+    /// The session's child agents (contract 0.2.8), by session id, in the order they were
+    /// started: what front ends list under it.
+    pub fn children(&self) -> Vec<(String, crate::agent::ChildRecord)> {
+        super::children::children(self.bag())
+    }
+
+    /// The session's parent, when it is a child agent's: its session id and agent name.
+    pub fn parent(&self) -> Option<(String, String)> {
+        super::children::ChildLink::of(self.bag()).map(|link| (link.parent_id, link.name))
+    }
+
     /// What plugins show of the session, as last asked (see [`Views`]).
     pub fn views(&self) -> &Views {
         &self.views
