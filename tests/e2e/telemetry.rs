@@ -196,3 +196,55 @@ async fn with_capture_content_the_spans_carry_what_was_said() {
         .collect();
     assert!(said.contains(&"Done."), "{said:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_agents_turn_is_traced_under_the_tool_call_that_started_it() {
+    let (address, spans) = receiver().await;
+    let model = FakeModel::start().await;
+    let agents = tempfile::tempdir().unwrap();
+    let definition =
+        "---\nname: helper\ndescription: Helps.\ntools: [echo]\nmodel: child-model\n---\nYou help.\n";
+    std::fs::write(agents.path().join("helper.md"), definition).unwrap();
+    let subagents = plugin_block(
+        "subagents",
+        &format!(
+            "[plugin.config]\ndirs = [\"/agents\"]\n[plugin.grants]\nagents = true\n[plugin.grants.dirs]\n\"/agents\" = {{ host = \"{}\" }}",
+            agents.path().display()
+        ),
+    );
+    model.push(Reply::tool("task", r#"{"agent":"helper","prompt":"help"}"#));
+    model.push(Reply::text("done"));
+    model.on_model("child-model", [Reply::text("helped")]);
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = format!("{}{subagents}", plugin_block("misbehave", ""));
+    let config = format!(
+        "{}\n[telemetry]\notlp_endpoint = \"http://{address}\"\n",
+        config_text(&model.url(), &plugins)
+    );
+    std::fs::write(dir.path().join("config.toml"), config).unwrap();
+    let output = json_prompt_command(dir.path(), None, "delegate")
+        .env("AGENT_HOST_TEST_KEY", "k")
+        .output()
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+
+    let spans = spans.lock().unwrap().clone();
+    let turns: Vec<&Received> = spans.iter().filter(|s| s.name == "invoke_agent agent-host").collect();
+    assert_eq!(turns.len(), 2, "the parent's turn and the child's: {spans:#?}");
+    let [task] = &spans.iter().filter(|s| s.name == "execute_tool task").collect::<Vec<_>>()[..] else {
+        panic!("one task span: {spans:#?}")
+    };
+    let (parent, child): (Vec<&&Received>, Vec<&&Received>) =
+        turns.iter().partition(|turn| turn.parent.is_empty());
+    let (parent, child) = (parent[0], child[0]);
+    assert_eq!(task.parent, parent.id, "the task call is part of the parent's turn");
+    assert_eq!(
+        (&child.trace, &child.parent),
+        (&parent.trace, &task.id),
+        "the child's turn under its task call"
+    );
+    assert_ne!(child.attributes["gen_ai.conversation.id"], parent.attributes["gen_ai.conversation.id"]);
+    let chat = spans.iter().find(|s| s.name == "chat child-model").expect("the child's model call");
+    assert_eq!(chat.parent, child.id);
+}

@@ -2,6 +2,7 @@
 //! at once, each its own session's turn, its events on the parent's stream.
 
 use futures_util::future::join_all;
+use tracing::Instrument as _;
 
 use super::records::{ChildLink, ChildRecord, child, children, mark_prompted, prompted, put_child};
 use super::service::Request;
@@ -22,6 +23,9 @@ pub(in crate::agent) struct Parent<'a> {
     pub approver: &'a dyn Approver,
     /// The sessions above the parent, when it is a child itself.
     pub above: &'a [Ancestor],
+    /// The `execute_tool` span of each of the step's calls, by call id: a child's turn is
+    /// traced under the call that started it.
+    pub call_spans: &'a [(String, tracing::Span)],
     pub caps: ParentCaps,
 }
 
@@ -163,7 +167,9 @@ async fn run(parent: &Parent<'_>, session: &mut LiveSession, runs: Vec<(String, 
     let parent_id = session.id().to_owned();
     let turns = runs.iter().map(|(id, record)| {
         let mode = record.mode.clone().or_else(|| parent_mode.clone());
-        run_child(parent, &parent_id, id, record, ancestors.clone(), mode)
+        let started_by = parent.call_spans.iter().find(|(call, _)| record.call_id.as_ref() == Some(call));
+        let span = started_by.map_or_else(tracing::Span::current, |(_, span)| span.clone());
+        run_child(parent, &parent_id, id, record, ancestors.clone(), mode).instrument(span)
     });
     let outcomes = join_all(turns).await;
     let mut ran = Ran::default();

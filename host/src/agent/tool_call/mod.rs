@@ -65,18 +65,22 @@ pub struct ToolCallReport {
     pub unanswered_ask: bool,
     /// The view the tool's plugin brought with its result (see [`crate::plugins::FreshView`]).
     pub fresh_views: FreshViews,
+    /// The call's `execute_tool` span: a child agent it started runs under it.
+    pub span: tracing::Span,
 }
 
 pub async fn run(env: &ToolCallEnv<'_>, request: &ToolCall) -> ToolCallReport {
     let span = telemetry::execute_tool(&request.name, &request.id);
     let report = async {
         match checked_call(env, request) {
-            Err(result) => ToolCallReport { result, unanswered_ask: false, fresh_views: Vec::new() },
+            Err(result) => (result, false, Vec::new()),
             Ok((tool, arguments)) => gate_and_run(env, request, tool, arguments).await,
         }
     }
     .instrument(span.clone())
     .await;
+    let (result, unanswered_ask, fresh_views) = report;
+    let report = ToolCallReport { result, unanswered_ask, fresh_views, span: span.clone() };
     telemetry::tool_finished(&span, report.result.ok, &request.arguments, &report.result.output);
     env.sink.emit(&Event::ToolResult {
         id: request.id.clone(),
@@ -129,16 +133,17 @@ fn validate(tool: &OfferedTool, name: &str, arguments: &Value) -> Result<(), Too
     }
 }
 
-/// The `pre-tool-use` hooks, the decision, the tool, the `post-tool-use` hooks.
+/// The `pre-tool-use` hooks, the decision, the tool, the `post-tool-use` hooks: the result,
+/// whether an ask went unanswered, and the views the call brought.
 async fn gate_and_run(
     env: &ToolCallEnv<'_>,
     request: &ToolCall,
     tool: &OfferedTool,
     arguments: Value,
-) -> ToolCallReport {
+) -> (ToolResult, bool, FreshViews) {
     let mut gate = match pre_tool_use(env, request, tool, arguments).await {
         Ok(gate) => gate,
-        Err(result) => return ToolCallReport { result, unanswered_ask: false, fresh_views: Vec::new() },
+        Err(result) => return (result, false, Vec::new()),
     };
     let ruling = decide(env, request, tool, &gate).await;
     let mut fresh_views = Vec::new();
@@ -154,7 +159,7 @@ async fn gate_and_run(
         result.output.push_str("\n\n");
         result.output.push_str(&context);
     }
-    ToolCallReport { result, unanswered_ask: ruling.unanswered_ask, fresh_views }
+    (result, ruling.unanswered_ask, fresh_views)
 }
 
 /// What the `pre-tool-use` hooks made of a call: the call as they left it (arguments

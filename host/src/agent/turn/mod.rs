@@ -276,7 +276,7 @@ impl Turn<'_, '_> {
             self.end.meter.model_call_made();
             let sink = self.sink;
             let mut on_text = |text: &str| sink.emit(&Event::AssistantDelta { text: text.to_owned() });
-            let span = telemetry::chat(&self.host.config().model.model);
+            let span = telemetry::chat(request.model.unwrap_or(&self.host.config().model.model));
             let sent =
                 self.host.model().complete(&request, encodings, &mut on_text).instrument(span.clone()).await;
             match &sent {

@@ -25,6 +25,7 @@ impl Turn<'_, '_> {
         let mut results = Vec::with_capacity(tool_calls.len());
         let mut unanswered_ask = false;
         let offered: Vec<String> = prepared.tools.iter().map(|tool| tool.name.clone()).collect();
+        let mut call_spans = Vec::new();
         for call in tool_calls {
             let agents = self.call_agents(snapshot, &offered);
             let ctx = CallContext { agents: Some(AgentsAccess(agents.clone())), ..self.ctx.clone() };
@@ -39,6 +40,7 @@ impl Turn<'_, '_> {
             };
             let report = tool_call::run(&env, call).await;
             unanswered_ask |= report.unanswered_ask;
+            call_spans.push((call.id.clone(), report.span));
             results.push(Message::tool(call.id.clone(), report.result.output));
             self.session.bring_views(report.fresh_views);
             self.session.gather_views(&snapshot.plugins, self.sink).await;
@@ -48,7 +50,14 @@ impl Turn<'_, '_> {
             // The reply and the records made durable before any child runs: a crash among
             // them leaves the calls unanswered and the children recorded, to be taken up.
             self.end_step(snapshot).await?;
-            let parent = parent(self.host, self.sink, self.approver, &self.child, self.parent_caps(snapshot));
+            let parent = parent(
+                self.host,
+                self.sink,
+                self.approver,
+                &self.child,
+                self.parent_caps(snapshot),
+                &call_spans,
+            );
             let ran = children::run_pending(&parent, self.session).await;
             self.end.meter.children_spent(ran.tokens);
             for (call, result) in ran.results {
@@ -72,7 +81,8 @@ impl Turn<'_, '_> {
     /// crash cut them short, or they never ran), run to their end, their answers the calls'
     /// results.
     pub(super) async fn resume_children(&mut self, snapshot: &Snapshot) -> Result<(), TurnError> {
-        let parent = parent(self.host, self.sink, self.approver, &self.child, self.parent_caps(snapshot));
+        let parent =
+            parent(self.host, self.sink, self.approver, &self.child, self.parent_caps(snapshot), &[]);
         let ran = children::resume(&parent, self.session).await;
         if ran.results.is_empty() {
             return Ok(());
@@ -113,7 +123,8 @@ fn parent<'a>(
     approver: &'a dyn Approver,
     child: &'a Option<ChildTurn>,
     caps: ParentCaps,
+    call_spans: &'a [(String, tracing::Span)],
 ) -> children::Parent<'a> {
     let above = child.as_ref().map_or(&[][..], |child| child.of.ancestors.as_slice());
-    children::Parent { host, sink, approver, above, caps }
+    children::Parent { host, sink, approver, above, caps, call_spans }
 }
