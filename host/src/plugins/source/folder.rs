@@ -1,6 +1,12 @@
 //! What building a Python or TypeScript folder shares: the toolchain and the SDK, the digest
 //! that lets an unchanged folder keep its last build, and a staging folder of its own for
 //! each build, whose component is moved into `build/` and recorded with its digest.
+//!
+//! Every build is also kept beside the toolchains, by its digest (`builds/DIGEST.wasm`): a
+//! folder with the same files, SDK and toolchain as one built before on this machine — a
+//! copy, a clone, a second checkout — takes that component instead of building again. The
+//! digest covers everything the build reads, so a kept component is what the build would
+//! make; the folder is the toolchains' own, which no plugin build can write.
 
 use std::path::{Path, PathBuf};
 
@@ -42,6 +48,13 @@ pub(super) fn prepare(
     }
     let io = |error: std::io::Error| format!("cannot write in {}: {error}", output.display());
     std::fs::create_dir_all(&output).map_err(io)?;
+    if let Some(kept) = kept_build(&digest, &output, &component)? {
+        progress(&format!(
+            "{} holds what a folder built before held: its component is reused",
+            dir.display()
+        ));
+        return Ok(Prepared::Kept(kept));
+    }
     let staging = tempfile::tempdir_in(&output).map_err(io)?;
     Ok(Prepared::Build(FolderBuild { toolchain, sdk, staging, component, digest }))
 }
@@ -64,6 +77,40 @@ impl FolderBuild {
         std::fs::rename(built, &self.component)
             .map_err(|error| format!("cannot move the component into place: {error}"))?;
         stamp::record(&self.component, &self.digest)?;
+        keep_build(&self.component, &self.digest);
         Ok(self.component)
+    }
+}
+
+/// Where the build with `digest` is kept for every folder of this machine.
+fn kept_path(digest: &str) -> PathBuf {
+    toolchain::home().join("builds").join(format!("{digest}.wasm"))
+}
+
+/// The kept build with `digest`, copied to `component` (in `output`) and recorded there.
+fn kept_build(digest: &str, output: &Path, component: &Path) -> Result<Option<PathBuf>, String> {
+    let kept = kept_path(digest);
+    if !kept.is_file() {
+        return Ok(None);
+    }
+    // Through a rename, so another host loading this folder never reads half a copy.
+    let copy = tempfile::NamedTempFile::new_in(output).map_err(|error| error.to_string())?;
+    std::fs::copy(&kept, copy.path()).map_err(|error| format!("cannot copy {}: {error}", kept.display()))?;
+    copy.persist(component).map_err(|error| error.to_string())?;
+    stamp::record(component, digest)?;
+    Ok(Some(component.to_path_buf()))
+}
+
+/// Keeps `component`, built from a folder with `digest`, for the next folder like it; a
+/// failure to keep it only costs that folder a build.
+fn keep_build(component: &Path, digest: &str) {
+    let kept = kept_path(digest);
+    let Some(folder) = kept.parent() else { return };
+    let stored = std::fs::create_dir_all(folder)
+        .and_then(|()| tempfile::NamedTempFile::new_in(folder))
+        .and_then(|copy| std::fs::copy(component, copy.path()).map(|_| copy))
+        .and_then(|copy| copy.persist(&kept).map_err(|error| error.error));
+    if let Err(error) = stored {
+        tracing::debug!(%error, kept = %kept.display(), "a plugin folder's build was not kept");
     }
 }
