@@ -12,6 +12,7 @@ mod acp_edits;
 mod acp_lines;
 mod acp_sessions;
 mod agent_mode;
+mod agents_md;
 mod anthropic;
 mod approvals;
 mod build_sandbox;
