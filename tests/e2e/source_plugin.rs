@@ -340,3 +340,37 @@ async fn a_python_plugins_pure_python_dependencies_are_installed_into_its_build(
     let error = format!("{error:#}");
     assert!(error.contains("pip (the plugin's dependencies) failed") && error.contains("numpy"), "{error}");
 }
+
+/// What building `folder` reported, and the component it gave.
+fn built_with_progress(folder: &Path) -> (Vec<String>, std::path::PathBuf) {
+    let lines = Mutex::new(Vec::new());
+    let sandbox = agent_host::plugins::BuildSandbox::confined().expect("this kernel builds the sandbox");
+    let component = agent_host::plugins::resolve_component(folder, &sandbox, &|line| {
+        lines.lock().unwrap().push(line.to_owned());
+    })
+    .unwrap_or_else(|error| panic!("{} builds: {error}", folder.display()));
+    (lines.into_inner().unwrap(), component)
+}
+
+#[test]
+fn a_folder_like_one_built_before_on_this_machine_takes_its_build() {
+    // Files no folder had before this run: the first build is a real one.
+    let nonce = format!("# built for this run only: {:?}\n", Instant::now());
+    let (first, second) = (author_python_folder(), author_python_folder());
+    for folder in [&first, &second] {
+        let plugin = folder.path().join("plugin.py");
+        let text = std::fs::read_to_string(&plugin).unwrap();
+        std::fs::write(&plugin, format!("{nonce}{text}")).unwrap();
+    }
+    let (built, component) = built_with_progress(first.path());
+    assert!(built.iter().any(|line| line.contains("with componentize-py")), "{built:?}");
+    let (reused, copy) = built_with_progress(second.path());
+    assert!(!reused.iter().any(|line| line.contains("componentize-py")), "no second build: {reused:?}");
+    assert!(reused.iter().any(|line| line.contains("its component is reused")), "{reused:?}");
+    assert!(copy.starts_with(second.path()), "the copy's own build folder: {}", copy.display());
+    assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(&component).unwrap());
+    // An edit is a folder no build had: it builds.
+    edit_file(&second.path().join("stages.py"), "You are researching.", "You are researching, edited.");
+    let (rebuilt, _) = built_with_progress(second.path());
+    assert!(rebuilt.iter().any(|line| line.contains("with componentize-py")), "{rebuilt:?}");
+}

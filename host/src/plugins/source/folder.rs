@@ -82,6 +82,9 @@ impl FolderBuild {
     }
 }
 
+/// How many builds are kept: the most recently used. A Python component is tens of MB.
+const KEPT_BUILDS: usize = 24;
+
 /// Where the build with `digest` is kept for every folder of this machine.
 fn kept_path(digest: &str) -> PathBuf {
     toolchain::home().join("builds").join(format!("{digest}.wasm"))
@@ -98,6 +101,8 @@ fn kept_build(digest: &str, output: &Path, component: &Path) -> Result<Option<Pa
     std::fs::copy(&kept, copy.path()).map_err(|error| format!("cannot copy {}: {error}", kept.display()))?;
     copy.persist(component).map_err(|error| error.to_string())?;
     stamp::record(component, digest)?;
+    // Used now: the last to go when the kept builds are pruned.
+    let _ = std::fs::File::open(&kept).and_then(|file| file.set_modified(std::time::SystemTime::now()));
     Ok(Some(component.to_path_buf()))
 }
 
@@ -112,5 +117,20 @@ fn keep_build(component: &Path, digest: &str) {
         .and_then(|copy| copy.persist(&kept).map_err(|error| error.error));
     if let Err(error) = stored {
         tracing::debug!(%error, kept = %kept.display(), "a plugin folder's build was not kept");
+    }
+    prune(folder);
+}
+
+/// Removes all but the [`KEPT_BUILDS`] most recently used builds of `folder`.
+fn prune(folder: &Path) {
+    let Ok(entries) = std::fs::read_dir(folder) else { return };
+    let mut builds: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .flatten()
+        .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "wasm"))
+        .filter_map(|entry| Some((entry.metadata().ok()?.modified().ok()?, entry.path())))
+        .collect();
+    builds.sort_by_key(|(used, _)| std::cmp::Reverse(*used));
+    for (_, old) in builds.into_iter().skip(KEPT_BUILDS) {
+        let _ = std::fs::remove_file(old);
     }
 }
