@@ -82,8 +82,9 @@ impl FolderBuild {
     }
 }
 
-/// How many builds are kept: the most recently used. A Python component is tens of MB.
-const KEPT_BUILDS: usize = 24;
+/// How many builds are kept: the most recently used (a Python component is some 20 MB; a
+/// test suite that builds every kind of folder needs a few dozen).
+const KEPT_BUILDS: usize = 64;
 
 /// Where the build with `digest` is kept for every folder of this machine.
 fn kept_path(digest: &str) -> PathBuf {
