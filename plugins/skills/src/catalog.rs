@@ -21,20 +21,8 @@ pub struct Skill {
     pub origin: Origin,
 }
 
-/// A SKILL.md that was skipped, and every rule it breaks.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Problem {
-    /// The file (or folder), as the plugin's sandbox names it.
-    pub path: String,
-    pub rules: Vec<String>,
-}
-
-impl Problem {
-    /// One line for the operator.
-    pub fn line(&self) -> String {
-        format!("skipped {}: {}", self.path, self.rules.join("; "))
-    }
-}
+/// A file that was skipped, and why (one type for every plugin that reads such files).
+pub use frontmatter::Problem;
 
 /// What a scan found.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

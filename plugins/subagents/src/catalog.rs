@@ -28,20 +28,8 @@ pub struct Agent {
     pub notes: Vec<String>,
 }
 
-/// A definition that was skipped, and every problem it has.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Problem {
-    /// The file (or folder), as the plugin's sandbox names it.
-    pub path: String,
-    pub rules: Vec<String>,
-}
-
-impl Problem {
-    /// One line for the operator.
-    pub fn line(&self) -> String {
-        format!("skipped {}: {}", self.path, self.rules.join("; "))
-    }
-}
+/// A file that was skipped, and why (one type for every plugin that reads such files).
+pub use frontmatter::Problem;
 
 /// What a scan found.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
