@@ -3,11 +3,9 @@
 //! anyway; this confines it to the one skill, which the sandbox cannot know, and gives an
 //! error that says what was wrong.
 
-use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
-/// Most symlinks followed while resolving one path, as the kernel's limit.
-const MAX_LINKS: usize = 40;
+use workspace_path::{LinkEscape, MAX_LINKS, resolve_links};
 
 /// The parts of `path`, a path relative to a skill's folder: empty and `.` parts dropped;
 /// empty, absolute, `..` and NUL refused.
@@ -39,48 +37,12 @@ pub fn relative_parts(path: &str) -> Result<Vec<String>, String> {
 /// followed, as parts relative to `root`. A link with an absolute target, one that climbs out
 /// of `root`, or a loop is refused; `shown` is the path as the model gave it, for the error.
 pub fn resolve(root: &Path, parts: &[String], shown: &str) -> Result<Vec<String>, String> {
-    let mut done: Vec<String> = Vec::new();
-    let mut todo: VecDeque<String> = parts.iter().cloned().collect();
-    let mut links = 0;
-    // The last link followed: a `..` that climbs out of `root` came from its target.
-    let mut via = String::new();
-    let leads_out = |link: &str| {
-        format!("`{shown}` goes through the symlink `{link}`, which leads outside the skill's folder")
-    };
-    while let Some(part) = todo.pop_front() {
-        match part.as_str() {
-            "" | "." => continue,
-            ".." => {
-                // Only a link's target brings `..` here: the model's own were refused.
-                if done.pop().is_none() {
-                    return Err(leads_out(&via));
-                }
-                continue;
-            }
-            _ => {}
+    let done = resolve_links(root, parts).map_err(|escape| match escape {
+        LinkEscape::LeadsOut { via } => {
+            format!("`{shown}` goes through the symlink `{via}`, which leads outside the skill's folder")
         }
-        done.push(part);
-        let at = root.join(done.join("/"));
-        let Ok(meta) = std::fs::symlink_metadata(&at) else { continue };
-        if !meta.file_type().is_symlink() {
-            continue;
-        }
-        links += 1;
-        if links > MAX_LINKS {
-            return Err(format!("`{shown}` goes through more than {MAX_LINKS} symlinks"));
-        }
-        via = done.join("/");
-        // The sandbox will not read a link with an absolute target: such a link leads out.
-        let target = std::fs::read_link(&at).map_err(|_| leads_out(&via))?;
-        if target.is_absolute() {
-            return Err(leads_out(&via));
-        }
-        done.pop();
-        let target = target.to_string_lossy().into_owned();
-        for part in target.split('/').rev() {
-            todo.push_front(part.to_owned());
-        }
-    }
+        LinkEscape::TooManyLinks => format!("`{shown}` goes through more than {MAX_LINKS} symlinks"),
+    })?;
     if done.is_empty() {
         return Err(format!("`{shown}` leads to the skill's folder itself; give a file inside it"));
     }

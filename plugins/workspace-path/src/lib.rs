@@ -6,8 +6,10 @@
 //! (`skills`, `subagents`).
 
 mod glob;
+mod links;
 
 pub use glob::glob_match;
+pub use links::{LinkEscape, MAX_LINKS, resolve_links};
 
 /// Where the workspace is mounted inside the plugins' sandbox.
 pub const GUEST_ROOT: &str = "/workspace";
