@@ -1,4 +1,4 @@
-declare module 'agent-host:plugin/reuse@0.2.7' {
+declare module 'agent-host:plugin/reuse@0.2.8' {
   /**
    * Declares that the contribution this `provide` call returns depends only on the
    * plugin's configuration and on the state values this call reads through `state`
