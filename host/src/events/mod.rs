@@ -31,7 +31,7 @@ pub use reply::{ReplyStop, TokenUsage, thousands};
 pub use sinks::{BuildProgressOnStderr, CollectEvents, EventSink, NoEvents};
 #[cfg(any(test, feature = "testing"))]
 pub use view::stages;
-pub use view::{ChecklistEntry, ChoiceOption, EntryState, PluginView, Widget};
+pub use view::{ChecklistEntry, ChoiceCategory, ChoiceOption, EntryState, PluginView, Widget};
 
 /// One thing that happened. Serialized with a `type` tag in snake_case.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]

@@ -106,6 +106,23 @@ pub struct PluginView {
     pub error: Option<String>,
 }
 
+/// The kinds of setting a choice may be (its `category`), as the contract names them; any
+/// other category is a plugin's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChoiceCategory {
+    Mode,
+    Model,
+    ThoughtLevel,
+}
+
+impl ChoiceCategory {
+    /// The category `category` names, when the contract knows it.
+    pub fn of(category: &str) -> Option<Self> {
+        serde_json::from_value(serde_json::Value::from(category)).ok()
+    }
+}
+
 impl Widget {
     /// The widget's id, stable among its plugin's widgets.
     pub fn id(&self) -> &str {

@@ -10,7 +10,7 @@ use super::sink::ChildSink;
 use super::{Ancestor, ChildOf, ChildTurn, ParentCaps};
 use crate::agent::tool_call::approval::AgentLabel;
 use crate::agent::{Approver, Host, LiveSession};
-use crate::events::{AgentState, Event, EventSink, PluginView, Widget};
+use crate::events::{AgentState, ChoiceCategory, Event, EventSink, PluginView, Widget};
 use crate::model::{Message, Role};
 use crate::runtime::host_api::AgentContext;
 use crate::state::StoreError;
@@ -291,9 +291,13 @@ async fn run_child(
 /// The mode choice (a view's choice of category `mode`) of `views`, as it stands.
 fn mode_of(views: &[PluginView]) -> Option<String> {
     views.iter().flat_map(|view| &view.widgets).find_map(|widget| match widget {
-        Widget::Choice { category: Some(category), current, .. } if category == "mode" => current.clone(),
+        Widget::Choice { category: Some(category), current, .. } if is_mode(category) => current.clone(),
         _ => None,
     })
+}
+
+fn is_mode(category: &str) -> bool {
+    ChoiceCategory::of(category) == Some(ChoiceCategory::Mode)
 }
 
 /// Moves the child's mode choice to `mode` through the command its view names, when the view
@@ -305,7 +309,7 @@ async fn set_mode(host: &Host, child: &mut LiveSession, mode: &str, sink: &dyn E
             |widget| match widget {
                 Widget::Choice {
                     category: Some(category), current, options, command: Some(command), ..
-                } if category == "mode"
+                } if is_mode(&category)
                     && current.as_deref() != Some(mode)
                     && options.iter().any(|option| option.value == mode) =>
                 {

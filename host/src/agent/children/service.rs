@@ -187,8 +187,8 @@ mod tests {
 
     #[test]
     fn a_tool_the_parent_lacks_the_depth_and_the_parallel_cap_are_refused_by_name() {
-        let error = agents(0).start("p", spec("explore", Some(&["grep", "shell"]))).unwrap_err();
-        assert!(error.contains("`shell`") && error.contains("not offered"), "{error}");
+        let error = agents(0).start("p", spec("explore", Some(&["grep", "run_command"]))).unwrap_err();
+        assert!(error.contains("`run_command`") && error.contains("not offered"), "{error}");
         let error = agents(2).start("p", spec("explore", None)).unwrap_err();
         assert!(error.contains("max_subagent_depth") && error.contains("depth 2"), "{error}");
         let agents = agents(0);
