@@ -23,6 +23,13 @@ use super::{Host, LiveSession, TurnError};
 use crate::config::AgentConfig;
 use crate::state::StateBag;
 
+/// The child agents a session's bag records, by session id, in the order they were started,
+/// and its parent (session id, agent name) when it is a child itself: what a front end reads
+/// of a session as the store has it, without opening it (a turn may hold it).
+pub fn recorded(bag: &StateBag) -> (Vec<(String, ChildRecord)>, Option<(String, String)>) {
+    (children(bag), ChildLink::of(bag).map(|link| (link.parent_id, link.name)))
+}
+
 /// A session above a child, as the child's calls are checked against it.
 #[derive(Clone)]
 pub struct Ancestor {
