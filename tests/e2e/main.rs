@@ -17,6 +17,7 @@ mod approvals;
 mod build_sandbox;
 mod caps;
 mod carry;
+mod child_cards;
 mod cli;
 mod compaction;
 mod compile_cache;
