@@ -11,7 +11,7 @@ use axum::extract::{Path, State};
 use super::api::{ApiError, ChildList, ChildSummary, ErrorBody};
 use super::auth::Principal;
 use super::state::{App, internal};
-use agent_host::agent::recorded_children;
+use agent_host::agent::{recorded_children, recorded_parent};
 use agent_host::state::{SessionStore, StateBag, StoreError};
 
 /// How many parents up a child's owner is looked for: past the deepest nesting a deployment
@@ -33,7 +33,7 @@ pub async fn list(
     app.readable(&principal, &id).await?;
     // What is committed, read from the store: a running turn holds the live session.
     let stored = app.host.sessions().store().load(&id).map_err(internal)?.ok_or_else(ApiError::not_found)?;
-    let (children, _) = recorded_children(&StateBag::from_entries(stored.state));
+    let children = recorded_children(&StateBag::from_entries(stored.state));
     let children = children
         .into_iter()
         .map(|(id, record)| ChildSummary {
@@ -60,7 +60,7 @@ pub fn stored_owner(store: &dyn SessionStore, id: &str) -> Result<String, StoreE
             return Ok(owner);
         }
         let Some(stored) = store.load(&id)? else { break };
-        match recorded_children(&StateBag::from_entries(stored.state)).1 {
+        match recorded_parent(&StateBag::from_entries(stored.state)) {
             Some((parent, _)) => id = parent,
             None => break,
         }
