@@ -7,6 +7,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines, Stdin};
 use tokio::sync::Mutex;
 
 use super::Status;
+use super::children_command::children_command;
 use super::choice_options;
 use super::command_sink::CommandSink;
 use super::editor::{self, Completions, LineEditor, Read};
@@ -117,7 +118,7 @@ pub async fn run(
     } else {
         Keyboard::Lines(stdin_lines())
     };
-    let approver = ConsoleApprover { keyboard: keyboard.clone(), interrupt: Arc::default() };
+    let approver = ConsoleApprover::on(keyboard.clone());
     let rich = rich_on();
     match demo {
         Some(prompt) => {
@@ -155,6 +156,13 @@ pub async fn run(
             return leave(&host, &session).await;
         }
         if let Some(shown) = show_command(line, &keeping.results()) {
+            match shown {
+                Ok(text) => println!("{text}"),
+                Err(text) => eprintln!("{text}"),
+            }
+            continue;
+        }
+        if let Some(shown) = children_command(line, &host, &session).await {
             match shown {
                 Ok(text) => println!("{text}"),
                 Err(text) => eprintln!("{text}"),
@@ -210,7 +218,8 @@ async fn leave(host: &Host, session: &SessionHandle) -> Status {
 
 /// The console's own commands, after the host's in `/help`.
 const CONSOLE_HELP: &str =
-    "/show [N]          the N-th most recent tool result of this console, whole (1, the last, by default)";
+    "/show [N]          the N-th most recent tool result of this console, whole (1, the last, by default)
+/children [N|ID]   the session's child agents; with a number or session id, one's transcript";
 
 /// `/show [N]`: the `n`-th most recent tool result, whole, escaped, no markdown applied;
 /// `None` for any other line.
@@ -248,7 +257,7 @@ fn show_command(line: &str, results: &KeptResults) -> Option<Result<String, Stri
 /// choice a command moves.
 async fn completions(host: &Host, session: &SessionHandle) -> Completions {
     let mut commands: Vec<String> = BUILT_IN_COMMANDS.iter().map(|name| format!("/{name}")).collect();
-    commands.extend(["/show".to_owned(), "/quit".to_owned(), "/exit".to_owned()]);
+    commands.extend(["/show", "/children", "/quit", "/exit"].map(str::to_owned));
     for plugin in host.plugins().plugins() {
         commands.extend(plugin.commands().iter().map(|command| format!("/{}", command.name)));
     }
@@ -300,11 +309,18 @@ pub struct ConsoleApprover {
     keyboard: Keyboard,
     /// Told when the operator pressed Ctrl-C at the prompt: the turn is to be cancelled.
     interrupt: Arc<tokio::sync::Notify>,
+    /// Held while a question is up: child agents run at once and may ask together, and two
+    /// questions on the screen would take each other's keys.
+    one_at_a_time: Arc<Mutex<()>>,
 }
 
 impl ConsoleApprover {
     pub fn new() -> Self {
-        Self { keyboard: Keyboard::Lines(stdin_lines()), interrupt: Arc::default() }
+        Self::on(Keyboard::Lines(stdin_lines()))
+    }
+
+    fn on(keyboard: Keyboard) -> Self {
+        Self { keyboard, interrupt: Arc::default(), one_at_a_time: Arc::default() }
     }
 }
 
@@ -317,6 +333,7 @@ impl Default for ConsoleApprover {
 impl Approver for ConsoleApprover {
     fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalAnswer> {
         Box::pin(async move {
+            let _one_at_a_time = self.one_at_a_time.lock().await;
             // Fitted to the terminal's width at a terminal: wrapped, never cut.
             let columns = rich_on().then(width::columns);
             print!("{}", approval_question(request, colors_on(), columns));
@@ -404,13 +421,21 @@ fn approval_answer(typed: &str) -> Option<(ApprovalAnswer, &'static str)> {
 fn approval_question(request: &ApprovalRequest, colors: bool, columns: Option<usize>) -> String {
     let reset = if colors { "\x1b[0m" } else { "" };
     let arguments = compact_json(&request.arguments_text);
-    let fields = [
+    // A child agent's call says whose it is first: the operator answers for the child.
+    let agent = request.agent.as_ref().map(|agent| {
+        (
+            "agent:    ",
+            format!("{} (a child agent, session {})", one_line(&agent.name), one_line(&agent.session_id))
+                .into(),
+        )
+    });
+    let fields = agent.into_iter().chain([
         ("tool:     ", one_line(&request.tool)),
         ("plugin:   ", one_line(&request.plugin)),
         ("arguments:", one_line(&arguments)),
         ("asked by: ", one_line(&request.asked_by)),
         ("reason:   ", one_line(&request.reason)),
-    ];
+    ]);
     let mut question = format!("{reset}\n── approval needed ──\n");
     for (label, value) in fields {
         let line = format!("  {label} {value}");
@@ -504,6 +529,16 @@ mod tests {
         );
         assert!(question.contains("reason:    asks\\r\n"), "{question}");
         assert!(approval_question(&request, true, None).starts_with("\x1b[0m\n"));
+        assert!(!question.contains("agent:"), "the session's own call names no agent");
+        let label = agent_host::agent::AgentLabel { name: "fixer\x07".into(), session_id: "s-1".into() };
+        let child = ApprovalRequest { agent: Some(label), ..request.clone() };
+        let asked = approval_question(&child, false, None);
+        assert!(
+            asked.contains(
+                "── approval needed ──\n  agent:     fixer\\x07 (a child agent, session s-1)\n  tool:"
+            ),
+            "{asked}"
+        );
 
         // At a terminal 60 columns wide, every line fits and the arguments go on whole.
         let wrapped = approval_question(&request, false, Some(60));

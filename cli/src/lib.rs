@@ -7,6 +7,8 @@
 //! the output limit.
 
 mod above_prompt;
+mod child_cards;
+mod children_command;
 mod choice_options;
 mod command_sink;
 mod console;

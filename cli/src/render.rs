@@ -6,6 +6,7 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex, Weak};
 
+use super::child_cards::{self, ChildCards};
 use super::diff_lines::{self, DiffLine};
 use super::markdown::Markdown;
 use super::spinner::{self, Spinner};
@@ -49,6 +50,11 @@ struct Screen {
     /// The reply's unfinished line is on the screen, plain, the cursor after it.
     partial_drawn: bool,
     spinner: Spinner,
+    /// Approval questions up now (a child agent's may be asked while others run): lines
+    /// wait in `held` meanwhile, since the key is read in raw mode, where a line written
+    /// would land mid-question and staircase.
+    asking: usize,
+    held: Vec<String>,
 }
 
 impl Screen {
@@ -72,6 +78,8 @@ pub struct ConsoleRenderer {
     /// A plugin ended the running turn with its own reason (`turn_stopped`), which it has
     /// said: the turn's end then names no cap of `[agent]`.
     judged: std::sync::atomic::AtomicBool,
+    /// The child agents drawn as cards, and what the running ones do.
+    children: Mutex<ChildCards>,
 }
 
 impl ConsoleRenderer {
@@ -82,6 +90,7 @@ impl ConsoleRenderer {
             color: colors_on(),
             rich: rich_on(),
             judged: Default::default(),
+            children: Mutex::default(),
         };
         if renderer.rich {
             spin(Arc::downgrade(&renderer.screen));
@@ -96,6 +105,13 @@ impl ConsoleRenderer {
     fn line(&self, text: &str) {
         let text = if self.color { text.to_owned() } else { strip_colors(text) };
         let text = text.as_str();
+        {
+            let mut screen = self.screen();
+            if screen.asking > 0 {
+                screen.held.push(text.to_owned());
+                return;
+            }
+        }
         // At the prompt (a reload's notice while a line is typed), the editor prints it.
         if super::above_prompt::print(text) {
             return;
@@ -151,6 +167,62 @@ impl ConsoleRenderer {
         let mut screen = self.screen();
         screen.spinner.stop(&mut std::io::stdout().lock());
     }
+
+    /// An approval question goes up (`true`) or is answered: while one is up the spinner is
+    /// off its line and lines wait; once none is, they are written.
+    fn asking(&self, up: bool) {
+        let held = {
+            let mut screen = self.screen();
+            if up {
+                screen.asking += 1;
+                screen.spinner.erase(&mut std::io::stdout().lock());
+                return;
+            }
+            screen.asking = screen.asking.saturating_sub(1);
+            if screen.asking > 0 {
+                return;
+            }
+            std::mem::take(&mut screen.held)
+        };
+        for line in held {
+            self.line(&line);
+        }
+    }
+
+    /// A child agent's start, one of its events, or its end: its card's lines, and what the
+    /// running children do on the spinner's line.
+    fn child(&self, event: &Event) {
+        let columns = if self.rich { width::columns() } else { usize::MAX / 2 };
+        let colors = Colors { dim: DIM, warn: YELLOW, reset: RESET, markdown: self.rich };
+        let (lines, status, running) = {
+            let mut children = self.children.lock_unpoisoned();
+            let lines = children.lines(event, columns, &colors);
+            (lines, children.status(), children.any_running())
+        };
+        for line in lines {
+            self.line(&line);
+        }
+        let mut screen = self.screen();
+        screen.spinner.set_status(status);
+        if self.rich && running {
+            screen.spinner.start();
+        }
+    }
+
+    /// The turn is over: no child of it runs, and no question of it is up any longer (one
+    /// cut short by a cancel is never answered).
+    fn turn_over(&self) {
+        self.children.lock_unpoisoned().clear();
+        self.screen().spinner.set_status(None);
+        {
+            let mut screen = self.screen();
+            if screen.asking == 0 {
+                return;
+            }
+            screen.asking = 1;
+        }
+        self.asking(false);
+    }
 }
 
 /// The spinner's clock: draws a frame every tick while the renderer lives.
@@ -159,7 +231,7 @@ fn spin(screen: Weak<Mutex<Screen>>) {
         while let Some(screen) = screen.upgrade() {
             {
                 let mut screen = screen.lock_unpoisoned();
-                if screen.markdown.is_empty() && !screen.mid_line {
+                if screen.markdown.is_empty() && !screen.mid_line && screen.asking == 0 {
                     screen.spinner.tick(&mut std::io::stdout().lock());
                 }
             }
@@ -181,7 +253,18 @@ impl EventSink for ConsoleRenderer {
         if matches!(event, Event::AssistantMessage { .. } | Event::TurnEnded { .. }) {
             self.idle();
         }
+        if let Event::TurnEnded { .. } = event {
+            self.turn_over();
+        }
+        match child_cards::unwrapped(event).2 {
+            Event::ApprovalRequested { .. } => self.asking(true),
+            Event::ApprovalAnswered { .. } => self.asking(false),
+            _ => {}
+        }
         match event {
+            Event::SubagentStarted { .. } | Event::Subagent { .. } | Event::SubagentEnded { .. } => {
+                self.child(event)
+            }
             Event::SessionStarted { session_id, resumed } => {
                 let how = if *resumed { "resumed" } else { "new" };
                 let session_id = one_line(session_id);

@@ -17,6 +17,8 @@ pub struct Spinner {
     frame: usize,
     /// Whether its line is on the screen now.
     drawn: bool,
+    /// What it says after the time: what the running child agents do.
+    status: Option<String>,
 }
 
 impl Spinner {
@@ -24,6 +26,11 @@ impl Spinner {
     /// already does).
     pub fn start(&mut self) {
         self.since.get_or_insert_with(Instant::now);
+    }
+
+    /// What the line says after the time (escaped already), or nothing more.
+    pub fn set_status(&mut self, status: Option<String>) {
+        self.status = status;
     }
 
     /// Stops the spinner and erases its line.
@@ -44,12 +51,14 @@ impl Spinner {
     pub fn tick(&mut self, out: &mut impl Write) {
         let Some(since) = self.since else { return };
         self.frame = (self.frame + 1) % FRAMES.len();
-        let _ = write!(
-            out,
-            "\r\x1b[2K\x1b[2m{} {WORKING} · {}s\x1b[0m",
-            FRAMES[self.frame],
-            since.elapsed().as_secs()
-        );
+        let mut line = format!("{} {WORKING} · {}s", FRAMES[self.frame], since.elapsed().as_secs());
+        if let Some(status) = &self.status {
+            line.push_str(" · ");
+            line.push_str(status);
+        }
+        // On one row, or erasing it would leave the rest of it behind.
+        let line = super::width::fit(&line, super::width::columns() - 1);
+        let _ = write!(out, "\r\x1b[2K\x1b[2m{line}\x1b[0m");
         let _ = out.flush();
         self.drawn = true;
     }
@@ -75,5 +84,16 @@ mod tests {
         spinner.tick(&mut out);
         spinner.stop(&mut out);
         assert!(out.is_empty(), "nothing to erase once stopped");
+    }
+
+    #[test]
+    fn the_spinner_says_what_children_do_after_the_time() {
+        let mut spinner = Spinner::default();
+        let mut out = Vec::new();
+        spinner.start();
+        spinner.set_status(Some("explorer: thinking".into()));
+        spinner.tick(&mut out);
+        let drawn = String::from_utf8(out).unwrap();
+        assert!(drawn.contains("working · 0s · explorer: thinking"), "{drawn:?}");
     }
 }

@@ -1,5 +1,6 @@
-//! The results of the session's recent tool calls, kept whole for `/show`: a card shows a
-//! result as one line, this is where the rest of it stays. Bounded by count and by bytes.
+//! The results of the session's recent tool calls (its child agents' too), kept whole for
+//! `/show`: a card shows a result as one line, this is where the rest of it stays. Bounded by
+//! count and by bytes.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -80,8 +81,13 @@ impl<'a> Keeping<'a> {
 
 impl EventSink for Keeping<'_> {
     fn emit(&self, event: &Event) {
-        if let Event::ToolResult { name, ok, output, .. } = event {
-            self.results().keep(name, *ok, output);
+        // A child agent's results too: its card shows none of them whole.
+        let (agent, _, own) = super::child_cards::unwrapped(event);
+        if let Event::ToolResult { name, ok, output, .. } = own {
+            match agent {
+                Some(agent) => self.results().keep(&format!("{agent} › {name}"), *ok, output),
+                None => self.results().keep(name, *ok, output),
+            }
         }
         self.inner.emit(event);
     }

@@ -101,6 +101,32 @@ pub struct SessionDetail {
     pub model_calls: u64,
 }
 
+/// A session's child agents (contract 0.2.8), in the order they were started.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ChildList {
+    pub children: Vec<ChildSummary>,
+}
+
+/// One child agent: a session of its own, linked to the session that started it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ChildSummary {
+    /// Its session's id (`GET /v1/sessions/{id}` reads it; `--session` opens it).
+    pub id: String,
+    /// The order it was started in, from 1.
+    pub number: u32,
+    /// Its agent name.
+    pub agent: String,
+    /// `pending` (waiting for its turn, or running it), `running`, `done`, `failed` or
+    /// `cancelled`.
+    #[schema(value_type = String)]
+    pub state: agent_host::events::AgentState,
+    /// The tool call that started it, when one did.
+    pub call_id: Option<String>,
+    /// Its final reply once done (what the call waiting for it got as its result); the error
+    /// once failed.
+    pub answer: Option<String>,
+}
+
 /// The plugins' state as committed, for an admin: by plugin namespace then key, each value
 /// the JSON the plugin stored, the host's own namespaces left out. Each plugin's private
 /// layout, which may change with any version of it: a front end draws `views` instead.
@@ -131,6 +157,11 @@ pub struct ApprovalBody {
     /// For `deny`: why, for the model.
     #[serde(default)]
     pub reason: Option<String>,
+    /// For a child agent's call (the `approval_requested` came wrapped in a `subagent`
+    /// event): that event's `session_id`, the child's session. Two children's calls may
+    /// share an id; this tells them apart.
+    #[serde(default)]
+    pub agent: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, ToSchema)]

@@ -1,5 +1,8 @@
 //! Approvals over HTTP: an `ask` waits, under the `approval_requested` event's id, for an
 //! answer posted to the session, and after `approval_timeout_secs` falls to `agent.on_ask`.
+//! A child agent's call (contract 0.2.8) asks its parent's operator, on its parent's stream:
+//! it waits under its own session's id and the call's, since children running at once may
+//! each make a call of the same id.
 //! Where hosts share the store, the ask is also recorded in the shared log, so an answer
 //! posted to another host reaches the turn waiting here.
 
@@ -19,9 +22,20 @@ use agent_host::unpoisoned::LockUnpoisoned as _;
 const POLL: Duration = Duration::from_secs(30);
 
 pub struct HttpApprover {
+    /// The session whose turns ask: its own calls wait under their bare ids.
+    session: String,
     pending: Mutex<HashMap<String, oneshot::Sender<ApprovalAnswer>>>,
     timeout: Duration,
     shared: Option<SharedAsks>,
+}
+
+/// What an ask waits under: the call's id, or for a child agent's call (`agent`, its session,
+/// not the asking session itself) `AGENT/CALL`. Session ids hold no `/`.
+pub fn ask_key(session: &str, agent: Option<&str>, call_id: &str) -> String {
+    match agent {
+        Some(agent) if agent != session => format!("{agent}/{call_id}"),
+        _ => call_id.to_owned(),
+    }
 }
 
 /// A session's asks in the shared log, and the notices that it moved.
@@ -91,8 +105,8 @@ impl SharedAsks {
 }
 
 impl HttpApprover {
-    pub fn new(timeout: Duration) -> Self {
-        Self { pending: Mutex::new(HashMap::new()), timeout, shared: None }
+    pub fn new(session: &str, timeout: Duration) -> Self {
+        Self { session: session.to_owned(), pending: Mutex::new(HashMap::new()), timeout, shared: None }
     }
 
     /// Asks also recorded in, and answered from, the shared log.
@@ -100,8 +114,8 @@ impl HttpApprover {
         Self { shared: Some(asks), ..self }
     }
 
-    /// Answers the waiting ask `id`; `false` when none waits under it (answered already,
-    /// timed out, or never asked).
+    /// Answers the waiting ask `id` (an [`ask_key`]); `false` when none waits under it
+    /// (answered already, timed out, or never asked).
     pub fn answer(&self, id: &str, answer: ApprovalAnswer) -> bool {
         let waiting = self.lock().remove(id);
         waiting.is_some_and(|sender| sender.send(answer).is_ok())
@@ -115,9 +129,11 @@ impl HttpApprover {
 impl Approver for HttpApprover {
     fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalAnswer> {
         let (sender, receiver) = oneshot::channel();
-        self.lock().insert(request.call_id.clone(), sender);
+        let agent = request.agent.as_ref().map(|agent| agent.session_id.as_str());
+        let key = ask_key(&self.session, agent, &request.call_id);
+        self.lock().insert(key.clone(), sender);
         Box::pin(async move {
-            let id = request.call_id.clone();
+            let id = key;
             let elsewhere = async {
                 match &self.shared {
                     Some(asks) => {
@@ -135,7 +151,7 @@ impl Approver for HttpApprover {
                 }
             };
             let answer = tokio::time::timeout(self.timeout, answered).await;
-            self.lock().remove(&request.call_id);
+            self.lock().remove(&id);
             if let Some(asks) = &self.shared {
                 asks.with_log(move |log, session| log.forget_ask(session, &id)).await;
             }
@@ -175,5 +191,21 @@ pub async fn answer_elsewhere(
             return false;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ask_key;
+
+    #[test]
+    fn a_childs_ask_waits_under_its_session_and_the_call() {
+        assert_eq!(ask_key("parent", None, "call_1"), "call_1");
+        assert_eq!(ask_key("parent", Some("child"), "call_1"), "child/call_1");
+        assert_eq!(
+            ask_key("child", Some("child"), "call_1"),
+            "call_1",
+            "a child's session's own turn asks as any"
+        );
     }
 }

@@ -15,6 +15,7 @@ mod approver;
 mod auth;
 use agent_host::unpoisoned::LockUnpoisoned as _;
 pub use auth::ONE_TIME_PRINCIPAL;
+mod children;
 mod commands;
 mod events;
 mod hub;
@@ -181,6 +182,7 @@ fn router(app: Arc<App>) -> Router {
         .route("/v1/sessions", post(routes::create_session).get(routes::list_sessions))
         .route("/v1/sessions/{id}", get(routes::get_session).delete(routes::delete_session))
         .route("/v1/sessions/{id}/state", get(routes::session_state))
+        .route("/v1/sessions/{id}/children", get(children::list))
         .route("/v1/sessions/{id}/views/{plugin}/{choice}", post(views::switch))
         .route("/v1/sessions/{id}/messages", post(routes::post_message))
         .route("/v1/sessions/{id}/cancel", post(routes::cancel_turn))
@@ -199,6 +201,7 @@ fn router(app: Arc<App>) -> Router {
         .route("/app.js", get(page::script))
         .route("/markdown.js", get(page::markdown))
         .route("/diff.js", get(page::diff))
+        .route("/children.js", get(page::children))
         .route("/style.css", get(page::style))
         // A slow client may not hold a request open: every one but the event stream ends
         // within the timeout, its body included.

@@ -4,7 +4,7 @@
 use utoipa::OpenApi;
 
 use super::api::*;
-use super::{events, routes, views};
+use super::{children, events, routes, views};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -12,12 +12,13 @@ use super::{events, routes, views};
     paths(
         routes::create_session, routes::list_sessions, routes::get_session, routes::delete_session,
         routes::post_message, routes::cancel_turn, routes::answer_approval, routes::run_command,
-        routes::export_session, routes::session_state, views::switch,
+        routes::export_session, routes::session_state, children::list, views::switch,
         events::stream, routes::plugins, routes::reload, routes::metrics, routes::healthz, routes::readyz,
     ),
     components(schemas(
         ErrorBody, Created, SessionSummary, SessionList, SessionDetail, NewMessage, TurnStarted,
         ApprovalBody, Answer, CommandBody, CommandOutput, PluginTable, SessionState, SwitchBody, Switched,
+        ChildList, ChildSummary,
     )),
     modifiers(&BearerAuth),
 )]

@@ -7,6 +7,7 @@ const INDEX: &str = include_str!("page/index.html");
 const SCRIPT: &str = include_str!("page/app.js");
 const MARKDOWN: &str = include_str!("page/markdown.js");
 const DIFF: &str = include_str!("page/diff.js");
+const CHILDREN: &str = include_str!("page/children.js");
 const STYLE: &str = include_str!("page/style.css");
 
 /// Scripts only from this origin, no inline script, nothing framed: text the page shows
@@ -27,6 +28,10 @@ pub async fn markdown() -> impl IntoResponse {
 
 pub async fn diff() -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], DIFF)
+}
+
+pub async fn children() -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], CHILDREN)
 }
 
 pub async fn style() -> impl IntoResponse {

@@ -203,7 +203,7 @@ pub async fn cancel_turn(
 
 #[utoipa::path(post, path = "/v1/sessions/{id}/approvals/{approval}", tag = "turns",
     params(("id" = String, Path, description = "The session's id"),
-           ("approval" = String, Path, description = "The `id` of the `approval_requested` event")),
+           ("approval" = String, Path, description = "The `id` of the `approval_requested` event (a child agent's: name its session as `agent`)")),
     request_body = ApprovalBody,
     responses((status = 200), (status = 404, body = ErrorBody, description = "No such ask is waiting"),
               (status = 400, body = ErrorBody), (status = 401, body = ErrorBody)))]
@@ -221,8 +221,9 @@ pub async fn answer_approval(
         Answer::AlwaysArguments => ApprovalAnswer::AllowExactAlways,
         Answer::Deny => ApprovalAnswer::Deny { reason: body.reason },
     };
-    let here = app.open_here(&id).is_some_and(|open| open.approvals.answer(&approval, answer.clone()));
-    if here || super::approver::answer_elsewhere(&app, &id, &approval, &answer).await {
+    let key = super::approver::ask_key(&id, body.agent.as_deref(), &approval);
+    let here = app.open_here(&id).is_some_and(|open| open.approvals.answer(&key, answer.clone()));
+    if here || super::approver::answer_elsewhere(&app, &id, &key, &answer).await {
         Ok(StatusCode::OK)
     } else {
         Err(ApiError(

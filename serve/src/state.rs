@@ -225,11 +225,10 @@ impl App {
         Ok(listed.is_some() || self.host.sessions().store().load(id).map_err(internal)?.is_some())
     }
 
-    /// Session `id`'s owner as stored, read alone; empty for a session started at the
-    /// console (only an admin may use it) or one that does not exist.
+    /// Session `id`'s owner as stored (a child agent's session: its parent's); empty for a
+    /// session started at the console (only an admin may use it) or one that does not exist.
     fn stored_owner(&self, id: &str) -> Result<String, ApiError> {
-        let stored = self.host.sessions().store().state_value(id, OWNER.0, OWNER.1).map_err(internal)?;
-        Ok(stored.and_then(|json| serde_json::from_str(&json).ok()).unwrap_or_default())
+        super::children::stored_owner(&**self.host.sessions().store(), id).map_err(internal)
     }
 
     /// Lets go of the sessions nothing has used for `idle`: their leases are released and
@@ -273,10 +272,10 @@ impl App {
                 let asks = super::approver::SharedAsks::new(store, &id, shared.wakers.follow(&id));
                 (
                     Hub::relayed(capacity, budget, shared.relay.clone(), &id, fence, views),
-                    HttpApprover::new(timeout).shared(asks),
+                    HttpApprover::new(&id, timeout).shared(asks),
                 )
             }
-            None => (Hub::new(capacity, budget), HttpApprover::new(timeout)),
+            None => (Hub::new(capacity, budget), HttpApprover::new(&id, timeout)),
         };
         let open = Arc::new(Open {
             id: id.clone(),

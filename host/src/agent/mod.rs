@@ -19,14 +19,15 @@ mod turn;
 mod window_check;
 
 pub use crate::plugins::PluginSet;
-pub use children::ChildRecord;
+pub use children::{ChildRecord, recorded_children, recorded_parent};
 pub use host::Host;
 pub use session::command::{BUILT_IN_COMMANDS, is_command, split_command};
 pub use session::views::Views;
 pub use session::{LiveSession, LiveSessions, SessionHandle};
 pub use snapshot::Snapshot;
 pub use tool_call::approval::{
-    ApprovalAnswer, ApprovalRequest, Approver, Ask, NoOperator, StandingApproval, StandingApprovals,
+    AgentLabel, ApprovalAnswer, ApprovalRequest, Approver, Ask, NoOperator, StandingApproval,
+    StandingApprovals,
 };
 pub use tool_call::verdict::Verdict;
 pub use turn::judges::InputWaiting;

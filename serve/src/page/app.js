@@ -280,7 +280,8 @@ class View {
     this.status = [];
     this.views = new Map(); // plugin → its view, as GET and view_changed give it
     this.tools = new Map();
-    this.approvals = new Map();
+    this.approvals = new Map(); // by approvalKey: a child agent's call's id may be another's
+    this.children = new Map(); // child agent's session id → its card (children.js)
     this.reply = null; // the assistant reply streaming in
   }
 
@@ -447,8 +448,13 @@ function replayed(v) {
 // the diffs, the approvals asked and how they were answered. A call the history no longer
 // shows is passed over.
 function restoreCards(v, events) {
-  const restored = [];
+  const asked = new Set(v.approvals.keys());
   for (const [type, e] of events) {
+    // A child agent's card, nested in the card of the call that started it.
+    if (type.startsWith('subagent')) {
+      childEvent(v, type, e, true);
+      continue;
+    }
     const card = e && typeof e.id === 'string' ? v.tools.get(e.id) : undefined;
     if (!card) continue;
     switch (type) {
@@ -466,10 +472,7 @@ function restoreCards(v, events) {
         addEdit(card, e);
         break;
       case 'approval_requested':
-        if (!v.approvals.has(e.id)) {
-          addApproval(v, e, (node) => lastApprovalAfter(card).after(node));
-          restored.push(e.id);
-        }
+        addApproval(v, e, { place: (node) => lastApprovalAfter(card).after(node), restored: true });
         break;
       case 'approval_answered':
         approvalAnswered(v, e);
@@ -479,9 +482,8 @@ function restoreCards(v, events) {
     }
   }
   // An ask the turn ended without an answer to (cancelled, say) is over too.
-  for (const id of restored) {
-    const approval = v.approvals.get(id);
-    if (!approval.card.dataset.answered) closeApproval(v, id, 'Not answered: the turn ended first');
+  for (const [key, approval] of v.approvals) {
+    if (!asked.has(key) && !approval.card.dataset.answered) closeApproval(v, key, 'Not answered: the turn ended first');
   }
 }
 
@@ -595,6 +597,10 @@ function cutHistoryAt(v, text) {
     node.remove();
     node = next;
   }
+  // The children drawn in what went: their events come again with the turn's.
+  for (const [id, child] of v.children) {
+    if (!child.node.isConnected) v.children.delete(id);
+  }
 }
 
 function handle(v, type, e) {
@@ -632,6 +638,11 @@ function handle(v, type, e) {
       break;
     case 'approval_answered':
       approvalAnswered(v, e);
+      break;
+    case 'subagent_started':
+    case 'subagent':
+    case 'subagent_ended':
+      childEvent(v, type, e);
       break;
     case 'plugin':
       if (e.display) add(el('pre', { class: 'msg event' }, `${e.plugin}: ${e.display}`));
@@ -748,26 +759,34 @@ function setOutput(card, ok, output) {
 
 // --- approvals -----------------------------------------------------------------------------
 
-// The approval asked about call `e.id`, as a card with its answers; `place` puts it in the
-// conversation (by default at the end, where a person's eyes are, with the focus on it).
-function addApproval(v, e, place = null) {
-  if (v.approvals.has(e.id)) return;
+// What an approval is kept under: the call's id, or for a child agent's call (`agent`, its
+// session) both, since children running at once may each make a call of the same id.
+function approvalKey(id, agent = null) {
+  return agent ? `${agent}/${id}` : id;
+}
+
+// The approval asked about call `e.id` (of the child agent whose session is `agent`, if one's,
+// named `agentName`), as a card with its answers; `place` puts it in the conversation (by
+// default at the end, where a person's eyes are). The focus goes to it unless `restored`.
+function addApproval(v, e, { place = null, agent = null, agentName = '', restored = false } = {}) {
+  const key = approvalKey(e.id, agent);
+  if (v.approvals.has(key)) return;
   if (!place) setState(toolCard(v, e.id, e.name, e.plugin), 'waiting for your answer');
   const reason = el('input', { type: 'text', placeholder: 'Reason, for Deny (optional)', 'aria-label': 'Reason for denying (optional)' });
   const status = el('p', { class: 'note', role: 'status' });
   const buttons = ANSWERS.map(([answer, label]) =>
-    el('button', { type: 'button', class: answer === 'deny' ? 'danger' : null, 'data-answer': answer, onclick: () => answerApproval(v, e.id, answer) }, label),
+    el('button', { type: 'button', class: answer === 'deny' ? 'danger' : null, 'data-answer': answer, onclick: () => answerApproval(v, key, answer) }, label),
   );
   reason.addEventListener('keydown', (event) => {
     if (event.key === 'Enter') {
       event.preventDefault();
-      answerApproval(v, e.id, 'deny');
+      answerApproval(v, key, 'deny');
     }
   });
   const card = el(
     'section',
-    { class: 'approval', 'data-approval': e.id, 'aria-label': `Approval asked for ${e.name}` },
-    el('strong', {}, 'Allow ', el('code', {}, ...shown(e.name)), ' (', ...shown(e.plugin), ')?'),
+    { class: 'approval', 'data-approval': e.id, 'data-agent': agent, 'aria-label': `Approval asked for ${e.name}` },
+    el('strong', {}, 'Allow ', el('code', {}, ...shown(e.name)), ' (', ...shown(e.plugin), ')', ...(agent ? [' for child agent ', ...shown(agentName)] : []), '?'),
     // A policy's reason may name a tool or a command as `code`: drawn as it is in a reply.
     el('div', { class: 'reason' }, ...markdownInline(String(e.reason), (run) => shown(run))),
     el('div', { class: 'note' }, 'asked by ', ...shown(e.asked_by)),
@@ -775,40 +794,43 @@ function addApproval(v, e, place = null) {
     el('div', { class: 'answers' }, ...buttons, reason),
     status,
   );
-  v.approvals.set(e.id, { card, buttons, reason, status });
-  if (place) return place(card);
-  add(card);
+  v.approvals.set(key, { card, buttons, reason, status, id: e.id, agent });
+  if (place) place(card);
+  else add(card);
+  if (restored) return;
   scrollToEnd(true);
   const focus = document.activeElement;
   if (focus === document.body || (focus === $('prompt') && !$('prompt').value)) buttons[0].focus();
 }
 
-async function answerApproval(v, id, answer) {
-  const approval = v.approvals.get(id);
+async function answerApproval(v, key, answer) {
+  const approval = v.approvals.get(key);
   if (!approval) return;
   const body = { answer };
   const reason = approval.reason.value.trim();
   if (answer === 'deny' && reason) body.reason = reason;
+  if (approval.agent) body.agent = approval.agent;
   for (const button of approval.buttons) button.disabled = true;
   approval.status.textContent = 'Sending…';
   try {
-    await api('POST', `/v1/sessions/${enc(v.id)}/approvals/${enc(id)}`, body);
+    await api('POST', `/v1/sessions/${enc(v.id)}/approvals/${enc(approval.id)}`, body);
     const said = ANSWERED[ANSWERS.find(([a]) => a === answer)[2]];
-    closeApproval(v, id, body.reason ? `${said}: ${body.reason}` : said);
+    closeApproval(v, key, body.reason ? `${said}: ${body.reason}` : said);
   } catch (error) {
-    if (error.status === 404) return closeApproval(v, id, `No longer waiting: ${error.message}`);
+    if (error.status === 404) return closeApproval(v, key, `No longer waiting: ${error.message}`);
     approval.status.textContent = `Not sent: ${error.message}`;
     for (const button of approval.buttons) button.disabled = false;
   }
 }
 
-function approvalAnswered(v, e) {
+// `agent`: the child agent's session, for an answer to one of its calls.
+function approvalAnswered(v, e, agent = null) {
   const answer = ANSWERED[e.answer] || e.answer;
-  closeApproval(v, e.id, e.reason ? `${answer}: ${e.reason}` : answer);
+  closeApproval(v, approvalKey(e.id, agent), e.reason ? `${answer}: ${e.reason}` : answer);
 }
 
-function closeApproval(v, id, text) {
-  const approval = v.approvals.get(id);
+function closeApproval(v, key, text) {
+  const approval = v.approvals.get(key);
   if (!approval) return;
   const hadFocus = approval.card.contains(document.activeElement);
   approval.card.classList.add('answered');

@@ -23,6 +23,19 @@ use super::{Host, LiveSession, TurnError};
 use crate::config::AgentConfig;
 use crate::state::StateBag;
 
+/// The child agents a session's bag records, by session id, in the order they were started:
+/// what a front end reads of a session as the store has it, without opening it (a turn may
+/// hold it).
+pub fn recorded_children(bag: &StateBag) -> Vec<(String, ChildRecord)> {
+    children(bag)
+}
+
+/// The parent a session's bag records (its session id, the child's agent name), when it is a
+/// child agent's.
+pub fn recorded_parent(bag: &StateBag) -> Option<(String, String)> {
+    ChildLink::of(bag).map(|link| (link.parent_id, link.name))
+}
+
 /// A session above a child, as the child's calls are checked against it.
 #[derive(Clone)]
 pub struct Ancestor {

@@ -1,0 +1,152 @@
+//! Child agents (contract 0.2.8) through `agent-host serve`, the real binary over real HTTP:
+//! the session's stream carries a child's start, its wrapped events and its end;
+//! `GET /v1/sessions/{id}/children` lists the children (an unknown or another principal's
+//! session is 404); a child's session is its parent's owner's to read; and two children
+//! running at once whose calls share an id each ask, on the parent's stream, and are answered
+//! apart by naming the child's session.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::subagents::{EXPLORER, agent, definitions, subagents, task};
+use crate::support::serve::serve;
+use crate::support::{FakeModel, Reply, plugin_block};
+
+/// Every `touch` is put to the operator.
+const ASK_ABOUT_TOUCH: &str = "[plugin.config]\ndefault = \"allow\"\nrules = [{ tool = \"touch\", decision = \"ask\", reason = \"touching needs a look\" }]";
+
+fn of_type<'a>(events: &'a [(u64, Value)], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|(_, event)| event["type"] == kind).map(|(_, event)| event).collect()
+}
+
+/// The child events (`subagent`) among `events` whose own event is of `kind`.
+fn wrapped<'a>(events: &'a [(u64, Value)], kind: &str) -> Vec<&'a Value> {
+    of_type(events, "subagent").into_iter().filter(|event| event["event"]["type"] == kind).collect()
+}
+
+#[tokio::test]
+async fn the_stream_carries_a_child_and_the_children_route_lists_it_for_its_owner() {
+    let model = FakeModel::start().await;
+    model.push(Reply::tool("task", &task("explorer", "find the answer")));
+    model.push(Reply::text("the explorer says 42"));
+    model.on_model(
+        "child-model",
+        [Reply::tool("echo", r#"{"text":"looking"}"#), Reply::text("the answer is 42")],
+    );
+    let agents = definitions(&[("explorer", EXPLORER)]);
+    let plugins = format!("{}{}", plugin_block("misbehave", ""), subagents(agents.path()));
+    let server = serve(&model, &plugins, "").await;
+    let session = server.new_session("alice").await;
+    let (status, listed) = server.get("alice", &format!("/v1/sessions/{session}/children")).await;
+    assert_eq!((status, listed), (StatusCode::OK, json!({"children": []})), "none before the turn");
+
+    let events = server.turn_events("alice", &session, "ask the explorer").await;
+    let call = of_type(&events, "tool_call")[0]["id"].clone();
+    let started = of_type(&events, "subagent_started");
+    assert_eq!(started.len(), 1, "{events:?}");
+    assert_eq!((&started[0]["parent_id"], &started[0]["call_id"]), (&json!(session), &call));
+    let child = started[0]["session_id"].as_str().unwrap().to_owned();
+    let calls = wrapped(&events, "tool_call");
+    assert_eq!(calls.len(), 1, "the child's own call, on its parent's stream: {events:?}");
+    assert_eq!(
+        (calls[0]["session_id"].as_str(), calls[0]["parent_id"].as_str()),
+        (Some(&*child), Some(&*session))
+    );
+    assert_eq!(calls[0]["event"]["name"], "echo");
+    let ended = of_type(&events, "subagent_ended");
+    assert_eq!(
+        (ended[0]["state"].as_str(), ended[0]["answer"].as_str()),
+        (Some("done"), Some("the answer is 42"))
+    );
+
+    let (status, listed) = server.get("alice", &format!("/v1/sessions/{session}/children")).await;
+    assert_eq!(status, StatusCode::OK, "{listed}");
+    assert_eq!(
+        listed,
+        json!({"children": [{
+            "id": child, "number": 1, "agent": "explorer", "state": "done",
+            "call_id": call, "answer": "the answer is 42"
+        }]})
+    );
+    // The child's session is alice's to read, as her session's; nobody else's.
+    let (status, detail) = server.get("alice", &format!("/v1/sessions/{child}")).await;
+    assert_eq!(status, StatusCode::OK, "{detail}");
+    let contents: Vec<&str> =
+        detail["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap()).collect();
+    assert_eq!((contents[0], *contents.last().unwrap()), ("find the answer", "the answer is 42"));
+    for path in [format!("/v1/sessions/{session}/children"), format!("/v1/sessions/{child}")] {
+        let (status, body) = server.get("bob", &path).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{path}: {body}");
+    }
+    let (status, body) = server.get("alice", "/v1/sessions/no-such-session/children").await;
+    assert_eq!((status, &body["error"]), (StatusCode::NOT_FOUND, &json!("no such session")));
+    // A child is no session of the list: it is reached through its parent.
+    let (_, sessions) = server.get("alice", "/v1/sessions").await;
+    assert_eq!(sessions["sessions"].as_array().unwrap().len(), 1, "{sessions}");
+}
+
+#[tokio::test]
+async fn two_childrens_asks_with_one_call_id_are_answered_apart_by_naming_the_child() {
+    let model = FakeModel::start().await;
+    model.push(Reply::tool("task", &task("a", "touch it")).and_tool("task", &task("b", "touch it too")));
+    model.push(Reply::text("both asked"));
+    // Each child's call is `call_1`: the ids of one model's replies, not of the session.
+    model.on_model("model-a", [Reply::tool("touch", "{}"), Reply::text("A touched")]);
+    model.on_model("model-b", [Reply::tool("touch", "{}"), Reply::text("B was refused")]);
+    let agents =
+        definitions(&[("a", &agent("a", "model-a", "touch")), ("b", &agent("b", "model-b", "touch"))]);
+    let plugins = format!(
+        "{}{}{}",
+        plugin_block("misbehave", ""),
+        plugin_block("permissions", ASK_ABOUT_TOUCH),
+        subagents(agents.path())
+    );
+    let server = serve(&model, &plugins, "approval_timeout_secs = 60").await;
+    let session = server.new_session("alice").await;
+    let (status, _) =
+        server.post("alice", &format!("/v1/sessions/{session}/messages"), json!({"text": "ask both"})).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let asked = server
+        .events_until("alice", &session, None, {
+            let seen = std::cell::Cell::new(0);
+            move |event| {
+                if event["type"] == "subagent" && event["event"]["type"] == "approval_requested" {
+                    seen.set(seen.get() + 1);
+                }
+                seen.get() == 2
+            }
+        })
+        .await;
+    let asks = wrapped(&asked, "approval_requested");
+    let (ask_a, ask_b) = if asks[0]["agent"] == "a" { (asks[0], asks[1]) } else { (asks[1], asks[0]) };
+    let id = ask_a["event"]["id"].as_str().unwrap();
+    assert_eq!(ask_b["event"]["id"], id, "both children's calls have one id");
+    let path = format!("/v1/sessions/{session}/approvals/{id}");
+
+    let (status, body) = server.post("alice", &path, json!({"answer": "once"})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "the session's own call of that id asks nothing: {body}");
+    let (status, body) =
+        server.post("alice", &path, json!({"answer": "once", "agent": ask_a["session_id"]})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let refusal = json!({"answer": "deny", "reason": "not this one", "agent": ask_b["session_id"]});
+    let (status, body) = server.post("alice", &path, refusal).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    let last = asked.last().unwrap().0;
+    let rest =
+        server.events_until("alice", &session, Some(last), |event| event["type"] == "turn_ended").await;
+    let results = wrapped(&rest, "tool_result");
+    let result_of =
+        |agent: &str| results.iter().find(|event| event["agent"] == agent).unwrap()["event"].clone();
+    assert_eq!(
+        (result_of("a")["ok"].as_bool(), result_of("a")["output"].as_str()),
+        (Some(true), Some("touched"))
+    );
+    assert_eq!(result_of("b")["ok"], false);
+    let answered = wrapped(&rest, "approval_answered");
+    assert!(
+        answered.iter().any(|event| event["agent"] == "b" && event["event"]["reason"] == "not this one"),
+        "{rest:?}"
+    );
+    assert_eq!(of_type(&rest, "subagent_ended").len(), 2);
+}
