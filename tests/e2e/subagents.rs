@@ -19,14 +19,14 @@ use crate::support::{
 const EXPLORER: &str = "---\nname: explorer\ndescription: Looks things up.\ntools: [echo]\nmodel: child-model\n---\nYou are the explorer. Answer in one line.\n";
 
 /// An agent named `name` on model `model` with `tools`, its body naming it.
-fn agent(name: &str, model: &str, tools: &str) -> String {
+pub(crate) fn agent(name: &str, model: &str, tools: &str) -> String {
     format!(
         "---\nname: {name}\ndescription: The {name} agent.\ntools: [{tools}]\nmodel: {model}\n---\nYou are {name}.\n"
     )
 }
 
 /// A folder of agent definitions, one file each.
-fn definitions(files: &[(&str, &str)]) -> tempfile::TempDir {
+pub(crate) fn definitions(files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for (name, text) in files {
         std::fs::write(dir.path().join(format!("{name}.md")), text).unwrap();
@@ -35,7 +35,7 @@ fn definitions(files: &[(&str, &str)]) -> tempfile::TempDir {
 }
 
 /// The `subagents` plugin reading `agents`, granted `agents = true`.
-fn subagents(agents: &Path) -> String {
+pub(crate) fn subagents(agents: &Path) -> String {
     plugin_block(
         "subagents",
         &format!(
@@ -58,7 +58,7 @@ async fn host(model: &FakeModel, agent: &str, plugins: &str) -> TestHost {
     TestHost::new(&config(model, agent, plugins)).await.expect("the host starts")
 }
 
-fn task(agent: &str, prompt: &str) -> String {
+pub(crate) fn task(agent: &str, prompt: &str) -> String {
     serde_json::json!({"agent": agent, "prompt": prompt}).to_string()
 }
 
