@@ -3,8 +3,7 @@
 //! loop, so anything that waits on a session (a turn, a switch, attaching servers) runs in a
 //! task of its own and answers from there.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
@@ -24,6 +23,7 @@ use super::history;
 use super::mcp;
 use super::prompt;
 use super::sessions::{Open, Sessions, internal};
+use super::takes::Takes;
 use super::updates::Updates;
 use super::views::Switch;
 use agent_host::agent::Host;
@@ -41,8 +41,8 @@ const LIST_LIMIT: usize = 1_000;
 pub(super) struct State {
     host: Arc<Host>,
     sessions: Sessions,
-    /// Whether the client said in `initialize` that it takes `compaction_update`s.
-    compaction_updates: AtomicBool,
+    /// What the client said in `initialize` that it takes.
+    takes: Mutex<Takes>,
 }
 
 type Answer = Result<(), Error>;
@@ -59,13 +59,11 @@ macro_rules! or_answer {
 
 impl State {
     pub(super) fn new(host: Arc<Host>) -> Self {
-        Self { host, sessions: Sessions::default(), compaction_updates: AtomicBool::default() }
+        Self { host, sessions: Sessions::default(), takes: Mutex::default() }
     }
 
     pub(super) fn initialize(&self, request: &InitializeRequest) -> InitializeResponse {
-        let compaction =
-            request.client_capabilities.session.as_ref().is_some_and(|session| session.compaction.is_some());
-        self.compaction_updates.store(compaction, Ordering::Relaxed);
+        *self.takes.lock_unpoisoned() = Takes::of(&request.client_capabilities);
         let key_env = self.host.config().model.key_env().to_owned();
         InitializeResponse::new(ProtocolVersion::V1)
             .agent_capabilities(
@@ -141,15 +139,19 @@ impl State {
     ) -> Answer {
         match self.sessions.get(&request.session_id.0) {
             Ok(open) => {
-                let compaction = self.compaction_updates.load(Ordering::Relaxed);
-                prompt::start(self.host.clone(), open, request, responder, cx, compaction)
+                let takes = *self.takes.lock_unpoisoned();
+                prompt::start(self.host.clone(), open, request, responder, cx, takes)
             }
             Err(error) => responder.respond_with_error(error),
         }
     }
 
+    /// Cancels the turn running in the session named, or the one running the child agent
+    /// named: the core stops no child alone (it runs inside its parent's turn), so a child's
+    /// cancel stops its parent's turn, and every child that turn runs.
     pub(super) fn cancel(&self, notification: &CancelNotification) {
-        if let Ok(open) = self.sessions.get(&notification.session_id.0) {
+        let id = &notification.session_id.0;
+        if let Some(open) = self.sessions.get(id).ok().or_else(|| self.sessions.holding(id)) {
             prompt::cancel(&open);
         }
     }
@@ -203,8 +205,8 @@ impl State {
                 requested.attach(&mut session).await;
                 history::replay(&host, session.history())
             };
-            // A replay compacts nothing.
-            let updates = Updates::new(host.clone(), cx, open.id.clone(), open.shown.clone(), false);
+            // A replay compacts nothing and runs no child.
+            let updates = plain_updates(&host, cx, &open);
             for update in replayed {
                 updates.send(update);
             }
@@ -268,6 +270,18 @@ fn session_info(entry: SessionEntry, cwd: &std::path::Path) -> SessionInfo {
     SessionInfo::new(entry.id, cwd.to_path_buf()).title(entry.title).updated_at(updated)
 }
 
+/// The updates of what is not a turn (a replay, a switch): nothing the client must opt in to.
+fn plain_updates(host: &Arc<Host>, cx: ConnectionTo<Client>, open: &Open) -> Updates {
+    Updates::new(
+        host.clone(),
+        cx,
+        open.id.clone(),
+        open.shown.clone(),
+        Takes::default(),
+        open.children.clone(),
+    )
+}
+
 /// Tells the client which slash commands session `open` takes.
 fn announce_commands(host: &Host, open: &Open, cx: &ConnectionTo<Client>) {
     let update = SessionUpdate::AvailableCommandsUpdate(super::commands::available(host));
@@ -292,8 +306,8 @@ fn switch_choice<R: agent_client_protocol::JsonRpcResponse + Send + 'static>(
         return responder.respond_with_error(Error::invalid_params().data(format!("{value} is not a value this session can be switched to (a choice only the model moves takes none)")));
     };
     tokio::spawn(async move {
-        // A choice's switch compacts nothing.
-        let updates = Updates::new(host.clone(), cx, open.id.clone(), open.shown.clone(), false);
+        // A choice's switch compacts nothing and runs no child.
+        let updates = plain_updates(&host, cx, &open);
         let ran = {
             let mut session = open.handle.lock().await;
             let ran = host.command(&mut session, &line, &updates).await;

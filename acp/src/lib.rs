@@ -5,6 +5,7 @@
 //! session shows (plan, modes) is drawn from the plugins' views only.
 
 mod approver;
+mod children;
 mod commands;
 mod handlers;
 mod history;
@@ -13,6 +14,7 @@ mod mcp;
 mod prompt;
 mod server;
 mod sessions;
+mod takes;
 mod tool_kind;
 mod transport;
 mod updates;

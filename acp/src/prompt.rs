@@ -1,6 +1,7 @@
 //! One `session/prompt`: a turn run outside the dispatch loop, its events streamed as
 //! updates, answered with its stop reason. `session/cancel` drops the turn's future, as
-//! Ctrl-C does: what was committed stays, and the prompt is answered `cancelled`.
+//! Ctrl-C does: what was committed stays, and the prompt is answered `cancelled`. The child
+//! agents the turn runs run inside it, so they stop with it.
 
 use std::sync::Arc;
 
@@ -13,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::approver::AcpApprover;
 use super::sessions::{Open, internal};
+use super::takes::Takes;
 use super::updates::Updates;
 use agent_host::agent::{Host, TurnEnd};
 use agent_host::unpoisoned::LockUnpoisoned as _;
@@ -24,7 +26,7 @@ pub fn start(
     request: PromptRequest,
     responder: Responder<PromptResponse, V1>,
     cx: ConnectionTo<Client>,
-    compaction_updates: bool,
+    takes: Takes,
 ) -> Result<(), Error> {
     let text = prompt_text(&request.prompt);
     let cancel = CancellationToken::new();
@@ -40,9 +42,16 @@ pub fn start(
         *turn = Some(cancel.clone());
     }
     tokio::spawn(async move {
-        let updates =
-            Updates::new(host.clone(), cx.clone(), open.id.clone(), open.shown.clone(), compaction_updates);
-        let approver = AcpApprover { cx, session_id: open.id.clone() };
+        let children = open.children.clone();
+        let updates = Updates::new(
+            host.clone(),
+            cx.clone(),
+            open.id.clone(),
+            open.shown.clone(),
+            takes,
+            children.clone(),
+        );
+        let approver = AcpApprover { cx, session_id: open.id.clone(), takes, children };
         let mut text = text;
         if agent_host::agent::is_command(&text) {
             let (answer, queued) = {
@@ -71,6 +80,7 @@ pub fn start(
             }
         };
         *open.turn.lock_unpoisoned() = None;
+        open.children.stopped(&updates);
         let answer = match result {
             None => Ok(PromptResponse::new(StopReason::Cancelled)),
             Some(Ok(outcome)) => Ok(PromptResponse::new(stop_reason(outcome.end))),

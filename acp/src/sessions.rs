@@ -1,5 +1,5 @@
 //! The sessions this connection has open: each the host's session, what its views showed
-//! the client, and the turn running in it.
+//! the client, the turn running in it, and the child agents that turn runs.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use agent_client_protocol::Error;
 use tokio_util::sync::CancellationToken;
 
+use super::children::Children;
 use super::views::Shown;
 use agent_host::agent::{Host, InputWaiting, SessionHandle};
 use agent_host::events::{CollectEvents, Event};
@@ -21,6 +22,8 @@ pub struct Open {
     /// Marked when a prompt arrives while a turn runs: the turn ends at its next
     /// continuation, and the editor's prompt goes next.
     pub input: InputWaiting,
+    /// Its child agents as the client is shown them.
+    pub children: Arc<Children>,
 }
 
 #[derive(Default)]
@@ -55,6 +58,12 @@ impl Sessions {
         Ok(())
     }
 
+    /// The open session whose running turn runs child agent `id`: a child's session is not
+    /// open of its own, its turn is its parent's.
+    pub fn holding(&self, id: &str) -> Option<Arc<Open>> {
+        self.open.lock_unpoisoned().values().find(|open| open.children.holds(id)).cloned()
+    }
+
     /// The open session `id`.
     pub fn get(&self, id: &str) -> Result<Arc<Open>, Error> {
         self.open.lock_unpoisoned().get(id).cloned().ok_or_else(|| {
@@ -81,6 +90,7 @@ impl Sessions {
             shown: Arc::new(Mutex::new(shown)),
             turn: Mutex::new(None),
             input,
+            children: Arc::default(),
         });
         self.open.lock_unpoisoned().insert(id, open.clone());
         open

@@ -1,5 +1,6 @@
 //! The host's events as ACP session updates: the reply and its reasoning as chunks, each
-//! tool call as `tool_call` then `tool_call_update`s, views as plan and modes.
+//! tool call as `tool_call` then `tool_call_update`s, views as plan and modes, child agents
+//! as [`Children`] shows them.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -12,6 +13,8 @@ use agent_client_protocol::v1::schema::{
 };
 use serde_json::Value;
 
+use super::children::Children;
+use super::takes::Takes;
 use super::{tool_kind, views};
 use agent_host::agent::Host;
 use agent_host::events::{Event, EventSink, FileEdit};
@@ -24,8 +27,10 @@ pub struct Updates {
     session_id: String,
     /// Calls already announced with `tool_call` (an ask announces a call before it runs).
     announced: Mutex<HashSet<String>>,
-    /// Whether the client takes `compaction_update`s (its `session.compaction` capability).
-    compaction: bool,
+    /// What the client said it takes.
+    takes: Takes,
+    /// The session's child agents, as the client is shown them.
+    children: Arc<Children>,
     /// The files each running call changed, sent as diffs with its result.
     edits: Mutex<HashMap<String, Vec<FileEdit>>>,
     /// What the client was last told of the views, so only changes are sent.
@@ -38,22 +43,43 @@ impl Updates {
         cx: ConnectionTo<Client>,
         session_id: String,
         shown: Arc<Mutex<views::Shown>>,
-        compaction: bool,
+        takes: Takes,
+        children: Arc<Children>,
     ) -> Self {
         Self {
             host,
             cx,
             session_id,
-            compaction,
+            takes,
+            children,
             announced: Mutex::new(HashSet::new()),
             edits: Mutex::new(HashMap::new()),
             shown,
         }
     }
 
+    /// The updates of child agent `id`'s own session: its own calls and views, and no
+    /// children of its own (its parent's registry keeps the whole family).
+    pub fn for_child(&self, id: &str) -> Self {
+        let shown = Arc::new(Mutex::new(views::Shown::default()));
+        Self::new(self.host.clone(), self.cx.clone(), id.to_owned(), shown, self.takes, Arc::default())
+    }
+
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    pub fn takes(&self) -> Takes {
+        self.takes
+    }
+
     pub fn send(&self, update: SessionUpdate) {
-        if let Err(error) =
-            self.cx.send_notification(SessionNotification::new(self.session_id.clone(), update))
+        self.send_to(&self.session_id, update);
+    }
+
+    /// Sends `update` under session `session_id`: this one's, or one of its child agents'.
+    pub fn send_to(&self, session_id: &str, update: SessionUpdate) {
+        if let Err(error) = self.cx.send_notification(SessionNotification::new(session_id.to_owned(), update))
         {
             tracing::debug!(error = %error, "a session update could not be sent");
         }
@@ -123,7 +149,7 @@ impl EventSink for Updates {
                 self.status(id, ToolCallUpdateFields::new().status(status).content(content));
             }
             Event::Compacted { strategy, note, tokens_before, tokens_after, replaced, summaries, .. }
-                if self.compaction =>
+                if self.takes.compaction =>
             {
                 let summary = format!(
                     "{strategy}: {note} ({replaced} messages in {summaries}; ~{tokens_before} → ~{tokens_after} tokens)"
@@ -138,6 +164,9 @@ impl EventSink for Updates {
                 for update in updates {
                     self.send(update);
                 }
+            }
+            Event::SubagentStarted { .. } | Event::Subagent { .. } | Event::SubagentEnded { .. } => {
+                self.children.emit(self, event);
             }
             _ => {}
         }

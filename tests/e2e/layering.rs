@@ -287,6 +287,47 @@ fn the_names_are_read_from_the_stock_plugins() {
     assert!(names_state_key("let next_id = 1;", "next_id", false));
 }
 
+/// Words a stock plugin is named after that are the host's own besides the contract's:
+/// Rust's and Unix's (`std::fs`, a shell that runs a line) and the Agent Client Protocol's
+/// (`subagents`, the client capability `clientCapabilities.subagents` by which an editor opts
+/// in to child agents as sessions of their own, which acp/ reads by that name).
+const HOST_WORDS: &[&str] = &["fs", "shell", "subagents"];
+
+/// Whether `line` names the stock plugin `name`. Quoted as a plugin is named (`"todo"`,
+/// `"fs@0.1.0"`, `"skills/..."`) it always does; as a word anywhere too, except where the word
+/// is the host's own: the contract's names (a plugin named after the part of the contract it
+/// implements: `compaction`, which the host speaks in its `[compaction]` settings, its
+/// `compaction_*` events and its own truncation), [`HOST_WORDS`], and std's
+/// `Metadata::permissions()`.
+fn names_plugin(line: &str, name: &str, page: bool, contract_words: &BTreeSet<String>) -> bool {
+    let quoted = quotes(line, name, page)
+        || string_quotes(page)
+            .iter()
+            .any(|q| line.contains(&format!("{q}{name}@")) || line.contains(&format!("{q}{name}/")));
+    let as_word = !contract_words.contains(name) && !HOST_WORDS.contains(&name);
+    let line = line.replace(".permissions()", "");
+    quoted || (as_word && words(&line).any(|word| word == name))
+}
+
+#[test]
+fn a_host_word_counts_only_quoted_as_a_plugin_is_named() {
+    let contract = contract_words();
+    assert!(stock_names().iter().any(|name| name == "subagents"), "the stock plugin is called so");
+    let names = |line: &str, name: &str, page: bool| names_plugin(line, name, page, &contract);
+    // The protocol's capability, read by name in acp/: not the plugin.
+    assert!(!names("    child_sessions: capabilities.subagents.is_some(),", "subagents", false));
+    assert!(!names("// `subagents` is the protocol's own word", "subagents", false));
+    // The plugin, named as a plugin is: found all the same.
+    assert!(names(r#"    plugin_block("subagents", ""),"#, "subagents", false));
+    assert!(names(r#"let label = "subagents@0.1.0";"#, "subagents", false));
+    assert!(names(r#"let dir = "subagents/agents";"#, "subagents", false));
+    assert!(names("const plugin = 'subagents';", "subagents", true));
+    assert!(names(r#"let tool = "fs@0.1.0";"#, "fs", false));
+    // A plugin's name that is no host word counts as a bare word too.
+    assert!(names("if todo.is_empty() {", "todo", false));
+    assert!(!names("let meta = std::fs::metadata(path)?;", "fs", false));
+}
+
 #[test]
 fn host_code_names_no_stock_plugin_event_kind_or_state_key() {
     let names = stock_names();
@@ -317,21 +358,7 @@ fn host_code_names_no_stock_plugin_event_kind_or_state_key() {
         };
         for (number, line) in text.lines().enumerate() {
             for name in &names {
-                let quoted = quotes(line, name, !rust)
-                    || string_quotes(!rust).iter().any(|q| {
-                        line.contains(&format!("{q}{name}@")) || line.contains(&format!("{q}{name}/"))
-                    });
-                // A name counts anywhere as a word, except where the word is the host's own:
-                // there it counts only quoted, as a plugin is named (`"compaction"`,
-                // `"fs@0.1.0"`). The host's own words are the contract's names (a plugin named
-                // after the part of the contract it implements: `compaction`, which the host
-                // speaks in its `[compaction]` settings, its `compaction_*` events and its own
-                // truncation) and Rust's and Unix's (`std::fs`, a shell that runs a line,
-                // std's `Metadata::permissions()`).
-                let as_word =
-                    !contract_words.contains(name.as_str()) && !matches!(name.as_str(), "fs" | "shell");
-                let line = &line.replace(".permissions()", "");
-                if quoted || (as_word && words(line).any(|word| word == name)) {
+                if names_plugin(line, name, !rust, &contract_words) {
                     report(number, name, line);
                 }
             }

@@ -7,6 +7,7 @@
 mod support;
 
 mod acp;
+mod acp_children;
 mod acp_clients;
 mod acp_edits;
 mod acp_lines;

@@ -8,10 +8,10 @@ use std::sync::{Arc, Mutex};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    ContentBlock, InitializeRequest, NewSessionRequest, NewSessionResponse, PermissionOptionKind,
-    PromptRequest, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
-    SelectedPermissionOutcome, SessionNotification, SessionUpdate, StopReason, ToolCallStatus,
-    ToolCallUpdateFields,
+    ClientCapabilities, ContentBlock, InitializeRequest, NewSessionRequest, NewSessionResponse,
+    PermissionOptionKind, PromptRequest, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification, SessionUpdate, StopReason,
+    ToolCallStatus, ToolCallUpdateFields,
 };
 use agent_client_protocol::{Agent, ByteStreams, Client};
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
@@ -42,16 +42,22 @@ pub fn spawn_agent(dir: &Path) -> tokio::process::Child {
         .expect("the binary starts")
 }
 
-/// What the client saw: every session update in order, and every permission request.
+/// What the client saw: every session update in order (alone, and with the session it was
+/// sent under), and every permission request.
 #[derive(Default, Clone)]
 pub struct Seen {
     pub updates: Arc<Mutex<Vec<SessionUpdate>>>,
+    pub notifications: Arc<Mutex<Vec<SessionNotification>>>,
     pub asked: Arc<Mutex<Vec<RequestPermissionRequest>>>,
 }
 
 impl Seen {
     pub fn updates(&self) -> Vec<SessionUpdate> {
         self.updates.lock().unwrap().clone()
+    }
+
+    pub fn notifications(&self) -> Vec<SessionNotification> {
+        self.notifications.lock().unwrap().clone()
     }
 }
 
@@ -74,7 +80,8 @@ pub async fn with_client<T: Send + 'static>(
         .v1()
         .on_receive_notification(
             async move |notification: SessionNotification, _cx| {
-                on_update.updates.lock().unwrap().push(notification.update);
+                on_update.updates.lock().unwrap().push(notification.update.clone());
+                on_update.notifications.lock().unwrap().push(notification);
                 Ok(())
             },
             agent_client_protocol::on_receive_notification!(),
@@ -110,8 +117,17 @@ pub async fn with_client<T: Send + 'static>(
 }
 
 pub async fn open(cx: &ConnectionTo<Agent>, dir: &Path) -> NewSessionResponse {
-    let init =
-        cx.send_request(InitializeRequest::new(ProtocolVersion::V1)).block_task().await.expect("initialize");
+    open_with(cx, dir, ClientCapabilities::new()).await
+}
+
+/// A session of a client that said it takes `capabilities`.
+pub async fn open_with(
+    cx: &ConnectionTo<Agent>,
+    dir: &Path,
+    capabilities: ClientCapabilities,
+) -> NewSessionResponse {
+    let init = InitializeRequest::new(ProtocolVersion::V1).client_capabilities(capabilities);
+    let init = cx.send_request(init).block_task().await.expect("initialize");
     assert_eq!(init.protocol_version, ProtocolVersion::V1);
     assert!(init.agent_capabilities.load_session);
     cx.send_request(NewSessionRequest::new(dir)).block_task().await.expect("session/new")
