@@ -109,6 +109,10 @@ const FILES: &[(&str, &str)] = &[
         include_str!("../../../../plugins/sdk-typescript/wit/judging-plugin.d.ts"),
     ),
     (
+        "typescript/wit/interfaces/agent-host-plugin-agents.d.ts",
+        include_str!("../../../../plugins/sdk-typescript/wit/interfaces/agent-host-plugin-agents.d.ts"),
+    ),
+    (
         "typescript/wit/interfaces/agent-host-plugin-compactor.d.ts",
         include_str!("../../../../plugins/sdk-typescript/wit/interfaces/agent-host-plugin-compactor.d.ts"),
     ),
