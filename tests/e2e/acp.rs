@@ -11,21 +11,10 @@ use agent_client_protocol::v1::schema::{
     SetSessionModeRequest, StopReason, ToolCallStatus, ToolKind,
 };
 
-use crate::support::acp_client::{deployment, finished_calls, open, prompt, spawn_agent, with_client};
+use crate::support::acp_client::{
+    deployment, finished_calls, message_text, open, prompt, spawn_agent, with_client,
+};
 use crate::support::{FakeModel, Reply, plugin_block, refusing_plugins};
-
-fn message_text(updates: &[SessionUpdate]) -> String {
-    updates
-        .iter()
-        .filter_map(|update| match update {
-            SessionUpdate::AgentMessageChunk(chunk) => match &chunk.content {
-                ContentBlock::Text(text) => Some(text.text.clone()),
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect()
-}
 
 #[tokio::test]
 async fn a_prompt_streams_the_reply_and_each_tool_call_then_ends_the_turn() {

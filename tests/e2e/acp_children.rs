@@ -17,7 +17,7 @@ use agent_client_protocol::v1::schema::{
 use serde_json::Value;
 
 use crate::subagents::{agent, definitions, subagents, task};
-use crate::support::acp_client::{deployment, open, open_with, prompt, with_client};
+use crate::support::acp_client::{deployment, message_text, open, open_with, prompt, with_client};
 use crate::support::{FakeModel, Reply, plugin_block};
 
 /// A client that takes child agents as sessions of their own.
@@ -101,19 +101,6 @@ fn texts(fields: &ToolCallUpdateFields) -> Vec<String> {
         .filter_map(|item| match item {
             ToolCallContent::Content(content) => match content.content {
                 ContentBlock::Text(text) => Some(text.text),
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect()
-}
-
-fn message_text(updates: &[SessionUpdate]) -> String {
-    updates
-        .iter()
-        .filter_map(|update| match update {
-            SessionUpdate::AgentMessageChunk(chunk) => match &chunk.content {
-                ContentBlock::Text(text) => Some(text.text.clone()),
                 _ => None,
             },
             _ => None,

@@ -138,6 +138,20 @@ pub async fn prompt(cx: &ConnectionTo<Agent>, session: &NewSessionResponse, text
     cx.send_request(request).block_task().await.expect("session/prompt").stop_reason
 }
 
+/// The text of the agent's message chunks among `updates`, joined.
+pub fn message_text(updates: &[SessionUpdate]) -> String {
+    updates
+        .iter()
+        .filter_map(|update| match update {
+            SessionUpdate::AgentMessageChunk(chunk) => match &chunk.content {
+                ContentBlock::Text(text) => Some(text.text.clone()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
 /// The update that finished each tool call (completed or failed), in order of the calls.
 pub fn finished_calls(updates: &[SessionUpdate]) -> Vec<ToolCallUpdateFields> {
     updates
