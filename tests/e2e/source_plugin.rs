@@ -267,11 +267,10 @@ async fn an_edited_python_plugin_is_rebuilt_under_a_running_session_which_keeps_
     test.turn(&session, "the build is red").await.unwrap();
     test.take_events();
 
-    edit_file(
-        &source.path().join("stages.py"),
-        "You are researching.",
-        "You are researching, freshly rebuilt.",
-    );
+    // Words no earlier run has built: a machine keeps the builds of folders it has seen, and this
+    // test is about a real rebuild.
+    let rebuilt = format!("You are researching, freshly rebuilt as {}.", source.path().display());
+    edit_file(&source.path().join("stages.py"), "You are researching.", &rebuilt);
     let events =
         events_until(&test, |e| matches!(e, Event::PluginLoaded { .. } | Event::PluginRejected { .. })).await;
     assert!(
@@ -287,7 +286,7 @@ async fn an_edited_python_plugin_is_rebuilt_under_a_running_session_which_keeps_
     );
     // The session is still in `research`: its state lives in the host, not in the plugin.
     let prompt = test.system_prompt_of_a_turn(&model, &session, "go on").await;
-    assert!(prompt.contains("You are researching, freshly rebuilt."), "{prompt}");
+    assert!(prompt.contains(&rebuilt), "{prompt}");
 
     // A save in the middle of an edit: Python refuses it, the last good build serves on.
     edit_file(&source.path().join("plugin.py"), "def current_stage() -> int:", "def current_stage() -> int");
@@ -295,7 +294,7 @@ async fn an_edited_python_plugin_is_rebuilt_under_a_running_session_which_keeps_
     assert!(error.contains("its Python does not compile") && error.contains("SyntaxError"), "{error}");
     assert!(error.contains("plugin.py"), "names the file: {error}");
     let prompt = test.system_prompt_of_a_turn(&model, &session, "go on").await;
-    assert!(prompt.contains("You are researching, freshly rebuilt."), "{prompt}");
+    assert!(prompt.contains(&rebuilt), "{prompt}");
 }
 
 /// A Python folder with `plugin.py` as given and `[project] dependencies`.
