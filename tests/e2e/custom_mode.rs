@@ -253,12 +253,16 @@ fn built_without_a_lock(dir: &std::path::Path, body: &str) -> Option<String> {
     (!locked).then(|| folder.to_owned())
 }
 
-/// Every crate folder the guide has made so far builds into one shared folder, kept under the
-/// repository's `target/` between runs: each crate's `target` is a link to it, so the paths
-/// the guide names (`greeter/target/wasm32-wasip2/release/greeter.wasm`) hold, and the SDK's
-/// dependencies compile once for the guide's three crates instead of once for each.
+/// Every crate folder the guide has made so far builds into one shared folder, kept on the
+/// machine beside the plugin toolchains (a clean clone has no `target/`, and the SDK's
+/// dependencies are what an author's machine would have compiled once): each crate's `target`
+/// is a link to it, so the paths the guide names
+/// (`greeter/target/wasm32-wasip2/release/greeter.wasm`) hold, and the dependencies compile
+/// once for the guide's three crates and for every run after, while each crate of the guide
+/// still builds from its fresh folder.
 fn share_build_folders(dir: &std::path::Path) {
-    let shared = crate::support::repo_root().join("target/e2e-guide-builds");
+    let home = std::path::PathBuf::from(std::env::var_os("HOME").expect("HOME is set"));
+    let shared = home.join(".cache/agent-host/e2e-guide-builds");
     std::fs::create_dir_all(&shared).expect("the shared build folder");
     for entry in std::fs::read_dir(dir).expect("the guide's folder") {
         let folder = entry.expect("an entry").path();
