@@ -46,23 +46,7 @@ impl Default for Config {
 }
 
 /// Where a skill was found, which decides whether it is trusted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Origin {
-    /// Under the workspace: the repository's, used only with `trust_project`.
-    Project,
-    /// One of `user_dirs`: the operator's own.
-    User,
-}
-
-impl Origin {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Origin::Project => "project",
-            Origin::User => "user",
-        }
-    }
-}
+pub use folder_catalog::Origin;
 
 /// A folder whose subfolders are skills.
 #[derive(Debug, Clone, PartialEq, Eq)]

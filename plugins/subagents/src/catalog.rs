@@ -29,7 +29,7 @@ pub struct Agent {
 }
 
 /// A file that was skipped, and why (one type for every plugin that reads such files).
-pub use frontmatter::Problem;
+pub use folder_catalog::Problem;
 
 /// What a scan found.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

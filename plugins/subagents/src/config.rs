@@ -88,24 +88,8 @@ impl<'de> Deserialize<'de> for Dir {
     }
 }
 
-/// Where definitions were found, which decides whether they are trusted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Origin {
-    /// Under the workspace: the repository's, read only with `trust_project`.
-    Project,
-    /// One of `dirs`: the operator's own.
-    User,
-}
-
-impl Origin {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Origin::Project => "project",
-            Origin::User => "user",
-        }
-    }
-}
+/// Where a definition was found, which decides whether it is trusted.
+pub use folder_catalog::Origin;
 
 /// A folder whose `*.md` files are definitions.
 #[derive(Debug, Clone, PartialEq, Eq)]
