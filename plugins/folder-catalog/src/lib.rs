@@ -1,10 +1,19 @@
-//! What the `skills` and `subagents` plugins do alike with the files they find in their
-//! granted folders: each entry found is the operator's or the project's ([`Origin`]), and a
-//! file that cannot be used is skipped and reported by path with every rule it breaks
-//! ([`Problem`]). What a file is, and the rules it is held to, stay each plugin's own.
+//! What the `skills` and `subagents` plugins do alike with what they find in their granted
+//! folders. The catalog ([`FolderCatalog`]) is found once a session and kept in its state:
+//! [`session_start`] finds it, [`provide`] offers it in the system prompt from the state. Each
+//! entry found is the operator's or the project's ([`Origin`]); a file that cannot be used is
+//! skipped and reported by path with every rule it breaks ([`Problem`], [`report_skipped`]),
+//! and a project folder left unread because it is not trusted is logged
+//! ([`report_untrusted`]). What a file is, and the rules it is held to, stay each plugin's own.
 
+mod kept;
 mod origin;
 mod problem;
+mod report;
+mod session;
 
+pub use kept::FolderCatalog;
 pub use origin::Origin;
 pub use problem::Problem;
+pub use report::{report_skipped, report_untrusted};
+pub use session::{provide, session_start};
