@@ -1,18 +1,26 @@
 //! What the `skills` and `subagents` plugins do alike with what they find in their granted
 //! folders. The catalog ([`FolderCatalog`]) is found once a session and kept in its state:
-//! [`session_start`] finds it, [`provide`] offers it in the system prompt from the state. Each
-//! entry found is the operator's or the project's ([`Origin`]); a file that cannot be used is
-//! skipped and reported by path with every rule it breaks ([`Problem`], [`report_skipped`]),
-//! and a project folder left unread because it is not trusted is logged
-//! ([`report_untrusted`]). What a file is, and the rules it is held to, stay each plugin's own.
+//! [`session_start`] finds it, [`provide`] offers it in the system prompt from the state,
+//! each entry on a line while the budget lasts ([`budgeted_listing`]). Each entry found is
+//! the operator's or the project's ([`Origin`]); a file that cannot be used is skipped and
+//! reported by path with every rule it breaks ([`Problem`], [`report_skipped`]), and a
+//! project folder left unread because it is not trusted is logged ([`report_untrusted`]).
+//! What a file is, and the rules it is held to, stay each plugin's own.
 
 mod kept;
+mod listing;
 mod origin;
 mod problem;
 mod report;
 mod session;
 
+// The tests run natively.
+#[cfg(test)]
+#[cfg(not(target_arch = "wasm32"))]
+mod tests;
+
 pub use kept::FolderCatalog;
+pub use listing::budgeted_listing;
 pub use origin::Origin;
 pub use problem::Problem;
 pub use report::{report_skipped, report_untrusted};
