@@ -5,8 +5,10 @@
 //! the operator's or the project's ([`Origin`]); a file that cannot be used is skipped and
 //! reported by path with every rule it breaks ([`Problem`], [`report_skipped`]), and a
 //! project folder left unread because it is not trusted is logged ([`report_untrusted`]).
-//! What a file is, and the rules it is held to, stay each plugin's own.
+//! The settings that name the folders are checked in the same words ([`granted_folder`],
+//! [`no_repeats`]). What a file is, and the rules it is held to, stay each plugin's own.
 
+mod folders;
 mod kept;
 mod listing;
 mod origin;
@@ -19,6 +21,7 @@ mod session;
 #[cfg(not(target_arch = "wasm32"))]
 mod tests;
 
+pub use folders::{granted_folder, no_repeats};
 pub use kept::FolderCatalog;
 pub use listing::budgeted_listing;
 pub use origin::Origin;
