@@ -1,10 +1,11 @@
 //! A temporary folder for the plugins' native tests: real files and links in it stand in for
-//! a granted folder, which a config may name by any absolute path, so by the folder's own.
-//! Shared by the tests of `skills` and `subagents`, each of which adds what its files are.
-//! Native only: a wasm32 build has no temporary folders and no links to make.
+//! a granted folder or the workspace, which a config may name by any absolute path, so by the
+//! temporary folder's own. Shared by the tests of `skills`, `subagents` and `agents-md`, each
+//! of which adds what its files are. Native only: a wasm32 build has no temporary folders and
+//! no links to make.
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A folder being written; it is removed when dropped.
 pub struct TempFolder {
@@ -32,18 +33,29 @@ impl TempFolder {
 
     /// Writes `path` (relative to the folder) with `text`, making its folders.
     pub fn file(&self, path: &str, text: &str) -> &Self {
-        let at = self.path().join(path);
+        self.bytes(path, text.as_bytes())
+    }
+
+    /// Writes `path` (relative to the folder) with `bytes`, making its folders.
+    pub fn bytes(&self, path: &str, bytes: &[u8]) -> &Self {
+        let at = self.within(path);
         std::fs::create_dir_all(at.parent().expect("a file has a folder")).expect("make the folders");
-        std::fs::write(at, text).expect("write the file");
+        std::fs::write(at, bytes).expect("write the file");
         self
     }
 
     /// A symlink at `path` (relative to the folder) to `target`, as written.
     pub fn link(&self, path: &str, target: &str) -> &Self {
-        let at = self.path().join(path);
+        let at = self.within(path);
         std::fs::create_dir_all(at.parent().expect("a link has a folder")).expect("make the folders");
         std::os::unix::fs::symlink(target, at).expect("make the link");
         self
+    }
+
+    /// Where `path`, relative to the folder, lies; an absolute one would write outside it.
+    fn within(&self, path: &str) -> PathBuf {
+        assert!(!path.starts_with('/'), "`{path}` is relative to the folder");
+        self.path().join(path)
     }
 }
 
