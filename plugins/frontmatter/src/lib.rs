@@ -5,13 +5,11 @@
 //! `subagents` plugins, which judge the fields each by its own format's rules.
 
 mod fields;
-mod problem;
 mod split;
 
 #[cfg(test)]
 mod tests;
 
 pub use fields::{Fields, kind, not_a_string};
-pub use problem::Problem;
 pub use split::{Split, split};
 pub use yaml_rust2::Yaml;

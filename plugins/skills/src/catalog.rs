@@ -1,15 +1,13 @@
 //! The skills of a session: found once (at session start, or by `/skills`) and kept in the
-//! session's state, so that no model call reads a folder. What could not be used is kept
-//! beside them, to be shown.
+//! session's state as every [`FolderCatalog`] is, so that no model call reads a folder. What
+//! could not be used is kept beside them, to be shown.
 
-use agent_host_sdk::{events, log, state};
+use agent_host_sdk::log;
+use folder_catalog::FolderCatalog;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{Config, Origin};
-use crate::scan;
-
-/// The state key the catalog is kept under.
-const CATALOG_KEY: &str = "catalog";
+use crate::{prompt, scan};
 
 /// One usable skill.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -22,7 +20,7 @@ pub struct Skill {
 }
 
 /// A file that was skipped, and why (one type for every plugin that reads such files).
-pub use frontmatter::Problem;
+pub use folder_catalog::Problem;
 
 /// What a scan found.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,40 +47,23 @@ impl Catalog {
     }
 }
 
-/// The session's catalog: the one kept, or, when there is none yet (a tool called before the
-/// session's first turn, or a session older than this plugin's loading), a scan kept now.
-pub fn current(config: &Config) -> Result<Catalog, String> {
-    match state::get::<Catalog>(CATALOG_KEY)? {
-        Some(catalog) => Ok(catalog),
-        None => rescan(config),
-    }
-}
+impl FolderCatalog for Catalog {
+    type Config = Config;
+    const FOUND: &'static str = "skills";
 
-/// The catalog as kept, without scanning: for `provide` and the view, which must not read
-/// folders on every call.
-pub fn kept() -> Result<Option<Catalog>, String> {
-    state::get(CATALOG_KEY)
-}
-
-/// Scans the configured folders anew, reports every skipped SKILL.md and keeps the result.
-pub fn rescan(config: &Config) -> Result<Catalog, String> {
-    let catalog = scan::scan(&config.roots(), &config.untrusted_roots());
-    report(&catalog);
-    state::set(CATALOG_KEY, &catalog)?;
-    Ok(catalog)
-}
-
-/// Each skipped SKILL.md as an event the operator sees and a warning in the host's log;
-/// untrusted project folders in the log only, since leaving them out is the configuration's
-/// choice, not a fault.
-fn report(catalog: &Catalog) {
-    for problem in &catalog.problems {
-        let line = problem.line();
-        events::emit("skill_invalid", problem, Some(&format!("skills: {line}")));
-        log::warn(&line);
+    fn scan(config: &Config) -> Self {
+        scan::scan(&config.roots(), &config.untrusted_roots())
     }
-    for folder in &catalog.untrusted {
-        log::info(&format!("project skills in {folder} are not used: `trust_project` is false"));
+
+    /// Each skipped SKILL.md as an event the operator sees and a warning in the host's log;
+    /// untrusted project folders in the log only.
+    fn report(&self) {
+        folder_catalog::report_skipped(&self.problems, "skill_invalid", "skills");
+        folder_catalog::report_untrusted(&self.untrusted, Self::FOUND);
+        log::info(&format!("{} skills found", self.skills.len()));
     }
-    log::info(&format!("{} skills found", catalog.skills.len()));
+
+    fn instructions(&self, config: &Config) -> Option<String> {
+        prompt::catalog_text(self, config.catalog_bytes())
+    }
 }

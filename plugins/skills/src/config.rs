@@ -4,8 +4,9 @@
 //! the guest path their `[plugin.grants.dirs]` entry gives them.
 
 use agent_host_sdk::Requirement;
+use folder_catalog::{granted_folder, no_repeats};
 use serde::{Deserialize, Serialize};
-use workspace_path::{GUEST_ROOT, GuestPathError};
+use workspace_path::GUEST_ROOT;
 
 /// The normalized configuration every call sees. Unknown keys are errors that name them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,23 +47,7 @@ impl Default for Config {
 }
 
 /// Where a skill was found, which decides whether it is trusted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Origin {
-    /// Under the workspace: the repository's, used only with `trust_project`.
-    Project,
-    /// One of `user_dirs`: the operator's own.
-    User,
-}
-
-impl Origin {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Origin::Project => "project",
-            Origin::User => "user",
-        }
-    }
-}
+pub use folder_catalog::Origin;
 
 /// A folder whose subfolders are skills.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,17 +122,7 @@ pub fn configure(config: &mut Config) -> Result<Vec<Requirement>, String> {
 
 /// A user folder: an absolute guest path outside the workspace, without `..`, spelt once.
 fn user_dir(dir: &str) -> Result<String, String> {
-    let normalized = workspace_path::normalize_guest(dir).map_err(|error| match error {
-        GuestPathError::Relative(dir) => format!(
-            "`{dir}` is not an absolute path; name the folder as the plugin's [plugin.grants.dirs] \
-             maps it, such as \"/user-skills\""
-        ),
-        GuestPathError::ParentDir(dir) => format!("`{dir}` contains `..`; name the granted folder itself"),
-        GuestPathError::Nul(dir) => format!("`{}` holds a NUL character", dir.escape_debug()),
-        GuestPathError::Root => {
-            "`/` is the whole sandbox; name the granted folder that holds the skills".to_owned()
-        }
-    })?;
+    let normalized = granted_folder(dir, "/user-skills", "name the granted folder that holds the skills")?;
     if workspace_path::is_within(&normalized, GUEST_ROOT) {
         return Err(format!(
             "`{normalized}` is inside the workspace; list it under `project_dirs` (relative to the \
@@ -167,13 +142,4 @@ fn project_dir(dir: &str) -> Result<String, String> {
         ));
     }
     Ok(relative)
-}
-
-fn no_repeats(field: &str, dirs: &[String]) -> Result<(), String> {
-    for (index, dir) in dirs.iter().enumerate() {
-        if let Some(first) = dirs[..index].iter().position(|earlier| earlier == dir) {
-            return Err(format!("`{field}[{index}]`: `{dir}` is already `{field}[{first}]`"));
-        }
-    }
-    Ok(())
 }

@@ -40,15 +40,17 @@ mod tools;
 mod tests;
 
 use agent_host_sdk::prelude::*;
+use folder_catalog::FolderCatalog;
 
+use catalog::Catalog;
 use config::Config;
 
 /// The plugin's declaration.
 pub fn plugin() -> Plugin<Config> {
     Plugin::new("skills", env!("CARGO_PKG_VERSION"))
         .configure(config::configure)
-        .on_session_start(session_start)
-        .provide(provide)
+        .on_session_start(folder_catalog::session_start::<Catalog>)
+        .provide(folder_catalog::provide::<Catalog>)
         .tool(Tool::new(
             "load_skill",
             "Loads a skill by name: its instructions, to follow for the task at hand, and the list of its files.",
@@ -74,48 +76,16 @@ pub fn plugin() -> Plugin<Config> {
         .view(view)
 }
 
-/// Finds the session's skills once, before its first model call; what is skipped is reported.
-fn session_start(ctx: &Context<Config>) -> Option<String> {
-    if let Err(error) = catalog::rescan(&ctx.config) {
-        log::error(&format!("the skills cannot be kept: {error}"));
-    }
-    // The catalog goes into the system prompt (`provide`), not into the history.
-    None
-}
-
-/// The catalog, read from state.
-fn provide(ctx: &Context<Config>, contribution: Contribution) -> Contribution {
-    let kept = catalog::kept();
-    let reusable = matches!(kept, Ok(Some(_)));
-    // A session that started before the plugin was loaded has no catalog yet: find it now,
-    // once; the next call reads it from state.
-    let catalog = match kept {
-        Ok(Some(catalog)) => Ok(catalog),
-        Ok(None) | Err(_) => catalog::rescan(&ctx.config),
-    };
-    let text = catalog.map(|catalog| prompt::catalog_text(&catalog, ctx.config.catalog_bytes()));
-    let contribution = match text {
-        Ok(Some(text)) => contribution.instructions(text),
-        Ok(None) => contribution,
-        Err(error) => {
-            log::error(&format!("the skills cannot be listed: {error}"));
-            return contribution;
-        }
-    };
-    // It depends only on the state read above and the configuration.
-    if reusable { contribution.reusable() } else { contribution }
-}
-
 /// `/skills`: finds the skills anew (a skill added or fixed since the session started) and
 /// lists them.
 fn skills_command(ctx: &Context<Config>, _args: &str) -> Result<String, String> {
-    let catalog = catalog::rescan(&ctx.config)?;
+    let catalog = Catalog::rescan(&ctx.config)?;
     Ok(listing::plain(&catalog, &loaded::all()?))
 }
 
 /// The skills found and which are loaded, as one text widget.
 fn view(_ctx: &Context<Config>) -> Vec<Widget> {
-    let text = match (catalog::kept(), loaded::all()) {
+    let text = match (Catalog::kept(), loaded::all()) {
         (Ok(Some(catalog)), Ok(loaded)) => listing::markdown(&catalog, &loaded),
         // Not found yet: the session has not started.
         (Ok(None), _) => return Vec::new(),

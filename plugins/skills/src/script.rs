@@ -13,10 +13,11 @@ use std::path::Path;
 
 use agent_host_sdk::Context;
 use agent_host_sdk::process::{self, RunOutput};
+use folder_catalog::FolderCatalog;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::catalog;
+use crate::catalog::Catalog;
 use crate::config::Config;
 use crate::{confine, files};
 
@@ -46,7 +47,7 @@ pub struct Carried {
 }
 
 pub fn run_skill_script(ctx: &Context<Config>, args: ScriptArgs) -> Result<String, String> {
-    let catalog = catalog::current(&ctx.config)?;
+    let catalog = Catalog::current(&ctx.config)?;
     let skill = catalog.find(args.skill.trim())?;
     let in_skill = |why: String| format!("skill `{}`: {why}", skill.name);
     let root = Path::new(&skill.dir);

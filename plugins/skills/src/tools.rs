@@ -6,10 +6,11 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use agent_host_sdk::Context;
+use folder_catalog::FolderCatalog;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::catalog::{self, Skill};
+use crate::catalog::{Catalog, Skill};
 use crate::config::Config;
 use crate::{confine, files, loaded, scan};
 
@@ -23,7 +24,7 @@ pub struct LoadArgs {
 /// The skill's body (its SKILL.md after the frontmatter) and its files; the call is noted, so
 /// that its result is pinned against compaction.
 pub fn load_skill(ctx: &Context<Config>, args: LoadArgs) -> Result<String, String> {
-    let catalog = catalog::current(&ctx.config)?;
+    let catalog = Catalog::current(&ctx.config)?;
     let skill = catalog.find(args.name.trim())?;
     let skill_md = format!("{}/SKILL.md", skill.dir);
     // Read again: the catalog holds the description, and the file may have changed since.
@@ -71,7 +72,7 @@ pub struct ResourceArgs {
 
 /// One text file of a skill, at most `max_file_kb`.
 pub fn read_skill_resource(ctx: &Context<Config>, args: ResourceArgs) -> Result<String, String> {
-    let catalog = catalog::current(&ctx.config)?;
+    let catalog = Catalog::current(&ctx.config)?;
     let skill = catalog.find(args.skill.trim())?;
     let in_skill = |why: String| format!("skill `{}`: {why}", skill.name);
     let (at, _) = confine::file_in(Path::new(&skill.dir), &args.path).map_err(in_skill)?;

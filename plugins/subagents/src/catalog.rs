@@ -1,16 +1,14 @@
 //! The agents of a session: found once (at session start, or by `/agents`) and kept in the
-//! session's state, so that no model call reads a folder. What could not be used is kept
-//! beside them, to be shown.
+//! session's state as every [`FolderCatalog`] is, so that no model call reads a folder. What
+//! could not be used is kept beside them, to be shown.
 
-use agent_host_sdk::{events, log, state};
+use agent_host_sdk::log;
+use folder_catalog::FolderCatalog;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{Config, Origin};
 use crate::format::Format;
-use crate::scan;
-
-/// The state key the catalog is kept under.
-const CATALOG_KEY: &str = "catalog";
+use crate::{prompt, scan};
 
 /// The event an operator sees for each definition skipped.
 const INVALID_EVENT: &str = "subagent_invalid";
@@ -29,7 +27,7 @@ pub struct Agent {
 }
 
 /// A file that was skipped, and why (one type for every plugin that reads such files).
-pub use frontmatter::Problem;
+pub use folder_catalog::Problem;
 
 /// What a scan found.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,44 +55,29 @@ impl Catalog {
     }
 }
 
-/// The session's catalog: the one kept, or a scan kept now when there is none yet.
-pub fn current(config: &Config) -> Result<Catalog, String> {
-    match state::get::<Catalog>(CATALOG_KEY)? {
-        Some(catalog) => Ok(catalog),
-        None => rescan(config),
+impl FolderCatalog for Catalog {
+    type Config = Config;
+    const FOUND: &'static str = "agents";
+
+    fn scan(config: &Config) -> Self {
+        scan::scan(&config.roots(), &config.untrusted_roots(), config)
     }
-}
 
-/// The catalog as kept, without scanning: for `provide`, which must not read folders on
-/// every call.
-pub fn kept() -> Result<Option<Catalog>, String> {
-    state::get(CATALOG_KEY)
-}
-
-/// Reads the configured folders anew, reports every skipped definition and keeps the result.
-pub fn rescan(config: &Config) -> Result<Catalog, String> {
-    let catalog = scan::scan(&config.roots(), &config.untrusted_roots(), config);
-    report(&catalog);
-    state::set(CATALOG_KEY, &catalog)?;
-    Ok(catalog)
-}
-
-/// Each skipped definition as an event the operator sees and a warning in the host's log;
-/// what an agent's file says that is not carried over, and untrusted project folders, in
-/// the log only: they are the formats' and the configuration's doing, not faults.
-fn report(catalog: &Catalog) {
-    for problem in &catalog.problems {
-        let line = problem.line();
-        events::emit(INVALID_EVENT, problem, Some(&format!("subagents: {line}")));
-        log::warn(&line);
-    }
-    for agent in &catalog.agents {
-        for note in &agent.notes {
-            log::info(&format!("agent `{}` ({}): {note}", agent.name, agent.path));
+    /// Each skipped definition as an event the operator sees and a warning in the host's log;
+    /// what an agent's file says that is not carried over, and untrusted project folders, in
+    /// the log only: they are the formats' and the configuration's doing, not faults.
+    fn report(&self) {
+        folder_catalog::report_skipped(&self.problems, INVALID_EVENT, "subagents");
+        for agent in &self.agents {
+            for note in &agent.notes {
+                log::info(&format!("agent `{}` ({}): {note}", agent.name, agent.path));
+            }
         }
+        folder_catalog::report_untrusted(&self.untrusted, Self::FOUND);
+        log::info(&format!("{} agents found", self.agents.len()));
     }
-    for folder in &catalog.untrusted {
-        log::info(&format!("project agents in {folder} are not used: `trust_project` is false"));
+
+    fn instructions(&self, config: &Config) -> Option<String> {
+        prompt::listing(self, config.listing_bytes())
     }
-    log::info(&format!("{} agents found", catalog.agents.len()));
 }

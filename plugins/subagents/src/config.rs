@@ -6,8 +6,9 @@
 use std::collections::BTreeMap;
 
 use agent_host_sdk::Requirement;
+use folder_catalog::{granted_folder, no_repeats};
 use serde::{Deserialize, Serialize};
-use workspace_path::{GUEST_ROOT, GuestPathError};
+use workspace_path::GUEST_ROOT;
 
 use crate::format::Format;
 
@@ -88,24 +89,8 @@ impl<'de> Deserialize<'de> for Dir {
     }
 }
 
-/// Where definitions were found, which decides whether they are trusted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Origin {
-    /// Under the workspace: the repository's, read only with `trust_project`.
-    Project,
-    /// One of `dirs`: the operator's own.
-    User,
-}
-
-impl Origin {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Origin::Project => "project",
-            Origin::User => "user",
-        }
-    }
-}
+/// Where a definition was found, which decides whether it is trusted.
+pub use folder_catalog::Origin;
 
 /// A folder whose `*.md` files are definitions.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -163,11 +148,8 @@ pub fn configure(config: &mut Config) -> Result<Vec<Requirement>, String> {
         }
         dir.path = path;
     }
-    for (index, dir) in config.dirs.iter().enumerate() {
-        if let Some(first) = config.dirs[..index].iter().position(|earlier| earlier.path == dir.path) {
-            return Err(format!("`dirs[{index}]`: `{}` is already `dirs[{first}]`", dir.path));
-        }
-    }
+    let paths: Vec<&str> = config.dirs.iter().map(|dir| dir.path.as_str()).collect();
+    no_repeats("dirs", &paths)?;
     for (index, tool) in config.all_tools.iter_mut().enumerate() {
         *tool = tool.trim().to_owned();
         if tool.is_empty() {
@@ -187,13 +169,5 @@ pub fn configure(config: &mut Config) -> Result<Vec<Requirement>, String> {
 
 /// A granted folder: an absolute guest path without `..`, spelt once.
 fn guest_dir(dir: &str) -> Result<String, String> {
-    workspace_path::normalize_guest(dir).map_err(|error| match error {
-        GuestPathError::Relative(dir) => format!(
-            "`{dir}` is not an absolute path; name the folder as the plugin's [plugin.grants.dirs] maps \
-             it, such as \"/user-agents\""
-        ),
-        GuestPathError::ParentDir(dir) => format!("`{dir}` contains `..`; name the granted folder itself"),
-        GuestPathError::Nul(dir) => format!("`{}` holds a NUL character", dir.escape_debug()),
-        GuestPathError::Root => "`/` is the whole sandbox; name the granted folder itself".to_owned(),
-    })
+    granted_folder(dir, "/user-agents", "name the granted folder itself")
 }

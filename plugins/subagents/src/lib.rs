@@ -46,15 +46,17 @@ mod tools;
 mod tests;
 
 use agent_host_sdk::prelude::*;
+use folder_catalog::FolderCatalog;
 
+use catalog::Catalog;
 use config::Config;
 
 /// The plugin's declaration.
 pub fn plugin() -> Plugin<Config> {
     Plugin::new("subagents", env!("CARGO_PKG_VERSION"))
         .configure(config::configure)
-        .on_session_start(session_start)
-        .provide(provide)
+        .on_session_start(folder_catalog::session_start::<Catalog>)
+        .provide(folder_catalog::provide::<Catalog>)
         .tool(Tool::new(
             "task",
             "Hands a task to one of the agents listed under Agents in your instructions: it runs as a \
@@ -65,41 +67,10 @@ pub fn plugin() -> Plugin<Config> {
         .command(Command::new("agents", "/agents", "Lists the agents, finding them anew", agents_command))
 }
 
-/// Finds the session's agents once, before its first model call; what is skipped is reported.
-fn session_start(ctx: &Context<Config>) -> Option<String> {
-    if let Err(error) = catalog::rescan(&ctx.config) {
-        log::error(&format!("the agents cannot be kept: {error}"));
-    }
-    // The list goes into the system prompt (`provide`), not into the history.
-    None
-}
-
-/// The list of agents, read from state.
-fn provide(ctx: &Context<Config>, contribution: Contribution) -> Contribution {
-    let kept = catalog::kept();
-    let reusable = matches!(kept, Ok(Some(_)));
-    // A session that started before the plugin was loaded has no catalog yet: find it now,
-    // once; the next call reads it from state.
-    let catalog = match kept {
-        Ok(Some(catalog)) => Ok(catalog),
-        Ok(None) | Err(_) => catalog::rescan(&ctx.config),
-    };
-    let contribution = match catalog.map(|catalog| prompt::listing(&catalog, ctx.config.listing_bytes())) {
-        Ok(Some(text)) => contribution.instructions(text),
-        Ok(None) => contribution,
-        Err(error) => {
-            log::error(&format!("the agents cannot be listed: {error}"));
-            return contribution;
-        }
-    };
-    // It depends only on the state read above and the configuration.
-    if reusable { contribution.reusable() } else { contribution }
-}
-
 /// `/agents`: finds the agents anew (a definition added or fixed since the session started)
 /// and lists them.
 fn agents_command(ctx: &Context<Config>, _args: &str) -> Result<String, String> {
-    let catalog = catalog::rescan(&ctx.config)?;
+    let catalog = Catalog::rescan(&ctx.config)?;
     Ok(listing::plain(&catalog))
 }
 

@@ -1,8 +1,6 @@
 //! What the plugin adds to the system prompt: the agents (each one's name and description)
 //! and how to hand one a task, kept within `listing_kb`.
 
-use std::fmt::Write as _;
-
 use crate::catalog::Catalog;
 
 /// The list's heading and how to use it.
@@ -20,23 +18,8 @@ pub const MAX_LISTED_DESCRIPTION: usize = 400;
 /// Each agent as `- `name`: description`, until the text would pass `budget` bytes; the rest
 /// by name only, which is enough to start them.
 pub fn listing(catalog: &Catalog, budget: usize) -> Option<String> {
-    if catalog.agents.is_empty() {
-        return None;
-    }
-    let mut text = INTRO.to_owned();
-    let mut by_name_only = Vec::new();
-    for agent in &catalog.agents {
-        let line = format!("- `{}`: {}\n", agent.name, one_line(&agent.description));
-        if by_name_only.is_empty() && text.len() + line.len() <= budget {
-            text.push_str(&line);
-        } else {
-            by_name_only.push(format!("`{}`", agent.name));
-        }
-    }
-    if !by_name_only.is_empty() {
-        let _ = writeln!(text, "More agents, by name only: {}", by_name_only.join(", "));
-    }
-    Some(text)
+    let agents = catalog.agents.iter().map(|agent| (agent.name.as_str(), one_line(&agent.description)));
+    folder_catalog::budgeted_listing(INTRO, agents, budget, "More agents, by name only: ")
 }
 
 /// `description` on one line, cut at [`MAX_LISTED_DESCRIPTION`] characters. A folded YAML

@@ -7,10 +7,11 @@ use std::path::Path;
 
 use agent_host_sdk::agents::{self, AgentSpec, Context as AgentContext};
 use agent_host_sdk::{Context, log};
+use folder_catalog::FolderCatalog;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::catalog::{self, Agent};
+use crate::catalog::{Agent, Catalog};
 use crate::config::Config;
 use crate::definition::{self, Definition, Read};
 
@@ -39,7 +40,7 @@ pub fn task(ctx: &Context<Config>, args: TaskArgs) -> Result<String, String> {
     if args.prompt.trim().is_empty() {
         return Err("`prompt` is blank; say what the agent is to do".to_owned());
     }
-    let catalog = catalog::current(&ctx.config)?;
+    let catalog = Catalog::current(&ctx.config)?;
     let agent = catalog.find(args.agent.trim())?;
     let found = reread(agent, &ctx.config)?;
     let spec = spec(found, args.prompt, args.context);

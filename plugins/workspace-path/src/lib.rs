@@ -81,8 +81,8 @@ pub enum GuestPathError {
 
 /// The one spelling of `path`, an absolute path inside the plugins' sandbox such as a
 /// granted folder's guest path: surrounding whitespace trimmed, empty and `.` components
-/// dropped (`/skills//mine/` is `/skills/mine`). Each plugin words the error for its own
-/// setting.
+/// dropped (`/skills//mine/` is `/skills/mine`). The caller words the error for its setting
+/// (`folder-catalog`'s `granted_folder` does for skills and subagents).
 pub fn normalize_guest(path: &str) -> Result<String, GuestPathError> {
     let trimmed = path.trim();
     if !trimmed.starts_with('/') {

@@ -7,8 +7,6 @@ mod prompt;
 mod read;
 mod walk;
 
-use std::path::Path;
-
 use agent_host_sdk::Plugin;
 use agent_host_sdk::PromptOutcome;
 use agent_host_sdk::bindings::agent_host::plugin::types::CallContext;
@@ -17,55 +15,18 @@ use serde_json::{Value, json};
 
 use crate::config::Config;
 
-/// A workspace being written.
-pub struct Workspace {
-    pub dir: tempfile::TempDir,
+/// A workspace being written; the `workspace` setting names it by its `config_path`.
+pub use temp_folder::TempFolder as Workspace;
+
+/// The files of a workspace.
+pub trait AgentsMdFiles {
+    /// Writes the AGENTS.md of `folder` (`""` for the root) with `text`.
+    fn agents_md(&self, folder: &str, text: &str) -> &Self;
 }
 
-impl Workspace {
-    pub fn new() -> Self {
-        Self { dir: tempfile::tempdir().expect("a temporary folder") }
-    }
-
-    pub fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    /// Its path as the `workspace` setting names it.
-    pub fn config_path(&self) -> String {
-        self.path().to_str().expect("a UTF-8 temporary path").to_owned()
-    }
-
-    /// Where `path`, relative to the workspace, lies; an absolute one would write outside it.
-    fn at(&self, path: &str) -> std::path::PathBuf {
-        assert!(!path.starts_with('/'), "`{path}` is relative to the workspace");
-        self.path().join(path)
-    }
-
-    /// Writes the AGENTS.md of `folder` (`""` for the root) with `text`.
-    pub fn agents_md(&self, folder: &str, text: &str) -> &Self {
+impl AgentsMdFiles for Workspace {
+    fn agents_md(&self, folder: &str, text: &str) -> &Self {
         self.file(&crate::scan::file_path(folder), text)
-    }
-
-    /// Writes `path` (relative to the workspace) with `text`, making its folders.
-    pub fn file(&self, path: &str, text: &str) -> &Self {
-        self.bytes(path, text.as_bytes())
-    }
-
-    /// Writes `path` (relative to the workspace) with `bytes`, making its folders.
-    pub fn bytes(&self, path: &str, bytes: &[u8]) -> &Self {
-        let at = self.at(path);
-        std::fs::create_dir_all(at.parent().expect("a file has a folder")).expect("make the folders");
-        std::fs::write(at, bytes).expect("write the file");
-        self
-    }
-
-    /// A symbolic link at `path` (relative to the workspace) to `target`, as written.
-    pub fn link(&self, path: &str, target: &str) -> &Self {
-        let at = self.at(path);
-        std::fs::create_dir_all(at.parent().expect("a link has a folder")).expect("make the folders");
-        std::os::unix::fs::symlink(target, at).expect("make the link");
-        self
     }
 }
 

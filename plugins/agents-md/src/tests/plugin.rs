@@ -4,7 +4,7 @@
 use agent_host_sdk::testing;
 use serde_json::json;
 
-use super::{Workspace, harness, session_start, user_prompt};
+use super::{AgentsMdFiles, Workspace, harness, session_start, user_prompt};
 
 /// A workspace with a root AGENTS.md and two nested ones.
 fn project() -> Workspace {

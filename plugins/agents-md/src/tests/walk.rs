@@ -1,4 +1,4 @@
-use super::Workspace;
+use super::{AgentsMdFiles, Workspace};
 use crate::walk::{MAX_FOLDERS, walk};
 
 fn folders(workspace: &Workspace, max_depth: u32) -> Vec<String> {

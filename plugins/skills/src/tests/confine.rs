@@ -1,4 +1,4 @@
-use super::Folder;
+use super::{Folder, SkillFiles};
 use crate::confine::{file_in, read_text, relative_parts, resolve};
 use crate::script::script_path;
 

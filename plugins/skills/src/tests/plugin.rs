@@ -8,7 +8,7 @@ use agent_host_sdk::testing::{self, Harness};
 use agent_host_sdk::view::Widget;
 use serde_json::json;
 
-use super::{Folder, harness};
+use super::{Folder, SkillFiles, harness};
 use crate::config::Config;
 
 /// A user folder with a good skill `pdf` (a reference, a script, a helper), a good `review`

@@ -1,4 +1,4 @@
-use super::Folder;
+use super::{Folder, SkillFiles};
 use crate::catalog::{Catalog, Problem, Skill};
 use crate::config::{Config, Origin, Root, configure};
 use crate::scan::scan;

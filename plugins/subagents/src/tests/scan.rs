@@ -4,7 +4,7 @@
 use agent_host_sdk::testing::{self, Emitted, Harness};
 use serde_json::json;
 
-use super::{Folder, fixtures, harness, trusting_fixtures};
+use super::{AgentFiles, Folder, fixtures, harness, trusting_fixtures};
 use crate::format::Format;
 
 fn instructions(harness: &Harness<crate::config::Config>) -> String {

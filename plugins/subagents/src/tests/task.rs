@@ -5,7 +5,7 @@ use agent_host_sdk::agents::{AgentSpec, Context as AgentContext};
 use agent_host_sdk::testing::{self, AgentCall, take_agent_calls};
 use serde_json::json;
 
-use super::{Folder, fixtures, harness, trusting_fixtures};
+use super::{AgentFiles, Folder, fixtures, harness, trusting_fixtures};
 
 fn explore_spec(prompt: &str, context: AgentContext) -> AgentSpec {
     let path = format!("{}/.agents/agents/explore.md", fixtures());
