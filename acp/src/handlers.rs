@@ -146,13 +146,15 @@ impl State {
         }
     }
 
-    /// Cancels the turn running in the session named, or the one running the child agent
-    /// named: the core stops no child alone (it runs inside its parent's turn), so a child's
-    /// cancel stops its parent's turn, and every child that turn runs.
+    /// Cancels the turn running in the session named, or the child agent named alone (its
+    /// announcement says it may be): its parent's turn goes on, told the child was cancelled.
     pub(super) fn cancel(&self, notification: &CancelNotification) {
         let id = &notification.session_id.0;
-        if let Some(open) = self.sessions.get(id).ok().or_else(|| self.sessions.holding(id)) {
-            prompt::cancel(&open);
+        match self.sessions.get(id) {
+            Ok(open) => prompt::cancel(&open),
+            Err(_) => {
+                self.host.cancel_child(id);
+            }
         }
     }
 

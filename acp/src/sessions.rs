@@ -58,12 +58,6 @@ impl Sessions {
         Ok(())
     }
 
-    /// The open session whose running turn runs child agent `id`: a child's session is not
-    /// open of its own, its turn is its parent's.
-    pub fn holding(&self, id: &str) -> Option<Arc<Open>> {
-        self.open.lock_unpoisoned().values().find(|open| open.children.holds(id)).cloned()
-    }
-
     /// The open session `id`.
     pub fn get(&self, id: &str) -> Result<Arc<Open>, Error> {
         self.open.lock_unpoisoned().get(id).cloned().ok_or_else(|| {

@@ -7,10 +7,11 @@
 //! printed below instead, like `/show` prints a result whole. Going on talking with a child is
 //! `--session ID`, which the listing says.
 
-use agent_host::agent::{ChildRecord, Host, SessionHandle};
+use agent_host::agent::{ChildLink, ChildRecord, Host, SessionHandle, recorded_link};
 use agent_host::conversation::{Message, Role};
 use agent_host::events::AgentState;
 use agent_host::sanitize::{multi_line, one_line};
+use agent_host::state::StateBag;
 
 use super::child_cards::short_id;
 use super::tool_cards;
@@ -43,7 +44,10 @@ pub async fn children_command(
         )));
     };
     Some(match host.sessions().store().load(id) {
-        Ok(Some(stored)) => Ok(transcript(id, record, &stored.history)),
+        Ok(Some(stored)) => {
+            let link = recorded_link(&StateBag::from_entries(stored.state));
+            Ok(transcript(id, record, link.as_ref(), &stored.history))
+        }
         Ok(None) => Err(format!("the session of child {} is gone from the store", record.number)),
         Err(error) => Err(format!("the session of child {} cannot be read: {error}", record.number)),
     })
@@ -101,9 +105,10 @@ fn listing(children: &[(String, ChildRecord)]) -> String {
     lines.join("\n")
 }
 
-/// The child's history as it is stored: its prompts, its replies whole, each call a line and
-/// each result's first lines, escaped.
-fn transcript(id: &str, record: &ChildRecord, history: &[Message]) -> String {
+/// The child's history as it is stored, under what it was started with (its system prompt,
+/// its tools, its model): its prompts, its replies whole, each call a line and each result's
+/// first lines, escaped.
+fn transcript(id: &str, record: &ChildRecord, link: Option<&ChildLink>, history: &[Message]) -> String {
     let head = format!(
         "── child {}: {} ({}) · session {} ──",
         record.number,
@@ -112,6 +117,14 @@ fn transcript(id: &str, record: &ChildRecord, history: &[Message]) -> String {
         one_line(id)
     );
     let mut lines = vec![head];
+    if let Some(link) = link {
+        let model =
+            link.model.as_deref().map(|model| format!(" · model {}", one_line(model))).unwrap_or_default();
+        lines.push(format!("tools: {}{model}", one_line(&link.tools.join(", "))));
+        if let Some(prompt) = link.system_prompt.as_deref().filter(|prompt| !prompt.trim().is_empty()) {
+            lines.push(format!("system prompt: {}", multi_line(prompt.trim())));
+        }
+    }
     for message in history {
         match message.role {
             Role::User => lines.push(format!("› {}", multi_line(message.content.trim()))),
@@ -215,7 +228,7 @@ mod tests {
             Message::tool("c1", long),
             Message::assistant("the answer is 42", Vec::new()),
         ];
-        let shown = transcript("aaaa1111-x", &record(1, "explorer", AgentState::Done, None), &history);
+        let shown = transcript("aaaa1111-x", &record(1, "explorer", AgentState::Done, None), None, &history);
         let lines: Vec<&str> = shown.lines().collect();
         assert_eq!(lines[0], "── child 1: explorer (done) · session aaaa1111-x ──");
         assert_eq!(lines[1], "› find it\\x1b[2J");
@@ -226,5 +239,25 @@ mod tests {
         assert_eq!(lines[24], "    … 5 more lines");
         assert_eq!(lines[25], "the answer is 42");
         assert!(lines[26].contains("--session aaaa1111-x"), "{shown}");
+    }
+
+    #[test]
+    fn a_transcript_starts_with_what_the_child_was_started_with() {
+        let link = ChildLink {
+            parent_id: "p".into(),
+            call_id: None,
+            name: "explorer".into(),
+            depth: 1,
+            system_prompt: Some("You explore.\nQuietly.\n".into()),
+            tools: vec!["echo".into(), "read".into()],
+            model: Some("small".into()),
+            max_turns: None,
+        };
+        let record = record(1, "explorer", AgentState::Done, None);
+        let shown = transcript("aaaa1111-x", &record, Some(&link), &[Message::user("go")]);
+        let lines: Vec<&str> = shown.lines().collect();
+        assert_eq!(lines[1], "tools: echo, read · model small");
+        assert_eq!(lines[2..4], ["system prompt: You explore.", "Quietly."]);
+        assert_eq!(lines[4], "› go");
     }
 }

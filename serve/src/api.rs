@@ -68,6 +68,9 @@ pub struct SessionSummary {
     /// Its first prompt on one line, control characters escaped, cut after 80 characters
     /// with `…`; `null` before the first.
     pub title: Option<String>,
+    /// For a child agent's session (listed to an admin only), the session that started it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -99,6 +102,40 @@ pub struct SessionDetail {
     #[schema(value_type = Object)]
     pub tokens: agent_host::events::TokenUsage,
     pub model_calls: u64,
+    /// For a child agent's session: what it was started with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<ChildAgent>,
+}
+
+/// What a child agent's session was started with, which narrows every turn it runs (one an
+/// operator gives it too).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ChildAgent {
+    /// The session that started it.
+    pub parent: String,
+    /// Its agent name.
+    pub name: String,
+    /// Its system prompt, in place of the deployment's instructions.
+    pub system_prompt: Option<String>,
+    /// The only tools it is offered.
+    pub tools: Vec<String>,
+    /// Its model on the deployment's endpoint, when not the deployment's.
+    pub model: Option<String>,
+}
+
+impl ChildAgent {
+    /// What `state` (a session's committed state) records of the child it is, if it is one.
+    pub fn of(state: &[(String, String, String)]) -> Option<Self> {
+        let link =
+            agent_host::agent::recorded_link(&agent_host::state::StateBag::from_entries(state.to_vec()))?;
+        Some(Self {
+            parent: link.parent_id,
+            name: link.name,
+            system_prompt: link.system_prompt,
+            tools: link.tools,
+            model: link.model,
+        })
+    }
 }
 
 /// A session's child agents (contract 0.2.8), in the order they were started.

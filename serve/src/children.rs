@@ -48,22 +48,34 @@ pub async fn list(
     Ok(Json(ChildList { children }))
 }
 
-/// The session `id`'s owner as stored, or, for a child agent's session (which has none), its
-/// nearest ancestor's; empty when neither has one (a session started at the console) or the
-/// session does not exist. A session with an owner is read alone; one without is loaded to
+/// Who a stored session belongs to, and, for a child agent's session, the session that
+/// started it.
+pub struct Lineage {
+    /// Its owner as stored, or its nearest ancestor's for a child agent's session (which has
+    /// none of its own); empty when neither has one (a session started at the console) or the
+    /// session does not exist.
+    pub owner: String,
+    pub parent: Option<String>,
+}
+
+/// Session `id`'s [`Lineage`]. A session with an owner is read alone; one without is loaded to
 /// find its parent.
-pub fn stored_owner(store: &dyn SessionStore, id: &str) -> Result<String, StoreError> {
-    let mut id = id.to_owned();
+pub fn stored_lineage(store: &dyn SessionStore, id: &str) -> Result<Lineage, StoreError> {
+    let mut at = id.to_owned();
+    let mut parent = None;
     for _ in 0..MAX_ANCESTORS {
-        let owner = store.state_value(&id, agent_host::state::OWNER.0, agent_host::state::OWNER.1)?;
+        let owner = store.state_value(&at, agent_host::state::OWNER.0, agent_host::state::OWNER.1)?;
         if let Some(owner) = owner.and_then(|json| serde_json::from_str::<String>(&json).ok()) {
-            return Ok(owner);
+            return Ok(Lineage { owner, parent });
         }
-        let Some(stored) = store.load(&id)? else { break };
+        let Some(stored) = store.load(&at)? else { break };
         match recorded_parent(&StateBag::from_entries(stored.state)) {
-            Some((parent, _)) => id = parent,
+            Some((above, _)) => {
+                parent.get_or_insert_with(|| above.clone());
+                at = above;
+            }
             None => break,
         }
     }
-    Ok(String::new())
+    Ok(Lineage { owner: String::new(), parent })
 }

@@ -157,13 +157,15 @@ pub async fn run(
     Ok(())
 }
 
-/// Where hosts share the store: cancels a turn running here when a caller of another host
-/// asked for it.
+/// Where hosts share the store: cancels a turn (or a child agent's) running here when a
+/// caller of another host asked for it.
 async fn cancel_when_asked(app: Arc<App>) {
     let taken = app.shared.as_ref().and_then(|shared| shared.cancels.lock_unpoisoned().take());
     let Some(mut cancels) = taken else { return };
     while let Some(session) = cancels.recv().await {
-        app.cancel_here(&session);
+        if !app.cancel_here(&session) {
+            app.host.cancel_child(&session);
+        }
     }
 }
 

@@ -1,9 +1,12 @@
 //! `GET /metrics`: what the server's turns did, in the Prometheus text format, counted from
-//! the events the turns send (so every front end's figures mean the same): turns by how they
-//! ended, model calls and their tokens, tool calls by decision, plugin failures by plugin,
-//! and how long model calls took and how much of a turn was the host's own work; and the
-//! sessions this host took over from another whose lease had run out.
+//! the events the turns send (so every front end's figures mean the same): turns (and child
+//! agents' turns) by how they ended, model calls and their tokens, tool calls by decision,
+//! plugin failures by plugin, and how long model calls took and how much of a turn was the
+//! host's own work; and the sessions this host took over from another whose lease had run
+//! out. A child agent's model and tool calls are the server's too: they come on its parent's
+//! stream, wrapped, and are counted as the parent's are.
 
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -40,6 +43,7 @@ struct PluginLabel {
 pub struct Metrics {
     registry: Registry,
     turns: Family<EndLabel, Counter>,
+    child_turns: Family<EndLabel, Counter>,
     model_calls: Counter,
     tokens: Family<DirectionLabel, Counter>,
     tool_calls: Family<DecisionLabel, Counter>,
@@ -55,6 +59,8 @@ impl Default for Metrics {
         let mut registry = Registry::with_prefix("agent_host");
         let turns = Family::<EndLabel, Counter>::default();
         registry.register("turns", "Turns, by how they ended", turns.clone());
+        let child_turns = Family::<EndLabel, Counter>::default();
+        registry.register("child_turns", "Child agents' turns, by how they ended", child_turns.clone());
         let model_calls = Counter::default();
         registry.register("model_calls", "Model calls that returned a reply", model_calls.clone());
         let tokens = Family::<DirectionLabel, Counter>::default();
@@ -89,6 +95,7 @@ impl Default for Metrics {
             registry,
             lease_takeovers,
             turns,
+            child_turns,
             model_calls,
             tokens,
             tool_calls,
@@ -118,29 +125,49 @@ pub struct Metered<'a> {
     clock: Mutex<TurnClock>,
 }
 
-/// When the turn and its model call in flight started, and its time waiting for the model.
+/// When the turn started, its model calls in flight (its own and its children's), and how
+/// long at least one was.
 struct TurnClock {
     started: Instant,
-    model_call: Option<Instant>,
+    /// When each session's model call in flight was sent: the turn's own under `""`, a child
+    /// agent's under its session id (children run at once, each with a call of its own).
+    in_flight: HashMap<String, Instant>,
+    /// Since when some model call has been in flight, while one is.
+    waiting_since: Option<Instant>,
     waiting: Duration,
 }
 
 impl<'a> Metered<'a> {
     pub fn new(inner: &'a dyn EventSink, metrics: &'a Metrics) -> Self {
-        let clock = TurnClock { started: Instant::now(), model_call: None, waiting: Duration::ZERO };
+        let clock = TurnClock {
+            started: Instant::now(),
+            in_flight: HashMap::new(),
+            waiting_since: None,
+            waiting: Duration::ZERO,
+        };
         Self { inner, metrics, clock: Mutex::new(clock) }
     }
 
-    fn count(&self, event: &Event) {
+    /// Counts `event`, sent by the turn's own session (`from` empty) or by child agent `from`.
+    fn count(&self, event: &Event, from: &str) {
         let metrics = self.metrics;
-        let mut clock = self.clock.lock_unpoisoned();
         match event {
-            Event::ModelRequest { .. } => clock.model_call = Some(Instant::now()),
+            Event::Subagent { session_id, event, .. } => self.count(event, session_id),
+            Event::ModelRequest { .. } => {
+                let mut clock = self.clock.lock_unpoisoned();
+                let now = Instant::now();
+                clock.waiting_since.get_or_insert(now);
+                clock.in_flight.insert(from.to_owned(), now);
+            }
             Event::AssistantMessage { usage, .. } => {
-                if let Some(sent) = clock.model_call.take() {
-                    let took = sent.elapsed();
-                    clock.waiting += took;
-                    metrics.model_call_seconds.observe(took.as_secs_f64());
+                let mut clock = self.clock.lock_unpoisoned();
+                if let Some(sent) = clock.in_flight.remove(from) {
+                    metrics.model_call_seconds.observe(sent.elapsed().as_secs_f64());
+                    if clock.in_flight.is_empty()
+                        && let Some(since) = clock.waiting_since.take()
+                    {
+                        clock.waiting += since.elapsed();
+                    }
                 }
                 metrics.model_calls.inc();
                 if let Some(usage) = usage {
@@ -170,7 +197,13 @@ impl<'a> Metered<'a> {
             }
             Event::TurnEnded { reason, .. } => {
                 let end = serde_json::to_value(reason).ok().and_then(|v| v.as_str().map(str::to_owned));
-                metrics.turns.get_or_create(&EndLabel { end: end.unwrap_or_default() }).inc();
+                let label = EndLabel { end: end.unwrap_or_default() };
+                if !from.is_empty() {
+                    metrics.child_turns.get_or_create(&label).inc();
+                    return;
+                }
+                metrics.turns.get_or_create(&label).inc();
+                let clock = self.clock.lock_unpoisoned();
                 let overhead = clock.started.elapsed().saturating_sub(clock.waiting);
                 metrics.host_overhead_seconds.observe(overhead.as_secs_f64());
             }
@@ -181,7 +214,7 @@ impl<'a> Metered<'a> {
 
 impl EventSink for Metered<'_> {
     fn emit(&self, event: &Event) {
-        self.count(event);
+        self.count(event, "");
         self.inner.emit(event);
     }
 }

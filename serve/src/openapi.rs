@@ -18,7 +18,7 @@ use super::{children, events, routes, views};
     components(schemas(
         ErrorBody, Created, SessionSummary, SessionList, SessionDetail, NewMessage, TurnStarted,
         ApprovalBody, Answer, CommandBody, CommandOutput, PluginTable, SessionState, SwitchBody, Switched,
-        ChildList, ChildSummary,
+        ChildList, ChildSummary, ChildAgent,
     )),
     modifiers(&BearerAuth),
 )]
@@ -47,7 +47,7 @@ pub fn document() -> String {
 
 #[cfg(test)]
 mod tests {
-    const REFRESH: &str = "UPDATE_OPENAPI=1 cargo test -p agent-host --lib serve::openapi";
+    const REFRESH: &str = "UPDATE_OPENAPI=1 cargo test -p agent-host-serve --lib openapi";
 
     #[test]
     fn the_committed_document_is_the_one_the_handlers_generate() {

@@ -86,6 +86,7 @@ pub async fn get_session(
         status,
         views,
         last_event_id,
+        agent: ChildAgent::of(&stored.state),
         tokens: stored.usage,
         model_calls: stored.model_calls,
     }))
@@ -110,6 +111,7 @@ fn detail_from_the_log(
         status: Vec::new(),
         views,
         last_event_id,
+        agent: ChildAgent::of(&stored.state),
         tokens: stored.usage,
         model_calls: stored.model_calls,
     }))
@@ -181,7 +183,7 @@ pub async fn post_message(
 
 #[utoipa::path(post, path = "/v1/sessions/{id}/cancel", tag = "turns",
     params(("id" = String, Path, description = "The session's id")),
-    responses((status = 202, description = "The running turn, if any, is cancelled"), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 202, description = "The running turn, if any, is cancelled; for a child agent's session, that child alone, its parent's turn going on"), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn cancel_turn(
     State(app): State<Arc<App>>,
     principal: Principal,
@@ -192,7 +194,10 @@ pub async fn cancel_turn(
     if !app.exists(&id)? {
         return Err(ApiError::not_found());
     }
+    // A child agent's session runs inside its parent's turn: cancelling it stops the child
+    // alone, wherever its parent's turn runs.
     if !app.cancel_here(&id)
+        && !app.host.cancel_child(&id)
         && app.shared.is_some()
         && let Some(log) = app.host.sessions().store().shared()
     {

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::api::{ApiError, SessionSummary};
 use super::approver::HttpApprover;
 use super::auth::{Principal, Principals};
+use super::children::{Lineage, stored_lineage};
 use super::hub::Hub;
 use super::relay::Relay;
 use super::wakers::Wakers;
@@ -228,7 +229,11 @@ impl App {
     /// Session `id`'s owner as stored (a child agent's session: its parent's); empty for a
     /// session started at the console (only an admin may use it) or one that does not exist.
     fn stored_owner(&self, id: &str) -> Result<String, ApiError> {
-        super::children::stored_owner(&**self.host.sessions().store(), id).map_err(internal)
+        self.stored_lineage(id).map(|lineage| lineage.owner)
+    }
+
+    fn stored_lineage(&self, id: &str) -> Result<Lineage, ApiError> {
+        stored_lineage(&**self.host.sessions().store(), id).map_err(internal)
     }
 
     /// Lets go of the sessions nothing has used for `idle`: their leases are released and
@@ -303,12 +308,16 @@ impl App {
         let mut visible = Vec::new();
         for entry in entries.map_err(internal)? {
             let open = self.lock_open().get(&entry.id).cloned();
+            // Only an admin's list holds child agents' sessions (they have no owner of their
+            // own): each says whose child it is.
+            let lineage = if principal.admin { Some(self.stored_lineage(&entry.id)?) } else { None };
             // A session open elsewhere is busy there: where hosts share the store, a host holds
             // a session only while it uses it.
-            let (owner, busy) = match open {
-                Some(open) => (open.owner.clone(), open.busy()),
-                None if principal.admin => (self.stored_owner(&entry.id)?, entry.held),
-                None => (principal.name.clone(), entry.held),
+            let busy = open.as_ref().map_or(entry.held, |open| open.busy());
+            let (owner, parent) = match (open, lineage) {
+                (Some(open), lineage) => (open.owner.clone(), lineage.and_then(|lineage| lineage.parent)),
+                (None, Some(lineage)) => (lineage.owner, lineage.parent),
+                (None, None) => (principal.name.clone(), None),
             };
             visible.push(SessionSummary {
                 id: entry.id,
@@ -316,6 +325,7 @@ impl App {
                 busy,
                 updated_at: entry.updated_at,
                 title: entry.title,
+                parent,
             });
         }
         Ok(visible)

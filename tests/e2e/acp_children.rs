@@ -3,7 +3,7 @@
 //! `subagent_update` on its parent's session and gets the child's own updates under the
 //! child's session id; any other client sees the child folded into the `task` call. A child's
 //! permission request names it, under its session or its parent's; cancelling a child's
-//! session cancels the turn that runs it.
+//! session stops that child alone, its parent's turn going on.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -298,14 +298,14 @@ async fn cancel_while_a_child_runs(
 }
 
 #[tokio::test]
-async fn cancelling_a_child_or_its_parent_cancels_the_turn_and_the_client_is_told_the_child_stopped() {
+async fn cancelling_a_child_stops_it_alone_and_cancelling_its_parent_stops_the_turn() {
     let model = FakeModel::start().await;
     // Never opened: the child waits on its model until cancelled.
     let gate = Arc::new(tokio::sync::Notify::new());
     let agents = definitions(&[("explorer", &agent("explorer", "child-model", "echo"))]);
-    for _ in 0..2 {
-        model.push(Reply::tool("task", &task("explorer", "take your time")));
-    }
+    model.push(Reply::tool("task", &task("explorer", "take your time")));
+    model.push(Reply::text("went on without the explorer"));
+    model.push(Reply::tool("task", &task("explorer", "take your time")));
     model.on_model(
         "child-model",
         [Reply::text("late").held_until(&gate), Reply::text("late").held_until(&gate)],
@@ -320,13 +320,26 @@ async fn cancelling_a_child_or_its_parent_cancels_the_turn_and_the_client_is_tol
     })
     .await;
     let notes = seen.notifications();
-    for (stop, parent, child) in runs {
-        assert_eq!(stop, StopReason::Cancelled);
-        let announced = announcements(&notes, &parent);
-        assert_eq!(states(&announced, &child), ["running", "idle:cancelled"]);
-        let task = task_call_updates(&under(&notes, &parent));
-        let last = task.last().unwrap();
-        assert_eq!(last.status, Some(ToolCallStatus::Failed), "the task call ends with its child");
-        assert_eq!(texts(last), ["agent `explorer` was cancelled"]);
-    }
+    let [(by_child, parent, child), (by_parent, other_parent, other_child)] = runs;
+
+    // The child alone: its parent's turn went on to its end, told the child was cancelled.
+    assert_eq!(by_child, StopReason::EndTurn, "the parent's turn goes on");
+    let announced = announcements(&notes, &parent);
+    assert_eq!(announced[0]["capabilities"], serde_json::json!({"cancel": {}}), "{announced:?}");
+    assert_eq!(states(&announced, &child), ["running", "idle:cancelled"]);
+    let task = task_call_updates(&under(&notes, &parent));
+    let last = task.last().unwrap();
+    assert_eq!(last.status, Some(ToolCallStatus::Failed), "the task call ends with its child");
+    assert_eq!(texts(last), ["agent `explorer` was cancelled by the operator before it answered"]);
+    let said = message_text(&under(&notes, &parent));
+    assert!(said.contains("went on without the explorer"), "{said}");
+
+    // The parent: the turn stops, and the child with it.
+    assert_eq!(by_parent, StopReason::Cancelled);
+    let announced = announcements(&notes, &other_parent);
+    assert_eq!(states(&announced, &other_child), ["running", "idle:cancelled"]);
+    let task = task_call_updates(&under(&notes, &other_parent));
+    let last = task.last().unwrap();
+    assert_eq!(last.status, Some(ToolCallStatus::Failed));
+    assert_eq!(texts(last), ["agent `explorer` was cancelled"]);
 }

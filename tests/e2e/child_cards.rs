@@ -155,6 +155,8 @@ async fn the_console_draws_a_child_as_a_card_names_it_when_it_asks_and_prints_it
         console.keys("\r");
         let transcript = console.wait_for("transcript", "── end of child 1");
         assert!(transcript.contains("── child 1: fixer (done)"), "{transcript}");
+        assert!(transcript.contains("tools: echo, touch · model child-model"), "{transcript}");
+        assert!(transcript.contains("system prompt: You are fixer."), "{transcript}");
         assert!(transcript.contains("› touch the file"), "its prompt:\n{transcript}");
         assert!(transcript.contains("⏺ echo  checked") && transcript.contains("⎿ checked"), "{transcript}");
         assert!(console.leave().success());

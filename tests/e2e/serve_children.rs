@@ -1,14 +1,17 @@
 //! Child agents (contract 0.2.8) through `agent-host serve`, the real binary over real HTTP:
 //! the session's stream carries a child's start, its wrapped events and its end;
 //! `GET /v1/sessions/{id}/children` lists the children (an unknown or another principal's
-//! session is 404); a child's session is its parent's owner's to read; and two children
+//! session is 404); a child's session is its parent's owner's to read and to talk to, an
+//! admin's list says whose child it is, and the server's figures count its calls; cancelling
+//! a child's session stops that child alone; and two children
 //! running at once whose calls share an id each ask, on the parent's stream, and are answered
 //! apart by naming the child's session.
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::subagents::{EXPLORER, agent, definitions, subagents, task};
+use crate::serve_metrics::scrape;
+use crate::subagents::{EXPLORER, agent, definitions, subagents, system, task, tools};
 use crate::support::serve::serve;
 use crate::support::{FakeModel, Reply, plugin_block};
 
@@ -31,7 +34,11 @@ async fn the_stream_carries_a_child_and_the_children_route_lists_it_for_its_owne
     model.push(Reply::text("the explorer says 42"));
     model.on_model(
         "child-model",
-        [Reply::tool("echo", r#"{"text":"looking"}"#), Reply::text("the answer is 42")],
+        [
+            Reply::tool("echo", r#"{"text":"looking"}"#),
+            Reply::text("the answer is 42"),
+            Reply::text("I echoed, then knew"),
+        ],
     );
     let agents = definitions(&[("explorer", EXPLORER)]);
     let plugins = format!("{}{}", plugin_block("misbehave", ""), subagents(agents.path()));
@@ -80,9 +87,88 @@ async fn the_stream_carries_a_child_and_the_children_route_lists_it_for_its_owne
     }
     let (status, body) = server.get("alice", "/v1/sessions/no-such-session/children").await;
     assert_eq!((status, &body["error"]), (StatusCode::NOT_FOUND, &json!("no such session")));
-    // A child is no session of the list: it is reached through its parent.
+    // A child is no session of its owner's list: it is reached through its parent.
     let (_, sessions) = server.get("alice", "/v1/sessions").await;
     assert_eq!(sessions["sessions"].as_array().unwrap().len(), 1, "{sessions}");
+    // An admin's list has every session, a child saying whose it is.
+    let (_, all) = server.get("root", "/v1/sessions").await;
+    let listed = all["sessions"].as_array().unwrap();
+    let entry = |id: &str| listed.iter().find(|s| s["id"] == id).unwrap_or_else(|| panic!("{id} in {all}"));
+    assert_eq!((&entry(&child)["parent"], &entry(&child)["owner"]), (&json!(session), &json!("alice")));
+    assert!(entry(&session).get("parent").is_none(), "{all}");
+
+    // The operator talks to the child itself: its turn is narrowed as its start made it, and
+    // goes on from its history.
+    let events = server.turn_events("alice", &child, "and how did you find it?").await;
+    assert_eq!(events.last().unwrap().1["reason"], "done", "{events:?}");
+    let asked = model.requests_to("child-model");
+    let last = asked.last().unwrap();
+    assert!(system(last).starts_with("You are the explorer."), "{}", system(last));
+    assert_eq!(tools(last), ["echo"], "only its definition's tools");
+    let said = last["messages"].to_string();
+    assert!(said.contains("find the answer") && said.contains("and how did you find it?"), "{said}");
+    let (_, detail) = server.get("alice", &format!("/v1/sessions/{child}")).await;
+    assert_eq!(detail["messages"].as_array().unwrap().last().unwrap()["content"], "I echoed, then knew");
+    // ... and what it was started with: its definition's body (trimmed) as its system prompt.
+    assert_eq!(
+        detail["agent"],
+        json!({
+            "parent": session, "name": "explorer", "system_prompt": "You are the explorer. Answer in one line.",
+            "tools": ["echo"], "model": "child-model"
+        })
+    );
+    let (_, parent_detail) = server.get("alice", &format!("/v1/sessions/{session}")).await;
+    assert!(parent_detail.get("agent").is_none(), "{parent_detail}");
+
+    // The server's figures count the child's calls with its parent's: the parent's two model
+    // calls, the child's two in the task and one when talked to; one child turn within a
+    // turn, and two turns of their own (the parent's, the child's when talked to).
+    let (_, samples) = scrape(&server, "root").await;
+    let sample = |name: &str| *samples.get(name).unwrap_or_else(|| panic!("{name} in {samples:#?}"));
+    assert_eq!(sample("agent_host_model_calls_total{}"), 5.0);
+    assert_eq!(sample("agent_host_model_call_seconds_count{}"), 5.0);
+    assert_eq!(sample("agent_host_child_turns_total{end=done}"), 1.0);
+    assert_eq!(sample("agent_host_turns_total{end=done}"), 2.0);
+    assert_eq!(sample("agent_host_tool_calls_total{decision=allowed}"), 2.0, "the task and the echo");
+}
+
+#[tokio::test]
+async fn cancelling_a_childs_session_stops_that_child_and_its_parent_goes_on() {
+    let model = FakeModel::start().await;
+    let gate = std::sync::Arc::new(tokio::sync::Notify::new());
+    model.push(Reply::tool("task", &task("explorer", "take your time")));
+    model.push(Reply::text("went on without the explorer"));
+    model.on_model("child-model", [Reply::text("too late").held_until(&gate)]);
+    let agents = definitions(&[("explorer", EXPLORER)]);
+    let plugins = format!("{}{}", plugin_block("misbehave", ""), subagents(agents.path()));
+    let server = serve(&model, &plugins, "").await;
+    let session = server.new_session("alice").await;
+    let (status, _) =
+        server.post("alice", &format!("/v1/sessions/{session}/messages"), json!({"text": "explore"})).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let started =
+        server.events_until("alice", &session, None, |event| event["type"] == "subagent_started").await;
+    let child = started.last().unwrap().1["session_id"].as_str().unwrap().to_owned();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+    while model.requests_to("child-model").is_empty() {
+        assert!(tokio::time::Instant::now() < deadline, "the child should ask its model");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let (status, body) = server.post("bob", &format!("/v1/sessions/{child}/cancel"), json!({})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "not bob's child: {body}");
+    let (status, body) = server.post("alice", &format!("/v1/sessions/{child}/cancel"), json!({})).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+
+    let last = started.last().unwrap().0;
+    let rest =
+        server.events_until("alice", &session, Some(last), |event| event["type"] == "turn_ended").await;
+    let ended = of_type(&rest, "subagent_ended");
+    assert_eq!(ended[0]["state"], "cancelled", "{rest:?}");
+    assert_eq!(rest.last().unwrap().1["reason"], "done", "the parent's turn went on: {rest:?}");
+    let parent = model.requests_to("fake");
+    let results = parent[1]["messages"].to_string();
+    assert!(results.contains("agent `explorer` was cancelled by the operator"), "{results}");
+    gate.notify_waiters();
 }
 
 #[tokio::test]

@@ -9,7 +9,7 @@ use crate::support::serve::{Server, serve, token};
 use crate::support::{FakeModel, Reply, plugin_block};
 
 /// The samples of `/metrics` read by a Prometheus text-format parser: `name{labels}` → value.
-async fn scrape(server: &Server, principal: &str) -> (StatusCode, HashMap<String, f64>) {
+pub(crate) async fn scrape(server: &Server, principal: &str) -> (StatusCode, HashMap<String, f64>) {
     let url = format!("{}/metrics", server.base);
     let response = server.http.get(url).bearer_auth(token(principal)).send().await.unwrap();
     let status = response.status();

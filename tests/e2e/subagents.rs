@@ -63,12 +63,12 @@ pub(crate) fn task(agent: &str, prompt: &str) -> String {
 }
 
 /// The system prompt of a request.
-fn system(request: &Value) -> &str {
+pub(crate) fn system(request: &Value) -> &str {
     request["messages"][0]["content"].as_str().unwrap_or_default()
 }
 
 /// The names of the tools a request offers.
-fn tools(request: &Value) -> Vec<String> {
+pub(crate) fn tools(request: &Value) -> Vec<String> {
     let offered = request["tools"].as_array().cloned().unwrap_or_default();
     offered.iter().map(|tool| tool["function"]["name"].as_str().unwrap().to_owned()).collect()
 }
@@ -177,6 +177,63 @@ async fn two_tasks_in_one_reply_run_at_once() {
     assert_eq!(running.await.unwrap().end, TurnEnd::Done);
     let parent = model.requests_to("fake");
     assert_eq!(tool_results(&parent[1]), ["A says hi", "B says hi"]);
+}
+
+#[tokio::test]
+async fn an_operator_cancels_one_child_and_its_sibling_and_parent_go_on() {
+    let model = FakeModel::start().await;
+    let agents = definitions(&[("a", &agent("a", "model-a", "echo")), ("b", &agent("b", "model-b", "echo"))]);
+    let test = Arc::new(
+        host(&model, "", &format!("{}{}", plugin_block("misbehave", ""), subagents(agents.path()))).await,
+    );
+    let gate = Arc::new(tokio::sync::Notify::new());
+    model.push(Reply::tool("task", &task("a", "first")).and_tool("task", &task("b", "second")));
+    model.push(Reply::text("went on without a"));
+    model.on_model("model-a", [Reply::text("A never says this").held_until(&gate)]);
+    model.on_model("model-b", [Reply::text("B says hi").held_until(&gate)]);
+
+    let session = test.session();
+    let parent_id = session.lock().await.id().to_owned();
+    let running = tokio::spawn({
+        let (test, session) = (test.clone(), session.clone());
+        async move { test.turn(&session, "ask both").await.unwrap() }
+    });
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while model.requests_to("model-a").is_empty() || model.requests_to("model-b").is_empty() {
+        assert!(tokio::time::Instant::now() < deadline, "both children should ask");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let events = test.take_events();
+    let started = |name: &str| {
+        events.iter().find_map(|event| match event {
+            Event::SubagentStarted { agent, session_id, .. } if agent == name => Some(session_id.clone()),
+            _ => None,
+        })
+    };
+    let (a, b) = (started("a").expect("a started"), started("b").expect("b started"));
+    assert!(!test.host.cancel_child(&parent_id), "a parent's turn is no child's");
+    assert!(test.host.cancel_child(&a), "a runs here");
+    while !running.is_finished() {
+        gate.notify_waiters();
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(running.await.unwrap().end, TurnEnd::Done, "the parent's turn went on");
+    assert!(!test.host.cancel_child(&b), "b's turn is over");
+
+    let parent = model.requests_to("fake");
+    assert_eq!(parent.len(), 2, "the parent asked again after its children");
+    let results = tool_results(&parent[1]);
+    assert!(results[0].contains("agent `a` was cancelled by the operator"), "{results:?}");
+    assert_eq!(results[1], "B says hi");
+    let events = test.take_events();
+    assert!(events.iter().any(|event| matches!(event,
+        Event::SubagentEnded { session_id, state: agent_host::events::AgentState::Cancelled, .. } if *session_id == a)));
+    assert!(events.iter().any(|event| matches!(event,
+        Event::SubagentEnded { session_id, state: agent_host::events::AgentState::Done, .. } if *session_id == b)));
+    // The cancelled child's turn ended `cancelled` on its own stream.
+    assert!(events.iter().any(|event| matches!(event,
+        Event::Subagent { session_id, event, .. } if *session_id == a
+            && matches!(**event, Event::TurnEnded { reason: TurnEnd::Cancelled, .. }))));
 }
 
 #[tokio::test]

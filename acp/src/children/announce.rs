@@ -1,14 +1,13 @@
 //! A child agent as a client that takes child sessions is told of it: `subagent_update`s on
 //! its parent's session (who it is, then where its work stands), and a reference to its
 //! session in the tool call that started it.
-//!
-//! No per-child `cancel` capability is announced: the core runs a child inside its parent's
-//! turn and stops none alone, so cancelling a child's session cancels the turn that holds it
-//! (parent and all) — more than the capability's "this child's current work" promises.
+//! Each child is announced cancellable (`capabilities.cancel`): the core stops a running
+//! child alone, its parent's turn going on.
 
 use agent_client_protocol::v1::schema::{
     Error, ErrorStopReason, IdleStateUpdate, IdleStopReason, RequiresActionStateUpdate, RunningStateUpdate,
-    SessionReference, SessionUpdate, StateUpdate, SubagentUpdate, ToolCallContent,
+    SessionCancelCapabilities, SessionReference, SessionUpdate, StateUpdate, SubagentSessionCapabilities,
+    SubagentUpdate, ToolCallContent,
 };
 
 use agent_host::events::AgentState;
@@ -19,7 +18,9 @@ const DESCRIPTION_CHARS: usize = 200;
 /// Announces child `id` (its first update) or starts its next turn: its agent name as the
 /// title, the first line of its prompt as what it is for, running.
 pub fn started(id: &str, agent: &str, prompt: &str) -> SessionUpdate {
-    let mut update = SubagentUpdate::new(id.to_owned()).title(agent.to_owned()).state(running());
+    let cancellable = SubagentSessionCapabilities::new().cancel(SessionCancelCapabilities::new());
+    let mut update =
+        SubagentUpdate::new(id.to_owned()).title(agent.to_owned()).capabilities(cancellable).state(running());
     if let Some(description) = first_line(prompt) {
         update = update.description(description);
     }
@@ -79,6 +80,7 @@ mod tests {
                 "sessionId": "child-1",
                 "title": "explorer",
                 "description": "find it",
+                "capabilities": {"cancel": {}},
                 "state": {"state": "running"}
             })
         );

@@ -8,9 +8,9 @@
 //! ends with its answer: the core gave the call's result before its children ran (a
 //! placeholder the child's answer replaces), and the client must not take that for the end.
 //!
-//! One registry per open session, kept across its turns: `session/cancel` of a child's
-//! session id finds the turn that holds it here, and a turn that stops with children still
-//! running (cancelled, failed) tells the client they were cancelled.
+//! One registry per open session, kept across its turns: a turn that stops with children
+//! still running (cancelled, failed) tells the client they were cancelled. (`session/cancel`
+//! of a child's session id goes to the core, which stops that child alone.)
 
 mod announce;
 mod fold;
@@ -88,11 +88,6 @@ impl Children {
             }
             _ => {}
         }
-    }
-
-    /// Whether child `id`'s turn runs in a turn of this registry's session.
-    pub fn holds(&self, id: &str) -> bool {
-        self.registry.lock_unpoisoned().running.contains_key(id)
     }
 
     /// The session running child `id` answers to, while it runs.

@@ -6,6 +6,7 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
 
+use super::children::RunningChildren;
 use super::plugin_model::PluginModel;
 use super::session::{LiveSession, LiveSessions, Views, command, mcp_table};
 use super::window_check::check_window;
@@ -37,6 +38,8 @@ pub struct Host {
     /// Counts the reloads that swapped a new set in, for front ends that keep sessions open
     /// while nothing else would tell them (see [`Host::reloads`]).
     reloaded: tokio::sync::watch::Sender<u64>,
+    /// Child agents whose turns run here, each cancellable alone.
+    running_children: RunningChildren,
 }
 
 /// When the plugin set last changed, and the last reload error (until a reload succeeds).
@@ -85,6 +88,7 @@ impl Host {
             last_reload: Mutex::new(ReloadStatus { at: SystemTime::now(), error: None, restart: None }),
             reloading: tokio::sync::Mutex::new(()),
             reloaded: tokio::sync::watch::Sender::new(0),
+            running_children: RunningChildren::default(),
         })
     }
 
@@ -105,6 +109,17 @@ impl Host {
 
     pub fn sessions(&self) -> &LiveSessions {
         &self.sessions
+    }
+
+    pub(super) fn running_children(&self) -> &RunningChildren {
+        &self.running_children
+    }
+
+    /// Cancels child agent `id`'s turn if it runs on this host, its parent's turn going on
+    /// with the child's call answered that it was cancelled; `false` when no such child runs
+    /// here.
+    pub fn cancel_child(&self, id: &str) -> bool {
+        self.running_children.cancel(id)
     }
 
     pub fn model(&self) -> &ModelClient {

@@ -186,7 +186,9 @@ async function showApp() {
 
 async function loadSessions() {
   try {
-    const { sessions } = await api('GET', '/v1/sessions');
+    const { sessions: all } = await api('GET', '/v1/sessions');
+    // A child agent's session (an admin's list has them) is shown in its parent's call.
+    const sessions = all.filter((session) => !session.parent);
     renderSessions(sessions);
     return sessions;
   } catch (error) {

@@ -5,17 +5,20 @@
 //! decided by its parent's hooks too, as the parent stood when the child started. The
 //! requests a call makes (`service.rs`) are applied once it returns; the children run at
 //! the end of the reply's tool calls, all at once, and the parent's turn waits for them,
-//! counting their tokens and time (`run.rs`). A parent whose turn a crash cut short runs
-//! the children its dangling calls wait for before it goes on.
+//! counting their tokens and time (`run.rs`); an operator may cancel one alone
+//! (`running.rs`). A parent whose turn a crash cut short runs the children its dangling calls
+//! wait for before it goes on.
 
 mod records;
 mod run;
+mod running;
 mod service;
 mod sink;
 
-pub use records::ChildRecord;
-pub(in crate::agent) use records::{ChildLink, children, depth};
+pub use records::{ChildLink, ChildRecord};
+pub(in crate::agent) use records::{children, depth};
 pub(in crate::agent) use run::{Parent, apply, resume, run_pending};
+pub use running::RunningChildren;
 pub(in crate::agent) use service::CallAgents;
 
 use super::tool_call::approval::AgentLabel;
@@ -34,6 +37,12 @@ pub fn recorded_children(bag: &StateBag) -> Vec<(String, ChildRecord)> {
 /// child agent's.
 pub fn recorded_parent(bag: &StateBag) -> Option<(String, String)> {
     ChildLink::of(bag).map(|link| (link.parent_id, link.name))
+}
+
+/// What a child agent's session was started with (its parent, its system prompt, its tools,
+/// its model): what an operator reads of it beside its history.
+pub fn recorded_link(bag: &StateBag) -> Option<ChildLink> {
+    ChildLink::of(bag)
 }
 
 /// A session above a child, as the child's calls are checked against it.

@@ -9,6 +9,7 @@ use super::service::Request;
 use super::sink::ChildSink;
 use super::{Ancestor, ChildOf, ChildTurn, ParentCaps};
 use crate::agent::tool_call::approval::AgentLabel;
+use crate::agent::turn::meter::session_tokens;
 use crate::agent::{Approver, Host, LiveSession};
 use crate::events::{AgentState, ChoiceCategory, Event, EventSink, PluginView, Widget};
 use crate::model::{Message, Role};
@@ -234,6 +235,8 @@ async fn run_child(
     let Some(link) = ChildLink::of(child.bag()) else {
         return Outcome::failed(format!("session {id} is not a child agent's"));
     };
+    // Before it is announced, so a front end that shows it can also cancel it.
+    let running = host.running_children().begin(id);
     let sink = ChildSink {
         parent: parent.sink,
         session_id: id.to_owned(),
@@ -269,9 +272,22 @@ async fn run_child(
         of: ChildOf { label: AgentLabel { name: record.name.clone(), session_id: id.to_owned() }, ancestors },
         caps: parent.caps,
     };
+    let spent_before = session_tokens(&child);
     let ran =
         crate::agent::turn::run_child(host, &mut child, prompt.as_deref(), &sink, parent.approver, turn);
-    match Box::pin(ran).await {
+    let ran = tokio::select! {
+        ran = Box::pin(ran) => ran,
+        // The child's turn is dropped, which reports it cancelled on its stream; its steps so
+        // far stay committed, as a cancelled turn's do, and what they spent is its parent's.
+        () = running.cancelled() => {
+            return Outcome {
+                state: AgentState::Cancelled,
+                answer: format!("agent `{}` was cancelled by the operator before it answered", record.name),
+                tokens: session_tokens(&child).saturating_sub(spent_before),
+            };
+        }
+    };
+    match ran {
         Ok(outcome) => {
             let answer = if outcome.reply.trim().is_empty() {
                 format!(

@@ -21,7 +21,7 @@ pub fn outside_a_turn(agent: &AgentConfig, session: &Session) -> MeterReading {
 /// Every token `session` has spent: its model calls' as their endpoints reported them, or as
 /// estimated where they reported none (both kept with the session, so a resumed one goes on
 /// counting), and its plugins' model calls'.
-fn session_tokens(session: &Session) -> u64 {
+pub(in crate::agent) fn session_tokens(session: &Session) -> u64 {
     let usage = session.usage();
     let estimated = EstimatedUsage::of(session.bag()).tokens();
     let plugins = PluginModelUsage::total(session.bag()).tokens();
