@@ -16,10 +16,7 @@
 //   CHROMIUM, AGENT_HOST_BROWSER_HOME, PAGE_TIMEOUT_MS  as for page.mjs
 // Exit status 0 when every step passed; 1 with the failed step and why on stderr.
 
-import { mkdtemp, mkdir, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { homedir, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { STEP_MS, browserRun } from './harness.mjs';
 
 const [base, token, shots] = process.argv.slice(2);
 const agent = process.env.CHILD_AGENT || '';
@@ -31,59 +28,11 @@ if (!base || !token || !shots || !agent || !calls.length || !answer) {
 }
 const prompt = process.env.CHILD_PROMPT || 'Ask the child.';
 const asks = Number(process.env.CHILD_ASKS || 1);
-const timeout = Number(process.env.PAGE_TIMEOUT_MS || 120000);
-const home = process.env.AGENT_HOST_BROWSER_HOME || join(homedir(), '.cache', 'agent-host', 'browser');
-const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
-const ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-];
 // The child's card, where it must be: in the card of the call that started it.
 const CARD = `#log details.tool[data-tool] > section.child[data-agent="${agent}"]`;
-const STEP_MS = 30000;
 
-let chromium;
-try {
-  ({ chromium } = createRequire(join(home, 'package.json'))('playwright-core'));
-} catch (error) {
-  console.error(`children.mjs: playwright-core is not in ${home} (run scripts/install-browser.sh): ${error.message.split('\n')[0]}`);
-  process.exit(1);
-}
-
-const problems = [];
-const consoleLines = [];
-let shot = 0;
+const { step, until, launch } = browserRun('children.mjs', shots, { fullPage: true });
 let page;
-setTimeout(() => fail('the whole run', `took longer than ${timeout} ms`), timeout);
-
-async function fail(step, why) {
-  console.error(`children.mjs: FAILED at "${step}": ${why}`);
-  if (problems.length) console.error(`page errors:\n  ${problems.join('\n  ')}`);
-  if (consoleLines.length) console.error(`browser console (last 20):\n  ${consoleLines.slice(-20).join('\n  ')}`);
-  if (page) await page.screenshot({ path: join(shots, 'failed.png') }).catch(() => {});
-  process.exit(1);
-}
-
-async function step(name, body) {
-  try {
-    await body();
-  } catch (error) {
-    await fail(name, error.message.split('\n')[0]);
-  }
-  if (problems.length) await fail(name, 'the page threw');
-  shot += 1;
-  const file = join(shots, `${String(shot).padStart(2, '0')}-${name.replace(/\W+/g, '-')}.png`);
-  await page.screenshot({ path: file, fullPage: true });
-  console.log(`ok ${shot} ${name}  (${file})`);
-}
-
-async function until(what, fn, arg, ms = STEP_MS) {
-  try {
-    return await page.waitForFunction(fn, arg, { timeout: ms, polling: 50 });
-  } catch {
-    throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-  }
-}
 
 // What the child's card shows, read from the page.
 function card() {
@@ -161,20 +110,7 @@ async function run() {
   });
 }
 
-async function main() {
-  await mkdir(shots, { recursive: true });
-  const profile = await mkdtemp(join(tmpdir(), 'agent-host-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath, headless: true, args: ARGS, viewport: { width: 1280, height: 900 } });
-  try {
-    page = context.pages()[0] || (await context.newPage());
-    page.on('pageerror', (error) => problems.push(error.message));
-    page.on('console', (line) => consoleLines.push(`${line.type()}: ${line.text()}`));
-    await run();
-  } finally {
-    await context.close().catch(() => {});
-    await rm(profile, { recursive: true, force: true });
-  }
-  process.exit(0);
-}
-
-main().catch((error) => fail('the run', error.message));
+launch({ width: 1280, height: 900 }, async (opened) => {
+  page = opened;
+  await run();
+}).then(() => process.exit(0));

@@ -27,10 +27,9 @@
 // After the checks the session is reopened and one more prompt sent: the model must answer
 // it with text. Exit status 0 when every step passed; 1 with the failed step and why on stderr.
 
-import { mkdtemp, mkdir, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { homedir, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
+
+import { STEP_MS, browserRun } from './harness.mjs';
 
 const [base, token, shots] = process.argv.slice(2);
 if (!base || !token || !shots) {
@@ -38,9 +37,7 @@ if (!base || !token || !shots) {
   process.exit(2);
 }
 
-const home = process.env.AGENT_HOST_BROWSER_HOME || join(homedir(), '.cache', 'agent-host', 'browser');
 const prompts = (process.env.PAGE_PROMPTS || 'Plan the work with todos, then do it.').split('\n').filter((p) => p.trim());
-const timeout = Number(process.env.PAGE_TIMEOUT_MS || 120000);
 const expectShown = process.env.PAGE_EXPECT_SHOWN || '';
 const switchTo = process.env.PAGE_SWITCH || '';
 const expectChoice = process.env.PAGE_EXPECT_CHOICE || '';
@@ -50,87 +47,11 @@ const expectDenied = process.env.PAGE_EXPECT_DENIED || '';
 const expectReasonCode = process.env.PAGE_EXPECT_REASON_CODE || '';
 const CHECKLIST = '#views [data-widget="checklist"] li[data-state]';
 const SWITCH = '#views [data-widget="choice"] .switcher button[data-value]';
-// Never a browser of playwright's own: the one Debian packs.
-const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
 // `link`: sign in through the link `serve` prints with a one-time token (`BASE#token=…`),
 // not the form.
 const byLink = process.env.PAGE_SIGN_IN === 'link';
-const ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-];
-
-let chromium;
-try {
-  ({ chromium } = createRequire(join(home, 'package.json'))('playwright-core'));
-} catch (error) {
-  console.error(`page.mjs: playwright-core is not in ${home} (run scripts/install-browser.sh): ${error.message.split('\n')[0]}`);
-  process.exit(1);
-}
-
-const STEP_MS = 30000;
-const problems = []; // uncaught errors in the page
-const consoleLines = [];
-let shot = 0;
+const { step, until, fail, launch } = browserRun('page.mjs', shots);
 let page;
-
-const deadline = setTimeout(() => fail('the whole run', `took longer than ${timeout} ms`), timeout);
-
-async function fail(step, why) {
-  console.error(`page.mjs: FAILED at "${step}": ${why}`);
-  if (problems.length) console.error(`page errors:\n  ${problems.join('\n  ')}`);
-  if (consoleLines.length) console.error(`browser console (last 20):\n  ${consoleLines.slice(-20).join('\n  ')}`);
-  if (page) {
-    await page.screenshot({ path: join(shots, 'failed.png') }).catch(() => {});
-    const notice = await page.textContent('#notice').catch(() => '');
-    if (notice) console.error(`page notice: ${notice}`);
-    console.error(`screenshot of the failure: ${join(shots, 'failed.png')}`);
-  }
-  process.exit(1);
-}
-
-async function step(name, body) {
-  try {
-    await body();
-  } catch (error) {
-    await fail(name, error.message.split('\n')[0]);
-  }
-  if (problems.length) await fail(name, 'the page threw');
-  shot += 1;
-  const file = join(shots, `${String(shot).padStart(2, '0')}-${name.replace(/\W+/g, '-')}.png`);
-  await page.screenshot({ path: file });
-  console.log(`ok ${shot} ${name}  (${file})`);
-}
-
-// Waits for `fn` (run in the page) to return something truthy, with a message that says what.
-async function until(what, fn, arg, ms = STEP_MS) {
-  try {
-    return await page.waitForFunction(fn, arg, { timeout: ms, polling: 50 });
-  } catch {
-    throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-  }
-}
-
-async function main() {
-  await mkdir(shots, { recursive: true });
-  const profile = await mkdtemp(join(tmpdir(), 'agent-host-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath,
-    headless: true,
-    args: ARGS,
-    viewport: { width: 1280, height: 800 },
-  });
-  try {
-    page = context.pages()[0] || (await context.newPage());
-    page.on('pageerror', (error) => problems.push(error.message));
-    page.on('console', (line) => consoleLines.push(`${line.type()}: ${line.text()}`));
-    page.on('dialog', (dialog) => dialog.accept());
-    await run();
-  } finally {
-    await context.close().catch(() => {});
-    await rm(profile, { recursive: true, force: true });
-  }
-}
 
 async function run() {
   await step('sign-in page', async () => {
@@ -431,9 +352,7 @@ async function run() {
   });
 }
 
-main()
-  .then(() => {
-    clearTimeout(deadline);
-    console.log(`page.mjs: all steps passed; screenshots in ${resolve(shots)}`);
-  })
-  .catch((error) => fail('setup', error.message));
+launch({ width: 1280, height: 800 }, async (opened) => {
+  page = opened;
+  await run();
+}).then(() => console.log(`page.mjs: all steps passed; screenshots in ${resolve(shots)}`));

@@ -31,12 +31,11 @@ async fn the_shipped_config_serves_with_a_one_time_sign_in_link_kept_out_of_the_
     let mut child = shipped_serve("127.0.0.1:0", &[]).spawn().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
     // The stock plugins are builtins: nothing is built first.
-    let mut next = async || {
-        tokio::time::timeout(Duration::from_secs(600), stdout.next_line()).await.unwrap().unwrap().unwrap()
-    };
-    let listening = next().await;
+    let mut next =
+        async || tokio::time::timeout(Duration::from_secs(600), stdout.next_line()).await.unwrap().unwrap();
+    let Some(listening) = next().await else { return ended_early(child).await };
     let base = listening.strip_prefix("agent-host serve: listening on ").expect(&listening).to_owned();
-    let sign_in = next().await;
+    let Some(sign_in) = next().await else { return ended_early(child).await };
     assert!(sign_in.starts_with("sign in (as `operator`, an admin;"), "{sign_in}");
     let link = sign_in.rsplit(' ').next().unwrap();
     let token = link.strip_prefix(&format!("{base}/#token=")).expect(link);
@@ -61,6 +60,15 @@ async fn the_shipped_config_serves_with_a_one_time_sign_in_link_kept_out_of_the_
     child.wait().await.unwrap();
     assert!(!log.is_empty(), "-vv logs something");
     assert!(!log.contains(token), "the token reached the log:\n{log}");
+}
+
+/// A server that closed its output before it said what the test waits for: fails with what
+/// it said on stderr.
+async fn ended_early(mut child: tokio::process::Child) {
+    let mut log = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut log).await.unwrap();
+    let status = child.wait().await.unwrap();
+    panic!("the server ended ({status}) before it printed its sign-in link:\n{log}");
 }
 
 #[tokio::test]
