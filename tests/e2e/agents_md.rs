@@ -2,7 +2,8 @@
 //! the model's system prompt holds the root's AGENTS.md and then a nested one, each under its
 //! heading; an edit between turns is what the next turn sends, though the contribution is
 //! reused while nothing changes; untrusted, neither file is sent; and the block `config.toml`
-//! ships commented out works once uncommented and trusted.
+//! ships commented out works once uncommented and trusted; a child agent gets its parent's files
+//! under its own system prompt.
 
 use std::path::Path;
 
@@ -105,4 +106,34 @@ async fn the_shipped_block_uncommented_and_trusted_offers_them() {
     let test = host(&model, &block).await;
     let prompt = test.system_prompt_of_a_turn(&model, &test.session(), "hello").await;
     assert!(prompt.contains(ROOT) && prompt.contains(NESTED), "{prompt}");
+}
+
+#[tokio::test]
+async fn a_child_agent_gets_its_parents_agents_md_under_its_own_system_prompt() {
+    use crate::subagents::{EXPLORER, definitions, subagents, system, task};
+    use crate::support::Reply;
+
+    let model = FakeModel::start().await;
+    let workspace = workspace();
+    let agents = definitions(&[("explorer", EXPLORER)]);
+    let block = format!(
+        "{}{}{}",
+        plugin_block("misbehave", ""),
+        plugin_block("agents-md", &settings(workspace.path(), "trust_project = true")),
+        subagents(agents.path())
+    );
+    let test = host(&model, &block).await;
+    model.push(Reply::tool("task", &task("explorer", "look around")));
+    model.push(Reply::text("done"));
+    model.on_model("child-model", [Reply::text("looked")]);
+    let session = test.session();
+    test.turn(&session, "ask the explorer").await.unwrap();
+
+    let parent = model.requests_to("fake");
+    assert!(system(&parent[0]).contains(ROOT), "{}", system(&parent[0]));
+    let child = model.requests_to("child-model");
+    let prompt = system(&child[0]);
+    assert!(prompt.starts_with("You are the explorer."), "its own system prompt first: {prompt}");
+    let root = prompt.find(ROOT).unwrap_or_else(|| panic!("the root's AGENTS.md: {prompt}"));
+    assert!(root < prompt.find(NESTED).expect("api/AGENTS.md"), "{prompt}");
 }
