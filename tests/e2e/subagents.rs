@@ -145,22 +145,30 @@ async fn a_task_runs_a_child_with_its_definition_and_its_answer_is_the_tool_resu
     assert_eq!(stored.history.last().unwrap().content, "the answer is 42");
 }
 
-#[tokio::test]
-async fn two_tasks_in_one_reply_run_at_once() {
-    let model = FakeModel::start().await;
+/// Two children, `a` and `b`, started by one reply and both asking their models, whose
+/// answers (`a_says`, `b_says`) wait for `gate`; then the parent's reply `then`.
+struct TwoHeld {
+    test: Arc<TestHost>,
+    parent_id: String,
+    running: tokio::task::JoinHandle<agent_host::TurnOutcome>,
+    gate: Arc<tokio::sync::Notify>,
+    _agents: tempfile::TempDir,
+}
+
+async fn two_held_children(model: &FakeModel, a_says: &str, b_says: &str, then: &str) -> TwoHeld {
     let agents = definitions(&[("a", &agent("a", "model-a", "echo")), ("b", &agent("b", "model-b", "echo"))]);
     let test = Arc::new(
-        host(&model, "", &format!("{}{}", plugin_block("misbehave", ""), subagents(agents.path()))).await,
+        host(model, "", &format!("{}{}", plugin_block("misbehave", ""), subagents(agents.path()))).await,
     );
     let gate = Arc::new(tokio::sync::Notify::new());
     model.push(Reply::tool("task", &task("a", "first")).and_tool("task", &task("b", "second")));
-    model.push(Reply::text("both done"));
-    model.on_model("model-a", [Reply::text("A says hi").held_until(&gate)]);
-    model.on_model("model-b", [Reply::text("B says hi").held_until(&gate)]);
-
+    model.push(Reply::text(then));
+    model.on_model("model-a", [Reply::text(a_says).held_until(&gate)]);
+    model.on_model("model-b", [Reply::text(b_says).held_until(&gate)]);
     let session = test.session();
+    let parent_id = session.lock().await.id().to_owned();
     let running = tokio::spawn({
-        let (test, session) = (test.clone(), session.clone());
+        let test = test.clone();
         async move { test.turn(&session, "ask both").await.unwrap() }
     });
     // Neither child's reply comes before both children have asked: one run after the other
@@ -170,11 +178,25 @@ async fn two_tasks_in_one_reply_run_at_once() {
         assert!(tokio::time::Instant::now() < deadline, "both children should ask before either is answered");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    while !running.is_finished() {
-        gate.notify_waiters();
-        tokio::time::sleep(Duration::from_millis(20)).await;
+    TwoHeld { test, parent_id, running, gate, _agents: agents }
+}
+
+impl TwoHeld {
+    /// Opens the gate until the parent's turn is over.
+    async fn finish(self) -> agent_host::TurnOutcome {
+        while !self.running.is_finished() {
+            self.gate.notify_waiters();
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.running.await.unwrap()
     }
-    assert_eq!(running.await.unwrap().end, TurnEnd::Done);
+}
+
+#[tokio::test]
+async fn two_tasks_in_one_reply_run_at_once() {
+    let model = FakeModel::start().await;
+    let held = two_held_children(&model, "A says hi", "B says hi", "both done").await;
+    assert_eq!(held.finish().await.end, TurnEnd::Done);
     let parent = model.requests_to("fake");
     assert_eq!(tool_results(&parent[1]), ["A says hi", "B says hi"]);
 }
@@ -182,27 +204,8 @@ async fn two_tasks_in_one_reply_run_at_once() {
 #[tokio::test]
 async fn an_operator_cancels_one_child_and_its_sibling_and_parent_go_on() {
     let model = FakeModel::start().await;
-    let agents = definitions(&[("a", &agent("a", "model-a", "echo")), ("b", &agent("b", "model-b", "echo"))]);
-    let test = Arc::new(
-        host(&model, "", &format!("{}{}", plugin_block("misbehave", ""), subagents(agents.path()))).await,
-    );
-    let gate = Arc::new(tokio::sync::Notify::new());
-    model.push(Reply::tool("task", &task("a", "first")).and_tool("task", &task("b", "second")));
-    model.push(Reply::text("went on without a"));
-    model.on_model("model-a", [Reply::text("A never says this").held_until(&gate)]);
-    model.on_model("model-b", [Reply::text("B says hi").held_until(&gate)]);
-
-    let session = test.session();
-    let parent_id = session.lock().await.id().to_owned();
-    let running = tokio::spawn({
-        let (test, session) = (test.clone(), session.clone());
-        async move { test.turn(&session, "ask both").await.unwrap() }
-    });
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    while model.requests_to("model-a").is_empty() || model.requests_to("model-b").is_empty() {
-        assert!(tokio::time::Instant::now() < deadline, "both children should ask");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let held = two_held_children(&model, "A never says this", "B says hi", "went on without a").await;
+    let (test, parent_id) = (held.test.clone(), held.parent_id.clone());
     let events = test.take_events();
     let started = |name: &str| {
         events.iter().find_map(|event| match event {
@@ -213,11 +216,7 @@ async fn an_operator_cancels_one_child_and_its_sibling_and_parent_go_on() {
     let (a, b) = (started("a").expect("a started"), started("b").expect("b started"));
     assert!(!test.host.cancel_child(&parent_id), "a parent's turn is no child's");
     assert!(test.host.cancel_child(&a), "a runs here");
-    while !running.is_finished() {
-        gate.notify_waiters();
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(running.await.unwrap().end, TurnEnd::Done, "the parent's turn went on");
+    assert_eq!(held.finish().await.end, TurnEnd::Done, "the parent's turn went on");
     assert!(!test.host.cancel_child(&b), "b's turn is over");
 
     let parent = model.requests_to("fake");
