@@ -7,7 +7,7 @@
 //! printed below instead, like `/show` prints a result whole. Going on talking with a child is
 //! `--session ID`, which the listing says.
 
-use agent_host::agent::{ChildLink, ChildRecord, Host, SessionHandle, recorded_link};
+use agent_host::agent::{ChildLink, ChildRecord, Host, SessionHandle};
 use agent_host::conversation::{Message, Role};
 use agent_host::events::AgentState;
 use agent_host::sanitize::{multi_line, one_line};
@@ -45,7 +45,7 @@ pub async fn children_command(
     };
     Some(match host.sessions().store().load(id) {
         Ok(Some(stored)) => {
-            let link = recorded_link(&StateBag::from_entries(stored.state));
+            let link = ChildLink::of(&StateBag::from_entries(stored.state));
             Ok(transcript(id, record, link.as_ref(), &stored.history))
         }
         Ok(None) => Err(format!("the session of child {} is gone from the store", record.number)),

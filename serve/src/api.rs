@@ -127,7 +127,7 @@ impl ChildAgent {
     /// What `state` (a session's committed state) records of the child it is, if it is one.
     pub fn of(state: &[(String, String, String)]) -> Option<Self> {
         let link =
-            agent_host::agent::recorded_link(&agent_host::state::StateBag::from_entries(state.to_vec()))?;
+            agent_host::agent::ChildLink::of(&agent_host::state::StateBag::from_entries(state.to_vec()))?;
         Some(Self {
             parent: link.parent_id,
             name: link.name,

@@ -19,7 +19,7 @@ mod turn;
 mod window_check;
 
 pub use crate::plugins::PluginSet;
-pub use children::{ChildLink, ChildRecord, recorded_children, recorded_link, recorded_parent};
+pub use children::{ChildLink, ChildRecord, recorded_children, recorded_parent};
 pub use host::Host;
 pub use session::command::{BUILT_IN_COMMANDS, is_command, split_command};
 pub use session::views::Views;

@@ -39,12 +39,6 @@ pub fn recorded_parent(bag: &StateBag) -> Option<(String, String)> {
     ChildLink::of(bag).map(|link| (link.parent_id, link.name))
 }
 
-/// What a child agent's session was started with (its parent, its system prompt, its tools,
-/// its model): what an operator reads of it beside its history.
-pub fn recorded_link(bag: &StateBag) -> Option<ChildLink> {
-    ChildLink::of(bag)
-}
-
 /// A session above a child, as the child's calls are checked against it.
 #[derive(Clone)]
 pub struct Ancestor {
