@@ -9,7 +9,6 @@
 
 use agent_host::agent::{ChildLink, ChildRecord, Host, SessionHandle};
 use agent_host::conversation::{Message, Role};
-use agent_host::events::AgentState;
 use agent_host::sanitize::{multi_line, one_line};
 use agent_host::state::StateBag;
 
@@ -68,16 +67,6 @@ fn find<'a>(children: &'a [(String, ChildRecord)], wanted: &str) -> Option<(&'a 
     }
 }
 
-fn state_name(state: AgentState) -> &'static str {
-    match state {
-        AgentState::Pending => "pending",
-        AgentState::Running => "running",
-        AgentState::Done => "done",
-        AgentState::Failed => "failed",
-        AgentState::Cancelled => "cancelled",
-    }
-}
-
 /// One line per child: number, name, state, session id (whole, to be copied), the answer's
 /// first line.
 fn listing(children: &[(String, ChildRecord)]) -> String {
@@ -98,7 +87,7 @@ fn listing(children: &[(String, ChildRecord)]) -> String {
             "  {:>2}  {:<name_width$}  {:<9}  {}{answer}",
             record.number,
             one_line(&record.name),
-            state_name(record.state),
+            record.state.name(),
             one_line(id),
         ));
     }
@@ -113,7 +102,7 @@ fn transcript(id: &str, record: &ChildRecord, link: Option<&ChildLink>, history:
         "── child {}: {} ({}) · session {} ──",
         record.number,
         one_line(&record.name),
-        state_name(record.state),
+        record.state.name(),
         one_line(id)
     );
     let mut lines = vec![head];
@@ -181,6 +170,7 @@ fn cut(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use agent_host::events::AgentState;
     use agent_host::tools::ToolCall;
 
     fn record(number: u32, name: &str, state: AgentState, answer: Option<&str>) -> ChildRecord {

@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::event_schema::validated_lines;
 use crate::subagents::{EXPLORER, agent, definitions, subagents, task};
 use crate::support::console::Console;
-use crate::support::{FakeModel, Reply, config_text, json_prompt_command, plugin_block};
+use crate::support::{ASK_ABOUT_TOUCH, FakeModel, Reply, config_text, json_prompt_command, plugin_block};
 
 /// A deployment on `model` whose `task` starts the agents `defined` (name, definition), with
 /// `extra` plugin blocks: its folder, the definitions' folder, its config.
@@ -99,9 +99,6 @@ async fn json_prints_a_childs_start_its_wrapped_events_and_its_end_all_schema_va
     let turn_ended = position(&events, "turn_ended", |e| e["type"] == "turn_ended");
     assert!(ended < turn_ended, "the child ends within its parent's turn");
 }
-
-/// Every `touch` is put to the operator, a child's too.
-const ASK_ABOUT_TOUCH: &str = "[plugin.config]\ndefault = \"allow\"\nrules = [{ tool = \"touch\", decision = \"ask\", reason = \"touching needs a look\" }]";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_console_draws_a_child_as_a_card_names_it_when_it_asks_and_prints_its_transcript() {

@@ -10,7 +10,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::support::serve::{TOKENS, serve, token};
-use crate::support::{FakeModel, Reply, config_text, plugin_block, repo_root};
+use crate::support::{ASK_ABOUT_TOUCH, FakeModel, Reply, config_text, plugin_block, repo_root};
 
 fn unix_seconds() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64
@@ -186,8 +186,6 @@ async fn a_busy_session_is_409_and_a_principal_past_its_cap_is_429() {
         server.post("alice", &format!("/v1/sessions/{second}/messages"), json!({"text": "now"})).await;
     assert_eq!(status, StatusCode::ACCEPTED, "the slot was freed");
 }
-
-const ASK_ABOUT_TOUCH: &str = "[plugin.config]\ndefault = \"allow\"\nrules = [{ tool = \"touch\", decision = \"ask\", reason = \"touching needs a look\" }]";
 
 #[tokio::test]
 async fn an_approval_is_answered_over_http_and_an_unanswered_one_times_out_to_on_ask() {

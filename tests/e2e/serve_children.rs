@@ -13,10 +13,7 @@ use serde_json::{Value, json};
 use crate::serve_metrics::scrape;
 use crate::subagents::{EXPLORER, agent, definitions, subagents, system, task, tools};
 use crate::support::serve::serve;
-use crate::support::{FakeModel, Reply, plugin_block};
-
-/// Every `touch` is put to the operator.
-const ASK_ABOUT_TOUCH: &str = "[plugin.config]\ndefault = \"allow\"\nrules = [{ tool = \"touch\", decision = \"ask\", reason = \"touching needs a look\" }]";
+use crate::support::{ASK_ABOUT_TOUCH, FakeModel, Reply, plugin_block};
 
 fn of_type<'a>(events: &'a [(u64, Value)], kind: &str) -> Vec<&'a Value> {
     events.iter().filter(|(_, event)| event["type"] == kind).map(|(_, event)| event).collect()

@@ -14,7 +14,7 @@ use tokio::io::AsyncBufReadExt as _;
 use tokio::sync::Notify;
 
 use crate::support::serve::{Server, serve_on_postgres};
-use crate::support::{FakeModel, Reply, plugin_block};
+use crate::support::{ASK_ABOUT_TOUCH, FakeModel, Reply, plugin_block};
 
 fn of_type<'a>(events: &'a [(String, Value)], kind: &str) -> Vec<&'a Value> {
     events.iter().filter(|(_, event)| event["type"] == kind).map(|(_, event)| event).collect()
@@ -162,8 +162,6 @@ async fn listed_busy(server: &Server, session: &str) -> Option<bool> {
     let sessions = list["sessions"].as_array().cloned().unwrap_or_default();
     sessions.iter().find(|entry| entry["id"] == session).and_then(|entry| entry["busy"].as_bool())
 }
-
-const ASK_ABOUT_TOUCH: &str = "[plugin.config]\ndefault = \"allow\"\nrules = [{ tool = \"touch\", decision = \"ask\", reason = \"touching needs a look\" }]";
 
 #[tokio::test]
 async fn an_approval_answered_on_one_host_reaches_the_turn_waiting_on_another() {

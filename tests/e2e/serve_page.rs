@@ -55,11 +55,7 @@ async fn run_page(
     sign_in: SignIn,
     env: &[(&str, &str)],
 ) -> usize {
-    let installed = std::process::Command::new("bash")
-        .arg(repo_root().join("scripts/install-browser.sh"))
-        .status()
-        .unwrap();
-    assert!(installed.success(), "installing the browser failed");
+    crate::support::install_browser();
     let (mut server, token) = match sign_in {
         SignIn::Form => (serve(model, plugins, "").await, token("root").to_owned()),
         SignIn::Link => {

@@ -6,18 +6,11 @@
 
 use crate::subagents::{agent, definitions, subagents, task};
 use crate::support::serve::{serve, token};
-use crate::support::{FakeModel, Reply, plugin_block, repo_root};
-
-/// Every `touch` is put to the operator, a child's too.
-const ASK_ABOUT_TOUCH: &str = "[plugin.config]\ndefault = \"allow\"\nrules = [{ tool = \"touch\", decision = \"ask\", reason = \"touching needs a look\" }]";
+use crate::support::{ASK_ABOUT_TOUCH, FakeModel, Reply, plugin_block, repo_root};
 
 #[tokio::test]
 async fn a_child_agent_is_drawn_nested_in_its_call_with_its_calls_approval_and_answer() {
-    let installed = std::process::Command::new("bash")
-        .arg(repo_root().join("scripts/install-browser.sh"))
-        .status()
-        .unwrap();
-    assert!(installed.success(), "installing the browser failed");
+    crate::support::install_browser();
     let model = FakeModel::start().await;
     model.push(Reply::tool("task", &task("fixer", "touch the file")));
     model.push(Reply::text("the fixer is done"));

@@ -26,4 +26,33 @@ impl AgentState {
     pub fn is_over(self) -> bool {
         matches!(self, Self::Done | Self::Failed | Self::Cancelled)
     }
+
+    /// Its name as events and the API spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Running => "running",
+            Self::Done => "done",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AgentState;
+
+    #[test]
+    fn each_name_is_the_one_events_carry() {
+        for state in [
+            AgentState::Pending,
+            AgentState::Running,
+            AgentState::Done,
+            AgentState::Failed,
+            AgentState::Cancelled,
+        ] {
+            assert_eq!(serde_json::to_value(state).unwrap(), state.name());
+        }
+    }
 }

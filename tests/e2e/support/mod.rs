@@ -145,6 +145,19 @@ pub fn config_text(model_url: &str, plugins: &str) -> String {
     )
 }
 
+/// `permissions` `[plugin.config]` lines that put every `touch` to the operator (a child
+/// agent's too) and allow the rest.
+pub const ASK_ABOUT_TOUCH: &str = "[plugin.config]\ndefault = \"allow\"\nrules = [{ tool = \"touch\", decision = \"ask\", reason = \"touching needs a look\" }]";
+
+/// Debian's Chromium and playwright-core, installed when missing (a test never skips).
+pub fn install_browser() {
+    let installed = std::process::Command::new("bash")
+        .arg(repo_root().join("scripts/install-browser.sh"))
+        .status()
+        .expect("bash runs the install script");
+    assert!(installed.success(), "installing the browser failed");
+}
+
 /// One compile cache for the whole test run, so each component is compiled once.
 pub fn shared_cache_dir() -> PathBuf {
     repo_root().join("target").join("test-compile-cache")
