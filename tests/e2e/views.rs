@@ -390,3 +390,48 @@ async fn a_reload_shows_a_served_idle_session_the_view_it_changed_at_once() {
     assert_eq!(changed["plugin"], "viewer");
     assert_eq!(changed["widgets"][0]["label"], "Second", "{changed}");
 }
+
+/// `todo` with a list template of its own (the reload below changes it) and no completion
+/// loop (the turn ends on the model's answer with the item still open).
+const TODO_CONFIG: &str =
+    "[plugin.config]\nitem_template = \"- {title}\"\n[plugin.config.loop]\nenabled = false";
+
+#[tokio::test]
+async fn a_view_read_only_from_state_is_shown_to_every_new_session_from_one_call() {
+    // The stock `todo` declares its view reusable (contract 0.2.9): a new session's empty list
+    // is shown from the one call the first session made, and asked again only for state no
+    // session's view was read from.
+    let model = FakeModel::start().await;
+    let test = TestHost::with_plugins(&model, &plugin_block("todo", TODO_CONFIG)).await;
+    let empty = json!([{"widget": "checklist", "id": "todos", "label": "Todos", "entries": []}]);
+    for session in 1..=3 {
+        let opened = test.session();
+        test.host.refresh_views(&mut *opened.lock().await, &*test.events).await;
+        assert_eq!(view_calls(&test, "todo"), 1, "session {session} opened on the first one's call");
+        let sent = views(&test.take_events());
+        assert_eq!(sent.len(), 1, "session {session}: {sent:?}");
+        assert_eq!(serde_json::to_value(&sent[0].widgets).unwrap(), empty, "session {session}");
+    }
+
+    let session = test.session();
+    test.host.refresh_views(&mut *session.lock().await, &*test.events).await;
+    model.push(Reply::tool("todos_add", r#"{"todos":[{"title":"write tests"}]}"#));
+    model.push(Reply::text("added"));
+    test.turn(&session, "add one").await.unwrap();
+    assert_eq!(view_calls(&test, "todo"), 2, "a list no view was read from is asked");
+    let sent = views(&test.take_events());
+    let shown = serde_json::to_value(&sent.last().expect("the list changed").widgets).unwrap();
+    assert_eq!(shown[0]["entries"][0]["title"], "write tests", "{shown}");
+
+    // The plugin reloaded with another configuration: a new load keeps nothing of the old.
+    let path = test.dir.path().join("config.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("- {title}", "* {title}")).unwrap();
+    let mut locked = session.lock().await;
+    test.host.command(&mut locked, "/reload", &*test.events).await.unwrap();
+    drop(locked);
+    let before = view_calls(&test, "todo");
+    let fresh = test.session();
+    test.host.refresh_views(&mut *fresh.lock().await, &*test.events).await;
+    assert_eq!(view_calls(&test, "todo"), before + 1, "the new load asks its own view");
+}

@@ -296,6 +296,25 @@ impl Linked {
         Ok(self.invoke_warm(bounds, bag, export, ctx, call).await?.0)
     }
 
+    /// [`Self::invoke`] with what the call read recorded: also those reads when the call
+    /// declared its result reusable and had no effects (see [`CallState::take_reuse`]).
+    pub(super) async fn invoke_reusable<R: Returned>(
+        &self,
+        bounds: &PluginBounds,
+        bag: &StateBag,
+        export: Export,
+        call: impl AsyncFnOnce(&mut Store<CallState>, Func) -> wasmtime::Result<R>,
+    ) -> Result<(PluginOutput<R>, Option<Vec<StateRead>>), PluginError> {
+        self.bounded(bounds, export, async |deadline| {
+            let (mut store, func, _) = self.instantiate(bounds, bag, export, None, deadline).await?;
+            store.data_mut().reads = Some(Vec::new());
+            let result = call(&mut store, func).await;
+            let settled = self.settle(bounds, &mut store, result, bag)?;
+            Ok((checked(bounds, settled.output)?, settled.reads))
+        })
+        .await
+    }
+
     /// [`Self::invoke`], also handing back the instance when the call committed writes.
     pub(super) async fn invoke_warm<R: Returned>(
         &self,
@@ -431,7 +450,7 @@ impl Linked {
 /// A call ended: see [`Linked::settle`].
 pub(super) struct Settled<R> {
     pub(super) output: PluginOutput<R>,
-    reads: Option<Vec<StateRead>>,
+    pub(super) reads: Option<Vec<StateRead>>,
     wrote: bool,
 }
 

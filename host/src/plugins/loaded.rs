@@ -14,7 +14,7 @@ use super::declared_tools::{self, DeclaredTool};
 use super::error::LoadError;
 use super::export::{ExportIndices, Interface};
 use super::hook_filter::HookFilters;
-use super::reuse::SharedContributions;
+use super::reuse::{SharedContributions, SharedViews};
 use super::schema::SchemaCache;
 use super::types::{CommandSpec, CompactorSpec, Exports, Manifest, Requirement, ToolUse};
 use crate::config::{Grants, Limits, SandboxMode};
@@ -103,6 +103,8 @@ pub struct LoadedPlugin {
     pub(super) load_id: u64,
     /// Reusable contributions of this load, from any session (see [`SharedContributions`]).
     pub(super) shared: SharedContributions,
+    /// Reusable views of this load, from any session (see [`SharedViews`]).
+    pub(super) shared_views: SharedViews,
     /// The tool schemas this load's contributions offered, checked and compiled.
     pub(super) schemas: SchemaCache,
     /// The manifest's capabilities, and the `compactor` export's hooks (contract 0.2.3).
@@ -216,6 +218,7 @@ impl LoadedPlugin {
             identity,
             load_id: LOADS.fetch_add(1, Ordering::Relaxed),
             shared: SharedContributions::default(),
+            shared_views: SharedViews::default(),
             schemas,
             capabilities: manifest.capabilities
                 | compactor.hooks
@@ -326,10 +329,12 @@ impl LoadedPlugin {
         &self.linked.calls
     }
 
-    /// Drops the contributions this load keeps for any session, so the next `provide` of a
-    /// session without its own runs the plugin (benchmarks of real calls).
+    /// Drops the contributions and views this load keeps for any session, so the next
+    /// `provide` of a session without its own, and the next view, run the plugin (benchmarks
+    /// of real calls).
     pub fn forget_shared_contributions(&self) {
         self.shared.clear();
+        self.shared_views.clear();
     }
 
     /// Whether the compiled component came from the disk cache.

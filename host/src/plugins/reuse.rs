@@ -1,20 +1,21 @@
-//! Reusing `provide` contributions: a plugin that calls `reuse.until-state-changes` says its
-//! contribution depends only on its configuration and the state it read, so the host keeps
-//! that contribution with the values read and skips the call while they are unchanged.
+//! Reusing what a plugin call returned: a plugin that calls `reuse.until-state-changes` says
+//! the result depends only on its configuration and the state it read, so the host keeps that
+//! result with the values read and skips the call while they are unchanged. `provide`'s
+//! contributions (since contract 0.1.1) and `view`'s widgets (since 0.2.9) are kept so.
 //!
 //! The check is by value, not by version: a key written back with the same text keeps the
-//! contribution, a key removed or changed drops it. Nothing to invalidate, nothing to miss.
+//! result, a key removed or changed drops it. Nothing to invalidate, nothing to miss.
 //!
-//! Since such a contribution depends on nothing else, it serves any session whose state
-//! holds the same values: each plugin load also keeps the last few in [`SharedContributions`],
-//! so a new session (empty state) starts from them instead of calling
-//! every plugin.
+//! Since such a result depends on nothing else, it serves any session whose state holds the
+//! same values: each plugin load also keeps the last few in [`SharedResults`], so a new
+//! session (empty state) starts from them instead of calling every plugin.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::types::Contribution;
+use crate::events::Widget;
 use crate::recent::RecentlyUsed;
 use crate::runtime::StateRead;
 use crate::state::StateBag;
@@ -24,18 +25,18 @@ use crate::unpoisoned::LockUnpoisoned as _;
 /// memory; a session read back from the store starts empty, which only costs one call each.
 #[derive(Default)]
 pub struct ProvideMemo {
-    entries: Mutex<HashMap<u64, Arc<Kept>>>,
+    entries: Mutex<HashMap<u64, Arc<Kept<Contribution>>>>,
     reused: AtomicU64,
 }
 
-/// A reusable contribution and the state values it was computed from.
+/// A reusable result and the state values it was computed from.
 #[derive(Debug)]
-pub(super) struct Kept {
+pub(super) struct Kept<T> {
     reads: Vec<StateRead>,
-    contribution: Arc<Contribution>,
+    value: Arc<T>,
 }
 
-impl Kept {
+impl<T> Kept<T> {
     /// Whether every value read still holds in `bag`.
     fn holds(&self, bag: &StateBag) -> bool {
         self.reads.iter().all(|read| bag.holds(&read.namespace, &read.key, read.value.as_deref()))
@@ -55,13 +56,13 @@ impl ProvideMemo {
         let kept = match entries.get(&load_id).filter(|kept| kept.holds(bag)) {
             Some(kept) => kept.clone(),
             None => {
-                let kept = shared.find(bag)?;
+                let kept = shared.find_kept(bag)?;
                 entries.insert(load_id, kept.clone());
                 kept
             }
         };
         self.reused.fetch_add(1, Ordering::Relaxed);
-        Some(kept.contribution.clone())
+        Some(kept.value.clone())
     }
 
     /// Keeps `contribution` for `load_id` (with the reads it depends on), here and in
@@ -75,9 +76,9 @@ impl ProvideMemo {
     ) {
         let mut entries = lock(&self.entries);
         match kept {
-            Some((reads, contribution)) => {
-                let kept = Arc::new(Kept { reads, contribution });
-                shared.keep(kept.clone());
+            Some((reads, value)) => {
+                let kept = Arc::new(Kept { reads, value });
+                shared.keep_kept(kept.clone());
                 entries.insert(load_id, kept);
             }
             None => {
@@ -92,28 +93,44 @@ impl ProvideMemo {
     }
 }
 
-/// Contributions kept per plugin load across sessions.
+/// Results kept per plugin load across sessions.
 const SHARED_KEPT: usize = 8;
 
-/// One plugin load's last few reusable contributions, from any session, the most recently
-/// kept or reused first. Dropped with the load, so a reloaded plugin starts afresh.
+/// One plugin load's last few reusable results of one export, from any session, the most
+/// recently kept or reused first. Dropped with the load, so a reloaded plugin starts afresh.
 ///
 /// Reuse moves an entry to the front, so the ones many sessions meet (an empty list, a
 /// default setting) stay while the ones only their own session ever held (a particular
 /// list) pass through.
-pub(super) struct SharedContributions {
-    kept: RecentlyUsed<Arc<Kept>>,
+pub(super) struct SharedResults<T> {
+    kept: RecentlyUsed<Arc<Kept<T>>>,
 }
 
-impl Default for SharedContributions {
+/// `provide`'s reusable contributions of one plugin load.
+pub(super) type SharedContributions = SharedResults<Contribution>;
+
+/// `view`'s reusable widgets of one plugin load (contract 0.2.9). Only shared: a session asks
+/// a view again only after the state it read changed, so a memo of its own would not hold.
+pub(super) type SharedViews = SharedResults<Vec<Widget>>;
+
+impl<T> Default for SharedResults<T> {
     fn default() -> Self {
         Self { kept: RecentlyUsed::new(SHARED_KEPT) }
     }
 }
 
-impl SharedContributions {
-    /// A contribution whose every value read holds in `bag`, moved to the front.
-    fn find(&self, bag: &StateBag) -> Option<Arc<Kept>> {
+impl<T> SharedResults<T> {
+    /// A result whose every value read holds in `bag`, moved to the front.
+    pub(super) fn find(&self, bag: &StateBag) -> Option<Arc<T>> {
+        self.find_kept(bag).map(|kept| kept.value.clone())
+    }
+
+    /// Keeps `value`, computed from `reads`, first.
+    pub(super) fn keep(&self, reads: Vec<StateRead>, value: Arc<T>) {
+        self.keep_kept(Arc::new(Kept { reads, value }));
+    }
+
+    fn find_kept(&self, bag: &StateBag) -> Option<Arc<Kept<T>>> {
         self.kept.find(|kept| kept.holds(bag))
     }
 
@@ -122,7 +139,7 @@ impl SharedContributions {
     }
 
     /// Puts `kept` first, in place of one computed from the same values.
-    fn keep(&self, kept: Arc<Kept>) {
+    fn keep_kept(&self, kept: Arc<Kept<T>>) {
         let new = kept.clone();
         self.kept.put(kept, |other| other.reads == new.reads);
     }
@@ -217,7 +234,7 @@ mod tests {
         let kept = &shared.kept;
         assert_eq!(kept.len(), SHARED_KEPT);
         let first = kept.find(|_| true).unwrap();
-        assert_eq!(first.contribution.instructions.as_deref(), Some("9 again"));
+        assert_eq!(first.value.instructions.as_deref(), Some("9 again"));
         assert!(kept.find(|k| k.reads == vec![read("n", Some("0"))]).is_none(), "the oldest went first");
     }
 

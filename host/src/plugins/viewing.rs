@@ -3,6 +3,8 @@
 //! `provide` left when that call moved its plugin's state ([`FreshView`]), which saves
 //! instantiating the plugin again for the view the session would ask next.
 
+use std::sync::Arc;
+
 use wasmtime::Store;
 use wasmtime::component::Instance;
 
@@ -13,8 +15,8 @@ use super::loaded::{Linked, LoadedPlugin, PluginBounds};
 use super::outputs::ViewWidgets;
 use super::types::{CallContext, Exports};
 use crate::events::Widget;
-use crate::runtime::CallState;
 use crate::runtime::host_api::ModelGrant;
+use crate::runtime::{CallState, StateRead};
 use crate::state::StateBag;
 
 /// A view asked right after a call that moved its plugin's state (see [`PluginOutput::view`]).
@@ -37,11 +39,23 @@ pub(super) struct Warm {
 impl LoadedPlugin {
     /// `view` (contract 0.2.4): what front ends show of the plugin now. Like `status`, its
     /// state writes and events are discarded: asking what a plugin shows changes nothing.
+    ///
+    /// A view the plugin declared reusable (`reuse.until-state-changes`, contract 0.2.9) is
+    /// kept with the values it read, and shown again without a call to any session whose
+    /// state holds them: a new session's first view, most often.
     pub async fn view(&self, ctx: &CallContext, bag: &StateBag) -> Result<Vec<Widget>, PluginError> {
+        if let Some(widgets) = self.shared_views.find(bag) {
+            return Ok(widgets.as_ref().clone());
+        }
         let call = async |store: &mut Store<CallState>, func| {
             self.linked.guest.view(store, func, ctx, &self.config).await.map(ViewWidgets)
         };
-        Ok(self.linked.invoke(&self.bounds, bag, Export::View, None, call).await?.value.0)
+        let (output, reads) = self.linked.invoke_reusable(&self.bounds, bag, Export::View, call).await?;
+        let widgets = output.value.0;
+        if let Some(reads) = reads {
+            self.shared_views.keep(reads, Arc::new(widgets.clone()));
+        }
+        Ok(widgets)
     }
 
     /// `output`, with the plugin's view asked in the instance its call left when that call
@@ -60,8 +74,20 @@ impl LoadedPlugin {
         };
         // Taken before the view reads: a write that lands meanwhile leaves it stale, never fresh.
         let revisions = self.revisions_read(bag).collect();
-        let ctx = CallContext { session_id: ctx.session_id.clone(), ..CallContext::default() };
-        let widgets = self.linked.view_in(&self.bounds, warm, &ctx, &self.config, bag).await;
+        let widgets = match self.shared_views.find(bag) {
+            Some(widgets) => Ok(widgets.as_ref().clone()),
+            None => {
+                let ctx = CallContext { session_id: ctx.session_id.clone(), ..CallContext::default() };
+                self.linked.view_in(&self.bounds, warm, &ctx, &self.config, bag).await.map(
+                    |(widgets, reads)| {
+                        if let Some(reads) = reads {
+                            self.shared_views.keep(reads, Arc::new(widgets.clone()));
+                        }
+                        widgets
+                    },
+                )
+            }
+        };
         output.view = Some(FreshView { load_id: self.load_id, revisions, widgets });
         output
     }
@@ -80,7 +106,8 @@ impl Linked {
         Ok(self.invoke(bounds, bag, Export::ViewerShows, None, call).await?.value)
     }
 
-    /// `view` in the instance `warm` a call left, under a deadline of its own.
+    /// `view` in the instance `warm` a call left, under a deadline of its own; with the
+    /// reads it depends on when it declared itself reusable.
     pub(super) async fn view_in(
         &self,
         bounds: &PluginBounds,
@@ -88,15 +115,18 @@ impl Linked {
         ctx: &CallContext,
         config: &str,
         bag: &StateBag,
-    ) -> Result<Vec<Widget>, PluginError> {
+    ) -> Result<(Vec<Widget>, Option<Vec<StateRead>>), PluginError> {
         self.bounded(bounds, Export::View, async |deadline| {
             let Warm { mut store, instance } = warm;
             CallState::arm_again(&mut store, deadline);
             store.data_mut().model = bounds.model.map(|budget| ModelGrant { budget, service: None });
+            store.data_mut().reads = Some(Vec::new());
             self.calls.count(Export::View);
             let func = self.func(&mut store, &instance, Export::View)?;
             let result = self.guest.view(&mut store, func, ctx, config).await.map(ViewWidgets);
-            Ok(checked(bounds, self.settle(bounds, &mut store, result, bag)?.output)?.value.0)
+            let mut settled = self.settle(bounds, &mut store, result, bag)?;
+            let reads = settled.reads.take();
+            Ok((checked(bounds, settled.output)?.value.0, reads))
         })
         .await
     }

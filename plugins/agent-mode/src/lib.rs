@@ -47,7 +47,7 @@ pub fn plugin() -> Plugin<Config> {
             "Shows the current mode, or switches to NAME",
             mode_command,
         ))
-        .view(view::view)
+        .view_from_state(view::view)
 }
 
 fn provide(ctx: &Context<Config>, contribution: Contribution) -> Contribution {

@@ -190,6 +190,7 @@ fn the_view_is_a_choice_of_the_modes_switched_with_the_mode_command() {
     assert_eq!(plugin.view(), choice("do"));
     testing::store("mode", json!("gone"));
     assert_eq!(plugin.view(), choice("look"), "a mode no longer configured shows as the fallback");
+    assert!(testing::take_reusable(), "read only from state: the host may show it again without a call");
 }
 
 #[test]

@@ -81,7 +81,7 @@ pub fn plugin() -> Plugin<Config> {
         .on_turn_end(turn_end)
         .on_queued(queued)
         .status(|_| load().ok().flatten().map(|goal| format!("goal: {}", goal.summary())))
-        .view(|_| match load() {
+        .view_from_state(|_| match load() {
             Ok(Some(goal)) => {
                 let note = goal.note.as_deref().map(|note| format!("\n\nNext: {note}")).unwrap_or_default();
                 vec![

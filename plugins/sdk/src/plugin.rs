@@ -44,6 +44,8 @@ pub struct Plugin<C> {
     pub(crate) compactor: Compactor<C>,
     /// What front ends show of it ([`view`](crate::view)).
     pub(crate) view: Option<crate::view::View<C>>,
+    /// Whether that view is read only from configuration and state (contract 0.2.9).
+    pub(crate) view_from_state: bool,
     /// How it judges ([`judge`](crate::judge)).
     pub(crate) judge: crate::judge::Judge<C>,
 }
@@ -66,6 +68,7 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
             status: None,
             compactor: Compactor::default(),
             view: None,
+            view_from_state: false,
             judge: crate::judge::Judge::default(),
         }
     }

@@ -166,6 +166,17 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
         self
     }
 
+    /// [`view`](Self::view), for a view read only from the configuration and the state
+    /// (not the session id, the clock or files): the host keeps what it showed with the
+    /// values it read (`reuse.until-state-changes`, contract 0.2.9) and shows it again
+    /// without calling the plugin wherever the state holds them — every new session's first
+    /// view, for one.
+    pub fn view_from_state(mut self, view: View<C>) -> Self {
+        self.view = Some(view);
+        self.view_from_state = true;
+        self
+    }
+
     /// The `viewer` interface's `shows`: whether a view was declared.
     pub fn shows_raw(&self, _config: &str) -> bool {
         self.view.is_some()
@@ -175,7 +186,12 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
     /// configuration does not fit.
     pub fn view_raw(&self, ctx: CallContext) -> Vec<Widget> {
         match (self.view, self.context(ctx)) {
-            (Some(view), Some(ctx)) => view(&ctx),
+            (Some(view), Some(ctx)) => {
+                if self.view_from_state {
+                    crate::host::reuse::until_state_changes();
+                }
+                view(&ctx)
+            }
             _ => Vec::new(),
         }
     }

@@ -46,7 +46,7 @@ pub fn plugin() -> Plugin<Config> {
         .provide(provide)
         .on_stop(stop)
         .command(Command::new("todos", "/todos", "Shows the todo list", show))
-        .view(view::view)
+        .view_from_state(view::view)
 }
 
 fn provide(ctx: &Context<Config>, contribution: Contribution) -> Contribution {

@@ -157,6 +157,7 @@ fn the_view_is_a_checklist_of_the_items_with_their_descriptions() {
         })]
     );
     assert!(testing::take_events().is_empty(), "a view emits nothing");
+    assert!(testing::take_reusable(), "read only from state: the host may show it again without a call");
 }
 
 #[test]

@@ -1,4 +1,4 @@
-declare module 'agent-host:plugin/process@0.2.8' {
+declare module 'agent-host:plugin/process@0.2.9' {
   /**
    * Runs `request.command`; an error when the grant is missing or it cannot start.
    */
