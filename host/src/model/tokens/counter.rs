@@ -11,6 +11,7 @@ use bpe_openai::Tokenizer as Encoder;
 use tiktoken_rs::tokenizer::{Tokenizer, get_tokenizer};
 
 use super::memo::CountMemo;
+use super::pieces;
 use crate::conversation::{Message, Role};
 use crate::events::CountedBy;
 
@@ -153,7 +154,12 @@ impl Encoding {
         if text.is_empty() {
             return 0;
         }
-        self.bpe().count(text) as u64
+        // `Encoder::count`, with each piece of the pre-split counted once per thread.
+        let encoder = self.bpe();
+        let text = encoder.normalize(text);
+        let tokenizer = self as u8;
+        let count = |piece: &str| encoder.bpe.count(piece.as_bytes());
+        encoder.split(text.as_str()).map(|piece| pieces::count(tokenizer, piece, count)).sum::<usize>() as u64
     }
 
     /// [`Self::count`] of a text that comes back in request after request (the system prompt, a

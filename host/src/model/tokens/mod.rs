@@ -9,6 +9,7 @@
 
 mod counter;
 mod memo;
+mod pieces;
 
 pub use counter::{Counter, Encoding, Size};
 
