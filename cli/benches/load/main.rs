@@ -165,7 +165,7 @@ fn main() -> anyhow::Result<()> {
     let options = Options::parse();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let built = if options.prebuilt {
-        stock_plugins::last_built(&root.join("plugins"))?
+        last_built(&root.join("plugins"))?
     } else {
         agent_host::plugins::build_workspace(
             &root.join("plugins"),
@@ -554,4 +554,22 @@ max_connections_per_peer = 4096
         token = through_serve::TOKEN_VARIABLE,
         storage = storage.table(),
     )
+}
+
+/// The stock set's components where the last build of the plugins workspace in `plugins`
+/// left them, by plugin name; an error names the first one missing.
+fn last_built(plugins: &std::path::Path) -> anyhow::Result<BTreeMap<String, PathBuf>> {
+    ["todo", "agent-mode", "permissions", "fs"]
+        .into_iter()
+        .map(|name| {
+            let file =
+                plugins.join("target/wasm32-wasip2/release").join(format!("{}.wasm", name.replace('-', "_")));
+            anyhow::ensure!(
+                file.is_file(),
+                "--prebuilt: {} is missing; run the bench once without it",
+                file.display()
+            );
+            Ok((name.to_owned(), file))
+        })
+        .collect()
 }

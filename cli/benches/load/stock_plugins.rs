@@ -30,21 +30,3 @@ path = "{fs}"
         fs = built["fs"].display(),
     )
 }
-
-/// The stock set's components where the last build of the plugins workspace in `plugins`
-/// left them, by plugin name; an error names the first one missing.
-pub fn last_built(plugins: &std::path::Path) -> anyhow::Result<BTreeMap<String, PathBuf>> {
-    ["todo", "agent-mode", "permissions", "fs"]
-        .into_iter()
-        .map(|name| {
-            let file =
-                plugins.join("target/wasm32-wasip2/release").join(format!("{}.wasm", name.replace('-', "_")));
-            anyhow::ensure!(
-                file.is_file(),
-                "--prebuilt: {} is missing; run the bench once without it",
-                file.display()
-            );
-            Ok((name.to_owned(), file))
-        })
-        .collect()
-}
