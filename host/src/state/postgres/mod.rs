@@ -175,8 +175,14 @@ impl SessionStore for PostgresStore {
     fn renew_leases(&self, token: &str, expires_at: i64) -> Result<(), StoreError> {
         let token = token.to_owned();
         self.pool.run(move |connection| {
+            // The rows locked in the sessions' order, as a batch of events locks them
+            // (`shared.rs`): two transactions that lock rows in one order never wait for each
+            // other in a cycle. In the scan's order, a renewal and a relay's batch deadlocked.
             connection.execute(
-                "UPDATE session_leases SET expires_at = $2 WHERE token = $1 AND expires_at <> 0",
+                "UPDATE session_leases SET expires_at = $2 WHERE session_id IN (
+                     SELECT session_id FROM session_leases WHERE token = $1 AND expires_at <> 0
+                     ORDER BY session_id COLLATE \"C\" FOR UPDATE)
+                 AND token = $1 AND expires_at <> 0",
                 &[&token, &expires_at],
             )?;
             Ok(())

@@ -22,7 +22,9 @@ const TICK: Duration = Duration::from_secs(1);
 
 impl SharedLog for PostgresStore {
     fn append(&self, batches: &[Appended], keep: usize) -> Result<usize, StoreError> {
-        let batches = batches.to_vec();
+        // In the sessions' (bytes') order, as `renew_leases` locks their leases.
+        let mut batches = batches.to_vec();
+        batches.sort_by(|a, b| a.session.cmp(&b.session));
         let keep = i64::try_from(keep).unwrap_or(i64::MAX);
         self.pool.run(move |connection| {
             let mut transaction = connection.transaction()?;
@@ -316,6 +318,49 @@ mod tests {
             [(1, json("mine")), (2, json("theirs"))]
         );
         assert_eq!(log.last_event("s2").unwrap(), 1);
+    }
+
+    /// A holder renews every lease it has in one statement while its relay appends batches
+    /// of many sessions' events, each batch locking those sessions' leases: locked in
+    /// different orders, the two deadlocked and a batch of events was lost (a stream then
+    /// waited for a `turn_ended` that was never written).
+    #[test]
+    fn renewing_leases_beside_batches_of_many_sessions_never_deadlocks() {
+        let db = TestDatabase::postgres();
+        let (store, relay) = (db.open(), db.open());
+        let holder = Holder::this_process();
+        let sessions: Vec<(String, u64)> = (0..40)
+            .map(|n| {
+                let id = format!("s{n:02}");
+                let generation = store.create(&id, &holder, "c", i64::MAX).unwrap().generation;
+                (id, generation)
+            })
+            .collect();
+        let renewing = std::sync::atomic::AtomicBool::new(true);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                while renewing.load(std::sync::atomic::Ordering::Relaxed) {
+                    store.renew_leases(&holder.token, i64::MAX - 1).unwrap();
+                }
+            });
+            for round in 0..150 {
+                // Batches come in the order their sessions' events arrived: any.
+                let mut batches: Vec<Appended> = sessions
+                    .iter()
+                    .map(|(id, generation)| Appended {
+                        fence: Some((holder.token.clone(), *generation)),
+                        ..batch(id, &["e"], None)
+                    })
+                    .collect();
+                if round % 2 == 0 {
+                    batches.reverse();
+                }
+                let written = relay.shared().unwrap().append(&batches, 10);
+                assert_eq!(written.unwrap(), 0, "round {round}: every batch written");
+            }
+            renewing.store(false, std::sync::atomic::Ordering::Relaxed);
+        });
+        assert_eq!(relay.shared().unwrap().last_event("s00").unwrap(), 150);
     }
 
     #[test]
