@@ -28,6 +28,7 @@ mod store;
 mod store_tests;
 #[cfg(test)]
 pub(crate) mod test_stores;
+mod wait;
 
 pub use bag::{StateBag, StateChange};
 pub use copy::{Copied, copy_sessions};

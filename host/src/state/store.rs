@@ -128,7 +128,7 @@ pub enum StoreError {
     #[error("session store: {0}")]
     Sql(#[from] rusqlite::Error),
     #[error("session store: {}", super::postgres::with_causes(.0))]
-    Postgres(#[from] postgres::Error),
+    Postgres(#[from] tokio_postgres::Error),
     #[error("session store unavailable: {0}")]
     Unavailable(String),
     #[error(
@@ -170,7 +170,7 @@ impl StoreError {
             Self::Sql(rusqlite::Error::SqliteFailure(error, _)) => {
                 error.code == rusqlite::ErrorCode::ConstraintViolation
             }
-            Self::Postgres(error) => error.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION),
+            Self::Postgres(error) => error.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION),
             _ => false,
         }
     }

@@ -3,8 +3,9 @@
 //! is one transaction; a step checks its lease under a row lock, so a lease taken over
 //! meanwhile fails the step.
 //!
-//! Built on the synchronous `postgres` client, like the trait: the connections live on
-//! worker threads of their own ([`pool`] says why), the caller waits for the answer.
+//! Asynchronous underneath: every method is an `async fn` on a pooled `tokio-postgres` client
+//! ([`pool`] says where the connections live and why); the trait's methods wait for it on
+//! their caller's thread ([`crate::state::wait`]), as the synchronous client did.
 
 mod connection;
 mod pool;
@@ -14,23 +15,25 @@ mod shared;
 #[cfg(test)]
 pub(crate) mod test_server;
 
+use tokio_postgres::IsolationLevel;
+
+use self::connection::{execute, query, query_one, query_opt};
 use self::pool::Pool;
 use self::rows::{OWNED_BY, session_entry, session_entry_select};
-use super::StateChange;
-use super::lease::{Fence, Holder, LeaseAnswer, Taken, now_millis};
+use super::lease::{Holder, LeaseAnswer, Taken, now_millis};
 use super::listing::SessionEntry;
 use super::store::{SessionStore, Step, StoreError, StoredSession};
-use crate::compacted_history::CompactedHistory;
+use super::wait::wait;
 use crate::conversation::{Message, Role};
 use crate::events::TokenUsage;
 
-/// Connections (and threads) a store keeps: enough for a host's sessions to write while one
-/// lists, few enough that many hosts share one server.
+/// Connections a store keeps: enough for a host's sessions to write while one lists, few
+/// enough that many hosts share one server.
 const CONNECTIONS: usize = 4;
 
 pub struct PostgresStore {
     pool: Pool,
-    /// For connections of their own (following the sessions other hosts move).
+    /// For the connection of its own that follows the sessions other hosts move.
     config: postgres::Config,
     /// The URL, for errors.
     name: String,
@@ -41,66 +44,242 @@ impl PostgresStore {
     /// brings its schema up to this binary's.
     pub fn open(url: &str, password: Option<&str>) -> Result<Self, StoreError> {
         let failed = |detail: String| StoreError::Open { path: url.to_owned(), detail };
-        let mut config: postgres::Config =
-            url.parse().map_err(|error: postgres::Error| failed(with_causes(&error)))?;
+        let mut config: tokio_postgres::Config =
+            url.parse().map_err(|error: tokio_postgres::Error| failed(with_causes(&error)))?;
         if let Some(password) = password {
             config.password(password);
         }
         config.application_name("agent-host");
         config.connect_timeout(std::time::Duration::from_secs(10));
-        let pool = Pool::start(config.clone(), url.to_owned(), CONNECTIONS)
-            .map_err(|error| failed(error.to_string()))?;
-        pool.run(schema::migrate)?;
-        Ok(Self { pool, config, name: url.to_owned() })
+        let pool =
+            Pool::start(config.clone(), url, CONNECTIONS).map_err(|error| failed(error.to_string()))?;
+        wait(async {
+            let mut client = pool.get().await?;
+            schema::migrate(&mut client).await
+        })?;
+        Ok(Self { pool, config: postgres::Config::from(config), name: url.to_owned() })
     }
-}
 
-/// A [`Step`] the store's worker can own.
-struct OwnedStep {
-    /// The fence's holder token and generation.
-    lease: Option<(String, u64)>,
-    first_seq: usize,
-    messages: Vec<Message>,
-    usage: Vec<(usize, TokenUsage)>,
-    changes: Vec<StateChange>,
-    model_calls: u64,
-    view: Option<OwnedView>,
-}
+    async fn create_session(
+        &self,
+        id: &str,
+        holder: &Holder,
+        claim: &str,
+        expires_at: i64,
+    ) -> Result<Taken, StoreError> {
+        let mut client = self.pool.get().await?;
+        let transaction = client.transaction().await?;
+        let now = now_millis();
+        execute(
+            &transaction,
+            "INSERT INTO sessions (id, created_at, updated_at) VALUES ($1, $2, $2)",
+            &[&id, &now],
+        )
+        .await?;
+        let taken = rows::first_lease(
+            rows::take_lease(&transaction, id, holder, claim, expires_at, None).await?,
+            id,
+        )?;
+        transaction.commit().await?;
+        Ok(taken)
+    }
 
-/// A [`super::ViewChange`] the worker can own: generation, view, the summaries it adds.
-type OwnedView = (u64, CompactedHistory, Vec<(u64, Message)>);
-
-impl From<Step<'_>> for OwnedStep {
-    fn from(step: Step<'_>) -> Self {
-        Self {
-            lease: step.lease.map(|fence| (fence.token.to_owned(), fence.generation)),
-            first_seq: step.first_seq,
-            messages: step.messages.to_vec(),
-            usage: step.usage.to_vec(),
-            changes: step.changes.to_vec(),
-            model_calls: step.model_calls,
-            view: step.view.map(|change| (change.generation, change.view.clone(), change.summaries.to_vec())),
+    async fn copy_session(
+        &self,
+        id: &str,
+        holder: &Holder,
+        claim: &str,
+        expires_at: i64,
+        contents: &StoredSession,
+        last_used: Option<i64>,
+    ) -> Result<Taken, StoreError> {
+        let mut client = self.pool.get().await?;
+        let transaction = client.transaction().await?;
+        let now = now_millis();
+        execute(
+            &transaction,
+            "INSERT INTO sessions (id, created_at, updated_at, model_calls) VALUES ($1, $2, $3, $4)",
+            &[&id, &now, &last_used.unwrap_or(now), &(contents.model_calls as i64)],
+        )
+        .await?;
+        let taken = rows::first_lease(
+            rows::take_lease(&transaction, id, holder, claim, expires_at, None).await?,
+            id,
+        )?;
+        rows::insert_messages(&transaction, id, 0, &contents.history, &contents.reply_usage).await?;
+        for (namespace, key, value) in &contents.state {
+            execute(
+                &transaction,
+                "INSERT INTO state (session_id, namespace, key, value) VALUES ($1, $2, $3, $4)",
+                &[&id, namespace, key, value],
+            )
+            .await?;
         }
+        let summaries: Vec<(u64, Message)> =
+            contents.summaries.iter().map(|(number, message)| (*number, message.clone())).collect();
+        rows::insert_summaries(&transaction, id, &summaries).await?;
+        if let Some(stored) = &contents.view {
+            rows::insert_view(&transaction, id, stored.generation, &stored.view).await?;
+        }
+        transaction.commit().await?;
+        Ok(taken)
+    }
+
+    async fn take_lease(
+        &self,
+        id: &str,
+        holder: &Holder,
+        claim: &str,
+        expires_at: i64,
+        replacing: Option<&str>,
+    ) -> Result<LeaseAnswer, StoreError> {
+        let mut client = self.pool.get().await?;
+        let transaction = client.transaction().await?;
+        let taken = rows::take_lease(&transaction, id, holder, claim, expires_at, replacing).await?;
+        let answer = match taken {
+            Some(taken) => LeaseAnswer::Taken(taken),
+            None => {
+                LeaseAnswer::HeldBy(rows::held_lease(&transaction, id, false).await?.ok_or_else(|| {
+                    StoreError::Unavailable(format!("session {id}'s lease was refused but no one holds it"))
+                })?)
+            }
+        };
+        transaction.commit().await?;
+        Ok(answer)
+    }
+
+    async fn load_session(&self, id: &str) -> Result<Option<StoredSession>, StoreError> {
+        let mut client = self.pool.get().await?;
+        // One snapshot: a session another host is writing is read as of one step. Its reads
+        // are sent together (pipelined) and answered in order: one round trip, not five.
+        let transaction = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .await?;
+        let session = async {
+            Ok::<_, StoreError>(
+                query_opt(&transaction, "SELECT model_calls FROM sessions WHERE id = $1", &[&id]).await?,
+            )
+        };
+        let messages = async {
+            Ok(query(
+                &transaction,
+                "SELECT seq, body, usage FROM messages WHERE session_id = $1 ORDER BY seq",
+                &[&id],
+            )
+            .await?)
+        };
+        let state = async {
+            Ok(query(
+                &transaction,
+                "SELECT namespace, key, value FROM state WHERE session_id = $1 ORDER BY namespace, key",
+                &[&id],
+            )
+            .await?)
+        };
+        let (session, messages, state, summaries, view) = futures_util::try_join!(
+            session,
+            messages,
+            state,
+            rows::load_summaries(&transaction, id),
+            rows::load_view(&transaction, id)
+        )?;
+        transaction.commit().await?;
+        let Some(session) = session else { return Ok(None) };
+        let recorded_calls: i64 = session.get(0);
+        let mut history = Vec::with_capacity(messages.len());
+        let mut usage = TokenUsage::default();
+        let mut reply_usage = Vec::new();
+        for row in messages {
+            let seq: i64 = row.get(0);
+            let corrupt = |detail: String| StoreError::Corrupt { session: id.to_owned(), seq, detail };
+            let message: Message =
+                serde_json::from_str(row.get(1)).map_err(|error| corrupt(error.to_string()))?;
+            if let Some(used) = row.get::<_, Option<&str>>(2) {
+                let used: TokenUsage =
+                    serde_json::from_str(used).map_err(|error| corrupt(format!("its usage: {error}")))?;
+                usage = usage.plus(used);
+                reply_usage.push((history.len(), used));
+            }
+            history.push(message);
+        }
+        let state = state.iter().map(|row| (row.get(0), row.get(1), row.get(2))).collect();
+        // As SQLite's: the replies in the history count the model calls that returned.
+        let replies = history.iter().filter(|message| message.role == Role::Assistant).count() as u64;
+        let model_calls = replies.max(recorded_calls as u64);
+        Ok(Some(StoredSession { history, state, model_calls, usage, reply_usage, summaries, view }))
+    }
+
+    async fn commit_step(&self, id: &str, step: Step<'_>) -> Result<(), StoreError> {
+        let mut client = self.pool.get().await?;
+        let transaction = client.transaction().await?;
+        if let Some(fence) = step.lease {
+            rows::check_lease(&transaction, id, fence).await?;
+        }
+        rows::insert_messages(&transaction, id, step.first_seq, step.messages, step.usage).await?;
+        for change in step.changes {
+            match &change.value {
+                Some(value) => {
+                    execute(
+                        &transaction,
+                        "INSERT INTO state (session_id, namespace, key, value) VALUES ($1, $2, $3, $4)
+                         ON CONFLICT (session_id, namespace, key) DO UPDATE SET value = excluded.value",
+                        &[&id, &change.namespace, &change.key, value],
+                    )
+                    .await?
+                }
+                None => {
+                    execute(
+                        &transaction,
+                        "DELETE FROM state WHERE session_id = $1 AND namespace = $2 AND key = $3",
+                        &[&id, &change.namespace, &change.key],
+                    )
+                    .await?
+                }
+            };
+        }
+        if step.messages.iter().any(|message| message.role == Role::User) {
+            execute(
+                &transaction,
+                "UPDATE sessions SET updated_at = $2, model_calls = $3 WHERE id = $1",
+                &[&id, &now_millis(), &(step.model_calls as i64)],
+            )
+            .await?;
+        }
+        if let Some(change) = &step.view {
+            rows::insert_summaries(&transaction, id, change.summaries).await?;
+            rows::insert_view(&transaction, id, change.generation, change.view).await?;
+        }
+        transaction.commit().await?;
+        Ok(())
+    }
+
+    async fn delete_session(&self, id: &str) -> Result<bool, StoreError> {
+        let mut client = self.pool.get().await?;
+        let transaction = client.transaction().await?;
+        for table in [
+            "messages",
+            "state",
+            "summaries",
+            "views",
+            "session_leases",
+            "session_events",
+            "session_event_views",
+            "pending_asks",
+        ] {
+            execute(&transaction, &format!("DELETE FROM {table} WHERE session_id = $1"), &[&id]).await?;
+        }
+        let deleted = execute(&transaction, "DELETE FROM sessions WHERE id = $1", &[&id]).await? == 1;
+        transaction.commit().await?;
+        Ok(deleted)
     }
 }
 
 impl SessionStore for PostgresStore {
     fn create(&self, id: &str, holder: &Holder, claim: &str, expires_at: i64) -> Result<Taken, StoreError> {
-        let (id, holder, claim) = (id.to_owned(), holder.clone(), claim.to_owned());
-        self.pool.run(move |connection| {
-            let mut transaction = connection.transaction()?;
-            let now = now_millis();
-            transaction.execute(
-                "INSERT INTO sessions (id, created_at, updated_at) VALUES ($1, $2, $2)",
-                &[&id, &now],
-            )?;
-            let taken = rows::first_lease(
-                rows::take_lease(&mut transaction, &id, &holder, &claim, expires_at, None)?,
-                &id,
-            )?;
-            transaction.commit()?;
-            Ok(taken)
-        })
+        wait(self.create_session(id, holder, claim, expires_at))
     }
 
     fn create_copy(
@@ -112,35 +291,7 @@ impl SessionStore for PostgresStore {
         contents: &StoredSession,
         last_used: Option<i64>,
     ) -> Result<Taken, StoreError> {
-        let (id, holder, claim, contents) =
-            (id.to_owned(), holder.clone(), claim.to_owned(), contents.clone());
-        self.pool.run(move |connection| {
-            let mut transaction = connection.transaction()?;
-            let now = now_millis();
-            transaction.execute(
-                "INSERT INTO sessions (id, created_at, updated_at, model_calls) VALUES ($1, $2, $3, $4)",
-                &[&id, &now, &last_used.unwrap_or(now), &(contents.model_calls as i64)],
-            )?;
-            let taken = rows::first_lease(
-                rows::take_lease(&mut transaction, &id, &holder, &claim, expires_at, None)?,
-                &id,
-            )?;
-            rows::insert_messages(&mut transaction, &id, 0, &contents.history, &contents.reply_usage)?;
-            for (namespace, key, value) in &contents.state {
-                transaction.execute(
-                    "INSERT INTO state (session_id, namespace, key, value) VALUES ($1, $2, $3, $4)",
-                    &[&id, namespace, key, value],
-                )?;
-            }
-            let summaries: Vec<(u64, Message)> =
-                contents.summaries.iter().map(|(number, message)| (*number, message.clone())).collect();
-            rows::insert_summaries(&mut transaction, &id, &summaries)?;
-            if let Some(stored) = &contents.view {
-                rows::insert_view(&mut transaction, &id, stored.generation, &stored.view)?;
-            }
-            transaction.commit()?;
-            Ok(taken)
-        })
+        wait(self.copy_session(id, holder, claim, expires_at, contents, last_used))
     }
 
     fn lease(
@@ -151,167 +302,86 @@ impl SessionStore for PostgresStore {
         expires_at: i64,
         replacing: Option<&str>,
     ) -> Result<LeaseAnswer, StoreError> {
-        let (id, holder, claim) = (id.to_owned(), holder.clone(), claim.to_owned());
-        let replacing = replacing.map(str::to_owned);
-        self.pool.run(move |connection| {
-            let mut transaction = connection.transaction()?;
-            let taken =
-                rows::take_lease(&mut transaction, &id, &holder, &claim, expires_at, replacing.as_deref())?;
-            let answer = match taken {
-                Some(taken) => LeaseAnswer::Taken(taken),
-                None => {
-                    LeaseAnswer::HeldBy(rows::held_lease(&mut transaction, &id, false)?.ok_or_else(|| {
-                        StoreError::Unavailable(format!(
-                            "session {id}'s lease was refused but no one holds it"
-                        ))
-                    })?)
-                }
-            };
-            transaction.commit()?;
-            Ok(answer)
-        })
+        wait(self.take_lease(id, holder, claim, expires_at, replacing))
     }
 
     fn renew_leases(&self, token: &str, expires_at: i64) -> Result<(), StoreError> {
-        let token = token.to_owned();
-        self.pool.run(move |connection| {
-            // The rows locked in the sessions' order, as a batch of events locks them
-            // (`shared.rs`): two transactions that lock rows in one order never wait for each
-            // other in a cycle. In the scan's order, a renewal and a relay's batch deadlocked.
-            connection.execute(
+        wait(async {
+            let client = self.pool.get().await?;
+            // The rows locked in one order, the sessions' (as a batch of events locks them),
+            // so that this and a batch never wait for each other in a cycle.
+            execute(
+                &client,
                 "UPDATE session_leases SET expires_at = $2 WHERE session_id IN (
                      SELECT session_id FROM session_leases WHERE token = $1 AND expires_at <> 0
-                     ORDER BY session_id COLLATE \"C\" FOR UPDATE)
+                     ORDER BY session_id FOR UPDATE)
                  AND token = $1 AND expires_at <> 0",
                 &[&token, &expires_at],
-            )?;
+            )
+            .await?;
             Ok(())
         })
     }
 
     fn release_lease(&self, id: &str, claim: &str) -> Result<(), StoreError> {
-        let (id, claim) = (id.to_owned(), claim.to_owned());
-        self.pool.run(move |connection| {
-            connection.execute(
+        wait(async {
+            let client = self.pool.get().await?;
+            execute(
+                &client,
                 "UPDATE session_leases SET expires_at = 0 WHERE session_id = $1 AND claim = $2",
                 &[&id, &claim],
-            )?;
+            )
+            .await?;
             Ok(())
         })
     }
 
     fn load(&self, id: &str) -> Result<Option<StoredSession>, StoreError> {
-        let id = id.to_owned();
-        self.pool.run(move |connection| {
-            // One snapshot: a session another host is writing is read as of one step.
-            let mut transaction = connection.snapshot()?;
-            let Some(row) =
-                transaction.query_opt("SELECT model_calls FROM sessions WHERE id = $1", &[&id])?
-            else {
-                return Ok(None);
-            };
-            let recorded_calls: i64 = row.get(0);
-            let mut history = Vec::new();
-            let mut usage = TokenUsage::default();
-            let mut reply_usage = Vec::new();
-            for row in transaction
-                .query("SELECT seq, body, usage FROM messages WHERE session_id = $1 ORDER BY seq", &[&id])?
-            {
-                let seq: i64 = row.get(0);
-                let corrupt = |detail: String| StoreError::Corrupt { session: id.clone(), seq, detail };
-                let message: Message =
-                    serde_json::from_str(row.get(1)).map_err(|error| corrupt(error.to_string()))?;
-                if let Some(used) = row.get::<_, Option<&str>>(2) {
-                    let used: TokenUsage =
-                        serde_json::from_str(used).map_err(|error| corrupt(format!("its usage: {error}")))?;
-                    usage = usage.plus(used);
-                    reply_usage.push((history.len(), used));
-                }
-                history.push(message);
-            }
-            let state = transaction
-                .query(
-                    "SELECT namespace, key, value FROM state WHERE session_id = $1 ORDER BY namespace, key",
-                    &[&id],
-                )?
-                .iter()
-                .map(|row| (row.get(0), row.get(1), row.get(2)))
-                .collect();
-            let summaries = rows::load_summaries(&mut transaction, &id)?;
-            let view = rows::load_view(&mut transaction, &id)?;
-            transaction.commit()?;
-            // As SQLite's: the replies in the history count the model calls that returned.
-            let replies = history.iter().filter(|message| message.role == Role::Assistant).count() as u64;
-            let model_calls = replies.max(recorded_calls as u64);
-            Ok(Some(StoredSession { history, state, model_calls, usage, reply_usage, summaries, view }))
-        })
+        wait(self.load_session(id))
     }
 
     fn commit(&self, id: &str, step: Step<'_>) -> Result<(), StoreError> {
-        let (id, step) = (id.to_owned(), OwnedStep::from(step));
-        self.pool.run(move |connection| {
-            let mut transaction = connection.transaction()?;
-            if let Some((token, generation)) = &step.lease {
-                rows::check_lease(&mut transaction, &id, Fence { token, generation: *generation })?;
-            }
-            rows::insert_messages(&mut transaction, &id, step.first_seq, &step.messages, &step.usage)?;
-            for change in &step.changes {
-                match &change.value {
-                    Some(value) => transaction.execute(
-                        "INSERT INTO state (session_id, namespace, key, value) VALUES ($1, $2, $3, $4)
-                         ON CONFLICT (session_id, namespace, key) DO UPDATE SET value = excluded.value",
-                        &[&id, &change.namespace, &change.key, value],
-                    )?,
-                    None => transaction.execute(
-                        "DELETE FROM state WHERE session_id = $1 AND namespace = $2 AND key = $3",
-                        &[&id, &change.namespace, &change.key],
-                    )?,
-                };
-            }
-            if step.messages.iter().any(|message| message.role == Role::User) {
-                transaction.execute(
-                    "UPDATE sessions SET updated_at = $2, model_calls = $3 WHERE id = $1",
-                    &[&id, &now_millis(), &(step.model_calls as i64)],
-                )?;
-            }
-            if let Some((generation, view, summaries)) = &step.view {
-                rows::insert_summaries(&mut transaction, &id, summaries)?;
-                rows::insert_view(&mut transaction, &id, *generation, view)?;
-            }
-            Ok(transaction.commit()?)
-        })
+        wait(self.commit_step(id, step))
     }
 
     fn list(&self, limit: usize) -> Result<Vec<String>, StoreError> {
-        let limit = row_limit(limit);
-        self.pool.run(move |connection| {
-            let rows =
-                connection.query("SELECT id FROM sessions ORDER BY updated_at DESC LIMIT $1", &[&limit])?;
+        wait(async {
+            let client = self.pool.get().await?;
+            let rows = query(
+                &client,
+                "SELECT id FROM sessions ORDER BY updated_at DESC LIMIT $1",
+                &[&row_limit(limit)],
+            )
+            .await?;
             Ok(rows.iter().map(|row| row.get(0)).collect())
         })
     }
 
     fn entries(&self, limit: usize) -> Result<Vec<SessionEntry>, StoreError> {
-        let limit = row_limit(limit);
-        self.pool.run(move |connection| {
-            let query = format!(
+        wait(async {
+            let client = self.pool.get().await?;
+            let sql = format!(
                 "{} FROM sessions ORDER BY sessions.updated_at DESC LIMIT $1",
                 session_entry_select("$2")
             );
-            Ok(connection.query(&query, &[&limit, &now_millis()])?.iter().map(session_entry).collect())
+            Ok(query(&client, &sql, &[&row_limit(limit), &now_millis()])
+                .await?
+                .iter()
+                .map(session_entry)
+                .collect())
         })
     }
 
     fn entries_owned(&self, owner: &str, limit: usize) -> Result<Vec<SessionEntry>, StoreError> {
-        let (owner, limit) = (owner_value(owner), row_limit(limit));
-        self.pool.run(move |connection| {
-            let query = format!(
+        wait(async {
+            let client = self.pool.get().await?;
+            let sql = format!(
                 "{} FROM state JOIN sessions ON sessions.id = state.session_id
                  WHERE {OWNED_BY} ORDER BY sessions.updated_at DESC LIMIT $2",
                 session_entry_select("$3")
             );
-            Ok(connection
-                .query(&query, &[&owner, &limit, &now_millis()])?
+            Ok(query(&client, &sql, &[&owner_value(owner), &row_limit(limit), &now_millis()])
+                .await?
                 .iter()
                 .map(session_entry)
                 .collect())
@@ -319,22 +389,23 @@ impl SessionStore for PostgresStore {
     }
 
     fn count_owned(&self, owner: &str) -> Result<usize, StoreError> {
-        let owner = owner_value(owner);
-        self.pool.run(move |connection| {
-            let count: i64 = connection
-                .query_one(&format!("SELECT COUNT(*) FROM state WHERE {OWNED_BY}"), &[&owner])?
-                .get(0);
+        wait(async {
+            let client = self.pool.get().await?;
+            let sql = format!("SELECT COUNT(*) FROM state WHERE {OWNED_BY}");
+            let count: i64 = query_one(&client, &sql, &[&owner_value(owner)]).await?.get(0);
             Ok(count as usize)
         })
     }
 
     fn state_value(&self, id: &str, namespace: &str, key: &str) -> Result<Option<String>, StoreError> {
-        let (id, namespace, key) = (id.to_owned(), namespace.to_owned(), key.to_owned());
-        self.pool.run(move |connection| {
-            let row = connection.query_opt(
+        wait(async {
+            let client = self.pool.get().await?;
+            let row = query_opt(
+                &client,
                 "SELECT value FROM state WHERE session_id = $1 AND namespace = $2 AND key = $3",
                 &[&id, &namespace, &key],
-            )?;
+            )
+            .await?;
             Ok(row.map(|row| row.get(0)))
         })
     }
@@ -344,25 +415,7 @@ impl SessionStore for PostgresStore {
     }
 
     fn delete(&self, id: &str) -> Result<bool, StoreError> {
-        let id = id.to_owned();
-        self.pool.run(move |connection| {
-            let mut transaction = connection.transaction()?;
-            for table in [
-                "messages",
-                "state",
-                "summaries",
-                "views",
-                "session_leases",
-                "session_events",
-                "session_event_views",
-                "pending_asks",
-            ] {
-                transaction.execute(&format!("DELETE FROM {table} WHERE session_id = $1"), &[&id])?;
-            }
-            let deleted = transaction.execute("DELETE FROM sessions WHERE id = $1", &[&id])? == 1;
-            transaction.commit()?;
-            Ok(deleted)
-        })
+        wait(self.delete_session(id))
     }
 }
 
@@ -462,8 +515,7 @@ mod tests {
         assert!(matches!(&error, StoreError::Open { path, .. } if path == &url), "{error:?}");
     }
 
-    /// The synchronous client panics on a thread that runs a tokio runtime: the store is
-    /// opened, used and dropped on one here, as the host does.
+    /// Opened, used and dropped on a thread that runs a tokio runtime, as the host does.
     #[tokio::test]
     async fn the_store_is_opened_used_and_dropped_from_async_code() {
         let db = TestDatabase::postgres();
@@ -471,5 +523,35 @@ mod tests {
         store.create("s1", &Holder::this_process(), "c0", i64::MAX).unwrap();
         assert_eq!(store.list(10).unwrap(), ["s1"]);
         drop(store);
+    }
+
+    /// The connections live on the store's own thread, whatever runtime (or none) uses the
+    /// store: it is used and dropped on a plain thread, on a `current_thread` runtime, in a
+    /// task of a multi-thread one, and after the runtime it was opened on has ended. None of
+    /// the drops panics or hangs (each joins the store's thread), and what each wrote is
+    /// there for the next.
+    #[test]
+    fn the_store_is_dropped_inside_and_outside_a_runtime_without_a_panic_or_a_hang() {
+        fn use_and_drop(url: &str, id: &str) {
+            let store = PostgresStore::open(url, Some(PASSWORD)).unwrap();
+            store.create(id, &Holder::this_process(), "c0", i64::MAX).unwrap();
+            store.load(id).unwrap().expect("just made");
+            drop(store);
+        }
+        let db = TestDatabase::postgres();
+        let url = url(&db).to_owned();
+        use_and_drop(&url, "plain");
+        let current_thread = || tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        current_thread().block_on(async { use_and_drop(&url, "current-thread") });
+        let multi_thread =
+            tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let in_a_task = url.clone();
+        multi_thread.block_on(tokio::spawn(async move { use_and_drop(&in_a_task, "multi-thread") })).unwrap();
+        let outlived =
+            current_thread().block_on(async { PostgresStore::open(&url, Some(PASSWORD)).unwrap() });
+        let mut ids = outlived.list(10).unwrap();
+        ids.sort();
+        assert_eq!(ids, ["current-thread", "multi-thread", "plain"]);
+        drop(outlived);
     }
 }

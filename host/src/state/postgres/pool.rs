@@ -1,97 +1,143 @@
-//! The connections of a [`super::PostgresStore`], each owned by a thread of its own that
-//! takes jobs over a channel.
+//! The connections of a [`super::PostgresStore`]: a `deadpool` pool of `tokio-postgres`
+//! clients whose connections all live on one thread of the store's own, which runs a tokio
+//! runtime for them alone.
 //!
-//! Why threads: the synchronous `postgres` client drives its connection on a runtime of its
-//! own, and panics when it is used (or dropped) on a thread that already runs a tokio
-//! runtime, which is where the store's callers are. So no `Client` ever leaves its worker:
-//! it is made there, used there and dropped there (with the statements prepared on it). The caller blocks on the reply, as it
-//! blocks on SQLite's disk writes. A job owns what it needs (the trait's borrowed arguments
-//! are copied into it), so a worker never touches the caller's memory.
+//! Why a thread of its own: a `tokio-postgres` connection is a task that must be polled for
+//! its client to get answers, and a task dies with the runtime it was spawned on. The store
+//! is used from many runtimes (the host's, a test's `current_thread` one that ends with the
+//! test) and from plain threads (the lease keeper, a `Drop`), so no caller's runtime can own
+//! the connections. The client side is runtime-agnostic (it talks to its connection over
+//! channels), so a caller on any runtime awaits its queries there, and a caller that does
+//! not await waits on its own thread ([`crate::state::wait`]) while the store's thread does
+//! the I/O. One pool serves both.
+//!
+//! Lifecycle: the pool is made with the store and dropped with it; dropping it ends every
+//! connection's task, then the thread's runtime is stopped and the thread joined, so a
+//! dropped store leaves no task, connection or thread behind, whatever runtime (or none)
+//! dropped it.
 
-use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::future::Future;
+use std::pin::Pin;
 
-use postgres::NoTls;
-
-use super::connection::Connection;
+use deadpool_postgres::{Manager, ManagerConfig, RecyclingMethod};
+use tokio::runtime::Handle;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tokio_postgres::NoTls;
 
 use crate::state::store::StoreError;
-use crate::unpoisoned::LockUnpoisoned as _;
 
-/// What a worker runs: the work, given the worker's connection or why there is none.
-type Job = Box<dyn FnOnce(Result<&mut Connection, StoreError>) + Send>;
+/// A client from the pool, returned to it when dropped.
+pub(super) type Client = deadpool_postgres::Object;
 
 pub(super) struct Pool {
-    /// `None` once the pool is being dropped, which ends the workers.
-    jobs: Option<Sender<Job>>,
-    workers: Vec<JoinHandle<()>>,
+    // Dropped before the thread: the connections' tasks end with their clients.
+    pool: deadpool_postgres::Pool,
+    /// Kept for its `Drop`, which stops the thread once the connections are gone.
+    _io: IoThread,
+    /// The database, for errors.
+    name: String,
 }
 
 impl Pool {
-    /// Starts `size` workers, each connecting on its first job (and again after its
-    /// connection broke), with `config`; `name` tells the database in errors.
-    pub(super) fn start(config: postgres::Config, name: String, size: usize) -> std::io::Result<Self> {
-        let (jobs, receiver) = mpsc::channel::<Job>();
-        let receiver = Arc::new(Mutex::new(receiver));
-        let workers = (0..size)
-            .map(|index| {
-                let (config, name, receiver) = (config.clone(), name.clone(), receiver.clone());
-                std::thread::Builder::new()
-                    .name(format!("postgres-{index}"))
-                    .spawn(move || work(&config, &name, &receiver))
-            })
-            .collect::<std::io::Result<_>>()?;
-        Ok(Self { jobs: Some(jobs), workers })
+    /// A pool of at most `size` connections to the database `config` names (`name` in
+    /// errors), each connected when first needed and again after it broke.
+    pub(super) fn start(config: tokio_postgres::Config, name: &str, size: usize) -> std::io::Result<Self> {
+        let thread = IoThread::start()?;
+        let connect = OnIoThread { runtime: thread.handle.clone() };
+        // A broken connection is closed, which `Fast` sees; a query to find out would be a
+        // round trip per use.
+        let manager =
+            Manager::from_connect(config, connect, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let pool = deadpool_postgres::Pool::builder(manager)
+            .max_size(size)
+            .build()
+            .map_err(|error| std::io::Error::other(error.to_string()))?;
+        Ok(Self { pool, _io: thread, name: name.to_owned() })
     }
 
-    /// Runs `work` on a connection and waits for its result.
-    pub(super) fn run<T: Send + 'static>(
-        &self,
-        work: impl FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
-    ) -> Result<T, StoreError> {
-        let (reply, answer) = mpsc::sync_channel(1);
-        let job: Job = Box::new(move |client| {
-            let _ = reply.send(client.and_then(work));
-        });
-        let gone = || StoreError::Unavailable("its connection threads have stopped".into());
-        self.jobs.as_ref().ok_or_else(gone)?.send(job).map_err(|_| gone())?;
-        // A job that panicked drops its reply sender unsent.
-        answer.recv().map_err(|_| StoreError::Unavailable("a query panicked".into()))?
+    /// A client, waiting for one while all are in use.
+    pub(super) async fn get(&self) -> Result<Client, StoreError> {
+        self.pool.get().await.map_err(|error| match error {
+            deadpool_postgres::PoolError::Backend(error) => {
+                StoreError::Open { path: self.name.clone(), detail: super::with_causes(&error) }
+            }
+            other => StoreError::Unavailable(format!("{}: {other}", self.name)),
+        })
     }
 }
 
-impl Drop for Pool {
+/// The thread the connections live on, and its runtime.
+struct IoThread {
+    handle: Handle,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl IoThread {
+    fn start() -> std::io::Result<Self> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let handle = runtime.handle().clone();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let thread = std::thread::Builder::new().name("postgres-io".into()).spawn(move || {
+            runtime.block_on(async {
+                let _ = stopped.await;
+            });
+            // The runtime is dropped here, off any other runtime: what is left of its tasks
+            // (connections whose clients were dropped meanwhile) is cancelled.
+        })?;
+        Ok(Self { handle, stop: Some(stop), thread: Some(thread) })
+    }
+}
+
+impl Drop for IoThread {
     fn drop(&mut self) {
-        self.jobs = None;
-        for worker in self.workers.drain(..) {
-            let _ = worker.join();
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
         }
     }
 }
 
-/// One worker: takes jobs until the pool is dropped, connecting when it has no live
-/// connection.
-fn work(config: &postgres::Config, name: &str, jobs: &Mutex<Receiver<Job>>) {
-    let mut connection: Option<Connection> = None;
-    loop {
-        let job = {
-            let jobs = jobs.lock_unpoisoned();
-            match jobs.recv() {
-                Ok(job) => job,
-                Err(_) => return,
-            }
-        };
-        if connection.as_ref().is_none_or(Connection::is_closed) {
-            connection = None;
-            match config.connect(NoTls) {
-                Ok(connected) => connection = Some(Connection::new(connected)),
-                Err(error) => {
-                    job(Err(StoreError::Open { path: name.to_owned(), detail: super::with_causes(&error) }));
-                    continue;
+/// Connects on the store's thread, so that the socket and the connection's task belong to
+/// its runtime however the caller runs.
+struct OnIoThread {
+    runtime: Handle,
+}
+
+impl deadpool_postgres::Connect for OnIoThread {
+    fn connect(
+        &self,
+        config: &tokio_postgres::Config,
+    ) -> Pin<
+        Box<
+            dyn Future<Output = Result<(tokio_postgres::Client, JoinHandle<()>), tokio_postgres::Error>>
+                + Send
+                + '_,
+        >,
+    > {
+        let config = config.clone();
+        let connecting = self.runtime.spawn(async move {
+            let (client, connection) = config.connect(NoTls).await?;
+            let task = tokio::spawn(async move {
+                if let Err(error) = connection.await {
+                    tracing::warn!("a session store connection ended: {}", super::with_causes(&error));
                 }
+            });
+            Ok((client, task))
+        });
+        Box::pin(async move {
+            match connecting.await {
+                Ok(connected) => connected,
+                Err(joined) => match joined.try_into_panic() {
+                    Ok(panic) => std::panic::resume_unwind(panic),
+                    // The runtime stops only when the store is dropped, which no call borrowing
+                    // it (this one included) outlives.
+                    Err(_) => unreachable!("the store's thread stopped while a call was connecting"),
+                },
             }
-        }
-        job(Ok(connection.as_mut().expect("connected just above")));
+        })
     }
 }

@@ -1,9 +1,10 @@
 //! The reads and writes the [`super::PostgresStore`]'s methods are made of, each on a
 //! transaction the method opened: the same rows, and the same refusals, as SQLite's.
 
-use postgres::error::SqlState;
+use deadpool_postgres::GenericClient;
+use tokio_postgres::error::SqlState;
 
-use super::connection::Work;
+use super::connection::{execute, query, query_opt};
 use crate::compacted_history::{CompactedHistory, Summaries};
 use crate::conversation::{Message, Role};
 use crate::events::TokenUsage;
@@ -28,15 +29,16 @@ WHERE session_leases.token = excluded.token OR session_leases.expires_at <= $8
 RETURNING generation, took_over";
 
 /// The taking of the lease on `id`, or `None` when another holder's is live.
-pub(super) fn take_lease(
-    transaction: &mut Work<'_>,
+pub(super) async fn take_lease(
+    on: &impl GenericClient,
     id: &str,
     holder: &Holder,
     claim: &str,
     expires_at: i64,
     replacing: Option<&str>,
 ) -> Result<Option<Taken>, StoreError> {
-    let taken = transaction.query_opt(
+    let taken = query_opt(
+        on,
         TAKE_LEASE,
         &[
             &id,
@@ -50,7 +52,8 @@ pub(super) fn take_lease(
             &replacing,
             &holder.role.as_str(),
         ],
-    )?;
+    )
+    .await?;
     Ok(taken.map(|row| Taken { generation: row.get::<_, i64>(0).max(0) as u64, took_over: row.get(1) }))
 }
 
@@ -61,15 +64,15 @@ pub(super) fn first_lease(taken: Option<Taken>, id: &str) -> Result<Taken, Store
 
 /// The lease on a session, as stored. `FOR UPDATE` when `lock`: the row stays as read until
 /// the transaction ends, so a lease checked is not taken before the step is written.
-pub(super) fn held_lease(
-    transaction: &mut Work<'_>,
+pub(super) async fn held_lease(
+    on: &impl GenericClient,
     id: &str,
     lock: bool,
 ) -> Result<Option<HeldLease>, StoreError> {
     let select =
         "SELECT token, pid, host, pid_namespace, expires_at, role FROM session_leases WHERE session_id = $1";
-    let query = if lock { format!("{select} FOR UPDATE") } else { select.to_owned() };
-    let Some(row) = transaction.query_opt(&query, &[&id])? else { return Ok(None) };
+    let sql = if lock { format!("{select} FOR UPDATE") } else { select.to_owned() };
+    let Some(row) = query_opt(on, &sql, &[&id]).await? else { return Ok(None) };
     Ok(Some(HeldLease {
         holder: Holder {
             token: row.get(0),
@@ -84,15 +87,17 @@ pub(super) fn held_lease(
 
 /// Whether the session's lease is still the taking `fence` names; the row is locked until
 /// the transaction ends, so it stays so while the transaction writes.
-pub(super) fn holds_lease(
-    transaction: &mut Work<'_>,
+pub(super) async fn holds_lease(
+    on: &impl GenericClient,
     id: &str,
     fence: Fence<'_>,
 ) -> Result<bool, StoreError> {
-    let row = transaction.query_opt(
+    let row = query_opt(
+        on,
         "SELECT token, generation, expires_at FROM session_leases WHERE session_id = $1 FOR UPDATE",
         &[&id],
-    )?;
+    )
+    .await?;
     Ok(row.is_some_and(|row| {
         row.get::<_, &str>(0) == fence.token
             && row.get::<_, i64>(1) == fence.generation as i64
@@ -102,21 +107,25 @@ pub(super) fn holds_lease(
 
 /// Fails unless the session's lease is still the taking `fence` names (see SQLite's
 /// `check_lease`), locked until the step is written.
-pub(super) fn check_lease(transaction: &mut Work<'_>, id: &str, fence: Fence<'_>) -> Result<(), StoreError> {
-    if holds_lease(transaction, id, fence)? {
+pub(super) async fn check_lease(
+    on: &impl GenericClient,
+    id: &str,
+    fence: Fence<'_>,
+) -> Result<(), StoreError> {
+    if holds_lease(on, id, fence).await? {
         return Ok(());
     }
-    Err(crate::state::lease::lost(id, held_lease(transaction, id, false)?))
+    Err(crate::state::lease::lost(id, held_lease(on, id, false).await?))
 }
 
-fn is_unique_violation(error: &postgres::Error) -> bool {
+fn is_unique_violation(error: &tokio_postgres::Error) -> bool {
     error.code() == Some(&SqlState::UNIQUE_VIOLATION)
 }
 
 /// Appends `messages` at `first_seq` on, each reply with its usage; a position is written
 /// once ([`StoreError::PositionTaken`]).
-pub(super) fn insert_messages(
-    transaction: &mut Work<'_>,
+pub(super) async fn insert_messages(
+    on: &impl GenericClient,
     id: &str,
     first_seq: usize,
     messages: &[Message],
@@ -126,7 +135,7 @@ pub(super) fn insert_messages(
         let prompt = (message.role == Role::User).then(|| prompt(&message.content));
         let insert =
             "INSERT INTO messages (session_id, seq, body, usage, prompt) VALUES ($1, $2, $3, $4, $5)";
-        transaction.execute(insert, &[&id, &seq, &body, &usage, &prompt]).map_err(|error| {
+        execute(on, insert, &[&id, &seq, &body, &usage, &prompt]).await.map_err(|error| {
             if is_unique_violation(&error) {
                 StoreError::PositionTaken { session: id.to_owned(), seq }
             } else {
@@ -146,49 +155,50 @@ fn prompt(content: &str) -> String {
 /// As many characters as SQLite's listing reads of a first prompt.
 const PROMPT_CHARS: usize = 1_000;
 
-pub(super) fn insert_summaries(
-    transaction: &mut Work<'_>,
+pub(super) async fn insert_summaries(
+    on: &impl GenericClient,
     id: &str,
     summaries: &[(u64, Message)],
 ) -> Result<(), StoreError> {
     for (number, message) in summaries {
         let body = serde_json::to_string(message).expect("messages always serialize");
-        transaction.execute(
+        execute(
+            on,
             "INSERT INTO summaries (session_id, id, body) VALUES ($1, $2, $3)",
             &[&id, &(*number as i64), &body],
-        )?;
+        )
+        .await?;
     }
     Ok(())
 }
 
 /// Writes `view` as the session's `generation`, once ([`StoreError::ViewTaken`]).
-pub(super) fn insert_view(
-    transaction: &mut Work<'_>,
+pub(super) async fn insert_view(
+    on: &impl GenericClient,
     id: &str,
     generation: u64,
     view: &CompactedHistory,
 ) -> Result<(), StoreError> {
     let entries = serde_json::to_string(&view.entries).expect("view entries always serialize");
-    transaction
-        .execute(
-            "INSERT INTO views (session_id, generation, covers, entries, created_at) VALUES ($1, $2, $3, $4, $5)",
-            &[&id, &(generation as i64), &(view.covers as i64), &entries, &now_millis()],
-        )
-        .map_err(|error| {
-            if is_unique_violation(&error) {
-                StoreError::ViewTaken { session: id.to_owned(), generation }
-            } else {
-                error.into()
-            }
-        })?;
+    execute(
+        on,
+        "INSERT INTO views (session_id, generation, covers, entries, created_at) VALUES ($1, $2, $3, $4, $5)",
+        &[&id, &(generation as i64), &(view.covers as i64), &entries, &now_millis()],
+    )
+    .await
+    .map_err(|error| {
+        if is_unique_violation(&error) {
+            StoreError::ViewTaken { session: id.to_owned(), generation }
+        } else {
+            error.into()
+        }
+    })?;
     Ok(())
 }
 
-pub(super) fn load_summaries(transaction: &mut Work<'_>, id: &str) -> Result<Summaries, StoreError> {
+pub(super) async fn load_summaries(on: &impl GenericClient, id: &str) -> Result<Summaries, StoreError> {
     let mut summaries = Summaries::new();
-    for row in
-        transaction.query("SELECT id, body FROM summaries WHERE session_id = $1 ORDER BY id", &[&id])?
-    {
+    for row in query(on, "SELECT id, body FROM summaries WHERE session_id = $1 ORDER BY id", &[&id]).await? {
         let number: i64 = row.get(0);
         let message = serde_json::from_str(row.get(1)).map_err(|error| StoreError::CorruptView {
             session: id.to_owned(),
@@ -200,11 +210,13 @@ pub(super) fn load_summaries(transaction: &mut Work<'_>, id: &str) -> Result<Sum
 }
 
 /// The session's newest view, if it has one.
-pub(super) fn load_view(transaction: &mut Work<'_>, id: &str) -> Result<Option<StoredView>, StoreError> {
-    let Some(row) = transaction.query_opt(
+pub(super) async fn load_view(on: &impl GenericClient, id: &str) -> Result<Option<StoredView>, StoreError> {
+    let Some(row) = query_opt(
+        on,
         "SELECT generation, covers, entries FROM views WHERE session_id = $1 ORDER BY generation DESC LIMIT 1",
         &[&id],
-    )?
+    )
+    .await?
     else {
         return Ok(None);
     };
@@ -237,7 +249,7 @@ pub(super) fn session_entry_select(now: &str) -> String {
     )
 }
 
-pub(super) fn session_entry(row: &postgres::Row) -> SessionEntry {
+pub(super) fn session_entry(row: &tokio_postgres::Row) -> SessionEntry {
     let prompt: Option<String> = row.get(2);
     let messages: Option<i64> = row.get(3);
     SessionEntry {

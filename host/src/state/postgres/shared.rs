@@ -1,6 +1,10 @@
 //! The [`SharedLog`] of a [`PostgresStore`]: the log's tables (`migrations/V3__shared_log.sql`),
 //! and LISTEN/NOTIFY on one channel whose payload is a session's id, sent when the
 //! transaction that moved the session commits.
+//!
+//! The connection that LISTENs is not the pool's: it waits for notices on a thread of its
+//! own with the synchronous client, so that a slow `woken` never holds up the store's
+//! queries.
 
 use std::time::Duration;
 
@@ -8,9 +12,11 @@ use postgres::NoTls;
 use postgres::fallible_iterator::FallibleIterator;
 
 use super::PostgresStore;
+use super::connection::{execute, query, query_one, query_opt};
 use crate::state::lease::now_millis;
 use crate::state::shared::{Appended, LogPage, LoggedEvent, Moved, SharedLog, Woken};
 use crate::state::store::StoreError;
+use crate::state::wait::wait;
 
 /// The channel every host listens on for sessions that moved.
 const CHANNEL: &str = "agent_host_sessions";
@@ -23,154 +29,181 @@ const TICK: Duration = Duration::from_secs(1);
 impl SharedLog for PostgresStore {
     fn append(&self, batches: &[Appended], keep: usize) -> Result<usize, StoreError> {
         // In the sessions' (bytes') order, as `renew_leases` locks their leases.
-        let mut batches = batches.to_vec();
+        let mut batches: Vec<&Appended> = batches.iter().collect();
         batches.sort_by(|a, b| a.session.cmp(&b.session));
         let keep = i64::try_from(keep).unwrap_or(i64::MAX);
-        self.pool.run(move |connection| {
-            let mut transaction = connection.transaction()?;
+        wait(async {
+            let mut client = self.pool.get().await?;
+            let transaction = client.transaction().await?;
             let mut fenced = 0;
-            for batch in &batches {
+            for batch in batches {
                 // Writers of one session take turns, so each numbers after the last.
-                transaction.execute("SELECT pg_advisory_xact_lock(hashtext($1))", &[&batch.session])?;
+                execute(&transaction, "SELECT pg_advisory_xact_lock(hashtext($1))", &[&batch.session])
+                    .await?;
                 if let Some((token, generation)) = &batch.fence {
                     let fence = crate::state::lease::Fence { token, generation: *generation };
-                    if !super::rows::holds_lease(&mut transaction, &batch.session, fence)? {
+                    if !super::rows::holds_lease(&transaction, &batch.session, fence).await? {
                         fenced += 1;
                         continue;
                     }
                 }
-                let last: i64 = transaction
-                    .query_one(
-                        "SELECT COALESCE(MAX(seq), 0) FROM session_events WHERE session_id = $1",
-                        &[&batch.session],
-                    )?
-                    .get(0);
+                let last: i64 = query_one(
+                    &transaction,
+                    "SELECT COALESCE(MAX(seq), 0) FROM session_events WHERE session_id = $1",
+                    &[&batch.session],
+                )
+                .await?
+                .get(0);
                 let (kinds, bodies): (Vec<&str>, Vec<&str>) =
                     batch.events.iter().map(|(kind, json)| (kind.as_str(), json.as_str())).unzip();
-                transaction.execute(
+                execute(
+                    &transaction,
                     "INSERT INTO session_events (session_id, seq, kind, body)
                      SELECT $1, $2 + n, kind, body FROM UNNEST($3::text[], $4::text[]) WITH ORDINALITY AS t(kind, body, n)",
                     &[&batch.session, &last, &kinds, &bodies],
-                )?;
+                )
+                .await?;
                 let newest = last + batch.events.len() as i64;
                 if let Some(views) = &batch.views {
-                    transaction.execute(
+                    execute(
+                        &transaction,
                         "INSERT INTO session_event_views (session_id, seq, views) VALUES ($1, $2, $3)
                          ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, views = excluded.views",
                         &[&batch.session, &newest, views],
-                    )?;
+                    )
+                    .await?;
                 }
-                transaction.execute(
+                execute(
+                    &transaction,
                     "DELETE FROM session_events WHERE session_id = $1 AND seq <= $2",
                     &[&batch.session, &(newest - keep)],
-                )?;
-                transaction.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &batch.session])?;
+                )
+                .await?;
+                execute(&transaction, "SELECT pg_notify($1, $2)", &[&CHANNEL, &batch.session]).await?;
             }
-            transaction.commit()?;
+            transaction.commit().await?;
             Ok(fenced)
         })
     }
 
     fn events_after(&self, session: &str, after: u64, limit: usize) -> Result<LogPage, StoreError> {
-        let (session, after, limit) =
-            (session.to_owned(), after as i64, i64::try_from(limit).unwrap_or(i64::MAX));
-        self.pool.run(move |connection| {
-            let mut snapshot = connection.snapshot()?;
-            let oldest: Option<i64> = snapshot
-                .query_one("SELECT MIN(seq) FROM session_events WHERE session_id = $1", &[&session])?
-                .get(0);
-            let events = snapshot
-                .query(
-                    "SELECT seq, kind, body FROM session_events WHERE session_id = $1 AND seq > $2
-                     ORDER BY seq LIMIT $3",
-                    &[&session, &after, &limit],
-                )?
-                .iter()
-                .map(|row| LoggedEvent {
-                    seq: row.get::<_, i64>(0) as u64,
-                    kind: row.get(1),
-                    json: row.get(2),
-                })
-                .collect();
-            snapshot.commit()?;
+        let (after, limit) = (after as i64, i64::try_from(limit).unwrap_or(i64::MAX));
+        wait(async {
+            let mut client = self.pool.get().await?;
+            let snapshot = client
+                .build_transaction()
+                .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+                .read_only(true)
+                .start()
+                .await?;
+            let oldest: Option<i64> = query_one(
+                &snapshot,
+                "SELECT MIN(seq) FROM session_events WHERE session_id = $1",
+                &[&session],
+            )
+            .await?
+            .get(0);
+            let events = query(
+                &snapshot,
+                "SELECT seq, kind, body FROM session_events WHERE session_id = $1 AND seq > $2
+                 ORDER BY seq LIMIT $3",
+                &[&session, &after, &limit],
+            )
+            .await?
+            .iter()
+            .map(|row| LoggedEvent { seq: row.get::<_, i64>(0) as u64, kind: row.get(1), json: row.get(2) })
+            .collect();
+            snapshot.commit().await?;
             Ok(LogPage { oldest_kept: oldest.map(|seq| seq as u64), events })
         })
     }
 
     fn views(&self, session: &str) -> Result<Option<(String, u64)>, StoreError> {
-        let session = session.to_owned();
-        self.pool.run(move |connection| {
-            let row = connection
-                .query_opt("SELECT views, seq FROM session_event_views WHERE session_id = $1", &[&session])?;
+        wait(async {
+            let client = self.pool.get().await?;
+            let row = query_opt(
+                &client,
+                "SELECT views, seq FROM session_event_views WHERE session_id = $1",
+                &[&session],
+            )
+            .await?;
             Ok(row.map(|row| (row.get(0), row.get::<_, i64>(1) as u64)))
         })
     }
 
     fn last_event(&self, session: &str) -> Result<u64, StoreError> {
-        let session = session.to_owned();
-        self.pool.run(move |connection| {
-            let last: i64 = connection
-                .query_one(
-                    "SELECT COALESCE(MAX(seq), 0) FROM session_events WHERE session_id = $1",
-                    &[&session],
-                )?
-                .get(0);
+        wait(async {
+            let client = self.pool.get().await?;
+            let last: i64 = query_one(
+                &client,
+                "SELECT COALESCE(MAX(seq), 0) FROM session_events WHERE session_id = $1",
+                &[&session],
+            )
+            .await?
+            .get(0);
             Ok(last as u64)
         })
     }
 
     fn ask(&self, session: &str, id: &str) -> Result<(), StoreError> {
-        let (session, id) = (session.to_owned(), id.to_owned());
-        self.pool.run(move |connection| {
-            connection.execute(
+        wait(async {
+            let client = self.pool.get().await?;
+            execute(
+                &client,
                 "INSERT INTO pending_asks (session_id, id, asked_at) VALUES ($1, $2, $3)
                  ON CONFLICT (session_id, id) DO UPDATE SET answer = NULL, asked_at = excluded.asked_at",
                 &[&session, &id, &now_millis()],
-            )?;
+            )
+            .await?;
             Ok(())
         })
     }
 
     fn answer(&self, session: &str, id: &str, answer: &str) -> Result<bool, StoreError> {
-        let (session, id, answer) = (session.to_owned(), id.to_owned(), answer.to_owned());
-        self.pool.run(move |connection| {
-            let mut transaction = connection.transaction()?;
-            let answered = transaction.execute(
+        wait(async {
+            let mut client = self.pool.get().await?;
+            let transaction = client.transaction().await?;
+            let answered = execute(
+                &transaction,
                 "UPDATE pending_asks SET answer = $3 WHERE session_id = $1 AND id = $2 AND answer IS NULL",
                 &[&session, &id, &answer],
-            )? == 1;
+            )
+            .await?
+                == 1;
             if answered {
-                transaction.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &session])?;
+                execute(&transaction, "SELECT pg_notify($1, $2)", &[&CHANNEL, &session]).await?;
             }
-            transaction.commit()?;
+            transaction.commit().await?;
             Ok(answered)
         })
     }
 
     fn answer_to(&self, session: &str, id: &str) -> Result<Option<String>, StoreError> {
-        let (session, id) = (session.to_owned(), id.to_owned());
-        self.pool.run(move |connection| {
-            let row = connection.query_opt(
+        wait(async {
+            let client = self.pool.get().await?;
+            let row = query_opt(
+                &client,
                 "SELECT answer FROM pending_asks WHERE session_id = $1 AND id = $2",
                 &[&session, &id],
-            )?;
+            )
+            .await?;
             Ok(row.and_then(|row| row.get(0)))
         })
     }
 
     fn forget_ask(&self, session: &str, id: &str) -> Result<(), StoreError> {
-        let (session, id) = (session.to_owned(), id.to_owned());
-        self.pool.run(move |connection| {
-            connection
-                .execute("DELETE FROM pending_asks WHERE session_id = $1 AND id = $2", &[&session, &id])?;
+        wait(async {
+            let client = self.pool.get().await?;
+            execute(&client, "DELETE FROM pending_asks WHERE session_id = $1 AND id = $2", &[&session, &id])
+                .await?;
             Ok(())
         })
     }
 
     fn request_cancel(&self, session: &str) -> Result<(), StoreError> {
-        let session = session.to_owned();
-        self.pool.run(move |connection| {
-            connection.execute("SELECT pg_notify($1, $2)", &[&CANCELS, &session])?;
+        wait(async {
+            let client = self.pool.get().await?;
+            execute(&client, "SELECT pg_notify($1, $2)", &[&CANCELS, &session]).await?;
             Ok(())
         })
     }
