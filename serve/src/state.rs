@@ -133,7 +133,7 @@ impl App {
                 OWNER.1,
                 Some(serde_json::Value::from(principal.name.clone()).to_string()),
             );
-            session.commit(&**store).map_err(internal)?;
+            session.commit_async(&**store).await.map_err(internal)?;
         }
         Ok(self.keep(handle, principal.name.clone()).await)
     }

@@ -12,6 +12,7 @@ mod checkpoint;
 mod copy;
 pub mod document;
 mod estimated_usage;
+mod landing;
 pub mod lease;
 mod listing;
 mod message_rows;
@@ -40,7 +41,7 @@ pub use postgres::PostgresStore;
 pub use session::{CompactError, Session};
 pub use sessions::{DEFAULT_LEASE, SessionHandle, Sessions, new_session_id};
 pub use sqlite::SqliteStore;
-pub use store::{SessionStore, Step, StoreError, StoredSession, StoredView, ViewChange};
+pub use store::{SessionStore, Step, StoreError, StoreFuture, StoredSession, StoredView, ViewChange};
 
 /// What the host's own namespaces of a session's bag begin with: its standing approvals, a
 /// served session's owner, plugins' model usage, the estimated usage of its own calls. No

@@ -1,6 +1,7 @@
-use super::StateBag;
+use super::landing::{Landing, Settle};
 use super::lease::LeaseGuard;
 use super::store::{SessionStore, Step, StoreError, StoredView, ViewChange};
+use super::{StateBag, StateChange};
 use crate::compacted_history::{
     self, CompactedHistory, Compaction, CompactionError, MessageId, Summaries, Viewed,
 };
@@ -199,7 +200,22 @@ impl Session {
     /// when nothing changed. On failure the changes stay pending and the next commit
     /// retries them.
     pub fn commit(&mut self, store: &dyn SessionStore) -> Result<(), StoreError> {
-        self.commit_step(store, None)
+        let usage = self.pending_usage.clone();
+        let changes = self.bag.take_changes();
+        let Some((id, step, mut books)) = self.step(&changes, &usage, None) else { return Ok(()) };
+        let outcome = store.commit(id, step);
+        books.settle(&outcome);
+        outcome
+    }
+
+    /// [`Session::commit`], awaited ([`SessionStore::commit_async`]): what a turn calls, so
+    /// that its thread serves other sessions while the store makes the step durable. A
+    /// caller that stops awaiting still has the step settled ([`Landing`]).
+    pub async fn commit_async(&mut self, store: &dyn SessionStore) -> Result<(), StoreError> {
+        let usage = self.pending_usage.clone();
+        let changes = self.bag.take_changes();
+        let Some((id, step, books)) = self.step(&changes, &usage, None) else { return Ok(()) };
+        Landing::new(store.commit_async(id, step), books).await
     }
 
     /// Replaces what is sent by `compaction` of it (see [`compacted_history::check`], which it must
@@ -211,6 +227,36 @@ impl Session {
         store: &dyn SessionStore,
         compaction: Compaction,
     ) -> Result<Vec<MessageId>, CompactError> {
+        let new = self.compacted(compaction)?;
+        let usage = self.pending_usage.clone();
+        let changes = self.bag.take_changes();
+        let Some((id, step, mut books)) = self.step(&changes, &usage, Some(&new)) else {
+            unreachable!("a step with a view is never empty")
+        };
+        let outcome = store.commit(id, step);
+        books.settle(&outcome);
+        outcome?;
+        Ok(new.ids())
+    }
+
+    /// [`Session::compact`], awaited, as [`Session::commit_async`] is.
+    pub async fn compact_async(
+        &mut self,
+        store: &dyn SessionStore,
+        compaction: Compaction,
+    ) -> Result<Vec<MessageId>, CompactError> {
+        let new = self.compacted(compaction)?;
+        let usage = self.pending_usage.clone();
+        let changes = self.bag.take_changes();
+        let Some((id, step, books)) = self.step(&changes, &usage, Some(&new)) else {
+            unreachable!("a step with a view is never empty")
+        };
+        Landing::new(store.commit_async(id, step), books).await?;
+        Ok(new.ids())
+    }
+
+    /// The view `compaction` makes of what is sent now, checked.
+    fn compacted(&self, compaction: Compaction) -> Result<NewView, CompactError> {
         compacted_history::check(&self.viewed(), &compaction)?;
         let next_summary = self.summaries.last_key_value().map_or(1, |(number, _)| number + 1);
         let (view, added) = compacted_history::apply(self.view(), compaction, next_summary);
@@ -218,46 +264,111 @@ impl Session {
         let mut summaries = self.summaries.clone();
         summaries.extend(added.iter().cloned());
         let sent = compacted_history::materialize(Some(&view), &self.history, &summaries)?;
-        let change = ViewChange { generation, view: &view, summaries: &added };
-        self.commit_step(store, Some(change))?;
-        self.summaries = summaries;
-        self.compacted = Some(Compacted { view, generation, sent: History::from(sent) });
-        Ok(added.iter().map(|(number, _)| MessageId::Summary(*number)).collect())
+        Ok(NewView { view, generation, added, summaries, sent })
     }
 
-    fn commit_step(
-        &mut self,
-        store: &dyn SessionStore,
-        view: Option<ViewChange<'_>>,
-    ) -> Result<(), StoreError> {
-        let changes = self.bag.take_changes();
+    /// The step of everything since the last commit (`changes` taken from the bag, `usage` a
+    /// copy of the pending usage) with `view`, and the books its answer settles; `None` when
+    /// nothing changed.
+    fn step<'s>(
+        &'s mut self,
+        changes: &'s [StateChange],
+        usage: &'s [(usize, TokenUsage)],
+        view: Option<&'s NewView>,
+    ) -> Option<(&'s str, Step<'s>, Books<'s>)> {
+        let Self {
+            id,
+            history,
+            compacted,
+            summaries,
+            bag,
+            model_calls,
+            pending_usage,
+            persisted,
+            persisted_model_calls,
+            lease,
+            ..
+        } = self;
         if view.is_none()
             && changes.is_empty()
-            && self.persisted == self.history.len()
-            && self.persisted_model_calls == self.model_calls
+            && *persisted == history.len()
+            && *persisted_model_calls == *model_calls
         {
-            return Ok(());
+            return None;
         }
         let step = Step {
-            lease: Some(self.lease.fence()),
-            first_seq: self.persisted,
-            messages: &self.history[self.persisted..],
-            usage: &self.pending_usage,
-            changes: &changes,
-            model_calls: self.model_calls,
-            view,
+            lease: Some(lease.fence()),
+            first_seq: *persisted,
+            messages: &history[*persisted..],
+            usage,
+            changes,
+            model_calls: *model_calls,
+            view: view.map(|new| ViewChange {
+                generation: new.generation,
+                view: &new.view,
+                summaries: &new.added,
+            }),
         };
-        match store.commit(&self.id, step) {
-            Ok(()) => {
-                self.persisted = self.history.len();
-                self.persisted_model_calls = self.model_calls;
-                self.pending_usage.clear();
-                Ok(())
-            }
-            Err(error) => {
-                self.bag.restore_changes(&changes);
-                Err(error)
-            }
+        let books = Books {
+            written: (history.len(), *model_calls),
+            persisted,
+            persisted_model_calls,
+            pending_usage,
+            bag,
+            changes,
+            view: view.map(|new| (compacted, summaries, new)),
+        };
+        Some((id, step, books))
+    }
+}
+
+/// A compaction's view, before it is the session's.
+struct NewView {
+    view: CompactedHistory,
+    generation: u64,
+    /// The summaries it adds.
+    added: Vec<(u64, Message)>,
+    /// Every summary, with those.
+    summaries: Summaries,
+    /// What it sends.
+    sent: Vec<Message>,
+}
+
+impl NewView {
+    fn ids(&self) -> Vec<MessageId> {
+        self.added.iter().map(|(number, _)| MessageId::Summary(*number)).collect()
+    }
+}
+
+/// What a commit's answer changes in its session: on success, how much the store has (and a
+/// compaction's view becomes the session's); on failure, the bag's changes pending again so
+/// that the next commit retries them.
+struct Books<'s> {
+    /// The history's length and the model-call count the step writes.
+    written: (usize, u64),
+    persisted: &'s mut usize,
+    persisted_model_calls: &'s mut u64,
+    pending_usage: &'s mut Vec<(usize, TokenUsage)>,
+    bag: &'s StateBag,
+    changes: &'s [StateChange],
+    view: Option<(&'s mut Option<Compacted>, &'s mut Summaries, &'s NewView)>,
+}
+
+impl Settle for Books<'_> {
+    fn settle(&mut self, outcome: &Result<(), StoreError>) {
+        if outcome.is_err() {
+            self.bag.restore_changes(self.changes);
+            return;
+        }
+        (*self.persisted, *self.persisted_model_calls) = self.written;
+        self.pending_usage.clear();
+        if let Some((compacted, summaries, new)) = &mut self.view {
+            **summaries = new.summaries.clone();
+            **compacted = Some(Compacted {
+                view: new.view.clone(),
+                generation: new.generation,
+                sent: History::from(new.sent.clone()),
+            });
         }
     }
 }
@@ -283,6 +394,7 @@ mod tests {
         a_compaction_that_fails_its_checks_or_its_commit_changes_nothing,
         a_fork_copies_history_bag_and_view_and_leaves_the_source_as_it_was,
         truncation_of_a_session_passes_the_checks_the_session_applies,
+        a_commit_whose_caller_stops_awaiting_it_lands_and_the_session_knows,
     );
 
     fn sessions(db: &TestDatabase) -> Sessions {
@@ -446,6 +558,32 @@ mod tests {
         assert_eq!(truncation.dropped, [MessageId::Message(1), MessageId::Message(2), MessageId::Message(3)]);
         session.compact(&**sessions.store(), truncation.compaction).unwrap();
         assert_eq!(contents(session.to_send()), ["first", "second", "ok"]);
+    }
+
+    /// A turn dropped while its step's commit is in flight (Ctrl-C, a cancel over HTTP): the
+    /// future is polled once and dropped. The step lands, the session counts it as written,
+    /// and its next commit appends after it rather than sending it again (which the store
+    /// would refuse: its positions are taken).
+    fn a_commit_whose_caller_stops_awaiting_it_lands_and_the_session_knows(db: &TestDatabase) {
+        use futures_util::FutureExt as _;
+        let sessions = sessions(db);
+        let handle = sessions.create().unwrap();
+        let mut session = handle.try_lock().unwrap();
+        session.push(Message::user("first"));
+        session.bag().put("notes", "k", Some("1".into()));
+        let store = sessions.store().clone();
+        // PostgreSQL answers after a round trip, so the one poll leaves it in flight.
+        let answered = session.commit_async(&*store).now_or_never();
+        if matches!(db, TestDatabase::Postgres { .. }) {
+            assert!(answered.is_none(), "in flight when dropped");
+        }
+        let stored = db.open().load(session.id()).unwrap().unwrap();
+        assert_eq!(contents(&History::from(stored.history)), ["first"]);
+        assert_eq!(stored.state, [("notes".to_owned(), "k".to_owned(), "1".to_owned())]);
+        session.push(Message::user("second"));
+        session.commit(&*store).unwrap();
+        let stored = db.open().load(session.id()).unwrap().unwrap();
+        assert_eq!(contents(&History::from(stored.history)), ["first", "second"]);
     }
 
     /// The test databases of the kill test, and where the child says it stopped.

@@ -1,3 +1,6 @@
+use std::future::Future;
+use std::pin::Pin;
+
 use super::StateChange;
 use super::lease::{Fence, Holder, LeaseAnswer, Taken};
 use super::listing::SessionEntry;
@@ -59,7 +62,16 @@ pub struct Step<'a> {
     pub view: Option<ViewChange<'a>>,
 }
 
+/// What a store's asynchronous method answers with: a future that may borrow the call's
+/// arguments, which a turn's task can hold across its awaits.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+
 /// Where sessions live. SQLite by default; the trait leaves room for a shared store.
+///
+/// Its methods are synchronous and may block the calling thread on the store's I/O. What a
+/// turn calls on its hot path also has an asynchronous twin (`*_async`), which a store
+/// whose I/O is a network round trip (PostgreSQL) answers without holding the caller's
+/// thread; each twin's default runs the synchronous method, so a store need not have one.
 pub trait SessionStore: Send + Sync {
     /// Records a new, empty session, leased to `holder` until `expires_at` (ms since the
     /// epoch), in one transaction. `claim` names this one taking of the lease.
@@ -99,6 +111,11 @@ pub trait SessionStore: Send + Sync {
     fn load(&self, id: &str) -> Result<Option<StoredSession>, StoreError>;
     /// Makes one step durable.
     fn commit(&self, id: &str, step: Step<'_>) -> Result<(), StoreError>;
+    /// [`SessionStore::commit`], awaited: the step is durable when the future answers `Ok`,
+    /// and refused as `commit` refuses it otherwise.
+    fn commit_async<'a>(&'a self, id: &'a str, step: Step<'a>) -> StoreFuture<'a, ()> {
+        Box::pin(async move { self.commit(id, step) })
+    }
     /// Session ids, most recently used first.
     fn list(&self, limit: usize) -> Result<Vec<String>, StoreError>;
     /// The sessions, most recently used first, each with what tells it apart (its last use,

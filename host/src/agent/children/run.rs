@@ -70,7 +70,7 @@ pub(in crate::agent) async fn apply(
                         created.push(message);
                     }
                 }
-                created.commit(&**host.sessions().store())?;
+                created.commit_async(&**host.sessions().store()).await?;
                 let record = ChildRecord {
                     number,
                     name: spec.name,

@@ -133,7 +133,7 @@ impl LiveSession {
     ) -> Result<(), StoreError> {
         forward_model_calls(sink, ctx);
         self.gather_views(plugins, sink).await;
-        self.stored.commit(store)
+        self.stored.commit_async(store).await
     }
 
     /// Where views are gathered, at the end of each step and after each tool call (a view

@@ -141,7 +141,7 @@ impl Compactor<'_> {
         let replaced = compaction.replaces;
         let (summaries, tokens_after) =
             size.unwrap_or_else(|| size_after(&session.viewed(), session, self.tokens, &tokens, &compaction));
-        match session.compact(self.store, compaction) {
+        match session.compact_async(self.store, compaction).await {
             Ok(_) => {}
             Err(CompactError::Store(error)) => return Err(error),
             // Checked above; a failure here is the host's own bug, and the old view stands.

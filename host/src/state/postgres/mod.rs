@@ -4,8 +4,11 @@
 //! meanwhile fails the step.
 //!
 //! Asynchronous underneath: every method is an `async fn` on a pooled `tokio-postgres` client
-//! ([`pool`] says where the connections live and why); the trait's methods wait for it on
-//! their caller's thread ([`crate::state::wait`]), as the synchronous client did.
+//! ([`pool`] says where the connections live and why). What a turn does on its hot path has
+//! an asynchronous twin in the trait ([`SessionStore::commit_async`]), which the turn awaits,
+//! so that the runtime's worker runs other sessions during the round trips. Every other
+//! method, and the synchronous `commit`, waits for the same future on its caller's thread
+//! ([`crate::state::wait`]), as the synchronous client did.
 
 mod connection;
 mod pool;
@@ -22,7 +25,7 @@ use self::pool::Pool;
 use self::rows::{OWNED_BY, session_entry, session_entry_select};
 use super::lease::{Holder, LeaseAnswer, Taken, now_millis};
 use super::listing::SessionEntry;
-use super::store::{SessionStore, Step, StoreError, StoredSession};
+use super::store::{SessionStore, Step, StoreError, StoreFuture, StoredSession};
 use super::wait::wait;
 use crate::conversation::{Message, Role};
 use crate::events::TokenUsage;
@@ -344,6 +347,10 @@ impl SessionStore for PostgresStore {
         wait(self.commit_step(id, step))
     }
 
+    fn commit_async<'a>(&'a self, id: &'a str, step: Step<'a>) -> StoreFuture<'a, ()> {
+        Box::pin(self.commit_step(id, step))
+    }
+
     fn list(&self, limit: usize) -> Result<Vec<String>, StoreError> {
         wait(async {
             let client = self.pool.get().await?;
@@ -546,7 +553,8 @@ mod tests {
         let multi_thread =
             tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         let in_a_task = url.clone();
-        multi_thread.block_on(tokio::spawn(async move { use_and_drop(&in_a_task, "multi-thread") })).unwrap();
+        let task = multi_thread.spawn(async move { use_and_drop(&in_a_task, "multi-thread") });
+        multi_thread.block_on(task).unwrap();
         let outlived =
             current_thread().block_on(async { PostgresStore::open(&url, Some(PASSWORD)).unwrap() });
         let mut ids = outlived.list(10).unwrap();
