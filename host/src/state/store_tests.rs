@@ -22,6 +22,7 @@ both_stores!(
     a_copy_is_whole_and_leased,
     of_many_processes_racing_for_a_lapsed_lease_one_wins_and_only_it_writes,
     a_nul_character_in_a_message_or_a_value_is_kept_and_listed,
+    a_view_generation_already_written_fails_the_step_with_the_typed_error_and_writes_nothing,
 );
 
 fn step<'a>(lease: Option<Fence<'a>>, first_seq: usize, messages: &'a [Message]) -> Step<'a> {
@@ -405,4 +406,44 @@ fn a_nul_character_in_a_message_or_a_value_is_kept_and_listed(db: &TestDatabase)
     let title = entry.title.as_deref().unwrap();
     assert!(["look", "lookhere"].contains(&title), "{title:?}");
     assert_eq!(entry.messages, 4);
+}
+
+fn a_view_generation_already_written_fails_the_step_with_the_typed_error_and_writes_nothing(
+    db: &TestDatabase,
+) {
+    let store = db.open();
+    let holder = Holder::this_process();
+    let taken = store.create("s1", &holder, "c0", i64::MAX).unwrap();
+    let view = crate::compacted_history::CompactedHistory {
+        covers: 1,
+        entries: vec![crate::compacted_history::MessageId::Summary(1)],
+    };
+    let first = [(1, Message::system("a summary"))];
+    let change = super::ViewChange { generation: 1, view: &view, summaries: &first };
+    let messages = [Message::user("hi"), Message::assistant("hello", vec![])];
+    store
+        .commit("s1", Step { view: Some(change), ..step(fence(&holder, taken.generation), 0, &messages) })
+        .unwrap();
+    // A second writer that believed generation 1 was next.
+    let rival = [(2, Message::system("a rival summary"))];
+    let change = super::ViewChange { generation: 1, view: &view, summaries: &rival };
+    let changes = [StateChange { namespace: "p".into(), key: "k".into(), value: Some("1".into()) }];
+    let error = store
+        .commit(
+            "s1",
+            Step {
+                view: Some(change),
+                changes: &changes,
+                ..step(fence(&holder, taken.generation), 2, &[Message::user("more")])
+            },
+        )
+        .unwrap_err();
+    assert!(
+        matches!(&error, StoreError::ViewTaken { session, generation: 1 } if session == "s1"),
+        "{error:?}"
+    );
+    let stored = store.load("s1").unwrap().unwrap();
+    assert_eq!(stored.history, messages, "nothing of the failed step was kept");
+    assert!(stored.state.is_empty());
+    assert_eq!(stored.summaries.len(), 1);
 }

@@ -5,8 +5,9 @@
 //!
 //! Asynchronous underneath: every method is an `async fn` on a pooled `tokio-postgres` client
 //! ([`pool`] says where the connections live and why). What a turn does on its hot path has
-//! an asynchronous twin in the trait ([`SessionStore::commit_async`]), which the turn awaits,
-//! so that the runtime's worker runs other sessions during the round trips. Every other
+//! an asynchronous twin in the trait ([`SessionStore::commit_async`]), which the turn awaits:
+//! a step costs one round trip ([`step`]), during which the runtime's worker runs other
+//! sessions. Every other
 //! method, and the synchronous `commit`, waits for the same future on its caller's thread
 //! ([`crate::state::wait`]), as the synchronous client did.
 
@@ -15,6 +16,7 @@ mod pool;
 mod rows;
 mod schema;
 mod shared;
+mod step;
 #[cfg(test)]
 pub(crate) mod test_server;
 
@@ -215,48 +217,10 @@ impl PostgresStore {
         Ok(Some(StoredSession { history, state, model_calls, usage, reply_usage, summaries, view }))
     }
 
+    /// A step in one round trip: one statement ([`step`]).
     async fn commit_step(&self, id: &str, step: Step<'_>) -> Result<(), StoreError> {
-        let mut client = self.pool.get().await?;
-        let transaction = client.transaction().await?;
-        if let Some(fence) = step.lease {
-            rows::check_lease(&transaction, id, fence).await?;
-        }
-        rows::insert_messages(&transaction, id, step.first_seq, step.messages, step.usage).await?;
-        for change in step.changes {
-            match &change.value {
-                Some(value) => {
-                    execute(
-                        &transaction,
-                        "INSERT INTO state (session_id, namespace, key, value) VALUES ($1, $2, $3, $4)
-                         ON CONFLICT (session_id, namespace, key) DO UPDATE SET value = excluded.value",
-                        &[&id, &change.namespace, &change.key, value],
-                    )
-                    .await?
-                }
-                None => {
-                    execute(
-                        &transaction,
-                        "DELETE FROM state WHERE session_id = $1 AND namespace = $2 AND key = $3",
-                        &[&id, &change.namespace, &change.key],
-                    )
-                    .await?
-                }
-            };
-        }
-        if step.messages.iter().any(|message| message.role == Role::User) {
-            execute(
-                &transaction,
-                "UPDATE sessions SET updated_at = $2, model_calls = $3 WHERE id = $1",
-                &[&id, &now_millis(), &(step.model_calls as i64)],
-            )
-            .await?;
-        }
-        if let Some(change) = &step.view {
-            rows::insert_summaries(&transaction, id, change.summaries).await?;
-            rows::insert_view(&transaction, id, change.generation, change.view).await?;
-        }
-        transaction.commit().await?;
-        Ok(())
+        let client = self.pool.get().await?;
+        step::commit(&client, id, &step).await
     }
 
     async fn delete_session(&self, id: &str) -> Result<bool, StoreError> {
@@ -501,6 +465,46 @@ mod tests {
         // The later migrations ran: the lease has its generation.
         let taken = store.lease("kept", &Holder::this_process(), "c", i64::MAX, None).unwrap();
         assert!(matches!(taken, LeaseAnswer::Taken(Taken { generation: 1, .. })), "{taken:?}");
+    }
+
+    /// A database the previous release left (at the fourth migration, sessions in it) is
+    /// migrated to this one's, and a step is then committed by the one statement the fifth
+    /// migration made, its lease checked.
+    #[test]
+    fn a_database_of_the_previous_schema_is_migrated_and_takes_a_step_in_one_statement() {
+        let db = TestDatabase::postgres();
+        for migration in [
+            include_str!("migrations/V1__sessions.sql"),
+            include_str!("migrations/V2__lease_generations.sql"),
+            include_str!("migrations/V3__shared_log.sql"),
+            include_str!("migrations/V4__lease_roles.sql"),
+        ] {
+            db.execute(migration);
+        }
+        db.execute(
+            "CREATE TABLE agent_host_schema (version INTEGER NOT NULL);
+             INSERT INTO agent_host_schema (version) VALUES (4);
+             INSERT INTO sessions (id, created_at, updated_at) VALUES ('kept', 1, 1);",
+        );
+        let store = PostgresStore::open(url(&db), Some(PASSWORD)).unwrap();
+        assert_eq!(db.query_i64("SELECT MAX(version) FROM refinery_schema_history"), schema::latest() as i64);
+        let holder = Holder::this_process();
+        let LeaseAnswer::Taken(taken) = store.lease("kept", &holder, "c", i64::MAX, None).unwrap() else {
+            panic!("nobody held it")
+        };
+        let messages = [Message::user("after the migration")];
+        let fence = Some(crate::state::lease::Fence { token: &holder.token, generation: taken.generation });
+        let step = Step {
+            lease: fence,
+            first_seq: 0,
+            messages: &messages,
+            usage: &[],
+            changes: &[],
+            model_calls: 0,
+            view: None,
+        };
+        store.commit("kept", step).unwrap();
+        assert_eq!(store.load("kept").unwrap().unwrap().history, messages);
     }
 
     #[test]

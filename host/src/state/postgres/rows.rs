@@ -105,17 +105,10 @@ pub(super) async fn holds_lease(
     }))
 }
 
-/// Fails unless the session's lease is still the taking `fence` names (see SQLite's
-/// `check_lease`), locked until the step is written.
-pub(super) async fn check_lease(
-    on: &impl GenericClient,
-    id: &str,
-    fence: Fence<'_>,
-) -> Result<(), StoreError> {
-    if holds_lease(on, id, fence).await? {
-        return Ok(());
-    }
-    Err(crate::state::lease::lost(id, held_lease(on, id, false).await?))
+/// The session's lease as stored, unlocked: who has it now, for a step refused as
+/// [`StoreError::LeaseLost`].
+pub(super) async fn lease_row(on: &impl GenericClient, id: &str) -> Result<Option<HeldLease>, StoreError> {
+    held_lease(on, id, false).await
 }
 
 fn is_unique_violation(error: &tokio_postgres::Error) -> bool {
@@ -148,7 +141,7 @@ pub(super) async fn insert_messages(
 
 /// What of a user message's text a listing may show: its first characters (a title is
 /// short), without the NULs PostgreSQL's text cannot hold.
-fn prompt(content: &str) -> String {
+pub(super) fn prompt(content: &str) -> String {
     content.chars().filter(|c| *c != '\0').take(PROMPT_CHARS).collect()
 }
 

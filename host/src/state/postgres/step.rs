@@ -1,0 +1,122 @@
+//! A step made durable in one round trip: the whole of it is one call of the server's
+//! `agent_host_commit_step` (`migrations/V5__commit_step.sql`), its own transaction, whose
+//! refusals come back as errors of our own SQLSTATEs and are turned back here into the store's
+//! typed errors — the same a step written statement by statement was refused with.
+
+use tokio_postgres::error::SqlState;
+
+use super::pool::Client;
+use crate::conversation::Role;
+use crate::state::lease::now_millis;
+use crate::state::message_rows::{MessageRow, message_rows};
+use crate::state::store::{Step, StoreError};
+
+const COMMIT_STEP: &str = "SELECT agent_host_commit_step($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)";
+
+/// The lease is not (any more) the writer's taking.
+const LEASE_LOST: &str = "AH001";
+/// A message position is taken; the message is the position.
+const POSITION_TAKEN: &str = "AH002";
+/// A view generation is taken; the message is the generation.
+const VIEW_TAKEN: &str = "AH003";
+
+/// Commits `step` of session `id` on `client`.
+pub(super) async fn commit(client: &Client, id: &str, step: &Step<'_>) -> Result<(), StoreError> {
+    let (token, generation) = match &step.lease {
+        Some(fence) => (Some(fence.token), Some(fence.generation as i64)),
+        None => (None, None),
+    };
+    let rows = message_rows(step.first_seq, step.messages, step.usage);
+    let mut bodies = Vec::with_capacity(step.messages.len());
+    let mut usages = Vec::with_capacity(step.messages.len());
+    let mut prompts = Vec::with_capacity(step.messages.len());
+    for MessageRow { body, usage, message, .. } in rows {
+        prompts.push((message.role == Role::User).then(|| super::rows::prompt(&message.content)));
+        bodies.push(body);
+        usages.push(usage);
+    }
+    let changes = last_change_of_each_key(step);
+    let namespaces: Vec<&str> = changes.iter().map(|change| change.namespace.as_str()).collect();
+    let keys: Vec<&str> = changes.iter().map(|change| change.key.as_str()).collect();
+    let values: Vec<Option<&str>> = changes.iter().map(|change| change.value.as_deref()).collect();
+    let touch = step.messages.iter().any(|message| message.role == Role::User);
+    let view = step.view.as_ref();
+    let view_generation = view.map(|change| change.generation as i64);
+    let view_covers = view.map(|change| change.view.covers as i64);
+    let view_entries = view
+        .map(|change| serde_json::to_string(&change.view.entries).expect("view entries always serialize"));
+    let summaries = view.map_or(&[][..], |change| change.summaries);
+    let summary_ids: Vec<i64> = summaries.iter().map(|(number, _)| *number as i64).collect();
+    let summary_bodies: Vec<String> = summaries
+        .iter()
+        .map(|(_, message)| serde_json::to_string(message).expect("messages always serialize"))
+        .collect();
+    let statement = client.prepare_cached(COMMIT_STEP).await?;
+    let called = client
+        .query(
+            &statement,
+            &[
+                &id,
+                &token,
+                &generation,
+                &(step.first_seq as i64),
+                &bodies,
+                &usages,
+                &prompts,
+                &namespaces,
+                &keys,
+                &values,
+                &touch,
+                &now_millis(),
+                &(step.model_calls as i64),
+                &view_generation,
+                &view_covers,
+                &view_entries,
+                &summary_ids,
+                &summary_bodies,
+            ],
+        )
+        .await;
+    match called {
+        Ok(_) => Ok(()),
+        Err(error) => Err(refusal(client, id, error).await),
+    }
+}
+
+/// The bag's changes, the last of each key only: one statement writes them all, and a row
+/// cannot be written twice by one statement.
+fn last_change_of_each_key<'a>(step: &'a Step<'_>) -> Vec<&'a crate::state::StateChange> {
+    let mut seen = std::collections::HashSet::new();
+    let mut changes: Vec<_> = step
+        .changes
+        .iter()
+        .rev()
+        .filter(|change| seen.insert((change.namespace.as_str(), change.key.as_str())))
+        .collect();
+    changes.reverse();
+    changes
+}
+
+/// The store's error for what the call was refused with.
+async fn refusal(client: &Client, id: &str, error: tokio_postgres::Error) -> StoreError {
+    let Some(database) = error.as_db_error() else { return error.into() };
+    let code = database.code();
+    if *code == SqlState::from_code(LEASE_LOST) {
+        // Who has the session now, for the error: read after the refusal, off the hot path.
+        return match super::rows::lease_row(client, id).await {
+            Ok(now) => crate::state::lease::lost(id, now),
+            Err(error) => error,
+        };
+    }
+    if *code == SqlState::from_code(POSITION_TAKEN)
+        && let Ok(seq) = database.message().parse()
+    {
+        return StoreError::PositionTaken { session: id.to_owned(), seq };
+    }
+    if *code == SqlState::from_code(VIEW_TAKEN)
+        && let Ok(generation) = database.message().parse()
+    {
+        return StoreError::ViewTaken { session: id.to_owned(), generation };
+    }
+    error.into()
+}
