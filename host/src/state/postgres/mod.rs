@@ -487,7 +487,10 @@ mod tests {
              INSERT INTO sessions (id, created_at, updated_at) VALUES ('kept', 1, 1);",
         );
         let store = PostgresStore::open(url(&db), Some(PASSWORD)).unwrap();
-        assert_eq!(db.query_i64("SELECT MAX(version) FROM refinery_schema_history"), schema::latest() as i64);
+        assert_eq!(
+            db.query_i64("SELECT MAX(version)::BIGINT FROM refinery_schema_history"),
+            schema::latest() as i64
+        );
         let holder = Holder::this_process();
         let LeaseAnswer::Taken(taken) = store.lease("kept", &holder, "c", i64::MAX, None).unwrap() else {
             panic!("nobody held it")
