@@ -20,7 +20,7 @@ use agent_host::agent::NoOperator;
 use agent_host::events::NoEvents;
 use agent_host::model::ModelClient;
 use agent_host::state::lease::{Holder, LeaseAnswer, Taken};
-use agent_host::state::{SessionEntry, SessionStore, Step, StoreError, StoredSession};
+use agent_host::state::{SessionEntry, SessionStore, Step, StoreError, StoreFuture, StoredSession};
 use agent_host::{Config, Host, TurnEnd};
 use axum::Json;
 use axum::extract::State;
@@ -124,6 +124,10 @@ impl SessionStore for Counted {
     fn commit(&self, id: &str, step: Step<'_>) -> Result<(), StoreError> {
         self.wrote();
         self.inner.commit(id, step)
+    }
+    fn commit_async<'a>(&'a self, id: &'a str, step: Step<'a>) -> StoreFuture<'a, ()> {
+        self.wrote();
+        self.inner.commit_async(id, step)
     }
     fn list(&self, limit: usize) -> Result<Vec<String>, StoreError> {
         self.inner.list(limit)

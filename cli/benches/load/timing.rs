@@ -131,6 +131,35 @@ pub fn cpu_time(thread: &str) -> (Duration, Duration) {
     (process, named)
 }
 
+/// CPU time of every process descended from this one (the PostgreSQL server's, under
+/// `--store postgres`), with what their own exited children used: the database's share of a
+/// model call's cost, for the hosts-per-database calculation in docs/deployment.md.
+pub fn descendants_cpu() -> Duration {
+    let parents: Vec<(u32, u32, Duration)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+            let parent: u32 = fields.get(1)?.parse().ok()?;
+            // utime, stime, cutime, cstime: fields 14 to 17.
+            let ticks: u64 = (11..=14).filter_map(|i| fields.get(i)?.parse::<u64>().ok()).sum();
+            Some((pid, parent, Duration::from_millis(ticks * 10)))
+        })
+        .collect();
+    let mut ours = vec![std::process::id()];
+    let mut total = Duration::ZERO;
+    while let Some(parent) = ours.pop() {
+        for (pid, _, cpu) in parents.iter().filter(|(_, of, _)| *of == parent) {
+            total += *cpu;
+            ours.push(*pid);
+        }
+    }
+    total
+}
+
 /// User + system time from a `/proc/.../stat` file, in clock ticks of 1/100 s (USER_HZ).
 pub fn stat_cpu(path: &Path) -> Duration {
     let stat = std::fs::read_to_string(path).unwrap_or_default();

@@ -12,6 +12,7 @@ mod checkpoint;
 mod copy;
 pub mod document;
 mod estimated_usage;
+mod group_commit;
 mod landing;
 pub mod lease;
 mod listing;

@@ -1,5 +1,8 @@
-//! The default [`SessionStore`]: one embedded SQLite database in WAL mode. Each step is one
-//! transaction, so a killed process leaves every session at a step boundary.
+//! The default [`SessionStore`]: one embedded SQLite database in WAL mode. Each step is
+//! written all or nothing, so a killed process leaves every session at a step boundary; steps
+//! of different sessions that arrive together share one transaction ([`step`]).
+
+mod step;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -7,21 +10,25 @@ use std::sync::{Arc, Mutex};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::checkpoint::{self, Checkpointer};
+use super::group_commit::GroupCommit;
 use super::lease::{Fence, HeldLease, Holder, HolderRole, LeaseAnswer, Taken, now_millis};
 use super::listing::{SessionEntry, title};
-use super::message_rows::{MessageRow, message_rows};
 use super::schema;
-use super::store::{SessionStore, Step, StoreError, StoredSession, StoredView};
+use super::store::{SessionStore, Step, StoreError, StoreFuture, StoredSession, StoredView};
+use super::wait::wait;
 use crate::compacted_history::{CompactedHistory, Summaries};
 use crate::conversation::{Message, Role};
 use crate::events::TokenUsage;
 use crate::unpoisoned::LockUnpoisoned as _;
+use step::{ReadyRow, ReadyStep, ready_rows};
 
 pub struct SqliteStore {
     /// The one connection that writes; shared with the checkpointer only as a lock.
     connection: Arc<Mutex<Connection>>,
     /// Checkpoints the WAL in the background (file databases only).
     checkpointer: Option<Checkpointer>,
+    /// The steps waiting for the next transaction.
+    steps: GroupCommit<ReadyStep>,
 }
 
 impl SqliteStore {
@@ -57,7 +64,11 @@ impl SqliteStore {
         connection.pragma_update(None, "journal_mode", "WAL")?;
         connection.pragma_update(None, "synchronous", "NORMAL")?;
         schema::create_or_update(&connection)?;
-        Ok(Self { connection: Arc::new(Mutex::new(connection)), checkpointer: None })
+        Ok(Self {
+            connection: Arc::new(Mutex::new(connection)),
+            checkpointer: None,
+            steps: GroupCommit::default(),
+        })
     }
 
     fn connection(&self) -> std::sync::MutexGuard<'_, Connection> {
@@ -207,20 +218,14 @@ fn check_lease(connection: &Connection, id: &str, fence: Fence<'_>) -> Result<()
 /// Appends `messages` at `first_seq` on, each reply with what its call used (`usage`, by
 /// history position). A plain INSERT: a position is written once. A writer that believed a
 /// taken position was next lost a race, and must hear so instead of replacing the row.
-fn insert_messages(
-    connection: &Connection,
-    id: &str,
-    first_seq: usize,
-    messages: &[Message],
-    usage: &[(usize, TokenUsage)],
-) -> Result<(), StoreError> {
+fn insert_messages(connection: &Connection, id: &str, rows: &[ReadyRow]) -> Result<(), StoreError> {
     let mut insert = connection
         .prepare_cached("INSERT INTO messages (session_id, seq, body, usage) VALUES (?1, ?2, ?3, ?4)")?;
-    for MessageRow { seq, body, usage, .. } in message_rows(first_seq, messages, usage) {
+    for ReadyRow { seq, body, usage } in rows {
         insert.execute(params![id, seq, body, usage]).map_err(|error| {
             let error = StoreError::from(error);
             if error.is_conflict() {
-                StoreError::PositionTaken { session: id.to_owned(), seq }
+                StoreError::PositionTaken { session: id.to_owned(), seq: *seq }
             } else {
                 error
             }
@@ -432,7 +437,7 @@ impl SessionStore for SqliteStore {
                 )?
                 .execute(params![id, now, last_used.unwrap_or(now), contents.model_calls as i64])?;
             let taken = first_lease(take_lease(transaction, id, holder, claim, expires_at, None)?, id)?;
-            insert_messages(transaction, id, 0, &contents.history, &contents.reply_usage)?;
+            insert_messages(transaction, id, &ready_rows(0, &contents.history, &contents.reply_usage))?;
             let mut insert = transaction.prepare_cached(
                 "INSERT INTO state (session_id, namespace, key, value) VALUES (?1, ?2, ?3, ?4)",
             )?;
@@ -450,40 +455,12 @@ impl SessionStore for SqliteStore {
     }
 
     fn commit(&self, id: &str, step: Step<'_>) -> Result<(), StoreError> {
-        let connection = self.connection();
-        in_transaction(&connection, |transaction| {
-            if let Some(fence) = step.lease {
-                check_lease(transaction, id, fence)?;
-            }
-            insert_messages(transaction, id, step.first_seq, step.messages, step.usage)?;
-            let mut upsert = transaction.prepare_cached(
-                "INSERT OR REPLACE INTO state (session_id, namespace, key, value) VALUES (?1, ?2, ?3, ?4)",
-            )?;
-            let mut delete = transaction
-                .prepare_cached("DELETE FROM state WHERE session_id = ?1 AND namespace = ?2 AND key = ?3")?;
-            for change in step.changes {
-                match &change.value {
-                    Some(value) => upsert.execute(params![id, change.namespace, change.key, value])?,
-                    None => delete.execute(params![id, change.namespace, change.key])?,
-                };
-            }
-            if step.messages.iter().any(|message| message.role == Role::User) {
-                transaction
-                    .prepare_cached("UPDATE sessions SET updated_at = ?2, model_calls = ?3 WHERE id = ?1")?
-                    .execute(params![id, now_millis(), step.model_calls as i64])?;
-            }
-            if let Some(change) = &step.view {
-                insert_summaries(transaction, id, change.summaries)?;
-                fault_point("view-summaries-written");
-                insert_view(transaction, id, change.generation, change.view)?;
-                fault_point("view-written");
-            }
-            Ok(())
-        })?;
-        if let Some(checkpointer) = &self.checkpointer {
-            checkpointer.committed();
-        }
-        Ok(())
+        wait(self.commit_async(id, step))
+    }
+
+    fn commit_async<'a>(&'a self, id: &'a str, step: Step<'a>) -> StoreFuture<'a, ()> {
+        let ready = ReadyStep::new(id, step);
+        Box::pin(self.steps.commit(self, ready))
     }
 
     fn list(&self, limit: usize) -> Result<Vec<String>, StoreError> {
