@@ -8,7 +8,7 @@ use super::connection::{execute, query, query_opt};
 use crate::compacted_history::{CompactedHistory, Summaries};
 use crate::conversation::{Message, Role};
 use crate::events::TokenUsage;
-use crate::state::lease::{Fence, HeldLease, Holder, HolderRole, Taken, now_millis};
+use crate::state::lease::{HeldLease, Holder, HolderRole, Taken, now_millis};
 use crate::state::listing::{SessionEntry, title};
 use crate::state::message_rows::{MessageRow, message_rows};
 use crate::state::store::{StoreError, StoredView};
@@ -82,26 +82,6 @@ pub(super) async fn held_lease(
             role: HolderRole::from_stored(row.get(5)),
         },
         expires_at: row.get(4),
-    }))
-}
-
-/// Whether the session's lease is still the taking `fence` names; the row is locked until
-/// the transaction ends, so it stays so while the transaction writes.
-pub(super) async fn holds_lease(
-    on: &impl GenericClient,
-    id: &str,
-    fence: Fence<'_>,
-) -> Result<bool, StoreError> {
-    let row = query_opt(
-        on,
-        "SELECT token, generation, expires_at FROM session_leases WHERE session_id = $1 FOR UPDATE",
-        &[&id],
-    )
-    .await?;
-    Ok(row.is_some_and(|row| {
-        row.get::<_, &str>(0) == fence.token
-            && row.get::<_, i64>(1) == fence.generation as i64
-            && row.get::<_, i64>(2) != 0
     }))
 }
 

@@ -20,6 +20,32 @@ use crate::state::wait::wait;
 
 /// The channel every host listens on for sessions that moved.
 const CHANNEL: &str = "agent_host_sessions";
+/// One session's batch appended (`migrations/V6__append_events.sql`); answers whether it
+/// was written (its lease still the session's).
+const APPEND: &str = "SELECT agent_host_append_events($1, $2, $3, $4, $5, $6, $7, $8)";
+
+/// The call that appends `batch`, keeping the newest `keep` events.
+async fn append_one(
+    on: &impl deadpool_postgres::GenericClient,
+    append: &tokio_postgres::Statement,
+    batch: &Appended,
+    keep: i64,
+) -> Result<bool, StoreError> {
+    let (token, generation) = match &batch.fence {
+        Some((token, generation)) => (Some(token.as_str()), Some(*generation as i64)),
+        None => (None, None),
+    };
+    let (kinds, bodies): (Vec<&str>, Vec<&str>) =
+        batch.events.iter().map(|(kind, json)| (kind.as_str(), json.as_str())).unzip();
+    let row = on
+        .query_one(
+            append,
+            &[&batch.session, &token, &generation, &kinds, &bodies, &batch.views, &keep, &CHANNEL],
+        )
+        .await?;
+    Ok(row.get(0))
+}
+
 /// The channel every host listens on for cancels.
 const CANCELS: &str = "agent_host_cancels";
 
@@ -35,85 +61,43 @@ impl SharedLog for PostgresStore {
         wait(async {
             let mut client = self.pool.get().await?;
             let transaction = client.transaction().await?;
-            let mut fenced = 0;
-            for batch in batches {
-                // Writers of one session take turns, so each numbers after the last.
-                execute(&transaction, "SELECT pg_advisory_xact_lock(hashtext($1))", &[&batch.session])
-                    .await?;
-                if let Some((token, generation)) = &batch.fence {
-                    let fence = crate::state::lease::Fence { token, generation: *generation };
-                    if !super::rows::holds_lease(&transaction, &batch.session, fence).await? {
-                        fenced += 1;
-                        continue;
-                    }
-                }
-                let last: i64 = query_one(
-                    &transaction,
-                    "SELECT COALESCE(MAX(seq), 0) FROM session_events WHERE session_id = $1",
-                    &[&batch.session],
-                )
-                .await?
-                .get(0);
-                let (kinds, bodies): (Vec<&str>, Vec<&str>) =
-                    batch.events.iter().map(|(kind, json)| (kind.as_str(), json.as_str())).unzip();
-                execute(
-                    &transaction,
-                    "INSERT INTO session_events (session_id, seq, kind, body)
-                     SELECT $1, $2 + n, kind, body FROM UNNEST($3::text[], $4::text[]) WITH ORDINALITY AS t(kind, body, n)",
-                    &[&batch.session, &last, &kinds, &bodies],
-                )
-                .await?;
-                let newest = last + batch.events.len() as i64;
-                if let Some(views) = &batch.views {
-                    execute(
-                        &transaction,
-                        "INSERT INTO session_event_views (session_id, seq, views) VALUES ($1, $2, $3)
-                         ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, views = excluded.views",
-                        &[&batch.session, &newest, views],
-                    )
-                    .await?;
-                }
-                execute(
-                    &transaction,
-                    "DELETE FROM session_events WHERE session_id = $1 AND seq <= $2",
-                    &[&batch.session, &(newest - keep)],
-                )
-                .await?;
-                execute(&transaction, "SELECT pg_notify($1, $2)", &[&CHANNEL, &batch.session]).await?;
-            }
+            let append = transaction.prepare_cached(APPEND).await?;
+            let calls: Vec<_> =
+                batches.iter().map(|batch| append_one(&transaction, &append, batch, keep)).collect();
+            // Sent one after the other without waiting (tokio-postgres pipelines the calls of
+            // one client polled together) and run by the server in that order: one round trip.
+            let appended = futures_util::future::try_join_all(calls).await?;
             transaction.commit().await?;
-            Ok(fenced)
+            Ok(appended.iter().filter(|written| !**written).count())
         })
     }
 
     fn events_after(&self, session: &str, after: u64, limit: usize) -> Result<LogPage, StoreError> {
         let (after, limit) = (after as i64, i64::try_from(limit).unwrap_or(i64::MAX));
         wait(async {
-            let mut client = self.pool.get().await?;
-            let snapshot = client
-                .build_transaction()
-                .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-                .read_only(true)
-                .start()
-                .await?;
-            let oldest: Option<i64> = query_one(
-                &snapshot,
-                "SELECT MIN(seq) FROM session_events WHERE session_id = $1",
-                &[&session],
-            )
-            .await?
-            .get(0);
-            let events = query(
-                &snapshot,
-                "SELECT seq, kind, body FROM session_events WHERE session_id = $1 AND seq > $2
-                 ORDER BY seq LIMIT $3",
+            let client = self.pool.get().await?;
+            // One statement, so one snapshot: the oldest kept and the events after `after`
+            // as of the same instant, in one round trip.
+            let rows = query(
+                &client,
+                "SELECT kept.oldest, e.seq, e.kind, e.body
+                 FROM (SELECT MIN(seq) AS oldest FROM session_events WHERE session_id = $1) AS kept
+                 LEFT JOIN LATERAL (
+                     SELECT seq, kind, body FROM session_events WHERE session_id = $1 AND seq > $2
+                     ORDER BY seq LIMIT $3
+                 ) AS e ON TRUE
+                 ORDER BY e.seq",
                 &[&session, &after, &limit],
             )
-            .await?
-            .iter()
-            .map(|row| LoggedEvent { seq: row.get::<_, i64>(0) as u64, kind: row.get(1), json: row.get(2) })
-            .collect();
-            snapshot.commit().await?;
+            .await?;
+            let oldest: Option<i64> = rows.first().and_then(|row| row.get(0));
+            let events = rows
+                .iter()
+                .filter_map(|row| {
+                    let seq: i64 = row.get::<_, Option<i64>>(1)?;
+                    Some(LoggedEvent { seq: seq as u64, kind: row.get(2), json: row.get(3) })
+                })
+                .collect();
             Ok(LogPage { oldest_kept: oldest.map(|seq| seq as u64), events })
         })
     }
@@ -322,6 +306,14 @@ mod tests {
         assert_eq!(page.oldest_kept, Some(3), "events 1 and 2 are past the newest four");
         assert_eq!(page.events.first().map(|event| event.seq), Some(3));
         assert_eq!(a.last_event("s1").unwrap(), 6);
+        let caught_up = a.events_after("s1", 6, 100).unwrap();
+        assert_eq!(
+            (caught_up.oldest_kept, caught_up.events.len()),
+            (Some(3), 0),
+            "nothing new, the oldest still said"
+        );
+        let none = a.events_after("s9", 0, 100).unwrap();
+        assert_eq!((none.oldest_kept, none.events.len()), (None, 0), "a session with no log");
     }
 
     #[test]
