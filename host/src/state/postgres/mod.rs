@@ -219,8 +219,13 @@ impl PostgresStore {
 
     /// A step in one round trip: one statement ([`step`]).
     async fn commit_step(&self, id: &str, step: Step<'_>) -> Result<(), StoreError> {
-        let client = self.pool.get().await?;
-        step::commit(&client, id, &step).await
+        let prepared = step::Prepared::new(id, &step);
+        self.pool
+            .run(|clients| async move {
+                let client = clients.get().await?;
+                step::commit(&client, &prepared).await
+            })
+            .await
     }
 
     async fn delete_session(&self, id: &str) -> Result<bool, StoreError> {
@@ -537,6 +542,61 @@ mod tests {
         store.create("s1", &Holder::this_process(), "c0", i64::MAX).unwrap();
         assert_eq!(store.list(10).unwrap(), ["s1"]);
         drop(store);
+    }
+
+    /// As a host at concurrency: many sessions' turns on a runtime of two workers await their
+    /// steps while others call a synchronous method (creating a session) on those same
+    /// workers, more callers than the pool has connections. Every call finishes: no client
+    /// is held by a task that a blocked worker would have to poll. (Before the awaited step
+    /// ran on the store's thread, this hung within the first few sessions.)
+    #[test]
+    fn awaited_steps_and_blocking_calls_on_the_same_two_workers_all_finish() {
+        let db = TestDatabase::postgres();
+        let store = std::sync::Arc::new(PostgresStore::open(url(&db), Some(PASSWORD)).unwrap());
+        let runtime =
+            tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let (done, finished) = std::sync::mpsc::channel();
+        let sessions = 40;
+        let steps = 5;
+        std::thread::spawn(move || {
+            runtime.block_on(async {
+                let tasks: Vec<_> = (0..sessions)
+                    .map(|n| {
+                        let store = store.clone();
+                        tokio::spawn(async move {
+                            let holder = Holder::this_process();
+                            let id = format!("s{n}");
+                            let taken = store.create(&id, &holder, "c", i64::MAX).unwrap();
+                            for seq in 0..steps {
+                                let messages = [Message::user(format!("{n}/{seq}"))];
+                                let fence = crate::state::lease::Fence {
+                                    token: &holder.token,
+                                    generation: taken.generation,
+                                };
+                                let step = Step {
+                                    lease: Some(fence),
+                                    first_seq: seq,
+                                    messages: &messages,
+                                    usage: &[],
+                                    changes: &[],
+                                    model_calls: seq as u64,
+                                    view: None,
+                                };
+                                store.commit_async(&id, step).await.unwrap();
+                            }
+                        })
+                    })
+                    .collect();
+                for task in tasks {
+                    task.await.unwrap();
+                }
+                let _ = done.send(store.list(1000).unwrap().len());
+            });
+        });
+        let listed = finished
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("every session's steps finish: none waits forever for a pooled connection");
+        assert_eq!(listed, sessions);
     }
 
     /// The connections live on the store's own thread, whatever runtime (or none) uses the

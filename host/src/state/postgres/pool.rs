@@ -32,11 +32,17 @@ pub(super) type Client = deadpool_postgres::Object;
 
 pub(super) struct Pool {
     // Dropped before the thread: the connections' tasks end with their clients.
-    pool: deadpool_postgres::Pool,
+    clients: Clients,
     /// Kept for its `Drop`, which stops the thread once the connections are gone.
-    _io: IoThread,
+    io: IoThread,
+}
+
+/// What hands out the pool's clients; cheap to clone into a task of the store's thread.
+#[derive(Clone)]
+pub(super) struct Clients {
+    pool: deadpool_postgres::Pool,
     /// The database, for errors.
-    name: String,
+    name: std::sync::Arc<str>,
 }
 
 impl Pool {
@@ -53,14 +59,46 @@ impl Pool {
             .max_size(size)
             .build()
             .map_err(|error| std::io::Error::other(error.to_string()))?;
-        Ok(Self { pool, _io: thread, name: name.to_owned() })
+        Ok(Self { clients: Clients { pool, name: name.into() }, io: thread })
     }
 
     /// A client, waiting for one while all are in use.
     pub(super) async fn get(&self) -> Result<Client, StoreError> {
+        self.clients.get().await
+    }
+
+    /// Runs `work` as a task of the store's thread and answers with what it answers.
+    ///
+    /// What a caller's runtime awaits goes this way, so that a pooled client is only ever held
+    /// by a task of the store's thread or by a thread waiting for its own call
+    /// ([`crate::state::wait`]), both of which always make progress. A client held by a task
+    /// of the caller's runtime would be held for as long as that task waits to be polled —
+    /// forever, once every worker of that runtime is blocked in a synchronous method waiting
+    /// for a client.
+    pub(super) async fn run<T, F>(&self, work: impl FnOnce(Clients) -> F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: Future<Output = Result<T, StoreError>> + Send + 'static,
+    {
+        let task = self.io.handle.spawn(work(self.clients.clone()));
+        match task.await {
+            Ok(answer) => answer,
+            Err(joined) => match joined.try_into_panic() {
+                Ok(panic) => std::panic::resume_unwind(panic),
+                // The runtime stops only when the store is dropped, which no call borrowing it
+                // (this one included) outlives.
+                Err(_) => unreachable!("the store's thread stopped while a call ran on it"),
+            },
+        }
+    }
+}
+
+impl Clients {
+    /// A client, waiting for one while all are in use.
+    pub(super) async fn get(&self) -> Result<Client, StoreError> {
         self.pool.get().await.map_err(|error| match error {
             deadpool_postgres::PoolError::Backend(error) => {
-                StoreError::Open { path: self.name.clone(), detail: super::with_causes(&error) }
+                StoreError::Open { path: self.name.to_string(), detail: super::with_causes(&error) }
             }
             other => StoreError::Unavailable(format!("{}: {other}", self.name)),
         })

@@ -20,66 +20,102 @@ const POSITION_TAKEN: &str = "AH002";
 /// A view generation is taken; the message is the generation.
 const VIEW_TAKEN: &str = "AH003";
 
-/// Commits `step` of session `id` on `client`.
-pub(super) async fn commit(client: &Client, id: &str, step: &Step<'_>) -> Result<(), StoreError> {
-    let (token, generation) = match &step.lease {
-        Some(fence) => (Some(fence.token), Some(fence.generation as i64)),
-        None => (None, None),
-    };
-    let rows = message_rows(step.first_seq, step.messages, step.usage);
-    let mut bodies = Vec::with_capacity(step.messages.len());
-    let mut usages = Vec::with_capacity(step.messages.len());
-    let mut prompts = Vec::with_capacity(step.messages.len());
-    for MessageRow { body, usage, message, .. } in rows {
-        prompts.push((message.role == Role::User).then(|| super::rows::prompt(&message.content)));
-        bodies.push(body);
-        usages.push(usage);
+/// A step's parameters, owned, so that its call can run as a task of the store's thread.
+pub(super) struct Prepared {
+    id: String,
+    token: Option<String>,
+    generation: Option<i64>,
+    first_seq: i64,
+    bodies: Vec<String>,
+    usages: Vec<Option<String>>,
+    prompts: Vec<Option<String>>,
+    namespaces: Vec<String>,
+    keys: Vec<String>,
+    values: Vec<Option<String>>,
+    touch: bool,
+    now: i64,
+    model_calls: i64,
+    view_generation: Option<i64>,
+    view_covers: Option<i64>,
+    view_entries: Option<String>,
+    summary_ids: Vec<i64>,
+    summary_bodies: Vec<String>,
+}
+
+impl Prepared {
+    pub(super) fn new(id: &str, step: &Step<'_>) -> Self {
+        let mut bodies = Vec::with_capacity(step.messages.len());
+        let mut usages = Vec::with_capacity(step.messages.len());
+        let mut prompts = Vec::with_capacity(step.messages.len());
+        for MessageRow { body, usage, message, .. } in message_rows(step.first_seq, step.messages, step.usage)
+        {
+            prompts.push((message.role == Role::User).then(|| super::rows::prompt(&message.content)));
+            bodies.push(body);
+            usages.push(usage);
+        }
+        let changes = last_change_of_each_key(step);
+        let view = step.view.as_ref();
+        let summaries = view.map_or(&[][..], |change| change.summaries);
+        Self {
+            id: id.to_owned(),
+            token: step.lease.map(|fence| fence.token.to_owned()),
+            generation: step.lease.map(|fence| fence.generation as i64),
+            first_seq: step.first_seq as i64,
+            bodies,
+            usages,
+            prompts,
+            namespaces: changes.iter().map(|change| change.namespace.clone()).collect(),
+            keys: changes.iter().map(|change| change.key.clone()).collect(),
+            values: changes.iter().map(|change| change.value.clone()).collect(),
+            touch: step.messages.iter().any(|message| message.role == Role::User),
+            now: now_millis(),
+            model_calls: step.model_calls as i64,
+            view_generation: view.map(|change| change.generation as i64),
+            view_covers: view.map(|change| change.view.covers as i64),
+            view_entries: view.map(|change| {
+                serde_json::to_string(&change.view.entries).expect("view entries always serialize")
+            }),
+            summary_ids: summaries.iter().map(|(number, _)| *number as i64).collect(),
+            summary_bodies: summaries
+                .iter()
+                .map(|(_, message)| serde_json::to_string(message).expect("messages always serialize"))
+                .collect(),
+        }
     }
-    let changes = last_change_of_each_key(step);
-    let namespaces: Vec<&str> = changes.iter().map(|change| change.namespace.as_str()).collect();
-    let keys: Vec<&str> = changes.iter().map(|change| change.key.as_str()).collect();
-    let values: Vec<Option<&str>> = changes.iter().map(|change| change.value.as_deref()).collect();
-    let touch = step.messages.iter().any(|message| message.role == Role::User);
-    let view = step.view.as_ref();
-    let view_generation = view.map(|change| change.generation as i64);
-    let view_covers = view.map(|change| change.view.covers as i64);
-    let view_entries = view
-        .map(|change| serde_json::to_string(&change.view.entries).expect("view entries always serialize"));
-    let summaries = view.map_or(&[][..], |change| change.summaries);
-    let summary_ids: Vec<i64> = summaries.iter().map(|(number, _)| *number as i64).collect();
-    let summary_bodies: Vec<String> = summaries
-        .iter()
-        .map(|(_, message)| serde_json::to_string(message).expect("messages always serialize"))
-        .collect();
+}
+
+/// Commits the step `prepared` holds on `client`.
+pub(super) async fn commit(client: &Client, prepared: &Prepared) -> Result<(), StoreError> {
     let statement = client.prepare_cached(COMMIT_STEP).await?;
+    let step = prepared;
     let called = client
         .query(
             &statement,
             &[
-                &id,
-                &token,
-                &generation,
-                &(step.first_seq as i64),
-                &bodies,
-                &usages,
-                &prompts,
-                &namespaces,
-                &keys,
-                &values,
-                &touch,
-                &now_millis(),
-                &(step.model_calls as i64),
-                &view_generation,
-                &view_covers,
-                &view_entries,
-                &summary_ids,
-                &summary_bodies,
+                &step.id,
+                &step.token,
+                &step.generation,
+                &step.first_seq,
+                &step.bodies,
+                &step.usages,
+                &step.prompts,
+                &step.namespaces,
+                &step.keys,
+                &step.values,
+                &step.touch,
+                &step.now,
+                &step.model_calls,
+                &step.view_generation,
+                &step.view_covers,
+                &step.view_entries,
+                &step.summary_ids,
+                &step.summary_bodies,
             ],
         )
         .await;
     match called {
         Ok(_) => Ok(()),
-        Err(error) => Err(refusal(client, id, error).await),
+        Err(error) => Err(refusal(client, &step.id, error).await),
     }
 }
 
