@@ -138,8 +138,8 @@ impl SessionStore for Counted {
     fn entries_owned(&self, owner: &str, limit: usize) -> Result<Vec<SessionEntry>, StoreError> {
         self.inner.entries_owned(owner, limit)
     }
-    fn count_owned(&self, owner: &str) -> Result<usize, StoreError> {
-        self.inner.count_owned(owner)
+    fn count_owned(&self, owner: &str, up_to: usize) -> Result<usize, StoreError> {
+        self.inner.count_owned(owner, up_to)
     }
     fn state_value(&self, id: &str, namespace: &str, key: &str) -> Result<Option<String>, StoreError> {
         self.inner.state_value(id, namespace, key)

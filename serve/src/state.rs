@@ -114,13 +114,13 @@ impl App {
     pub async fn create(&self, principal: &Principal) -> Result<Arc<Open>, ApiError> {
         let _creating = self.creating.lock().await;
         let store = self.host.sessions().store();
-        let kept = store.count_owned(&principal.name).map_err(internal)?;
         let cap = self.limits.max_sessions_per_principal;
+        let kept = store.count_owned(&principal.name, cap).map_err(internal)?;
         if kept >= cap {
             return Err(ApiError(
                 StatusCode::TOO_MANY_REQUESTS,
                 format!(
-                    "you have {kept} sessions, the most `[serve] max_sessions_per_principal` allows ({cap}); \
+                    "you have {cap} sessions, the most `[serve] max_sessions_per_principal` allows; \
                      delete one (DELETE /v1/sessions/{{id}}) to start another"
                 ),
             ));

@@ -20,7 +20,7 @@ use agent_host::Host;
 use agent_host_serve::ServeOptions;
 use serde_json::Value;
 
-use super::timing::{cpu_time, descendants_cpu, memory_kib};
+use super::timing::{cpu_time, memory_kib, server_cpu};
 use super::{Storage, endpoint, run_batch};
 
 /// The principal the bench calls as, and its token.
@@ -55,27 +55,29 @@ pub fn run(
     let model_calls = (sessions as u64 * endpoint::MODEL_CALLS_PER_SESSION) as f64;
     let phase = |label: &str, run: &dyn Fn() -> anyhow::Result<()>| -> anyhow::Result<f64> {
         let cpu_before = cpu_time(endpoint::THREAD);
-        let database_before = descendants_cpu();
+        let database_port = match storage {
+            Storage::Sqlite => None,
+            Storage::Postgres(_) => Some(super::test_server::TestServer::shared().port),
+        };
+        let database_before = database_port.map(server_cpu);
         let started = Instant::now();
         run()?;
         let seconds = started.elapsed().as_secs_f64();
         let (cpu, endpoint_cpu) = cpu_time(endpoint::THREAD);
         let host_cpu = (cpu - cpu_before.0) - (endpoint_cpu - cpu_before.1);
-        let database_cpu = descendants_cpu().saturating_sub(database_before);
+        let database_cpu = database_port
+            .map(server_cpu)
+            .zip(database_before)
+            .map(|(after, before)| after.saturating_sub(before));
         println!(
             "{label} (concurrency {concurrency}): {sessions} sessions in {seconds:.2} s, {:.0} sessions/s; \
              CPU per model call {:.0} µs (every thread but the endpoint's: host, server and client){}",
             sessions as f64 / seconds,
             host_cpu.as_secs_f64() * 1e6 / model_calls,
-            match storage {
-                Storage::Sqlite => String::new(),
-                Storage::Postgres(_) => {
-                    format!(
-                        ", {:.0} µs in the database server",
-                        database_cpu.as_secs_f64() * 1e6 / model_calls
-                    )
-                }
-            }
+            database_cpu.map_or(String::new(), |cpu| format!(
+                ", {:.0} µs in the database server",
+                cpu.as_secs_f64() * 1e6 / model_calls
+            ))
         );
         Ok(sessions as f64 / seconds)
     };

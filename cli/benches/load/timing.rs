@@ -131,11 +131,12 @@ pub fn cpu_time(thread: &str) -> (Duration, Duration) {
     (process, named)
 }
 
-/// CPU time of every process descended from this one (the PostgreSQL server's, under
-/// `--store postgres`), with what their own exited children used: the database's share of a
-/// model call's cost, for the hosts-per-database calculation in docs/deployment.md.
-pub fn descendants_cpu() -> Duration {
-    let parents: Vec<(u32, u32, Duration)> = std::fs::read_dir("/proc")
+/// CPU time of the PostgreSQL server listening on `port` (its postmaster and every process
+/// under it, with what their exited children used): the database's share of a model call's
+/// cost, for the hosts-per-database calculation in docs/deployment.md. `pg_ctl` starts the
+/// server detached, so it is found by its command line, not as this process's child.
+pub fn server_cpu(port: u16) -> Duration {
+    let processes: Vec<(u32, u32, Duration, String)> = std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
         .flatten()
@@ -146,15 +147,23 @@ pub fn descendants_cpu() -> Duration {
             let parent: u32 = fields.get(1)?.parse().ok()?;
             // utime, stime, cutime, cstime: fields 14 to 17.
             let ticks: u64 = (11..=14).filter_map(|i| fields.get(i)?.parse::<u64>().ok()).sum();
-            Some((pid, parent, Duration::from_millis(ticks * 10)))
+            let command = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            let command = String::from_utf8_lossy(&command).replace('\0', " ");
+            Some((pid, parent, Duration::from_millis(ticks * 10), command))
         })
         .collect();
-    let mut ours = vec![std::process::id()];
-    let mut total = Duration::ZERO;
-    while let Some(parent) = ours.pop() {
-        for (pid, _, cpu) in parents.iter().filter(|(_, of, _)| *of == parent) {
+    let port = format!(" -p {port} ");
+    let Some(postmaster) = processes.iter().find(|(_, _, _, command)| {
+        command.contains("postgres") && command.contains(&port) && !command.starts_with("sh ")
+    }) else {
+        return Duration::ZERO;
+    };
+    let mut under = vec![postmaster.0];
+    let mut total = postmaster.2;
+    while let Some(parent) = under.pop() {
+        for (pid, _, cpu, _) in processes.iter().filter(|(_, of, _, _)| *of == parent) {
             total += *cpu;
-            ours.push(*pid);
+            under.push(*pid);
         }
     }
     total

@@ -124,8 +124,9 @@ pub trait SessionStore: Send + Sync {
     /// [`SessionStore::entries`] of the sessions whose owner ([`super::OWNER`]) is `owner`:
     /// filtered in the store, so another owner's sessions take no place in it.
     fn entries_owned(&self, owner: &str, limit: usize) -> Result<Vec<SessionEntry>, StoreError>;
-    /// How many sessions `owner` has ([`super::OWNER`]).
-    fn count_owned(&self, owner: &str) -> Result<usize, StoreError>;
+    /// How many sessions `owner` has ([`super::OWNER`]), counted up to `up_to` at most: a
+    /// cap's check needs no more, so a principal's many sessions cost it no more than her cap.
+    fn count_owned(&self, owner: &str, up_to: usize) -> Result<usize, StoreError>;
     /// One state value of session `id` (JSON text), read alone: no history is loaded.
     fn state_value(&self, id: &str, namespace: &str, key: &str) -> Result<Option<String>, StoreError>;
     /// Removes the session and everything kept of it, in one transaction; `false` when no

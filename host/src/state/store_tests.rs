@@ -192,9 +192,10 @@ fn sessions_are_listed_and_counted_by_owner(db: &TestDatabase) {
     owned("a2", crate::state::OWNER.0, "alice");
     // A plugin's own `owner` key names no owner of the session.
     owned("p1", "notes", "alice");
-    assert_eq!(store.count_owned("alice").unwrap(), 2);
-    assert_eq!(store.count_owned("bob").unwrap(), 1);
-    assert_eq!(store.count_owned("carol").unwrap(), 0);
+    assert_eq!(store.count_owned("alice", 10).unwrap(), 2);
+    assert_eq!(store.count_owned("alice", 1).unwrap(), 1, "counted up to the cap asked about");
+    assert_eq!(store.count_owned("bob", 10).unwrap(), 1);
+    assert_eq!(store.count_owned("carol", 10).unwrap(), 0);
     let ids = |entries: Vec<SessionEntry>| entries.into_iter().map(|entry| entry.id).collect::<Vec<_>>();
     let mut alices = ids(store.entries_owned("alice", 10).unwrap());
     alices.sort();

@@ -364,11 +364,13 @@ impl SessionStore for PostgresStore {
         })
     }
 
-    fn count_owned(&self, owner: &str) -> Result<usize, StoreError> {
+    fn count_owned(&self, owner: &str, up_to: usize) -> Result<usize, StoreError> {
         wait(async {
             let client = self.pool.get().await?;
-            let sql = format!("SELECT COUNT(*) FROM state WHERE {OWNED_BY}");
-            let count: i64 = query_one(&client, &sql, &[&owner_value(owner)]).await?.get(0);
+            let sql =
+                format!("SELECT COUNT(*) FROM (SELECT 1 FROM state WHERE {OWNED_BY} LIMIT $2) AS owned");
+            let count: i64 =
+                query_one(&client, &sql, &[&owner_value(owner), &row_limit(up_to)]).await?.get(0);
             Ok(count as usize)
         })
     }

@@ -496,11 +496,13 @@ impl SessionStore for SqliteStore {
         Ok(entries)
     }
 
-    fn count_owned(&self, owner: &str) -> Result<usize, StoreError> {
+    fn count_owned(&self, owner: &str, up_to: usize) -> Result<usize, StoreError> {
         let connection = self.connection();
-        let mut statement =
-            connection.prepare_cached(&format!("SELECT COUNT(*) FROM state WHERE {OWNED_BY}"))?;
-        let count: i64 = statement.query_row(params![owner_value(owner)], |row| row.get(0))?;
+        let mut statement = connection.prepare_cached(&format!(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM state WHERE {OWNED_BY} LIMIT ?2)"
+        ))?;
+        let up_to = i64::try_from(up_to).unwrap_or(i64::MAX);
+        let count: i64 = statement.query_row(params![owner_value(owner), up_to], |row| row.get(0))?;
         Ok(count as usize)
     }
 

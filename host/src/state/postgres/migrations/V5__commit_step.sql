@@ -30,12 +30,14 @@ DECLARE
     taken   BIGINT;
 BEGIN
     IF p_token IS NOT NULL THEN
-        -- Locked until the step commits: a taker waits for it, and then takes a lease whose
-        -- next step this one cannot be.
+        -- Share-locked until the step commits: a taker waits for it, and then takes a lease
+        -- whose next step this one cannot be. Shared, so that the relay's batch of this
+        -- session's events, which checks the same lease, neither waits for the step nor
+        -- holds it up.
         PERFORM 1 FROM session_leases
         WHERE session_id = p_session AND token = p_token AND generation = p_generation
             AND expires_at <> 0
-        FOR UPDATE;
+        FOR SHARE;
         IF NOT FOUND THEN
             RAISE EXCEPTION USING ERRCODE = 'AH001', MESSAGE = p_session;
         END IF;

@@ -22,7 +22,8 @@ DECLARE
 BEGIN
     PERFORM pg_advisory_xact_lock(hashtext(p_session));
     IF p_token IS NOT NULL THEN
-        SELECT * INTO lease FROM session_leases WHERE session_id = p_session FOR UPDATE;
+        -- Shared, as a step's check is (V5): a taker waits for both.
+        SELECT * INTO lease FROM session_leases WHERE session_id = p_session FOR SHARE;
         IF NOT FOUND OR lease.token <> p_token OR lease.generation <> p_generation
             OR lease.expires_at = 0 THEN
             RETURN FALSE;
