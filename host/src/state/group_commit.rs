@@ -90,11 +90,21 @@ impl<C: Committer> Future for Commit<'_, C> {
             return Poll::Pending;
         }
         queue.committing = true;
-        let (tickets, jobs): (Vec<u64>, Vec<C::Job>) = std::mem::take(&mut queue.waiting).into_iter().unzip();
         drop(queue);
-        let mut running = Running { group: self.group, tickets, answers: None };
-        running.answers = Some(self.committer.commit_batch(jobs));
-        drop(running);
+        let leading = Leading(self.group);
+        // Steps queued while a batch is written are written next by the same writer, rather
+        // than wait for one of theirs to be polled again to lead (behind every other task of
+        // its runtime); a few rounds at most, so that this writer's own turn goes on.
+        for _ in 0..ROUNDS {
+            let (tickets, jobs): (Vec<u64>, Vec<C::Job>) =
+                std::mem::take(&mut self.group.queue.lock_unpoisoned().waiting).into_iter().unzip();
+            if jobs.is_empty() {
+                break;
+            }
+            let mut running = Running { group: self.group, tickets, answers: None };
+            running.answers = Some(self.committer.commit_batch(jobs));
+        }
+        drop(leading);
         let answer = self.group.queue.lock_unpoisoned().answers.remove(&self.ticket);
         self.answered = true;
         Poll::Ready(
@@ -122,9 +132,11 @@ impl<C: Committer> Drop for Commit<'_, C> {
     }
 }
 
+/// Batches one writer commits in a row at most.
+const ROUNDS: usize = 4;
+
 /// The batch being committed: whatever ends it — its answers, or a panic in the committer —
-/// hands the answers out, lets go of the queue and wakes the writers still waiting, one of
-/// whom commits the next batch.
+/// hands the answers out and wakes the writers they belong to.
 struct Running<'a, J> {
     group: &'a GroupCommit<J>,
     tickets: Vec<u64>,
@@ -135,7 +147,7 @@ impl<J> Drop for Running<'_, J> {
     fn drop(&mut self) {
         let mut answers = self.answers.take().unwrap_or_default().into_iter();
         let mut queue = self.group.queue.lock_unpoisoned();
-        let mut woken = Vec::with_capacity(queue.wakers.len());
+        let mut woken = Vec::with_capacity(self.tickets.len());
         for ticket in self.tickets.drain(..) {
             let answer = answers
                 .next()
@@ -145,9 +157,24 @@ impl<J> Drop for Running<'_, J> {
                 continue;
             }
             queue.answers.insert(ticket, answer);
+            woken.extend(queue.wakers.remove(&ticket));
         }
+        drop(queue);
+        for waker in woken {
+            waker.wake();
+        }
+    }
+}
+
+/// A writer committing for the others: however it stops — done, or a panic in the committer
+/// — it lets go of the queue and wakes the writers still waiting, one of whom commits next.
+struct Leading<'a, J>(&'a GroupCommit<J>);
+
+impl<J> Drop for Leading<'_, J> {
+    fn drop(&mut self) {
+        let mut queue = self.0.queue.lock_unpoisoned();
         queue.committing = false;
-        woken.extend(queue.wakers.drain().map(|(_, waker)| waker));
+        let woken: Vec<Waker> = queue.wakers.drain().map(|(_, waker)| waker).collect();
         drop(queue);
         for waker in woken {
             waker.wake();
@@ -204,8 +231,8 @@ mod tests {
     }
 
     /// While one batch is written, the steps of eight other writers queue; the next batch
-    /// holds all of them, each writer hears its own answer, and a refused step refuses only
-    /// its writer.
+    /// holds all of them and is written by the same writer, each writer hears its own answer,
+    /// and a refused step refuses only its writer.
     #[test]
     fn steps_queued_while_a_batch_is_written_share_the_next_and_each_hears_its_own_answer() {
         let entered = Arc::new(Barrier::new(2));
@@ -243,6 +270,10 @@ mod tests {
         let batches = recorder.batches.lock_unpoisoned();
         let sizes: Vec<usize> = batches.iter().map(|(jobs, _)| jobs.len()).collect();
         assert_eq!(sizes, vec![1, 8], "{batches:?}");
+        assert_eq!(
+            batches[0].1, batches[1].1,
+            "the writer that led wrote the queued steps next, without a hand-over"
+        );
     }
 
     /// A future dropped before it is polled takes its step out of the queue: nobody was told
