@@ -3,16 +3,17 @@
 //! lets the steps that arrive while one commit runs share the next.
 //!
 //! There is no committing thread and no timer. A writer that finds nobody committing commits
-//! at once, on its own thread, whatever is queued (its own step, when alone: no added wait);
-//! one that finds a commit running queues its step and is woken with its answer, or, if the
-//! commit that ran did not take its step, to commit the next batch itself. Each step is
-//! durable when its own future answers, so a turn's next model call still follows its step.
+//! at once, on its own thread, whatever is queued (its own step, when alone: no added wait),
+//! and goes on with the steps queued meanwhile, a few batches at most. A writer that finds a
+//! commit running queues its step and waits on its thread — as it waited for the one
+//! connection's lock before — until its step is answered or the committer lets go, when it
+//! commits what is queued itself. It never yields to its runtime: a turn's step woken back
+//! through the runtime's queue waited there behind every other session's work, which cost
+//! more than the transactions it saved (BENCHMARKS.md, "Issue 52: the store"). Each step is
+//! durable when its writer's call returns, before its turn's next model call.
 
 use std::collections::HashMap;
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::Mutex;
-use std::task::{Context, Poll, Waker};
+use std::sync::{Condvar, Mutex};
 
 use super::store::StoreError;
 use crate::unpoisoned::LockUnpoisoned as _;
@@ -24,20 +25,21 @@ pub(super) trait Committer: Sync {
     fn commit_batch(&self, jobs: Vec<Self::Job>) -> Vec<Result<(), StoreError>>;
 }
 
+/// Batches one writer commits in a row at most, so that its own turn goes on.
+const ROUNDS: usize = 4;
+
 /// The queue of one store's writers.
 pub(super) struct GroupCommit<J> {
     queue: Mutex<Queue<J>>,
+    /// Signalled when answers are handed out and when the committer lets go.
+    changed: Condvar,
 }
 
 struct Queue<J> {
     /// Steps waiting for the next batch, by ticket.
     waiting: Vec<(u64, J)>,
-    /// Answers not yet taken by their futures.
+    /// Answers not yet taken by their writers.
     answers: HashMap<u64, Result<(), StoreError>>,
-    /// Futures to wake when the running batch ends.
-    wakers: HashMap<u64, Waker>,
-    /// Tickets in the running batch whose futures were dropped: their answers are not kept.
-    abandoned: Vec<u64>,
     committing: bool,
     next_ticket: u64,
 }
@@ -48,95 +50,48 @@ impl<J> Default for GroupCommit<J> {
             queue: Mutex::new(Queue {
                 waiting: Vec::new(),
                 answers: HashMap::new(),
-                wakers: HashMap::new(),
-                abandoned: Vec::new(),
                 committing: false,
                 next_ticket: 0,
             }),
+            changed: Condvar::new(),
         }
     }
 }
 
 impl<J: Send> GroupCommit<J> {
-    /// Queues `job` and answers once it is committed (or refused), by `committer`.
-    pub(super) fn commit<'a, C: Committer<Job = J>>(&'a self, committer: &'a C, job: J) -> Commit<'a, C> {
+    /// Commits `job` with whatever else is queued, by `committer`, and answers once it is
+    /// written (or refused).
+    pub(super) fn commit<C: Committer<Job = J>>(&self, committer: &C, job: J) -> Result<(), StoreError> {
         let mut queue = self.queue.lock_unpoisoned();
         let ticket = queue.next_ticket;
         queue.next_ticket += 1;
         queue.waiting.push((ticket, job));
-        Commit { group: self, committer, ticket, answered: false }
-    }
-}
-
-/// One writer's step on its way into a batch.
-pub(super) struct Commit<'a, C: Committer> {
-    group: &'a GroupCommit<C::Job>,
-    committer: &'a C,
-    ticket: u64,
-    answered: bool,
-}
-
-impl<C: Committer> Future for Commit<'_, C> {
-    type Output = Result<(), StoreError>;
-
-    fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut queue = self.group.queue.lock_unpoisoned();
-        if let Some(answer) = queue.answers.remove(&self.ticket) {
-            self.answered = true;
-            return Poll::Ready(answer);
-        }
-        if queue.committing {
-            queue.wakers.insert(self.ticket, context.waker().clone());
-            return Poll::Pending;
+        while queue.committing {
+            queue = self.changed.wait(queue).unwrap_or_else(|poisoned| poisoned.into_inner());
+            if let Some(answer) = queue.answers.remove(&ticket) {
+                return answer;
+            }
         }
         queue.committing = true;
         drop(queue);
-        let leading = Leading(self.group);
-        // Steps queued while a batch is written are written next by the same writer, rather
-        // than wait for one of theirs to be polled again to lead (behind every other task of
-        // its runtime); a few rounds at most, so that this writer's own turn goes on.
+        let leading = Leading(self);
         for _ in 0..ROUNDS {
-            let (tickets, jobs): (Vec<u64>, Vec<C::Job>) =
-                std::mem::take(&mut self.group.queue.lock_unpoisoned().waiting).into_iter().unzip();
+            let (tickets, jobs): (Vec<u64>, Vec<J>) =
+                std::mem::take(&mut self.queue.lock_unpoisoned().waiting).into_iter().unzip();
             if jobs.is_empty() {
                 break;
             }
-            let mut running = Running { group: self.group, tickets, answers: None };
-            running.answers = Some(self.committer.commit_batch(jobs));
+            let mut running = Running { group: self, tickets, answers: None };
+            running.answers = Some(committer.commit_batch(jobs));
         }
         drop(leading);
-        let answer = self.group.queue.lock_unpoisoned().answers.remove(&self.ticket);
-        self.answered = true;
-        Poll::Ready(
-            answer.unwrap_or_else(|| Err(StoreError::Unavailable("a batch left a step unanswered".into()))),
-        )
+        let answer = self.queue.lock_unpoisoned().answers.remove(&ticket);
+        answer.unwrap_or_else(|| Err(StoreError::Unavailable("a batch left a step unanswered".into())))
     }
 }
-
-impl<C: Committer> Drop for Commit<'_, C> {
-    fn drop(&mut self) {
-        if self.answered {
-            return;
-        }
-        let mut queue = self.group.queue.lock_unpoisoned();
-        queue.wakers.remove(&self.ticket);
-        if queue.answers.remove(&self.ticket).is_some() {
-            return;
-        }
-        let before = queue.waiting.len();
-        queue.waiting.retain(|(ticket, _)| *ticket != self.ticket);
-        if queue.waiting.len() == before {
-            // In the running batch: what it answers is for nobody.
-            queue.abandoned.push(self.ticket);
-        }
-    }
-}
-
-/// Batches one writer commits in a row at most.
-const ROUNDS: usize = 4;
 
 /// The batch being committed: whatever ends it — its answers, or a panic in the committer —
-/// hands the answers out and wakes the writers they belong to.
+/// hands the answers out and tells the writers waiting.
 struct Running<'a, J> {
     group: &'a GroupCommit<J>,
     tickets: Vec<u64>,
@@ -147,38 +102,25 @@ impl<J> Drop for Running<'_, J> {
     fn drop(&mut self) {
         let mut answers = self.answers.take().unwrap_or_default().into_iter();
         let mut queue = self.group.queue.lock_unpoisoned();
-        let mut woken = Vec::with_capacity(self.tickets.len());
         for ticket in self.tickets.drain(..) {
             let answer = answers
                 .next()
                 .unwrap_or_else(|| Err(StoreError::Unavailable("the batch this step was in failed".into())));
-            if let Some(at) = queue.abandoned.iter().position(|abandoned| *abandoned == ticket) {
-                queue.abandoned.swap_remove(at);
-                continue;
-            }
             queue.answers.insert(ticket, answer);
-            woken.extend(queue.wakers.remove(&ticket));
         }
         drop(queue);
-        for waker in woken {
-            waker.wake();
-        }
+        self.group.changed.notify_all();
     }
 }
 
 /// A writer committing for the others: however it stops — done, or a panic in the committer
-/// — it lets go of the queue and wakes the writers still waiting, one of whom commits next.
+/// — it lets go of the queue and tells the writers waiting, one of whom commits next.
 struct Leading<'a, J>(&'a GroupCommit<J>);
 
 impl<J> Drop for Leading<'_, J> {
     fn drop(&mut self) {
-        let mut queue = self.0.queue.lock_unpoisoned();
-        queue.committing = false;
-        let woken: Vec<Waker> = queue.wakers.drain().map(|(_, waker)| waker).collect();
-        drop(queue);
-        for waker in woken {
-            waker.wake();
-        }
+        self.0.queue.lock_unpoisoned().committing = false;
+        self.0.changed.notify_all();
     }
 }
 
@@ -188,7 +130,6 @@ mod tests {
     use std::sync::{Arc, Barrier};
 
     use super::*;
-    use crate::state::wait::wait;
 
     /// Records each batch (its jobs and the thread that wrote it); a job below zero is refused.
     /// The first batch waits at `gate` (when set) until the test lets it go.
@@ -223,8 +164,8 @@ mod tests {
     fn a_writer_alone_commits_its_step_at_once_on_its_own_thread() {
         let group = GroupCommit::default();
         let recorder = Recorder::default();
-        wait(group.commit(&recorder, 7)).unwrap();
-        wait(group.commit(&recorder, 8)).unwrap();
+        group.commit(&recorder, 7).unwrap();
+        group.commit(&recorder, 8).unwrap();
         let batches = recorder.batches.lock_unpoisoned();
         let here = std::thread::current().id();
         assert_eq!(*batches, vec![(vec![7], here), (vec![8], here)]);
@@ -242,7 +183,7 @@ mod tests {
             Arc::new(Recorder { gate: Some((entered.clone(), leave.clone())), ..Default::default() });
         let first = {
             let (group, recorder) = (group.clone(), recorder.clone());
-            std::thread::spawn(move || wait(group.commit(&*recorder, 0)))
+            std::thread::spawn(move || group.commit(&*recorder, 0))
         };
         entered.wait();
         // The first batch is being written: these queue behind it.
@@ -250,7 +191,7 @@ mod tests {
             .map(|n| {
                 let job = if n == 5 { -5 } else { n };
                 let (group, recorder) = (group.clone(), recorder.clone());
-                std::thread::spawn(move || (job, wait(group.commit(&*recorder, job))))
+                std::thread::spawn(move || (job, group.commit(&*recorder, job)))
             })
             .collect();
         while group.queue.lock_unpoisoned().waiting.len() < 8 {
@@ -276,17 +217,6 @@ mod tests {
         );
     }
 
-    /// A future dropped before it is polled takes its step out of the queue: nobody was told
-    /// it was written, and it is not.
-    #[test]
-    fn a_step_whose_writer_stopped_waiting_before_its_batch_is_not_written() {
-        let group = GroupCommit::default();
-        let recorder = Recorder::default();
-        drop(group.commit(&recorder, 1));
-        wait(group.commit(&recorder, 2)).unwrap();
-        assert_eq!(recorder.batches.lock_unpoisoned()[0].0, vec![2]);
-    }
-
     /// A committer that panics answers its batch with an error and lets the next writer
     /// commit: the queue is never left held.
     #[test]
@@ -304,8 +234,8 @@ mod tests {
         let group = GroupCommit::default();
         let committer = Panics(AtomicUsize::new(0));
         let panicked =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| wait(group.commit(&committer, ()))));
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| group.commit(&committer, ())));
         assert!(panicked.is_err());
-        wait(group.commit(&committer, ())).unwrap();
+        group.commit(&committer, ()).unwrap();
     }
 }

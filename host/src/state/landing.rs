@@ -5,9 +5,8 @@
 //! has the step (or refused it) while the session, never told, would send it again at its next
 //! commit and hear that its positions are taken. So a [`Landing`] dropped before its commit
 //! answered waits for the answer where it is dropped ([`super::wait`]: the commit makes its
-//! progress on the store's thread, or in a batch another caller commits), and settles the
-//! session's books with it either way. Dropping a turn costs what a synchronous commit cost
-//! it: at most the rest of one commit.
+//! progress on the store's thread), and settles the session's books with it either way.
+//! Dropping a turn costs what a synchronous commit cost it: at most the rest of one commit.
 
 use std::future::Future;
 use std::pin::Pin;

@@ -3,8 +3,7 @@
 //! finished this way (see `Session`), so that what reached the store is known.
 //!
 //! It parks the calling thread until the future is woken, so the future must make its
-//! progress in its own poll (a batch of steps this thread commits) or elsewhere (a database
-//! connection driven by a thread of its own, a batch another caller commits): never in a task
+//! progress elsewhere (a database connection driven by a thread of its own): never in a task
 //! the waiting thread would have to run. Tokio's cooperative budget is lifted
 //! for it: on a runtime worker, a spent budget would make a tokio channel answer "not yet"
 //! again and again to a wait that never yields.

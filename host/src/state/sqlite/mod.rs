@@ -14,8 +14,7 @@ use super::group_commit::GroupCommit;
 use super::lease::{Fence, HeldLease, Holder, HolderRole, LeaseAnswer, Taken, now_millis};
 use super::listing::{SessionEntry, title};
 use super::schema;
-use super::store::{SessionStore, Step, StoreError, StoreFuture, StoredSession, StoredView};
-use super::wait::wait;
+use super::store::{SessionStore, Step, StoreError, StoredSession, StoredView};
 use crate::compacted_history::{CompactedHistory, Summaries};
 use crate::conversation::{Message, Role};
 use crate::events::TokenUsage;
@@ -455,12 +454,7 @@ impl SessionStore for SqliteStore {
     }
 
     fn commit(&self, id: &str, step: Step<'_>) -> Result<(), StoreError> {
-        wait(self.commit_async(id, step))
-    }
-
-    fn commit_async<'a>(&'a self, id: &'a str, step: Step<'a>) -> StoreFuture<'a, ()> {
-        let ready = ReadyStep::new(id, step);
-        Box::pin(self.steps.commit(self, ready))
+        self.steps.commit(self, ReadyStep::new(id, step))
     }
 
     fn list(&self, limit: usize) -> Result<Vec<String>, StoreError> {
