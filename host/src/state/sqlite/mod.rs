@@ -492,12 +492,12 @@ impl SessionStore for SqliteStore {
 
     fn count_owned(&self, owner: &str, up_to: usize) -> Result<usize, StoreError> {
         let connection = self.connection();
-        let mut statement = connection.prepare_cached(&format!(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM state WHERE {OWNED_BY} LIMIT ?2)"
-        ))?;
-        let up_to = i64::try_from(up_to).unwrap_or(i64::MAX);
-        let count: i64 = statement.query_row(params![owner_value(owner), up_to], |row| row.get(0))?;
-        Ok(count as usize)
+        // Counted whole: SQLite counts a covering index's entries faster than it hands them one
+        // by one to a bounded subquery.
+        let mut statement =
+            connection.prepare_cached(&format!("SELECT COUNT(*) FROM state WHERE {OWNED_BY}"))?;
+        let count: i64 = statement.query_row(params![owner_value(owner)], |row| row.get(0))?;
+        Ok(usize::try_from(count).unwrap_or(usize::MAX).min(up_to))
     }
 
     fn state_value(&self, id: &str, namespace: &str, key: &str) -> Result<Option<String>, StoreError> {
