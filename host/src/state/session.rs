@@ -1,6 +1,7 @@
 use super::landing::{Landing, Settle};
 use super::lease::LeaseGuard;
 use super::store::{SessionStore, Step, StoreError, StoredView, ViewChange};
+use super::wait::wait;
 use super::{StateBag, StateChange};
 use crate::compacted_history::{
     self, CompactedHistory, Compaction, CompactionError, MessageId, Summaries, Viewed,
@@ -200,12 +201,7 @@ impl Session {
     /// when nothing changed. On failure the changes stay pending and the next commit
     /// retries them.
     pub fn commit(&mut self, store: &dyn SessionStore) -> Result<(), StoreError> {
-        let usage = self.pending_usage.clone();
-        let changes = self.bag.take_changes();
-        let Some((id, step, mut books)) = self.step(&changes, &usage, None) else { return Ok(()) };
-        let outcome = store.commit(id, step);
-        books.settle(&outcome);
-        outcome
+        wait(self.commit_async(store))
     }
 
     /// [`Session::commit`], awaited ([`SessionStore::commit_async`]): what a turn calls, so
@@ -227,16 +223,7 @@ impl Session {
         store: &dyn SessionStore,
         compaction: Compaction,
     ) -> Result<Vec<MessageId>, CompactError> {
-        let new = self.compacted(compaction)?;
-        let usage = self.pending_usage.clone();
-        let changes = self.bag.take_changes();
-        let Some((id, step, mut books)) = self.step(&changes, &usage, Some(&new)) else {
-            unreachable!("a step with a view is never empty")
-        };
-        let outcome = store.commit(id, step);
-        books.settle(&outcome);
-        outcome?;
-        Ok(new.ids())
+        wait(self.compact_async(store, compaction))
     }
 
     /// [`Session::compact`], awaited, as [`Session::commit_async`] is.
