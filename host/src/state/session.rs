@@ -206,7 +206,7 @@ impl Session {
 
     /// [`Session::commit`], awaited ([`SessionStore::commit_async`]): what a turn calls, so
     /// that its thread serves other sessions while the store makes the step durable. A
-    /// caller that stops awaiting still has the step settled ([`Landing`]).
+    /// caller that stops awaiting still has the step settled (`state/landing.rs`).
     pub async fn commit_async(&mut self, store: &dyn SessionStore) -> Result<(), StoreError> {
         let usage = self.pending_usage.clone();
         let changes = self.bag.take_changes();
