@@ -95,13 +95,18 @@ fn validate(config: &Config) -> Result<(), ConfigError> {
         }
     }
     if compaction.target_percent >= compaction.trigger_percent {
-        return Err(whole(
-            "compaction.target_percent",
-            format!(
-                "must be below `trigger_percent` ({}): a truncation to {}% would start the next compaction at once",
-                compaction.trigger_percent, compaction.target_percent
-            ),
-        ));
+        let (trigger, target) = (compaction.trigger_percent, compaction.target_percent);
+        let why = format!("a truncation to {target}% would start the next compaction at once");
+        // The setting the file wrote is the one to blame: a trigger set below the default
+        // target names the trigger's line.
+        return Err(if config.line_of("compaction.target_percent").is_some() {
+            whole("compaction.target_percent", format!("must be below `trigger_percent` ({trigger}): {why}"))
+        } else {
+            whole(
+                "compaction.trigger_percent",
+                format!("must be above `target_percent` ({target}, its default): {why}"),
+            )
+        });
     }
     if !is_variable_name(config.model.key_env()) {
         // The value is not repeated: a key pasted here by mistake must not reach a log.
@@ -353,6 +358,11 @@ mod tests {
         assert_eq!(order.field.as_deref(), Some("compaction.target_percent"));
         assert_eq!(order.line, Some(3));
         assert!(order.message.contains("below `trigger_percent` (60)"), "{order}");
+        // Found by the config fuzzer: a trigger below the default target, which the file does
+        // not set, names the trigger's line.
+        let low = error("[compaction]\nenabled = true\ntrigger_percent = 8\n");
+        assert_eq!((low.field.as_deref(), low.line), (Some("compaction.trigger_percent"), Some(3)), "{low}");
+        assert!(low.message.contains("above `target_percent` (50, its default)"), "{low}");
     }
 
     #[test]
