@@ -20,8 +20,8 @@ use crate::state::wait::wait;
 
 /// The channel every host listens on for sessions that moved.
 const CHANNEL: &str = "agent_host_sessions";
-/// One session's batch appended (`migrations/V6__append_events.sql`); answers whether it
-/// was written (its lease still the session's).
+/// One session's batch appended (`migrations/V6__append_events.sql`); answers the number
+/// before its first event, or nothing when it was left out (its lease not the session's).
 const APPEND: &str = "SELECT agent_host_append_events($1, $2, $3, $4, $5, $6, $7, $8)";
 
 /// The call that appends `batch`, keeping the newest `keep` events.
@@ -30,7 +30,7 @@ async fn append_one(
     append: &tokio_postgres::Statement,
     batch: &Appended,
     keep: i64,
-) -> Result<bool, StoreError> {
+) -> Result<Option<i64>, StoreError> {
     let (token, generation) = match &batch.fence {
         Some((token, generation)) => (Some(token.as_str()), Some(*generation as i64)),
         None => (None, None),
@@ -68,7 +68,7 @@ impl SharedLog for PostgresStore {
             // one client polled together) and run by the server in that order: one round trip.
             let appended = futures_util::future::try_join_all(calls).await?;
             transaction.commit().await?;
-            Ok(appended.iter().filter(|written| !**written).count())
+            Ok(appended.iter().filter(|prior| prior.is_none()).count())
         })
     }
 
@@ -312,6 +312,12 @@ mod tests {
             (Some(3), 0),
             "nothing new, the oldest still said"
         );
+        // The server's append answers the number before the batch's first event, so a writer
+        // knows its events' numbers without reading them back.
+        let prior = db.query_i64(
+            "SELECT agent_host_append_events('s1', NULL, NULL, ARRAY['kind'], ARRAY['{}'], NULL, 100, 'unheard')",
+        );
+        assert_eq!((prior, a.last_event("s1").unwrap()), (6, 7));
         let none = a.events_after("s9", 0, 100).unwrap();
         assert_eq!((none.oldest_kept, none.events.len()), (None, 0), "a session with no log");
     }

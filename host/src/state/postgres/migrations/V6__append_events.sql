@@ -2,9 +2,10 @@
 -- (`state/postgres/shared.rs`), so that the relay's batch of many sessions costs one round
 -- trip for all of them (pipelined in one transaction), not six per session. Writers of one
 -- session take turns under an advisory lock, so each numbers after the last; a batch whose
--- lease is not (any more) the session's is left out (answers FALSE), so a host that lost the
+-- lease is not (any more) the session's is left out (answers NULL), so a host that lost the
 -- session writes no events either; the oldest beyond `p_keep` are dropped; followers are
--- told on `p_channel`.
+-- told on `p_channel`. A written batch answers the number before its first event, so the
+-- writer knows every event's number without reading them back.
 CREATE FUNCTION agent_host_append_events(
     p_session   TEXT,
     p_token     TEXT,    -- the appending host's lease (holder token), NULL for none to check
@@ -14,7 +15,7 @@ CREATE FUNCTION agent_host_append_events(
     p_views     TEXT,    -- the views as the last event left them, NULL when unchanged
     p_keep      BIGINT,
     p_channel   TEXT
-) RETURNS BOOLEAN LANGUAGE plpgsql AS $$
+) RETURNS BIGINT LANGUAGE plpgsql AS $$
 DECLARE
     lease  session_leases%ROWTYPE;
     prior  BIGINT;
@@ -26,7 +27,7 @@ BEGIN
         SELECT * INTO lease FROM session_leases WHERE session_id = p_session FOR SHARE;
         IF NOT FOUND OR lease.token <> p_token OR lease.generation <> p_generation
             OR lease.expires_at = 0 THEN
-            RETURN FALSE;
+            RETURN NULL;
         END IF;
     END IF;
     SELECT COALESCE(MAX(seq), 0) INTO prior FROM session_events WHERE session_id = p_session;
@@ -40,6 +41,6 @@ BEGIN
     END IF;
     DELETE FROM session_events WHERE session_id = p_session AND seq <= newest - p_keep;
     PERFORM pg_notify(p_channel, p_session);
-    RETURN TRUE;
+    RETURN prior;
 END
 $$;
