@@ -80,16 +80,20 @@ impl Pool {
         T: Send + 'static,
         F: Future<Output = Result<T, StoreError>> + Send + 'static,
     {
-        let task = self.io.handle.spawn(work(self.clients.clone()));
-        match task.await {
-            Ok(answer) => answer,
-            Err(joined) => match joined.try_into_panic() {
-                Ok(panic) => std::panic::resume_unwind(panic),
-                // The runtime stops only when the store is dropped, which no call borrowing it
-                // (this one included) outlives.
-                Err(_) => unreachable!("the store's thread stopped while a call ran on it"),
-            },
-        }
+        finished(self.io.handle.spawn(work(self.clients.clone()))).await
+    }
+}
+
+/// What a task of the store's thread answered; its panic, resumed here.
+async fn finished<T>(task: JoinHandle<T>) -> T {
+    match task.await {
+        Ok(answer) => answer,
+        Err(joined) => match joined.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            // The runtime stops only when the store is dropped, which no call borrowing it
+            // (this one included) outlives.
+            Err(_) => unreachable!("the store's thread stopped while a call ran on it"),
+        },
     }
 }
 
@@ -166,16 +170,6 @@ impl deadpool_postgres::Connect for OnIoThread {
             });
             Ok((client, task))
         });
-        Box::pin(async move {
-            match connecting.await {
-                Ok(connected) => connected,
-                Err(joined) => match joined.try_into_panic() {
-                    Ok(panic) => std::panic::resume_unwind(panic),
-                    // The runtime stops only when the store is dropped, which no call borrowing
-                    // it (this one included) outlives.
-                    Err(_) => unreachable!("the store's thread stopped while a call was connecting"),
-                },
-            }
-        })
+        Box::pin(finished(connecting))
     }
 }

@@ -104,7 +104,7 @@ pub(super) async fn insert_messages(
     messages: &[Message],
     usage: &[(usize, TokenUsage)],
 ) -> Result<(), StoreError> {
-    for MessageRow { seq, body, usage, message } in message_rows(first_seq, messages, usage) {
+    for (MessageRow { seq, body, usage }, message) in message_rows(first_seq, messages, usage) {
         let prompt = (message.role == Role::User).then(|| prompt(&message.content));
         let insert =
             "INSERT INTO messages (session_id, seq, body, usage, prompt) VALUES ($1, $2, $3, $4, $5)";

@@ -47,7 +47,8 @@ impl Prepared {
         let mut bodies = Vec::with_capacity(step.messages.len());
         let mut usages = Vec::with_capacity(step.messages.len());
         let mut prompts = Vec::with_capacity(step.messages.len());
-        for MessageRow { body, usage, message, .. } in message_rows(step.first_seq, step.messages, step.usage)
+        for (MessageRow { body, usage, .. }, message) in
+            message_rows(step.first_seq, step.messages, step.usage)
         {
             prompts.push((message.role == Role::User).then(|| super::rows::prompt(&message.content)));
             bodies.push(body);

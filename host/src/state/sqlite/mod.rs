@@ -13,13 +13,14 @@ use super::checkpoint::{self, Checkpointer};
 use super::group_commit::GroupCommit;
 use super::lease::{Fence, HeldLease, Holder, HolderRole, LeaseAnswer, Taken, now_millis};
 use super::listing::{SessionEntry, title};
+use super::message_rows::MessageRow;
 use super::schema;
 use super::store::{SessionStore, Step, StoreError, StoredSession, StoredView};
 use crate::compacted_history::{CompactedHistory, Summaries};
 use crate::conversation::{Message, Role};
 use crate::events::TokenUsage;
 use crate::unpoisoned::LockUnpoisoned as _;
-use step::{ReadyRow, ReadyStep, ready_rows};
+use step::ReadyStep;
 
 pub struct SqliteStore {
     /// The one connection that writes; shared with the checkpointer only as a lock.
@@ -217,10 +218,10 @@ fn check_lease(connection: &Connection, id: &str, fence: Fence<'_>) -> Result<()
 /// Appends `messages` at `first_seq` on, each reply with what its call used (`usage`, by
 /// history position). A plain INSERT: a position is written once. A writer that believed a
 /// taken position was next lost a race, and must hear so instead of replacing the row.
-fn insert_messages(connection: &Connection, id: &str, rows: &[ReadyRow]) -> Result<(), StoreError> {
+fn insert_messages(connection: &Connection, id: &str, rows: &[MessageRow]) -> Result<(), StoreError> {
     let mut insert = connection
         .prepare_cached("INSERT INTO messages (session_id, seq, body, usage) VALUES (?1, ?2, ?3, ?4)")?;
-    for ReadyRow { seq, body, usage } in rows {
+    for MessageRow { seq, body, usage } in rows {
         insert.execute(params![id, seq, body, usage]).map_err(|error| {
             let error = StoreError::from(error);
             if error.is_conflict() {
@@ -436,7 +437,7 @@ impl SessionStore for SqliteStore {
                 )?
                 .execute(params![id, now, last_used.unwrap_or(now), contents.model_calls as i64])?;
             let taken = first_lease(take_lease(transaction, id, holder, claim, expires_at, None)?, id)?;
-            insert_messages(transaction, id, &ready_rows(0, &contents.history, &contents.reply_usage))?;
+            insert_messages(transaction, id, &step::rows(0, &contents.history, &contents.reply_usage))?;
             let mut insert = transaction.prepare_cached(
                 "INSERT INTO state (session_id, namespace, key, value) VALUES (?1, ?2, ?3, ?4)",
             )?;

@@ -13,25 +13,12 @@ use crate::events::TokenUsage;
 use crate::state::StateChange;
 use crate::state::group_commit::Committer;
 use crate::state::lease::{Fence, now_millis};
-use crate::state::message_rows::message_rows;
+use crate::state::message_rows::{MessageRow, message_rows};
 use crate::state::store::{Step, StoreError};
 
-/// A message as its row: its position, its JSON and, for a reply, its call's usage as JSON.
-pub(super) struct ReadyRow {
-    pub(super) seq: i64,
-    pub(super) body: String,
-    pub(super) usage: Option<String>,
-}
-
 /// `messages` as rows, the first at `first_seq`; `usage` by history position.
-pub(super) fn ready_rows(
-    first_seq: usize,
-    messages: &[Message],
-    usage: &[(usize, TokenUsage)],
-) -> Vec<ReadyRow> {
-    message_rows(first_seq, messages, usage)
-        .map(|row| ReadyRow { seq: row.seq, body: row.body, usage: row.usage })
-        .collect()
+pub(super) fn rows(first_seq: usize, messages: &[Message], usage: &[(usize, TokenUsage)]) -> Vec<MessageRow> {
+    message_rows(first_seq, messages, usage).map(|(row, _)| row).collect()
 }
 
 /// A [`Step`] that owns what it writes, for a batch another writer may commit.
@@ -39,7 +26,7 @@ pub(crate) struct ReadyStep {
     id: String,
     /// The lease's holder token and taking.
     fence: Option<(String, u64)>,
-    rows: Vec<ReadyRow>,
+    rows: Vec<MessageRow>,
     changes: Vec<StateChange>,
     /// A user message's step: the session's last use (ms) and its model calls.
     touch: Option<(i64, i64)>,
@@ -55,7 +42,7 @@ impl ReadyStep {
         Self {
             id: id.to_owned(),
             fence: step.lease.map(|fence| (fence.token.to_owned(), fence.generation)),
-            rows: ready_rows(step.first_seq, step.messages, step.usage),
+            rows: rows(step.first_seq, step.messages, step.usage),
             changes: step.changes.to_vec(),
             touch: touches.then(|| (now_millis(), step.model_calls as i64)),
             view: step.view.map(|change| (change.generation, change.view.clone(), change.summaries.to_vec())),
