@@ -38,16 +38,16 @@ pub fn ask_key(session: &str, agent: Option<&str>, call_id: &str) -> String {
     }
 }
 
-/// A session's asks in the shared log, and the notices that it moved.
+/// A session's asks in the shared log, and the notices that one was answered.
 pub struct SharedAsks {
     store: Arc<dyn SessionStore>,
     session: String,
-    moved: watch::Receiver<u64>,
+    answered: watch::Receiver<()>,
 }
 
 impl SharedAsks {
-    pub fn new(store: Arc<dyn SessionStore>, session: &str, moved: watch::Receiver<u64>) -> Self {
-        Self { store, session: session.to_owned(), moved }
+    pub fn new(store: Arc<dyn SessionStore>, session: &str, answered: watch::Receiver<()>) -> Self {
+        Self { store, session: session.to_owned(), answered }
     }
 
     /// Runs `work` on the shared log off the async threads; `None` when it failed (said).
@@ -79,10 +79,10 @@ impl SharedAsks {
         }
     }
 
-    /// Waits for an answer to `id` given on any host, reading the log whenever the session
-    /// moves (and every [`POLL`]).
+    /// Waits for an answer to `id` given on any host, reading the log whenever one of the
+    /// session's asks may have been answered (and every [`POLL`]).
     async fn answer(&self, id: &str) -> ApprovalAnswer {
-        let mut moved = self.moved.clone();
+        let mut moved = self.answered.clone();
         loop {
             moved.borrow_and_update();
             let id_now = id.to_owned();
@@ -179,7 +179,7 @@ pub async fn answer_elsewhere(
     if app.shared.is_none() {
         return false;
     }
-    let asks = SharedAsks::new(app.host.sessions().store().clone(), session, watch::channel(0).1);
+    let asks = SharedAsks::new(app.host.sessions().store().clone(), session, watch::channel(()).1);
     let json = serde_json::to_string(answer).expect("answers serialize");
     let deadline = tokio::time::Instant::now() + ASK_ARRIVAL;
     loop {

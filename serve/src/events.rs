@@ -100,9 +100,9 @@ fn from_the_log(
     );
     let stream = super::log_stream::LogStream::new(
         store,
+        shared.wakers.clone(),
         id.clone(),
         from,
-        shared.wakers.follow(&id),
         app.shutdown.clone(),
     );
     let events = futures_util::stream::unfold(stream, |mut stream| async move {

@@ -13,31 +13,15 @@
 //! Where hosts share the store, a hub also hands each event to the [`Relay`], and streams
 //! read the shared log instead (`log_stream.rs`).
 
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use tokio::sync::broadcast;
 
+use super::kept_events::KeptEvents;
+pub use super::kept_events::Numbered;
 use super::relay::Relay;
 use agent_host::events::{Event, EventSink, PluginView};
 use agent_host::unpoisoned::LockUnpoisoned as _;
-
-/// What one kept event costs beyond its text: the entry and its shared strings' headers.
-const EVENT_OVERHEAD: usize = 64;
-
-/// One numbered event, as the JSON line `--json` writes.
-#[derive(Debug, Clone)]
-pub struct Numbered {
-    pub id: u64,
-    pub kind: Arc<str>,
-    pub json: Arc<str>,
-}
-
-impl Numbered {
-    fn weight(&self) -> usize {
-        self.kind.len() + self.json.len() + EVENT_OVERHEAD
-    }
-}
 
 pub struct Hub {
     epoch: String,
@@ -54,10 +38,7 @@ struct Kept {
     next: u64,
     /// Each plugin's view as of event `next - 1`, in the order they were first shown.
     views: Vec<PluginView>,
-    capacity: usize,
-    budget: usize,
-    bytes: usize,
-    events: VecDeque<Numbered>,
+    events: KeptEvents,
 }
 
 /// Where a (re)connecting client says it is, from its `Last-Event-ID`.
@@ -84,7 +65,7 @@ impl Hub {
     /// A hub keeping at most `capacity` events weighing at most `budget` bytes together.
     pub fn new(capacity: usize, budget: usize) -> Self {
         let epoch = uuid::Uuid::new_v4().simple().to_string()[..8].to_owned();
-        let kept = Kept { next: 1, views: Vec::new(), capacity, budget, bytes: 0, events: VecDeque::new() };
+        let kept = Kept { next: 1, views: Vec::new(), events: KeptEvents::new(capacity, budget) };
         Self { epoch, kept: Mutex::new(kept), live: OnceLock::new(), relay: None }
     }
 
@@ -128,14 +109,14 @@ impl Hub {
     /// so that none falls between them.
     pub fn replay(&self, resume: Resume) -> Replay {
         let kept = self.lock();
-        let capacity = kept.capacity;
+        let capacity = kept.events.capacity();
         let live = self.live.get_or_init(|| broadcast::channel(capacity.clamp(16, 4096)).0).subscribe();
         let after = match resume {
             Resume::After(n) => n,
             Resume::Fresh | Resume::Elsewhere => 0,
         };
-        let missed: Vec<Numbered> = kept.events.iter().filter(|event| event.id > after).cloned().collect();
-        let oldest = kept.events.front().map_or(kept.next, |event| event.id);
+        let missed: Vec<Numbered> = kept.events.after(after).cloned().collect();
+        let oldest = kept.events.oldest().unwrap_or(kept.next);
         let gap_before = match resume {
             Resume::Fresh => None,
             Resume::After(n) => (n + 1 < oldest).then_some(oldest),
@@ -183,14 +164,7 @@ impl EventSink for Hub {
             relay.send(session.clone(), fence.clone(), numbered.kind.clone(), numbered.json.clone(), views);
         }
         kept.next += 1;
-        kept.bytes += numbered.weight();
-        kept.events.push_back(numbered.clone());
-        // The newest stays even alone past the budget: a client resuming from the one
-        // before it is sent it whole.
-        while kept.events.len() > 1 && (kept.events.len() > kept.capacity || kept.bytes > kept.budget) {
-            let dropped = kept.events.pop_front().expect("more than one event is kept");
-            kept.bytes -= dropped.weight();
-        }
+        kept.events.push(numbered.clone());
         // Sent under the lock, so a stream sees events in the order they are numbered.
         if let Some(live) = self.live.get() {
             let _ = live.send(numbered);

@@ -19,6 +19,7 @@ mod children;
 mod commands;
 mod events;
 mod hub;
+mod kept_events;
 mod listen;
 mod log_stream;
 mod metrics;

@@ -1,8 +1,9 @@
 //! A session's event stream where hosts share the store: read from the shared log, so a
 //! stream on any host sees the events of a turn that runs on another, and an id is the
 //! event's number in the session (`log-N`), the same on every host and across restarts.
-//! What is new is read when the log says the session moved (or the host listens again after
-//! a lost connection), and every half minute regardless.
+//! What this host appended itself comes from memory ([`Wakers::since`]); the log is read
+//! for the rest: when a notice says the session moved past what is held here, when the host
+//! listens again after a lost connection, and every half minute regardless.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -14,6 +15,9 @@ use tokio_util::sync::CancellationToken;
 
 use agent_host::state::SessionStore;
 use agent_host::state::shared::LogPage;
+
+use super::kept_events::Numbered;
+use super::wakers::{Since, Wakers};
 
 /// How often a stream reads the log with no notice that it moved: a safety net only, since
 /// a lost connection wakes every stream when it is made again.
@@ -54,28 +58,48 @@ pub fn event_id(seq: u64) -> String {
 
 pub struct LogStream {
     store: Arc<dyn SessionStore>,
+    wakers: Arc<Wakers>,
     session: String,
     from: From,
     after: u64,
     first: bool,
+    /// Read the log at the next turn: the last read filled a page, or the poll came due.
+    read_again: bool,
     ready: VecDeque<SseEvent>,
     moved: watch::Receiver<u64>,
+    /// The times the log may have moved unseen, as of the last look.
+    unseen: u64,
     shutdown: CancellationToken,
 }
 
 impl LogStream {
     pub fn new(
         store: Arc<dyn SessionStore>,
+        wakers: Arc<Wakers>,
         session: String,
         from: From,
-        moved: watch::Receiver<u64>,
         shutdown: CancellationToken,
     ) -> Self {
         let after = match from {
             From::After(n) => n,
             From::Start | From::Elsewhere => 0,
         };
-        Self { store, session, from, after, first: true, ready: VecDeque::new(), moved, shutdown }
+        // Followed before the first read: whatever moves after it is told.
+        let moved = wakers.follow_log(&session);
+        let unseen = *moved.borrow();
+        Self {
+            store,
+            wakers,
+            session,
+            from,
+            after,
+            first: true,
+            read_again: false,
+            ready: VecDeque::new(),
+            moved,
+            unseen,
+            shutdown,
+        }
     }
 
     /// The next event to send; `None` when the server shuts down.
@@ -84,12 +108,23 @@ impl LogStream {
             if let Some(event) = self.ready.pop_front() {
                 return Some(event);
             }
-            // Marked seen before reading: a move during the read wakes the next wait.
-            self.moved.borrow_and_update();
-            match self.read().await {
-                Ok(page) => self.take(page),
-                Err(error) => {
-                    tracing::warn!(session = self.session, "cannot read the shared event log: {error}")
+            // Marked seen before looking: a move meanwhile wakes the next wait.
+            let unseen = *self.moved.borrow_and_update();
+            let mut read = self.first || std::mem::take(&mut self.read_again) || unseen != self.unseen;
+            self.unseen = unseen;
+            if !read {
+                match self.wakers.since(&self.session, self.after) {
+                    Since::Events(events) => self.take_held(events),
+                    Since::Nothing => {}
+                    Since::Read => read = true,
+                }
+            }
+            if read {
+                match self.read().await {
+                    Ok(page) => self.take(page),
+                    Err(error) => {
+                        tracing::warn!(session = self.session, "cannot read the shared event log: {error}")
+                    }
                 }
             }
             if !self.ready.is_empty() {
@@ -97,7 +132,7 @@ impl LogStream {
             }
             tokio::select! {
                 _ = self.moved.changed() => {}
-                () = tokio::time::sleep(POLL) => {}
+                () = tokio::time::sleep(POLL) => self.read_again = true,
                 () = self.shutdown.cancelled() => return None,
             }
         }
@@ -124,10 +159,19 @@ impl LogStream {
                 self.ready.push_back(SseEvent::default().event("gap").data(gap.to_string()));
             }
         }
+        self.read_again = page.events.len() == PAGE;
         for event in page.events {
             self.after = event.seq;
             self.ready
                 .push_back(SseEvent::default().id(event_id(event.seq)).event(event.kind).data(event.json));
+        }
+    }
+
+    fn take_held(&mut self, events: Vec<Numbered>) {
+        for event in events {
+            self.after = event.id;
+            self.ready
+                .push_back(SseEvent::default().id(event_id(event.id)).event(&*event.kind).data(&*event.json));
         }
     }
 }

@@ -2,7 +2,9 @@
 //! emits for a session go to the shared log, where any host's streams read them: queued
 //! here without waiting, written by one thread in batches (a streamed reply's deltas
 //! would otherwise cost a transaction each), and flushed before the host lets a session go,
-//! so the next host's events follow this one's.
+//! so the next host's events follow this one's. The numbers the log gave each batch come
+//! back, and the events go to this host's own streams with them ([`Wakers::appended`]):
+//! a stream never reads back what its own host wrote.
 
 use std::collections::HashMap;
 use std::sync::mpsc::{Receiver, Sender, channel};
@@ -11,6 +13,8 @@ use std::sync::{Arc, Mutex};
 use agent_host::state::SessionStore;
 use agent_host::state::shared::Appended;
 use agent_host::unpoisoned::LockUnpoisoned as _;
+
+use super::wakers::Wakers;
 
 /// Events one transaction writes at most.
 const BATCH: usize = 512;
@@ -37,13 +41,14 @@ pub struct Relay {
 
 impl Relay {
     /// A relay writing to `store`'s shared log, keeping the newest `keep` events of each
-    /// session there; `None` when the store has no shared log.
-    pub fn start(store: Arc<dyn SessionStore>, keep: usize) -> Option<Arc<Self>> {
+    /// session there, and handing what it wrote to `wakers`; `None` when the store has no
+    /// shared log.
+    pub fn start(store: Arc<dyn SessionStore>, keep: usize, wakers: Arc<Wakers>) -> Option<Arc<Self>> {
         store.shared()?;
         let (queue, records) = channel();
         std::thread::Builder::new()
             .name("event-relay".into())
-            .spawn(move || write(&*store, &records, keep))
+            .spawn(move || write(&*store, &records, keep, &wakers))
             .map_err(|error| tracing::warn!("cannot start the event relay: {error}"))
             .ok()?;
         Some(Arc::new(Self { queue: Mutex::new(queue) }))
@@ -75,7 +80,7 @@ impl Relay {
 }
 
 /// Writes what is queued, a batch at a time, until every sender is gone.
-fn write(store: &dyn SessionStore, records: &Receiver<Record>, keep: usize) {
+fn write(store: &dyn SessionStore, records: &Receiver<Record>, keep: usize, wakers: &Wakers) {
     let Some(log) = store.shared() else { return };
     while let Ok(first) = records.recv() {
         let mut taken = vec![first];
@@ -86,12 +91,23 @@ fn write(store: &dyn SessionStore, records: &Receiver<Record>, keep: usize) {
             }
         }
         let mut flushes = Vec::new();
-        let batches = batches(taken, &mut flushes);
-        if !batches.is_empty() {
-            match log.append(&batches, keep) {
-                Ok(0) => {}
-                Ok(fenced) => {
-                    tracing::warn!("{fenced} sessions' events were not written: another host took them over")
+        let groups = groups(taken, &mut flushes);
+        if !groups.is_empty() {
+            let batches: Vec<Appended> = groups.iter().map(Group::appended).collect();
+            wakers.appending(groups.iter().map(|group| &*group.session));
+            let appended = log.append(&batches, keep);
+            let priors = appended.as_ref().map_or_else(|_| vec![None; groups.len()], Clone::clone);
+            for (group, prior) in groups.into_iter().zip(priors) {
+                wakers.appended(&group.session, prior, group.events);
+            }
+            match appended {
+                Ok(priors) => {
+                    let fenced = priors.iter().filter(|prior| prior.is_none()).count();
+                    if fenced > 0 {
+                        tracing::warn!(
+                            "{fenced} sessions' events were not written: another host took them over"
+                        )
+                    }
                 }
                 // The steps are the record; a stream that missed these events is told of a gap.
                 Err(error) => {
@@ -108,33 +124,49 @@ fn write(store: &dyn SessionStore, records: &Receiver<Record>, keep: usize) {
     }
 }
 
+/// One session's events taken in one batch.
+struct Group {
+    session: Arc<str>,
+    fence: Fence,
+    /// (type, `--json` object), in the order they came.
+    events: Vec<(Arc<str>, Arc<str>)>,
+    /// The views the last view change of them left.
+    views: Option<String>,
+}
+
+impl Group {
+    fn appended(&self) -> Appended {
+        Appended {
+            session: self.session.to_string(),
+            events: self.events.iter().map(|(kind, json)| (kind.to_string(), json.to_string())).collect(),
+            views: self.views.clone(),
+            fence: Some((*self.fence).clone()),
+        }
+    }
+}
+
 /// The events taken, grouped by session in the order each came (a session's own order
-/// kept), each group with the views its last view change left; the flushes put aside.
-fn batches(records: Vec<Record>, flushes: &mut Vec<tokio::sync::oneshot::Sender<()>>) -> Vec<Appended> {
-    let mut batches: Vec<Appended> = Vec::new();
+/// kept); the flushes put aside.
+fn groups(records: Vec<Record>, flushes: &mut Vec<tokio::sync::oneshot::Sender<()>>) -> Vec<Group> {
+    let mut groups: Vec<Group> = Vec::new();
     let mut index: HashMap<Arc<str>, usize> = HashMap::new();
     for record in records {
         match record {
             Record::Flush(flush) => flushes.push(flush),
             Record::Event { session, fence, kind, json, views } => {
                 let at = *index.entry(session.clone()).or_insert_with(|| {
-                    batches.push(Appended {
-                        session: session.to_string(),
-                        events: Vec::new(),
-                        views: None,
-                        fence: Some((*fence).clone()),
-                    });
-                    batches.len() - 1
+                    groups.push(Group { session, fence, events: Vec::new(), views: None });
+                    groups.len() - 1
                 });
-                let batch = &mut batches[at];
-                batch.events.push((kind.to_string(), json.to_string()));
+                let group = &mut groups[at];
+                group.events.push((kind, json));
                 if views.is_some() {
-                    batch.views = views;
+                    group.views = views;
                 }
             }
         }
     }
-    batches
+    groups
 }
 
 #[cfg(test)]
@@ -163,7 +195,7 @@ mod tests {
             event("b", 5, None),
         ];
         let mut flushes = Vec::new();
-        let batches = batches(records, &mut flushes);
+        let batches: Vec<Appended> = groups(records, &mut flushes).iter().map(Group::appended).collect();
         let shown: Vec<(&str, Vec<&str>, Option<&str>)> = batches
             .iter()
             .map(|batch| {

@@ -274,7 +274,7 @@ impl App {
             Some(shared) => {
                 let store = self.host.sessions().store().clone();
                 let views = super::shared::logged_views(&*store, &id);
-                let asks = super::approver::SharedAsks::new(store, &id, shared.wakers.follow(&id));
+                let asks = super::approver::SharedAsks::new(store, &id, shared.wakers.follow_answers(&id));
                 (
                     Hub::relayed(capacity, budget, shared.relay.clone(), &id, fence, views),
                     HttpApprover::new(&id, timeout).shared(asks),
@@ -388,13 +388,14 @@ impl Drop for TurnSlot {
 /// host's streams when another host moves a session (until shutdown).
 fn share(host: &Host, limits: &ServeConfig, shutdown: &CancellationToken) -> Option<SharedServe> {
     let store = host.sessions().store();
-    let relay = Relay::start(store.clone(), limits.event_buffer)?;
-    let wakers = Arc::new(Wakers::default());
+    let wakers = Arc::new(Wakers::new(limits.event_buffer, limits.event_buffer_kb * 1024));
+    let relay = Relay::start(store.clone(), limits.event_buffer, wakers.clone())?;
     let (waking, stopped) = (wakers.clone(), shutdown.clone());
     let (cancel, cancels) = tokio::sync::mpsc::unbounded_channel();
     let follow = Box::new(move |moved: Moved<'_>| {
         match moved {
-            Moved::Session(session) => waking.wake(session),
+            Moved::Appended { session, newest } => waking.noticed(session, newest),
+            Moved::Answered(session) => waking.answered(session),
             Moved::Cancel(session) => {
                 let _ = cancel.send(session.to_owned());
             }

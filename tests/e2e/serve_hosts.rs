@@ -94,6 +94,47 @@ async fn a_turn_posted_to_one_host_streams_on_another_and_an_event_id_means_the_
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
+/// A stream on A held across three turns, run on A, then B, then A again: A's own events
+/// come to it from its relay, B's from the log, and it shows every one once, in order, the
+/// same (ids included) as a stream on B that reads them all from the log afterwards.
+#[tokio::test]
+async fn a_stream_held_across_turns_on_either_host_shows_every_event_once_in_order() {
+    let model = FakeModel::start().await;
+    for turn in 1..=3 {
+        model.push(Reply::text(&format!("turn {turn}")));
+    }
+    let a = serve_on_postgres(&model, "", "", 30).await;
+    let b = a.another_on_the_same_store().await;
+    let session = a.new_session("alice").await;
+    let third_turn_end = || {
+        let ended = std::cell::Cell::new(0);
+        move |event: &Value| {
+            ended.set(ended.get() + usize::from(is_turn_end(event)));
+            ended.get() == 3
+        }
+    };
+    let turns = async {
+        for (turn, host) in [(1, &a), (2, &b), (3, &a)] {
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            let (status, body) = post_message(host, &session, &format!("ask {turn}")).await;
+            assert_eq!(status, StatusCode::ACCEPTED, "turn {turn}: {body}");
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+            while message_texts(host, &session).await.len() < 2 * turn {
+                assert!(tokio::time::Instant::now() < deadline, "turn {turn} did not end");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
+    let (seen_on_a, ()) = tokio::join!(a.events_after("alice", &session, None, third_turn_end()), turns);
+    let numbers: Vec<u64> = seen_on_a.iter().map(|(id, _)| number(id)).collect();
+    assert_eq!(numbers, (1..=numbers.len() as u64).collect::<Vec<_>>(), "each once, in order");
+    let replies: Vec<&Value> =
+        of_type(&seen_on_a, "assistant_message").into_iter().map(|reply| &reply["text"]).collect();
+    assert_eq!(replies, ["turn 1", "turn 2", "turn 3"]);
+    let read_on_b = b.events_after("alice", &session, None, third_turn_end()).await;
+    assert_eq!(read_on_b, seen_on_a);
+}
+
 #[tokio::test]
 async fn two_hosts_racing_for_one_session_run_one_turn_and_tell_the_other_caller_409() {
     let model = FakeModel::start().await;

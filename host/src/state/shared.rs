@@ -43,8 +43,10 @@ pub struct LogPage {
 /// What a following host is told.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Moved<'a> {
-    /// The session's events or asks moved.
-    Session(&'a str),
+    /// Events were appended to the session's log, the newest of them numbered `newest`.
+    Appended { session: &'a str, newest: u64 },
+    /// One of the session's asks was answered.
+    Answered(&'a str),
     /// A caller asked for the session's running turn to be cancelled, wherever it runs.
     Cancel(&'a str),
     /// The follower's connection was (re)made: what moved while it was down was not told,
@@ -60,9 +62,10 @@ pub type Woken = Box<dyn FnMut(Moved<'_>) -> bool + Send>;
 pub trait SharedLog: Send + Sync {
     /// Appends each batch after its session's last event, all in one transaction, keeps the
     /// newest `keep` events of each session, and wakes the hosts that follow them; a batch
-    /// whose fence is not its session's lease any more is left out. Answers how many
-    /// batches were left out so.
-    fn append(&self, batches: &[Appended], keep: usize) -> Result<usize, StoreError>;
+    /// whose fence is not its session's lease any more is left out. Answers, for each batch
+    /// in the order given, the number before its first event (so the writer knows every
+    /// event's number without reading them back), or `None` when it was left out.
+    fn append(&self, batches: &[Appended], keep: usize) -> Result<Vec<Option<u64>>, StoreError>;
     /// At most `limit` events of `session` after number `after`, oldest first.
     fn events_after(&self, session: &str, after: u64, limit: usize) -> Result<LogPage, StoreError>;
     /// The plugins' views (JSON) as event `seq` left them, as last appended; `None` when no
@@ -83,8 +86,8 @@ pub trait SharedLog: Send + Sync {
     /// host that does not hear it (none runs a turn, or its connection was being made again)
     /// lets the turn run, as a cancel that came after the turn's end would.
     fn request_cancel(&self, session: &str) -> Result<(), StoreError>;
-    /// Calls `woken` on a thread of its own with each session another host moved (events
-    /// appended, an ask answered, a cancel asked), [`Moved::Listening`] each time its
+    /// Calls `woken` on a thread of its own with each session a host moved (events
+    /// appended, this host's own included; an ask answered; a cancel asked), [`Moved::Listening`] each time its
     /// connection is made (a lost one is made again), and [`Moved::Tick`] at least once a
     /// second, until it answers `false`.
     fn follow(&self, woken: Woken) -> Result<(), StoreError>;

@@ -18,8 +18,11 @@ use crate::state::shared::{Appended, LogPage, LoggedEvent, Moved, SharedLog, Wok
 use crate::state::store::StoreError;
 use crate::state::wait::wait;
 
-/// The channel every host listens on for sessions that moved.
-const CHANNEL: &str = "agent_host_sessions";
+/// The channel every host listens on for events appended: `"NEWEST SESSION"`
+/// (`migrations/V7__events_say_their_number.sql`).
+const EVENTS: &str = "agent_host_events";
+/// The channel every host listens on for asks answered: the session.
+const ANSWERS: &str = "agent_host_sessions";
 /// One session's batch appended (`migrations/V6__append_events.sql`); answers the number
 /// before its first event, or nothing when it was left out (its lease not the session's).
 const APPEND: &str = "SELECT agent_host_append_events($1, $2, $3, $4, $5, $6, $7, $8)";
@@ -40,7 +43,7 @@ async fn append_one(
     let row = on
         .query_one(
             append,
-            &[&batch.session, &token, &generation, &kinds, &bodies, &batch.views, &keep, &CHANNEL],
+            &[&batch.session, &token, &generation, &kinds, &bodies, &batch.views, &keep, &EVENTS],
         )
         .await?;
     Ok(row.get(0))
@@ -53,22 +56,26 @@ const CANCELS: &str = "agent_host_cancels";
 const TICK: Duration = Duration::from_secs(1);
 
 impl SharedLog for PostgresStore {
-    fn append(&self, batches: &[Appended], keep: usize) -> Result<usize, StoreError> {
+    fn append(&self, batches: &[Appended], keep: usize) -> Result<Vec<Option<u64>>, StoreError> {
         // In the sessions' (bytes') order, as `renew_leases` locks their leases.
-        let mut batches: Vec<&Appended> = batches.iter().collect();
-        batches.sort_by(|a, b| a.session.cmp(&b.session));
+        let mut order: Vec<usize> = (0..batches.len()).collect();
+        order.sort_by(|a, b| batches[*a].session.cmp(&batches[*b].session));
         let keep = i64::try_from(keep).unwrap_or(i64::MAX);
         wait(async {
             let mut client = self.pool.get().await?;
             let transaction = client.transaction().await?;
             let append = transaction.prepare_cached(APPEND).await?;
             let calls: Vec<_> =
-                batches.iter().map(|batch| append_one(&transaction, &append, batch, keep)).collect();
+                order.iter().map(|at| append_one(&transaction, &append, &batches[*at], keep)).collect();
             // Sent one after the other without waiting (tokio-postgres pipelines the calls of
             // one client polled together) and run by the server in that order: one round trip.
             let appended = futures_util::future::try_join_all(calls).await?;
             transaction.commit().await?;
-            Ok(appended.iter().filter(|prior| prior.is_none()).count())
+            let mut priors = vec![None; batches.len()];
+            for (at, prior) in order.into_iter().zip(appended) {
+                priors[at] = prior.map(|prior| prior as u64);
+            }
+            Ok(priors)
         })
     }
 
@@ -155,7 +162,7 @@ impl SharedLog for PostgresStore {
             .await?
                 == 1;
             if answered {
-                execute(&transaction, "SELECT pg_notify($1, $2)", &[&CHANNEL, &session]).await?;
+                execute(&transaction, "SELECT pg_notify($1, $2)", &[&ANSWERS, &session]).await?;
             }
             transaction.commit().await?;
             Ok(answered)
@@ -218,7 +225,8 @@ fn listen(config: &postgres::Config, name: &str, woken: &mut Woken) -> bool {
             return woken(Moved::Tick);
         }
     };
-    if let Err(error) = client.batch_execute(&format!("LISTEN {CHANNEL}; LISTEN {CANCELS}")) {
+    if let Err(error) = client.batch_execute(&format!("LISTEN {EVENTS}; LISTEN {ANSWERS}; LISTEN {CANCELS}"))
+    {
         tracing::warn!("cannot follow the sessions of {name}: {}", super::with_causes(&error));
         return woken(Moved::Tick);
     }
@@ -231,11 +239,13 @@ fn listen(config: &postgres::Config, name: &str, woken: &mut Woken) -> bool {
         loop {
             match waiting.next() {
                 Ok(Some(notification)) => {
-                    let session = notification.payload();
-                    let moved = if notification.channel() == CANCELS {
-                        Moved::Cancel(session)
-                    } else {
-                        Moved::Session(session)
+                    let Some(moved) = moved(notification.channel(), notification.payload()) else {
+                        tracing::warn!(
+                            "an unreadable notice on {}: {:?}",
+                            notification.channel(),
+                            notification.payload()
+                        );
+                        continue;
                     };
                     if !woken(moved) {
                         return false;
@@ -254,6 +264,19 @@ fn listen(config: &postgres::Config, name: &str, woken: &mut Woken) -> bool {
         if !woken(Moved::Tick) {
             return false;
         }
+    }
+}
+
+/// What a notice on `channel` says moved; `None` for one that cannot be read.
+fn moved<'a>(channel: &str, payload: &'a str) -> Option<Moved<'a>> {
+    match channel {
+        EVENTS => {
+            let (newest, session) = payload.split_once(' ')?;
+            Some(Moved::Appended { session, newest: newest.parse().ok()? })
+        }
+        ANSWERS => Some(Moved::Answered(payload)),
+        CANCELS => Some(Moved::Cancel(payload)),
+        _ => None,
     }
 }
 
@@ -282,12 +305,25 @@ mod tests {
     }
 
     #[test]
+    fn a_notice_is_read_by_its_channel_and_an_unreadable_one_is_none() {
+        use super::{ANSWERS, CANCELS, EVENTS, moved};
+        assert_eq!(moved(EVENTS, "12 s 1"), Some(Moved::Appended { session: "s 1", newest: 12 }));
+        assert_eq!(moved(ANSWERS, "12 s"), Some(Moved::Answered("12 s")));
+        assert_eq!(moved(CANCELS, "s"), Some(Moved::Cancel("s")));
+        for unreadable in ["s1", "x s1", "-1 s1", ""] {
+            assert_eq!(moved(EVENTS, unreadable), None, "{unreadable:?}");
+        }
+        assert_eq!(moved("elsewhere", "s1"), None);
+    }
+
+    #[test]
     fn two_hosts_append_to_one_numbering_and_the_oldest_beyond_the_keep_are_dropped() {
         let db = TestDatabase::postgres();
         let (a, b) = (db.open(), db.open());
         let (a, b) = (a.shared().expect("shared"), b.shared().expect("shared"));
-        a.append(&[batch("s1", &["a1", "a2"], None), batch("s2", &["x"], None)], 10).unwrap();
-        b.append(&[batch("s1", &["b1"], Some("[1]"))], 10).unwrap();
+        let priors = a.append(&[batch("s2", &["x"], None), batch("s1", &["a1", "a2"], None)], 10);
+        assert_eq!(priors.unwrap(), [Some(0), Some(0)], "each batch's number before its first");
+        assert_eq!(b.append(&[batch("s1", &["b1"], Some("[1]"))], 10).unwrap(), [Some(2)]);
         let page = a.events_after("s1", 0, 100).unwrap();
         assert_eq!(page.oldest_kept, Some(1));
         let json = |text: &str| format!("{{\"text\":\"{text}\"}}");
@@ -301,7 +337,7 @@ mod tests {
             (3, 1, 0)
         );
 
-        b.append(&[batch("s1", &["b2", "b3", "b4"], None)], 4).unwrap();
+        assert_eq!(b.append(&[batch("s1", &["b2", "b3", "b4"], None)], 4).unwrap(), [Some(3)]);
         let page = a.events_after("s1", 1, 100).unwrap();
         assert_eq!(page.oldest_kept, Some(3), "events 1 and 2 are past the newest four");
         assert_eq!(page.events.first().map(|event| event.seq), Some(3));
@@ -333,7 +369,7 @@ mod tests {
             fence: Some((holder.token.clone(), generation)),
             ..batch("s1", &[text], None)
         };
-        assert_eq!(log.append(&[under(&first, taken.generation, "mine")], 10).unwrap(), 0);
+        assert_eq!(log.append(&[under(&first, taken.generation, "mine")], 10).unwrap(), [Some(0)]);
         let crate::state::lease::LeaseAnswer::Taken(theirs) =
             store.lease("s1", &second, "c2", i64::MAX, None).unwrap()
         else {
@@ -341,8 +377,8 @@ mod tests {
         };
         let written =
             log.append(&[under(&first, taken.generation, "stale"), batch("s2", &["other"], None)], 10);
-        assert_eq!(written.unwrap(), 1, "the stale batch alone is left out");
-        assert_eq!(log.append(&[under(&second, theirs.generation, "theirs")], 10).unwrap(), 0);
+        assert_eq!(written.unwrap(), [None, Some(0)], "the stale batch alone is left out");
+        assert_eq!(log.append(&[under(&second, theirs.generation, "theirs")], 10).unwrap(), [Some(1)]);
         let json = |text: &str| format!("{{\"text\":\"{text}\"}}");
         assert_eq!(
             texts(&log.events_after("s1", 0, 10).unwrap().events),
@@ -386,8 +422,8 @@ mod tests {
                 if round % 2 == 0 {
                     batches.reverse();
                 }
-                let written = relay.shared().unwrap().append(&batches, 10);
-                assert_eq!(written.unwrap(), 0, "round {round}: every batch written");
+                let written = relay.shared().unwrap().append(&batches, 10).unwrap();
+                assert!(written.iter().all(Option::is_some), "round {round}: every batch written");
             }
             renewing.store(false, std::sync::atomic::Ordering::Relaxed);
         });
@@ -417,14 +453,15 @@ mod tests {
     }
 
     #[test]
-    fn a_follower_is_woken_by_another_hosts_append_and_answer_with_the_session() {
+    fn a_follower_is_woken_by_another_hosts_append_with_its_newest_number_and_by_an_answer() {
         let db = TestDatabase::postgres();
         let (here, there) = (db.open(), db.open());
         let (woken, wakes) = mpsc::channel();
         here.shared()
             .unwrap()
             .follow(Box::new(move |moved| match moved {
-                Moved::Session(session) => woken.send(session.to_owned()).is_ok(),
+                Moved::Appended { session, newest } => woken.send(format!("{session} at {newest}")).is_ok(),
+                Moved::Answered(session) => woken.send(format!("answered {session}")).is_ok(),
                 Moved::Cancel(session) => woken.send(format!("cancel {session}")).is_ok(),
                 Moved::Listening => woken.send("listening".to_owned()).is_ok(),
                 Moved::Tick => true,
@@ -432,17 +469,15 @@ mod tests {
             .unwrap();
         let other = there.shared().unwrap();
         assert_eq!(wakes.recv_timeout(std::time::Duration::from_secs(10)).unwrap(), "listening");
-        let heard = (0..50).find_map(|_| {
-            other.append(&[batch("s9", &["e"], None)], 10).unwrap();
-            wakes.recv_timeout(std::time::Duration::from_millis(200)).ok()
-        });
-        assert_eq!(heard.as_deref(), Some("s9"));
+        // Listening is said once the LISTEN has run: every notice after it reaches us.
+        other.append(&[batch("s9", &["e"], None)], 100).unwrap();
+        other.append(&[batch("s9", &["f", "g"], None)], 100).unwrap();
+        let mut heard = std::iter::from_fn(|| wakes.recv_timeout(std::time::Duration::from_secs(10)).ok());
+        let appended: Vec<String> = heard.by_ref().take(2).collect();
+        assert_eq!(appended, ["s9 at 1", "s9 at 3"], "each batch's newest number, in order");
         other.ask("s7", "call").unwrap();
         assert!(other.answer("s7", "call", "\"once\"").unwrap());
-        // Wakes of the appends above may still be on their way.
-        let mut heard = std::iter::from_fn(|| wakes.recv_timeout(std::time::Duration::from_secs(10)).ok())
-            .filter(|session| session != "s9");
-        assert_eq!(heard.next().as_deref(), Some("s7"));
+        assert_eq!(heard.next().as_deref(), Some("answered s7"));
         other.request_cancel("s5").unwrap();
         assert_eq!(heard.next().as_deref(), Some("cancel s5"));
     }
