@@ -156,7 +156,12 @@ mod export {
     #[divan::bench]
     fn call_tool_todo(bencher: divan::Bencher) {
         let (plugin, bag, call) = (plugin("todo"), StateBag::default(), todo_use().call);
-        bencher.bench(|| fixture().runtime.block_on(plugin.call_tool(&ctx(), &bag, &call)).unwrap());
+        bencher.bench(|| {
+            fixture()
+                .runtime
+                .block_on(plugin.call_tool(&ctx(), &bag, &call, &ProvideMemo::default()))
+                .unwrap()
+        });
     }
 
     #[divan::bench]
@@ -393,7 +398,8 @@ fn todo_write_validates_20_items(bencher: divan::Bencher) {
     };
     let bag = StateBag::default();
     bencher.bench(|| {
-        let output = fixture.runtime.block_on(plugin.call_tool(&ctx(), &bag, &call)).unwrap();
+        let output =
+            fixture.runtime.block_on(plugin.call_tool(&ctx(), &bag, &call, &ProvideMemo::default())).unwrap();
         assert!(output.value.is_ok(), "{:?}", output.value);
     });
 }
@@ -491,7 +497,10 @@ mod caps {
         let (plugin, bag) = (misbehave(), bag_with(keys));
         let call = call("hoard_state", json!({"count": 8, "kb": 1}));
         bencher.bench(|| {
-            let output = fixture().runtime.block_on(plugin.call_tool(&ctx(), &bag, &call)).unwrap();
+            let output = fixture()
+                .runtime
+                .block_on(plugin.call_tool(&ctx(), &bag, &call, &ProvideMemo::default()))
+                .unwrap();
             assert!(output.value.is_ok(), "{:?}", output.value);
         });
     }
@@ -500,7 +509,12 @@ mod caps {
     fn write_nothing(bencher: divan::Bencher, keys: usize) {
         let (plugin, bag) = (misbehave(), bag_with(keys));
         let call = call("echo", json!({"text": "x"}));
-        bencher.bench(|| fixture().runtime.block_on(plugin.call_tool(&ctx(), &bag, &call)).unwrap());
+        bencher.bench(|| {
+            fixture()
+                .runtime
+                .block_on(plugin.call_tool(&ctx(), &bag, &call, &ProvideMemo::default()))
+                .unwrap()
+        });
     }
 }
 

@@ -1,8 +1,10 @@
 //! `provide` reuse (`reuse.until-state-changes`, contract 0.1.1): what a plugin declared
 //! reusable is served from the session's memo while the state it read is unchanged, and
 //! recomputed the moment that state changes; another session holding the same values gets it
-//! too; a plugin built against 0.1.0 still loads and is simply called every time.
+//! too; a tool call that changed that state leaves the next one asked ahead in its own
+//! instance; a plugin built against 0.1.0 still loads and is simply called every time.
 
+use agent_host::plugins::{Export, LoadedPlugin};
 use serde_json::Value;
 
 use crate::support::{FakeModel, Reply, TestHost, paragraphs, plugin_block, system_prompt};
@@ -19,6 +21,10 @@ async fn stock_host(model: &FakeModel) -> TestHost {
         ),
     );
     TestHost::with_plugins(model, &plugins).await
+}
+
+fn plugin(test: &TestHost, name: &str) -> std::sync::Arc<LoadedPlugin> {
+    test.host.plugins().plugins().iter().find(|p| p.name() == name).expect("loaded").clone()
 }
 
 /// The content of every message in one request.
@@ -58,10 +64,25 @@ async fn contributions_are_reused_until_the_state_they_read_changes() {
     assert_eq!(reused().await, 2 + 2);
 
     // A turn that changes the todo list: three model calls. Before the first, nothing
-    // changed (3 reused); after `todos_add` and after `todos_complete` the list differs, so
-    // todo runs again while agent-mode and permissions are reused (2 each).
+    // changed (3 reused). `todos_add` and `todos_complete` each change the list, and todo's
+    // next contribution is asked ahead in the tool call's own instance, so the model calls
+    // after them find it kept with agent-mode's and permissions' (3 each).
+    let todo = plugin(&test, "todo");
+    let counted = || {
+        let calls = todo.calls();
+        (calls.instances(), calls.get(Export::Provide), calls.get(Export::CallTool), calls.get(Export::Stop))
+    };
+    let before = counted();
     test.turn(&session, "work").await.unwrap();
-    assert_eq!(reused().await, 4 + 3 + 2 + 2);
+    assert_eq!(reused().await, 4 + 3 + 3 + 3);
+    let after = counted();
+    assert_eq!(after.1 - before.1, 2, "a contribution asked ahead after each tool call");
+    assert_eq!(
+        after.0 - before.0,
+        (after.2 - before.2) + (after.3 - before.3),
+        "an instance for each tool call and `stop`, none for `provide`: {}",
+        todo.calls().summary()
+    );
 
     // The model saw the list as it was at every call, never a stale copy.
     let requests = model.requests();
@@ -80,6 +101,37 @@ async fn contributions_are_reused_until_the_state_they_read_changes() {
     // And every plugin's instructions were there each time, reused or not.
     let first = system_prompt(&requests[0]);
     assert!(requests.iter().all(|r| system_prompt(r) == first), "the system prompt never changed here");
+}
+
+#[tokio::test]
+async fn a_contribution_asked_ahead_with_an_effect_is_neither_kept_nor_committed() {
+    let model = FakeModel::start().await;
+    model.push(Reply::tool("viewer_add", r#"{"title": "one"}"#));
+    model.push(Reply::text("added"));
+    let test =
+        TestHost::with_plugins(&model, &plugin_block("viewer", "[plugin.config]\nprovide_counts = true"))
+            .await;
+    let session = test.session();
+    let viewer = plugin(&test, "viewer");
+    let provided_before = viewer.calls().get(Export::Provide);
+    test.turn(&session, "add one").await.unwrap();
+    // The first model call takes the empty list's contribution the load kept. `viewer_add`
+    // moves the list, so the next one is asked ahead in its instance: the list no longer
+    // empty, that call bumps `provided`, so it is neither kept nor committed, and the
+    // second model call calls `provide` again, whose bump is committed.
+    assert_eq!(viewer.calls().get(Export::Provide) - provided_before, 2, "{}", viewer.calls().summary());
+    assert_eq!(session.lock().await.bag().get_json("viewer", "provided"), Some(serde_json::json!(1)));
+    let requests = model.requests();
+    assert!(
+        system_prompt(&requests[0]).contains("The list has 0 entries."),
+        "{}",
+        system_prompt(&requests[0])
+    );
+    assert!(
+        system_prompt(&requests[1]).contains("The list has 1 entries."),
+        "{}",
+        system_prompt(&requests[1])
+    );
 }
 
 #[tokio::test]

@@ -159,8 +159,8 @@ async fn a_view_asked_after_a_tool_moved_its_state_runs_in_the_tools_instance_an
     let (calls, instances) = calls_and_instances(&test);
     assert_eq!(
         instances - instances_before,
-        calls - calls_before - 1,
-        "every call made its own instance but the view, which ran in the add's"
+        calls - calls_before - 2,
+        "every call made its own instance but the next contribution and the view, asked in the add's"
     );
     let events = test.take_events();
     let sent = views(&events);

@@ -77,17 +77,24 @@ impl LoadedPlugin {
         Ok(self.view_after(PluginOutput { value, events, edits, view: None }, warm, ctx, bag).await)
     }
 
+    /// A tool call; when it moved the plugin's state, the plugin's next contribution is
+    /// asked ahead into `memo` (`ahead.rs`) and its view asked, in the call's instance.
     pub async fn call_tool(
         &self,
         ctx: &CallContext,
         bag: &StateBag,
         call: &ToolCall,
+        memo: &ProvideMemo,
     ) -> Result<PluginOutput<Result<String, String>>, PluginError> {
         let call = async |store: &mut Store<CallState>, func| {
             self.linked.guest.call_tool(store, func, ctx, &self.config, call).await
         };
         let (output, warm) =
             self.linked.invoke_warm(&self.bounds, bag, Export::CallTool, Some(ctx), call).await?;
+        let warm = match warm {
+            Some(warm) => self.provide_ahead(warm, ctx, bag, memo).await,
+            None => None,
+        };
         Ok(self.view_after(output, warm, ctx, bag).await)
     }
 
@@ -217,7 +224,7 @@ impl LoadedPlugin {
     /// Checks that every tool schema `contribution` offers is a JSON object, and compiles
     /// it. A plugin offers the same few schemas on every `provide`, so each text is checked
     /// and compiled once and then only recognised.
-    fn check_schemas(&self, contribution: &Contribution) -> Result<(), PluginFailure> {
+    pub(super) fn check_schemas(&self, contribution: &Contribution) -> Result<(), PluginFailure> {
         for tool in contribution.tools.iter().filter(|tool| !self.schemas.has(&tool.parameters)) {
             if let Some(detail) = schema_problem(tool) {
                 return Err(PluginFailure::Malformed { detail });

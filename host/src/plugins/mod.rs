@@ -31,7 +31,8 @@
 //!   failed call never leaves half its writes in the bag. A tool call or `provide` that
 //!   moved the state of a plugin that shows a view asks the view in its own instance
 //!   afterwards ([`FreshView`]): the view the session would ask next, without a second
-//!   instantiation.
+//!   instantiation. A tool call that moved its plugin's state asks there, too, the plugin's
+//!   next contribution when its last one was reusable (`ahead.rs`), for the next model call.
 //! - **Fewer calls.** A `pre-tool-use` or `post-tool-use` hook is called only for the tool
 //!   calls its filter lets through; [`CallCounts`] records the calls each export really got.
 //! - **Reuse.** `provide` runs before every model call. A plugin whose contribution depends
@@ -47,6 +48,7 @@
 //! - **Retire.** A `LoadedPlugin` is reference-counted: a hot reload swaps in a new
 //!   [`PluginSet`] while calls in flight keep the old `Arc` and finish on the old version.
 
+mod ahead;
 pub mod builtin;
 mod call_counts;
 mod calls;

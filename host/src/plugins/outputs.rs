@@ -41,6 +41,20 @@ impl Returned for StatusText {
     }
 }
 
+/// What `provide` returns when asked ahead (`ahead.rs`): checked as any contribution, and
+/// never committed.
+pub(super) struct ProvidedAhead(pub Contribution);
+
+impl Returned for ProvidedAhead {
+    fn check(&mut self, max_bytes: usize) -> Result<(), String> {
+        self.0.check(max_bytes)
+    }
+
+    fn commits(&self) -> bool {
+        false
+    }
+}
+
 impl Returned for Result<String, String> {
     fn check(&mut self, max_bytes: usize) -> Result<(), String> {
         match self {

@@ -87,6 +87,12 @@ impl ProvideMemo {
         }
     }
 
+    /// Whether the last `provide` of the plugin load `load_id` in this session declared
+    /// itself reusable (or was answered from a reusable one), whether or not it still holds.
+    pub(super) fn was_reusable(&self, load_id: u64) -> bool {
+        lock(&self.entries).contains_key(&load_id)
+    }
+
     /// How many `provide` calls this memo answered instead of the plugin (tests, benches).
     pub fn reused(&self) -> u64 {
         self.reused.load(Ordering::Relaxed)

@@ -269,6 +269,7 @@ pub(in crate::agent) async fn invoke_tool(
         prepared: &prepared,
         ctx: &ctx,
         bag: session.bag(),
+        memo: session.provide_memo(),
         sink,
         approver: &NoOperator,
         child: None,

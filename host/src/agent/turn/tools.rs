@@ -34,6 +34,7 @@ impl Turn<'_, '_> {
                 prepared,
                 ctx: &ctx,
                 bag: self.session.bag(),
+                memo: self.session.provide_memo(),
                 sink: self.sink,
                 approver: self.approver,
                 child: self.child.as_ref().map(|child| &child.of),

@@ -14,6 +14,10 @@
 //! hook noted it. Config: `heading`, the checklist's label (`Plan` when not given);
 //! `fail_view = true` makes `view` panic; `note_prompt = true` keeps each prompt;
 //! `note_start = true` notes the session's start.
+//!
+//! `provide` instructs `The list has N entries.` and declares itself reusable; with
+//! `provide_counts = true` it also bumps `provided` (state) whenever the list is not empty
+//! (a call with an effect, which the host must neither keep nor, when it asked ahead, commit).
 
 use agent_host_sdk::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -29,6 +33,8 @@ pub struct Config {
     note_prompt: bool,
     /// The `session-start` hook notes the start, which the view shows.
     note_start: bool,
+    /// `provide` bumps `provided` whenever the list is not empty.
+    provide_counts: bool,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -59,7 +65,19 @@ pub fn plugin() -> Plugin<Config> {
         .command(Command::new(PICK, PICK_USAGE, "Picks alpha or beta", pick))
         .on_user_prompt(note_prompt)
         .on_session_start(note_start)
+        .provide(provide)
         .view(view)
+}
+
+fn provide(ctx: &Context<Config>, contribution: Contribution) -> Contribution {
+    let entries = entries().unwrap_or_default();
+    if ctx.config.provide_counts && !entries.is_empty() {
+        let provided = state::get_or_default::<u64>("provided").unwrap_or_default() + 1;
+        if let Err(error) = state::set("provided", &provided) {
+            log::error(&error);
+        }
+    }
+    contribution.instructions(format!("The list has {} entries.", entries.len())).reusable()
 }
 
 fn add(_: &Context<Config>, AddArgs { title }: AddArgs) -> Result<String, String> {
