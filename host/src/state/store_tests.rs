@@ -206,6 +206,28 @@ fn sessions_are_listed_and_counted_by_owner(db: &TestDatabase) {
     assert_eq!(store.entries_owned("bob", 10).unwrap()[0].title.as_deref(), Some("hi"));
     assert_eq!(store.state_value("b1", crate::state::OWNER.0, "owner").unwrap().as_deref(), Some("\"bob\""));
     assert_eq!(store.state_value("b1", "notes", "owner").unwrap(), None);
+
+    // A session given to another owner counts for her; a deleted one for nobody; a step
+    // that writes the same owner again changes no count.
+    let give = |id: &str, owner: &str| {
+        let value = serde_json::Value::from(owner).to_string();
+        let changes = [StateChange {
+            namespace: crate::state::OWNER.0.into(),
+            key: "owner".into(),
+            value: Some(value),
+        }];
+        store
+            .commit(id, Step { changes: &changes, ..step(None, 1, &[Message::assistant("ok", vec![])]) })
+            .unwrap();
+    };
+    give("a2", "bob");
+    give("b1", "bob");
+    assert_eq!((store.count_owned("alice", 10).unwrap(), store.count_owned("bob", 10).unwrap()), (1, 2));
+    assert!(store.delete("a2").unwrap());
+    assert_eq!((store.count_owned("alice", 10).unwrap(), store.count_owned("bob", 10).unwrap()), (1, 1));
+    let unowned = [StateChange { namespace: crate::state::OWNER.0.into(), key: "owner".into(), value: None }];
+    store.commit("b1", Step { changes: &unowned, ..step(None, 2, &[Message::user("again")]) }).unwrap();
+    assert_eq!(store.count_owned("bob", 10).unwrap(), 0, "the owner row removed");
 }
 
 fn a_deleted_session_leaves_nothing_and_others_are_untouched(db: &TestDatabase) {

@@ -22,7 +22,7 @@ pub(crate) mod test_server;
 
 use tokio_postgres::IsolationLevel;
 
-use self::connection::{execute, query, query_one, query_opt};
+use self::connection::{execute, query, query_opt};
 use self::pool::Pool;
 use self::rows::{OWNED_BY, session_entry, session_entry_select};
 use super::lease::{Holder, LeaseAnswer, Taken, now_millis};
@@ -367,11 +367,15 @@ impl SessionStore for PostgresStore {
     fn count_owned(&self, owner: &str, up_to: usize) -> Result<usize, StoreError> {
         wait(async {
             let client = self.pool.get().await?;
-            let sql =
-                format!("SELECT COUNT(*) FROM (SELECT 1 FROM state WHERE {OWNED_BY} LIMIT $2) AS owned");
-            let count: i64 =
-                query_one(&client, &sql, &[&owner_value(owner), &row_limit(up_to)]).await?.get(0);
-            Ok(count as usize)
+            // Kept by triggers on the owner rows (`migrations/V8__sessions_per_owner.sql`).
+            let row = query_opt(
+                &client,
+                "SELECT sessions FROM sessions_per_owner WHERE owner = $1",
+                &[&owner_value(owner)],
+            )
+            .await?;
+            let count = row.map_or(0, |row| row.get::<_, i64>(0));
+            Ok(usize::try_from(count).unwrap_or(0).min(up_to))
         })
     }
 
@@ -472,6 +476,38 @@ mod tests {
         // The later migrations ran: the lease has its generation.
         let taken = store.lease("kept", &Holder::this_process(), "c", i64::MAX, None).unwrap();
         assert!(matches!(taken, LeaseAnswer::Taken(Taken { generation: 1, .. })), "{taken:?}");
+    }
+
+    /// A database whose owners' sessions were counted row by row (before the eighth
+    /// migration) has the counts made from its rows, and kept from then on.
+    #[test]
+    fn the_sessions_owners_had_before_their_counts_were_kept_are_counted() {
+        let db = TestDatabase::postgres();
+        for migration in [
+            include_str!("migrations/V1__sessions.sql"),
+            include_str!("migrations/V2__lease_generations.sql"),
+            include_str!("migrations/V3__shared_log.sql"),
+            include_str!("migrations/V4__lease_roles.sql"),
+            include_str!("migrations/V5__commit_step.sql"),
+            include_str!("migrations/V6__append_events.sql"),
+            include_str!("migrations/V7__events_say_their_number.sql"),
+        ] {
+            db.execute(migration);
+        }
+        db.execute(
+            "CREATE TABLE agent_host_schema (version INTEGER NOT NULL);
+             INSERT INTO agent_host_schema (version) VALUES (7);
+             INSERT INTO sessions (id, created_at, updated_at) VALUES ('a1', 1, 1), ('a2', 1, 1), ('b1', 1, 1);
+             INSERT INTO state (session_id, namespace, key, value) VALUES
+                 ('a1', 'agent-host.serve', 'owner', '\"alice\"'),
+                 ('a2', 'agent-host.serve', 'owner', '\"alice\"'),
+                 ('b1', 'agent-host.serve', 'owner', '\"bob\"'),
+                 ('b1', 'notes', 'owner', '\"alice\"');",
+        );
+        let store = PostgresStore::open(url(&db), Some(PASSWORD)).unwrap();
+        assert_eq!((store.count_owned("alice", 10).unwrap(), store.count_owned("bob", 10).unwrap()), (2, 1));
+        assert!(store.delete("a1").unwrap());
+        assert_eq!(store.count_owned("alice", 10).unwrap(), 1);
     }
 
     /// A database the previous release left (at the fourth migration, sessions in it) is
