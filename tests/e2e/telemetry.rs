@@ -140,8 +140,9 @@ async fn a_turn_is_one_trace_of_genai_spans_with_the_plugin_calls_inside() {
     assert_eq!(tool.attributes["gen_ai.tool.call.id"], call_id);
     assert_eq!(tool.attributes["agent_host.tool.ok"], "true");
 
-    // The plugin's export ran inside the tool call; its `provide` and `stop` inside the turn
-    // (`provide` ran once before it too, for the check of the context window at start).
+    // The plugin's export ran inside the tool call, and so did its `provide`, asked ahead in
+    // the call's instance once the call moved the list (the next model call found it kept);
+    // its `stop` inside the turn.
     let exports = named("plugin todo call-tool");
     assert_eq!(exports.len(), 2, "todos_add and todos_complete: {spans:#?}");
     let export =
@@ -149,10 +150,11 @@ async fn a_turn_is_one_trace_of_genai_spans_with_the_plugin_calls_inside() {
     assert_eq!(export.attributes["agent_host.plugin.name"], "todo");
     assert_eq!(export.attributes["agent_host.plugin.export"], "call-tool");
     assert_eq!(export.attributes["agent_host.plugin.outcome"], "ok");
-    for export in ["provide", "stop"] {
-        let calls = named(&format!("plugin todo {export}"));
-        assert!(calls.iter().any(|p| p.parent == turn.id), "{export}: {spans:#?}");
-    }
+    let provides = named("plugin todo provide");
+    assert!(provides.iter().any(|p| p.parent == tool.id), "provide asked ahead inside todos_add: {spans:#?}");
+    assert!(provides.iter().all(|p| p.parent != turn.id), "no provide made for a model call: {spans:#?}");
+    let stops = named("plugin todo stop");
+    assert!(stops.iter().any(|p| p.parent == turn.id), "stop: {spans:#?}");
     // What was said is not in the trace unless the operator opts in.
     assert!(
         !spans.iter().any(|s| s.attributes.values().any(|v| v.contains("plan it") || v.contains("trace it")))

@@ -19,8 +19,6 @@ use super::outputs::ProvidedAhead;
 use super::reuse::ProvideMemo;
 use super::types::{CallContext, Exports};
 use super::viewing::Warm;
-use crate::runtime::CallState;
-use crate::runtime::host_api::ModelGrant;
 use crate::state::StateBag;
 
 impl LoadedPlugin {
@@ -41,11 +39,7 @@ impl LoadedPlugin {
         let asked = linked
             .bounded(bounds, Export::Provide, async |deadline| {
                 let Warm { mut store, instance } = warm;
-                CallState::arm_again(&mut store, deadline);
-                store.data_mut().model = bounds.model.map(|budget| ModelGrant { budget, service: None });
-                store.data_mut().reads = Some(Vec::new());
-                linked.calls.count(Export::Provide);
-                let func = linked.func(&mut store, &instance, Export::Provide)?;
+                let func = linked.rearm(bounds, &mut store, &instance, Export::Provide, deadline)?;
                 let result =
                     linked.guest.provide(&mut store, func, &ctx, &self.config).await.map(ProvidedAhead);
                 let mut settled = linked.settle(bounds, &mut store, result, bag)?;

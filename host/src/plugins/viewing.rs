@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use wasmtime::Store;
-use wasmtime::component::Instance;
+use wasmtime::component::{Func, Instance};
 
 use super::calls::{PluginOutput, checked};
 use super::error::PluginError;
@@ -16,7 +16,7 @@ use super::outputs::ViewWidgets;
 use super::types::{CallContext, Exports};
 use crate::events::Widget;
 use crate::runtime::host_api::ModelGrant;
-use crate::runtime::{CallState, StateRead};
+use crate::runtime::{CallState, Deadline, PluginFailure, StateRead};
 use crate::state::StateBag;
 
 /// A view asked right after a call that moved its plugin's state (see [`PluginOutput::view`]).
@@ -106,6 +106,25 @@ impl Linked {
         Ok(self.invoke(bounds, bag, Export::ViewerShows, None, call).await?.value)
     }
 
+    /// `store` (the instance a call left) armed for one more call of `export` under
+    /// `deadline`, with a model grant but no model (a call asked so reaches none) and its
+    /// reads recorded; and the export.
+    pub(super) fn rearm(
+        &self,
+        bounds: &PluginBounds,
+        store: &mut Store<CallState>,
+        instance: &Instance,
+        export: Export,
+        deadline: Deadline,
+    ) -> Result<Func, PluginFailure> {
+        CallState::arm_again(store, deadline);
+        let state = store.data_mut();
+        state.model = bounds.model.map(|budget| ModelGrant { budget, service: None });
+        state.reads = Some(Vec::new());
+        self.calls.count(export);
+        self.func(store, instance, export)
+    }
+
     /// `view` in the instance `warm` a call left, under a deadline of its own; with the
     /// reads it depends on when it declared itself reusable.
     pub(super) async fn view_in(
@@ -118,11 +137,7 @@ impl Linked {
     ) -> Result<(Vec<Widget>, Option<Vec<StateRead>>), PluginError> {
         self.bounded(bounds, Export::View, async |deadline| {
             let Warm { mut store, instance } = warm;
-            CallState::arm_again(&mut store, deadline);
-            store.data_mut().model = bounds.model.map(|budget| ModelGrant { budget, service: None });
-            store.data_mut().reads = Some(Vec::new());
-            self.calls.count(Export::View);
-            let func = self.func(&mut store, &instance, Export::View)?;
+            let func = self.rearm(bounds, &mut store, &instance, Export::View, deadline)?;
             let result = self.guest.view(&mut store, func, ctx, config).await.map(ViewWidgets);
             let mut settled = self.settle(bounds, &mut store, result, bag)?;
             let reads = settled.reads.take();

@@ -459,16 +459,35 @@ mod tests {
         assert!(error.to_string().contains("newer than this agent-host knows"), "{error}");
     }
 
+    /// The migrations' files, applied by hand to leave a database as an older release did.
+    const MIGRATIONS: [&str; 7] = [
+        include_str!("migrations/V1__sessions.sql"),
+        include_str!("migrations/V2__lease_generations.sql"),
+        include_str!("migrations/V3__shared_log.sql"),
+        include_str!("migrations/V4__lease_roles.sql"),
+        include_str!("migrations/V5__commit_step.sql"),
+        include_str!("migrations/V6__append_events.sql"),
+        include_str!("migrations/V7__events_say_their_number.sql"),
+    ];
+
+    /// `db` as a release at migration `version` left it: its version in the first schema
+    /// table (which a newer binary adopts), then `rows`.
+    fn left_at(db: &TestDatabase, version: usize, rows: &str) {
+        for migration in &MIGRATIONS[..version] {
+            db.execute(migration);
+        }
+        db.execute(&format!(
+            "CREATE TABLE agent_host_schema (version INTEGER NOT NULL);
+             INSERT INTO agent_host_schema (version) VALUES ({version});
+             {rows}"
+        ));
+    }
+
     #[test]
     fn a_database_the_first_release_made_is_adopted_and_migrated_with_its_sessions() {
         let db = TestDatabase::postgres();
         // As the first release left it: its one migration applied, counted in its own table.
-        db.execute(include_str!("migrations/V1__sessions.sql"));
-        db.execute(
-            "CREATE TABLE agent_host_schema (version INTEGER NOT NULL);
-             INSERT INTO agent_host_schema (version) VALUES (1);
-             INSERT INTO sessions (id, created_at, updated_at) VALUES ('kept', 1, 1);",
-        );
+        left_at(&db, 1, "INSERT INTO sessions (id, created_at, updated_at) VALUES ('kept', 1, 1);");
         let store = PostgresStore::open(url(&db), Some(PASSWORD)).unwrap();
         assert_eq!(store.list(10).unwrap(), ["kept"]);
         assert_eq!(db.query_i64("SELECT COUNT(*) FROM refinery_schema_history"), schema::latest() as i64);
@@ -483,21 +502,10 @@ mod tests {
     #[test]
     fn the_sessions_owners_had_before_their_counts_were_kept_are_counted() {
         let db = TestDatabase::postgres();
-        for migration in [
-            include_str!("migrations/V1__sessions.sql"),
-            include_str!("migrations/V2__lease_generations.sql"),
-            include_str!("migrations/V3__shared_log.sql"),
-            include_str!("migrations/V4__lease_roles.sql"),
-            include_str!("migrations/V5__commit_step.sql"),
-            include_str!("migrations/V6__append_events.sql"),
-            include_str!("migrations/V7__events_say_their_number.sql"),
-        ] {
-            db.execute(migration);
-        }
-        db.execute(
-            "CREATE TABLE agent_host_schema (version INTEGER NOT NULL);
-             INSERT INTO agent_host_schema (version) VALUES (7);
-             INSERT INTO sessions (id, created_at, updated_at) VALUES ('a1', 1, 1), ('a2', 1, 1), ('b1', 1, 1);
+        left_at(
+            &db,
+            7,
+            "INSERT INTO sessions (id, created_at, updated_at) VALUES ('a1', 1, 1), ('a2', 1, 1), ('b1', 1, 1);
              INSERT INTO state (session_id, namespace, key, value) VALUES
                  ('a1', 'agent-host.serve', 'owner', '\"alice\"'),
                  ('a2', 'agent-host.serve', 'owner', '\"alice\"'),
@@ -516,19 +524,7 @@ mod tests {
     #[test]
     fn a_database_of_the_previous_schema_is_migrated_and_takes_a_step_in_one_statement() {
         let db = TestDatabase::postgres();
-        for migration in [
-            include_str!("migrations/V1__sessions.sql"),
-            include_str!("migrations/V2__lease_generations.sql"),
-            include_str!("migrations/V3__shared_log.sql"),
-            include_str!("migrations/V4__lease_roles.sql"),
-        ] {
-            db.execute(migration);
-        }
-        db.execute(
-            "CREATE TABLE agent_host_schema (version INTEGER NOT NULL);
-             INSERT INTO agent_host_schema (version) VALUES (4);
-             INSERT INTO sessions (id, created_at, updated_at) VALUES ('kept', 1, 1);",
-        );
+        left_at(&db, 4, "INSERT INTO sessions (id, created_at, updated_at) VALUES ('kept', 1, 1);");
         let store = PostgresStore::open(url(&db), Some(PASSWORD)).unwrap();
         assert_eq!(
             db.query_i64("SELECT MAX(version)::BIGINT FROM refinery_schema_history"),
