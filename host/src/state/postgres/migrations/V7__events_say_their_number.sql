@@ -34,7 +34,11 @@ BEGIN
         INSERT INTO session_event_views (session_id, seq, views) VALUES (p_session, newest, p_views)
         ON CONFLICT (session_id) DO UPDATE SET seq = excluded.seq, views = excluded.views;
     END IF;
-    DELETE FROM session_events WHERE session_id = p_session AND seq <= newest - p_keep;
+    -- Only past the keep: each statement costs an executor's set-up, and most batches are
+    -- of sessions far from it.
+    IF newest > p_keep THEN
+        DELETE FROM session_events WHERE session_id = p_session AND seq <= newest - p_keep;
+    END IF;
     PERFORM pg_notify(p_channel, newest::TEXT || ' ' || p_session);
     RETURN prior;
 END
