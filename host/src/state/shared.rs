@@ -2,7 +2,8 @@
 //! for any session (`serve` on many machines): each session's events, numbered within the
 //! session and kept (the newest of them) with the views they left; and the answers to asks
 //! given on a host other than the one whose turn waits. The database is the record; a
-//! notification only wakes the hosts that follow a session, which then read it.
+//! notification only wakes the hosts that follow a session, saying how far its log reached,
+//! and each reads what it does not already hold (the host that appended holds its own).
 //!
 //! Only a store many hosts reach offers it (PostgreSQL): see [`super::SessionStore::shared`].
 
