@@ -159,11 +159,14 @@ impl EventSink for Hub {
             keep_view(&mut kept.views, view);
         }
         let numbered = Numbered { id: kept.next, kind, json: json.to_string().into() };
-        if let Some((relay, session, fence)) = &self.relay {
-            let views = views_changed.then(|| serde_json::to_string(&kept.views).expect("views serialize"));
-            relay.send(session.clone(), fence.clone(), numbered.kind.clone(), numbered.json.clone(), views);
-        }
         kept.next += 1;
+        if let Some((relay, session, fence)) = &self.relay {
+            // Streams read the shared log (and this host's wakers hold its own events): a
+            // relayed hub keeps none and has no stream of its own.
+            let views = views_changed.then(|| serde_json::to_string(&kept.views).expect("views serialize"));
+            relay.send(session.clone(), fence.clone(), numbered.kind, numbered.json, views);
+            return;
+        }
         kept.events.push(numbered.clone());
         // Sent under the lock, so a stream sees events in the order they are numbered.
         if let Some(live) = self.live.get() {

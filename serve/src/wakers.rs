@@ -30,11 +30,9 @@ struct Followed {
     /// The newest number the session's log is known to have reached.
     newest: u64,
     /// This host's appends of the session's events under way: a notice heard meanwhile is
-    /// most likely of one of them, whose events come with its end.
+    /// most likely of one of them, whose events come with its end (which wakes the streams
+    /// either way, so they read the log if the notice was another host's).
     appending: usize,
-    /// A notice raised `newest` while appends were under way: the streams are woken when
-    /// they end, in case it was another host's.
-    noticed_meanwhile: bool,
     /// The newest events this host appended, numbered without a gap; kept only while a
     /// stream follows.
     appended: KeptEvents,
@@ -82,7 +80,6 @@ impl Wakers {
             answers: watch::channel(()).0,
             newest: 0,
             appending: 0,
-            noticed_meanwhile: false,
             appended: KeptEvents::new(capacity, budget),
         });
         subscribe(at)
@@ -126,9 +123,7 @@ impl Wakers {
         let Some(at) = live(&mut followed, session) else { return };
         at.appending = at.appending.saturating_sub(1);
         let Some(prior) = prior else {
-            if at.appending == 0 && std::mem::take(&mut at.noticed_meanwhile) {
-                at.log.send_modify(|_| {});
-            }
+            at.log.send_modify(|_| {});
             return;
         };
         let streams = at.log.receiver_count() > 0;
@@ -144,9 +139,6 @@ impl Wakers {
             }
         }
         at.newest = at.newest.max(newest);
-        if at.appending == 0 {
-            at.noticed_meanwhile = false;
-        }
         at.log.send_modify(|_| {});
     }
 
@@ -160,9 +152,7 @@ impl Wakers {
             return;
         }
         at.newest = newest;
-        if at.appending > 0 {
-            at.noticed_meanwhile = true;
-        } else {
+        if at.appending == 0 {
             at.log.send_modify(|_| {});
         }
     }
