@@ -25,6 +25,14 @@ impl TestDatabase {
         Self::Postgres { url: TestServer::fresh_database() }
     }
 
+    /// The PostgreSQL database's URL, for a test that opens it itself.
+    pub(crate) fn url(&self) -> &str {
+        match self {
+            Self::Postgres { url } => url,
+            Self::Sqlite { .. } => unreachable!("a PostgreSQL database"),
+        }
+    }
+
     /// A new store on the database.
     pub(crate) fn open(&self) -> Arc<dyn SessionStore> {
         match self {

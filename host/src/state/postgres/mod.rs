@@ -432,129 +432,12 @@ mod tests {
     use crate::state::test_stores::TestDatabase;
     use test_server::PASSWORD;
 
-    fn url(db: &TestDatabase) -> &str {
-        match db {
-            TestDatabase::Postgres { url } => url,
-            TestDatabase::Sqlite { .. } => unreachable!("a PostgreSQL database"),
-        }
-    }
-
-    #[test]
-    fn the_schema_is_migrated_once_and_a_newer_one_is_refused() {
-        let db = TestDatabase::postgres();
-        drop(PostgresStore::open(url(&db), Some(PASSWORD)).unwrap());
-        drop(PostgresStore::open(url(&db), Some(PASSWORD)).unwrap());
-        let versions = db.query_i64("SELECT COUNT(*) FROM refinery_schema_history");
-        assert_eq!(versions, schema::latest() as i64, "each migration recorded once");
-        assert!(schema::latest() >= 3, "sessions, lease generations, the shared log");
-        db.execute(&format!(
-            "INSERT INTO refinery_schema_history (version, name, applied_on, checksum) VALUES ({}, 'future', '2027-01-01T00:00:00Z', '0')",
-            schema::latest() + 1
-        ));
-        let error = PostgresStore::open(url(&db), Some(PASSWORD)).err().expect("refused");
-        assert!(
-            matches!(error, StoreError::SchemaNewer { found, known } if found == schema::latest() + 1 && known == schema::latest()),
-            "{error:?}"
-        );
-        assert!(error.to_string().contains("newer than this agent-host knows"), "{error}");
-    }
-
-    /// The migrations' files, applied by hand to leave a database as an older release did.
-    const MIGRATIONS: [&str; 7] = [
-        include_str!("migrations/V1__sessions.sql"),
-        include_str!("migrations/V2__lease_generations.sql"),
-        include_str!("migrations/V3__shared_log.sql"),
-        include_str!("migrations/V4__lease_roles.sql"),
-        include_str!("migrations/V5__commit_step.sql"),
-        include_str!("migrations/V6__append_events.sql"),
-        include_str!("migrations/V7__events_say_their_number.sql"),
-    ];
-
-    /// `db` as a release at migration `version` left it: its version in the first schema
-    /// table (which a newer binary adopts), then `rows`.
-    fn left_at(db: &TestDatabase, version: usize, rows: &str) {
-        for migration in &MIGRATIONS[..version] {
-            db.execute(migration);
-        }
-        db.execute(&format!(
-            "CREATE TABLE agent_host_schema (version INTEGER NOT NULL);
-             INSERT INTO agent_host_schema (version) VALUES ({version});
-             {rows}"
-        ));
-    }
-
-    #[test]
-    fn a_database_the_first_release_made_is_adopted_and_migrated_with_its_sessions() {
-        let db = TestDatabase::postgres();
-        // As the first release left it: its one migration applied, counted in its own table.
-        left_at(&db, 1, "INSERT INTO sessions (id, created_at, updated_at) VALUES ('kept', 1, 1);");
-        let store = PostgresStore::open(url(&db), Some(PASSWORD)).unwrap();
-        assert_eq!(store.list(10).unwrap(), ["kept"]);
-        assert_eq!(db.query_i64("SELECT COUNT(*) FROM refinery_schema_history"), schema::latest() as i64);
-        assert_eq!(db.query_i64("SELECT COUNT(*) FROM pg_tables WHERE tablename = 'agent_host_schema'"), 0);
-        // The later migrations ran: the lease has its generation.
-        let taken = store.lease("kept", &Holder::this_process(), "c", i64::MAX, None).unwrap();
-        assert!(matches!(taken, LeaseAnswer::Taken(Taken { generation: 1, .. })), "{taken:?}");
-    }
-
-    /// A database whose owners' sessions were counted row by row (before the eighth
-    /// migration) has the counts made from its rows, and kept from then on.
-    #[test]
-    fn the_sessions_owners_had_before_their_counts_were_kept_are_counted() {
-        let db = TestDatabase::postgres();
-        left_at(
-            &db,
-            7,
-            "INSERT INTO sessions (id, created_at, updated_at) VALUES ('a1', 1, 1), ('a2', 1, 1), ('b1', 1, 1);
-             INSERT INTO state (session_id, namespace, key, value) VALUES
-                 ('a1', 'agent-host.serve', 'owner', '\"alice\"'),
-                 ('a2', 'agent-host.serve', 'owner', '\"alice\"'),
-                 ('b1', 'agent-host.serve', 'owner', '\"bob\"'),
-                 ('b1', 'notes', 'owner', '\"alice\"');",
-        );
-        let store = PostgresStore::open(url(&db), Some(PASSWORD)).unwrap();
-        assert_eq!((store.count_owned("alice", 10).unwrap(), store.count_owned("bob", 10).unwrap()), (2, 1));
-        assert!(store.delete("a1").unwrap());
-        assert_eq!(store.count_owned("alice", 10).unwrap(), 1);
-    }
-
-    /// A database the previous release left (at the fourth migration, sessions in it) is
-    /// migrated to this one's, and a step is then committed by the one statement the fifth
-    /// migration made, its lease checked.
-    #[test]
-    fn a_database_of_the_previous_schema_is_migrated_and_takes_a_step_in_one_statement() {
-        let db = TestDatabase::postgres();
-        left_at(&db, 4, "INSERT INTO sessions (id, created_at, updated_at) VALUES ('kept', 1, 1);");
-        let store = PostgresStore::open(url(&db), Some(PASSWORD)).unwrap();
-        assert_eq!(
-            db.query_i64("SELECT MAX(version)::BIGINT FROM refinery_schema_history"),
-            schema::latest() as i64
-        );
-        let holder = Holder::this_process();
-        let LeaseAnswer::Taken(taken) = store.lease("kept", &holder, "c", i64::MAX, None).unwrap() else {
-            panic!("nobody held it")
-        };
-        let messages = [Message::user("after the migration")];
-        let fence = Some(crate::state::lease::Fence { token: &holder.token, generation: taken.generation });
-        let step = Step {
-            lease: fence,
-            first_seq: 0,
-            messages: &messages,
-            usage: &[],
-            changes: &[],
-            model_calls: 0,
-            view: None,
-        };
-        store.commit("kept", step).unwrap();
-        assert_eq!(store.load("kept").unwrap().unwrap().history, messages);
-    }
-
     #[test]
     fn a_wrong_or_missing_password_is_refused_at_open() {
         let db = TestDatabase::postgres();
         for password in [None, Some("wrong")] {
-            let error = PostgresStore::open(url(&db), password).err().expect("refused");
-            assert!(matches!(&error, StoreError::Open { path, .. } if path == url(&db)), "{error:?}");
+            let error = PostgresStore::open(db.url(), password).err().expect("refused");
+            assert!(matches!(&error, StoreError::Open { path, .. } if path == db.url()), "{error:?}");
             assert!(error.to_string().contains("password"), "{error}");
         }
     }
@@ -572,7 +455,7 @@ mod tests {
     #[tokio::test]
     async fn the_store_is_opened_used_and_dropped_from_async_code() {
         let db = TestDatabase::postgres();
-        let store = PostgresStore::open(url(&db), Some(PASSWORD)).unwrap();
+        let store = PostgresStore::open(db.url(), Some(PASSWORD)).unwrap();
         store.create("s1", &Holder::this_process(), "c0", i64::MAX).unwrap();
         assert_eq!(store.list(10).unwrap(), ["s1"]);
         drop(store);
@@ -586,7 +469,7 @@ mod tests {
     #[test]
     fn awaited_steps_and_blocking_calls_on_the_same_two_workers_all_finish() {
         let db = TestDatabase::postgres();
-        let store = std::sync::Arc::new(PostgresStore::open(url(&db), Some(PASSWORD)).unwrap());
+        let store = std::sync::Arc::new(PostgresStore::open(db.url(), Some(PASSWORD)).unwrap());
         let runtime =
             tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         let (done, finished) = std::sync::mpsc::channel();
@@ -647,7 +530,7 @@ mod tests {
             drop(store);
         }
         let db = TestDatabase::postgres();
-        let url = url(&db).to_owned();
+        let url = db.url().to_owned();
         use_and_drop(&url, "plain");
         let current_thread = || tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         current_thread().block_on(async { use_and_drop(&url, "current-thread") });
