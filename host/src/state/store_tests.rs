@@ -25,11 +25,13 @@ both_stores!(
     a_view_generation_already_written_fails_the_step_with_the_typed_error_and_writes_nothing,
 );
 
-fn step<'a>(lease: Option<Fence<'a>>, first_seq: usize, messages: &'a [Message]) -> Step<'a> {
+/// A step of `messages` alone, from `first_seq`, under `lease`.
+pub(crate) fn step<'a>(lease: Option<Fence<'a>>, first_seq: usize, messages: &'a [Message]) -> Step<'a> {
     Step { lease, first_seq, messages, usage: &[], changes: &[], model_calls: 0, view: None }
 }
 
-fn fence(holder: &Holder, generation: u64) -> Option<Fence<'_>> {
+/// `holder`'s lease under `generation`.
+pub(crate) fn fence(holder: &Holder, generation: u64) -> Option<Fence<'_>> {
     Some(Fence { token: &holder.token, generation })
 }
 

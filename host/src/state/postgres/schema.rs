@@ -87,7 +87,8 @@ mod tests {
     use crate::state::lease::{Holder, LeaseAnswer, Taken};
     use crate::state::postgres::PostgresStore;
     use crate::state::postgres::test_server::PASSWORD;
-    use crate::state::store::{SessionStore, Step, StoreError};
+    use crate::state::store::{SessionStore, StoreError};
+    use crate::state::store_tests::{fence, step};
     use crate::state::test_stores::TestDatabase;
 
     #[test]
@@ -183,17 +184,7 @@ mod tests {
             panic!("nobody held it")
         };
         let messages = [Message::user("after the migration")];
-        let fence = Some(crate::state::lease::Fence { token: &holder.token, generation: taken.generation });
-        let step = Step {
-            lease: fence,
-            first_seq: 0,
-            messages: &messages,
-            usage: &[],
-            changes: &[],
-            model_calls: 0,
-            view: None,
-        };
-        store.commit("kept", step).unwrap();
+        store.commit("kept", step(fence(&holder, taken.generation), 0, &messages)).unwrap();
         assert_eq!(store.load("kept").unwrap().unwrap().history, messages);
     }
 }

@@ -659,20 +659,7 @@ mod tests {
         let store = SqliteStore::open(&path).unwrap();
         store.create("s1", &Holder::this_process(), "c0", i64::MAX).unwrap();
         let messages = [Message::user("hi")];
-        store
-            .commit(
-                "s1",
-                Step {
-                    lease: None,
-                    first_seq: 0,
-                    messages: &messages,
-                    usage: &[],
-                    changes: &[],
-                    model_calls: 0,
-                    view: None,
-                },
-            )
-            .unwrap();
+        store.commit("s1", crate::state::store_tests::step(None, 0, &messages)).unwrap();
         // Far below the fallback threshold, so only the background thread can have copied
         // the step out of the WAL. Read the database file alone (a copy, without its WAL).
         let copy = dir.path().join("copy.db");
