@@ -11,7 +11,7 @@ use bpe_openai::Tokenizer as Encoder;
 use tiktoken_rs::tokenizer::{Tokenizer, get_tokenizer};
 
 use super::memo::CountMemo;
-use super::pieces;
+use super::{pieces, presplit};
 use crate::conversation::{Message, Role};
 use crate::events::CountedBy;
 
@@ -149,17 +149,26 @@ impl Encoding {
         }
     }
 
+    fn pattern(self) -> presplit::Pattern {
+        match self {
+            Self::O200kBase | Self::O200kHarmony => presplit::Pattern::O200k,
+            Self::Cl100kBase => presplit::Pattern::Cl100k,
+        }
+    }
+
     /// The tokens of `text`, read as text: a special token's spelling in it is ordinary text.
     pub fn count(self, text: &str) -> u64 {
         if text.is_empty() {
             return 0;
         }
-        // `Encoder::count`, with each piece of the pre-split counted once per thread.
+        // `Encoder::count`, with ASCII text pre-split by hand and each piece counted once per
+        // thread.
         let encoder = self.bpe();
         let text = encoder.normalize(text);
         let tokenizer = self as u8;
         let count = |piece: &str| encoder.bpe.count(piece.as_bytes());
-        encoder.split(text.as_str()).map(|piece| pieces::count(tokenizer, piece, count)).sum::<usize>() as u64
+        let cut = presplit::split(encoder, self.pattern(), text.as_str());
+        cut.map(|piece| pieces::count(tokenizer, piece, count)).sum::<usize>() as u64
     }
 
     /// [`Self::count`] of a text that comes back in request after request (the system prompt, a

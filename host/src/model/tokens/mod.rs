@@ -10,6 +10,7 @@
 mod counter;
 mod memo;
 mod pieces;
+mod presplit;
 
 pub use counter::{Counter, Encoding, Size};
 

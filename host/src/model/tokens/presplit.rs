@@ -1,0 +1,261 @@
+//! The pre-split of o200k and cl100k for text that is all ASCII, by hand: the pieces their
+//! regular expressions cut it into, without running them.
+//!
+//! The regexes (`bpe_openai`'s, after tiktoken's) are Unicode-aware and tried alternative by
+//! alternative at each piece's start, which made them the largest part of counting a
+//! message's tokens. Restricted to ASCII their classes are a byte's kind — a letter (upper or
+//! lower case), a digit, white space, anything else — and each alternative is a few steps
+//! over runs of one kind; `tests` checks the two agree, piece for piece, on generated and
+//! real text. Text with any other byte goes to the regex, whole: a letter or space beyond
+//! ASCII can join what ASCII alone would cut.
+
+use bpe_openai::Tokenizer;
+
+/// Which of the two expressions to cut by: they differ in letters (o200k splits a word at a
+/// change of case), contractions and what follows punctuation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Pattern {
+    O200k,
+    Cl100k,
+}
+
+/// The pieces `text` is cut into, as `encoder`'s own pre-split cuts it.
+pub(super) fn split<'a>(
+    encoder: &'a Tokenizer,
+    pattern: Pattern,
+    text: &'a str,
+) -> impl Iterator<Item = &'a str> + 'a {
+    let ascii = text.is_ascii();
+    let mut by_hand = ascii.then(|| Ascii { pattern, text: text.as_bytes(), at: 0, whole: text });
+    let mut by_regex = (!ascii).then(|| encoder.split(text));
+    std::iter::from_fn(move || match (&mut by_hand, &mut by_regex) {
+        (Some(by_hand), _) => by_hand.next(),
+        (None, Some(by_regex)) => by_regex.next(),
+        (None, None) => None,
+    })
+}
+
+/// The pieces of an ASCII text, from `at` on.
+struct Ascii<'a> {
+    pattern: Pattern,
+    text: &'a [u8],
+    at: usize,
+    whole: &'a str,
+}
+
+impl<'a> Iterator for Ascii<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let rest = &self.text[self.at..];
+        if rest.is_empty() {
+            return None;
+        }
+        let len = match self.pattern {
+            Pattern::O200k => o200k(rest),
+            Pattern::Cl100k => cl100k(rest),
+        };
+        let start = self.at;
+        self.at += len;
+        // Every byte is ASCII, so every offset is a character boundary.
+        Some(&self.whole[start..self.at])
+    }
+}
+
+fn is_space(byte: u8) -> bool {
+    // Unicode's White_Space within ASCII: tab, line feed, vertical tab, form feed, carriage
+    // return, space (`u8::is_ascii_whitespace` leaves out the vertical tab).
+    matches!(byte, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ')
+}
+
+fn is_newline(byte: u8) -> bool {
+    matches!(byte, b'\r' | b'\n')
+}
+
+/// `[^\s\p{L}\p{N}]`: neither space, letter nor digit.
+fn is_other(byte: u8) -> bool {
+    !is_space(byte) && !byte.is_ascii_alphanumeric()
+}
+
+/// `[^\r\n\p{L}\p{N}]`: what may lead a word.
+fn may_lead_a_word(byte: u8) -> bool {
+    !is_newline(byte) && !byte.is_ascii_alphanumeric()
+}
+
+/// How many of `text`'s first bytes `accept` takes.
+fn run(text: &[u8], accept: impl Fn(u8) -> bool) -> usize {
+    text.iter().position(|byte| !accept(*byte)).unwrap_or(text.len())
+}
+
+/// `(?i:'s|'t|'re|'ve|'m|'ll|'d)` at `text`'s start: its length, 0 for none.
+fn contraction(text: &[u8]) -> usize {
+    if text.first() != Some(&b'\'') {
+        return 0;
+    }
+    let lower = |at: usize| text.get(at).map(u8::to_ascii_lowercase);
+    match (lower(1), lower(2)) {
+        (Some(b's' | b't' | b'm' | b'd'), _) => 2,
+        (Some(b'r' | b'v'), Some(b'e')) | (Some(b'l'), Some(b'l')) => 3,
+        _ => 0,
+    }
+}
+
+/// The first piece of `text` (not empty, all ASCII) under o200k's expression:
+/// `[^\r\n\p{L}\p{N}]?[\p{Lu}…]*[\p{Ll}…]+(?i:'s|…)?` | `[^\r\n\p{L}\p{N}]?[\p{Lu}…]+[\p{Ll}…]*(?i:'s|…)?`
+/// | `\p{N}{1,3}` | ` ?[^\s\p{L}\p{N}]+[\r\n/]*` | then the spaces' alternatives.
+fn o200k(text: &[u8]) -> usize {
+    let lead = usize::from(may_lead_a_word(text[0]) && text.get(1).is_some_and(u8::is_ascii_alphabetic));
+    let word = &text[lead..];
+    if word[0].is_ascii_alphabetic() {
+        // Upper case then lower case, either run possibly empty but not both; one of the
+        // two alternatives takes exactly this.
+        let upper = run(word, |byte| byte.is_ascii_uppercase());
+        let lower = run(&word[upper..], |byte| byte.is_ascii_lowercase());
+        let letters = upper + lower;
+        return lead + letters + contraction(&word[letters..]);
+    }
+    digits_punctuation_or_spaces(text, |byte| is_newline(byte) || byte == b'/')
+}
+
+/// The first piece of `text` (not empty, all ASCII) under cl100k's expression:
+/// `(?i:'s|…)` | `[^\r\n\p{L}\p{N}]?\p{L}+` | `\p{N}{1,3}` | ` ?[^\s\p{L}\p{N}]+[\r\n]*` |
+/// then the spaces' alternatives.
+fn cl100k(text: &[u8]) -> usize {
+    let contracted = contraction(text);
+    if contracted > 0 {
+        return contracted;
+    }
+    let lead = usize::from(may_lead_a_word(text[0]) && text.get(1).is_some_and(u8::is_ascii_alphabetic));
+    let word = &text[lead..];
+    if word[0].is_ascii_alphabetic() {
+        return lead + run(word, |byte| byte.is_ascii_alphabetic());
+    }
+    digits_punctuation_or_spaces(text, is_newline)
+}
+
+/// The alternatives both expressions end with, after their words: `\p{N}{1,3}` |
+/// ` ?[^\s\p{L}\p{N}]+` followed by what `trails` takes | `\s*[\r\n]+` | `\s+$` | `\s+(?!\S)` |
+/// `\s+`. `text` does not start a word.
+fn digits_punctuation_or_spaces(text: &[u8], trails: impl Fn(u8) -> bool) -> usize {
+    if text[0].is_ascii_digit() {
+        return run(&text[..text.len().min(3)], |byte| byte.is_ascii_digit());
+    }
+    let space = usize::from(text[0] == b' ' && text.get(1).is_some_and(|byte| is_other(*byte)));
+    let others = run(&text[space..], is_other);
+    if others > 0 {
+        let end = space + others;
+        return end + run(&text[end..], trails);
+    }
+    // White space from here on: `text[0]` is neither a letter, a digit nor anything else.
+    let spaces = run(text, is_space);
+    debug_assert!(spaces > 0, "every ASCII byte is a letter, a digit, a space or other");
+    if let Some(last_newline) = text[..spaces].iter().rposition(|byte| is_newline(*byte)) {
+        return last_newline + 1;
+    }
+    if spaces == text.len() || spaces == 1 {
+        return spaces;
+    }
+    // `\s+\s`, its last space given back: the next piece is that space and the word after.
+    spaces - 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Pattern, split};
+
+    fn by_regex(pattern: Pattern, text: &str) -> Vec<&str> {
+        encoder(pattern).split(text).collect()
+    }
+
+    fn by_hand(pattern: Pattern, text: &str) -> Vec<&str> {
+        split(encoder(pattern), pattern, text).collect()
+    }
+
+    fn encoder(pattern: Pattern) -> &'static bpe_openai::Tokenizer {
+        match pattern {
+            Pattern::O200k => bpe_openai::o200k_base(),
+            Pattern::Cl100k => bpe_openai::cl100k_base(),
+        }
+    }
+
+    #[test]
+    fn words_numbers_punctuation_and_spaces_are_cut_as_tiktoken_cuts_them() {
+        let o200k = |text| by_hand(Pattern::O200k, text);
+        let cl100k = |text| by_hand(Pattern::Cl100k, text);
+        assert_eq!(o200k("Hello, world!"), ["Hello", ",", " world", "!"]);
+        assert_eq!(
+            o200k("fooBAR HTTPServer's  x\n\n  y  "),
+            ["foo", "BAR", " HTTPServer's", " ", " x", "\n\n", " ", " y", "  "]
+        );
+        assert_eq!(cl100k("fooBAR HTTPServer's"), ["fooBAR", " HTTPServer", "'s"]);
+        assert_eq!(o200k("12345 a/b//\n"), ["123", "45", " a", "/b", "//\n"]);
+        assert_eq!(cl100k("a/b//\n"), ["a", "/b", "//\n"]);
+        assert_eq!(o200k("it'S \"quoted\""), ["it'S", " \"", "quoted", "\""]);
+        assert_eq!(o200k("\t\x0bx"), ["\t", "\x0bx"], "a vertical tab is white space and leads a word");
+    }
+
+    /// Deterministic: the same texts every run (xorshift from a fixed seed).
+    struct Texts(u64);
+
+    impl Texts {
+        fn next_u64(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        /// A text of up to 40 bytes, mostly from the bytes that decide the cuts.
+        fn text(&mut self) -> String {
+            const TELLING: &[u8] = b"aZbY09 \t\n\r\x0b\x0c'sStTrReEvVmMlLdD/.,!-_\"";
+            let len = (self.next_u64() % 41) as usize;
+            (0..len)
+                .map(|_| {
+                    let pick = self.next_u64();
+                    if pick % 8 == 0 {
+                        char::from((pick >> 8) as u8 & 0x7f)
+                    } else {
+                        char::from(TELLING[(pick >> 8) as usize % TELLING.len()])
+                    }
+                })
+                .collect()
+        }
+    }
+
+    #[test]
+    fn generated_ascii_text_is_cut_as_the_regexes_cut_it() {
+        let mut texts = Texts(0x5eed_cafe_f00d_d00d);
+        for _ in 0..100_000 {
+            let text = texts.text();
+            for pattern in [Pattern::O200k, Pattern::Cl100k] {
+                assert_eq!(by_hand(pattern, &text), by_regex(pattern, &text), "{pattern:?} of {text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn real_text_is_cut_as_the_regexes_cut_it_and_other_text_goes_to_them() {
+        let sources = [
+            include_str!("presplit.rs"),
+            include_str!("../../../../README.md"),
+            include_str!("../../../../Cargo.lock"),
+            "{\"todos\":[{\"id\":1,\"text\":\"Write the parser\",\"status\":\"in_progress\"}]}",
+            "naïve café — 東京 ＡＢＣ, and\u{a0}no-break\u{85}next",
+        ];
+        for source in sources {
+            // Its ASCII lines alone, too: most of these files are ASCII but for a few lines.
+            let ascii: String = source.split_inclusive('\n').filter(|line| line.is_ascii()).collect();
+            assert!(ascii.len() > source.len() / 2 || source.len() < 200, "mostly ASCII");
+            for (pattern, source) in [Pattern::O200k, Pattern::Cl100k]
+                .into_iter()
+                .flat_map(|pattern| [(pattern, source), (pattern, ascii.as_str())])
+            {
+                let (hand, regex) = (by_hand(pattern, source), by_regex(pattern, source));
+                assert_eq!(hand.len(), regex.len(), "{pattern:?}: the number of pieces");
+                for (at, (hand, regex)) in hand.iter().zip(&regex).enumerate() {
+                    assert_eq!(hand, regex, "{pattern:?}: piece {at}");
+                }
+            }
+        }
+    }
+}
