@@ -51,6 +51,15 @@ impl TestDatabase {
         }
     }
 
+    /// A connection of the test's own to the PostgreSQL database (a transaction held open
+    /// beside the store's, say).
+    pub(crate) fn connect(&self) -> ::postgres::Client {
+        match self {
+            Self::Postgres { url } => client(url),
+            Self::Sqlite { .. } => panic!("a connection of one's own is for PostgreSQL"),
+        }
+    }
+
     /// The one integer `sql` selects.
     pub(crate) fn query_i64(&self, sql: &str) -> i64 {
         match self {

@@ -231,12 +231,14 @@ impl PostgresStore {
     async fn delete_session(&self, id: &str) -> Result<bool, StoreError> {
         let mut client = self.pool.get().await?;
         let transaction = client.transaction().await?;
+        // The lease first: its deletion waits for the steps in flight under it (and they,
+        // after it, find no lease), so no step writes rows behind the deletion.
         for table in [
+            "session_leases",
             "messages",
             "state",
             "summaries",
             "views",
-            "session_leases",
             "session_events",
             "session_event_views",
             "pending_asks",

@@ -23,30 +23,60 @@ use crate::state::wait::wait;
 const EVENTS: &str = "agent_host_events";
 /// The channel every host listens on for asks answered: the session.
 const ANSWERS: &str = "agent_host_sessions";
-/// One session's batch appended (`migrations/V6__append_events.sql`); answers the number
-/// before its first event, or nothing when it was left out (its lease not the session's).
-const APPEND: &str = "SELECT agent_host_append_events($1, $2, $3, $4, $5, $6, $7, $8)";
+/// Many sessions' batches appended in one call (`migrations/V9__leases_fenced_by_lock.sql`),
+/// no session twice; answers each batch's number before its first event, or nothing for one
+/// left out (its lease not the session's).
+const APPEND: &str = "SELECT agent_host_append_batches($1, $2, $3, $4, $5, $6, $7, $8, $9)";
 
-/// The call that appends `batch`, keeping the newest `keep` events.
-async fn append_one(
+/// The call that appends `batches` (of distinct sessions, in the order their locks are to be
+/// taken), keeping each session's newest `keep` events.
+async fn append_batches(
     on: &impl deadpool_postgres::GenericClient,
     append: &tokio_postgres::Statement,
-    batch: &Appended,
+    batches: &[&Appended],
     keep: i64,
-) -> Result<Option<i64>, StoreError> {
-    let (token, generation) = match &batch.fence {
-        Some((token, generation)) => (Some(token.as_str()), Some(*generation as i64)),
-        None => (None, None),
-    };
-    let (kinds, bodies): (Vec<&str>, Vec<&str>) =
-        batch.events.iter().map(|(kind, json)| (kind.as_str(), json.as_str())).unzip();
+) -> Result<Vec<Option<i64>>, StoreError> {
+    let sessions: Vec<&str> = batches.iter().map(|batch| batch.session.as_str()).collect();
+    let tokens: Vec<Option<&str>> =
+        batches.iter().map(|batch| batch.fence.as_ref().map(|(token, _)| token.as_str())).collect();
+    let generations: Vec<Option<i64>> =
+        batches.iter().map(|batch| batch.fence.as_ref().map(|(_, generation)| *generation as i64)).collect();
+    let views: Vec<Option<&str>> = batches.iter().map(|batch| batch.views.as_deref()).collect();
+    let events =
+        batches.iter().enumerate().flat_map(|(at, batch)| batch.events.iter().map(move |event| (at, event)));
+    let (mut of_batch, mut kinds, mut bodies) = (Vec::new(), Vec::new(), Vec::new());
+    for (at, (kind, json)) in events {
+        of_batch.push(at as i32 + 1);
+        kinds.push(kind.as_str());
+        bodies.push(json.as_str());
+    }
     let row = on
         .query_one(
             append,
-            &[&batch.session, &token, &generation, &kinds, &bodies, &batch.views, &keep, &EVENTS],
+            &[&sessions, &tokens, &generations, &views, &of_batch, &kinds, &bodies, &keep, &EVENTS],
         )
         .await?;
     Ok(row.get(0))
+}
+
+/// `batches` in calls of distinct sessions: the first batch of each session in the first,
+/// any second one in the next, and so on; within each, in the sessions' (bytes') order, as
+/// every host's appends take the sessions' locks.
+fn calls(batches: &[Appended]) -> Vec<Vec<usize>> {
+    let mut order: Vec<usize> = (0..batches.len()).collect();
+    // Stable: a session's batches stay in the order given, which is their events' order.
+    order.sort_by(|a, b| batches[*a].session.cmp(&batches[*b].session));
+    let mut calls: Vec<Vec<usize>> = Vec::new();
+    let mut repeat = 0;
+    for (n, at) in order.iter().enumerate() {
+        let same = n > 0 && batches[order[n - 1]].session == batches[*at].session;
+        repeat = if same { repeat + 1 } else { 0 };
+        if calls.len() <= repeat {
+            calls.push(Vec::new());
+        }
+        calls[repeat].push(*at);
+    }
+    calls
 }
 
 /// The channel every host listens on for cancels.
@@ -57,23 +87,27 @@ const TICK: Duration = Duration::from_secs(1);
 
 impl SharedLog for PostgresStore {
     fn append(&self, batches: &[Appended], keep: usize) -> Result<Vec<Option<u64>>, StoreError> {
-        // In the sessions' (bytes') order, as `renew_leases` locks their leases.
-        let mut order: Vec<usize> = (0..batches.len()).collect();
-        order.sort_by(|a, b| batches[*a].session.cmp(&batches[*b].session));
+        let calls = calls(batches);
         let keep = i64::try_from(keep).unwrap_or(i64::MAX);
         wait(async {
             let mut client = self.pool.get().await?;
             let transaction = client.transaction().await?;
             let append = transaction.prepare_cached(APPEND).await?;
-            let calls: Vec<_> =
-                order.iter().map(|at| append_one(&transaction, &append, &batches[*at], keep)).collect();
+            let sent = calls.iter().map(|call| {
+                let batches: Vec<&Appended> = call.iter().map(|at| &batches[*at]).collect();
+                let append = &append;
+                let transaction = &transaction;
+                async move { append_batches(transaction, append, &batches, keep).await }
+            });
             // Sent one after the other without waiting (tokio-postgres pipelines the calls of
             // one client polled together) and run by the server in that order: one round trip.
-            let appended = futures_util::future::try_join_all(calls).await?;
+            let answered = futures_util::future::try_join_all(sent).await?;
             transaction.commit().await?;
             let mut priors = vec![None; batches.len()];
-            for (at, prior) in order.into_iter().zip(appended) {
-                priors[at] = prior.map(|prior| prior as u64);
+            for (call, answers) in calls.iter().zip(answered) {
+                for (at, prior) in call.iter().zip(answers) {
+                    priors[*at] = prior.map(|prior| prior as u64);
+                }
             }
             Ok(priors)
         })
@@ -354,6 +388,16 @@ mod tests {
             "SELECT agent_host_append_events('s1', NULL, NULL, ARRAY['kind'], ARRAY['{}'], NULL, 100, 'unheard')",
         );
         assert_eq!((prior, a.last_event("s1").unwrap()), (6, 7));
+        // Two batches of one session in one append: numbered on in the order given.
+        let twice = a.append(
+            &[batch("s3", &["c1"], None), batch("s2", &["y"], None), batch("s3", &["c2", "c3"], None)],
+            100,
+        );
+        assert_eq!(twice.unwrap(), [Some(0), Some(1), Some(1)]);
+        assert_eq!(
+            texts(&a.events_after("s3", 0, 100).unwrap().events),
+            [(1, json("c1")), (2, json("c2")), (3, json("c3"))]
+        );
         let none = a.events_after("s9", 0, 100).unwrap();
         assert_eq!((none.oldest_kept, none.events.len()), (None, 0), "a session with no log");
     }

@@ -1,5 +1,6 @@
 //! A step made durable in one round trip: the whole of it is one call of the server's
-//! `agent_host_commit_step` (`migrations/V5__commit_step.sql`), its own transaction, whose
+//! `agent_host_commit_step` (`migrations/V5__commit_step.sql`, its lease checked under a
+//! lock since `V9__leases_fenced_by_lock.sql`), its own transaction, whose
 //! refusals come back as errors of our own SQLSTATEs and are turned back here into the store's
 //! typed errors — the same a step written statement by statement was refused with.
 
@@ -156,4 +157,82 @@ async fn refusal(client: &Client, id: &str, error: tokio_postgres::Error) -> Sto
         return StoreError::ViewTaken { session: id.to_owned(), generation };
     }
     error.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use crate::state::lease::{Holder, LeaseAnswer, now_millis};
+    use crate::state::store::StoreError;
+    use crate::state::store_tests::{fence, step};
+    use crate::state::test_stores::TestDatabase;
+
+    /// Waits until some connection waits for an advisory lock (a step's or a taking's).
+    fn until_one_waits_for_the_lease(db: &TestDatabase) {
+        let waiting = "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted";
+        for _ in 0..3_000 {
+            if db.query_i64(waiting) > 0 {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("nobody waited for the lease's lock");
+    }
+
+    /// A step in flight under a lease holds up its taking: the taker's lease cannot come
+    /// between the step's check and its commit.
+    #[test]
+    fn a_lease_is_taken_only_once_the_step_checked_under_the_one_before_commits() {
+        let db = TestDatabase::postgres();
+        let store = db.open();
+        let (first, second) = (Holder::this_process(), Holder::this_process());
+        let taken = store.create("s1", &first, "c1", now_millis() - 1).unwrap();
+        let mut writer = db.connect();
+        let mut in_flight = writer.transaction().unwrap();
+        in_flight
+            .execute(
+                "SELECT agent_host_commit_step('s1', $1, $2, 1, '{}', '{}', '{}', '{}', '{}', '{}',
+                     FALSE, 0, 0, NULL, NULL, NULL, '{}', '{}')",
+                &[&first.token, &(taken.generation as i64)],
+            )
+            .unwrap();
+        let (took, taking) = mpsc::channel();
+        std::thread::scope(|scope| {
+            scope.spawn(|| took.send(store.lease("s1", &second, "c2", i64::MAX, None).unwrap()).unwrap());
+            until_one_waits_for_the_lease(&db);
+            assert!(taking.try_recv().is_err(), "taken while the step was in flight");
+            in_flight.commit().unwrap();
+            let LeaseAnswer::Taken(theirs) = taking.recv().unwrap() else { panic!("the lease ran out") };
+            assert_eq!(theirs.generation, taken.generation + 1);
+        });
+    }
+
+    /// A step that comes while a taking is in flight waits for it, and then reads the new
+    /// lease: it is refused, not written under the lease it was taken from.
+    #[test]
+    fn a_step_behind_a_taking_in_flight_is_refused_once_it_commits() {
+        let db = TestDatabase::postgres();
+        let store = db.open();
+        let first = Holder::this_process();
+        let taken = store.create("s1", &first, "c1", i64::MAX).unwrap();
+        let mut taker = db.connect();
+        let mut in_flight = taker.transaction().unwrap();
+        let changed = in_flight
+            .execute("UPDATE session_leases SET token = 'theirs', generation = generation + 1", &[])
+            .unwrap();
+        assert_eq!(changed, 1);
+        let (stepped, step_result) = mpsc::channel();
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                stepped.send(store.commit("s1", step(fence(&first, taken.generation), 0, &[]))).unwrap()
+            });
+            until_one_waits_for_the_lease(&db);
+            assert!(step_result.try_recv().is_err(), "written while the lease was being taken");
+            in_flight.commit().unwrap();
+            let refused = step_result.recv().unwrap();
+            assert!(matches!(refused, Err(StoreError::LeaseLost { .. })), "{refused:?}");
+        });
+    }
 }
