@@ -26,7 +26,7 @@ pub(super) fn split<'a>(
     text: &'a str,
 ) -> impl Iterator<Item = &'a str> + 'a {
     let ascii = text.is_ascii();
-    let mut by_hand = ascii.then(|| Ascii { pattern, text: text.as_bytes(), at: 0, whole: text });
+    let mut by_hand = ascii.then_some(Ascii { pattern, text: text.as_bytes(), at: 0, whole: text });
     let mut by_regex = (!ascii).then(|| encoder.split(text));
     std::iter::from_fn(move || match (&mut by_hand, &mut by_regex) {
         (Some(by_hand), _) => by_hand.next(),
@@ -212,7 +212,7 @@ mod tests {
             (0..len)
                 .map(|_| {
                     let pick = self.next_u64();
-                    if pick % 8 == 0 {
+                    if pick.is_multiple_of(8) {
                         char::from((pick >> 8) as u8 & 0x7f)
                     } else {
                         char::from(TELLING[(pick >> 8) as usize % TELLING.len()])
