@@ -55,8 +55,9 @@ pub async fn describe(
     path: &Path,
     cache_dir: &Path,
 ) -> Result<Description, LoadError> {
-    let file = ComponentFile::read(path)?;
-    let (component, _) = cache::component(engine.engine(), cache_dir, &file.bytes, &file.hash)
+    let file = ComponentFile::read(path, cache_dir)?;
+    let bytes = || file.bytes().map_err(anyhow::Error::from);
+    let (component, _) = cache::component(engine.engine(), cache_dir, &file.hash, bytes)
         .map_err(|error| LoadError::Compile { path: path.to_path_buf(), detail: format!("{error:#}") })?;
     let (_, guest) = Line::of(&component, engine.engine())
         .map_err(|detail| LoadError::Link { path: path.to_path_buf(), detail })?;

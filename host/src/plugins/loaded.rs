@@ -4,8 +4,8 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
 use super::call_counts::CallCounts;
@@ -42,20 +42,40 @@ impl fmt::Display for PluginIdentity {
     }
 }
 
-/// A component's bytes, read once, and their hash.
+/// A component file and its hash; its bytes, read when they were needed for the hash or
+/// when the component has to be compiled (see [`cache::identify`]).
 pub struct ComponentFile {
     pub path: PathBuf,
-    pub bytes: Vec<u8>,
     pub hash: String,
+    bytes: OnceLock<Vec<u8>>,
 }
 
 impl ComponentFile {
-    pub fn read(path: &Path) -> Result<Self, LoadError> {
-        let bytes = std::fs::read(path)
-            .map_err(|error| LoadError::Read { path: path.to_path_buf(), detail: error.to_string() })?;
-        let hash = cache::component_hash(&bytes);
-        Ok(Self { path: path.to_path_buf(), bytes, hash })
+    pub fn read(path: &Path, cache_dir: &Path) -> Result<Self, LoadError> {
+        let identified = cache::identify(path, cache_dir).map_err(|error| read_error(path, &error))?;
+        let bytes = OnceLock::new();
+        if let Some(read) = identified.bytes {
+            let _ = bytes.set(read);
+        }
+        Ok(Self { path: path.to_path_buf(), hash: identified.hash, bytes })
     }
+
+    /// The component's bytes, which are those its hash was taken of.
+    pub fn bytes(&self) -> Result<&[u8], LoadError> {
+        if let Some(bytes) = self.bytes.get() {
+            return Ok(bytes);
+        }
+        let read = std::fs::read(&self.path).map_err(|error| read_error(&self.path, &error))?;
+        if cache::component_hash(&read) != self.hash {
+            let detail = "it changed while it was being loaded; load it again".to_owned();
+            return Err(LoadError::Read { path: self.path.clone(), detail });
+        }
+        Ok(self.bytes.get_or_init(|| read))
+    }
+}
+
+fn read_error(path: &Path, error: &std::io::Error) -> LoadError {
+    LoadError::Read { path: path.to_path_buf(), detail: error.to_string() }
 }
 
 /// How to load one plugin: its component, its settings, its bounds.
@@ -134,9 +154,9 @@ impl LoadedPlugin {
         let file = spec.component;
         let path = &file.path;
         let link_error = |detail: String| LoadError::Link { path: path.clone(), detail };
-        let (component, cache_hit) =
-            cache::component(engine.engine(), spec.cache_dir, &file.bytes, &file.hash)
-                .map_err(|error| LoadError::Compile { path: path.clone(), detail: format!("{error:#}") })?;
+        let bytes = || file.bytes().map_err(anyhow::Error::from);
+        let (component, cache_hit) = cache::component(engine.engine(), spec.cache_dir, &file.hash, bytes)
+            .map_err(|error| LoadError::Compile { path: path.clone(), detail: format!("{error:#}") })?;
         let (line, guest_interface) = Line::of(&component, engine.engine()).map_err(link_error)?;
         let instance_pre =
             engine.linker().instantiate_pre(&component).map_err(|error| link_error(format!("{error:#}")))?;

@@ -66,7 +66,7 @@ impl PluginSet {
             let component = component_of(entry, config, sink).await.map_err(&at)?;
             let settings = serde_json::to_value(&entry.config)
                 .with_context(|| format!("plugin[{index}].config cannot be expressed as JSON"))?;
-            let file = ComponentFile::read(&component).map_err(|error| at(error.to_string()))?;
+            let file = ComponentFile::read(&component, &cache_dir).map_err(|error| at(error.to_string()))?;
             let key = LoadKey {
                 component,
                 hash: file.hash.clone(),

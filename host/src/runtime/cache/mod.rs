@@ -8,7 +8,15 @@
 //! the cache folder, not in it, readable by the owner only, and a plugin can be granted
 //! neither (`config/grants.rs`): whoever can write an artifact cannot also vouch for it. An
 //! artifact that does not verify (tampered with, cut short, another plugin's, from before
-//! the tag) is compiled again, with a warning, and never deserialized.
+//! the tag) is compiled again, with a warning, and never deserialized. On Linux an artifact
+//! is checked as it is copied into sealed memory, and mapped from there (`sealed.rs`).
+
+mod hashes;
+mod key;
+#[cfg(target_os = "linux")]
+mod sealed;
+
+pub use hashes::{Identified, identify};
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::Write as _;
@@ -23,20 +31,21 @@ use wasmtime::component::Component;
 /// artifacts carried an HMAC-SHA256: they no longer verify and are compiled again, once.
 const MAGIC: &[u8; 8] = b"AHCWASM2";
 const TAG_LEN: usize = blake3::OUT_LEN;
-const KEY_LEN: usize = blake3::KEY_LEN;
+
+use key::{KEY_LEN, load_or_create_key};
 
 /// The SHA-256 of a component's bytes, as the cache names it.
 pub fn component_hash(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
-/// The component for `bytes` (whose [`component_hash`] is `hash`), and whether it came
-/// from the cache.
-pub fn component(
+/// The component whose [`component_hash`] is `hash`, and whether it came from the cache;
+/// `bytes` gives its bytes, asked for only when it has to be compiled.
+pub fn component<'a>(
     engine: &Engine,
     cache_dir: &Path,
-    bytes: &[u8],
     hash: &str,
+    bytes: impl FnOnce() -> anyhow::Result<&'a [u8]>,
 ) -> anyhow::Result<(Component, bool)> {
     let mut engine_hash = DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut engine_hash);
@@ -53,18 +62,14 @@ pub fn component(
     if let Some(key) = &key
         && artifact.is_file()
     {
-        let loaded = std::fs::read(&artifact).context("read the artifact").and_then(|file| {
-            let compiled = verified(key, &name, &file)?;
-            deserialize(engine, compiled)
-        });
-        match loaded {
+        match cached(engine, key, &name, &artifact) {
             Ok(component) => return Ok((component, true)),
             Err(error) => tracing::warn!(
                 artifact = %artifact.display(), %error, "ignoring a cached component; compiling it again"
             ),
         }
     }
-    let compiled = engine.precompile_component(bytes)?;
+    let compiled = engine.precompile_component(bytes()?)?;
     let component = deserialize(engine, &compiled)?;
     if let Some(key) = &key
         && let Err(error) = store(cache_dir, &artifact, &seal(key, &name, &compiled))
@@ -72,6 +77,16 @@ pub fn component(
         tracing::warn!(dir = %cache_dir.display(), %error, "cannot write the compile cache");
     }
     Ok((component, false))
+}
+
+/// The component in the artifact at `path`, named `name`, if its tag verifies under `key`.
+fn cached(engine: &Engine, key: &[u8; KEY_LEN], name: &str, path: &Path) -> anyhow::Result<Component> {
+    #[cfg(target_os = "linux")]
+    if let Some(component) = sealed::load(engine, key, name, path)? {
+        return Ok(component);
+    }
+    let file = std::fs::read(path).context("read the artifact")?;
+    deserialize(engine, verified(key, name, &file)?)
 }
 
 /// The precompiled bytes of the artifact `file`, if its tag is the one `key` gives its name
@@ -102,44 +117,17 @@ fn seal(key: &[u8; KEY_LEN], name: &str, compiled: &[u8]) -> Vec<u8> {
 /// The MAC over an artifact's name (which names the component and engine it is for, so
 /// another component's artifact under this name does not verify), then its bytes.
 fn tag(key: &[u8; KEY_LEN], name: &str, compiled: &[u8]) -> blake3::Hash {
-    let mut mac = blake3::Hasher::new_keyed(key);
-    mac.update(&(name.len() as u64).to_le_bytes());
-    mac.update(name.as_bytes());
+    let mut mac = mac(key, name);
     mac.update(compiled);
     mac.finalize()
 }
 
-/// The key at `path`, made (random, owner-only) when there is none.
-fn load_or_create_key(path: &Path) -> anyhow::Result<[u8; KEY_LEN]> {
-    match read_key(path) {
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-        read => return read.with_context(|| format!("read {}", path.display())),
-    }
-    let mut key = [0u8; KEY_LEN];
-    for chunk in key.chunks_mut(16) {
-        // Version 4 UUIDs come from the operating system's random source.
-        chunk.copy_from_slice(uuid::Uuid::new_v4().as_bytes());
-    }
-    let parent = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).with_context(|| format!("create {}", parent.display()))?;
-    // Written whole, then linked into place only if no other process got there first: a
-    // reader never sees a key half written. Temporary files are the owner's alone (0600).
-    let mut temp = tempfile::NamedTempFile::new_in(parent).context("create a temporary file")?;
-    temp.write_all(&key).context("write the key")?;
-    match temp.persist_noclobber(path) {
-        Ok(_) => Ok(key),
-        Err(error) if error.error.kind() == std::io::ErrorKind::AlreadyExists => {
-            read_key(path).with_context(|| format!("read {}", path.display()))
-        }
-        Err(error) => Err(error.error).with_context(|| format!("create {}", path.display())),
-    }
-}
-
-fn read_key(path: &Path) -> std::io::Result<[u8; KEY_LEN]> {
-    let key = std::fs::read(path)?;
-    key.try_into().map_err(|_| {
-        std::io::Error::new(std::io::ErrorKind::InvalidData, format!("not a key of {KEY_LEN} bytes"))
-    })
+/// The MAC of [`tag`] with the name taken in, ready for the bytes.
+fn mac(key: &[u8; KEY_LEN], name: &str) -> blake3::Hasher {
+    let mut mac = blake3::Hasher::new_keyed(key);
+    mac.update(&(name.len() as u64).to_le_bytes());
+    mac.update(name.as_bytes());
+    mac
 }
 
 /// Writes through a temporary file and a rename, so a reader never sees half an artifact.
