@@ -134,7 +134,12 @@ CREATE FUNCTION agent_host_append_batches(
     p_bodies      TEXT[],
     p_keep        BIGINT,
     p_channel     TEXT
-) RETURNS BIGINT[] LANGUAGE plpgsql AS $$
+) RETURNS BIGINT[] LANGUAGE plpgsql
+-- Its plans made once per connection: left to choose, the server planned the lease and
+-- number query anew at every call (its generic plan's cost, estimated for arrays of any
+-- length, never beat a plan for the arrays at hand), which cost more than running it.
+SET plan_cache_mode = force_generic_plan
+AS $$
 DECLARE
     session  TEXT;
     priors   BIGINT[];
