@@ -4,8 +4,8 @@
 //! runs is the code that verified — nobody can write the copy, whatever they do to the
 //! artifact on disk after — and wasmtime maps the component's memory images straight from
 //! the copy instead of copying them again into images of its own, as it does for bytes it
-//! is given. Where a sealed copy cannot be made (another system, no `/proc`, memory
-//! execution forbidden), the caller reads the artifact into memory as before.
+//! is given. Where a sealed copy cannot be made or mapped (another system, no `/proc`,
+//! memory execution forbidden), the caller reads the artifact into memory as before.
 
 use std::fs::File;
 use std::io::{Read as _, Write as _};
@@ -66,8 +66,15 @@ pub(super) fn load(
     // and the sealed copy cannot change from here on. wasmtime opens and maps the copy
     // itself; `copy` may close once it has.
     #[allow(unsafe_code)]
-    let component = unsafe { Component::deserialize_file(engine, &mapped) };
-    Ok(Some(component.map_err(anyhow::Error::from)?))
+    match unsafe { Component::deserialize_file(engine, &mapped) } {
+        Ok(component) => Ok(Some(component)),
+        Err(error) => {
+            // Memory the system will not map for execution, say: the bytes verified, so
+            // they are read the other way rather than compiled again.
+            tracing::debug!(%error, "cannot map the artifact's sealed copy; reading it instead");
+            Ok(None)
+        }
+    }
 }
 
 /// A file in memory that can be sealed, or `None` where there is none.
