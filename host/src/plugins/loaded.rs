@@ -53,10 +53,7 @@ pub struct ComponentFile {
 impl ComponentFile {
     pub fn read(path: &Path, cache_dir: &Path) -> Result<Self, LoadError> {
         let identified = cache::identify(path, cache_dir).map_err(|error| read_error(path, &error))?;
-        let bytes = OnceLock::new();
-        if let Some(read) = identified.bytes {
-            let _ = bytes.set(read);
-        }
+        let bytes = identified.bytes.map(OnceLock::from).unwrap_or_default();
         Ok(Self { path: path.to_path_buf(), hash: identified.hash, bytes })
     }
 

@@ -27,12 +27,12 @@ use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
+use key::{KEY_LEN, load_or_create_key};
+
 /// What starts every artifact file, before its tag and the precompiled bytes. Version 1
 /// artifacts carried an HMAC-SHA256: they no longer verify and are compiled again, once.
 const MAGIC: &[u8; 8] = b"AHCWASM2";
 const TAG_LEN: usize = blake3::OUT_LEN;
-
-use key::{KEY_LEN, load_or_create_key};
 
 /// The SHA-256 of a component's bytes, as the cache names it.
 pub fn component_hash(bytes: &[u8]) -> String {

@@ -282,8 +282,9 @@ impl SessionStore for PostgresStore {
     fn renew_leases(&self, token: &str, expires_at: i64) -> Result<(), StoreError> {
         wait(async {
             let client = self.pool.get().await?;
-            // The rows locked in one order, the sessions' (as a batch of events locks them),
-            // so that this and a batch never wait for each other in a cycle.
+            // The rows locked in one order, the sessions', so that two renewals never wait
+            // for each other in a cycle. A renewal fences nobody out, so it takes none of the
+            // lock steps and batches check the lease under (migration 9's trigger).
             execute(
                 &client,
                 "UPDATE session_leases SET expires_at = $2 WHERE session_id IN (
