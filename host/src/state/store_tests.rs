@@ -222,14 +222,25 @@ fn sessions_are_listed_and_counted_by_owner(db: &TestDatabase) {
             .commit(id, Step { changes: &changes, ..step(None, 1, &[Message::assistant("ok", vec![])]) })
             .unwrap();
     };
+    let listed = |owner: &str| {
+        let mut found = ids(store.entries_owned(owner, 10).unwrap());
+        found.sort();
+        found
+    };
     give("a2", "bob");
     give("b1", "bob");
     assert_eq!((store.count_owned("alice", 10).unwrap(), store.count_owned("bob", 10).unwrap()), (1, 2));
+    assert_eq!(
+        (listed("alice"), listed("bob")),
+        (vec!["a1".to_owned()], vec!["a2".to_owned(), "b1".to_owned()])
+    );
     assert!(store.delete("a2").unwrap());
     assert_eq!((store.count_owned("alice", 10).unwrap(), store.count_owned("bob", 10).unwrap()), (1, 1));
+    assert_eq!(listed("bob"), ["b1"]);
     let unowned = [StateChange { namespace: crate::state::OWNER.0.into(), key: "owner".into(), value: None }];
     store.commit("b1", Step { changes: &unowned, ..step(None, 2, &[Message::user("again")]) }).unwrap();
     assert_eq!(store.count_owned("bob", 10).unwrap(), 0, "the owner row removed");
+    assert!(listed("bob").is_empty(), "listed no more");
 }
 
 fn a_deleted_session_leaves_nothing_and_others_are_untouched(db: &TestDatabase) {

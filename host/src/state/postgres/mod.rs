@@ -24,7 +24,7 @@ use tokio_postgres::IsolationLevel;
 
 use self::connection::{execute, query, query_opt};
 use self::pool::Pool;
-use self::rows::{OWNED_BY, session_entry, session_entry_select};
+use self::rows::{session_entry, session_entry_select};
 use super::lease::{Holder, LeaseAnswer, Taken, now_millis};
 use super::listing::SessionEntry;
 use super::store::{SessionStore, Step, StoreError, StoreFuture, StoredSession};
@@ -355,8 +355,10 @@ impl SessionStore for PostgresStore {
         wait(async {
             let client = self.pool.get().await?;
             let sql = format!(
-                "{} FROM state JOIN sessions ON sessions.id = state.session_id
-                 WHERE {OWNED_BY} ORDER BY sessions.updated_at DESC LIMIT $2",
+                // The owners' own table (`migrations/V10__owners_of_their_own.sql`), kept
+                // from the owner rows by triggers.
+                "{} FROM session_owners JOIN sessions ON sessions.id = session_owners.session_id
+                 WHERE session_owners.owner = $1 ORDER BY sessions.updated_at DESC LIMIT $2",
                 session_entry_select("$3")
             );
             Ok(query(&client, &sql, &[&owner_value(owner), &row_limit(limit), &now_millis()])

@@ -204,11 +204,6 @@ pub(super) async fn load_view(on: &impl GenericClient, id: &str) -> Result<Optio
     }))
 }
 
-/// The state rows naming owner `$1` (a JSON string). The namespace and key are written out,
-/// not bound, so that the planner can use the partial index `state_by_owner`.
-pub(super) const OWNED_BY: &str =
-    "state.namespace = 'agent-host.serve' AND state.key = 'owner' AND state.value = $1";
-
 /// A session as a listing shows it (`FROM sessions` follows): its first user message's
 /// `prompt` and its size from its last position, both through the messages' key; whether its
 /// lease runs past `now`, the parameter named.

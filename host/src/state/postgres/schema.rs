@@ -152,7 +152,7 @@ mod tests {
     /// A database whose owners' sessions were counted row by row (before the eighth
     /// migration) has the counts made from its rows, and kept from then on.
     #[test]
-    fn the_sessions_owners_had_before_their_counts_were_kept_are_counted() {
+    fn the_sessions_owners_had_before_their_counts_were_kept_are_counted_and_listed() {
         let db = TestDatabase::postgres();
         left_at(
             &db,
@@ -166,8 +166,20 @@ mod tests {
         );
         let store = PostgresStore::open(db.url(), Some(PASSWORD)).unwrap();
         assert_eq!((store.count_owned("alice", 10).unwrap(), store.count_owned("bob", 10).unwrap()), (2, 1));
+        // Listed from the owners' own table (migration 10), filled from the same rows.
+        let listed = |owner: &str| {
+            let mut ids: Vec<String> =
+                store.entries_owned(owner, 10).unwrap().into_iter().map(|entry| entry.id).collect();
+            ids.sort();
+            ids
+        };
+        assert_eq!(
+            (listed("alice"), listed("bob")),
+            (vec!["a1".to_owned(), "a2".to_owned()], vec!["b1".to_owned()])
+        );
         assert!(store.delete("a1").unwrap());
         assert_eq!(store.count_owned("alice", 10).unwrap(), 1);
+        assert_eq!(listed("alice"), ["a2"]);
     }
 
     /// A database the previous release left (at the fourth migration, sessions in it) is
