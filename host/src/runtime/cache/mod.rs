@@ -92,17 +92,28 @@ fn cached(engine: &Engine, key: &[u8; KEY_LEN], name: &str, path: &Path) -> anyh
 /// The precompiled bytes of the artifact `file`, if its tag is the one `key` gives its name
 /// and bytes.
 fn verified<'a>(key: &[u8; KEY_LEN], name: &str, file: &'a [u8]) -> anyhow::Result<&'a [u8]> {
-    let header = MAGIC.len() + TAG_LEN;
-    if file.len() < header || &file[..MAGIC.len()] != MAGIC {
+    let expected = expected_tag(file)?;
+    let compiled = &file[HEADER_LEN..];
+    matches(tag(key, name, compiled), expected)?;
+    Ok(compiled)
+}
+
+/// An artifact's magic and tag, before its bytes.
+const HEADER_LEN: usize = MAGIC.len() + TAG_LEN;
+
+/// The tag the artifact starting with `header` carries.
+fn expected_tag(header: &[u8]) -> anyhow::Result<blake3::Hash> {
+    if header.len() < HEADER_LEN || &header[..MAGIC.len()] != MAGIC {
         anyhow::bail!("the artifact has no tag (cut short, or written by an older version)");
     }
-    let expected = blake3::Hash::from_slice(&file[MAGIC.len()..header])?;
+    Ok(blake3::Hash::from_slice(&header[MAGIC.len()..HEADER_LEN])?)
+}
+
+/// Whether the tag worked out is the one the artifact carries.
+fn matches(tag: blake3::Hash, expected: blake3::Hash) -> anyhow::Result<()> {
     // `blake3::Hash`'s equality takes the same time wherever the tags differ.
-    anyhow::ensure!(
-        tag(key, name, &file[header..]) == expected,
-        "the artifact's tag does not match: it was changed or swapped"
-    );
-    Ok(&file[header..])
+    anyhow::ensure!(tag == expected, "the artifact's tag does not match: it was changed or swapped");
+    Ok(())
 }
 
 /// The artifact file for `compiled`: magic, tag, bytes.
