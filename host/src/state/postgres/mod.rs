@@ -72,21 +72,8 @@ impl PostgresStore {
         claim: &str,
         expires_at: i64,
     ) -> Result<Taken, StoreError> {
-        let mut client = self.pool.get().await?;
-        let transaction = client.transaction().await?;
-        let now = now_millis();
-        execute(
-            &transaction,
-            "INSERT INTO sessions (id, created_at, updated_at) VALUES ($1, $2, $2)",
-            &[&id, &now],
-        )
-        .await?;
-        let taken = rows::first_lease(
-            rows::take_lease(&transaction, id, holder, claim, expires_at, None).await?,
-            id,
-        )?;
-        transaction.commit().await?;
-        Ok(taken)
+        let client = self.pool.get().await?;
+        rows::first_lease(rows::create_with_lease(&client, id, holder, claim, expires_at).await?, id)
     }
 
     async fn copy_session(

@@ -28,6 +28,14 @@ WHERE session_leases.token = excluded.token OR session_leases.expires_at <= $8
     OR session_leases.token = $9
 RETURNING generation, took_over";
 
+/// A new session's row and its lease, in one statement: atomic without a transaction, and
+/// one round trip rather than four. Made at `$8`, the time the lease is taken.
+static CREATE_WITH_LEASE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        "WITH made AS (INSERT INTO sessions (id, created_at, updated_at) VALUES ($1, $8, $8)) {TAKE_LEASE}"
+    )
+});
+
 /// The taking of the lease on `id`, or `None` when another holder's is live.
 pub(super) async fn take_lease(
     on: &impl GenericClient,
@@ -37,23 +45,45 @@ pub(super) async fn take_lease(
     expires_at: i64,
     replacing: Option<&str>,
 ) -> Result<Option<Taken>, StoreError> {
-    let taken = query_opt(
-        on,
-        TAKE_LEASE,
-        &[
-            &id,
-            &holder.token,
-            &claim,
-            &i64::from(holder.pid),
-            &holder.host,
-            &holder.pid_namespace,
-            &expires_at,
-            &now_millis(),
-            &replacing,
-            &holder.role.as_str(),
-        ],
-    )
-    .await?;
+    lease_statement(on, TAKE_LEASE, id, holder, claim, expires_at, replacing).await
+}
+
+/// Makes session `id` (made now) with its first lease; `None` when another holder's lease
+/// on that id is live.
+pub(super) async fn create_with_lease(
+    on: &impl GenericClient,
+    id: &str,
+    holder: &Holder,
+    claim: &str,
+    expires_at: i64,
+) -> Result<Option<Taken>, StoreError> {
+    lease_statement(on, &CREATE_WITH_LEASE, id, holder, claim, expires_at, None).await
+}
+
+/// `sql`: [`TAKE_LEASE`], or [`CREATE_WITH_LEASE`], which takes its parameters.
+async fn lease_statement(
+    on: &impl GenericClient,
+    sql: &str,
+    id: &str,
+    holder: &Holder,
+    claim: &str,
+    expires_at: i64,
+    replacing: Option<&str>,
+) -> Result<Option<Taken>, StoreError> {
+    let (pid, now) = (i64::from(holder.pid), now_millis());
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 10] = [
+        &id,
+        &holder.token,
+        &claim,
+        &pid,
+        &holder.host,
+        &holder.pid_namespace,
+        &expires_at,
+        &now,
+        &replacing,
+        &holder.role.as_str(),
+    ];
+    let taken = query_opt(on, sql, &params).await?;
     Ok(taken.map(|row| Taken { generation: row.get::<_, i64>(0).max(0) as u64, took_over: row.get(1) }))
 }
 

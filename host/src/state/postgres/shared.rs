@@ -91,18 +91,28 @@ impl SharedLog for PostgresStore {
         let keep = i64::try_from(keep).unwrap_or(i64::MAX);
         wait(async {
             let mut client = self.pool.get().await?;
-            let transaction = client.transaction().await?;
-            let append = transaction.prepare_cached(APPEND).await?;
-            let sent = calls.iter().map(|call| {
-                let batches: Vec<&Appended> = call.iter().map(|at| &batches[*at]).collect();
-                let append = &append;
-                let transaction = &transaction;
-                async move { append_batches(transaction, append, &batches, keep).await }
-            });
-            // Sent one after the other without waiting (tokio-postgres pipelines the calls of
-            // one client polled together) and run by the server in that order: one round trip.
-            let answered = futures_util::future::try_join_all(sent).await?;
-            transaction.commit().await?;
+            let of_call =
+                |call: &Vec<usize>| -> Vec<&Appended> { call.iter().map(|at| &batches[*at]).collect() };
+            let answered = if let [call] = calls.as_slice() {
+                // One call is one statement, atomic on its own: no transaction to begin and
+                // commit, two round trips fewer. The relay's appends are all of this kind
+                // (it groups a session's events into one batch).
+                let append = client.prepare_cached(APPEND).await?;
+                vec![append_batches(&client, &append, &of_call(call), keep).await?]
+            } else {
+                let transaction = client.transaction().await?;
+                let append = transaction.prepare_cached(APPEND).await?;
+                let sent = calls.iter().map(|call| {
+                    let (append, transaction, batches) = (&append, &transaction, of_call(call));
+                    async move { append_batches(transaction, append, &batches, keep).await }
+                });
+                // Sent one after the other without waiting (tokio-postgres pipelines the calls
+                // of one client polled together) and run by the server in that order: one
+                // round trip.
+                let answered = futures_util::future::try_join_all(sent).await?;
+                transaction.commit().await?;
+                answered
+            };
             let mut priors = vec![None; batches.len()];
             for (call, answers) in calls.iter().zip(answered) {
                 for (at, prior) in call.iter().zip(answers) {
