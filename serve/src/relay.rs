@@ -40,8 +40,8 @@ pub struct Relay {
 }
 
 impl Relay {
-    /// A relay writing to `store`'s shared log, keeping the newest `keep` events of each
-    /// session there, and handing what it wrote to `wakers`; `None` when the store has no
+    /// A relay writing to `store`'s shared log, keeping at least the newest `keep` events of
+    /// each session there, and handing what it wrote to `wakers`; `None` when the store has no
     /// shared log.
     pub fn start(store: Arc<dyn SessionStore>, keep: usize, wakers: Arc<Wakers>) -> Option<Arc<Self>> {
         store.shared()?;

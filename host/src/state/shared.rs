@@ -61,8 +61,9 @@ pub enum Moved<'a> {
 pub type Woken = Box<dyn FnMut(Moved<'_>) -> bool + Send>;
 
 pub trait SharedLog: Send + Sync {
-    /// Appends each batch after its session's last event, all in one transaction, keeps the
-    /// newest `keep` events of each session, and wakes the hosts that follow them; a batch
+    /// Appends each batch after its session's last event, all in one transaction, keeps at
+    /// least the newest `keep` events of each session (a batch is kept or dropped whole), and
+    /// wakes the hosts that follow them; a batch
     /// whose fence is not its session's lease any more is left out. Answers, for each batch
     /// in the order given, the number before its first event (so the writer knows every
     /// event's number without reading them back), or `None` when it was left out.

@@ -226,7 +226,7 @@ impl PostgresStore {
             "state",
             "summaries",
             "views",
-            "session_events",
+            "session_event_batches",
             "session_event_views",
             "pending_asks",
         ] {

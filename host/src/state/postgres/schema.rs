@@ -112,7 +112,7 @@ mod tests {
     }
 
     /// The migrations' files, applied by hand to leave a database as an older release did.
-    const MIGRATIONS: [&str; 7] = [
+    const MIGRATIONS: [&str; 10] = [
         include_str!("migrations/V1__sessions.sql"),
         include_str!("migrations/V2__lease_generations.sql"),
         include_str!("migrations/V3__shared_log.sql"),
@@ -120,6 +120,9 @@ mod tests {
         include_str!("migrations/V5__commit_step.sql"),
         include_str!("migrations/V6__append_events.sql"),
         include_str!("migrations/V7__events_say_their_number.sql"),
+        include_str!("migrations/V8__sessions_per_owner.sql"),
+        include_str!("migrations/V9__leases_fenced_by_lock.sql"),
+        include_str!("migrations/V10__owners_of_their_own.sql"),
     ];
 
     /// `db` as a release at migration `version` left it: its version in the first schema
@@ -198,5 +201,48 @@ mod tests {
         let messages = [Message::user("after the migration")];
         store.commit("kept", step(fence(&holder, taken.generation), 0, &messages)).unwrap();
         assert_eq!(store.load("kept").unwrap().unwrap().history, messages);
+    }
+
+    /// A log written event by event (before the eleventh migration) is read with the same
+    /// numbers after it, and a host of the earlier release, still running, reads, appends to
+    /// and deletes it with its own statements.
+    #[test]
+    fn events_logged_one_row_each_are_read_after_the_migration_and_by_the_earlier_release() {
+        let db = TestDatabase::postgres();
+        left_at(
+            &db,
+            10,
+            "INSERT INTO session_events (session_id, seq, kind, body) VALUES
+                 ('s1', 4, 'a', '{\"n\":4}'), ('s1', 5, 'b', '{\"n\":5}'), ('s2', 1, 'a', '{}');",
+        );
+        let store = PostgresStore::open(db.url(), Some(PASSWORD)).unwrap();
+        let log = store.shared().unwrap();
+        let page = log.events_after("s1", 0, 10).unwrap();
+        let read: Vec<(u64, String, String)> =
+            page.events.into_iter().map(|event| (event.seq, event.kind, event.json)).collect();
+        assert_eq!(
+            (page.oldest_kept, read),
+            (
+                Some(4),
+                vec![
+                    (4, "a".to_owned(), "{\"n\":4}".to_owned()),
+                    (5, "b".to_owned(), "{\"n\":5}".to_owned())
+                ]
+            )
+        );
+        assert_eq!(log.last_event("s1").unwrap(), 5);
+        // The earlier release's own statements: its append, its reads, its deletion.
+        let prior = db.query_i64(
+            "SELECT agent_host_append_events('s1', NULL, NULL, ARRAY['c', 'd'], ARRAY['{}', '[]'], NULL, 100, 'unheard')",
+        );
+        assert_eq!((prior, log.last_event("s1").unwrap()), (5, 7));
+        assert_eq!(db.query_i64("SELECT MAX(seq) FROM session_events WHERE session_id = 's1'"), 7);
+        assert_eq!(
+            db.query_i64("SELECT COUNT(*) FROM session_events WHERE session_id = 's1' AND seq > 5"),
+            2
+        );
+        db.execute("DELETE FROM session_events WHERE session_id = 's1'");
+        assert_eq!(log.last_event("s1").unwrap(), 0);
+        assert_eq!(log.last_event("s2").unwrap(), 1, "another session's log untouched");
     }
 }

@@ -1,4 +1,5 @@
-//! The [`SharedLog`] of a [`PostgresStore`]: the log's tables (`migrations/V3__shared_log.sql`),
+//! The [`SharedLog`] of a [`PostgresStore`]: the log's tables (`migrations/V3__shared_log.sql`,
+//! a batch of events one row since `V11__a_batch_of_events_in_one_row.sql`),
 //! and LISTEN/NOTIFY on one channel whose payload is a session's id, sent when the
 //! transaction that moved the session commits.
 //!
@@ -23,9 +24,9 @@ use crate::state::wait::wait;
 const EVENTS: &str = "agent_host_events";
 /// The channel every host listens on for asks answered: the session.
 const ANSWERS: &str = "agent_host_sessions";
-/// Many sessions' batches appended in one call (`migrations/V9__leases_fenced_by_lock.sql`),
-/// no session twice; answers each batch's number before its first event, or nothing for one
-/// left out (its lease not the session's).
+/// Many sessions' batches appended in one call (`migrations/V9__leases_fenced_by_lock.sql`,
+/// `V11__a_batch_of_events_in_one_row.sql`), no session twice; answers each batch's number
+/// before its first event, or nothing for one left out (its lease not the session's).
 const APPEND: &str = "SELECT agent_host_append_batches($1, $2, $3, $4, $5, $6, $7, $8, $9)";
 
 /// The call that appends `batches` (of distinct sessions, in the order their locks are to be
@@ -132,10 +133,15 @@ impl SharedLog for PostgresStore {
             let rows = query(
                 &client,
                 "SELECT kept.oldest, e.seq, e.kind, e.body
-                 FROM (SELECT MIN(seq) AS oldest FROM session_events WHERE session_id = $1) AS kept
+                 FROM (SELECT (
+                     SELECT first_seq FROM session_event_batches WHERE session_id = $1
+                     ORDER BY last_seq LIMIT 1
+                 ) AS oldest) AS kept
                  LEFT JOIN LATERAL (
-                     SELECT seq, kind, body FROM session_events WHERE session_id = $1 AND seq > $2
-                     ORDER BY seq LIMIT $3
+                     SELECT b.first_seq + x.n - 1 AS seq, x.kind, x.body
+                     FROM session_event_batches b, unnest(b.kinds, b.bodies) WITH ORDINALITY AS x(kind, body, n)
+                     WHERE b.session_id = $1 AND b.last_seq > $2 AND b.first_seq + x.n - 1 > $2
+                     ORDER BY b.last_seq, x.n LIMIT $3
                  ) AS e ON TRUE
                  ORDER BY e.seq",
                 &[&session, &after, &limit],
@@ -171,7 +177,7 @@ impl SharedLog for PostgresStore {
             let client = self.pool.get().await?;
             let last: i64 = query_one(
                 &client,
-                "SELECT COALESCE(MAX(seq), 0) FROM session_events WHERE session_id = $1",
+                "SELECT COALESCE(MAX(last_seq), 0) FROM session_event_batches WHERE session_id = $1",
                 &[&session],
             )
             .await?
@@ -410,6 +416,35 @@ mod tests {
         );
         let none = a.events_after("s9", 0, 100).unwrap();
         assert_eq!((none.oldest_kept, none.events.len()), (None, 0), "a session with no log");
+    }
+
+    /// A batch is one row: kept whole while any of its events is among the newest `keep`,
+    /// and read from its first event; paged within it.
+    #[test]
+    fn a_batch_is_kept_or_dropped_whole_and_read_event_by_event() {
+        let db = TestDatabase::postgres();
+        let log = db.open();
+        let log = log.shared().expect("shared");
+        log.append(&[batch("s1", &["a1", "a2", "a3"], None)], 4).unwrap();
+        log.append(&[batch("s1", &["b1", "b2"], None)], 4).unwrap();
+        let json = |text: &str| format!("{{\"text\":\"{text}\"}}");
+        let page = log.events_after("s1", 0, 100).unwrap();
+        assert_eq!(page.oldest_kept, Some(1), "event 1 is past the newest four, but its batch is not");
+        assert_eq!(texts(&page.events).len(), 5);
+        assert_eq!(
+            texts(&log.events_after("s1", 1, 2).unwrap().events),
+            [(2, json("a2")), (3, json("a3"))],
+            "a page begun and ended inside a batch"
+        );
+        assert_eq!(
+            texts(&log.events_after("s1", 3, 100).unwrap().events),
+            [(4, json("b1")), (5, json("b2"))]
+        );
+        log.append(&[batch("s1", &["c1", "c2"], None)], 4).unwrap();
+        let page = log.events_after("s1", 0, 100).unwrap();
+        assert_eq!(page.oldest_kept, Some(4), "the first batch, all of it past the newest four, went");
+        assert_eq!(page.events.iter().map(|event| event.seq).collect::<Vec<_>>(), [4, 5, 6, 7]);
+        assert_eq!(db.query_i64("SELECT COUNT(*) FROM session_event_batches"), 2, "a row a batch");
     }
 
     #[test]
