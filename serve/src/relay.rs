@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use agent_host::state::SessionStore;
 use agent_host::state::shared::Appended;
@@ -18,6 +19,13 @@ use super::wakers::Wakers;
 
 /// Events one transaction writes at most.
 const BATCH: usize = 512;
+
+/// How long a relay whose last append held several sessions waits for more events before
+/// the next: under load an append's cost is mostly its own (a call, a transaction), not its
+/// sessions', so fewer and fuller appends cost the store less (as a database's
+/// `commit_delay` does when other transactions are about). A relay writing one session at a
+/// time never waits.
+const GATHER: Duration = Duration::from_millis(1);
 
 /// The lease a host took on a session (holder token, generation), which its events are
 /// fenced by.
@@ -82,16 +90,12 @@ impl Relay {
 /// Writes what is queued, a batch at a time, until every sender is gone.
 fn write(store: &dyn SessionStore, records: &Receiver<Record>, keep: usize, wakers: &Wakers) {
     let Some(log) = store.shared() else { return };
+    let mut gather = None;
     while let Ok(first) = records.recv() {
-        let mut taken = vec![first];
-        while taken.len() < BATCH {
-            match records.try_recv() {
-                Ok(record) => taken.push(record),
-                Err(_) => break,
-            }
-        }
+        let taken = take(records, first, gather);
         let mut flushes = Vec::new();
         let groups = groups(taken, &mut flushes);
+        gather = (groups.len() > 1).then_some(GATHER);
         if !groups.is_empty() {
             let batches: Vec<Appended> = groups.iter().map(Group::appended).collect();
             wakers.appending(groups.iter().map(|group| &*group.session));
@@ -122,6 +126,23 @@ fn write(store: &dyn SessionStore, records: &Receiver<Record>, keep: usize, wake
             let _ = flush.send(());
         }
     }
+}
+
+/// `first` and what else is queued, up to [`BATCH`] records; waiting up to `gather` for more.
+fn take(records: &Receiver<Record>, first: Record, gather: Option<Duration>) -> Vec<Record> {
+    let mut taken = vec![first];
+    let deadline = gather.map(|gather| Instant::now() + gather);
+    while taken.len() < BATCH {
+        let next = match deadline {
+            None => records.try_recv().ok(),
+            Some(deadline) => records.recv_timeout(deadline.saturating_duration_since(Instant::now())).ok(),
+        };
+        match next {
+            Some(record) => taken.push(record),
+            None => break,
+        }
+    }
+    taken
 }
 
 /// One session's events taken in one batch.
@@ -181,6 +202,27 @@ mod tests {
             json: n.to_string().into(),
             views: views.map(str::to_owned),
         }
+    }
+
+    #[test]
+    fn what_is_queued_is_taken_at_once_and_a_gathering_take_waits_for_more() {
+        let (queue, records) = channel();
+        for n in 0..3 {
+            queue.send(event("a", n, None)).unwrap();
+        }
+        let first = records.recv().unwrap();
+        assert_eq!(take(&records, first, None).len(), 3, "what was queued, nothing waited for");
+        // Gathering for longer than the test may take: the take ends when the batch is full,
+        // with what another thread sent after it began.
+        let sender = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            for n in 0..BATCH as u32 {
+                queue.send(event("b", n, None)).unwrap();
+            }
+        });
+        let first = event("b", 0, None);
+        assert_eq!(take(&records, first, Some(Duration::from_secs(600))).len(), BATCH);
+        sender.join().unwrap();
     }
 
     #[test]
