@@ -13,11 +13,7 @@ stamp="${npm_packages[*]}"
 
 if [[ ! -x /usr/bin/chromium ]]; then
     echo "install-browser: installing chromium" >&2
-    # A fresh machine's package lists may be empty or old: refresh them once, only when needed.
-    if ! apt-get install -y --no-install-recommends chromium >&2; then
-        apt-get update >&2
-        apt-get install -y --no-install-recommends chromium >&2
-    fi
+    "$(dirname "$0")/apt-install.sh" chromium
 fi
 
 if [[ -f "$home/installed" && "$(cat "$home/installed")" == "$stamp" ]]; then

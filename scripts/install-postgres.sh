@@ -27,8 +27,5 @@ if find_bin; then
     exit 0
 fi
 echo "install-postgres: installing postgresql with apt-get" >&2
-sudo=""
-if [[ "$(id -u)" != 0 ]]; then sudo="sudo"; fi
-$sudo apt-get update -qq >&2
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql >&2
+"$(dirname "$0")/apt-install.sh" postgresql
 find_bin

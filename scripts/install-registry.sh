@@ -20,10 +20,9 @@ if find_bin; then
     exit 0
 fi
 echo "install-registry: installing docker-registry with apt-get" >&2
+"$(dirname "$0")/apt-install.sh" docker-registry
+# The package starts a system service on :5000; the tests start their own on free ports.
 sudo=""
 if [[ "$(id -u)" != 0 ]]; then sudo="sudo"; fi
-$sudo apt-get update -qq >&2
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq docker-registry >&2
-# The package starts a system service on :5000; the tests start their own on free ports.
 $sudo systemctl disable --now docker-registry >/dev/null 2>&1 || true
 find_bin
