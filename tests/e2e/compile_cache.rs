@@ -87,7 +87,35 @@ fn a_tampered_or_truncated_artifact_is_compiled_again_with_a_warning() {
     let bytes = std::fs::read(&artifact).unwrap();
     std::fs::write(&artifact, &bytes[..bytes.len() - 4096]).unwrap();
     let (stdout, stderr) = check(dir.path());
-    assert!(!cached(&stdout, "misbehave@") && stderr.contains("tag does not match"), "{stdout}{stderr}");
+    // The tag is the file's trailer: cut short, the file has none.
+    assert!(!cached(&stdout, "misbehave@") && stderr.contains("has no tag (cut short"), "{stdout}{stderr}");
+}
+
+#[test]
+fn an_artifact_changed_after_it_verified_is_checked_again_whatever_its_times_say() {
+    let dir = deployment(&plugin_block("misbehave", ""));
+    check(dir.path());
+    let artifact = artifact(dir.path(), "misbehave");
+    // Written a minute ago: settled, so the start that verifies it remembers so.
+    let then = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    let set_times =
+        |path: &Path| std::fs::File::options().write(true).open(path).unwrap().set_modified(then).unwrap();
+    set_times(&artifact);
+    let (verified, _) = check(dir.path());
+    assert!(cached(&verified, "misbehave@"), "{verified}");
+    let memos: Vec<_> = std::fs::read_dir(dir.path().join("cache/verified")).unwrap().collect();
+    assert_eq!(memos.len(), 1, "the verified artifact is remembered");
+    let (mapped, _) = check(dir.path());
+    assert!(cached(&mapped, "misbehave@"), "{mapped}");
+
+    let mut bytes = std::fs::read(&artifact).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x01;
+    std::fs::write(&artifact, &bytes).unwrap();
+    set_times(&artifact);
+    let (stdout, stderr) = check(dir.path());
+    assert!(!cached(&stdout, "misbehave@"), "a byte changed under the old times was loaded: {stdout}");
+    assert!(stderr.contains("tag does not match"), "{stderr}");
 }
 
 #[test]

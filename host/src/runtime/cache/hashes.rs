@@ -1,23 +1,17 @@
-//! A component's SHA-256 remembered by its file's identity and times, so that a warm start
-//! or a reload's check of an unchanged component reads and hashes nothing (a Python
-//! component is 19 MB).
+//! A component's SHA-256 remembered by its file's identity and times (`memo.rs`), so that a
+//! warm start or a reload's check of an unchanged component reads and hashes nothing (a
+//! Python component is 19 MB).
 //!
 //! What is remembered is trusted as far as it needs to be: the hash only names the artifact
 //! to load, and an artifact is code compiled from bytes with that hash (its tag says so), so
 //! the code that runs is always the component whose hash is shown. The memo is sealed with
-//! the cache's key all the same, binding the file's path: whoever can write the cache folder
-//! cannot make the host take one component for another. A memo is written only for a file
-//! unchanged for a while: a file changed again within its clock's tick of being hashed would
-//! show the times it was hashed with.
+//! the cache's key all the same: whoever can write the cache folder cannot make the host
+//! take one component for another.
 
-use std::fs::Metadata;
 use std::path::Path;
-use std::time::{Duration, SystemTime};
 
-use super::key::{KEY_LEN, load_or_create_key};
-
-/// How long a file stays unchanged before its hash is remembered.
-const SETTLED: Duration = Duration::from_secs(2);
+use super::key::load_or_create_key;
+use super::memo::{Fact, Memos, stamp};
 
 /// A component's hash, and its bytes when they had to be read for it.
 pub struct Identified {
@@ -29,83 +23,18 @@ pub struct Identified {
 pub fn identify(path: &Path, cache_dir: &Path) -> std::io::Result<Identified> {
     let metadata = std::fs::metadata(path)?;
     let key = load_or_create_key(&crate::config::compile_cache_key_path(cache_dir)).ok();
-    let stamp = stamp(&metadata);
-    let memo = memo_path(cache_dir, path);
-    if let (Some(key), Some(stamp)) = (&key, &stamp)
-        && let Some(hash) = remembered(key, path, stamp, &memo)
+    let memos = key.as_ref().map(|key| Memos::new(key, cache_dir, Fact::ComponentHash));
+    if let (Some(memos), Some(stamp)) = (&memos, stamp(&metadata))
+        && let Some(hash) = memos.recall(path, &stamp)
     {
         return Ok(Identified { hash, bytes: None });
     }
     let bytes = std::fs::read(path)?;
     let hash = super::component_hash(&bytes);
-    let settled = metadata
-        .modified()
-        .ok()
-        .and_then(|at| at.checked_add(SETTLED))
-        .is_some_and(|at| at < SystemTime::now());
-    if let (Some(key), Some(stamp), true) = (&key, &stamp, settled)
-        && std::fs::metadata(path).ok().and_then(|now| self::stamp(&now)).as_ref() == Some(stamp)
-    {
-        let sealed = format!("{stamp}\n{hash}\n{}\n", tag(key, path, stamp, &hash).to_hex());
-        if let Err(error) = super::store(&cache_dir.join(MEMOS), &memo, sealed.as_bytes()) {
-            tracing::debug!(%error, path = %path.display(), "cannot remember a component's hash");
-        }
+    if let Some(memos) = &memos {
+        memos.remember(path, &metadata, &hash);
     }
     Ok(Identified { hash, bytes: Some(bytes) })
-}
-
-/// The folder of the cache the memos are kept in.
-const MEMOS: &str = "hashes";
-
-fn memo_path(cache_dir: &Path, path: &Path) -> std::path::PathBuf {
-    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let name = super::component_hash(absolute.as_os_str().as_encoded_bytes());
-    cache_dir.join(MEMOS).join(name)
-}
-
-/// The hash the memo at `memo` gives for `path` as `stamp` describes it, if its tag holds.
-fn remembered(key: &[u8; KEY_LEN], path: &Path, stamp: &str, memo: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(memo).ok()?;
-    let mut lines = text.lines();
-    let (kept_stamp, hash, kept_tag) = (lines.next()?, lines.next()?, lines.next()?);
-    let kept_tag = blake3::Hash::from_hex(kept_tag).ok()?;
-    // `blake3::Hash`'s equality takes the same time wherever the tags differ.
-    (kept_stamp == stamp && tag(key, path, stamp, hash) == kept_tag).then(|| hash.to_owned())
-}
-
-fn tag(key: &[u8; KEY_LEN], path: &Path, stamp: &str, hash: &str) -> blake3::Hash {
-    let mut mac = blake3::Hasher::new_keyed(key);
-    for part in
-        [b"component hash".as_slice(), path.as_os_str().as_encoded_bytes(), stamp.as_bytes(), hash.as_bytes()]
-    {
-        mac.update(&(part.len() as u64).to_le_bytes());
-        mac.update(part);
-    }
-    mac.finalize()
-}
-
-/// The file's device, inode, length, and its last change's and its contents' times to the
-/// nanosecond: any write changes the change time, which no user can set back.
-#[cfg(unix)]
-fn stamp(metadata: &Metadata) -> Option<String> {
-    use std::os::unix::fs::MetadataExt as _;
-    let m = metadata;
-    Some(format!(
-        "{} {} {} {}.{:09} {}.{:09}",
-        m.dev(),
-        m.ino(),
-        m.len(),
-        m.mtime(),
-        m.mtime_nsec(),
-        m.ctime(),
-        m.ctime_nsec()
-    ))
-}
-
-/// Elsewhere nothing is remembered: the hash is taken at every load.
-#[cfg(not(unix))]
-fn stamp(_metadata: &Metadata) -> Option<String> {
-    None
 }
 
 #[cfg(test)]
@@ -155,7 +84,13 @@ mod tests {
             identify(path, &cache).unwrap();
             assert!(identify(path, &cache).unwrap().bytes.is_none(), "remembered");
         }
-        let (one_memo, two_memo) = (super::memo_path(&cache, &one), super::memo_path(&cache, &two));
+        let memo_path = |path: &std::path::Path| {
+            let absolute = std::path::absolute(path).unwrap();
+            cache
+                .join("hashes")
+                .join(crate::runtime::cache::component_hash(absolute.as_os_str().as_encoded_bytes()))
+        };
+        let (one_memo, two_memo) = (memo_path(&one), memo_path(&two));
         let one_hash = identify(&one, &cache).unwrap().hash;
         let two_hash = identify(&two, &cache).unwrap().hash;
 

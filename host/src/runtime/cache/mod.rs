@@ -9,10 +9,18 @@
 //! neither (`config/grants.rs`): whoever can write an artifact cannot also vouch for it. An
 //! artifact that does not verify (tampered with, cut short, another plugin's, from before
 //! the tag) is compiled again, with a warning, and never deserialized. On Linux an artifact
-//! is checked as it is copied into sealed memory, and mapped from there (`sealed.rs`).
+//! is checked as it is copied into sealed memory, and mapped from there (`sealed.rs`); once
+//! it has verified, it is mapped from its own file for as long as the file is unchanged and
+//! nobody but its owner can write it (`remembered.rs`).
+//!
+//! The tag is the file's trailer, after the precompiled bytes, so the file from its first
+//! byte is what wasmtime maps: its code and memory images, page-aligned, straight from it.
 
 mod hashes;
 mod key;
+mod memo;
+#[cfg(target_os = "linux")]
+mod remembered;
 #[cfg(target_os = "linux")]
 mod sealed;
 
@@ -29,9 +37,10 @@ use wasmtime::component::Component;
 
 use key::{KEY_LEN, load_or_create_key};
 
-/// What starts every artifact file, before its tag and the precompiled bytes. Version 1
-/// artifacts carried an HMAC-SHA256: they no longer verify and are compiled again, once.
-const MAGIC: &[u8; 8] = b"AHCWASM2";
+/// What ends every artifact file but its tag, after the precompiled bytes. Version 1
+/// artifacts carried an HMAC-SHA256 and version 2 their tag before the bytes: they no longer
+/// verify and are compiled again, once.
+const MAGIC: &[u8; 8] = b"AHCWASM3";
 const TAG_LEN: usize = blake3::OUT_LEN;
 
 /// The SHA-256 of a component's bytes, as the cache names it.
@@ -62,7 +71,7 @@ pub fn component<'a>(
     if let Some(key) = &key
         && artifact.is_file()
     {
-        match cached(engine, key, &name, &artifact) {
+        match cached(engine, key, cache_dir, &name, &artifact) {
             Ok(component) => return Ok((component, true)),
             Err(error) => tracing::warn!(
                 artifact = %artifact.display(), %error, "ignoring a cached component; compiling it again"
@@ -80,11 +89,25 @@ pub fn component<'a>(
 }
 
 /// The component in the artifact at `path`, named `name`, if its tag verifies under `key`.
-fn cached(engine: &Engine, key: &[u8; KEY_LEN], name: &str, path: &Path) -> anyhow::Result<Component> {
+fn cached(
+    engine: &Engine,
+    key: &[u8; KEY_LEN],
+    cache_dir: &Path,
+    name: &str,
+    path: &Path,
+) -> anyhow::Result<Component> {
     #[cfg(target_os = "linux")]
-    if let Some(component) = sealed::load(engine, key, name, path)? {
-        return Ok(component);
+    {
+        if let Some(component) = remembered::load(engine, key, cache_dir, path) {
+            return Ok(component);
+        }
+        if let Some(verified) = sealed::load(engine, key, name, path)? {
+            remembered::remember(key, cache_dir, path, &verified);
+            return Ok(verified.component);
+        }
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cache_dir;
     let file = std::fs::read(path).context("read the artifact")?;
     deserialize(engine, verified(key, name, &file)?)
 }
@@ -92,21 +115,20 @@ fn cached(engine: &Engine, key: &[u8; KEY_LEN], name: &str, path: &Path) -> anyh
 /// The precompiled bytes of the artifact `file`, if its tag is the one `key` gives its name
 /// and bytes.
 fn verified<'a>(key: &[u8; KEY_LEN], name: &str, file: &'a [u8]) -> anyhow::Result<&'a [u8]> {
-    let expected = expected_tag(file)?;
-    let compiled = &file[HEADER_LEN..];
-    matches(tag(key, name, compiled), expected)?;
+    let (compiled, trailer) = file.split_at(file.len().saturating_sub(TRAILER_LEN));
+    matches(tag(key, name, compiled), expected_tag(trailer)?)?;
     Ok(compiled)
 }
 
-/// An artifact's magic and tag, before its bytes.
-const HEADER_LEN: usize = MAGIC.len() + TAG_LEN;
+/// An artifact's magic and tag, after its bytes.
+const TRAILER_LEN: usize = MAGIC.len() + TAG_LEN;
 
-/// The tag the artifact starting with `header` carries.
-fn expected_tag(header: &[u8]) -> anyhow::Result<blake3::Hash> {
-    if header.len() < HEADER_LEN || &header[..MAGIC.len()] != MAGIC {
+/// The tag an artifact ending with `trailer` carries.
+fn expected_tag(trailer: &[u8]) -> anyhow::Result<blake3::Hash> {
+    if trailer.len() < TRAILER_LEN || &trailer[..MAGIC.len()] != MAGIC {
         anyhow::bail!("the artifact has no tag (cut short, or written by an older version)");
     }
-    Ok(blake3::Hash::from_slice(&header[MAGIC.len()..HEADER_LEN])?)
+    Ok(blake3::Hash::from_slice(&trailer[MAGIC.len()..TRAILER_LEN])?)
 }
 
 /// Whether the tag worked out is the one the artifact carries.
@@ -116,12 +138,12 @@ fn matches(tag: blake3::Hash, expected: blake3::Hash) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The artifact file for `compiled`: magic, tag, bytes.
+/// The artifact file for `compiled`: bytes, magic, tag.
 fn seal(key: &[u8; KEY_LEN], name: &str, compiled: &[u8]) -> Vec<u8> {
-    let mut file = Vec::with_capacity(MAGIC.len() + TAG_LEN + compiled.len());
+    let mut file = Vec::with_capacity(compiled.len() + TRAILER_LEN);
+    file.extend_from_slice(compiled);
     file.extend_from_slice(MAGIC);
     file.extend_from_slice(tag(key, name, compiled).as_bytes());
-    file.extend_from_slice(compiled);
     file
 }
 

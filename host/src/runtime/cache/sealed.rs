@@ -7,9 +7,10 @@
 //! is given. Where a sealed copy cannot be made or mapped (another system, no `/proc`,
 //! memory execution forbidden), the caller reads the artifact into memory as before.
 
-use std::fs::File;
+use std::fs::{File, Metadata};
 use std::io::{Read as _, Write as _};
 use std::os::fd::{AsRawFd as _, FromRawFd as _};
+use std::os::unix::fs::FileExt as _;
 use std::path::Path;
 
 use anyhow::Context as _;
@@ -17,11 +18,18 @@ use wasmtime::Engine;
 use wasmtime::component::Component;
 
 use super::key::KEY_LEN;
-use super::{HEADER_LEN, expected_tag, mac, matches};
+use super::{TRAILER_LEN, expected_tag, mac, matches};
 
 /// Bytes copied at a time: big enough to keep the copy's system calls few, small enough to
 /// stay in cache between the read, the tag and the write.
 const CHUNK: usize = 256 << 10;
+
+/// An artifact that verified, and what its file was like when it was opened.
+pub(super) struct Verified {
+    pub component: Component,
+    pub metadata: Metadata,
+    pub tag: blake3::Hash,
+}
 
 /// The component in the artifact at `path`, named `name`, when its tag under `key` verifies.
 /// `Ok(None)` when no sealed copy can be made here (the caller loads it another way); an
@@ -31,17 +39,23 @@ pub(super) fn load(
     key: &[u8; KEY_LEN],
     name: &str,
     path: &Path,
-) -> anyhow::Result<Option<Component>> {
-    let mut artifact = File::open(path).context("open the artifact")?;
-    let mut header = [0u8; HEADER_LEN];
-    // A file shorter than the header has none: checked as an empty one.
-    let read = artifact.read_exact(&mut header).map_or(&[][..], |()| &header[..]);
-    let expected = expected_tag(read)?;
+) -> anyhow::Result<Option<Verified>> {
+    let artifact = File::open(path).context("open the artifact")?;
+    let metadata = artifact.metadata().context("read the artifact's metadata")?;
+    let compiled_len = metadata.len().saturating_sub(TRAILER_LEN as u64);
+    let mut trailer = [0u8; TRAILER_LEN];
+    // A file shorter than the trailer has none: checked as an empty one.
+    let trailer = match metadata.len() >= TRAILER_LEN as u64 {
+        true => artifact.read_exact_at(&mut trailer, compiled_len).map(|()| &trailer[..]),
+        false => Ok(&[][..]),
+    };
+    let expected = expected_tag(trailer.context("read the artifact's tag")?)?;
     let Some(mut copy) = memfd() else { return Ok(None) };
     let mut tag = mac(key, name);
     let mut chunk = vec![0u8; CHUNK];
+    let mut compiled = (&artifact).take(compiled_len);
     loop {
-        let read = artifact.read(&mut chunk).context("read the artifact")?;
+        let read = compiled.read(&mut chunk).context("read the artifact")?;
         if read == 0 {
             break;
         }
@@ -62,7 +76,7 @@ pub(super) fn load(
     // itself; `copy` may close once it has.
     #[allow(unsafe_code)]
     match unsafe { Component::deserialize_file(engine, &mapped) } {
-        Ok(component) => Ok(Some(component)),
+        Ok(component) => Ok(Some(Verified { component, metadata, tag: expected })),
         Err(error) => {
             // Memory the system will not map for execution, say: the bytes verified, so
             // they are read the other way rather than compiled again.
@@ -113,18 +127,18 @@ mod tests {
         std::fs::write(&path, super::super::seal(&key, "a.cwasm", &compiled)).unwrap();
         assert!(load(&engine, &key, "a.cwasm", &path).unwrap().is_some(), "loaded from the sealed copy");
 
-        let error = load(&engine, &key, "b.cwasm", &path).unwrap_err();
+        let error = load(&engine, &key, "b.cwasm", &path).err().unwrap();
         assert!(error.to_string().contains("tag does not match"), "another name: {error}");
-        let error = load(&engine, &[8u8; KEY_LEN], "a.cwasm", &path).unwrap_err();
+        let error = load(&engine, &[8u8; KEY_LEN], "a.cwasm", &path).err().unwrap();
         assert!(error.to_string().contains("tag does not match"), "another key: {error}");
         let mut bytes = std::fs::read(&path).unwrap();
         let last = bytes.len() - 1;
         bytes[last] ^= 1;
         std::fs::write(&path, &bytes).unwrap();
-        let error = load(&engine, &key, "a.cwasm", &path).unwrap_err();
+        let error = load(&engine, &key, "a.cwasm", &path).err().unwrap();
         assert!(error.to_string().contains("tag does not match"), "a byte changed: {error}");
-        std::fs::write(&path, b"AHCWASM2").unwrap();
-        let error = load(&engine, &key, "a.cwasm", &path).unwrap_err();
+        std::fs::write(&path, b"AHCWASM3").unwrap();
+        let error = load(&engine, &key, "a.cwasm", &path).err().unwrap();
         assert!(error.to_string().contains("no tag"), "cut short: {error}");
     }
 }
