@@ -165,11 +165,21 @@ fn mac(key: &[u8; KEY_LEN], name: &str) -> blake3::Hasher {
 
 /// Writes through a temporary file and a rename, so a reader never sees half an artifact.
 fn store(cache_dir: &Path, artifact: &Path, file: &[u8]) -> anyhow::Result<()> {
-    std::fs::create_dir_all(cache_dir).context("create the cache folder")?;
+    create_private_dir(cache_dir).context("create the cache folder")?;
     let mut temp = tempfile::NamedTempFile::new_in(cache_dir).context("create a temporary file")?;
     temp.write_all(file).context("write the artifact")?;
     temp.persist(artifact).context("move the artifact into place")?;
     Ok(())
+}
+
+/// `dir` and any missing parent, made the owner's alone: a verified artifact is mapped from
+/// its file only where no one else can write (`remembered.rs`), whatever the umask allows.
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
 }
 
 #[allow(unsafe_code)]
@@ -180,4 +190,21 @@ fn deserialize(engine: &Engine, compiled: &[u8]) -> anyhow::Result<Component> {
     // to bytes `precompile_component` returned for the engine named in the artifact's name
     // (and wasmtime re-checks the header on load).
     Ok(unsafe { Component::deserialize(engine, compiled) }?)
+}
+
+#[cfg(test)]
+mod tests {
+    #[cfg(unix)]
+    #[test]
+    fn the_cache_folder_is_made_the_owners_alone() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("made/cache");
+        super::store(&cache, &cache.join("a.cwasm"), b"bytes").unwrap();
+        for folder in [&cache, &dir.path().join("made")] {
+            let mode = std::fs::metadata(folder).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o700, "{}", folder.display());
+        }
+        assert_eq!(std::fs::read(cache.join("a.cwasm")).unwrap(), b"bytes");
+    }
 }
