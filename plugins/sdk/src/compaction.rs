@@ -137,22 +137,20 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
         budget: &CompactionBudget,
     ) -> Result<Option<Compaction>, String> {
         let Some(hook) = self.compactor.compact else { return Ok(None) };
-        hook(&Context::from_raw(ctx)?, history, budget)
+        Context::with(ctx, None, |ctx| hook(ctx, history, budget))?
     }
 
     /// Runs the `pre-compact` hook; no veto and nothing to keep when there is none, or when
     /// the configuration cannot be read (logged).
     pub fn pre_compact_raw(&self, ctx: CallContext, budget: &CompactionBudget) -> PreCompactOutcome {
-        match (self.compactor.pre_compact, self.context(ctx)) {
-            (Some(hook), Some(ctx)) => hook(&ctx, budget),
-            _ => PreCompactOutcome::default(),
-        }
+        let Some(hook) = self.compactor.pre_compact else { return PreCompactOutcome::default() };
+        self.with_context(ctx, |ctx| hook(ctx, budget)).unwrap_or_default()
     }
 
     /// Runs the `post-compact` hook, if any.
     pub fn post_compact_raw(&self, ctx: CallContext, done: &Compacted) {
-        if let (Some(hook), Some(ctx)) = (self.compactor.post_compact, self.context(ctx)) {
-            hook(&ctx, done);
+        if let Some(hook) = self.compactor.post_compact {
+            self.with_context(ctx, |ctx| hook(ctx, done));
         }
     }
 }

@@ -217,55 +217,53 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
     /// Before each model call: the tools whose spec depends on state, then what `provide`
     /// adds.
     pub fn provide_raw(&self, ctx: CallContext) -> Contribution {
-        let Some(ctx) = self.context(ctx) else { return Contribution::default() };
-        let tools = self.tools.iter().filter_map(|tool| tool.provided_spec(&ctx)).collect();
-        let contribution = Contribution { tools, ..Contribution::default() };
-        match self.provide {
-            Some(provide) => provide(&ctx, contribution),
-            // Tool specs depend on the configuration and state only.
-            None => contribution.reusable(),
-        }
+        self.with_context(ctx, |ctx| {
+            let tools = self.tools.iter().filter_map(|tool| tool.provided_spec(ctx)).collect();
+            let contribution = Contribution { tools, ..Contribution::default() };
+            match self.provide {
+                Some(provide) => provide(ctx, contribution),
+                // Tool specs depend on the configuration and state only.
+                None => contribution.reusable(),
+            }
+        })
+        .unwrap_or_default()
     }
 
     /// Runs a call of one of the declared tools.
     pub fn call_tool_raw(&self, ctx: CallContext, call: ToolCall) -> Result<String, String> {
-        let mut ctx = Context::from_raw(ctx)?;
-        ctx.call_id = Some(call.id.clone());
         let tool = self
             .tools
             .iter()
             .find(|tool| tool.name == call.name)
             .ok_or_else(|| format!("the {} plugin has no tool named `{}`", self.name, call.name))?;
-        tool.call(&ctx, &call)
+        Context::with(ctx, Some(call.id.clone()), |ctx| tool.call(ctx, &call))?
     }
 
     /// Answers a declared operator command.
     pub fn command_raw(&self, ctx: CallContext, name: &str, args: &str) -> Result<String, String> {
-        let ctx = Context::from_raw(ctx)?;
         let command = self
             .commands
             .iter()
             .find(|command| command.name == name)
             .ok_or_else(|| format!("the {} plugin has no command named `/{name}`", self.name))?;
-        command.call(&ctx, args)
+        Context::with(ctx, None, |ctx| command.call(ctx, args))?
     }
 
     pub fn session_start_raw(&self, ctx: CallContext) -> Option<String> {
         let hook = self.session_start?;
-        hook(&self.context(ctx)?)
+        self.with_context(ctx, hook)?
     }
 
     pub fn user_prompt_submit_raw(&self, ctx: CallContext, prompt: &str) -> PromptOutcome {
-        match (self.user_prompt_submit, self.context(ctx)) {
-            (Some(hook), Some(ctx)) => hook(&ctx, prompt),
-            _ => PromptOutcome { block: None, context: None },
-        }
+        let nothing = || PromptOutcome { block: None, context: None };
+        let Some(hook) = self.user_prompt_submit else { return nothing() };
+        self.with_context(ctx, |ctx| hook(ctx, prompt)).unwrap_or_else(nothing)
     }
 
     pub fn pre_tool_use_raw(&self, ctx: CallContext, call: &ToolUse) -> PreToolOutcome {
         let Some(hook) = self.pre_tool_use else { return PreToolOutcome::default() };
-        match Context::from_raw(ctx) {
-            Ok(ctx) => hook(&ctx, call),
+        match Context::with(ctx, None, |ctx| hook(ctx, call)) {
+            Ok(outcome) => outcome,
             // A policy that cannot read its configuration refuses rather than waves through.
             Err(error) => PreToolOutcome {
                 decision: Some(Decision::Deny(format!(
@@ -283,22 +281,18 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
         call: &ToolUse,
         result: &ToolResult,
     ) -> PostToolOutcome {
-        match (self.post_tool_use, self.context(ctx)) {
-            (Some(hook), Some(ctx)) => hook(&ctx, call, result),
-            _ => PostToolOutcome { replace: None },
-        }
+        let Some(hook) = self.post_tool_use else { return PostToolOutcome { replace: None } };
+        self.with_context(ctx, |ctx| hook(ctx, call, result)).unwrap_or(PostToolOutcome { replace: None })
     }
 
     pub fn stop_raw(&self, ctx: CallContext, reply: &str) -> StopOutcome {
-        match (self.stop, self.context(ctx)) {
-            (Some(hook), Some(ctx)) => hook(&ctx, reply),
-            _ => StopOutcome::Stop,
-        }
+        let Some(hook) = self.stop else { return StopOutcome::Stop };
+        self.with_context(ctx, |ctx| hook(ctx, reply)).unwrap_or(StopOutcome::Stop)
     }
 
     pub fn status_raw(&self, ctx: CallContext) -> Option<String> {
         let status = self.status?;
-        status(&self.context(ctx)?)
+        self.with_context(ctx, status)?
     }
 
     /// The `judge` interface's `spec`: which of its hooks this plugin implements.
@@ -307,16 +301,14 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
     }
 
     pub fn turn_end_raw(&self, ctx: CallContext, reply: &str) -> crate::judge::TurnVerdict {
-        match (self.judge.turn_end, self.context(ctx)) {
-            (Some(hook), Some(ctx)) => hook(&ctx, reply),
-            _ => crate::judge::TurnVerdict::End,
-        }
+        let Some(hook) = self.judge.turn_end else { return crate::judge::TurnVerdict::End };
+        self.with_context(ctx, |ctx| hook(ctx, reply)).unwrap_or(crate::judge::TurnVerdict::End)
     }
 
     pub fn review_raw(&self, ctx: CallContext, call: &ToolUse, asked: &str) -> crate::judge::ReviewVerdict {
         let Some(hook) = self.judge.review else { return crate::judge::ReviewVerdict::Abstain };
-        match Context::from_raw(ctx) {
-            Ok(ctx) => hook(&ctx, call, asked),
+        match Context::with(ctx, None, |ctx| hook(ctx, call, asked)) {
+            Ok(verdict) => verdict,
             // Neither a denial nor an approval: the operator decides.
             Err(error) => crate::judge::ReviewVerdict::Error(format!(
                 "{} cannot read its configuration: {error}",
@@ -327,11 +319,12 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
 
     pub fn queued_raw(&self, ctx: CallContext) -> Option<String> {
         let hook = self.judge.queued?;
-        hook(&self.context(ctx)?)
+        self.with_context(ctx, hook)?
     }
 
-    /// The typed context, or None (logged) when the configuration does not fit.
-    pub(crate) fn context(&self, raw: CallContext) -> Option<Context<C>> {
-        Context::from_raw(raw).map_err(|error| log::error(&format!("{}: {error}", self.name))).ok()
+    /// `f` run with the call's typed context, or None (logged) when the configuration does
+    /// not fit.
+    pub(crate) fn with_context<R>(&self, raw: CallContext, f: impl FnOnce(&Context<C>) -> R) -> Option<R> {
+        Context::with(raw, None, f).map_err(|error| log::error(&format!("{}: {error}", self.name))).ok()
     }
 }

@@ -3,6 +3,7 @@
 //! `spec` announces of the compaction hooks.
 
 mod agents;
+mod context;
 
 use crate::testing::{Harness, declared, reset};
 use crate::{Capabilities, Context, NoArgs, NoConfig, Plugin, Tool, state};

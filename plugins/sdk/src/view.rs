@@ -185,14 +185,13 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
     /// The `viewer` interface's `view`; nothing when no view was declared or the
     /// configuration does not fit.
     pub fn view_raw(&self, ctx: CallContext) -> Vec<Widget> {
-        match (self.view, self.context(ctx)) {
-            (Some(view), Some(ctx)) => {
-                if self.view_from_state {
-                    crate::host::reuse::until_state_changes();
-                }
-                view(&ctx)
+        let Some(view) = self.view else { return Vec::new() };
+        self.with_context(ctx, |ctx| {
+            if self.view_from_state {
+                crate::host::reuse::until_state_changes();
             }
-            _ => Vec::new(),
-        }
+            view(ctx)
+        })
+        .unwrap_or_default()
     }
 }
