@@ -21,6 +21,8 @@ pub type Body = reqwest::Body;
 pub struct HttpClient {
     client: reqwest::Client,
     proxy: Option<Uri>,
+    /// The endpoint as reqwest takes it, parsed once: every model call posts to it.
+    endpoint: Option<(Uri, reqwest::Url)>,
 }
 
 /// A transport failure: the connection could not be made or broke before the response head.
@@ -57,7 +59,8 @@ impl HttpClient {
             builder = builder.proxy(route);
         }
         let client = builder.build().expect("a client with a preconfigured TLS setup builds");
-        Self { client, proxy }
+        let parsed = reqwest::Url::parse(&endpoint.to_string()).ok().map(|url| (endpoint.clone(), url));
+        Self { client, proxy, endpoint: parsed }
     }
 
     /// The proxy requests go through, if any.
@@ -73,9 +76,11 @@ impl HttpClient {
         headers: &HeaderMap,
         body: Bytes,
     ) -> Result<Response<Body>, TransportError> {
-        let request = self
-            .client
-            .post(uri.to_string())
+        let request = match &self.endpoint {
+            Some((endpoint, parsed)) if endpoint == uri => self.client.post(parsed.clone()),
+            _ => self.client.post(uri.to_string()),
+        };
+        let request = request
             .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
             .headers(headers.clone())
             .body(body);
