@@ -98,7 +98,7 @@ fn main() {
         runtime.block_on(start(dir.path(), component));
         // A warm start is a later start: by then the artifact has settled, and the first
         // start after that verified it and remembered so (`runtime/cache/remembered.rs`).
-        std::thread::sleep(Duration::from_secs(3));
+        std::thread::sleep(agent_host::runtime::cache::SETTLED + Duration::from_secs(1));
         runtime.block_on(start(dir.path(), component));
         let warm: Vec<Duration> =
             (0..args.rounds).map(|_| runtime.block_on(start(dir.path(), component)).1).collect();

@@ -16,7 +16,7 @@ use std::time::{Duration, SystemTime};
 use super::key::KEY_LEN;
 
 /// How long a file stays unchanged before a fact about it is remembered.
-const SETTLED: Duration = Duration::from_secs(2);
+pub const SETTLED: Duration = Duration::from_secs(2);
 
 /// What a memo says about its file, each kind in a folder of its own.
 #[derive(Clone, Copy)]

@@ -25,6 +25,7 @@ mod remembered;
 mod sealed;
 
 pub use hashes::{Identified, identify};
+pub use memo::SETTLED;
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::Write as _;

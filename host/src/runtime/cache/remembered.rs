@@ -15,7 +15,7 @@
 
 use std::fs::{File, Metadata};
 use std::os::fd::AsRawFd as _;
-use std::os::unix::fs::{FileExt as _, MetadataExt as _};
+use std::os::unix::fs::MetadataExt as _;
 use std::path::Path;
 
 use wasmtime::Engine;
@@ -23,8 +23,7 @@ use wasmtime::component::Component;
 
 use super::key::KEY_LEN;
 use super::memo::{Fact, Memos, stamp};
-use super::sealed::Verified;
-use super::{TRAILER_LEN, expected_tag};
+use super::sealed::{Verified, stated_tag};
 
 /// The component in the artifact at `path` when a memo says its tag verified and the file
 /// is as it was then; `None` sends the caller to the check.
@@ -36,9 +35,7 @@ pub(super) fn load(engine: &Engine, key: &[u8; KEY_LEN], cache_dir: &Path, path:
         return None;
     }
     let stamp = stamp(&metadata)?;
-    let mut trailer = [0u8; TRAILER_LEN];
-    artifact.read_exact_at(&mut trailer, metadata.len().checked_sub(TRAILER_LEN as u64)?).ok()?;
-    let tag = expected_tag(&trailer).ok()?;
+    let tag = stated_tag(&artifact, &metadata).ok()?;
     let memos = Memos::new(key, cache_dir, Fact::VerifiedArtifact);
     if memos.recall(path, &stamp)? != tag.to_hex().as_str() {
         return None;

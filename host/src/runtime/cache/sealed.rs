@@ -42,14 +42,8 @@ pub(super) fn load(
 ) -> anyhow::Result<Option<Verified>> {
     let artifact = File::open(path).context("open the artifact")?;
     let metadata = artifact.metadata().context("read the artifact's metadata")?;
-    let compiled_len = metadata.len().saturating_sub(TRAILER_LEN as u64);
-    let mut trailer = [0u8; TRAILER_LEN];
-    // A file shorter than the trailer has none: checked as an empty one.
-    let trailer = match metadata.len() >= TRAILER_LEN as u64 {
-        true => artifact.read_exact_at(&mut trailer, compiled_len).map(|()| &trailer[..]),
-        false => Ok(&[][..]),
-    };
-    let expected = expected_tag(trailer.context("read the artifact's tag")?)?;
+    let expected = stated_tag(&artifact, &metadata)?;
+    let compiled_len = metadata.len() - TRAILER_LEN as u64;
     let Some(mut copy) = memfd() else { return Ok(None) };
     let mut tag = mac(key, name);
     let mut chunk = vec![0u8; CHUNK];
@@ -84,6 +78,17 @@ pub(super) fn load(
             Ok(None)
         }
     }
+}
+
+/// The tag `artifact`'s trailer states (`metadata` its file's); an error when it has none.
+pub(super) fn stated_tag(artifact: &File, metadata: &Metadata) -> anyhow::Result<blake3::Hash> {
+    let mut trailer = [0u8; TRAILER_LEN];
+    // A file shorter than the trailer has none: checked as an empty one.
+    let trailer = match metadata.len().checked_sub(TRAILER_LEN as u64) {
+        Some(at) => artifact.read_exact_at(&mut trailer, at).map(|()| &trailer[..]),
+        None => Ok(&[][..]),
+    };
+    expected_tag(trailer.context("read the artifact's tag")?)
 }
 
 /// A file in memory that can be sealed, or `None` where there is none.
