@@ -118,6 +118,13 @@ pub mod events {
         let json = serde_json::to_string(payload).unwrap_or_else(|_| "null".to_owned());
         crate::host::events::emit(kind, &json, display);
     }
+
+    /// [`emit`] with a payload already written as JSON text (by
+    /// [`state::set_kept`](crate::state::set_kept), say), so it is not serialized twice. Text
+    /// that is not JSON fails the call, as a bad state write does.
+    pub fn emit_json(kind: &str, payload: &str, display: Option<&str>) {
+        crate::host::events::emit(kind, payload, display);
+    }
 }
 
 /// Tells front ends which files a tool call changed, to show as a diff (contract 0.2.5). The

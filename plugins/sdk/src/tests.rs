@@ -4,6 +4,7 @@
 
 mod agents;
 mod context;
+mod kept_state;
 
 use crate::testing::{Harness, declared, reset};
 use crate::{Capabilities, Context, NoArgs, NoConfig, Plugin, Tool, state};

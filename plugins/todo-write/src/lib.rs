@@ -19,10 +19,10 @@ mod view;
 mod tests;
 
 use agent_host_sdk::prelude::*;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use config::Config;
-use todos::{Status, Todo, TodoInput};
+use todos::{Status, TodoInput};
 
 const REMINDER: &str =
     "If this work takes several steps, plan it with TodoWrite and keep the list current as you go.";
@@ -31,12 +31,6 @@ const REMINDER: &str =
 #[serde(deny_unknown_fields)]
 struct WriteArgs {
     todos: Vec<TodoInput>,
-}
-
-/// The `todos-changed` payload, borrowing the list rather than copying it into a JSON tree.
-#[derive(Serialize)]
-struct Changed<'a> {
-    items: &'a [Todo],
 }
 
 /// The plugin's declaration.
@@ -71,10 +65,10 @@ fn provide(ctx: &Context<Config>, contribution: Contribution) -> Contribution {
 
 fn write(ctx: &Context<Config>, args: WriteArgs) -> Result<String, String> {
     let todos = todos::validate(args.todos, ctx.config.max_items)?;
-    state::set("todos", &todos)?;
+    let items = state::set_kept("todos", &todos)?;
     state::set("last_write", &calls_made(ctx))?;
     // People see the change in the view; the event is for programs (`--json`).
-    events::emit("todos-changed", &Changed { items: &todos }, None);
+    events::emit_json("todos-changed", &format!(r#"{{"items":{items}}}"#), None);
     Ok(render::list(&todos))
 }
 

@@ -41,7 +41,7 @@ pub struct TodoInput {
 
 /// Reads the stored list.
 pub fn load() -> Result<Vec<Todo>, String> {
-    state::get_or_default("todos")
+    state::get_kept_or_default("todos")
 }
 
 /// Checks a snapshot and turns it into stored items, giving new items fresh ids (never one

@@ -15,12 +15,6 @@ pub struct Item {
     pub is_complete: bool,
 }
 
-/// The `todos-changed` payload, borrowing the list rather than copying it into a JSON tree.
-#[derive(Serialize)]
-struct Changed<'a> {
-    items: &'a [Item],
-}
-
 /// The whole list, loaded from and saved to the bag.
 pub struct TodoList {
     pub items: Vec<Item>,
@@ -30,7 +24,7 @@ pub struct TodoList {
 impl TodoList {
     /// Reads the list from this session's bag.
     pub fn load() -> Result<Self, String> {
-        let items: Vec<Item> = state::get_or_default("items")?;
+        let items: Vec<Item> = state::get_kept_or_default("items")?;
         // Ids start at 1; a missing counter falls back past the highest id seen.
         let highest = items.iter().map(|item| item.id).max().unwrap_or(0);
         let next_id = state::get::<u64>("next_id")?.unwrap_or(1).max(highest + 1);
@@ -40,9 +34,9 @@ impl TodoList {
     /// Writes the list back and tells programs it changed (`--json`); people see the change
     /// in the plugin's view, so the event has no display.
     pub fn save(&self) -> Result<(), String> {
-        state::set("items", &self.items)?;
+        let items = state::set_kept("items", &self.items)?;
         state::set("next_id", &self.next_id)?;
-        events::emit("todos-changed", &Changed { items: &self.items }, None);
+        events::emit_json("todos-changed", &format!(r#"{{"items":{items}}}"#), None);
         Ok(())
     }
 

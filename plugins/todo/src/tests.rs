@@ -69,6 +69,19 @@ fn a_blank_title_refuses_the_whole_call() {
 }
 
 #[test]
+fn the_list_is_injected_in_the_built_in_form() {
+    let todo = todo(json!({}));
+    assert_eq!(todo.provide().messages[0].content, "### Current todo list\n- none yet");
+    let items = json!({"todos": [{"title": "parse"}, {"title": "test", "description": "all of it"}, {"title": "ship"}]});
+    todo.tool("todos_add", items).unwrap();
+    todo.tool("todos_complete", json!({"items": [{"id": 1, "reason": "parsed"}]})).unwrap();
+    assert_eq!(
+        todo.provide().messages[0].content,
+        "### Current todo list\n- 1 [done] parse\n- 2 [open] test: all of it\n- 3 [open] ship"
+    );
+}
+
+#[test]
 fn the_list_is_injected_with_the_item_template() {
     let todo = todo(json!({"item_template": "* #{id} {title} is {status}"}));
     todo.tool("todos_add", json!({"todos": [{"title": "a"}]})).unwrap();
