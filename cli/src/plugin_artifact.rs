@@ -34,8 +34,10 @@ pub async fn built(path: &Path) -> anyhow::Result<Built> {
     .context("the build was interrupted")??;
     let bytes = std::fs::read(&component).with_context(|| format!("reading {}", component.display()))?;
     let engine = agent_host::plugins::engine()?;
+    // The cache's key is kept beside its folder, so the folder is one inside the scratch
+    // folder: both go when it does.
     let scratch = tempfile::tempdir().context("a scratch compile cache")?;
-    let description = describe(&engine, &component, scratch.path()).await?;
+    let description = describe(&engine, &component, &scratch.path().join("cache")).await?;
     // The powers its exports hold are grants it needs, declared or not.
     for power in &description.powers {
         match *power {

@@ -27,11 +27,18 @@ impl Deployment {
             plugin_wasm("todo").display()
         );
         std::fs::write(dir.path().join("config.toml"), config).expect("write the config");
+        std::fs::create_dir(dir.path().join("tmp")).expect("a temporary folder");
         Self { dir }
     }
 
     fn config(&self) -> PathBuf {
         self.dir.path().join("config.toml")
+    }
+
+    /// What the commands run here left in their temporary folder (`TMPDIR`).
+    fn left_in_tmp(&self) -> Vec<String> {
+        let entries = std::fs::read_dir(self.dir.path().join("tmp")).expect("the temporary folder");
+        entries.map(|entry| entry.expect("an entry").file_name().to_string_lossy().into_owned()).collect()
     }
 
     /// `text` appended to the config.
@@ -48,6 +55,7 @@ impl Deployment {
             .env_remove("OPENAI_API_KEY")
             .env_remove("OPENAI_BASE_URL")
             .env("NO_COLOR", "1")
+            .env("TMPDIR", self.dir.path().join("tmp"))
             .arg("--config")
             .arg(self.config())
             .args(args)
@@ -119,6 +127,7 @@ fn publish_triage_modes(registry: &Registry, tag: &str) -> String {
     let published = scratch.run(&["plugin", "publish", folder.to_str().expect("UTF-8"), &reference]);
     let shown = text(&published);
     assert!(published.status.success(), "plugin publish failed: {shown}");
+    assert_eq!(scratch.left_in_tmp(), Vec::<String>::new(), "publishing leaves nothing behind");
     for line in [
         "contract   0.2.",
         "grants     read_state todo",

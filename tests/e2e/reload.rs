@@ -10,13 +10,27 @@ use serde_json::json;
 use crate::support::{FakeModel, Reply, TestHost, config_text, plugin_block, plugin_wasm};
 
 /// A deployment whose misbehave component is a private copy, so tests can overwrite it.
-async fn host_with_copy(model: &FakeModel, prefix: &str) -> (TestHost, std::path::PathBuf) {
-    let staging = tempfile::tempdir().unwrap().keep();
-    let component = staging.join("misbehave.wasm");
+async fn host_with_copy(model: &FakeModel, prefix: &str) -> (TestHost, Staged) {
+    let staging = tempfile::tempdir().unwrap();
+    let component = staging.path().join("misbehave.wasm");
     std::fs::copy(plugin_wasm("misbehave"), &component).unwrap();
     let block =
         format!("[[plugin]]\npath = \"{}\"\n[plugin.config]\nprefix = \"{prefix}\"\n", component.display());
-    (TestHost::new(&config_text(&model.url(), &block)).await.unwrap(), component)
+    let test = TestHost::new(&config_text(&model.url(), &block)).await.unwrap();
+    (test, Staged { component, _folder: staging })
+}
+
+/// The private copy of a component, in a folder that goes when this is dropped: keep it
+/// bound (`_copy` where unused) while the host runs.
+struct Staged {
+    component: std::path::PathBuf,
+    _folder: tempfile::TempDir,
+}
+
+impl AsRef<std::path::Path> for Staged {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.component
+    }
 }
 
 fn rewrite_prefix(test: &TestHost, from: &str, to: &str) {
@@ -29,7 +43,7 @@ fn rewrite_prefix(test: &TestHost, from: &str, to: &str) {
 #[tokio::test]
 async fn a_config_change_applies_on_reload_and_the_session_keeps_its_state() {
     let model = FakeModel::start().await;
-    let (test, _) = host_with_copy(&model, "v1 ").await;
+    let (test, _copy) = host_with_copy(&model, "v1 ").await;
     let session = test.session();
     test.host
         .invoke_tool(&mut *session.lock().await, "remember", &json!({"key": "k", "value": 7}), &NoEvents)
@@ -57,7 +71,7 @@ async fn a_config_change_applies_on_reload_and_the_session_keeps_its_state() {
 #[tokio::test]
 async fn an_unchanged_reload_reuses_the_loaded_plugin() {
     let model = FakeModel::start().await;
-    let (test, _) = host_with_copy(&model, "").await;
+    let (test, _copy) = host_with_copy(&model, "").await;
     let before = test.host.plugins().plugins()[0].clone();
     test.host.reload(&NoEvents).await.unwrap();
     assert!(Arc::ptr_eq(&before, &test.host.plugins().plugins()[0]), "nothing changed, nothing reloaded");
@@ -89,7 +103,7 @@ async fn a_broken_or_half_written_component_is_rejected_and_the_old_one_serves()
 #[tokio::test]
 async fn a_bad_config_edit_is_rejected_with_its_line() {
     let model = FakeModel::start().await;
-    let (test, _) = host_with_copy(&model, "").await;
+    let (test, _copy) = host_with_copy(&model, "").await;
     let path = test.dir.path().join("config.toml");
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, text.replace("max_iterations = 6", "max_iterations = \"six\"")).unwrap();
@@ -101,7 +115,7 @@ async fn a_bad_config_edit_is_rejected_with_its_line() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_watcher_reloads_after_the_config_file_is_saved() {
     let model = FakeModel::start().await;
-    let (test, _) = host_with_copy(&model, "before ").await;
+    let (test, _copy) = host_with_copy(&model, "before ").await;
     let _watcher = agent_host::reload::watch(test.host.clone(), test.events.clone()).unwrap();
     rewrite_prefix(&test, "before ", "after ");
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -122,7 +136,7 @@ async fn reloads_under_concurrent_sessions_lose_nothing() {
     for _ in 0..40 {
         model.push(Reply::tool("remember", r#"{"key":"turn","value":1}"#));
     }
-    let (test, _) = host_with_copy(&model, "a ").await;
+    let (test, _copy) = host_with_copy(&model, "a ").await;
     let test = Arc::new(test);
     let mut sessions = Vec::new();
     for _ in 0..8 {
@@ -261,7 +275,7 @@ fn touch_results(test: &TestHost) -> Vec<(bool, bool)> {
 async fn a_model_edit_waits_for_a_restart_and_the_reload_says_so() {
     let model = FakeModel::start().await;
     model.fallback(Reply::text("ok"));
-    let (test, _) = host_with_copy(&model, "").await;
+    let (test, _copy) = host_with_copy(&model, "").await;
     let session = test.session();
     let path = test.dir.path().join("config.toml");
     let text = std::fs::read_to_string(&path).unwrap();

@@ -231,13 +231,17 @@ fn a_loaded_skills_result_is_kept_through_a_compaction() {
 }
 
 /// Runs the command as the host's `process.run` would, with `sh -c`, in a temporary
-/// working folder.
+/// working folder, with a `/tmp` of its own as the sandbox gives it (here `TMPDIR`, gone
+/// with the folder).
 fn really_run(request: &RunRequest) -> Result<RunOutput, String> {
     let workdir = tempfile::tempdir().unwrap();
+    let tmp = workdir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
     let output = std::process::Command::new("sh")
         .arg("-c")
         .arg(&request.command)
         .current_dir(workdir.path())
+        .env("TMPDIR", &tmp)
         .output()
         .map_err(|error| error.to_string())?;
     Ok(RunOutput {
