@@ -1,32 +1,40 @@
-//! The HTTP transport under the model clients: reqwest's pooled HTTP/1.1 client over rustls
-//! (ring, webpki roots), following no redirect, with the proxy decided once, when the client
-//! is built, so that an error can name it.
+//! The HTTP transport under the model clients: hyper's pooled HTTP/1.1 client over rustls
+//! (ring, webpki roots), following no redirect (a POST that moved is a `base_url` to correct,
+//! which the client says, not one to chase), with the proxy decided once, when the client is
+//! built, so that an error can name it (`route.rs`).
+
+mod route;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyDataStream, BodyExt, LengthLimitError, Limited};
-use hyper::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
-use hyper::{Response, Uri};
+use http_body_util::{BodyDataStream, BodyExt, Full, LengthLimitError, Limited};
+use hyper::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, PROXY_AUTHORIZATION};
+use hyper::{Method, Request, Response, Uri};
+use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
+use hyper_util::client::legacy::Client;
 use hyper_util::client::proxy::matcher::Matcher;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+
+use route::Route;
 
 /// Idle pooled connections are closed after this long.
 const POOL_IDLE: Duration = Duration::from_secs(90);
 
 /// A response body as the transport hands it over.
-pub type Body = reqwest::Body;
+pub type Body = hyper::body::Incoming;
 
 /// A pooled HTTP/1.1 client for JSON posts to one endpoint.
 pub struct HttpClient {
-    client: reqwest::Client,
+    client: Client<HttpsConnector<Route>, Full<Bytes>>,
     proxy: Option<Uri>,
-    /// The endpoint as reqwest takes it, parsed once: every model call posts to it.
-    endpoint: Option<(Uri, reqwest::Url)>,
+    /// The proxy's credentials, sent with each request when requests go to it whole.
+    proxy_auth: Option<HeaderValue>,
 }
 
 /// A transport failure: the connection could not be made or broke before the response head.
-pub type TransportError = reqwest::Error;
+pub type TransportError = hyper_util::client::legacy::Error;
 
 impl HttpClient {
     /// A client for `endpoint`: straight to it, or through the proxy that `HTTPS_PROXY`,
@@ -37,30 +45,21 @@ impl HttpClient {
     }
 
     fn with_proxies(endpoint: &Uri, connect_timeout: Duration, proxies: &Matcher) -> Self {
-        let mut builder = reqwest::Client::builder()
-            .use_preconfigured_tls(crate::tls::client_config())
-            .http1_only()
-            .tcp_nodelay(true)
-            .connect_timeout(connect_timeout)
+        let intercept = proxies.intercept(endpoint);
+        let proxy = intercept.as_ref().map(|intercept| intercept.uri().clone());
+        let auth = intercept.as_ref().and_then(|intercept| intercept.basic_auth().cloned());
+        let route = Route::new(endpoint, proxy.as_ref().map(|proxy| (proxy, auth.clone())), connect_timeout);
+        let proxy_auth = auth.filter(|_| route.forwards());
+        let connector = HttpsConnectorBuilder::new()
+            .with_tls_config(crate::tls::client_config())
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(route);
+        let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(POOL_IDLE)
-            // A POST that moved is a `base_url` to correct (the client says so), not to chase.
-            .redirect(reqwest::redirect::Policy::none())
-            // The proxy is the one chosen here, not one reqwest would read again.
-            .no_proxy();
-        let proxy = proxies.intercept(endpoint).map(|intercept| intercept.uri().clone());
-        if let Some(uri) = &proxy {
-            let with_credentials =
-                proxies.intercept(endpoint).and_then(|intercept| intercept.basic_auth().cloned());
-            let mut route =
-                reqwest::Proxy::all(uri.to_string()).expect("a proxy URI the matcher parsed is valid");
-            if let Some(auth) = with_credentials {
-                route = route.custom_http_auth(auth);
-            }
-            builder = builder.proxy(route);
-        }
-        let client = builder.build().expect("a client with a preconfigured TLS setup builds");
-        let parsed = reqwest::Url::parse(&endpoint.to_string()).ok().map(|url| (endpoint.clone(), url));
-        Self { client, proxy, endpoint: parsed }
+            .pool_timer(TokioTimer::new())
+            .build(connector);
+        Self { client, proxy, proxy_auth }
     }
 
     /// The proxy requests go through, if any.
@@ -76,23 +75,28 @@ impl HttpClient {
         headers: &HeaderMap,
         body: Bytes,
     ) -> Result<Response<Body>, TransportError> {
-        let request = match &self.endpoint {
-            Some((endpoint, parsed)) if endpoint == uri => self.client.post(parsed.clone()),
-            _ => self.client.post(uri.to_string()),
-        };
-        let request = request
-            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
-            .headers(headers.clone())
-            .body(body);
-        Ok(request.send().await?.into())
+        let mut request = self.request(Method::POST, uri, headers, body);
+        request.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        self.client.request(request).await
     }
-}
 
-impl HttpClient {
     /// GETs `uri` with `headers`; resolves at the response head. For probing an endpoint
     /// (`--check`), not for model calls.
     pub async fn get(&self, uri: &Uri, headers: &HeaderMap) -> Result<Response<Body>, TransportError> {
-        Ok(self.client.get(uri.to_string()).headers(headers.clone()).send().await?.into())
+        self.client.request(self.request(Method::GET, uri, headers, Bytes::new())).await
+    }
+
+    fn request(&self, method: Method, uri: &Uri, headers: &HeaderMap, body: Bytes) -> Request<Full<Bytes>> {
+        let mut request = Request::new(Full::new(body));
+        *request.method_mut() = method;
+        *request.uri_mut() = uri.clone();
+        let sent = request.headers_mut();
+        sent.insert(ACCEPT, HeaderValue::from_static("*/*"));
+        sent.extend(headers.clone());
+        if let Some(auth) = &self.proxy_auth {
+            sent.insert(PROXY_AUTHORIZATION, auth.clone());
+        }
+        request
     }
 }
 
@@ -257,6 +261,45 @@ mod tests {
         );
         // base64("user:secret")
         assert!(head.to_ascii_lowercase().contains("proxy-authorization: basic dxnlcjpzzwnyzxq="), "{head}");
+    }
+
+    #[tokio::test]
+    async fn an_https_endpoint_is_reached_through_a_tunnel_the_proxy_opens_with_its_credentials() {
+        // The proxy: takes one CONNECT, reports its head, says the tunnel is open and closes it,
+        // so the TLS handshake that would follow fails.
+        let proxy_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let proxy_address = proxy_listener.local_addr().unwrap();
+        let (seen_tx, seen_rx) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            let (mut client, _) = proxy_listener.accept().await.unwrap();
+            let head = read_head(&mut client).await;
+            client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n").await.unwrap();
+            seen_tx.send(head).unwrap();
+        });
+
+        let proxies = Matcher::builder().https(format!("http://user:secret@{proxy_address}")).build();
+        let endpoint: Uri = "https://models.internal/v1/chat/completions".parse().unwrap();
+        let client = HttpClient::with_proxies(&endpoint, Duration::from_secs(5), &proxies);
+        let sent = client.post_json(&endpoint, &HeaderMap::new(), Bytes::from_static(b"{}")).await;
+        assert!(sent.is_err(), "the tunnel closed before any TLS");
+        let head = seen_rx.await.unwrap();
+        assert!(head.starts_with("CONNECT models.internal:443 HTTP/1.1\r\n"), "{head}");
+        assert!(head.to_ascii_lowercase().contains("proxy-authorization: basic dxnlcjpzzwnyzxq="), "{head}");
+        assert!(!head.contains("POST"), "nothing of the request goes to the proxy in the clear: {head}");
+    }
+
+    #[tokio::test]
+    async fn a_socks_proxy_is_refused_by_name_at_the_first_connection() {
+        let proxies = Matcher::builder().all("socks5://proxy.internal:1080".to_owned()).build();
+        let endpoint: Uri = "http://models.internal:8080/v1/chat/completions".parse().unwrap();
+        let client = HttpClient::with_proxies(&endpoint, Duration::from_secs(5), &proxies);
+        let error = client.post_json(&endpoint, &HeaderMap::new(), Bytes::new()).await.unwrap_err();
+        let cause = crate::model::retry::root_cause(&error);
+        assert_eq!(
+            cause,
+            "the proxy socks5://proxy.internal:1080 is not one this host speaks to: only http:// and \
+             https:// proxies are"
+        );
     }
 
     #[tokio::test]
