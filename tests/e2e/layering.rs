@@ -181,14 +181,24 @@ fn literals_after(calls: &[&str], const_suffix: &str) -> BTreeSet<String> {
 
 /// The kinds of the events the stock plugins emit (`todos-changed`, `mode-changed`, ...).
 fn stock_event_kinds() -> BTreeSet<String> {
-    literals_after(&["events::emit("], "_EVENT")
+    literals_after(&["events::emit(", "events::emit_json("], "_EVENT")
 }
 
 /// The keys the stock plugins keep state under (`items`, `mode`, `preset`, ...), their own
 /// and those they read of another's.
 fn stock_state_keys() -> BTreeSet<String> {
-    let mut keys =
-        literals_after(&["state::set(", "state::get(", "state::get_or_default(", "state::remove("], "_KEY");
+    let mut keys = literals_after(
+        &[
+            "state::set(",
+            "state::set_kept(",
+            "state::get(",
+            "state::get_kept(",
+            "state::get_or_default(",
+            "state::get_kept_or_default(",
+            "state::remove(",
+        ],
+        "_KEY",
+    );
     // `state::get::<T>("key")` and `state::read::<T>(plugin, "key")`: the literal after the turbofish.
     for plugin in stock_plugins() {
         let mut files = Vec::new();
