@@ -20,7 +20,9 @@ Keep working on them, and update the list with TodoWrite as you go.";
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
-    /// Guidance for the system prompt.
+    /// Guidance for the system prompt. Left out of the settled configuration while it is the
+    /// default: the host hands that text to every call, and each instance parses it.
+    #[serde(skip_serializing_if = "is_default_instructions")]
     pub instructions: String,
     /// The longest list one TodoWrite call may send.
     pub max_items: usize,
@@ -40,6 +42,10 @@ impl Default for Config {
             completion: LoopConfig::default(),
         }
     }
+}
+
+fn is_default_instructions(text: &str) -> bool {
+    text == DEFAULT_INSTRUCTIONS
 }
 
 /// Checks the parsed table together and fills in the loop's default reminder.

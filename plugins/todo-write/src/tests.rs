@@ -14,6 +14,17 @@ fn item(content: &str, status: &str) -> serde_json::Value {
 }
 
 #[test]
+fn default_instructions_are_left_out_of_the_settled_configuration_and_still_given() {
+    let default = todo_write(json!({}));
+    assert_eq!(default.config().get("instructions"), None, "the default is not carried to every call");
+    assert!(default.provide().instructions.is_some_and(|given| given.contains("TodoWrite")));
+
+    let own = todo_write(json!({"instructions": "Keep a list."}));
+    assert_eq!(own.config()["instructions"], "Keep a list.");
+    assert_eq!(own.provide().instructions.as_deref(), Some("Keep a list."));
+}
+
+#[test]
 fn a_write_stores_the_list_with_fresh_ids_and_tells_programs_of_the_change() {
     let plugin = todo_write(json!({}));
     let answer = plugin.tool(

@@ -30,7 +30,9 @@ pub struct Config {
     /// How one item is rendered; placeholders `{id}` `{status}` `{title}` `{description}`.
     /// None means the built-in `- {id} [{status}] {title}: {description}` form.
     pub item_template: Option<String>,
-    /// Guidance for the system prompt.
+    /// Guidance for the system prompt. Left out of the settled configuration while it is the
+    /// default: the host hands that text to every call, and each instance parses it.
+    #[serde(skip_serializing_if = "is_default_instructions")]
     pub instructions: String,
     /// The completion loop.
     #[serde(rename = "loop")]
@@ -46,6 +48,10 @@ impl Default for Config {
             completion: LoopConfig::default(),
         }
     }
+}
+
+fn is_default_instructions(text: &str) -> bool {
+    text == DEFAULT_INSTRUCTIONS
 }
 
 /// Checks the parsed table together and fills in the loop's default reminder.

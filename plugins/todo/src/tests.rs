@@ -69,6 +69,18 @@ fn a_blank_title_refuses_the_whole_call() {
 }
 
 #[test]
+fn default_instructions_are_left_out_of_the_settled_configuration_and_still_given() {
+    let default = todo(json!({}));
+    assert_eq!(default.config().get("instructions"), None, "the default is not carried to every call");
+    let given = default.provide().instructions.expect("instructions");
+    assert!(given.starts_with("You can keep a todo list with the todos_* tools."), "{given}");
+
+    let own = todo(json!({"instructions": "Keep a list."}));
+    assert_eq!(own.config()["instructions"], "Keep a list.");
+    assert_eq!(own.provide().instructions.as_deref(), Some("Keep a list."));
+}
+
+#[test]
 fn the_list_is_injected_in_the_built_in_form() {
     let todo = todo(json!({}));
     assert_eq!(todo.provide().messages[0].content, "### Current todo list\n- none yet");
