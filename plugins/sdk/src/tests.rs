@@ -4,6 +4,7 @@
 
 mod agents;
 mod context;
+mod counted;
 mod kept_state;
 
 use crate::testing::{Harness, declared, reset};

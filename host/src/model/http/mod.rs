@@ -232,21 +232,30 @@ mod tests {
         String::from_utf8(head).unwrap()
     }
 
-    #[tokio::test]
-    async fn a_proxied_endpoint_is_reached_through_the_proxy_with_its_credentials() {
-        // The proxy: takes one forwarded request, reports its head, answers `{}`.
-        let proxy_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let proxy_address = proxy_listener.local_addr().unwrap();
+    /// A proxy on loopback that takes one connection: reads its head and `body` more bytes,
+    /// reports the head, writes `answer`.
+    async fn one_shot_proxy(
+        body: usize,
+        answer: &'static [u8],
+    ) -> (std::net::SocketAddr, tokio::sync::oneshot::Receiver<String>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
         let (seen_tx, seen_rx) = tokio::sync::oneshot::channel();
         tokio::spawn(async move {
-            let (mut client, _) = proxy_listener.accept().await.unwrap();
+            let (mut client, _) = listener.accept().await.unwrap();
             let head = read_head(&mut client).await;
-            let mut body = [0u8; 2];
-            client.read_exact(&mut body).await.unwrap();
+            client.read_exact(&mut vec![0u8; body]).await.unwrap();
+            client.write_all(answer).await.unwrap();
             seen_tx.send(head).unwrap();
-            client.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}").await.unwrap();
         });
+        (address, seen_rx)
+    }
 
+    #[tokio::test]
+    async fn a_proxied_endpoint_is_reached_through_the_proxy_with_its_credentials() {
+        // The proxy takes the forwarded request whole and answers `{}`.
+        let answer = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}";
+        let (proxy_address, seen_rx) = one_shot_proxy(2, answer).await;
         let proxies = Matcher::builder().http(format!("http://user:secret@{proxy_address}")).build();
         let endpoint: Uri = "http://models.internal:8080/v1/chat/completions".parse().unwrap();
         let client = HttpClient::with_proxies(&endpoint, Duration::from_secs(5), &proxies);
@@ -265,17 +274,10 @@ mod tests {
 
     #[tokio::test]
     async fn an_https_endpoint_is_reached_through_a_tunnel_the_proxy_opens_with_its_credentials() {
-        // The proxy: takes one CONNECT, reports its head, says the tunnel is open and closes it,
-        // so the TLS handshake that would follow fails.
-        let proxy_listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let proxy_address = proxy_listener.local_addr().unwrap();
-        let (seen_tx, seen_rx) = tokio::sync::oneshot::channel();
-        tokio::spawn(async move {
-            let (mut client, _) = proxy_listener.accept().await.unwrap();
-            let head = read_head(&mut client).await;
-            client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n").await.unwrap();
-            seen_tx.send(head).unwrap();
-        });
+        // The proxy takes one CONNECT, says the tunnel is open and closes it, so the TLS
+        // handshake that would follow fails.
+        let (proxy_address, seen_rx) =
+            one_shot_proxy(0, b"HTTP/1.1 200 Connection established\r\n\r\n").await;
 
         let proxies = Matcher::builder().https(format!("http://user:secret@{proxy_address}")).build();
         let endpoint: Uri = "https://models.internal/v1/chat/completions".parse().unwrap();

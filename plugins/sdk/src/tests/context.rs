@@ -1,31 +1,9 @@
 //! A call's context: the configuration parsed once per instance for the calls the host makes
 //! in it, each call's own fields set anew.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-use serde::{Deserialize, Deserializer, Serialize};
-
+use super::counted::{Counted, parsed};
 use crate::bindings::agent_host::plugin::types::{CallContext, ToolCall};
 use crate::{Context, NoArgs, Plugin, Tool};
-
-/// How many times a [`Counted`] configuration was parsed (this test is the only one to).
-static PARSED: AtomicUsize = AtomicUsize::new(0);
-
-#[derive(Serialize, Default)]
-struct Counted {
-    n: u32,
-}
-
-impl<'de> Deserialize<'de> for Counted {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        struct Raw {
-            n: u32,
-        }
-        PARSED.fetch_add(1, Ordering::SeqCst);
-        Ok(Counted { n: Raw::deserialize(deserializer)?.n })
-    }
-}
 
 fn raw(config: &str, session: &str, model_calls: u64) -> CallContext {
     CallContext { session_id: session.into(), config: config.into(), model_calls, turn_iteration: 1 }
@@ -42,7 +20,7 @@ fn the_configuration_is_parsed_once_for_the_calls_made_with_the_same_text() {
         .tool(Tool::new("look", "Says what it sees.", |ctx: &Context<Counted>, _: NoArgs| Ok(seen(ctx))))
         .on_stop(|ctx, _| crate::StopOutcome::Continue(seen(ctx)));
     let call = |id: &str| ToolCall { id: id.into(), name: "look".into(), arguments: "{}".into() };
-    let before = PARSED.load(Ordering::SeqCst);
+    let before = parsed();
 
     let first = plugin.call_tool_raw(raw(r#"{"n": 1}"#, "s1", 3), call("c1")).unwrap();
     assert_eq!(first, r#"1 s1 3 Some("c1")"#);
@@ -50,11 +28,11 @@ fn the_configuration_is_parsed_once_for_the_calls_made_with_the_same_text() {
     assert_eq!(stop, crate::StopOutcome::Continue("1 s1 4 None".into()), "no call id outside a tool");
     let again = plugin.call_tool_raw(raw(r#"{"n": 1}"#, "s2", 5), call("c2")).unwrap();
     assert_eq!(again, r#"1 s2 5 Some("c2")"#);
-    assert_eq!(PARSED.load(Ordering::SeqCst) - before, 1, "one text, one parse");
+    assert_eq!(parsed() - before, 1, "one text, one parse");
 
     let changed = plugin.call_tool_raw(raw(r#"{"n": 2}"#, "s2", 6), call("c3")).unwrap();
     assert_eq!(changed, r#"2 s2 6 Some("c3")"#);
-    assert_eq!(PARSED.load(Ordering::SeqCst) - before, 2, "another text, parsed");
+    assert_eq!(parsed() - before, 2, "another text, parsed");
 
     let error = plugin.call_tool_raw(raw(r#"{"m": 2}"#, "s2", 7), call("c4")).unwrap_err();
     assert!(error.contains("the configuration does not fit"), "{error}");
