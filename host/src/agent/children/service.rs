@@ -25,8 +25,9 @@ pub struct CallAgents {
     pub depth: u32,
     pub max_depth: u32,
     pub max_parallel: u32,
-    /// The tools the session is offered on this call: a child gets none beyond them.
-    pub offered: Vec<String>,
+    /// The tools the session is offered on this call: a child gets none beyond them. Shared
+    /// by the calls of one reply.
+    pub offered: Arc<[String]>,
     /// The session's children as the call started.
     pub known: Vec<(String, ChildRecord)>,
     requests: Mutex<Vec<Request>>,
@@ -36,7 +37,7 @@ impl CallAgents {
     pub fn new(
         depth: u32,
         caps: (u32, u32),
-        offered: Vec<String>,
+        offered: Arc<[String]>,
         known: Vec<(String, ChildRecord)>,
     ) -> Arc<Self> {
         let (max_depth, max_parallel) = caps;
@@ -170,7 +171,7 @@ mod tests {
     }
 
     fn agents(depth: u32) -> Arc<CallAgents> {
-        CallAgents::new(depth, (2, 2), vec!["read_file".into(), "grep".into()], Vec::new())
+        CallAgents::new(depth, (2, 2), ["read_file".to_owned(), "grep".to_owned()].into(), Vec::new())
     }
 
     #[test]

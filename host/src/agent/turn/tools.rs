@@ -24,10 +24,10 @@ impl Turn<'_, '_> {
     ) -> Result<Next, TurnError> {
         let mut results = Vec::with_capacity(tool_calls.len());
         let mut unanswered_ask = false;
-        let offered: Vec<String> = prepared.tools.iter().map(|tool| tool.name.clone()).collect();
+        let offered: std::sync::Arc<[String]> = prepared.tools.iter().map(|tool| tool.name.clone()).collect();
         let mut call_spans = Vec::new();
         for call in tool_calls {
-            let agents = self.call_agents(snapshot, &offered);
+            let agents = self.call_agents(snapshot, offered.clone());
             let ctx = CallContext { agents: Some(AgentsAccess(agents.clone())), ..self.ctx.clone() };
             let env = ToolCallEnv {
                 snapshot,
@@ -96,12 +96,16 @@ impl Turn<'_, '_> {
     }
 
     /// What one call may do with the session's children.
-    fn call_agents(&self, snapshot: &Snapshot, offered: &[String]) -> std::sync::Arc<CallAgents> {
+    fn call_agents(
+        &self,
+        snapshot: &Snapshot,
+        offered: std::sync::Arc<[String]>,
+    ) -> std::sync::Arc<CallAgents> {
         let agent = &snapshot.config.agent;
         CallAgents::new(
             children::depth(self.session.bag()),
             (agent.max_subagent_depth, agent.max_parallel_subagents),
-            offered.to_vec(),
+            offered,
             children::children(self.session.bag()),
         )
     }
