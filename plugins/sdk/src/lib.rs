@@ -120,8 +120,8 @@ pub mod events {
     }
 
     /// [`emit`] with a payload already written as JSON text (by
-    /// [`state::set_kept`](crate::state::set_kept), say), so it is not serialized twice. Text
-    /// that is not JSON fails the call, as a bad state write does.
+    /// [`state::set_kept`](crate::state::set_kept), say), so it is not serialized twice. The
+    /// host drops an event whose payload is not JSON, and logs that it did.
     pub fn emit_json(kind: &str, payload: &str, display: Option<&str>) {
         crate::host::events::emit(kind, payload, display);
     }

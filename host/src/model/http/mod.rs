@@ -75,23 +75,34 @@ impl HttpClient {
         headers: &HeaderMap,
         body: Bytes,
     ) -> Result<Response<Body>, TransportError> {
-        let mut request = self.request(Method::POST, uri, headers, body);
-        request.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        self.client.request(request).await
+        let json = HeaderValue::from_static("application/json");
+        self.client.request(self.request(Method::POST, uri, Some(json), headers, body)).await
     }
 
     /// GETs `uri` with `headers`; resolves at the response head. For probing an endpoint
     /// (`--check`), not for model calls.
     pub async fn get(&self, uri: &Uri, headers: &HeaderMap) -> Result<Response<Body>, TransportError> {
-        self.client.request(self.request(Method::GET, uri, headers, Bytes::new())).await
+        self.client.request(self.request(Method::GET, uri, None, headers, Bytes::new())).await
     }
 
-    fn request(&self, method: Method, uri: &Uri, headers: &HeaderMap, body: Bytes) -> Request<Full<Bytes>> {
+    /// A request with `headers` over the transport's own (which they replace), and the
+    /// proxy's credentials when it goes to the proxy whole.
+    fn request(
+        &self,
+        method: Method,
+        uri: &Uri,
+        content_type: Option<HeaderValue>,
+        headers: &HeaderMap,
+        body: Bytes,
+    ) -> Request<Full<Bytes>> {
         let mut request = Request::new(Full::new(body));
         *request.method_mut() = method;
         *request.uri_mut() = uri.clone();
         let sent = request.headers_mut();
         sent.insert(ACCEPT, HeaderValue::from_static("*/*"));
+        if let Some(content_type) = content_type {
+            sent.insert(CONTENT_TYPE, content_type);
+        }
         sent.extend(headers.clone());
         if let Some(auth) = &self.proxy_auth {
             sent.insert(PROXY_AUTHORIZATION, auth.clone());
