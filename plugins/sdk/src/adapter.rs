@@ -1,6 +1,7 @@
 //! Bridges the generated `Guest` traits (free functions) of the `guest`, `compactor`,
 //! `viewer` and `judge` exports to a [`Plugin`] declaration.
 
+use std::cell::OnceCell;
 use std::marker::PhantomData;
 
 use serde::Serialize;
@@ -127,59 +128,69 @@ pub trait Export {
     fn plugin() -> Box<dyn Exports>;
 }
 
-/// The type `export_plugin!` exports; the declaration is built afresh for every call, as
-/// every call runs on a fresh instance.
+/// The type `export_plugin!` exports.
 pub struct Adapter<E>(PhantomData<E>);
+
+thread_local! {
+    /// The plugin's declaration, built at the instance's first call and kept for the others
+    /// the host makes in it (a tool call, then the contribution and view it asks ahead).
+    static DECLARED: OnceCell<Box<dyn Exports>> = const { OnceCell::new() };
+}
+
+/// `call` on the instance's declaration.
+fn declared<E: Export, R>(call: impl FnOnce(&dyn Exports) -> R) -> R {
+    DECLARED.with(|declared| call(declared.get_or_init(E::plugin).as_ref()))
+}
 
 impl<E: Export> Guest for Adapter<E> {
     fn manifest() -> PluginManifest {
-        E::plugin().manifest()
+        declared::<E, _>(|plugin| plugin.manifest())
     }
 
     fn configure(config: String) -> Result<Configured, String> {
-        E::plugin().configure(&config)
+        declared::<E, _>(|plugin| plugin.configure(&config))
     }
 
     fn provide(ctx: CallContext) -> Contribution {
-        E::plugin().provide(ctx)
+        declared::<E, _>(|plugin| plugin.provide(ctx))
     }
 
     fn call_tool(ctx: CallContext, call: ToolCall) -> Result<String, String> {
-        E::plugin().call_tool(ctx, call)
+        declared::<E, _>(|plugin| plugin.call_tool(ctx, call))
     }
 
     fn session_start(ctx: CallContext) -> Option<String> {
-        E::plugin().session_start(ctx)
+        declared::<E, _>(|plugin| plugin.session_start(ctx))
     }
 
     fn user_prompt_submit(ctx: CallContext, prompt: String) -> PromptOutcome {
-        E::plugin().user_prompt_submit(ctx, &prompt)
+        declared::<E, _>(|plugin| plugin.user_prompt_submit(ctx, &prompt))
     }
 
     fn pre_tool_use(ctx: CallContext, call: ToolUse) -> PreToolOutcome {
-        E::plugin().pre_tool_use(ctx, &call)
+        declared::<E, _>(|plugin| plugin.pre_tool_use(ctx, &call))
     }
 
     fn post_tool_use(ctx: CallContext, call: ToolUse, outcome: ToolResult) -> PostToolOutcome {
-        E::plugin().post_tool_use(ctx, &call, &outcome)
+        declared::<E, _>(|plugin| plugin.post_tool_use(ctx, &call, &outcome))
     }
 
     fn stop(ctx: CallContext, reply: String) -> StopOutcome {
-        E::plugin().stop(ctx, &reply)
+        declared::<E, _>(|plugin| plugin.stop(ctx, &reply))
     }
 
     fn command(ctx: CallContext, name: String, args: String) -> Result<String, String> {
-        E::plugin().command(ctx, &name, &args)
+        declared::<E, _>(|plugin| plugin.command(ctx, &name, &args))
     }
 
     fn status(ctx: CallContext) -> Option<String> {
-        E::plugin().status(ctx)
+        declared::<E, _>(|plugin| plugin.status(ctx))
     }
 }
 
 impl<E: Export> CompactorGuest for Adapter<E> {
     fn spec(config: String) -> CompactorSpec {
-        E::plugin().spec(&config)
+        declared::<E, _>(|plugin| plugin.spec(&config))
     }
 
     fn compact(
@@ -187,42 +198,71 @@ impl<E: Export> CompactorGuest for Adapter<E> {
         history: Vec<HistoryMessage>,
         budget: CompactionBudget,
     ) -> Result<Option<Compaction>, String> {
-        E::plugin().compact(ctx, &history, &budget)
+        declared::<E, _>(|plugin| plugin.compact(ctx, &history, &budget))
     }
 
     fn pre_compact(ctx: CallContext, budget: CompactionBudget) -> PreCompactOutcome {
-        E::plugin().pre_compact(ctx, &budget)
+        declared::<E, _>(|plugin| plugin.pre_compact(ctx, &budget))
     }
 
     fn post_compact(ctx: CallContext, done: Compacted) {
-        E::plugin().post_compact(ctx, &done)
+        declared::<E, _>(|plugin| plugin.post_compact(ctx, &done))
     }
 }
 
 impl<E: Export> ViewerGuest for Adapter<E> {
     fn shows(config: String) -> bool {
-        E::plugin().shows(&config)
+        declared::<E, _>(|plugin| plugin.shows(&config))
     }
 
     fn view(ctx: CallContext) -> Vec<Widget> {
-        E::plugin().view(ctx)
+        declared::<E, _>(|plugin| plugin.view(ctx))
     }
 }
 
 impl<E: Export> JudgeGuest for Adapter<E> {
     fn spec(config: String) -> JudgeSpec {
-        E::plugin().judge_spec(&config)
+        declared::<E, _>(|plugin| plugin.judge_spec(&config))
     }
 
     fn turn_end(ctx: CallContext, reply: String) -> TurnVerdict {
-        E::plugin().turn_end(ctx, &reply)
+        declared::<E, _>(|plugin| plugin.turn_end(ctx, &reply))
     }
 
     fn review(ctx: CallContext, call: ToolUse, asked: String) -> ReviewVerdict {
-        E::plugin().review(ctx, &call, &asked)
+        declared::<E, _>(|plugin| plugin.review(ctx, &call, &asked))
     }
 
     fn queued(ctx: CallContext) -> Option<String> {
-        E::plugin().queued(ctx)
+        declared::<E, _>(|plugin| plugin.queued(ctx))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+    use crate::NoConfig;
+
+    thread_local! {
+        static BUILT: Cell<usize> = const { Cell::new(0) };
+    }
+
+    struct Counting;
+
+    impl Export for Counting {
+        fn plugin() -> Box<dyn Exports> {
+            BUILT.set(BUILT.get() + 1);
+            Box::new(Plugin::<NoConfig>::new("counting", "1.0.0"))
+        }
+    }
+
+    #[test]
+    fn the_declaration_is_built_once_for_the_calls_of_one_instance() {
+        let first = declared::<Counting, _>(|plugin| plugin.manifest().name);
+        let again = declared::<Counting, _>(|plugin| plugin.manifest().name);
+        assert_eq!((first.as_str(), again.as_str()), ("counting", "counting"));
+        assert_eq!(BUILT.get(), 1);
     }
 }
