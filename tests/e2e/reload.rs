@@ -170,10 +170,11 @@ async fn reloads_under_concurrent_sessions_lose_nothing() {
 #[tokio::test]
 async fn a_restart_takes_components_from_the_compile_cache() {
     let model = FakeModel::start().await;
-    let cache = tempfile::tempdir().unwrap();
+    // The cache keeps its key beside its folder: both inside the temporary one.
+    let scratch = tempfile::tempdir().unwrap();
     let config = config_text(&model.url(), &crate::support::plugin_block("misbehave", "")).replace(
         &crate::support::shared_cache_dir().display().to_string(),
-        &cache.path().display().to_string(),
+        &scratch.path().join("cache").display().to_string(),
     );
     let first = TestHost::new(&config).await.unwrap();
     assert!(!first.host.plugins().plugins()[0].cache_hit(), "an empty cache compiles");
