@@ -16,8 +16,12 @@ use crate::modes::{DEFAULT_TEMPLATE, Mode, default_modes, render_modes};
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// The system-prompt section; must contain `{available_modes}` and `{current_mode}`.
+    /// The stock template and modes are left out of the settled configuration: the host
+    /// hands it to every call, and each instance parses it.
+    #[serde(skip_serializing_if = "is_default_template")]
     pub template: String,
     /// The modes, in the order they are shown.
+    #[serde(skip_serializing_if = "is_default_modes")]
     pub modes: Vec<Mode>,
     /// The mode a session starts in, and falls back to.
     pub default_mode: String,
@@ -33,6 +37,22 @@ impl Default for Config {
     }
 }
 
+fn is_default_template(template: &str) -> bool {
+    template == DEFAULT_TEMPLATE
+}
+
+/// Whether `modes` are the stock ones, as `configure` leaves them or as they are read back.
+fn is_default_modes(modes: &[Mode]) -> bool {
+    let stock = default_modes();
+    modes.len() == stock.len()
+        && modes.iter().zip(&stock).all(|(mode, stock)| {
+            mode.name == stock.name
+                && mode.description == stock.description
+                && mode.allow_mutating == stock.allow_mutating
+                && mode.model_may_leave() == stock.model_may_leave()
+        })
+}
+
 impl Config {
     /// The mode called `name` (exact, case-sensitive match).
     pub fn mode(&self, name: &str) -> Option<&Mode> {
@@ -44,11 +64,34 @@ impl Config {
         self.modes.iter().map(|mode| format!("`{}`", mode.name)).collect::<Vec<_>>().join(", ")
     }
 
-    /// The instructions for the system prompt in `current` mode.
+    /// The instructions for the system prompt in `current` mode: the template with its
+    /// `{available_modes}` filled in, then every `{current_mode}` (the modes' own texts
+    /// included). One pass over the template, not a search for each placeholder in turn.
     pub fn instructions(&self, current: &str) -> String {
-        self.template
-            .replace("{available_modes}", &render_modes(&self.modes))
-            .replace("{current_mode}", current)
+        const MODES: &str = "{available_modes}";
+        const CURRENT: &str = "{current_mode}";
+        let mut out = String::with_capacity(self.template.len() + 2048);
+        let mut rest = self.template.as_str();
+        while let Some(brace) = rest.find('{') {
+            out.push_str(&rest[..brace]);
+            rest = &rest[brace..];
+            if let Some(after) = rest.strip_prefix(MODES) {
+                let modes = render_modes(&self.modes);
+                match modes.contains(CURRENT) {
+                    true => out.push_str(&modes.replace(CURRENT, current)),
+                    false => out.push_str(&modes),
+                }
+                rest = after;
+            } else if let Some(after) = rest.strip_prefix(CURRENT) {
+                out.push_str(current);
+                rest = after;
+            } else {
+                out.push('{');
+                rest = &rest[1..];
+            }
+        }
+        out.push_str(rest);
+        out
     }
 }
 

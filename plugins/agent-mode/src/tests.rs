@@ -215,3 +215,47 @@ fn view_current(plugin: &testing::Harness<Config>) -> Option<String> {
         _ => None,
     })
 }
+
+#[test]
+fn the_stock_template_and_modes_are_left_out_of_the_settled_configuration_and_still_given() {
+    let stock = agent_mode();
+    assert_eq!(stock.config().get("template"), None, "the stock template is not carried to every call");
+    assert_eq!(stock.config().get("modes"), None, "nor the stock modes");
+    let given = stock.provide().instructions.expect("instructions");
+    assert!(given.starts_with("## Working modes\n"), "{given}");
+    assert!(
+        given.contains("#### plan\n\nWork with the user") && given.contains("#### execute\n\n"),
+        "{given}"
+    );
+    assert!(given.contains("The current mode is `plan`."), "{given}");
+    let refused = decision(&stock, "write_file", true, json!({}));
+    assert!(matches!(refused, Some(Decision::Deny(_))), "plan still forbids changes: {refused:?}");
+
+    let own = Harness::new(
+        crate::plugin(),
+        json!({"modes": [{"name": "plan", "description": "Think.", "allow_mutating": false}], "default_mode": "plan"}),
+    )
+    .unwrap();
+    assert_eq!(own.config()["modes"][0]["description"], "Think.");
+    assert_eq!(own.config()["modes"][0]["model_may_leave"], false, "filled in by configure");
+}
+
+#[test]
+fn the_template_is_filled_in_one_pass() {
+    let plugin = Harness::new(
+        crate::plugin(),
+        json!({
+            "template": "{x} {available_modes}; now {current_mode}, {current_mode}{",
+            "modes": [
+                {"name": "a", "description": "leave {current_mode} when done"},
+                {"name": "b", "description": "B."},
+            ],
+            "default_mode": "a",
+        }),
+    )
+    .unwrap();
+    assert_eq!(
+        plugin.provide().instructions.as_deref(),
+        Some("{x} #### a\n\nleave a when done\n\n#### b\n\nB.; now a, a{")
+    );
+}
