@@ -102,12 +102,6 @@ struct FloodArgs {
 }
 
 #[derive(Deserialize, JsonSchema)]
-struct ChurnArgs {
-    count: usize,
-    bytes: usize,
-}
-
-#[derive(Deserialize, JsonSchema)]
 struct SleepArgs {
     ms: u64,
 }
@@ -258,7 +252,6 @@ pub fn plugin() -> Plugin<Config> {
                 Ok(format!("{} values hoarded", args.count))
             },
         ))
-        .tool(Tool::new("churn", "Keeps `count` blocks of `bytes` alive, frees half, grows the rest.", churn))
         .tool(Tool::new("flood_events", "Emits `count` events of `kb` KiB.", |_: &Ctx, args: FloodArgs| {
             let payload = "x".repeat(args.kb as usize * 1024);
             for _ in 0..args.count {
@@ -302,27 +295,6 @@ pub fn plugin() -> Plugin<Config> {
         .command(Command::new("misbehave", "/misbehave", "Says hello without a model call", |_, args| {
             Ok(format!("misbehave says hello {args}"))
         }))
-}
-
-/// More small blocks than the SDK's arena holds, alive at once, so its blocks and the system
-/// allocator's mix; every other one freed and the rest grown. Fails if any block changed.
-fn churn(_: &Ctx, args: ChurnArgs) -> Result<String, String> {
-    let block = |index: usize| format!("{index:08}").repeat(args.bytes.div_ceil(8));
-    let mut kept: Vec<String> = (0..args.count).map(block).collect();
-    for (index, text) in kept.iter_mut().enumerate() {
-        if index % 2 == 0 {
-            *text = String::new();
-        } else {
-            text.push_str(&format!("+{index}"));
-        }
-    }
-    for (index, text) in kept.iter().enumerate() {
-        let expected = if index % 2 == 0 { String::new() } else { format!("{}+{index}", block(index)) };
-        if *text != expected {
-            return Err(format!("block {index} changed"));
-        }
-    }
-    Ok(format!("{} blocks kept intact", args.count))
 }
 
 fn ask_model(_ctx: &Ctx, args: AskArgs) -> Result<String, String> {
