@@ -62,24 +62,60 @@ impl<'a> Iterator for Ascii<'a> {
     }
 }
 
+/// What an ASCII byte is to the two expressions, as bits of [`KIND`]: its class is one
+/// table load instead of a chain of comparisons, and each per-byte test below is one mask.
+const SPACE: u8 = 1;
+const NEWLINE: u8 = 2;
+const UPPER: u8 = 4;
+const LOWER: u8 = 8;
+const DIGIT: u8 = 16;
+const LETTER: u8 = UPPER | LOWER;
+
+/// Each ASCII byte's kind; a byte with none of the bits is "other" (punctuation, controls).
+static KIND: [u8; 128] = {
+    let mut kind = [0u8; 128];
+    let mut byte = 0;
+    while byte < 128 {
+        kind[byte] = match byte as u8 {
+            // Unicode's White_Space within ASCII: tab, line feed, vertical tab, form feed,
+            // carriage return, space (`u8::is_ascii_whitespace` leaves out the vertical tab).
+            b'\n' | b'\r' => SPACE | NEWLINE,
+            b'\t' | 0x0b | 0x0c | b' ' => SPACE,
+            b'A'..=b'Z' => UPPER,
+            b'a'..=b'z' => LOWER,
+            b'0'..=b'9' => DIGIT,
+            _ => 0,
+        };
+        byte += 1;
+    }
+    kind
+};
+
+/// The kind bits of `byte`, which is ASCII (the caller checked the whole text).
+fn kind(byte: u8) -> u8 {
+    KIND[usize::from(byte & 0x7f)]
+}
+
 fn is_space(byte: u8) -> bool {
-    // Unicode's White_Space within ASCII: tab, line feed, vertical tab, form feed, carriage
-    // return, space (`u8::is_ascii_whitespace` leaves out the vertical tab).
-    matches!(byte, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ')
+    kind(byte) & SPACE != 0
 }
 
 fn is_newline(byte: u8) -> bool {
-    matches!(byte, b'\r' | b'\n')
+    kind(byte) & NEWLINE != 0
+}
+
+fn is_letter(byte: u8) -> bool {
+    kind(byte) & LETTER != 0
 }
 
 /// `[^\s\p{L}\p{N}]`: neither space, letter nor digit.
 fn is_other(byte: u8) -> bool {
-    !is_space(byte) && !byte.is_ascii_alphanumeric()
+    kind(byte) == 0
 }
 
 /// `[^\r\n\p{L}\p{N}]`: what may lead a word.
 fn may_lead_a_word(byte: u8) -> bool {
-    !is_newline(byte) && !byte.is_ascii_alphanumeric()
+    kind(byte) & (NEWLINE | LETTER | DIGIT) == 0
 }
 
 /// How many of `text`'s first bytes `accept` takes.
@@ -104,13 +140,13 @@ fn contraction(text: &[u8]) -> usize {
 /// `[^\r\n\p{L}\p{N}]?[\p{Lu}…]*[\p{Ll}…]+(?i:'s|…)?` | `[^\r\n\p{L}\p{N}]?[\p{Lu}…]+[\p{Ll}…]*(?i:'s|…)?`
 /// | `\p{N}{1,3}` | ` ?[^\s\p{L}\p{N}]+[\r\n/]*` | then the spaces' alternatives.
 fn o200k(text: &[u8]) -> usize {
-    let lead = usize::from(may_lead_a_word(text[0]) && text.get(1).is_some_and(u8::is_ascii_alphabetic));
+    let lead = usize::from(may_lead_a_word(text[0]) && text.get(1).is_some_and(|byte| is_letter(*byte)));
     let word = &text[lead..];
-    if word[0].is_ascii_alphabetic() {
+    if is_letter(word[0]) {
         // Upper case then lower case, either run possibly empty but not both; one of the
         // two alternatives takes exactly this.
-        let upper = run(word, |byte| byte.is_ascii_uppercase());
-        let lower = run(&word[upper..], |byte| byte.is_ascii_lowercase());
+        let upper = run(word, |byte| kind(byte) & UPPER != 0);
+        let lower = run(&word[upper..], |byte| kind(byte) & LOWER != 0);
         let letters = upper + lower;
         return lead + letters + contraction(&word[letters..]);
     }
@@ -125,10 +161,10 @@ fn cl100k(text: &[u8]) -> usize {
     if contracted > 0 {
         return contracted;
     }
-    let lead = usize::from(may_lead_a_word(text[0]) && text.get(1).is_some_and(u8::is_ascii_alphabetic));
+    let lead = usize::from(may_lead_a_word(text[0]) && text.get(1).is_some_and(|byte| is_letter(*byte)));
     let word = &text[lead..];
-    if word[0].is_ascii_alphabetic() {
-        return lead + run(word, |byte| byte.is_ascii_alphabetic());
+    if is_letter(word[0]) {
+        return lead + run(word, is_letter);
     }
     digits_punctuation_or_spaces(text, is_newline)
 }
@@ -137,8 +173,8 @@ fn cl100k(text: &[u8]) -> usize {
 /// ` ?[^\s\p{L}\p{N}]+` followed by what `trails` takes | `\s*[\r\n]+` | `\s+$` | `\s+(?!\S)` |
 /// `\s+`. `text` does not start a word.
 fn digits_punctuation_or_spaces(text: &[u8], trails: impl Fn(u8) -> bool) -> usize {
-    if text[0].is_ascii_digit() {
-        return run(&text[..text.len().min(3)], |byte| byte.is_ascii_digit());
+    if kind(text[0]) & DIGIT != 0 {
+        return run(&text[..text.len().min(3)], |byte| kind(byte) & DIGIT != 0);
     }
     let space = usize::from(text[0] == b' ' && text.get(1).is_some_and(|byte| is_other(*byte)));
     let others = run(&text[space..], is_other);
