@@ -52,16 +52,14 @@ async fn contributions_are_reused_until_the_state_they_read_changes() {
     let session = test.session();
     let reused = || async { session.lock().await.provide_memo().reused() };
 
-    // The first call: todo and permissions come from what they returned for the load's
-    // tool-name check (an empty session, like this one). agent-mode is called: in a session
-    // without its configured default written down it writes it (for plugins that read the
-    // mode from its state), and a call with an effect is not kept.
+    // The first call: all three come from what they returned for the load's tool-name check
+    // (an empty session but for what `configure` seeded, like this one: agent-mode's default
+    // mode, so its `provide` has nothing to write and is kept).
     test.turn(&session, "hi").await.unwrap();
-    assert_eq!(reused().await, 2);
-    // Nothing changed since: todo and permissions come from the memo; agent-mode, with no
-    // call kept yet, is called again, writes nothing this time and is kept.
+    assert_eq!(reused().await, 3);
+    // Nothing changed since: all three come from the memo.
     test.turn(&session, "again").await.unwrap();
-    assert_eq!(reused().await, 2 + 2);
+    assert_eq!(reused().await, 3 + 3);
 
     // A turn that changes the todo list: three model calls. Before the first, nothing
     // changed (3 reused). `todos_add` and `todos_complete` each change the list, and todo's
@@ -74,7 +72,7 @@ async fn contributions_are_reused_until_the_state_they_read_changes() {
     };
     let before = counted();
     test.turn(&session, "work").await.unwrap();
-    assert_eq!(reused().await, 4 + 3 + 3 + 3);
+    assert_eq!(reused().await, 6 + 3 + 3 + 3);
     let after = counted();
     assert_eq!(after.1 - before.1, 2, "a contribution asked ahead after each tool call");
     assert_eq!(
@@ -157,9 +155,8 @@ async fn a_new_session_starts_from_what_another_kept_but_never_sees_its_state() 
         assert!(injected_list(request).ends_with("- none yet"), "{}", injected_list(request));
     }
     // Its calls took the contributions already kept for the same values (an empty list, no
-    // mode chosen): all but agent-mode's first, which writes the default down (2 + 3; its
-    // second finds the one the first session kept once the default was written).
-    assert_eq!(second.lock().await.provide_memo().reused(), 2 + 3);
+    // mode chosen, the default mode seeded): all three, both times.
+    assert_eq!(second.lock().await.provide_memo().reused(), 3 + 3);
     let prompt = system_prompt(&requests[0]);
     assert!(requests.iter().all(|r| system_prompt(r) == prompt), "the same config and mode, the same prompt");
 }
@@ -204,4 +201,45 @@ async fn a_plugin_built_against_contract_0_1_0_loads_and_is_called_every_time() 
     assert!(system_prompt(&requests[2]).contains("legacy_count was called 1 times"));
     assert_eq!(requests[0]["tools"][0]["function"]["name"], "legacy_count");
     assert_eq!(session.lock().await.provide_memo().reused(), 0, "it never declared reuse");
+}
+
+#[tokio::test]
+async fn what_configure_seeds_every_new_session_starts_with_so_its_provide_is_not_called() {
+    // Contract 0.2.10: agent-mode seeds its default mode from `configure`, so a new session
+    // holds it before any call, and agent-mode's `provide` has nothing to write: every new
+    // session's first model call takes the contribution the load kept, with no instance.
+    let model = FakeModel::start().await;
+    let config = "[plugin.config]\ndefault_mode = \"plan\"";
+    let test = TestHost::with_plugins(&model, &plugin_block("agent-mode", config)).await;
+    let agent_mode = plugin(&test, "agent-mode");
+    let provided = || agent_mode.calls().get(Export::Provide);
+    let before = provided();
+    for turn in 1..=3 {
+        let session = test.session();
+        let seeded = session.lock().await.bag().get_json("agent-mode", "default_mode");
+        assert_eq!(seeded, Some(serde_json::json!("plan")), "session {turn}, before any call");
+        model.push(Reply::text("hello"));
+        test.turn(&session, "hi").await.unwrap();
+        assert_eq!(provided(), before, "session {turn}: {}", agent_mode.calls().summary());
+        assert!(system_prompt(&model.requests()[turn - 1]).contains("The current mode is `plan`."));
+    }
+
+    // A reload that changes the default: a session made before keeps its seed until agent-mode
+    // writes the new default on its next model call; a session made after starts with it.
+    let earlier = test.session();
+    let path = test.dir.path().join("config.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("default_mode = \"plan\"", "default_mode = \"execute\"")).unwrap();
+    test.host.command(&mut *earlier.lock().await, "/reload", &*test.events).await.unwrap();
+    let reloaded = plugin(&test, "agent-mode");
+    assert!(!std::sync::Arc::ptr_eq(&reloaded, &agent_mode), "the plugin was configured anew");
+    let default = async |session: &agent_host::agent::SessionHandle| {
+        session.lock().await.bag().get_json("agent-mode", "default_mode")
+    };
+    assert_eq!(default(&earlier).await, Some(serde_json::json!("plan")), "made before the reload");
+    let later = test.session();
+    assert_eq!(default(&later).await, Some(serde_json::json!("execute")), "made after it");
+    model.push(Reply::text("hello"));
+    test.turn(&earlier, "hi").await.unwrap();
+    assert_eq!(default(&earlier).await, Some(serde_json::json!("execute")), "written on its next call");
 }

@@ -75,6 +75,8 @@ impl Host {
         // (`McpSet::failures`), and `--check` refuses the deployment for it.
         let mcp = McpSet::start(&config, None).await.set;
         let lease = Duration::from_secs(config.storage.lease_secs.get());
+        let sessions = LiveSessions::with_lease(store, lease);
+        sessions.seed_new_sessions(plugins.seeds());
         Ok(Self {
             current: RwLock::new(Snapshot {
                 config: Arc::new(config),
@@ -82,7 +84,7 @@ impl Host {
                 mcp: Arc::new(mcp),
             }),
             engine,
-            sessions: LiveSessions::with_lease(store, lease),
+            sessions,
             model,
             budget,
             last_reload: Mutex::new(ReloadStatus { at: SystemTime::now(), error: None, restart: None }),
@@ -290,6 +292,7 @@ impl Host {
                 for event in &mcp.events {
                     sink.emit(event);
                 }
+                self.sessions.seed_new_sessions(set.seeds());
                 *self.current.write_unpoisoned() =
                     Snapshot { config: Arc::new(config), plugins: Arc::new(set), mcp: Arc::new(mcp.set) };
                 *status = ReloadStatus { at: SystemTime::now(), error: None, restart };

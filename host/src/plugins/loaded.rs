@@ -2,6 +2,7 @@
 //! configured. Built in one go from what the load found (see [`LoadedPlugin::load`]); a
 //! plugin that fails any step is a [`LoadError`] and never exists half-made.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -126,6 +127,9 @@ pub struct LoadedPlugin {
     pub(super) schemas: SchemaCache,
     /// The manifest's capabilities, and the `compactor` export's hooks (contract 0.2.3).
     capabilities: Exports,
+    /// What `configure` wrote to the plugin's namespace: the values every session created
+    /// while this load serves starts with (contract 0.2.10, [`crate::state::Seeds`]).
+    seeds: BTreeMap<String, String>,
     /// The share of a request's room past which it asks to compact, when it compacts.
     compact_trigger: Option<u8>,
     commands: Vec<CommandSpec>,
@@ -205,6 +209,7 @@ impl LoadedPlugin {
         let (configured, declared) = linked.configure(&bounds, &scratch, &spec.config.to_string()).await?;
         let configured =
             configured.value.map_err(|message| LoadError::Configure { plugin: label.clone(), message })?;
+        let seeds = scratch.namespace(&identity.name);
         let manifest_error =
             |detail: String| LoadError::Manifest { plugin: label.clone(), path: path.clone(), detail };
         serde_json::from_str::<serde::de::IgnoredAny>(&configured.config).map_err(|error| {
@@ -241,6 +246,7 @@ impl LoadedPlugin {
                 | compactor.hooks
                 | if shows_view { Exports::VIEW } else { Exports::empty() }
                 | judges,
+            seeds,
             compact_trigger: compactor.trigger_percent,
             commands: manifest.commands,
             requires: configured.requires,
@@ -253,6 +259,11 @@ impl LoadedPlugin {
             loaded_at: SystemTime::now(),
             cache_hit,
         })
+    }
+
+    /// What this load seeds new sessions with, in its namespace (see [`Self::seeds`]).
+    pub fn seeds(&self) -> &BTreeMap<String, String> {
+        &self.seeds
     }
 
     pub fn identity(&self) -> &Arc<PluginIdentity> {

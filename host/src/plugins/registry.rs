@@ -148,6 +148,12 @@ impl PluginSet {
         self.plugins.iter().find(|p| p.implements(Exports::COMPACT))
     }
 
+    /// What the plugins seed new sessions with, by namespace (those that seed anything).
+    pub fn seeds(&self) -> crate::state::Seeds {
+        let seeding = self.plugins.iter().filter(|plugin| !plugin.seeds().is_empty());
+        seeding.map(|plugin| (plugin.name().to_owned(), plugin.seeds().clone())).collect()
+    }
+
     pub fn by_name(&self, name: &str) -> Option<&Arc<LoadedPlugin>> {
         self.plugins.iter().find(|p| p.name() == name)
     }
@@ -168,10 +174,12 @@ impl PluginSet {
         lines
     }
 
-    /// Every plugin's declared tools, and what `provide` offers in an empty scratch session,
-    /// so a name offered twice is caught at load, not on some later model call.
+    /// Every plugin's declared tools, and what `provide` offers in a scratch session made as
+    /// a new session is (empty but for the seeds), so a name offered twice is caught at load,
+    /// not on some later model call.
     async fn check_tool_names(&self) -> Result<(), String> {
         let scratch = StateBag::default();
+        scratch.seed(&self.seeds());
         let ctx = CallContext { session_id: "load-check".into(), ..CallContext::default() };
         let mut owners: HashMap<String, String> = HashMap::new();
         for plugin in self.plugins.iter() {

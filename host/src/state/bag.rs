@@ -22,6 +22,11 @@ struct BagData {
     revisions: BTreeMap<String, u64>,
 }
 
+/// State values a new session starts with, by namespace: what plugins wrote in `configure`
+/// (contract 0.2.10), handed over by the layer above at every (re)load (see
+/// [`super::Sessions::seed_new_sessions`]).
+pub type Seeds = Vec<(String, BTreeMap<String, String>)>;
+
 /// A key whose value changed; `value: None` means removed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StateChange {
@@ -108,6 +113,14 @@ impl StateBag {
         }
         if changed {
             *data.revisions.entry(namespace.to_owned()).or_default() += 1;
+        }
+    }
+
+    /// Writes `seeds` into this bag, like any write (so the session's next step stores them).
+    pub fn seed(&self, seeds: &Seeds) {
+        for (namespace, values) in seeds {
+            let writes = values.iter().map(|(key, value)| (key.clone(), Some(value.clone()))).collect();
+            self.apply(namespace, writes);
         }
     }
 

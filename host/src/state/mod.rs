@@ -32,7 +32,7 @@ mod store_tests;
 pub(crate) mod test_stores;
 mod wait;
 
-pub use bag::{StateBag, StateChange};
+pub use bag::{Seeds, StateBag, StateChange};
 pub use copy::{Copied, copy_sessions};
 pub use estimated_usage::{ESTIMATED_USAGE_NAMESPACE, EstimatedUsage};
 pub use listing::{SessionEntry, TITLE_CHARS};

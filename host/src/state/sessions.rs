@@ -1,12 +1,13 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::Session;
+use super::bag::Seeds;
 use super::lease::Leases;
 use super::store::{SessionStore, StoreError, StoredSession};
-use crate::unpoisoned::LockUnpoisoned as _;
+use crate::unpoisoned::{LockUnpoisoned as _, RwLockUnpoisoned as _};
 
 /// A shared, lockable session: one turn (or command) at a time. `L` is what the layer
 /// above keeps a session in (the agent's live session, which holds the [`Session`] beside
@@ -24,6 +25,8 @@ pub struct Sessions<L = Session> {
     store: Arc<dyn SessionStore>,
     leases: Leases,
     open: Mutex<HashMap<String, Weak<tokio::sync::Mutex<L>>>>,
+    /// What every session created from now on starts with in its bag (see [`Seeds`]).
+    seeds: RwLock<Arc<Seeds>>,
 }
 
 /// The last id handed out, as a number: ids are strictly increasing within a process.
@@ -40,7 +43,12 @@ impl<L: From<Session>> Sessions<L> {
     /// Sessions whose leases last `lease` unless renewed (`[storage] lease_secs`).
     pub fn with_lease(store: Arc<dyn SessionStore>, lease: Duration) -> Self {
         let leases = Leases::start(store.clone(), lease);
-        Self { store, leases, open: Mutex::new(HashMap::new()) }
+        Self { store, leases, open: Mutex::new(HashMap::new()), seeds: RwLock::default() }
+    }
+
+    /// Sessions created from now on start with `seeds` (replacing the last ones given).
+    pub fn seed_new_sessions(&self, seeds: Seeds) {
+        *self.seeds.write_unpoisoned() = Arc::new(seeds);
     }
 
     pub fn store(&self) -> &Arc<dyn SessionStore> {
@@ -61,7 +69,11 @@ impl<L: From<Session>> Sessions<L> {
     /// to the plugin that started it before the session is made), recorded and leased.
     pub fn create_with_id(&self, id: String) -> Result<SessionHandle<L>, StoreError> {
         let lease = self.leases.create(&id)?;
-        self.keep_open(Session::new(id, lease))
+        let session = Session::new(id, lease);
+        // A copy or a fork takes its source's state instead, and a session made earlier keeps
+        // its own: only a session made now starts from the seeds.
+        session.bag().seed(&self.seeds.read_unpoisoned());
+        self.keep_open(session)
     }
 
     /// A new session holding a copy of `contents` (an imported document, say), recorded in
@@ -153,6 +165,8 @@ const SWEEP_FLOOR: usize = 64;
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
     use crate::state::sqlite::SqliteStore;
     use crate::state::test_stores::{TestDatabase, both_stores};
@@ -180,6 +194,29 @@ mod tests {
         // Each of the 64 bits is set in some id and clear in another.
         let (any, all) = tails.iter().fold((0, u64::MAX), |(any, all), tail| (any | tail, all & tail));
         assert_eq!((any, all), (u64::MAX, 0), "{ids:?}");
+    }
+
+    #[test]
+    fn a_new_session_starts_with_the_seeds_given_before_it_was_made() {
+        let sessions: Sessions = Sessions::new(Arc::new(SqliteStore::in_memory().unwrap()));
+        let seeds = |value: &str| {
+            vec![("modes".to_owned(), BTreeMap::from([("default".to_owned(), format!("\"{value}\""))]))]
+        };
+        let before = sessions.create().unwrap();
+        sessions.seed_new_sessions(seeds("plan"));
+        let seeded = sessions.create().unwrap();
+        sessions.seed_new_sessions(seeds("execute"));
+        let reseeded = sessions.create().unwrap();
+        let default = |handle: &SessionHandle| handle.try_lock().unwrap().bag().get("modes", "default");
+        assert_eq!(default(&before), None, "a session made earlier keeps what it holds");
+        assert_eq!(default(&seeded).as_deref(), Some("\"plan\""));
+        assert_eq!(default(&reseeded).as_deref(), Some("\"execute\""), "the last seeds given");
+        assert_eq!(default(&seeded).as_deref(), Some("\"plan\""), "not re-seeded");
+        // Written like any write, so the session's first step stores them.
+        let changes = seeded.try_lock().unwrap().bag().take_changes();
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        let forked = sessions.fork(before.try_lock().unwrap().id()).unwrap().expect("forked");
+        assert_eq!(default(&forked), None, "a fork takes its source's state, not the seeds");
     }
 
     #[test]

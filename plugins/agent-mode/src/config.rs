@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use agent_host_sdk::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::current;
 use crate::modes::{DEFAULT_TEMPLATE, Mode, default_modes, render_modes};
 
 /// The normalized configuration every call sees. Each `[[plugin.config.modes]]` entry has
@@ -105,6 +106,10 @@ pub fn configure(config: &mut Config) -> Result<Vec<Requirement>, String> {
     for mode in &mut config.modes {
         mode.model_may_leave = Some(mode.model_may_leave());
     }
+    // Every session created under this configuration starts with its default mode in
+    // `default_mode` (contract 0.2.10), so `provide` need not write it: its contribution is
+    // reusable from a session's first model call, and shared by every new session.
+    current::seed_default(config)?;
     Ok(Vec::new())
 }
 

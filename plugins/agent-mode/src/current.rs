@@ -71,8 +71,14 @@ pub fn stored(config: &Config) -> Result<String, String> {
     Ok(state::get::<String>("mode")?.unwrap_or_else(|| config.default_mode.clone()))
 }
 
-/// Writes the configured default mode to `default_mode` unless it is there already: on a
-/// session's first model call, and on the first after a reload that changed the default.
+/// Seeds `default_mode` for the sessions created under `config` (called from `configure`).
+pub fn seed_default(config: &Config) -> Result<(), String> {
+    state::set("default_mode", &config.default_mode)
+}
+
+/// Writes the configured default mode to `default_mode` unless it is there already: in a
+/// session made before this configuration was loaded (or by a host that does not seed), and
+/// on the first model call after a reload that changed the default.
 pub fn publish_default(config: &Config) -> Result<(), String> {
     if state::get::<String>("default_mode")?.as_deref() != Some(config.default_mode.as_str()) {
         state::set("default_mode", &config.default_mode)?;

@@ -12,8 +12,9 @@
 //! it: their `/mode` answers with the switch, so a switch reads as one line.
 //!
 //! State (namespace `agent-mode`): `mode` (JSON string; absent until the first switch, which
-//! means the default mode), `default_mode` (the configured default, for plugins that read the
-//! mode from here), `pending_notice`, `left_read_only`.
+//! means the default mode), `default_mode` (the configured default, seeded by `configure` into
+//! every new session, for plugins that read the mode from here), `pending_notice`,
+//! `left_read_only`.
 
 mod config;
 mod current;

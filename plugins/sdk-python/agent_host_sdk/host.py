@@ -24,6 +24,8 @@ class state:
 
     @staticmethod
     def set(key: str, value: Any) -> None:
+        """Writes `key`; from `configure` (contract 0.2.10) it seeds the key for every session
+        created while that configuration is loaded."""
         imports.host().state_set(key, json.dumps(value))
 
     @staticmethod

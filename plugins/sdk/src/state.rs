@@ -22,7 +22,8 @@ pub fn get_or_default<T: DeserializeOwned + Default>(key: &str) -> Result<T, Str
     Ok(get(key)?.unwrap_or_default())
 }
 
-/// Writes `value` under `key`.
+/// Writes `value` under `key`. From `configure` (contract 0.2.10) it seeds `key`: every
+/// session created while that configuration is loaded starts with `value`.
 pub fn set<T: Serialize + ?Sized>(key: &str, value: &T) -> Result<(), String> {
     let json = serde_json::to_string(value).map_err(|error| format!("cannot store `{key}`: {error}"))?;
     raw::set(key, &json)

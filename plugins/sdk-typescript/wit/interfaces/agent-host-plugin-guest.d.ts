@@ -1,5 +1,5 @@
 /// <reference path="./agent-host-plugin-types.d.ts" />
-declare module 'agent-host:plugin/guest@0.2.9' {
+declare module 'agent-host:plugin/guest@0.2.10' {
   /**
    * Who the plugin is and which exports it implements. Called once per load.
    */
@@ -49,16 +49,16 @@ declare module 'agent-host:plugin/guest@0.2.9' {
    * model calls; it may read state but its writes and events are discarded.
    */
   export function status(ctx: CallContext): string | undefined;
-  export type Json = import('agent-host:plugin/types@0.2.9').Json;
-  export type PluginManifest = import('agent-host:plugin/types@0.2.9').PluginManifest;
-  export type Configured = import('agent-host:plugin/types@0.2.9').Configured;
-  export type CallContext = import('agent-host:plugin/types@0.2.9').CallContext;
-  export type Contribution = import('agent-host:plugin/types@0.2.9').Contribution;
-  export type ToolCall = import('agent-host:plugin/types@0.2.9').ToolCall;
-  export type ToolUse = import('agent-host:plugin/types@0.2.9').ToolUse;
-  export type PreToolOutcome = import('agent-host:plugin/types@0.2.9').PreToolOutcome;
-  export type ToolResult = import('agent-host:plugin/types@0.2.9').ToolResult;
-  export type PostToolOutcome = import('agent-host:plugin/types@0.2.9').PostToolOutcome;
-  export type PromptOutcome = import('agent-host:plugin/types@0.2.9').PromptOutcome;
-  export type StopOutcome = import('agent-host:plugin/types@0.2.9').StopOutcome;
+  export type Json = import('agent-host:plugin/types@0.2.10').Json;
+  export type PluginManifest = import('agent-host:plugin/types@0.2.10').PluginManifest;
+  export type Configured = import('agent-host:plugin/types@0.2.10').Configured;
+  export type CallContext = import('agent-host:plugin/types@0.2.10').CallContext;
+  export type Contribution = import('agent-host:plugin/types@0.2.10').Contribution;
+  export type ToolCall = import('agent-host:plugin/types@0.2.10').ToolCall;
+  export type ToolUse = import('agent-host:plugin/types@0.2.10').ToolUse;
+  export type PreToolOutcome = import('agent-host:plugin/types@0.2.10').PreToolOutcome;
+  export type ToolResult = import('agent-host:plugin/types@0.2.10').ToolResult;
+  export type PostToolOutcome = import('agent-host:plugin/types@0.2.10').PostToolOutcome;
+  export type PromptOutcome = import('agent-host:plugin/types@0.2.10').PromptOutcome;
+  export type StopOutcome = import('agent-host:plugin/types@0.2.10').StopOutcome;
 }

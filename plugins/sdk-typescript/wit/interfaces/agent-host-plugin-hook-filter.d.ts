@@ -1,4 +1,4 @@
-declare module 'agent-host:plugin/hook-filter@0.2.9' {
+declare module 'agent-host:plugin/hook-filter@0.2.10' {
   /**
    * Declares, from `configure`, that under this configuration the host need call `hook`
    * only for the tool calls `filter` lets through. For every other call the host acts

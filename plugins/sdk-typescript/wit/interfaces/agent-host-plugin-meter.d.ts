@@ -1,4 +1,4 @@
-declare module 'agent-host:plugin/meter@0.2.9' {
+declare module 'agent-host:plugin/meter@0.2.10' {
   /**
    * The meter as of this call.
    */

@@ -1,4 +1,4 @@
-declare module 'agent-host:plugin/reuse@0.2.9' {
+declare module 'agent-host:plugin/reuse@0.2.10' {
   /**
    * Declares that what this `provide` (or, since 0.2.9, `view`) call returns depends only
    * on the plugin's configuration and on the state values this call reads through `state`

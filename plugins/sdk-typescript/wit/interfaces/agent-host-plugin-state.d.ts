@@ -1,11 +1,18 @@
 /// <reference path="./agent-host-plugin-types.d.ts" />
-declare module 'agent-host:plugin/state@0.2.9' {
+declare module 'agent-host:plugin/state@0.2.10' {
   /**
    * Reads a key of this plugin's namespace.
    */
   export function get(key: string): Json | undefined;
   /**
    * Writes a key of this plugin's namespace. Fails when the value is not JSON.
+   *
+   * Called from `configure` (since 0.2.10), it seeds the key instead: every session
+   * created while this configuration is loaded starts with the value (written into the
+   * session's state when it is made, like any write); a session made before keeps what it
+   * holds, and `get` in `configure` reads nothing. A plugin that must hold the same value
+   * in every session (a default other plugins read) seeds it, so that its calls need not
+   * write it, and a `provide` that would otherwise write it stays reusable.
    */
   export function set(key: string, value: Json): void;
   /**
@@ -17,5 +24,5 @@ declare module 'agent-host:plugin/state@0.2.9' {
    * this plugin read access to that namespace (`grants.read_state` in config.toml).
    */
   export function read(namespace: string, key: string): Json | undefined;
-  export type Json = import('agent-host:plugin/types@0.2.9').Json;
+  export type Json = import('agent-host:plugin/types@0.2.10').Json;
 }
