@@ -6,7 +6,7 @@ declare module 'agent-host:plugin/state@0.2.10' {
   export function get(key: string): Json | undefined;
   /**
    * Writes a key of this plugin's namespace. Fails when the value is not JSON.
-   *
+   * 
    * Called from `configure` (since 0.2.10), it seeds the key instead: every session
    * created while this configuration is loaded starts with the value (written into the
    * session's state when it is made, like any write); a session made before keeps what it
