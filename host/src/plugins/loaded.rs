@@ -127,8 +127,7 @@ pub struct LoadedPlugin {
     pub(super) schemas: SchemaCache,
     /// The manifest's capabilities, and the `compactor` export's hooks (contract 0.2.3).
     capabilities: Exports,
-    /// What `configure` wrote to the plugin's namespace: the values every session created
-    /// while this load serves starts with (contract 0.2.10, [`crate::state::Seeds`]).
+    /// See [`Self::seeds`].
     seeds: BTreeMap<String, String>,
     /// The share of a request's room past which it asks to compact, when it compacts.
     compact_trigger: Option<u8>,
@@ -261,7 +260,8 @@ impl LoadedPlugin {
         })
     }
 
-    /// What this load seeds new sessions with, in its namespace (see [`Self::seeds`]).
+    /// What `configure` wrote to the plugin's namespace: what every session created while
+    /// this load serves starts with (contract 0.2.10).
     pub fn seeds(&self) -> &BTreeMap<String, String> {
         &self.seeds
     }
