@@ -25,9 +25,14 @@ pub fn deployment(model: &FakeModel, plugins: &str) -> tempfile::TempDir {
     dir
 }
 
-/// `agent-host acp --config <dir>/config.toml`, stdio piped, killed when dropped.
+/// `agent-host acp --config <dir>/config.toml`, stdio piped, killed when dropped. Its
+/// temporary files go under `<dir>/tmp`: a process killed by signal cannot remove its own
+/// (the private folder its MCP servers start in), and they go with the deployment folder.
 pub fn spawn_agent(dir: &Path) -> tokio::process::Child {
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).expect("a temporary folder in the deployment");
     tokio::process::Command::new(env!("CARGO_BIN_EXE_agent-host"))
+        .env("TMPDIR", &tmp)
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
         .env("AGENT_HOST_TEST_KEY", "test-key")
