@@ -71,17 +71,15 @@ impl Config {
     pub fn instructions(&self, current: &str) -> String {
         const MODES: &str = "{available_modes}";
         const CURRENT: &str = "{current_mode}";
-        let mut out = String::with_capacity(self.template.len() + 2048);
+        // `configure` checked that the template holds `{available_modes}`.
+        let modes = render_modes(&self.modes).replace(CURRENT, current);
+        let mut out = String::with_capacity(self.template.len() + modes.len());
         let mut rest = self.template.as_str();
         while let Some(brace) = rest.find('{') {
             out.push_str(&rest[..brace]);
             rest = &rest[brace..];
             if let Some(after) = rest.strip_prefix(MODES) {
-                let modes = render_modes(&self.modes);
-                match modes.contains(CURRENT) {
-                    true => out.push_str(&modes.replace(CURRENT, current)),
-                    false => out.push_str(&modes),
-                }
+                out.push_str(&modes);
                 rest = after;
             } else if let Some(after) = rest.strip_prefix(CURRENT) {
                 out.push_str(current);
