@@ -81,7 +81,14 @@ impl Deployment {
             assert!(std::time::Instant::now() < deadline, "the update did not end:\n{}", console.contents());
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
-        console.contents()
+        // The process may end before the terminal's reader has drained what it wrote last.
+        console.wait_until("the answer", |screen| {
+            // A line after the question's own, which holds the key typed.
+            screen
+                .split("[y/N]")
+                .nth(1)
+                .is_some_and(|after| after.lines().skip(1).any(|line| !line.trim().is_empty()))
+        })
     }
 
     fn check(&self) -> Output {
