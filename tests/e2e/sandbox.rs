@@ -78,6 +78,18 @@ async fn a_memory_bomb_hits_the_memory_limit() {
 }
 
 #[tokio::test]
+async fn more_small_blocks_than_the_sdks_arena_holds_stay_intact() {
+    // 40,000 blocks of 64 bytes, three times what the arena holds, with their frees and
+    // regrowths; blocks aligned to 64 and zeroed ones beside them.
+    let test = host("[plugin.limits]\nmemory_mb = 64\n").await;
+    let session = test.session();
+    let result = call(&test, &session, "churn", json!({"count": 40000, "bytes": 64})).await;
+    assert!(result.ok && result.output == "40000 blocks kept intact", "{}", result.output);
+    let next = call(&test, &session, "churn", json!({"count": 10, "bytes": 8})).await;
+    assert_eq!(next.output, "10 blocks kept intact");
+}
+
+#[tokio::test]
 async fn enormous_output_is_cut_with_a_note() {
     let test = host("[plugin.limits]\nmax_output_kb = 64\nmemory_mb = 128\n").await;
     let session = test.session();

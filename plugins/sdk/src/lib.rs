@@ -47,6 +47,8 @@ mod command;
 pub mod compaction;
 mod context;
 mod contribution;
+#[cfg(any(test, all(target_arch = "wasm32", feature = "instance-heap")))]
+mod heap;
 pub mod hook_filter;
 mod host;
 pub mod judge;

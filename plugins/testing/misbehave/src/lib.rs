@@ -102,6 +102,12 @@ struct FloodArgs {
 }
 
 #[derive(Deserialize, JsonSchema)]
+struct ChurnArgs {
+    count: usize,
+    bytes: usize,
+}
+
+#[derive(Deserialize, JsonSchema)]
 struct SleepArgs {
     ms: u64,
 }
@@ -252,6 +258,7 @@ pub fn plugin() -> Plugin<Config> {
                 Ok(format!("{} values hoarded", args.count))
             },
         ))
+        .tool(Tool::new("churn", "Keeps `count` blocks of `bytes` alive, frees half, grows the rest.", churn))
         .tool(Tool::new("flood_events", "Emits `count` events of `kb` KiB.", |_: &Ctx, args: FloodArgs| {
             let payload = "x".repeat(args.kb as usize * 1024);
             for _ in 0..args.count {
@@ -295,6 +302,42 @@ pub fn plugin() -> Plugin<Config> {
         .command(Command::new("misbehave", "/misbehave", "Says hello without a model call", |_, args| {
             Ok(format!("misbehave says hello {args}"))
         }))
+}
+
+/// More small blocks than the SDK's arena holds, alive at once, so its blocks and the large
+/// blocks' allocator's mix; every other one freed and the rest grown; blocks aligned past 16
+/// bytes and zeroed ones beside them. Fails if any block changed or is misplaced.
+fn churn(_: &Ctx, args: ChurnArgs) -> Result<String, String> {
+    #[repr(align(64))]
+    struct Line([u8; 64]);
+    let block = |index: usize| format!("{index:08}").repeat(args.bytes.div_ceil(8));
+    let mut kept: Vec<String> = (0..args.count).map(block).collect();
+    let lines: Vec<Box<Line>> =
+        (0..args.count.min(1000)).map(|index| Box::new(Line([index as u8; 64]))).collect();
+    for (index, text) in kept.iter_mut().enumerate() {
+        if index % 2 == 0 {
+            *text = String::new();
+        } else {
+            text.push_str(&format!("+{index}"));
+        }
+    }
+    // Zeroed blocks of the freed strings' sizes, so some are those blocks, reused.
+    let zeroed: Vec<Vec<u64>> = (0..args.count.min(1000)).map(|index| vec![0; index % 8 + 1]).collect();
+    for (index, text) in kept.iter().enumerate() {
+        let expected = if index % 2 == 0 { String::new() } else { format!("{}+{index}", block(index)) };
+        if *text != expected {
+            return Err(format!("block {index} changed"));
+        }
+    }
+    for (index, line) in lines.iter().enumerate() {
+        if (&raw const **line).addr() % 64 != 0 || line.0 != [index as u8; 64] {
+            return Err(format!("aligned block {index} misplaced or changed"));
+        }
+    }
+    if zeroed.iter().flatten().any(|word| *word != 0) {
+        return Err("a zeroed block is not".into());
+    }
+    Ok(format!("{} blocks kept intact", args.count))
 }
 
 fn ask_model(_ctx: &Ctx, args: AskArgs) -> Result<String, String> {
