@@ -4,14 +4,14 @@
  * contract's functions, which exist only in a component.
  */
 
-import * as rawEvents from "agent-host:plugin/events@0.2.10";
-import * as rawLog from "agent-host:plugin/log@0.2.10";
-import * as rawMeter from "agent-host:plugin/meter@0.2.10";
-import * as rawModel from "agent-host:plugin/model@0.2.10";
-import * as rawProcess from "agent-host:plugin/process@0.2.10";
-import * as rawReuse from "agent-host:plugin/reuse@0.2.10";
-import * as rawState from "agent-host:plugin/state@0.2.10";
-import * as rawTools from "agent-host:plugin/tools@0.2.10";
+import * as rawEvents from "agent-host:plugin/events@0.2.11";
+import * as rawLog from "agent-host:plugin/log@0.2.11";
+import * as rawMeter from "agent-host:plugin/meter@0.2.11";
+import * as rawModel from "agent-host:plugin/model@0.2.11";
+import * as rawProcess from "agent-host:plugin/process@0.2.11";
+import * as rawReuse from "agent-host:plugin/reuse@0.2.11";
+import * as rawState from "agent-host:plugin/state@0.2.11";
+import * as rawTools from "agent-host:plugin/tools@0.2.11";
 
 import { PluginError, messageOf } from "./errors.ts";
 import type { Host } from "./imports.ts";

@@ -3,9 +3,9 @@
  * edge (`export.ts`). Types only are imported from the contract: these are plain objects.
  */
 
-import type * as judgeTypes from "agent-host:plugin/judge@0.2.10";
-import type * as raw from "agent-host:plugin/types@0.2.10";
-import type * as viewerTypes from "agent-host:plugin/viewer@0.2.10";
+import type * as judgeTypes from "agent-host:plugin/judge@0.2.11";
+import type * as raw from "agent-host:plugin/types@0.2.11";
+import type * as viewerTypes from "agent-host:plugin/viewer@0.2.11";
 
 import type { JudgeSpec, ReviewVerdict, TurnVerdict } from "./judge.ts";
 import type { PreToolOutcome, PromptOutcome, Requirement } from "./outcomes.ts";

@@ -10,10 +10,10 @@
  * thrown Error object would trap and lose its message.
  */
 
-import type * as compactorTypes from "agent-host:plugin/compactor@0.2.10";
-import type * as guestTypes from "agent-host:plugin/guest@0.2.10";
-import type * as judgeTypes from "agent-host:plugin/judge@0.2.10";
-import type * as viewerTypes from "agent-host:plugin/viewer@0.2.10";
+import type * as compactorTypes from "agent-host:plugin/compactor@0.2.11";
+import type * as guestTypes from "agent-host:plugin/guest@0.2.11";
+import type * as judgeTypes from "agent-host:plugin/judge@0.2.11";
+import type * as viewerTypes from "agent-host:plugin/viewer@0.2.11";
 
 import { componentHost } from "./bindings.ts";
 import * as convert from "./convert.ts";

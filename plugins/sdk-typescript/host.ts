@@ -54,9 +54,9 @@ export const log = {
   error: (message: string) => host().log("error", message),
 };
 
-/** Tells the host what this `provide` (or, since contract 0.2.9, `view`) call returns depends
- * only on the configuration and the state it read, so it may be reused without a call, in any
- * session, until that state changes. */
+/** Tells the host what this `provide` (or, since contract 0.2.9, `view`; since 0.2.11, `stop`)
+ * call returns depends only on the configuration and the state it read, so it may be reused
+ * without a call, in any session, until that state changes. */
 export function reusable(): void {
   host().untilStateChanges();
 }

@@ -2,7 +2,8 @@
 //! reusable is served from the session's memo while the state it read is unchanged, and
 //! recomputed the moment that state changes; another session holding the same values gets it
 //! too; a tool call that changed that state leaves the next one asked ahead in its own
-//! instance; a plugin built against 0.1.0 still loads and is simply called every time.
+//! instance; a plugin built against 0.1.0 still loads and is simply called every time; a
+//! `stop` decided from state (contract 0.2.11) is kept the same way.
 
 use agent_host::plugins::{Export, LoadedPlugin};
 use serde_json::Value;
@@ -75,10 +76,11 @@ async fn contributions_are_reused_until_the_state_they_read_changes() {
     assert_eq!(reused().await, 6 + 3 + 3 + 3);
     let after = counted();
     assert_eq!(after.1 - before.1, 2, "a contribution asked ahead after each tool call");
+    assert_eq!(after.3 - before.3, 2, "and the turn's `stop` (contract 0.2.11)");
     assert_eq!(
         after.0 - before.0,
-        (after.2 - before.2) + (after.3 - before.3),
-        "an instance for each tool call and `stop`, none for `provide`: {}",
+        after.2 - before.2,
+        "an instance for each tool call, none for `provide` or `stop`: {}",
         todo.calls().summary()
     );
 
@@ -130,6 +132,28 @@ async fn a_contribution_asked_ahead_with_an_effect_is_neither_kept_nor_committed
         "{}",
         system_prompt(&requests[1])
     );
+}
+
+#[tokio::test]
+async fn a_stop_asked_ahead_with_an_effect_is_neither_kept_nor_committed() {
+    let model = FakeModel::start().await;
+    model.push(Reply::text("hello"));
+    model.push(Reply::tool("viewer_add", r#"{"title": "one"}"#));
+    model.push(Reply::text("added"));
+    let test =
+        TestHost::with_plugins(&model, &plugin_block("viewer", "[plugin.config]\nstop_counts = true")).await;
+    let session = test.session();
+    let viewer = plugin(&test, "viewer");
+    let stops = || viewer.calls().get(Export::Stop);
+    test.turn(&session, "hi").await.unwrap();
+    assert_eq!(stops(), 1, "the empty list's end, kept: {}", viewer.calls().summary());
+    test.turn(&session, "add one").await.unwrap();
+    // `viewer_add` moves the list, so `stop` is asked ahead in its instance: the list no
+    // longer empty, that call bumps `stopped`, so it is neither kept nor committed, and the
+    // turn's end calls `stop` again, whose bump is committed.
+    assert_eq!(stops(), 3, "{}", viewer.calls().summary());
+    assert_eq!(session.lock().await.bag().get_json("viewer", "stopped"), Some(serde_json::json!(1)));
+    assert_eq!(session.lock().await.stop_memo().reused(), 0, "nothing it said after the add was kept");
 }
 
 #[tokio::test]
@@ -242,4 +266,52 @@ async fn what_configure_seeds_every_new_session_starts_with_so_its_provide_is_no
     model.push(Reply::text("hello"));
     test.turn(&earlier, "hi").await.unwrap();
     assert_eq!(default(&earlier).await, Some(serde_json::json!("execute")), "written on its next call");
+}
+
+#[tokio::test]
+async fn a_stop_decided_from_state_ends_other_turns_without_a_call_while_that_state_holds() {
+    // Contract 0.2.11: todo's `stop` decides from its list (and the mode) alone, so what it
+    // said is kept with the values it read: a turn that ends where they hold, in this session
+    // or another, instantiates nothing.
+    let model = FakeModel::start().await;
+    let test = stock_host(&model).await;
+    let todo = plugin(&test, "todo");
+    let (stops, instances) = (|| todo.calls().get(Export::Stop), || todo.calls().instances());
+    let first = test.session();
+    model.push(Reply::text("hello"));
+    test.turn(&first, "hi").await.unwrap();
+    assert_eq!(stops(), 1, "the first turn's end asks: {}", todo.calls().summary());
+
+    // Another session, its list as empty: the kept "stop" ends its turn, no instance.
+    let second = test.session();
+    let before = instances();
+    model.push(Reply::text("hello again"));
+    test.turn(&second, "hi").await.unwrap();
+    assert_eq!((stops(), instances()), (1, before), "{}", todo.calls().summary());
+
+    // The list moves: `stop` is asked again after each change, ahead, in the instance of the
+    // tool call that made it, so the turn's ends find their answers kept and instantiate
+    // nothing; the open item sends the model back.
+    let (before, tool_calls) = (instances(), || todo.calls().get(Export::CallTool));
+    let calls_before = tool_calls();
+    model.push(Reply::tool("todos_add", r#"{"todos": [{"title": "write the report"}]}"#));
+    model.push(Reply::text("later"));
+    model.push(Reply::tool("todos_complete", r#"{"items": [{"id": 1, "reason": "written"}]}"#));
+    model.push(Reply::text("done"));
+    test.turn(&second, "work").await.unwrap();
+    assert_eq!(stops(), 3, "asked after each change: {}", todo.calls().summary());
+    assert_eq!(instances() - before, tool_calls() - calls_before, "{}", todo.calls().summary());
+    assert_eq!(second.lock().await.stop_memo().reused(), 1 + 2, "the first turn's end, then these two");
+    let requests = model.requests();
+    let sent_back = contents(&requests[4]).into_iter().rfind(|text| text.contains("write the report"));
+    assert!(sent_back.is_some(), "the open item sent the model back: {:?}", contents(&requests[4]));
+
+    // Nothing moved since: this session's next turn, and a third session's (an empty list,
+    // as the first kept), end without asking.
+    model.push(Reply::text("anything else?"));
+    test.turn(&second, "thanks").await.unwrap();
+    let third = test.session();
+    model.push(Reply::text("hi"));
+    test.turn(&third, "hi").await.unwrap();
+    assert_eq!(stops(), 3, "{}", todo.calls().summary());
 }

@@ -4,6 +4,7 @@
 //! once, in [`Linked::bounded`].
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use wasmtime::Store;
 use wasmtime::component::{Func, Instance};
@@ -12,7 +13,7 @@ use super::error::PluginError;
 use super::export::Export;
 use super::loaded::{Linked, LoadedPlugin, PluginBounds};
 use super::outputs::{Returned, StatusText};
-use super::reuse::ProvideMemo;
+use super::reuse::{ProvideMemo, StopMemo};
 use super::schema::schema_problem;
 use super::types::{
     CallContext, CompactorSpec, Configured, Contribution, Manifest, PluginCompaction, PostToolOutcome,
@@ -77,14 +78,16 @@ impl LoadedPlugin {
         Ok(self.view_after(PluginOutput { value, events, edits, view: None }, warm, ctx, bag).await)
     }
 
-    /// A tool call; when it moved the plugin's state, the plugin's next contribution is
-    /// asked ahead into `memo` (`ahead.rs`) and its view asked, in the call's instance.
+    /// A tool call; when it moved the plugin's state, the plugin's next contribution and
+    /// `stop` are asked ahead into `memo` and `stops` (`ahead.rs`) and its view asked, in the
+    /// call's instance.
     pub async fn call_tool(
         &self,
         ctx: &CallContext,
         bag: &StateBag,
         call: &ToolCall,
         memo: &ProvideMemo,
+        stops: &StopMemo,
     ) -> Result<PluginOutput<Result<String, String>>, PluginError> {
         let call = async |store: &mut Store<CallState>, func| {
             self.linked.guest.call_tool(store, func, ctx, &self.config, call).await
@@ -93,6 +96,10 @@ impl LoadedPlugin {
             self.linked.invoke_warm(&self.bounds, bag, Export::CallTool, Some(ctx), call).await?;
         let warm = match warm {
             Some(warm) => self.provide_ahead(warm, ctx, bag, memo).await,
+            None => None,
+        };
+        let warm = match warm {
+            Some(warm) => self.stop_ahead(warm, ctx, bag, stops).await,
             None => None,
         };
         Ok(self.view_after(output, warm, ctx, bag).await)
@@ -146,16 +153,35 @@ impl LoadedPlugin {
         self.linked.invoke(&self.bounds, bag, Export::PostToolUse, Some(ctx), call).await
     }
 
+    /// `stop`, or the outcome `memo` kept from an earlier call that declared itself reusable
+    /// (contract 0.2.11) — this session's, asked ahead after its last tool call, or any
+    /// session's — when every state value that call read holds in `bag`.
     pub async fn stop(
         &self,
         ctx: &CallContext,
         bag: &StateBag,
         reply: &str,
+        memo: &StopMemo,
     ) -> Result<PluginOutput<StopOutcome>, PluginError> {
+        let shared = self.stop_reuse.as_ref().map(|reuse| &reuse.shared);
+        if let Some(outcome) = shared.and_then(|shared| memo.reuse(self.load_id, shared, bag)) {
+            let value = outcome.as_ref().clone();
+            return Ok(PluginOutput { value, events: Vec::new(), edits: Vec::new(), view: None });
+        }
         let call = async |store: &mut Store<CallState>, func| {
             self.linked.guest.stop(store, func, ctx, &self.config, reply).await
         };
-        self.linked.invoke(&self.bounds, bag, Export::Stop, Some(ctx), call).await
+        let (output, reads) =
+            self.linked.invoke_reusable(&self.bounds, bag, Export::Stop, Some(ctx), call).await?;
+        if let Some(reuse) = &self.stop_reuse {
+            reuse.last_reusable.store(reads.is_some(), Ordering::Relaxed);
+            memo.keep(
+                self.load_id,
+                &reuse.shared,
+                reads.map(|reads| (reads, Arc::new(output.value.clone()))),
+            );
+        }
+        Ok(output)
     }
 
     pub async fn command(
@@ -310,10 +336,11 @@ impl Linked {
         bounds: &PluginBounds,
         bag: &StateBag,
         export: Export,
+        ctx: Option<&CallContext>,
         call: impl AsyncFnOnce(&mut Store<CallState>, Func) -> wasmtime::Result<R>,
     ) -> Result<(PluginOutput<R>, Option<Vec<StateRead>>), PluginError> {
         self.bounded(bounds, export, async |deadline| {
-            let (mut store, func, _) = self.instantiate(bounds, bag, export, None, deadline).await?;
+            let (mut store, func, _) = self.instantiate(bounds, bag, export, ctx, deadline).await?;
             store.data_mut().reads = Some(Vec::new());
             let result = call(&mut store, func).await;
             let settled = self.settle(bounds, &mut store, result, bag)?;

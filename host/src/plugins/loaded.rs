@@ -10,12 +10,12 @@ use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
 use super::call_counts::CallCounts;
-use super::contract::{GuestPre, Line};
+use super::contract::{GuestPre, Line, STOP_REUSABLE_SINCE};
 use super::declared_tools::{self, DeclaredTool};
 use super::error::LoadError;
 use super::export::{ExportIndices, Interface};
 use super::hook_filter::HookFilters;
-use super::reuse::{SharedContributions, SharedViews};
+use super::reuse::{SharedContributions, SharedViews, StopReuse};
 use super::schema::SchemaCache;
 use super::types::{CommandSpec, CompactorSpec, Exports, Manifest, Requirement, ToolUse};
 use crate::config::{Grants, Limits, SandboxMode};
@@ -123,6 +123,9 @@ pub struct LoadedPlugin {
     pub(super) shared: SharedContributions,
     /// Reusable views of this load, from any session (see [`SharedViews`]).
     pub(super) shared_views: SharedViews,
+    /// How this load's `stop` is reused (see [`StopReuse`]); only when the plugin is built
+    /// against a contract that lets `stop` be reused.
+    pub(super) stop_reuse: Option<StopReuse>,
     /// The tool schemas this load's contributions offered, checked and compiled.
     pub(super) schemas: SchemaCache,
     /// The manifest's capabilities, and the `compactor` export's hooks (contract 0.2.3).
@@ -240,6 +243,7 @@ impl LoadedPlugin {
             load_id: LOADS.fetch_add(1, Ordering::Relaxed),
             shared: SharedContributions::default(),
             shared_views: SharedViews::default(),
+            stop_reuse: Line::guest_since(&guest_interface, STOP_REUSABLE_SINCE).then(StopReuse::default),
             schemas,
             capabilities: manifest.capabilities
                 | compactor.hooks
@@ -357,12 +361,15 @@ impl LoadedPlugin {
         &self.linked.calls
     }
 
-    /// Drops the contributions and views this load keeps for any session, so the next
-    /// `provide` of a session without its own, and the next view, run the plugin (benchmarks
-    /// of real calls).
+    /// Drops the contributions, views and stop outcomes this load keeps for any session, so
+    /// the next `provide` of a session without its own, the next view and the next `stop` run
+    /// the plugin (benchmarks of real calls).
     pub fn forget_shared_contributions(&self) {
         self.shared.clear();
         self.shared_views.clear();
+        if let Some(stops) = &self.stop_reuse {
+            stops.shared.clear();
+        }
     }
 
     /// Whether the compiled component came from the disk cache.

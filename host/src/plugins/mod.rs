@@ -81,7 +81,7 @@ pub use error::{LoadError, PluginError};
 pub use export::Export;
 pub use loaded::{ComponentFile, LoadedPlugin, PluginIdentity, PluginSpec};
 pub use registry::PluginSet;
-pub use reuse::ProvideMemo;
+pub use reuse::{ProvideMemo, StopMemo};
 pub use source::{
     BuildSandbox, Progress, build_crate, build_workspace, resolve_component, rust_sdk, source_digest,
 };

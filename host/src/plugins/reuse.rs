@@ -1,7 +1,8 @@
 //! Reusing what a plugin call returned: a plugin that calls `reuse.until-state-changes` says
 //! the result depends only on its configuration and the state it read, so the host keeps that
 //! result with the values read and skips the call while they are unchanged. `provide`'s
-//! contributions (since contract 0.1.1) and `view`'s widgets (since 0.2.9) are kept so.
+//! contributions (since contract 0.1.1), `view`'s widgets (since 0.2.9) and `stop`'s outcomes
+//! (since 0.2.11) are kept so.
 //!
 //! The check is by value, not by version: a key written back with the same text keeps the
 //! result, a key removed or changed drops it. Nothing to invalidate, nothing to miss.
@@ -11,22 +12,35 @@
 //! session (empty state) starts from them instead of calling every plugin.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::types::Contribution;
+use super::types::{Contribution, StopOutcome};
 use crate::events::Widget;
 use crate::recent::RecentlyUsed;
 use crate::runtime::StateRead;
 use crate::state::StateBag;
 use crate::unpoisoned::LockUnpoisoned as _;
 
-/// One session's reusable contributions, by plugin load. Lives as long as the session is in
-/// memory; a session read back from the store starts empty, which only costs one call each.
-#[derive(Default)]
-pub struct ProvideMemo {
-    entries: Mutex<HashMap<u64, Arc<Kept<Contribution>>>>,
+/// One session's reusable results of one export, by plugin load. Lives as long as the
+/// session is in memory; a session read back from the store starts empty, which only costs
+/// one call each.
+pub struct Memo<T> {
+    entries: Mutex<HashMap<u64, Arc<Kept<T>>>>,
     reused: AtomicU64,
+}
+
+/// One session's reusable contributions (`provide`, contract 0.1.1).
+pub type ProvideMemo = Memo<Contribution>;
+
+/// One session's reusable `stop` outcomes (contract 0.2.11): asked ahead in the instance a
+/// tool call that moved the state left (`ahead.rs`), so the turn's end finds its answer kept.
+pub type StopMemo = Memo<StopOutcome>;
+
+impl<T> Default for Memo<T> {
+    fn default() -> Self {
+        Self { entries: Mutex::default(), reused: AtomicU64::default() }
+    }
 }
 
 /// A reusable result and the state values it was computed from.
@@ -43,15 +57,10 @@ impl<T> Kept<T> {
     }
 }
 
-impl ProvideMemo {
-    /// The contribution kept for the plugin load `load_id` by this session, or else by any
+impl<T> Memo<T> {
+    /// The result kept for the plugin load `load_id` by this session, or else by any
     /// session (`shared`), if every value it read holds in `bag`.
-    pub(super) fn reuse(
-        &self,
-        load_id: u64,
-        shared: &SharedContributions,
-        bag: &StateBag,
-    ) -> Option<Arc<Contribution>> {
+    pub(super) fn reuse(&self, load_id: u64, shared: &SharedResults<T>, bag: &StateBag) -> Option<Arc<T>> {
         let mut entries = lock(&self.entries);
         let kept = match entries.get(&load_id).filter(|kept| kept.holds(bag)) {
             Some(kept) => kept.clone(),
@@ -65,14 +74,14 @@ impl ProvideMemo {
         Some(kept.value.clone())
     }
 
-    /// Keeps `contribution` for `load_id` (with the reads it depends on), here and in
-    /// `shared`; or with `None` forgets what this session kept: the last call did not
-    /// declare itself reusable.
+    /// Keeps a result for `load_id` (with the reads it depends on), here and in `shared`; or
+    /// with `None` forgets what this session kept: the last call did not declare itself
+    /// reusable.
     pub(super) fn keep(
         &self,
         load_id: u64,
-        shared: &SharedContributions,
-        kept: Option<(Vec<StateRead>, Arc<Contribution>)>,
+        shared: &SharedResults<T>,
+        kept: Option<(Vec<StateRead>, Arc<T>)>,
     ) {
         let mut entries = lock(&self.entries);
         match kept {
@@ -87,13 +96,13 @@ impl ProvideMemo {
         }
     }
 
-    /// Whether the last `provide` of the plugin load `load_id` in this session declared
-    /// itself reusable (or was answered from a reusable one), whether or not it still holds.
+    /// Whether the last call of the plugin load `load_id` in this session declared itself
+    /// reusable (or was answered from a reusable one), whether or not it still holds.
     pub(super) fn was_reusable(&self, load_id: u64) -> bool {
         lock(&self.entries).contains_key(&load_id)
     }
 
-    /// How many `provide` calls this memo answered instead of the plugin (tests, benches).
+    /// How many calls this memo answered instead of the plugin (tests, benches).
     pub fn reused(&self) -> u64 {
         self.reused.load(Ordering::Relaxed)
     }
@@ -118,6 +127,16 @@ pub(super) type SharedContributions = SharedResults<Contribution>;
 /// `view`'s reusable widgets of one plugin load (contract 0.2.9). Only shared: a session asks
 /// a view again only after the state it read changed, so a memo of its own would not hold.
 pub(super) type SharedViews = SharedResults<Vec<Widget>>;
+
+/// How one plugin load's `stop` is reused (contract 0.2.11, for plugins built against it):
+/// its outcomes from any session, so a turn ends without instantiating the plugin where the
+/// state it read holds (an empty todo list, most often); and whether its last call declared
+/// itself reusable, which is when a tool call that moved the state asks it ahead.
+#[derive(Default)]
+pub(super) struct StopReuse {
+    pub(super) shared: SharedResults<StopOutcome>,
+    pub(super) last_reusable: AtomicBool,
+}
 
 impl<T> Default for SharedResults<T> {
     fn default() -> Self {

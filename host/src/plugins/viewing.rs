@@ -50,7 +50,8 @@ impl LoadedPlugin {
         let call = async |store: &mut Store<CallState>, func| {
             self.linked.guest.view(store, func, ctx, &self.config).await.map(ViewWidgets)
         };
-        let (output, reads) = self.linked.invoke_reusable(&self.bounds, bag, Export::View, call).await?;
+        let (output, reads) =
+            self.linked.invoke_reusable(&self.bounds, bag, Export::View, None, call).await?;
         let widgets = output.value.0;
         if let Some(reads) = reads {
             self.shared_views.keep(reads, Arc::new(widgets.clone()));

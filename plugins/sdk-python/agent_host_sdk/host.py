@@ -79,10 +79,11 @@ class log:
 
 
 def reusable() -> None:
-    """Tells the host what this ``provide`` (or, since contract 0.2.9, ``view``) call returns
-    depends only on the configuration and the state it read, so it may be reused without a
-    call, in any session, until that state changes (see the Rust SDK's
-    ``Contribution::reusable`` and ``Plugin::view_from_state``)."""
+    """Tells the host what this ``provide`` (or, since contract 0.2.9, ``view``; since 0.2.11,
+    ``stop``) call returns depends only on the configuration and the state it read, so it may
+    be reused without a call, in any session, until that state changes (see the Rust SDK's
+    ``Contribution::reusable``, ``Plugin::view_from_state`` and
+    ``Plugin::on_stop_from_state``)."""
     imports.host().until_state_changes()
 
 

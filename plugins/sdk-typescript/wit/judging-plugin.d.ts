@@ -15,22 +15,22 @@
 /// <reference path="./interfaces/agent-host-plugin-tools.d.ts" />
 /// <reference path="./interfaces/agent-host-plugin-types.d.ts" />
 /// <reference path="./interfaces/agent-host-plugin-viewer.d.ts" />
-declare module 'agent-host:plugin/judging-plugin@0.2.10' {
-  export type * as AgentHostPluginAgents0210 from 'agent-host:plugin/agents@0.2.10'; // import agent-host:plugin/agents@0.2.10
-  export type * as AgentHostPluginEdits0210 from 'agent-host:plugin/edits@0.2.10'; // import agent-host:plugin/edits@0.2.10
-  export type * as AgentHostPluginEvents0210 from 'agent-host:plugin/events@0.2.10'; // import agent-host:plugin/events@0.2.10
-  export type * as AgentHostPluginHistory0210 from 'agent-host:plugin/history@0.2.10'; // import agent-host:plugin/history@0.2.10
-  export type * as AgentHostPluginHookFilter0210 from 'agent-host:plugin/hook-filter@0.2.10'; // import agent-host:plugin/hook-filter@0.2.10
-  export type * as AgentHostPluginLog0210 from 'agent-host:plugin/log@0.2.10'; // import agent-host:plugin/log@0.2.10
-  export type * as AgentHostPluginMeter0210 from 'agent-host:plugin/meter@0.2.10'; // import agent-host:plugin/meter@0.2.10
-  export type * as AgentHostPluginModel0210 from 'agent-host:plugin/model@0.2.10'; // import agent-host:plugin/model@0.2.10
-  export type * as AgentHostPluginProcess0210 from 'agent-host:plugin/process@0.2.10'; // import agent-host:plugin/process@0.2.10
-  export type * as AgentHostPluginReuse0210 from 'agent-host:plugin/reuse@0.2.10'; // import agent-host:plugin/reuse@0.2.10
-  export type * as AgentHostPluginState0210 from 'agent-host:plugin/state@0.2.10'; // import agent-host:plugin/state@0.2.10
-  export type * as AgentHostPluginTools0210 from 'agent-host:plugin/tools@0.2.10'; // import agent-host:plugin/tools@0.2.10
-  export type * as AgentHostPluginTypes0210 from 'agent-host:plugin/types@0.2.10'; // import agent-host:plugin/types@0.2.10
-  export * as judge from 'agent-host:plugin/judge@0.2.10'; // export agent-host:plugin/judge@0.2.10
-  export * as viewer from 'agent-host:plugin/viewer@0.2.10'; // export agent-host:plugin/viewer@0.2.10
-  export * as compactor from 'agent-host:plugin/compactor@0.2.10'; // export agent-host:plugin/compactor@0.2.10
-  export * as guest from 'agent-host:plugin/guest@0.2.10'; // export agent-host:plugin/guest@0.2.10
+declare module 'agent-host:plugin/judging-plugin@0.2.11' {
+  export type * as AgentHostPluginAgents0211 from 'agent-host:plugin/agents@0.2.11'; // import agent-host:plugin/agents@0.2.11
+  export type * as AgentHostPluginEdits0211 from 'agent-host:plugin/edits@0.2.11'; // import agent-host:plugin/edits@0.2.11
+  export type * as AgentHostPluginEvents0211 from 'agent-host:plugin/events@0.2.11'; // import agent-host:plugin/events@0.2.11
+  export type * as AgentHostPluginHistory0211 from 'agent-host:plugin/history@0.2.11'; // import agent-host:plugin/history@0.2.11
+  export type * as AgentHostPluginHookFilter0211 from 'agent-host:plugin/hook-filter@0.2.11'; // import agent-host:plugin/hook-filter@0.2.11
+  export type * as AgentHostPluginLog0211 from 'agent-host:plugin/log@0.2.11'; // import agent-host:plugin/log@0.2.11
+  export type * as AgentHostPluginMeter0211 from 'agent-host:plugin/meter@0.2.11'; // import agent-host:plugin/meter@0.2.11
+  export type * as AgentHostPluginModel0211 from 'agent-host:plugin/model@0.2.11'; // import agent-host:plugin/model@0.2.11
+  export type * as AgentHostPluginProcess0211 from 'agent-host:plugin/process@0.2.11'; // import agent-host:plugin/process@0.2.11
+  export type * as AgentHostPluginReuse0211 from 'agent-host:plugin/reuse@0.2.11'; // import agent-host:plugin/reuse@0.2.11
+  export type * as AgentHostPluginState0211 from 'agent-host:plugin/state@0.2.11'; // import agent-host:plugin/state@0.2.11
+  export type * as AgentHostPluginTools0211 from 'agent-host:plugin/tools@0.2.11'; // import agent-host:plugin/tools@0.2.11
+  export type * as AgentHostPluginTypes0211 from 'agent-host:plugin/types@0.2.11'; // import agent-host:plugin/types@0.2.11
+  export * as judge from 'agent-host:plugin/judge@0.2.11'; // export agent-host:plugin/judge@0.2.11
+  export * as viewer from 'agent-host:plugin/viewer@0.2.11'; // export agent-host:plugin/viewer@0.2.11
+  export * as compactor from 'agent-host:plugin/compactor@0.2.11'; // export agent-host:plugin/compactor@0.2.11
+  export * as guest from 'agent-host:plugin/guest@0.2.11'; // export agent-host:plugin/guest@0.2.11
 }

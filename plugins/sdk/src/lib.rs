@@ -1,4 +1,4 @@
-//! The guest SDK for agent-host plugins (contract `agent-host:plugin@0.2.10`).
+//! The guest SDK for agent-host plugins (contract `agent-host:plugin@0.2.11`).
 //!
 //! A plugin is a declaration, built by a function and exported with [`export_plugin!`]:
 //! its typed configuration, its tools (each declared by a typed argument struct whose JSON

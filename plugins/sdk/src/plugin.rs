@@ -38,7 +38,7 @@ pub struct Plugin<C> {
     user_prompt_submit: Option<fn(&Context<C>, &str) -> PromptOutcome>,
     pre_tool_use: Option<fn(&Context<C>, &ToolUse) -> PreToolOutcome>,
     post_tool_use: Option<PostToolUse<C>>,
-    stop: Option<fn(&Context<C>, &str) -> StopOutcome>,
+    stop: Option<Stop<C>>,
     status: Option<MaybeText<C>>,
     /// The `compactor` hooks ([`compaction`](crate::compaction)).
     pub(crate) compactor: Compactor<C>,
@@ -49,6 +49,22 @@ pub struct Plugin<C> {
     /// How it judges ([`judge`](crate::judge)).
     pub(crate) judge: crate::judge::Judge<C>,
 }
+
+/// A `stop` hook: one that reads the model's reply, or one that decides from the
+/// configuration and the state alone, and whose outcome the host may so keep.
+enum Stop<C> {
+    FromReply(fn(&Context<C>, &str) -> StopOutcome),
+    FromState(fn(&Context<C>) -> StopOutcome),
+}
+
+// By hand: a derive would ask `C: Copy`, and a function pointer is copied whatever `C` is.
+impl<C> Clone for Stop<C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<C> Copy for Stop<C> {}
 
 impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
     /// A plugin that answers nothing yet; `name` is also its state namespace.
@@ -130,7 +146,17 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
 
     /// When the model ends a step without tool calls: stop, or continue with a message.
     pub fn on_stop(mut self, hook: fn(&Context<C>, &str) -> StopOutcome) -> Self {
-        self.stop = Some(hook);
+        self.stop = Some(Stop::FromReply(hook));
+        self
+    }
+
+    /// [`on_stop`](Self::on_stop), for a hook that decides from the configuration and the
+    /// state alone (not the reply, the session id, the clock or files): the host keeps each
+    /// outcome with the values it read (`reuse.until-state-changes`, contract 0.2.11) and
+    /// ends a turn without calling the plugin wherever the state holds them — every turn
+    /// that ends with nothing open, for one.
+    pub fn on_stop_from_state(mut self, hook: fn(&Context<C>) -> StopOutcome) -> Self {
+        self.stop = Some(Stop::FromState(hook));
         self
     }
 
@@ -287,7 +313,14 @@ impl<C: DeserializeOwned + Serialize + 'static> Plugin<C> {
 
     pub fn stop_raw(&self, ctx: CallContext, reply: &str) -> StopOutcome {
         let Some(hook) = self.stop else { return StopOutcome::Stop };
-        self.with_context(ctx, |ctx| hook(ctx, reply)).unwrap_or(StopOutcome::Stop)
+        let decided = self.with_context(ctx, |ctx| match hook {
+            Stop::FromReply(hook) => hook(ctx, reply),
+            Stop::FromState(hook) => {
+                crate::host::reuse::until_state_changes();
+                hook(ctx)
+            }
+        });
+        decided.unwrap_or(StopOutcome::Stop)
     }
 
     pub fn status_raw(&self, ctx: CallContext) -> Option<String> {

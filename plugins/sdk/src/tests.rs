@@ -361,3 +361,20 @@ fn hook_filters_declared_in_configure_are_recorded_as_values() {
     );
     assert_ne!(declared[1], Filter::Never(ToolHook::PreToolUse));
 }
+
+#[test]
+fn only_a_stop_decided_from_state_says_it_may_be_reused() {
+    let from_state =
+        Plugin::<NoConfig>::new("settled", "1.0.0").on_stop_from_state(|_| crate::StopOutcome::Stop);
+    let from_reply = Plugin::<NoConfig>::new("reader", "1.0.0")
+        .on_stop(|_, reply| crate::StopOutcome::Continue(format!("you said {reply}")));
+    assert!(from_state.manifest().capabilities.contains(Capabilities::STOP));
+    let settled = Harness::new(from_state, serde_json::json!({})).unwrap();
+    let reader = Harness::new(from_reply, serde_json::json!({})).unwrap();
+    crate::testing::take_reusable();
+
+    assert_eq!(settled.stop(), crate::StopOutcome::Stop);
+    assert!(crate::testing::take_reusable(), "decided from state alone");
+    assert_eq!(reader.stop(), crate::StopOutcome::Continue("you said done".into()));
+    assert!(!crate::testing::take_reusable(), "it read the reply");
+}

@@ -47,7 +47,7 @@ pub fn plugin() -> Plugin<Config> {
             )
         }))
         .provide(provide)
-        .on_stop(stop)
+        .on_stop_from_state(stop)
         .command(Command::new("todos", "/todos", "Shows the TodoWrite list", show))
         .view_from_state(view::view)
 }
@@ -72,7 +72,7 @@ fn write(ctx: &Context<Config>, args: WriteArgs) -> Result<String, String> {
     Ok(render::list(&todos))
 }
 
-fn stop(ctx: &Context<Config>, _reply: &str) -> StopOutcome {
+fn stop(ctx: &Context<Config>) -> StopOutcome {
     ctx.config.completion.decide(|| {
         let todos = todos::load()?;
         Ok(render::lines(todos.iter().filter(|t| t.status != Status::Completed)))

@@ -44,7 +44,7 @@ pub fn plugin() -> Plugin<Config> {
         .tool(Tool::new("todos_get_remaining", "Returns the open todos as JSON.", tools::get_remaining))
         .tool(Tool::new("todos_get_all", "Returns every todo, open and done, as JSON.", tools::get_all))
         .provide(provide)
-        .on_stop(stop)
+        .on_stop_from_state(stop)
         .command(Command::new("todos", "/todos", "Shows the todo list", show))
         .view_from_state(view::view)
 }
@@ -64,7 +64,7 @@ fn provide(ctx: &Context<Config>, contribution: Contribution) -> Contribution {
     }
 }
 
-fn stop(ctx: &Context<Config>, _reply: &str) -> StopOutcome {
+fn stop(ctx: &Context<Config>) -> StopOutcome {
     ctx.config.completion.decide(|| {
         let list = TodoList::load()?;
         Ok(list.remaining().into_iter().map(|item| render::item_line(&ctx.config, item)).collect())

@@ -11,7 +11,7 @@ use crate::events::EventSink;
 use crate::mcp::McpSet;
 use crate::model::HistoryEncodings;
 use crate::model::tokens::ContextAccount;
-use crate::plugins::{CallContext, PluginSet, ProvideMemo};
+use crate::plugins::{CallContext, PluginSet, ProvideMemo, StopMemo};
 use crate::state::{self, Session, SessionStore, StoreError};
 pub use views::Views;
 
@@ -32,6 +32,8 @@ pub struct LiveSession {
     stored: Session,
     /// Contributions plugins declared reusable.
     provide_memo: ProvideMemo,
+    /// `stop` outcomes plugins declared reusable (contract 0.2.11).
+    stop_memo: StopMemo,
     /// The history's messages as the model client last sent them.
     encodings: HistoryEncodings,
     /// What the history's messages come to, and the calibration of the estimate.
@@ -51,6 +53,7 @@ impl From<Session> for LiveSession {
     fn from(stored: Session) -> Self {
         Self {
             provide_memo: ProvideMemo::default(),
+            stop_memo: StopMemo::default(),
             encodings: HistoryEncodings::default(),
             context: ContextAccount::resumed(stored.last_usage().map(|(_, usage)| usage)),
             views: Views::default(),
@@ -65,6 +68,10 @@ impl From<Session> for LiveSession {
 impl LiveSession {
     pub fn provide_memo(&self) -> &ProvideMemo {
         &self.provide_memo
+    }
+
+    pub fn stop_memo(&self) -> &StopMemo {
+        &self.stop_memo
     }
 
     /// What the session's model calls came to: the last one's estimate, the tokens in use.

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::agent::report::heard;
 use crate::events::{Event, EventSink, TurnEnd};
-use crate::plugins::{CallContext, Exports, JudgedStop, PluginSet, StopOutcome, TurnVerdict};
+use crate::plugins::{CallContext, Exports, JudgedStop, PluginSet, StopMemo, StopOutcome, TurnVerdict};
 use crate::state::StateBag;
 
 /// Set by a front end when the operator's input arrives for a session whose turn is running
@@ -48,6 +48,8 @@ pub(super) struct Judging<'a> {
     pub plugins: &'a PluginSet,
     pub ctx: &'a CallContext,
     pub bag: &'a StateBag,
+    /// The session's kept `stop` outcomes.
+    pub stops: &'a StopMemo,
     pub sink: &'a dyn EventSink,
     pub input: &'a InputWaiting,
 }
@@ -90,7 +92,7 @@ impl Judging<'_> {
     /// The first `stop` hook that continues, with its plugin's name.
     async fn stop_hooks(&self, reply: &str) -> Option<(String, String)> {
         for plugin in self.plugins.plugins().iter().filter(|p| p.implements(Exports::STOP)) {
-            let outcome = heard(self.sink, plugin, plugin.stop(self.ctx, self.bag, reply).await);
+            let outcome = heard(self.sink, plugin, plugin.stop(self.ctx, self.bag, reply, self.stops).await);
             if let Some(StopOutcome::Continue(message)) = outcome {
                 return Some((plugin.name().to_owned(), message));
             }

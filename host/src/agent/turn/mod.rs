@@ -204,6 +204,7 @@ impl Turn<'_, '_> {
             plugins: &snapshot.plugins,
             ctx: &self.ctx,
             bag: self.session.bag(),
+            stops: self.session.stop_memo(),
             sink: self.sink,
             input: self.session.input_waiting(),
         };

@@ -35,6 +35,10 @@ pub enum Line {
     V0_2,
 }
 
+/// The contract whose `reuse.until-state-changes` holds in `stop` too: a plugin built against
+/// an earlier one was told the call is ignored there.
+pub const STOP_REUSABLE_SINCE: (u64, u64, u64) = (0, 2, 11);
+
 /// What the `guest` interface is called, before its version.
 const GUEST: &str = "agent-host:plugin/guest@";
 
@@ -66,6 +70,17 @@ impl Line {
                 "the component is built against contract version {version} (it exports `{name}`); \
                  this host supports {SUPPORTED}"
             )),
+        }
+    }
+
+    /// Whether the `guest` interface `name` is of contract `at_least` or later (the
+    /// interface the plugin was built against, and so the promises it knows of).
+    pub fn guest_since(name: &str, at_least: (u64, u64, u64)) -> bool {
+        let version = name.strip_prefix(GUEST).unwrap_or(name);
+        let mut parts = version.split('.').map(|part| part.parse::<u64>().ok());
+        match (parts.next().flatten(), parts.next().flatten(), parts.next().flatten()) {
+            (Some(major), Some(minor), Some(patch)) => (major, minor, patch) >= at_least,
+            _ => false,
         }
     }
 
@@ -447,6 +462,15 @@ mod tests {
         ] {
             assert_eq!(Line::of_interface(name), Ok(line), "{name}");
         }
+    }
+
+    #[test]
+    fn a_promise_holds_from_the_version_that_made_it() {
+        let since = |name| Line::guest_since(name, (0, 2, 11));
+        assert!(since("agent-host:plugin/guest@0.2.11") && since("agent-host:plugin/guest@0.2.12"));
+        assert!(since("agent-host:plugin/guest@0.3.0"));
+        assert!(!since("agent-host:plugin/guest@0.2.10") && !since("agent-host:plugin/guest@0.1.12"));
+        assert!(!since("agent-host:plugin/guest@0.2") && !since("agent-host:plugin/guest@x.2.11"));
     }
 
     #[test]

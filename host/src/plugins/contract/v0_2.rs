@@ -1,5 +1,5 @@
-//! Contract line 0.2 (`wit/plugin.wit`, 0.2.10), the current one. Components built against
-//! 0.2.0 to 0.2.9 link against it unchanged: they import no `tools` (0.2.0), no `model`
+//! Contract line 0.2 (`wit/plugin.wit`, 0.2.11), the current one. Components built against
+//! 0.2.0 to 0.2.10 link against it unchanged: they import no `tools` (0.2.0), no `model`
 //! (before 0.2.2), no `edits` (before 0.2.5), no `meter` (before 0.2.6) or only its `read`
 //! (0.2.6), no `history` (before 0.2.7) and no `agents` (before 0.2.8), and export no `compactor` (before 0.2.3), no `viewer` (before 0.2.4) and no
 //! `judge` (before 0.2.7). So only the `guest` interface is type-checked as a whole; the

@@ -1,4 +1,4 @@
-declare module 'agent-host:plugin/agents@0.2.10' {
+declare module 'agent-host:plugin/agents@0.2.11' {
   /**
    * Starts a child of the calling session; its session id. Refused, saying why, past
    * `[agent] max_subagent_depth` or `max_parallel_subagents`, for a tool its parent is

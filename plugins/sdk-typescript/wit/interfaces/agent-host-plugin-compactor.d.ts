@@ -1,5 +1,5 @@
 /// <reference path="./agent-host-plugin-types.d.ts" />
-declare module 'agent-host:plugin/compactor@0.2.10' {
+declare module 'agent-host:plugin/compactor@0.2.11' {
   /**
    * Once per load, after `configure`, with the configuration it returned.
    */
@@ -18,8 +18,8 @@ declare module 'agent-host:plugin/compactor@0.2.10' {
    * After a compaction was committed.
    */
   export function postCompact(ctx: CallContext, done: Compacted): void;
-  export type Json = import('agent-host:plugin/types@0.2.10').Json;
-  export type CallContext = import('agent-host:plugin/types@0.2.10').CallContext;
+  export type Json = import('agent-host:plugin/types@0.2.11').Json;
+  export type CallContext = import('agent-host:plugin/types@0.2.11').CallContext;
   /**
    * Which of this interface's functions the plugin really implements. The host never
    * calls the others.

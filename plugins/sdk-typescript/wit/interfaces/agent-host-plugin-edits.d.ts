@@ -1,4 +1,4 @@
-declare module 'agent-host:plugin/edits@0.2.10' {
+declare module 'agent-host:plugin/edits@0.2.11' {
   /**
    * Tells front ends that the running call changed a file. Shown once the call returns,
    * whether it returned a result or an error: the change is on disk either way. An edit

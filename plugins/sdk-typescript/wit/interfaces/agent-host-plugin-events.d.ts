@@ -1,5 +1,5 @@
 /// <reference path="./agent-host-plugin-types.d.ts" />
-declare module 'agent-host:plugin/events@0.2.10' {
+declare module 'agent-host:plugin/events@0.2.11' {
   /**
    * Emits an event, e.g. kind `todos-changed` with the list as payload. Delivered
    * when the call succeeds, in the order emitted. More than `events_per_call` events, or
@@ -12,5 +12,5 @@ declare module 'agent-host:plugin/events@0.2.10' {
    * payload is for programs (`--json`), and its schema is the plugin's to document.
    */
   export function emit(kind: string, payload: Json, display: string | undefined): void;
-  export type Json = import('agent-host:plugin/types@0.2.10').Json;
+  export type Json = import('agent-host:plugin/types@0.2.11').Json;
 }

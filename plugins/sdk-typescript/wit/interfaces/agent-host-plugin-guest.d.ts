@@ -1,5 +1,5 @@
 /// <reference path="./agent-host-plugin-types.d.ts" />
-declare module 'agent-host:plugin/guest@0.2.10' {
+declare module 'agent-host:plugin/guest@0.2.11' {
   /**
    * Who the plugin is and which exports it implements. Called once per load.
    */
@@ -36,7 +36,9 @@ declare module 'agent-host:plugin/guest@0.2.10' {
    */
   export function postToolUse(ctx: CallContext, call: ToolUse, outcome: ToolResult): PostToolOutcome;
   /**
-   * When the model ends a step without tool calls; `reply` is its final text.
+   * When the model ends a step without tool calls; `reply` is its final text. Since
+   * 0.2.11 a `stop` that decides from configuration and state alone says so
+   * (`reuse.until-state-changes`), and is not called again while that state holds.
    */
   export function stop(ctx: CallContext, reply: string): StopOutcome;
   /**
@@ -49,16 +51,16 @@ declare module 'agent-host:plugin/guest@0.2.10' {
    * model calls; it may read state but its writes and events are discarded.
    */
   export function status(ctx: CallContext): string | undefined;
-  export type Json = import('agent-host:plugin/types@0.2.10').Json;
-  export type PluginManifest = import('agent-host:plugin/types@0.2.10').PluginManifest;
-  export type Configured = import('agent-host:plugin/types@0.2.10').Configured;
-  export type CallContext = import('agent-host:plugin/types@0.2.10').CallContext;
-  export type Contribution = import('agent-host:plugin/types@0.2.10').Contribution;
-  export type ToolCall = import('agent-host:plugin/types@0.2.10').ToolCall;
-  export type ToolUse = import('agent-host:plugin/types@0.2.10').ToolUse;
-  export type PreToolOutcome = import('agent-host:plugin/types@0.2.10').PreToolOutcome;
-  export type ToolResult = import('agent-host:plugin/types@0.2.10').ToolResult;
-  export type PostToolOutcome = import('agent-host:plugin/types@0.2.10').PostToolOutcome;
-  export type PromptOutcome = import('agent-host:plugin/types@0.2.10').PromptOutcome;
-  export type StopOutcome = import('agent-host:plugin/types@0.2.10').StopOutcome;
+  export type Json = import('agent-host:plugin/types@0.2.11').Json;
+  export type PluginManifest = import('agent-host:plugin/types@0.2.11').PluginManifest;
+  export type Configured = import('agent-host:plugin/types@0.2.11').Configured;
+  export type CallContext = import('agent-host:plugin/types@0.2.11').CallContext;
+  export type Contribution = import('agent-host:plugin/types@0.2.11').Contribution;
+  export type ToolCall = import('agent-host:plugin/types@0.2.11').ToolCall;
+  export type ToolUse = import('agent-host:plugin/types@0.2.11').ToolUse;
+  export type PreToolOutcome = import('agent-host:plugin/types@0.2.11').PreToolOutcome;
+  export type ToolResult = import('agent-host:plugin/types@0.2.11').ToolResult;
+  export type PostToolOutcome = import('agent-host:plugin/types@0.2.11').PostToolOutcome;
+  export type PromptOutcome = import('agent-host:plugin/types@0.2.11').PromptOutcome;
+  export type StopOutcome = import('agent-host:plugin/types@0.2.11').StopOutcome;
 }

@@ -1,4 +1,4 @@
-declare module 'agent-host:plugin/history@0.2.10' {
+declare module 'agent-host:plugin/history@0.2.11' {
   /**
    * The position in the stored history of the result of the tool call `call-id` (what
    * `message-id.message` names), or none when it has no result there. Answered in the

@@ -1,4 +1,4 @@
-declare module 'agent-host:plugin/hook-filter@0.2.10' {
+declare module 'agent-host:plugin/hook-filter@0.2.11' {
   /**
    * Declares, from `configure`, that under this configuration the host need call `hook`
    * only for the tool calls `filter` lets through. For every other call the host acts

@@ -1,5 +1,5 @@
 /// <reference path="./agent-host-plugin-types.d.ts" />
-declare module 'agent-host:plugin/judge@0.2.10' {
+declare module 'agent-host:plugin/judge@0.2.11' {
   /**
    * Once per load, after `configure`, with the configuration it returned.
    */
@@ -20,9 +20,9 @@ declare module 'agent-host:plugin/judge@0.2.10' {
    * go on is continued by `turn-end`, within the caps.
    */
   export function queued(ctx: CallContext): string | undefined;
-  export type Json = import('agent-host:plugin/types@0.2.10').Json;
-  export type CallContext = import('agent-host:plugin/types@0.2.10').CallContext;
-  export type ToolUse = import('agent-host:plugin/types@0.2.10').ToolUse;
+  export type Json = import('agent-host:plugin/types@0.2.11').Json;
+  export type CallContext = import('agent-host:plugin/types@0.2.11').CallContext;
+  export type ToolUse = import('agent-host:plugin/types@0.2.11').ToolUse;
   /**
    * Which of this interface's functions the plugin really implements. The host never
    * calls the others.

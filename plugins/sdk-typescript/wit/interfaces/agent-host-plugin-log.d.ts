@@ -1,4 +1,4 @@
-declare module 'agent-host:plugin/log@0.2.10' {
+declare module 'agent-host:plugin/log@0.2.11' {
   /**
    * Writes one log line; control characters are shown escaped. More than
    * `log_kb_per_call` of log text in one call ends the call.

@@ -1,4 +1,4 @@
-declare module 'agent-host:plugin/meter@0.2.10' {
+declare module 'agent-host:plugin/meter@0.2.11' {
   /**
    * The meter as of this call.
    */

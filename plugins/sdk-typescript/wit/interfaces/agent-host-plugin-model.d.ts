@@ -1,4 +1,4 @@
-declare module 'agent-host:plugin/model@0.2.10' {
+declare module 'agent-host:plugin/model@0.2.11' {
   /**
    * Sends `messages` to the deployment's model and returns its reply; an error (naming
    * the grant, the budget or the deadline, or what the endpoint said) otherwise.

@@ -1,4 +1,4 @@
-declare module 'agent-host:plugin/process@0.2.10' {
+declare module 'agent-host:plugin/process@0.2.11' {
   /**
    * Runs `request.command`; an error when the grant is missing or it cannot start.
    */

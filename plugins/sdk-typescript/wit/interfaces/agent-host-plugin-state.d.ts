@@ -1,5 +1,5 @@
 /// <reference path="./agent-host-plugin-types.d.ts" />
-declare module 'agent-host:plugin/state@0.2.10' {
+declare module 'agent-host:plugin/state@0.2.11' {
   /**
    * Reads a key of this plugin's namespace.
    */
@@ -24,5 +24,5 @@ declare module 'agent-host:plugin/state@0.2.10' {
    * this plugin read access to that namespace (`grants.read_state` in config.toml).
    */
   export function read(namespace: string, key: string): Json | undefined;
-  export type Json = import('agent-host:plugin/types@0.2.10').Json;
+  export type Json = import('agent-host:plugin/types@0.2.11').Json;
 }

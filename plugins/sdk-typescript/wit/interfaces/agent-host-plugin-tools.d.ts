@@ -1,5 +1,5 @@
 /// <reference path="./agent-host-plugin-types.d.ts" />
-declare module 'agent-host:plugin/tools@0.2.10' {
+declare module 'agent-host:plugin/tools@0.2.11' {
   /**
    * Declares, from `configure`, a tool this plugin offers under this configuration. The
    * host checks its schema at load (one that is not a usable JSON Schema object is a load
@@ -13,5 +13,5 @@ declare module 'agent-host:plugin/tools@0.2.10' {
    * either traps `configure`. Ignored outside `configure`.
    */
   export function declare(tool: ToolSpec): void;
-  export type ToolSpec = import('agent-host:plugin/types@0.2.10').ToolSpec;
+  export type ToolSpec = import('agent-host:plugin/types@0.2.11').ToolSpec;
 }

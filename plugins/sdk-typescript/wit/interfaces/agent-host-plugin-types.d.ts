@@ -1,4 +1,4 @@
-declare module 'agent-host:plugin/types@0.2.10' {
+declare module 'agent-host:plugin/types@0.2.11' {
   /**
    * A JSON document, as UTF-8 text.
    */

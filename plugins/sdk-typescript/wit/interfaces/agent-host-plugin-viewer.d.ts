@@ -1,5 +1,5 @@
 /// <reference path="./agent-host-plugin-types.d.ts" />
-declare module 'agent-host:plugin/viewer@0.2.10' {
+declare module 'agent-host:plugin/viewer@0.2.11' {
   /**
    * Once per load, after `configure`, with the configuration it returned: whether this
    * plugin shows a view under it. The host never calls `view` of one that does not.
@@ -10,8 +10,8 @@ declare module 'agent-host:plugin/viewer@0.2.10' {
    * are discarded.
    */
   export function view(ctx: CallContext): Array<Widget>;
-  export type Json = import('agent-host:plugin/types@0.2.10').Json;
-  export type CallContext = import('agent-host:plugin/types@0.2.10').CallContext;
+  export type Json = import('agent-host:plugin/types@0.2.11').Json;
+  export type CallContext = import('agent-host:plugin/types@0.2.11').CallContext;
   /**
    * Where an entry of a checklist stands. One to one with a plan entry's status in the
    * Agent Client Protocol and a plan step's in codex.

@@ -18,6 +18,9 @@
 //! `provide` instructs `The list has N entries.` and declares itself reusable; with
 //! `provide_counts = true` it also bumps `provided` (state) whenever the list is not empty
 //! (a call with an effect, which the host must neither keep nor, when it asked ahead, commit).
+//!
+//! `stop` decides from state (contract 0.2.11) and always lets the turn end; with
+//! `stop_counts = true` it bumps `stopped` whenever the list is not empty, like `provide`.
 
 use agent_host_sdk::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -35,6 +38,8 @@ pub struct Config {
     note_start: bool,
     /// `provide` bumps `provided` whenever the list is not empty.
     provide_counts: bool,
+    /// `stop` bumps `stopped` whenever the list is not empty.
+    stop_counts: bool,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -66,6 +71,7 @@ pub fn plugin() -> Plugin<Config> {
         .on_user_prompt(note_prompt)
         .on_session_start(note_start)
         .provide(provide)
+        .on_stop_from_state(stop)
         .view(view)
 }
 
@@ -78,6 +84,16 @@ fn provide(ctx: &Context<Config>, contribution: Contribution) -> Contribution {
         }
     }
     contribution.instructions(format!("The list has {} entries.", entries.len())).reusable()
+}
+
+fn stop(ctx: &Context<Config>) -> StopOutcome {
+    if ctx.config.stop_counts && !entries().unwrap_or_default().is_empty() {
+        let stopped = state::get_or_default::<u64>("stopped").unwrap_or_default() + 1;
+        if let Err(error) = state::set("stopped", &stopped) {
+            log::error(&error);
+        }
+    }
+    StopOutcome::Stop
 }
 
 fn add(_: &Context<Config>, AddArgs { title }: AddArgs) -> Result<String, String> {
