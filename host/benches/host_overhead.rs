@@ -18,7 +18,7 @@ use agent_host::agent::NoOperator;
 use agent_host::agent::prepare::prepare;
 use agent_host::events::NoEvents;
 use agent_host::model::ModelClient;
-use agent_host::plugins::{CallContext, LoadedPlugin, ProvideMemo, ToolUse};
+use agent_host::plugins::{CallContext, LoadedPlugin, ProvideMemo, StopMemo, ToolUse};
 use agent_host::state::StateBag;
 use agent_host::tools::{ToolCall, ToolResult};
 use agent_host::{Config, Host};
@@ -190,7 +190,20 @@ mod export {
     #[divan::bench]
     fn stop_todo(bencher: divan::Bencher) {
         let (plugin, bag) = (plugin("todo"), StateBag::default());
-        bencher.bench(|| fixture().runtime.block_on(plugin.stop(&ctx(), &bag, "done")).unwrap());
+        // Nothing kept, by the session or shared, so every iteration is a real call.
+        bencher.bench(|| {
+            plugin.forget_shared_contributions();
+            fixture().runtime.block_on(plugin.stop(&ctx(), &bag, "done", &StopMemo::default())).unwrap()
+        });
+    }
+
+    /// A turn's end where the state todo's `stop` read still holds (contract 0.2.11): the
+    /// outcome it kept, without an instance.
+    #[divan::bench]
+    fn stop_todo_kept(bencher: divan::Bencher) {
+        let (plugin, bag, memo) = (plugin("todo"), StateBag::default(), StopMemo::default());
+        fixture().runtime.block_on(plugin.stop(&ctx(), &bag, "done", &memo)).unwrap();
+        bencher.bench(|| fixture().runtime.block_on(plugin.stop(&ctx(), &bag, "done", &memo)).unwrap());
     }
 
     /// Three exports of three plugins in turn, as a round trip mixes them (todo's `provide`,

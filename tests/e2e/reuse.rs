@@ -76,11 +76,10 @@ async fn contributions_are_reused_until_the_state_they_read_changes() {
     assert_eq!(reused().await, 6 + 3 + 3 + 3);
     let after = counted();
     assert_eq!(after.1 - before.1, 2, "a contribution asked ahead after each tool call");
-    assert_eq!(after.3 - before.3, 2, "and the turn's `stop` (contract 0.2.11)");
     assert_eq!(
         after.0 - before.0,
-        after.2 - before.2,
-        "an instance for each tool call, none for `provide` or `stop`: {}",
+        (after.2 - before.2) + (after.3 - before.3),
+        "an instance for each tool call and `stop`, none for `provide`: {}",
         todo.calls().summary()
     );
 
@@ -135,25 +134,27 @@ async fn a_contribution_asked_ahead_with_an_effect_is_neither_kept_nor_committed
 }
 
 #[tokio::test]
-async fn a_stop_asked_ahead_with_an_effect_is_neither_kept_nor_committed() {
+async fn a_stop_with_an_effect_is_committed_and_never_kept() {
     let model = FakeModel::start().await;
     model.push(Reply::text("hello"));
+    model.push(Reply::text("hello again"));
     model.push(Reply::tool("viewer_add", r#"{"title": "one"}"#));
     model.push(Reply::text("added"));
+    model.push(Reply::text("still one"));
     let test =
         TestHost::with_plugins(&model, &plugin_block("viewer", "[plugin.config]\nstop_counts = true")).await;
     let session = test.session();
     let viewer = plugin(&test, "viewer");
     let stops = || viewer.calls().get(Export::Stop);
     test.turn(&session, "hi").await.unwrap();
+    test.turn(&session, "and again").await.unwrap();
     assert_eq!(stops(), 1, "the empty list's end, kept: {}", viewer.calls().summary());
+    // With an entry, `stop` bumps `stopped`: committed each time, and so asked each time.
     test.turn(&session, "add one").await.unwrap();
-    // `viewer_add` moves the list, so `stop` is asked ahead in its instance: the list no
-    // longer empty, that call bumps `stopped`, so it is neither kept nor committed, and the
-    // turn's end calls `stop` again, whose bump is committed.
+    test.turn(&session, "and again").await.unwrap();
     assert_eq!(stops(), 3, "{}", viewer.calls().summary());
-    assert_eq!(session.lock().await.bag().get_json("viewer", "stopped"), Some(serde_json::json!(1)));
-    assert_eq!(session.lock().await.stop_memo().reused(), 0, "nothing it said after the add was kept");
+    assert_eq!(session.lock().await.bag().get_json("viewer", "stopped"), Some(serde_json::json!(2)));
+    assert_eq!(session.lock().await.stop_memo().reused(), 1, "only the empty list's end was kept");
 }
 
 #[tokio::test]
@@ -289,29 +290,26 @@ async fn a_stop_decided_from_state_ends_other_turns_without_a_call_while_that_st
     test.turn(&second, "hi").await.unwrap();
     assert_eq!((stops(), instances()), (1, before), "{}", todo.calls().summary());
 
-    // The list moves: `stop` is asked again after each change, ahead, in the instance of the
-    // tool call that made it, so the turn's ends find their answers kept and instantiate
-    // nothing; the open item sends the model back.
-    let (before, tool_calls) = (instances(), || todo.calls().get(Export::CallTool));
-    let calls_before = tool_calls();
+    // The list moves: each turn end after a change asks again; an open item sends the model
+    // back.
     model.push(Reply::tool("todos_add", r#"{"todos": [{"title": "write the report"}]}"#));
     model.push(Reply::text("later"));
     model.push(Reply::tool("todos_complete", r#"{"items": [{"id": 1, "reason": "written"}]}"#));
     model.push(Reply::text("done"));
     test.turn(&second, "work").await.unwrap();
     assert_eq!(stops(), 3, "asked after each change: {}", todo.calls().summary());
-    assert_eq!(instances() - before, tool_calls() - calls_before, "{}", todo.calls().summary());
-    assert_eq!(second.lock().await.stop_memo().reused(), 1 + 2, "the first turn's end, then these two");
     let requests = model.requests();
     let sent_back = contents(&requests[4]).into_iter().rfind(|text| text.contains("write the report"));
     assert!(sent_back.is_some(), "the open item sent the model back: {:?}", contents(&requests[4]));
 
     // Nothing moved since: this session's next turn, and a third session's (an empty list,
     // as the first kept), end without asking.
+    let before = instances();
     model.push(Reply::text("anything else?"));
     test.turn(&second, "thanks").await.unwrap();
     let third = test.session();
     model.push(Reply::text("hi"));
     test.turn(&third, "hi").await.unwrap();
-    assert_eq!(stops(), 3, "{}", todo.calls().summary());
+    assert_eq!((stops(), instances()), (3, before), "{}", todo.calls().summary());
+    assert_eq!(second.lock().await.stop_memo().reused(), 2, "its first turn's end and its last");
 }

@@ -4,7 +4,6 @@
 //! once, in [`Linked::bounded`].
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use wasmtime::Store;
 use wasmtime::component::{Func, Instance};
@@ -78,16 +77,14 @@ impl LoadedPlugin {
         Ok(self.view_after(PluginOutput { value, events, edits, view: None }, warm, ctx, bag).await)
     }
 
-    /// A tool call; when it moved the plugin's state, the plugin's next contribution and
-    /// `stop` are asked ahead into `memo` and `stops` (`ahead.rs`) and its view asked, in the
-    /// call's instance.
+    /// A tool call; when it moved the plugin's state, the plugin's next contribution is
+    /// asked ahead into `memo` (`ahead.rs`) and its view asked, in the call's instance.
     pub async fn call_tool(
         &self,
         ctx: &CallContext,
         bag: &StateBag,
         call: &ToolCall,
         memo: &ProvideMemo,
-        stops: &StopMemo,
     ) -> Result<PluginOutput<Result<String, String>>, PluginError> {
         let call = async |store: &mut Store<CallState>, func| {
             self.linked.guest.call_tool(store, func, ctx, &self.config, call).await
@@ -96,10 +93,6 @@ impl LoadedPlugin {
             self.linked.invoke_warm(&self.bounds, bag, Export::CallTool, Some(ctx), call).await?;
         let warm = match warm {
             Some(warm) => self.provide_ahead(warm, ctx, bag, memo).await,
-            None => None,
-        };
-        let warm = match warm {
-            Some(warm) => self.stop_ahead(warm, ctx, bag, stops).await,
             None => None,
         };
         Ok(self.view_after(output, warm, ctx, bag).await)
@@ -154,8 +147,8 @@ impl LoadedPlugin {
     }
 
     /// `stop`, or the outcome `memo` kept from an earlier call that declared itself reusable
-    /// (contract 0.2.11) — this session's, asked ahead after its last tool call, or any
-    /// session's — when every state value that call read holds in `bag`.
+    /// (contract 0.2.11), this session's or any session's, when every state value that call
+    /// read holds in `bag`.
     pub async fn stop(
         &self,
         ctx: &CallContext,
@@ -163,7 +156,7 @@ impl LoadedPlugin {
         reply: &str,
         memo: &StopMemo,
     ) -> Result<PluginOutput<StopOutcome>, PluginError> {
-        let shared = self.stop_reuse.as_ref().map(|reuse| &reuse.shared);
+        let shared = self.shared_stops.as_ref();
         if let Some(outcome) = shared.and_then(|shared| memo.reuse(self.load_id, shared, bag)) {
             let value = outcome.as_ref().clone();
             return Ok(PluginOutput { value, events: Vec::new(), edits: Vec::new(), view: None });
@@ -173,13 +166,8 @@ impl LoadedPlugin {
         };
         let (output, reads) =
             self.linked.invoke_reusable(&self.bounds, bag, Export::Stop, Some(ctx), call).await?;
-        if let Some(reuse) = &self.stop_reuse {
-            reuse.last_reusable.store(reads.is_some(), Ordering::Relaxed);
-            memo.keep(
-                self.load_id,
-                &reuse.shared,
-                reads.map(|reads| (reads, Arc::new(output.value.clone()))),
-            );
+        if let Some(shared) = shared {
+            memo.keep(self.load_id, shared, reads.map(|reads| (reads, Arc::new(output.value.clone()))));
         }
         Ok(output)
     }

@@ -15,7 +15,7 @@ use super::declared_tools::{self, DeclaredTool};
 use super::error::LoadError;
 use super::export::{ExportIndices, Interface};
 use super::hook_filter::HookFilters;
-use super::reuse::{SharedContributions, SharedViews, StopReuse};
+use super::reuse::{SharedContributions, SharedStops, SharedViews};
 use super::schema::SchemaCache;
 use super::types::{CommandSpec, CompactorSpec, Exports, Manifest, Requirement, ToolUse};
 use crate::config::{Grants, Limits, SandboxMode};
@@ -123,9 +123,9 @@ pub struct LoadedPlugin {
     pub(super) shared: SharedContributions,
     /// Reusable views of this load, from any session (see [`SharedViews`]).
     pub(super) shared_views: SharedViews,
-    /// How this load's `stop` is reused (see [`StopReuse`]); only when the plugin is built
-    /// against a contract that lets `stop` be reused.
-    pub(super) stop_reuse: Option<StopReuse>,
+    /// Reusable `stop` outcomes of this load, from any session (see [`SharedStops`]); only
+    /// when the plugin is built against a contract that lets `stop` be reused.
+    pub(super) shared_stops: Option<SharedStops>,
     /// The tool schemas this load's contributions offered, checked and compiled.
     pub(super) schemas: SchemaCache,
     /// The manifest's capabilities, and the `compactor` export's hooks (contract 0.2.3).
@@ -243,7 +243,7 @@ impl LoadedPlugin {
             load_id: LOADS.fetch_add(1, Ordering::Relaxed),
             shared: SharedContributions::default(),
             shared_views: SharedViews::default(),
-            stop_reuse: Line::guest_since(&guest_interface, STOP_REUSABLE_SINCE).then(StopReuse::default),
+            shared_stops: Line::guest_since(&guest_interface, STOP_REUSABLE_SINCE).then(SharedStops::default),
             schemas,
             capabilities: manifest.capabilities
                 | compactor.hooks
@@ -367,8 +367,8 @@ impl LoadedPlugin {
     pub fn forget_shared_contributions(&self) {
         self.shared.clear();
         self.shared_views.clear();
-        if let Some(stops) = &self.stop_reuse {
-            stops.shared.clear();
+        if let Some(stops) = &self.shared_stops {
+            stops.clear();
         }
     }
 

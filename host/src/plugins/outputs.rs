@@ -55,20 +55,6 @@ impl Returned for ProvidedAhead {
     }
 }
 
-/// What `stop` returns when asked ahead (`ahead.rs`): checked as any outcome, and never
-/// committed.
-pub(super) struct StoppedAhead(pub StopOutcome);
-
-impl Returned for StoppedAhead {
-    fn check(&mut self, max_bytes: usize) -> Result<(), String> {
-        self.0.check(max_bytes)
-    }
-
-    fn commits(&self) -> bool {
-        false
-    }
-}
-
 impl Returned for Result<String, String> {
     fn check(&mut self, max_bytes: usize) -> Result<(), String> {
         match self {

@@ -12,7 +12,7 @@
 //! session (empty state) starts from them instead of calling every plugin.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::types::{Contribution, StopOutcome};
@@ -33,8 +33,8 @@ pub struct Memo<T> {
 /// One session's reusable contributions (`provide`, contract 0.1.1).
 pub type ProvideMemo = Memo<Contribution>;
 
-/// One session's reusable `stop` outcomes (contract 0.2.11): asked ahead in the instance a
-/// tool call that moved the state left (`ahead.rs`), so the turn's end finds its answer kept.
+/// One session's reusable `stop` outcomes (contract 0.2.11): what its last turn's end said,
+/// while the state it read holds.
 pub type StopMemo = Memo<StopOutcome>;
 
 impl<T> Default for Memo<T> {
@@ -128,15 +128,10 @@ pub(super) type SharedContributions = SharedResults<Contribution>;
 /// a view again only after the state it read changed, so a memo of its own would not hold.
 pub(super) type SharedViews = SharedResults<Vec<Widget>>;
 
-/// How one plugin load's `stop` is reused (contract 0.2.11, for plugins built against it):
-/// its outcomes from any session, so a turn ends without instantiating the plugin where the
-/// state it read holds (an empty todo list, most often); and whether its last call declared
-/// itself reusable, which is when a tool call that moved the state asks it ahead.
-#[derive(Default)]
-pub(super) struct StopReuse {
-    pub(super) shared: SharedResults<StopOutcome>,
-    pub(super) last_reusable: AtomicBool,
-}
+/// `stop`'s reusable outcomes of one plugin load (contract 0.2.11, for plugins built against
+/// it): a turn ends without instantiating the plugin where the state it read holds — an
+/// empty or unchanged todo list, most often.
+pub(super) type SharedStops = SharedResults<StopOutcome>;
 
 impl<T> Default for SharedResults<T> {
     fn default() -> Self {

@@ -270,7 +270,6 @@ pub(in crate::agent) async fn invoke_tool(
         ctx: &ctx,
         bag: session.bag(),
         memo: session.provide_memo(),
-        stops: session.stop_memo(),
         sink,
         approver: &NoOperator,
         child: None,

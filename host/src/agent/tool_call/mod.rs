@@ -18,7 +18,7 @@ pub(super) mod verdict;
 use crate::config::OnAsk;
 use crate::events::{CallDecision, Event, EventSink};
 use crate::plugins::PluginSet;
-use crate::plugins::{CallContext, Decision, ProvideMemo, StopMemo, ToolUse};
+use crate::plugins::{CallContext, Decision, ProvideMemo, ToolUse};
 use crate::state::StateBag;
 use crate::telemetry;
 use crate::tools::{ToolCall, ToolResult};
@@ -36,8 +36,6 @@ pub struct ToolCallEnv<'a> {
     pub bag: &'a StateBag,
     /// The session's kept contributions, where a tool call's plugin leaves its next one.
     pub memo: &'a ProvideMemo,
-    /// The session's kept `stop` outcomes, where a tool call's plugin leaves its next one.
-    pub stops: &'a StopMemo,
     pub sink: &'a dyn EventSink,
     pub approver: &'a dyn super::Approver,
     /// Set when the session is a child agent's: its name for the operator, and the
@@ -292,7 +290,7 @@ async fn call_tool(
             return server.call(tool, arguments, env.mcp_output_bytes()).await;
         }
     };
-    match plugin.call_tool(env.ctx, env.bag, &tool_use.call, env.memo, env.stops).await {
+    match plugin.call_tool(env.ctx, env.bag, &tool_use.call, env.memo).await {
         Ok(output) => {
             forward_events(env.sink, plugin, output.events);
             for edit in output.edits {

@@ -35,7 +35,6 @@ impl Turn<'_, '_> {
                 ctx: &ctx,
                 bag: self.session.bag(),
                 memo: self.session.provide_memo(),
-                stops: self.session.stop_memo(),
                 sink: self.sink,
                 approver: self.approver,
                 child: self.child.as_ref().map(|child| &child.of),
