@@ -130,7 +130,7 @@ pub(super) type SharedViews = SharedResults<Vec<Widget>>;
 
 /// `stop`'s reusable outcomes of one plugin load (contract 0.2.11, for plugins built against
 /// it): a turn ends without instantiating the plugin where the state it read holds — an
-/// empty or unchanged todo list, most often.
+/// empty or unchanged list, most often.
 pub(super) type SharedStops = SharedResults<StopOutcome>;
 
 impl<T> Default for SharedResults<T> {
