@@ -168,7 +168,7 @@ impl Encoding {
         let tokenizer = self as u8;
         let count = |piece: &str| encoder.bpe.count(piece.as_bytes());
         let cut = presplit::split(encoder, self.pattern(), text.as_str());
-        cut.map(|piece| pieces::count(tokenizer, piece, count)).sum::<usize>() as u64
+        pieces::count_all(tokenizer, cut, count) as u64
     }
 
     /// [`Self::count`] of a text that comes back in request after request (the system prompt, a

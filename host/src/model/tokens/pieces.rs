@@ -31,34 +31,36 @@ thread_local! {
     static TABLE: RefCell<Box<[Slot; SLOTS]>> = RefCell::new(Box::new([EMPTY; SLOTS]));
 }
 
-/// The count of `piece` for the tokenizer numbered `tokenizer`, from the table or else from
-/// `count` (and then kept).
-pub(super) fn count(tokenizer: u8, piece: &str, count: impl FnOnce(&str) -> usize) -> usize {
+/// The counts of `pieces` for the tokenizer numbered `tokenizer`, summed: each from the table
+/// or else from `count` (and then kept). The table is borrowed once for the whole text, not
+/// once per piece: reaching a thread's own table is dearer than a lookup in it.
+pub(super) fn count_all<'a>(
+    tokenizer: u8,
+    pieces: impl Iterator<Item = &'a str>,
+    count: impl Fn(&str) -> usize,
+) -> usize {
+    TABLE.with_borrow_mut(|table| pieces.map(|piece| count_one(table, tokenizer, piece, &count)).sum())
+}
+
+fn count_one(table: &mut [Slot; SLOTS], tokenizer: u8, piece: &str, count: &impl Fn(&str) -> usize) -> usize {
     let bytes = piece.as_bytes();
     if bytes.is_empty() || bytes.len() > MAX_PIECE {
         return count(piece);
     }
     let hash = foldhash::fast::FixedState::with_seed(u64::from(tokenizer)).hash_one(bytes);
-    let index = (hash as usize) % SLOTS;
-    let kept = TABLE.with_borrow(|table| {
-        let slot = &table[index];
-        (slot.tokenizer == tokenizer
-            && usize::from(slot.len) == bytes.len()
-            && &slot.bytes[..bytes.len()] == bytes)
-            .then_some(slot.tokens)
-    });
-    if let Some(tokens) = kept {
-        return tokens as usize;
+    let slot = &mut table[(hash as usize) % SLOTS];
+    if slot.tokenizer == tokenizer
+        && usize::from(slot.len) == bytes.len()
+        && &slot.bytes[..bytes.len()] == bytes
+    {
+        return slot.tokens as usize;
     }
     let tokens = count(piece);
     if let Ok(kept) = u32::try_from(tokens) {
-        TABLE.with_borrow_mut(|table| {
-            let slot = &mut table[index];
-            slot.tokenizer = tokenizer;
-            slot.len = bytes.len() as u8;
-            slot.tokens = kept;
-            slot.bytes[..bytes.len()].copy_from_slice(bytes);
-        });
+        slot.tokenizer = tokenizer;
+        slot.len = bytes.len() as u8;
+        slot.tokens = kept;
+        slot.bytes[..bytes.len()].copy_from_slice(bytes);
     }
     tokens
 }
@@ -68,6 +70,10 @@ mod tests {
     use std::cell::Cell;
 
     use super::*;
+
+    fn count(tokenizer: u8, piece: &str, count: impl Fn(&str) -> usize) -> usize {
+        count_all(tokenizer, std::iter::once(piece), count)
+    }
 
     #[test]
     fn a_piece_is_counted_once_per_thread_and_tokenizer_and_a_long_one_every_time() {
@@ -88,6 +94,18 @@ mod tests {
         assert_eq!(count(1, &long, counting(5)), 5);
         assert_eq!(count(1, &long, counting(6)), 6, "a long piece is never kept");
         assert_eq!(calls.get(), 5);
+    }
+
+    #[test]
+    fn a_texts_pieces_are_summed_each_counted_once() {
+        let calls = Cell::new(0);
+        let length = |piece: &str| {
+            calls.set(calls.get() + 1);
+            piece.len()
+        };
+        let pieces = ["alpha", " beta", " alpha", " beta", "!"];
+        assert_eq!(count_all(4, pieces.into_iter(), length), 5 + 5 + 6 + 5 + 1);
+        assert_eq!(calls.get(), 4, "` beta` the second time was kept");
     }
 
     #[test]
