@@ -156,19 +156,20 @@ impl LoadedPlugin {
         reply: &str,
         memo: &StopMemo,
     ) -> Result<PluginOutput<StopOutcome>, PluginError> {
-        let shared = self.shared_stops.as_ref();
-        if let Some(outcome) = shared.and_then(|shared| memo.reuse(self.load_id, shared, bag)) {
-            let value = outcome.as_ref().clone();
-            return Ok(PluginOutput { value, events: Vec::new(), edits: Vec::new(), view: None });
-        }
         let call = async |store: &mut Store<CallState>, func| {
             self.linked.guest.stop(store, func, ctx, &self.config, reply).await
         };
+        // Built before 0.2.11: its outcome is never kept, so its reads need no recording.
+        let Some(shared) = &self.shared_stops else {
+            return self.linked.invoke(&self.bounds, bag, Export::Stop, Some(ctx), call).await;
+        };
+        if let Some(outcome) = memo.reuse(self.load_id, shared, bag) {
+            let value = outcome.as_ref().clone();
+            return Ok(PluginOutput { value, events: Vec::new(), edits: Vec::new(), view: None });
+        }
         let (output, reads) =
             self.linked.invoke_reusable(&self.bounds, bag, Export::Stop, Some(ctx), call).await?;
-        if let Some(shared) = shared {
-            memo.keep(self.load_id, shared, reads.map(|reads| (reads, Arc::new(output.value.clone()))));
-        }
+        memo.keep(self.load_id, shared, reads.map(|reads| (reads, Arc::new(output.value.clone()))));
         Ok(output)
     }
 

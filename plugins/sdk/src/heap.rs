@@ -18,10 +18,10 @@
 /// Small blocks' payloads: 16 bytes to 16 KiB, doubling.
 const CLASSES: usize = 11;
 const SMALLEST: usize = 16;
-pub(crate) const LARGEST_SMALL: usize = SMALLEST << (CLASSES - 1);
+const LARGEST_SMALL: usize = SMALLEST << (CLASSES - 1);
 /// What precedes every block's payload (its class, or a large block's size and offset); 16
 /// bytes keep payloads aligned as C's `malloc` must (`max_align_t`).
-pub(crate) const HEADER: usize = 16;
+const HEADER: usize = 16;
 
 /// The class of a request of `size` bytes, or `None` when it is large.
 fn class_of(size: usize) -> Option<usize> {
@@ -232,24 +232,10 @@ mod c_heap {
         }
         // SAFETY: C's contract: a live block this allocator handed out.
         let held = unsafe { malloc_usable_size(payload) };
-        let address = payload as usize;
-        if small().holds(address) && size <= held {
+        // A small block grows within its class; anything else moves (a large block too:
+        // `dlmalloc` cannot resize in place a block aligned past its own 8 bytes).
+        if size <= held && small().holds(payload as usize) {
             return payload;
-        }
-        if !small().holds(address) && size > super::LARGEST_SMALL {
-            // SAFETY: a large block, its header before it.
-            let (_, offset) = unsafe { large_header(address) };
-            if offset == HEADER {
-                let block = (address - HEADER) as *mut u8;
-                // SAFETY: the block `take_large` had from `dlmalloc`, with its size and alignment.
-                let moved = unsafe { large().realloc(block, held + HEADER, HEADER, size + HEADER) };
-                if moved.is_null() {
-                    return moved;
-                }
-                // SAFETY: the header leads the block `dlmalloc` returned.
-                unsafe { (moved as *mut usize).write(size) };
-                return moved.wrapping_add(HEADER);
-            }
         }
         // SAFETY: any size.
         let moved = unsafe { malloc(size) };
