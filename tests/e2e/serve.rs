@@ -164,6 +164,14 @@ async fn a_busy_session_is_409_and_a_principal_past_its_cap_is_429() {
     let (status, _) =
         server.post("alice", &format!("/v1/sessions/{first}/messages"), json!({"text": "one"})).await;
     assert_eq!(status, StatusCode::ACCEPTED);
+    // The held reply goes to the first request the endpoint sees: let it be this turn's, not
+    // bob's below, whatever the machine's load.
+    let asked = async {
+        while model.requests().is_empty() {
+            tokio::time::sleep(Duration::from_millis(20)).await
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), asked).await.unwrap();
     let (status, body) =
         server.post("alice", &format!("/v1/sessions/{first}/messages"), json!({"text": "two"})).await;
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
