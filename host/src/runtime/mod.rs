@@ -13,7 +13,8 @@
 //!   add on top.
 //! - **Compile once.** A precompiled artifact keyed by the component's hash and the engine's
 //!   compatibility hash is loaded from the disk cache, or the component is compiled and the
-//!   artifact written ([`cache`]).
+//!   artifact written ([`cache`]). What is compiled is the component with its exports lifted
+//!   without post-return functions ([`reshape`]): an instance never outlives its call.
 //! - **Call, on a fresh store.** Every call gets a new `Store` whose data is a
 //!   [`CallState`]: the session's state bag seen through a write overlay, the events the
 //!   call emits, its WASI context and its limits. The instance comes from the pooling
@@ -44,6 +45,7 @@ mod engine;
 mod failure;
 pub mod host_api;
 mod limiter;
+pub mod reshape;
 
 pub use call::{CallState, CallingPlugin, DirMount, EmittedEvent, ProcessGrant, StateRead};
 pub use deadline::Deadline;

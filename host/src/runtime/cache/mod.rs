@@ -59,6 +59,7 @@ pub fn component<'a>(
 ) -> anyhow::Result<(Component, bool)> {
     let mut engine_hash = DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut engine_hash);
+    super::reshape::VERSION.hash(&mut engine_hash);
     let name = format!("{hash}-{:016x}.cwasm", engine_hash.finish());
     let artifact = cache_dir.join(&name);
     let key = match load_or_create_key(&crate::config::compile_cache_key_path(cache_dir)) {
@@ -79,7 +80,7 @@ pub fn component<'a>(
             ),
         }
     }
-    let compiled = engine.precompile_component(bytes()?)?;
+    let compiled = engine.precompile_component(&super::reshape::for_one_call(bytes()?))?;
     let component = deserialize(engine, &compiled)?;
     if let Some(key) = &key
         && let Err(error) = store(cache_dir, &artifact, &seal(key, &name, &compiled))
