@@ -294,9 +294,15 @@ fn arguments_text(raw: &RawValue) -> Result<Cow<'_, str>, ModelError> {
     if !json.starts_with('"') {
         return Ok(Cow::Borrowed(json));
     }
-    let unescaped = serde_json::from_str::<&str>(json).map(Cow::Borrowed);
-    unescaped.or_else(|_| serde_json::from_str::<String>(json).map(Cow::Owned)).map_err(|error| {
-        ModelError::Stream { detail: format!("a tool call's arguments could not be read ({error})") }
+    // A string with an escape (every object's quotes are) cannot be borrowed: asking for a
+    // borrow first would build serde_json's error for nearly every fragment.
+    let text = if json.contains('\\') {
+        serde_json::from_str::<String>(json).map(Cow::Owned)
+    } else {
+        serde_json::from_str::<&str>(json).map(Cow::Borrowed)
+    };
+    text.map_err(|error| ModelError::Stream {
+        detail: format!("a tool call's arguments could not be read ({error})"),
     })
 }
 
