@@ -73,8 +73,10 @@ fn to_json<T: Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string(value).expect("plain data always serializes")
 }
 
+/// `value`'s JSON text, serde_json's own output taken as it is (`RawValue::from_string` would
+/// parse it again to check it).
 fn to_raw<T: Serialize + ?Sized>(value: &T) -> Box<RawValue> {
-    RawValue::from_string(to_json(value)).expect("serde_json writes JSON")
+    serde_json::value::to_raw_value(value).expect("plain data always serializes")
 }
 
 #[derive(serde::Serialize)]

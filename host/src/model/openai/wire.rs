@@ -167,9 +167,10 @@ impl Serialize for Messages<'_> {
     }
 }
 
-/// `message` in the wire format, as JSON text to keep or send.
+/// `message` in the wire format, as JSON text to keep or send: serde_json's own output, taken
+/// as it is (`RawValue::from_string` would parse it again to check it).
 fn encode(message: &WireMessage<'_>) -> Box<RawValue> {
-    RawValue::from_string(to_json(message)).expect("serde_json writes JSON")
+    serde_json::value::to_raw_value(message).expect("plain data always serializes")
 }
 
 /// One message in the wire format: an assistant message with tool calls has `null` content
