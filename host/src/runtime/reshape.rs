@@ -56,15 +56,23 @@ fn without_post_returns(bytes: &[u8]) -> anyhow::Result<Option<Vec<u8>>> {
             other => {
                 // A nested module or component is handed over whole: skip past its bytes,
                 // which the parser would otherwise walk into.
+                // Its length is the section header's word, unchecked: a file cut short ends
+                // inside it.
                 if let Payload::ModuleSection { unchecked_range, .. }
                 | Payload::ComponentSection { unchecked_range, .. } = &other
                 {
-                    remaining = &remaining[unchecked_range.len()..];
+                    let Some(after) = remaining.get(unchecked_range.len()..) else {
+                        anyhow::bail!("the component ends inside a nested module or component");
+                    };
+                    remaining = after;
                 }
                 let Some((id, range)) = other.as_section() else {
                     anyhow::bail!("a section wasmparser cannot place");
                 };
-                component.section(&RawSection { id, data: &bytes[range] });
+                let Some(data) = bytes.get(range) else {
+                    anyhow::bail!("the component ends inside a section");
+                };
+                component.section(&RawSection { id, data });
             }
         }
     }
@@ -244,6 +252,8 @@ mod tests {
         module.section(&TypeSection::new());
         assert!(matches!(for_one_call(&module.finish()), Cow::Borrowed(_)), "a core module");
         assert!(matches!(for_one_call(b"not wasm"), Cow::Borrowed(_)));
-        assert!(matches!(for_one_call(&original[..original.len() - 3]), Cow::Borrowed(_)), "cut short");
+        for cut in [original.len() - 3, original.len() / 2, 20] {
+            assert!(matches!(for_one_call(&original[..cut]), Cow::Borrowed(_)), "cut short at {cut}");
+        }
     }
 }
