@@ -58,10 +58,10 @@ impl SqliteStore {
         // The wait first: switching to WAL takes a lock (and, after a crash, recovers the
         // log), so processes that open the store at the same instant must wait for each
         // other there too rather than fail with "database is locked".
-        connection.busy_timeout(std::time::Duration::from_secs(5))?;
+        connection.busy_timeout(OPEN_WAIT)?;
         // WAL: readers never block the writer. synchronous=NORMAL: a killed process loses
         // nothing committed; only a power cut may drop the last transactions.
-        connection.pragma_update(None, "journal_mode", "WAL")?;
+        until_not_busy(|| connection.pragma_update(None, "journal_mode", "WAL"))?;
         connection.pragma_update(None, "synchronous", "NORMAL")?;
         schema::create_or_update(&connection)?;
         Ok(Self {
@@ -73,6 +73,28 @@ impl SqliteStore {
 
     fn connection(&self) -> std::sync::MutexGuard<'_, Connection> {
         self.connection.lock_unpoisoned()
+    }
+}
+
+/// How long opening the store waits for other processes opening it at the same instant.
+const OPEN_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// `work`, tried again while SQLite answers "busy" without having waited: two connections
+/// that each hold a read lock and want the write lock would wait for each other forever, so
+/// SQLite refuses one at once instead of calling its busy handler. Once the other is done,
+/// the refused one's next try goes through.
+fn until_not_busy<T>(mut work: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let deadline = std::time::Instant::now() + OPEN_WAIT;
+    loop {
+        match work() {
+            Err(error)
+                if error.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            answer => return answer,
+        }
     }
 }
 
@@ -671,5 +693,32 @@ mod tests {
             count.is_ok_and(|count| count == 1)
         });
         assert!(checkpointed, "the step never reached the database file");
+    }
+
+    /// Processes started at the same instant open one new database together: each must
+    /// wait for the others' switch to WAL and schema, never fail with "database is locked"
+    /// (SQLite refuses a lock without waiting where two readers would each wait for the
+    /// other to let go).
+    #[test]
+    fn stores_opened_on_one_new_file_at_the_same_instant_all_open() {
+        let dir = tempfile::tempdir().unwrap();
+        for round in 0..30 {
+            let path = dir.path().join(format!("s{round}.db"));
+            let start = std::sync::Barrier::new(6);
+            std::thread::scope(|scope| {
+                let opened: Vec<_> = (0..6)
+                    .map(|_| {
+                        scope.spawn(|| {
+                            start.wait();
+                            SqliteStore::open(&path).map(|_| ())
+                        })
+                    })
+                    .collect();
+                for opening in opened {
+                    let answer = opening.join().unwrap();
+                    assert!(answer.is_ok(), "round {round}: {answer:?}");
+                }
+            });
+        }
     }
 }
