@@ -55,9 +55,8 @@ fn without_post_returns(bytes: &[u8]) -> anyhow::Result<Option<Vec<u8>>> {
             Payload::End(_) => {}
             other => {
                 // A nested module or component is handed over whole: skip past its bytes,
-                // which the parser would otherwise walk into.
-                // Its length is the section header's word, unchecked: a file cut short ends
-                // inside it.
+                // which the parser would otherwise walk into. Its length is the section
+                // header's word, unchecked: a file cut short ends inside it.
                 if let Payload::ModuleSection { unchecked_range, .. }
                 | Payload::ComponentSection { unchecked_range, .. } = &other
                 {
