@@ -333,7 +333,11 @@ fn load_view(connection: &Connection, id: &str) -> Result<Option<StoredView>, St
 fn fault_point(name: &str) {
     if std::env::var("AGENT_HOST_TEST_STALL_AT").is_ok_and(|at| at == name) {
         if let Ok(marker) = std::env::var("AGENT_HOST_TEST_STALLED") {
-            std::fs::write(marker, name).expect("the test's marker file can be written");
+            // Written beside it and renamed into place: the test reads the marker as soon as
+            // it exists, and a file written in place can exist before it holds the name.
+            let written = format!("{marker}.writing");
+            std::fs::write(&written, name).expect("the test's marker file can be written");
+            std::fs::rename(&written, marker).expect("the test's marker file can be moved into place");
         }
         loop {
             std::thread::park();
