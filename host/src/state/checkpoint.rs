@@ -44,7 +44,7 @@ impl Checkpointer {
     /// the one connection that commits.
     pub(super) fn start(path: &Path, writer: Arc<Mutex<Connection>>) -> rusqlite::Result<Self> {
         let connection = Connection::open(path)?;
-        connection.busy_timeout(Duration::from_secs(5))?;
+        connection.busy_timeout(super::sqlite::BUSY_WAIT)?;
         let shared = Arc::new(Shared::default());
         let state = shared.clone();
         let thread = std::thread::Builder::new()

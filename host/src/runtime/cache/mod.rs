@@ -1,5 +1,6 @@
-//! Precompiled components on disk, keyed by the component's SHA-256 and the engine's
-//! compatibility hash, so a restart or a reload of an unchanged plugin skips cranelift.
+//! Precompiled components on disk, keyed by the component's SHA-256, the engine's
+//! compatibility hash and the reshape's version (`super::reshape`), so a restart or a reload
+//! of an unchanged plugin skips cranelift.
 //!
 //! An artifact is machine code the host runs as it is, so each one carries a MAC of its name
 //! and bytes under a random key of the deployment's: keyed BLAKE3, which checks a Python
@@ -57,10 +58,11 @@ pub fn component<'a>(
     hash: &str,
     bytes: impl FnOnce() -> anyhow::Result<&'a [u8]>,
 ) -> anyhow::Result<(Component, bool)> {
-    let mut engine_hash = DefaultHasher::new();
-    engine.precompile_compatibility_hash().hash(&mut engine_hash);
-    super::reshape::VERSION.hash(&mut engine_hash);
-    let name = format!("{hash}-{:016x}.cwasm", engine_hash.finish());
+    // What made the artifact: the engine, and what the host does to a component before it.
+    let mut made_by = DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut made_by);
+    super::reshape::VERSION.hash(&mut made_by);
+    let name = format!("{hash}-{:016x}.cwasm", made_by.finish());
     let artifact = cache_dir.join(&name);
     let key = match load_or_create_key(&crate::config::compile_cache_key_path(cache_dir)) {
         Ok(key) => Some(key),
