@@ -42,7 +42,7 @@ use timing::{cpu_time, quantile};
 /// Allocates as the binary does (`cli/src/main.rs`), so the bench measures what it runs.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: agent_host_cli::allocator::MiMalloc = agent_host_cli::allocator::MiMalloc;
 
 const KEY_VARIABLE: &str = "AGENT_HOST_BENCH_KEY";
 const PROMPT: &str = "Plan four steps, then do them.";

@@ -7,6 +7,8 @@
 //! the output limit.
 
 mod above_prompt;
+#[cfg(feature = "mimalloc")]
+pub mod allocator;
 mod child_cards;
 mod children_command;
 mod choice_options;

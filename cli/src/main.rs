@@ -8,7 +8,7 @@ use clap::Parser;
 /// threads; mimalloc 2 rather than 3 for its resident memory over long runs (BENCHMARKS.md).
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: agent_host_cli::allocator::MiMalloc = agent_host_cli::allocator::MiMalloc;
 
 fn main() -> ExitCode {
     let args = agent_host_cli::Args::parse();

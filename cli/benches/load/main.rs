@@ -49,7 +49,7 @@ const DATABASE_PASSWORD_VARIABLE: &str = "AGENT_HOST_BENCH_DB_PASSWORD";
 /// Allocates as the binary does (`cli/src/main.rs`), so the bench measures what it runs.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: agent_host_cli::allocator::MiMalloc = agent_host_cli::allocator::MiMalloc;
 
 struct Options {
     serial: usize,
