@@ -184,7 +184,18 @@ impl Encoding {
             Self::O200kHarmony => &MEMOS[1],
             Self::Cl100kBase => &MEMOS[2],
         };
-        memo.count(text, |text| self.count(text))
+        // Missed whole, the text is counted line by line, each line kept on its own: what
+        // recurs with a line changed (a list injected anew before each call) costs that line.
+        memo.count(text, |text| {
+            let mut lines = presplit::lines(text).peekable();
+            match lines.next() {
+                Some(line) if lines.peek().is_some() => std::iter::once(line)
+                    .chain(lines)
+                    .map(|line| memo.count(line, |line| self.count(line)))
+                    .sum(),
+                _ => self.count(text),
+            }
+        })
     }
 
     pub(super) fn counted_by(self) -> CountedBy {

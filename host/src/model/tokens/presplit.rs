@@ -35,6 +35,31 @@ pub(super) fn split<'a>(
     })
 }
 
+/// `text` in lines the pre-split cuts as it cuts them within `text`, so that their pieces, one
+/// line after another, are `text`'s: a cut after a line end where the next line starts with
+/// an ASCII byte that is neither white space nor `/`. No piece runs on past such a point:
+/// white space stops at what is not white space, a word or a contraction never holds a line
+/// end, and only o200k's punctuation runs on past one, over line ends and slashes. A line
+/// that starts otherwise stays with the one before it.
+pub(super) fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    let starts_a_line_of_its_own = |byte: u8| byte.is_ascii() && !is_space(byte) && byte != b'/';
+    let mut ends = text
+        .match_indices('\n')
+        .map(|(at, _)| at + 1)
+        .filter(move |&next| bytes.get(next).is_some_and(|&byte| starts_a_line_of_its_own(byte)));
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        if start == text.len() {
+            return None;
+        }
+        let end = ends.next().unwrap_or(text.len());
+        let line = &text[start..end];
+        start = end;
+        Some(line)
+    })
+}
+
 /// The pieces of an ASCII text, from `at` on.
 struct Ascii<'a> {
     pattern: Pattern,
@@ -197,7 +222,7 @@ fn digits_punctuation_or_spaces(text: &[u8], trails: impl Fn(u8) -> bool) -> usi
 
 #[cfg(test)]
 mod tests {
-    use super::{Pattern, split};
+    use super::{Pattern, lines, split};
 
     fn by_regex(pattern: Pattern, text: &str) -> Vec<&str> {
         encoder(pattern).split(text).collect()
@@ -243,8 +268,13 @@ mod tests {
 
         /// A text of up to 40 bytes, mostly from the bytes that decide the cuts.
         fn text(&mut self) -> String {
+            self.text_of(40)
+        }
+
+        /// A text of up to `longest` bytes, as [`Self::text`] makes them.
+        fn text_of(&mut self, longest: u64) -> String {
             const TELLING: &[u8] = b"aZbY09 \t\n\r\x0b\x0c'sStTrReEvVmMlLdD/.,!-_\"";
-            let len = (self.next_u64() % 41) as usize;
+            let len = (self.next_u64() % (longest + 1)) as usize;
             (0..len)
                 .map(|_| {
                     let pick = self.next_u64();
@@ -267,6 +297,36 @@ mod tests {
                 assert_eq!(by_hand(pattern, &text), by_regex(pattern, &text), "{pattern:?} of {text:?}");
             }
         }
+    }
+
+    /// A text's lines, each cut alone, come to the text's own pieces: generated text with a
+    /// line end in every few bytes, and real text (some of it beyond ASCII).
+    #[test]
+    fn a_text_cut_into_its_lines_is_cut_into_the_same_pieces() {
+        let mut texts = Texts(0x0dd_ba11_5eed);
+        let generated = (0..20_000).map(|_| texts.text_of(120));
+        let real = [
+            include_str!("presplit.rs"),
+            include_str!("../../../../README.md"),
+            "- [x] one\n- [ ] two\n\n## Next\n/path\n  indented\n\u{a0}no-break\nnaïve\r\nend.\n",
+        ]
+        .map(str::to_owned);
+        let mut cut = 0;
+        for text in generated.chain(real) {
+            let parts: Vec<&str> = lines(&text).collect();
+            assert_eq!(parts.concat(), text);
+            cut += parts.len().saturating_sub(1);
+            for pattern in [Pattern::O200k, Pattern::Cl100k] {
+                let by_lines: Vec<&str> = parts.iter().flat_map(|line| by_regex(pattern, line)).collect();
+                assert_eq!(by_lines, by_regex(pattern, &text), "{pattern:?} of {text:?} in {parts:?}");
+            }
+        }
+        assert!(cut > 20_000, "texts were cut: {cut} cuts");
+        assert_eq!(
+            lines("- [x] one\n- [ ] two\n\n## Next\n/path\n  indented\n\u{a0}x\n\tx\nend")
+                .collect::<Vec<_>>(),
+            ["- [x] one\n", "- [ ] two\n\n", "## Next\n/path\n  indented\n\u{a0}x\n\tx\n", "end"]
+        );
     }
 
     #[test]
