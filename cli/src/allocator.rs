@@ -4,8 +4,8 @@
 //! The `mimalloc` crate enters every allocation through mimalloc's aligned functions, which
 //! check the alignment and then take the same small-block path `mi_malloc` takes, one call
 //! deeper; most of a round trip's allocations are small and need no more alignment than any
-//! block already has. `mi_malloc` aligns a block as C's `malloc` must: to
-//! [`NATURAL_ALIGNMENT`] once it is that long, to its own size rounded up to a word below
+//! block already has. `mi_malloc` aligns a block as C's `malloc` must: to 16 bytes
+//! (`MI_MAX_ALIGN_SIZE`) once it is that long, to its own size rounded up to a word below
 //! that. So a layout whose alignment is at most both goes through the plain functions, the
 //! rule the standard library's `System` allocator applies to `malloc` too; any other through
 //! the aligned ones.
