@@ -41,9 +41,15 @@ const POINT_ROUNDS: usize = 5;
 /// Long sessions run, each from empty.
 const SESSIONS: usize = 20;
 
-pub fn run(dir: &Path, built: &BTreeMap<String, PathBuf>, wire: Wire, messages: usize) -> anyhow::Result<()> {
+pub fn run(
+    dir: &Path,
+    cache: &Path,
+    built: &BTreeMap<String, PathBuf>,
+    wire: Wire,
+    messages: usize,
+) -> anyhow::Result<()> {
     let base_url = endpoint::serve(router());
-    let (runtime, host, _) = crate::start_host(dir, &base_url, wire, built, &crate::Storage::Sqlite)?;
+    let (runtime, host, _) = crate::start_host(dir, cache, &base_url, wire, built, &crate::Storage::Sqlite)?;
     let rounds = messages.div_ceil(MESSAGES_PER_ROUND);
     println!(
         "agent-host load benchmark, long session: stock plugins (todo, agent-mode, permissions, fs), SQLite \

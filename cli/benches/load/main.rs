@@ -70,11 +70,15 @@ struct Options {
     /// `--prebuilt`: the stock plugins as the last build left them, not built now. For runs
     /// under valgrind, which cannot install the build sandbox's seccomp filter.
     prebuilt: bool,
+    /// `--compile-cache DIR`: the compiled plugins kept in DIR from run to run rather than
+    /// in the run's own folder. Under valgrind a run's compiling is most of its instructions,
+    /// and not quite the same from run to run; taken from DIR, it adds nothing.
+    compile_cache: Option<PathBuf>,
 }
 
 impl Options {
     /// `--serial N`, `--sessions N`, `--concurrency C`, `--no-startup`, `--provider P`,
-    /// `--long-session N`; cargo's own `--bench` is ignored.
+    /// `--long-session N`, `--compile-cache DIR`; cargo's own `--bench` is ignored.
     fn parse() -> Self {
         let mut options = Options {
             serial: 1_000,
@@ -87,6 +91,7 @@ impl Options {
             postgres: false,
             hosts: 1,
             prebuilt: false,
+            compile_cache: None,
         };
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
@@ -99,6 +104,11 @@ impl Options {
                 "--concurrency" => options.concurrency = value().max(1),
                 "--no-startup" => options.startup = false,
                 "--prebuilt" => options.prebuilt = true,
+                "--compile-cache" => {
+                    let dir = args.next().unwrap_or_else(|| panic!("--compile-cache needs a folder"));
+                    options.compile_cache =
+                        Some(std::path::absolute(dir).expect("the working folder is readable"));
+                }
                 "--long-session" => options.long_session = Some(value().max(1)),
                 "--serve" => options.serve = true,
                 "--hosts" => options.hosts = value().max(1),
@@ -175,8 +185,9 @@ fn main() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     std::fs::create_dir(dir.path().join("workspace"))?;
     set_bench_key();
+    let cache = options.compile_cache.clone().unwrap_or_else(|| dir.path().join("cache"));
     if let Some(messages) = options.long_session {
-        return long_session::run(dir.path(), &built, options.wire, messages);
+        return long_session::run(dir.path(), &cache, &built, options.wire, messages);
     }
     let base_url = endpoint::start(Arc::default());
     let storage = if options.postgres {
@@ -188,7 +199,8 @@ fn main() -> anyhow::Result<()> {
         );
         Storage::Sqlite
     };
-    let (runtime, host, config_path) = start_host(dir.path(), &base_url, options.wire, &built, &storage)?;
+    let (runtime, host, config_path) =
+        start_host(dir.path(), &cache, &base_url, options.wire, &built, &storage)?;
     if options.serve {
         let mut hosts = vec![host];
         for _ in 1..options.hosts {
@@ -207,7 +219,7 @@ fn main() -> anyhow::Result<()> {
     let startup_runs: &[_] =
         if options.startup { &[("cold (empty compile cache)", 5, true), ("warm", 20, false)] } else { &[] };
     for &(label, runs, cold) in startup_runs {
-        let times = startup::measure(&config_path, &dir.path().join("cache"), runs, cold)?;
+        let times = startup::measure(&config_path, &cache, runs, cold)?;
         if !cold {
             figures.warm_start = Some(quantile(&times, 0.5));
         }
@@ -494,16 +506,17 @@ impl Storage {
 }
 
 /// The host on the stock set against the endpoint at `base_url`, its config written into
-/// `dir`, on a runtime of two workers.
+/// `dir` and its compiled plugins kept in `cache`, on a runtime of two workers.
 fn start_host(
     dir: &Path,
+    cache: &Path,
     base_url: &str,
     wire: Wire,
     built: &BTreeMap<String, PathBuf>,
     storage: &Storage,
 ) -> anyhow::Result<(tokio::runtime::Runtime, Arc<Host>, PathBuf)> {
     let config_path = dir.join("config.toml");
-    std::fs::write(&config_path, config_text(base_url, wire, built, storage))?;
+    std::fs::write(&config_path, config_text(base_url, wire, built, storage, cache))?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let host = runtime.block_on(host_from(&config_path))?;
     Ok((runtime, host, config_path))
@@ -527,7 +540,13 @@ fn set_bench_key() {
     }
 }
 
-fn config_text(base_url: &str, wire: Wire, built: &BTreeMap<String, PathBuf>, storage: &Storage) -> String {
+fn config_text(
+    base_url: &str,
+    wire: Wire,
+    built: &BTreeMap<String, PathBuf>,
+    storage: &Storage,
+    cache: &Path,
+) -> String {
     let provider = wire.provider();
     format!(
         r#"
@@ -539,7 +558,7 @@ max_retries = 0
 
 {storage}
 [runtime]
-cache_dir = "cache"
+cache_dir = {cache}
 
 [serve]
 tokens = {{ bench = "{token}" }}
@@ -553,6 +572,7 @@ max_connections_per_peer = 4096
         plugins = stock_plugins::plugin_tables(built),
         token = through_serve::TOKEN_VARIABLE,
         storage = storage.table(),
+        cache = toml::Value::String(cache.display().to_string()),
     )
 }
 
