@@ -30,6 +30,27 @@ fn plain_suffices(size: usize, align: usize) -> bool {
     align <= NATURAL_ALIGNMENT && align <= size
 }
 
+/// A block for `layout` from `plain` when that aligns it, else from `aligned`.
+///
+/// # Safety
+///
+/// As the functions': `layout`'s alignment is a power of two, which a `Layout` guarantees.
+#[inline]
+unsafe fn block(
+    layout: Layout,
+    plain: unsafe extern "C" fn(usize) -> *mut c_void,
+    aligned: unsafe extern "C" fn(usize, usize) -> *mut c_void,
+) -> *mut u8 {
+    // SAFETY: the caller's.
+    unsafe {
+        if plain_suffices(layout.size(), layout.align()) {
+            plain(layout.size()).cast()
+        } else {
+            aligned(layout.size(), layout.align()).cast()
+        }
+    }
+}
+
 // SAFETY: every method hands its layout's size to mimalloc, through the aligned functions
 // whenever the plain ones would not give the layout's alignment (see the module's doc), and
 // frees with `mi_free`, which takes a block from either.
@@ -38,25 +59,13 @@ unsafe impl GlobalAlloc for MiMalloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: mimalloc's allocation functions take any size and a power-of-two alignment,
         // which a `Layout` guarantees.
-        unsafe {
-            if plain_suffices(layout.size(), layout.align()) {
-                mi::mi_malloc(layout.size()).cast()
-            } else {
-                mi::mi_malloc_aligned(layout.size(), layout.align()).cast()
-            }
-        }
+        unsafe { block(layout, mi::mi_malloc, mi::mi_malloc_aligned) }
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as in `alloc`.
-        unsafe {
-            if plain_suffices(layout.size(), layout.align()) {
-                mi::mi_zalloc(layout.size()).cast()
-            } else {
-                mi::mi_zalloc_aligned(layout.size(), layout.align()).cast()
-            }
-        }
+        unsafe { block(layout, mi::mi_zalloc, mi::mi_zalloc_aligned) }
     }
 
     #[inline]
