@@ -1,6 +1,7 @@
 //! Token counts of the texts that come back in request after request — the system prompt, each
-//! tool's definition, the injected messages — kept for the whole process, so a text is
-//! tokenized once while it keeps coming back rather than once per model call or per session.
+//! tool's definition, the injected messages, and the lines of those that changed by a line —
+//! kept for the whole process, so a text is tokenized once while it keeps coming back rather
+//! than once per model call or per session.
 //!
 //! Two generations bound what is kept: texts go into the newer; when it holds
 //! [`GENERATION_BYTES`] of text the older is dropped and the newer takes its place, and a text
