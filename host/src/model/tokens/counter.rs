@@ -187,14 +187,12 @@ impl Encoding {
         // Missed whole, the text is counted line by line, each line kept on its own: what
         // recurs with a line changed (a list injected anew before each call) costs that line.
         memo.count(text, |text| {
-            let mut lines = presplit::lines(text).peekable();
-            match lines.next() {
-                Some(line) if lines.peek().is_some() => std::iter::once(line)
-                    .chain(lines)
-                    .map(|line| memo.count(line, |line| self.count(line)))
-                    .sum(),
-                _ => self.count(text),
+            let mut lines = presplit::lines(text);
+            let first = lines.next().unwrap_or(text);
+            if first.len() == text.len() {
+                return self.count(text);
             }
+            std::iter::once(first).chain(lines).map(|line| memo.count(line, |line| self.count(line))).sum()
         })
     }
 
